@@ -1,0 +1,68 @@
+#include "core/format.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace mc {
+
+std::string format_si(double v, int sig) {
+  if (!std::isfinite(v)) return v != v ? "NaN" : (v > 0 ? "inf" : "-inf");
+  static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E", "Z"};
+  double a = std::fabs(v);
+  int k = 0;
+  while (a >= 1000.0 && k < 7) { a /= 1000.0; ++k; }
+  char buf[64];
+  double shown = v < 0 ? -a : a;
+  int decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
+  if (sig > 3) decimals += sig - 3;
+  std::snprintf(buf, sizeof buf, "%.*f %s", decimals, shown, prefixes[k]);
+  std::string s = buf;
+  // trim trailing zeros of the fraction ("2.00 T" -> "2 T")
+  auto dot = s.find('.');
+  if (dot != std::string::npos) {
+    auto sp = s.find(' ');
+    size_t end = sp;
+    while (end > dot + 1 && s[end - 1] == '0') --end;
+    if (end == dot + 1) end = dot;
+    s = s.substr(0, end) + s.substr(sp);
+  }
+  return s;
+}
+
+std::string format_quantity(double v, const std::string& unit) {
+  char buf[64];
+  if (unit == "bytes") {
+    // HBM sizes are binary in practice (16 GB = 16 GiB of HBM2), but we print "GB" as the datasheets do.
+    double gib = v / (1024.0 * 1024.0 * 1024.0);
+    if (std::fabs(gib) >= 1024) std::snprintf(buf, sizeof buf, "%.3g TB", gib / 1024.0);
+    else if (std::fabs(gib) >= 1) std::snprintf(buf, sizeof buf, "%.4g GB", gib);
+    else std::snprintf(buf, sizeof buf, "%.4g MB", v / (1024.0 * 1024.0));
+    return buf;
+  }
+  if (unit == "year" || unit == "count") {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
+  if (unit == "USD") {
+    if (std::fabs(v) >= 1e6) return "$" + format_si(v) + "";
+    std::snprintf(buf, sizeof buf, "$%.0f", v);
+    return buf;
+  }
+  if (unit == "USD/h") {
+    std::snprintf(buf, sizeof buf, "$%.2f/h", v);
+    return buf;
+  }
+  if (unit == "ratio") {
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+  }
+  if (unit == "GB/s" || unit == "Gb/s" || unit == "W") {
+    std::snprintf(buf, sizeof buf, "%.4g %s", v, unit.c_str());
+    return buf;
+  }
+  std::string s = format_si(v);
+  if (!s.empty() && s.back() == ' ') s.pop_back();
+  return s + (s.back() >= '0' && s.back() <= '9' ? " " : "") + unit;
+}
+
+}  // namespace mc

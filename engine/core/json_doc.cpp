@@ -1,0 +1,315 @@
+// json_doc.cpp - see json_doc.h. The locator is a minimal recursive JSON scanner; it runs only after
+// nlohmann::json has accepted the text, so it may assume the text is well formed.
+#include "json_doc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace mc {
+
+LoadError::LoadError(std::string f, int l, int c, std::string k, std::string m)
+    : std::runtime_error([&] {
+        std::ostringstream os;
+        os << (f.empty() ? "<input>" : f);
+        if (l > 0) os << ':' << l << ':' << c;
+        os << ": ";
+        if (!k.empty()) os << "key \"" << k << "\": ";
+        os << m;
+        return os.str();
+      }()),
+      file(std::move(f)), line(l), column(c), key(std::move(k)), message(std::move(m)) {}
+
+std::string json_pointer_escape(std::string_view key) {
+  std::string out;
+  for (char ch : key) {
+    if (ch == '~') out += "~0";
+    else if (ch == '/') out += "~1";
+    else out += ch;
+  }
+  return out;
+}
+
+namespace {
+
+// Records the byte offset of every value's key (objects) or first character (arrays) by JSON pointer.
+struct Locator {
+  const std::string& s;
+  std::unordered_map<std::string, size_t>& out;
+  size_t i = 0;
+
+  void ws() {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  }
+  std::string str() {  // at '"'; returns the decoded key (escapes other than \" \\ \/ kept verbatim)
+    std::string v;
+    ++i;
+    while (i < s.size() && s[i] != '"') {
+      if (s[i] == '\\' && i + 1 < s.size()) {
+        char e = s[i + 1];
+        if (e == '"' || e == '\\' || e == '/') v += e;
+        else { v += '\\'; v += e; }
+        i += 2;
+      } else {
+        v += s[i++];
+      }
+    }
+    ++i;
+    return v;
+  }
+  void value(const std::string& ptr, int depth) {
+    ws();
+    if (i >= s.size() || depth > 512) return;
+    char c = s[i];
+    if (c == '{') {
+      ++i;
+      ws();
+      if (i < s.size() && s[i] == '}') { ++i; return; }
+      while (i < s.size()) {
+        ws();
+        size_t at = i;
+        std::string k = str();
+        std::string p = ptr + "/" + json_pointer_escape(k);
+        out.emplace(p, at);
+        ws();
+        ++i;  // ':'
+        value(p, depth + 1);
+        ws();
+        if (i < s.size() && s[i] == ',') { ++i; continue; }
+        ++i;  // '}'
+        return;
+      }
+    } else if (c == '[') {
+      ++i;
+      ws();
+      if (i < s.size() && s[i] == ']') { ++i; return; }
+      for (size_t n = 0; i < s.size(); ++n) {
+        ws();
+        std::string p = ptr + "/" + std::to_string(n);
+        out.emplace(p, i);
+        value(p, depth + 1);
+        ws();
+        if (i < s.size() && s[i] == ',') { ++i; continue; }
+        ++i;  // ']'
+        return;
+      }
+    } else if (c == '"') {
+      str();
+    } else {
+      while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
+             s[i] != '\r' && s[i] != '\t')
+        ++i;
+    }
+  }
+};
+
+}  // namespace
+
+JsonDoc JsonDoc::parse(std::string text, std::string file) {
+  JsonDoc d;
+  d.file_ = std::move(file);
+  d.text_ = std::move(text);
+  try {
+    d.root_ = json::parse(d.text_);
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based, pointing just past the offending character.
+    size_t off = e.byte > 0 ? e.byte - 1 : 0;
+    auto [l, c] = d.line_col(std::min(off, d.text_.size()));
+    std::string msg = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 3, column 5: " prefix.
+    if (auto p = msg.find(": "); p != std::string::npos && msg.rfind("[json.exception", 0) == 0)
+      msg = msg.substr(p + 2);
+    throw LoadError(d.file_, l, c, "", "invalid JSON: " + msg + " (fix the syntax at this place)");
+  }
+  d.offsets_.emplace("", 0);
+  Locator loc{d.text_, d.offsets_};
+  loc.value("", 0);
+  return d;
+}
+
+JsonDoc JsonDoc::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw LoadError(path, 0, 0, "", "cannot open the file (check the path and permissions)");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path);
+}
+
+std::pair<int, int> JsonDoc::line_col(size_t offset) const {
+  int line = 1, col = 1;
+  for (size_t k = 0; k < offset && k < text_.size(); ++k) {
+    if (text_[k] == '\n') { ++line; col = 1; }
+    else if ((static_cast<unsigned char>(text_[k]) & 0xC0) != 0x80) ++col;  // count UTF-8 code points
+  }
+  return {line, col};
+}
+
+std::pair<int, int> JsonDoc::where(const std::string& pointer) const {
+  auto it = offsets_.find(pointer);
+  if (it == offsets_.end()) return {0, 0};
+  return line_col(it->second);
+}
+
+void JsonDoc::fail(const std::string& pointer, const std::string& message) const {
+  // Walk up to the nearest located ancestor (a missing key is reported at its parent object).
+  std::string p = pointer;
+  auto lc = where(p);
+  while (lc.first == 0 && !p.empty()) {
+    p = p.substr(0, p.rfind('/'));
+    lc = where(p);
+  }
+  throw LoadError(file_, lc.first, lc.second, pointer.empty() ? "" : pointer.substr(1), message);
+}
+
+JsonCursor JsonDoc::root() const { return JsonCursor(this, "", &root_); }
+
+// ---- JsonCursor ------------------------------------------------------------------------------------
+
+std::string JsonCursor::type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string \"" + v.get<std::string>().substr(0, 40) + "\"";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "the number " + v.dump();
+    default: return "an unsupported value";
+  }
+}
+
+void JsonCursor::fail_type(const char* expected) const {
+  fail(std::string("expected ") + expected + ", found " + type_name(*v_));
+}
+
+std::string JsonCursor::key_name() const {
+  auto p = ptr_.rfind('/');
+  return p == std::string::npos ? ptr_ : ptr_.substr(p + 1);
+}
+
+bool JsonCursor::has(std::string_view key) const { return v_->is_object() && v_->contains(key); }
+
+JsonCursor JsonCursor::operator[](std::string_view key) const {
+  if (!v_->is_object()) fail_type("an object");
+  auto it = v_->find(key);
+  if (it == v_->end())
+    doc_->fail(ptr_ + "/" + json_pointer_escape(key), "missing required key \"" + std::string(key) + "\"");
+  return JsonCursor(doc_, ptr_ + "/" + json_pointer_escape(key), &*it);
+}
+
+std::optional<JsonCursor> JsonCursor::get(std::string_view key) const {
+  if (!v_->is_object()) fail_type("an object");
+  auto it = v_->find(key);
+  if (it == v_->end()) return std::nullopt;
+  return JsonCursor(doc_, ptr_ + "/" + json_pointer_escape(key), &*it);
+}
+
+std::vector<JsonCursor> JsonCursor::elements() const {
+  if (!v_->is_array()) fail_type("an array");
+  std::vector<JsonCursor> out;
+  out.reserve(v_->size());
+  for (size_t n = 0; n < v_->size(); ++n) out.emplace_back(doc_, ptr_ + "/" + std::to_string(n), &(*v_)[n]);
+  return out;
+}
+
+std::vector<std::pair<std::string, JsonCursor>> JsonCursor::items() const {
+  if (!v_->is_object()) fail_type("an object");
+  std::vector<std::pair<std::string, JsonCursor>> out;
+  for (auto it = v_->begin(); it != v_->end(); ++it)
+    out.emplace_back(it.key(), JsonCursor(doc_, ptr_ + "/" + json_pointer_escape(it.key()), &it.value()));
+  // nlohmann::json sorts keys; restore file order so tables keep the author's column order.
+  std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    return doc_->where(a.second.pointer()) < doc_->where(b.second.pointer());
+  });
+  return out;
+}
+
+double JsonCursor::number() const {
+  if (!v_->is_number()) fail_type("a number");
+  return v_->get<double>();
+}
+
+double JsonCursor::number_in(double lo, double hi) const {
+  double x = number();
+  if (!(x >= lo && x <= hi)) {
+    std::ostringstream os;
+    os << "value " << x << " is out of range: expected between " << lo << " and " << hi;
+    fail(os.str());
+  }
+  return x;
+}
+
+long long JsonCursor::integer() const {
+  if (!v_->is_number()) fail_type("an integer");
+  double x = v_->get<double>();
+  if (std::floor(x) != x || std::fabs(x) > 9.0e15) fail_type("an integer");
+  return static_cast<long long>(x);
+}
+
+long long JsonCursor::integer_in(long long lo, long long hi) const {
+  long long x = integer();
+  if (x < lo || x > hi)
+    fail("value " + std::to_string(x) + " is out of range: expected between " + std::to_string(lo) + " and " +
+         std::to_string(hi));
+  return x;
+}
+
+bool JsonCursor::boolean() const {
+  if (!v_->is_boolean()) fail_type("true or false");
+  return v_->get<bool>();
+}
+
+std::string JsonCursor::string() const {
+  if (!v_->is_string()) fail_type("a string");
+  return v_->get<std::string>();
+}
+
+std::string JsonCursor::one_of(std::initializer_list<std::string_view> choices) const {
+  std::string s = string();
+  std::string list;
+  for (auto c : choices) {
+    if (s == c) return s;
+    list += (list.empty() ? "" : ", ") + std::string(c);
+  }
+  fail("\"" + s + "\" is not allowed: expected one of " + list);
+}
+
+double JsonCursor::number_or(std::string_view key, double fallback) const {
+  auto c = get(key);
+  return c ? c->number() : fallback;
+}
+long long JsonCursor::integer_or(std::string_view key, long long fallback) const {
+  auto c = get(key);
+  return c ? c->integer() : fallback;
+}
+std::string JsonCursor::string_or(std::string_view key, std::string fallback) const {
+  auto c = get(key);
+  return c ? c->string() : fallback;
+}
+bool JsonCursor::boolean_or(std::string_view key, bool fallback) const {
+  auto c = get(key);
+  return c ? c->boolean() : fallback;
+}
+
+void JsonCursor::only_keys(const std::vector<std::string>& allowed) const {
+  if (!v_->is_object()) fail_type("an object");
+  for (auto it = v_->begin(); it != v_->end(); ++it) {
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || it.key() == a;
+    if (!ok) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      doc_->fail(ptr_ + "/" + json_pointer_escape(it.key()),
+                 "unknown key (a typo?): allowed keys here are " + list);
+    }
+  }
+}
+
+void JsonCursor::only_keys(std::initializer_list<std::string_view> allowed) const {
+  std::vector<std::string> v(allowed.begin(), allowed.end());
+  only_keys(v);
+}
+
+}  // namespace mc

@@ -1,0 +1,114 @@
+// json_doc.h - JSON files with error locations.
+//
+// Every file the engine reads (catalog tables, configs, scenarios) goes through JsonDoc so that a bad
+// value is reported as  FILE:LINE:COLUMN: key "a/b/3/c": what was expected, what was found.
+// nlohmann::json does not keep source positions, so JsonDoc scans the text once more with a small
+// tokenizer that records where every object key and array element starts (by JSON pointer).
+//
+// Usage:
+//   JsonDoc doc = JsonDoc::load("assets/catalog/gpus.json");      // throws LoadError on bad syntax
+//   JsonCursor root = doc.root();
+//   root.only_keys({"title", "records"});                           // unknown key -> LoadError
+//   for (JsonCursor r : root["records"].elements()) { double x = r["value"].number(); }
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <initializer_list>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace mc {
+
+using json = nlohmann::json;
+
+// A located error. what() is the full one-line message; the fields let a UI or a test pick it apart.
+class LoadError : public std::runtime_error {
+ public:
+  LoadError(std::string file, int line, int column, std::string key, std::string message);
+  const std::string file;
+  const int line;    // 1-based; 0 when unknown
+  const int column;  // 1-based; 0 when unknown
+  const std::string key;      // JSON pointer without the leading '/', e.g. "records/3/hbm_bytes"
+  const std::string message;  // what was wrong and what to do
+};
+
+class JsonCursor;
+
+class JsonDoc {
+ public:
+  // Parses text; `file` is only used in messages. Throws LoadError (with line/column) on a syntax error.
+  static JsonDoc parse(std::string text, std::string file);
+  // Reads and parses a file. Throws LoadError naming the file if it cannot be read.
+  static JsonDoc load(const std::string& path);
+
+  JsonCursor root() const;
+  const std::string& file() const { return file_; }
+  const json& value() const { return root_; }
+
+  // Line/column (1-based) of the key or element at `pointer` ("" is the root); {0,0} if unknown.
+  std::pair<int, int> where(const std::string& pointer) const;
+  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const;
+
+ private:
+  std::string file_;
+  std::string text_;
+  json root_;
+  std::unordered_map<std::string, size_t> offsets_;  // JSON pointer -> byte offset in text_
+  std::pair<int, int> line_col(size_t offset) const;
+};
+
+// A typed, located view of one value inside a JsonDoc. Cheap to copy.
+class JsonCursor {
+ public:
+  JsonCursor(const JsonDoc* doc, std::string pointer, const json* value)
+      : doc_(doc), ptr_(std::move(pointer)), v_(value) {}
+
+  const json& value() const { return *v_; }
+  const std::string& pointer() const { return ptr_; }
+  const JsonDoc& doc() const { return *doc_; }
+  std::string key_name() const;  // last path component
+
+  bool is_object() const { return v_->is_object(); }
+  bool is_array() const { return v_->is_array(); }
+  bool has(std::string_view key) const;
+  JsonCursor operator[](std::string_view key) const;  // missing key -> LoadError
+  std::optional<JsonCursor> get(std::string_view key) const;
+  std::vector<JsonCursor> elements() const;            // array elements (must be an array)
+  std::vector<std::pair<std::string, JsonCursor>> items() const;  // object members in file order
+
+  double number() const;  // any JSON number; NaN/inf cannot occur in JSON
+  double number_in(double lo, double hi) const;  // with a range check
+  long long integer() const;  // must be integral
+  long long integer_in(long long lo, long long hi) const;
+  bool boolean() const;
+  std::string string() const;
+  std::string one_of(std::initializer_list<std::string_view> choices) const;
+
+  double number_or(std::string_view key, double fallback) const;
+  long long integer_or(std::string_view key, long long fallback) const;
+  std::string string_or(std::string_view key, std::string fallback) const;
+  bool boolean_or(std::string_view key, bool fallback) const;
+
+  // Rejects keys not in `allowed` (a misspelt key is an error, never silently ignored).
+  void only_keys(std::initializer_list<std::string_view> allowed) const;
+  void only_keys(const std::vector<std::string>& allowed) const;
+
+  [[noreturn]] void fail(const std::string& message) const { doc_->fail(ptr_, message); }
+
+ private:
+  const JsonDoc* doc_;
+  std::string ptr_;
+  const json* v_;
+  static std::string type_name(const json& v);
+  [[noreturn]] void fail_type(const char* expected) const;
+};
+
+// JSON pointer escaping of one key ("a/b" -> "a~1b").
+std::string json_pointer_escape(std::string_view key);
+
+}  // namespace mc

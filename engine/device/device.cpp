@@ -1,0 +1,33 @@
+#include "device/device.h"
+
+#ifdef MC_HAVE_CUDA
+#include "cuda/cuda_probe.h"
+#endif
+
+namespace mc {
+
+static DeviceInfo probe() {
+  DeviceInfo d;
+#ifdef MC_HAVE_CUDA
+  d.cuda_compiled = true;
+  CudaProbe p = cuda_probe();
+  d.gpu_count = p.device_count;
+  d.gpu_available = p.device_count > 0;
+  d.gpu_name = p.name;
+  d.gpu_memory_bytes = p.memory_bytes;
+  if (d.gpu_available)
+    d.message = "CUDA GPU found: " + d.gpu_name + " (" + std::to_string(d.gpu_count) + " device(s)); GPU kernels enabled";
+  else
+    d.message = "built with CUDA, but no GPU was found (" + p.error + "); using the CPU";
+#else
+  d.message = "built without CUDA (nvcc was not found at configure time); using the CPU";
+#endif
+  return d;
+}
+
+const DeviceInfo& device_info() {
+  static const DeviceInfo info = probe();
+  return info;
+}
+
+}  // namespace mc

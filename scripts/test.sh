@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Command (2) of the README: installs what is missing, builds BOTH targets (native + web) and the
+# sanitizer build, and runs every test. Exits non-zero on any failure; the last lines are CTest's summary.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+start=$(date +%s)
+step() { printf '\n==> %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
+
+step "setup (idempotent)"
+bash scripts/setup.sh all
+
+step "build: native (app, CLI, tests, benchmarks)"
+cmake --preset native >/dev/null
+cmake --build --preset native
+
+step "build: web (Emscripten)"
+cmake --preset web >/dev/null
+cmake --build --preset web
+
+step "build + test: asan (AddressSanitizer + UBSan, engine and CLI tests)"
+cmake --preset asan >/dev/null
+cmake --build --preset asan
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
+
+step "test: native (unit, CLI, scenarios, native GUI under Xvfb, browser end-to-end)"
+ctest --preset native

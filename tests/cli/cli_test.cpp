@@ -1,0 +1,82 @@
+// The megacluster CLI as a user calls it: exit codes, JSON that parses, usage on bad arguments.
+#include "cli_runner.h"
+
+#include <nlohmann/json.hpp>
+
+using mc_test::CliRun;
+using mc_test::run_cli;
+
+
+TEST(Cli, NoArgumentsPrintsUsageAndFails) {
+  CliRun r = run_cli("");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("usage: megacluster COMMAND"), std::string::npos) << r.err;
+}
+
+TEST(Cli, HelpSucceeds) {
+  CliRun r = run_cli("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("catalog"), std::string::npos);
+}
+
+TEST(Cli, UnknownCommandFails) {
+  CliRun r = run_cli("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown command \"frobnicate\""), std::string::npos);
+}
+
+TEST(Cli, CatalogJsonParsesAndHasSourcedValues) {
+  CliRun r = run_cli("catalog --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto& v100 = j["tables"]["gpus"]["records"];
+  bool found = false;
+  for (const auto& rec : v100) {
+    if (rec["id"] != "v100-32gb") continue;
+    found = true;
+    EXPECT_DOUBLE_EQ(rec["values"]["peak_fp16_tensor_flops"]["value"].get<double>(), 125e12);
+    EXPECT_EQ(rec["values"]["peak_fp16_tensor_flops"]["confidence"], "reported");
+    EXPECT_FALSE(rec["values"]["peak_fp16_tensor_flops"]["source"].get<std::string>().empty());
+  }
+  EXPECT_TRUE(found);
+  EXPECT_GE(j["sources"].size(), 5u);
+}
+
+TEST(Cli, CatalogTextAndTableFilter) {
+  CliRun r = run_cli("catalog --table systems");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("DGX-1"), std::string::npos);
+  EXPECT_EQ(r.out.find("H100"), std::string::npos);
+  CliRun bad = run_cli("catalog --table nosuch");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("no table \"nosuch\""), std::string::npos);
+}
+
+TEST(Cli, UnknownOptionPrintsUsage) {
+  CliRun r = run_cli("catalog --jsn");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown option --jsn"), std::string::npos);
+  EXPECT_NE(r.err.find("usage: megacluster catalog"), std::string::npos);
+}
+
+TEST(Cli, BrokenCatalogIsALocatedError) {
+  // An assets folder whose gpus table has a syntax error: exit 1, message with file:line:column.
+  std::string dir = testing::TempDir() + "mc_bad_assets_" + std::to_string(getpid());
+  std::string cmd = "rm -rf " + dir + " && mkdir -p " + dir + "/catalog && cp " + MC_SOURCE_DIR +
+                    "/assets/catalog/*.json " + dir + "/catalog/ && cp " + MC_TEST_DATA +
+                    "/bad_catalog/wrong_type.json " + dir + "/catalog/gpus.json";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  CliRun r = run_cli("catalog --assets " + dir);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("gpus.json:9:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("records/0/values/hbm_bytes/value"), std::string::npos) << r.err;
+}
+
+TEST(Cli, DeviceReportsCpuFallback) {
+  CliRun r = run_cli("device --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["message"].get<std::string>().empty());
+  if (!j["gpu_available"].get<bool>())
+    EXPECT_NE(j["message"].get<std::string>().find("CPU"), std::string::npos);
+}

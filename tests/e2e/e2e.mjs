@@ -1,0 +1,92 @@
+// Browser end-to-end test of the web build: serves <site> on 127.0.0.1, opens it in Debian's headless
+// Chromium through playwright-core, waits for frames, clicks a real widget (a catalog column header)
+// and a table row, reads the state back through the page's exported functions, saves a screenshot and
+// fails if the canvas is blank.
+//   node e2e.mjs --site build/web/site --out shot.png --check path/to/mc_check_png
+import { chromium } from "playwright-core";
+import { serveStatic } from "./serve.mjs";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+const arg = (k, d) => { const i = process.argv.indexOf(k); return i > 0 ? process.argv[i + 1] : d; };
+const site = arg("--site");
+const out = arg("--out", "web.png");
+const check = arg("--check");
+if (!site || !fs.existsSync(path.join(site, "index.html"))) {
+  console.error(`e2e: no web build at ${site} (build the "web" preset first: cmake --build --preset web)`);
+  process.exit(1);
+}
+const fail = (msg) => { console.error("e2e FAILED: " + msg); process.exitCode = 1; };
+
+const server = await serveStatic(site, 0);
+const url = `http://127.0.0.1:${server.address().port}/index.html`;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-gpu-sandbox",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-quic"],  // playwright gives every launch a fresh, empty profile
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  const requests = [];
+  page.on("request", (r) => requests.push(r.url()));
+  page.on("console", (m) => { if (m.type() === "error") console.error("page:", m.text()); });
+  await page.goto(url);
+  await page.waitForFunction(() => window.Module && Module._app_frame_count && Module._app_frame_count() > 10,
+                             null, { timeout: 60000 });
+  const state = async () => page.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())));
+  const click = async (x, y) => {
+    await page.mouse.move(x, y);
+    await page.waitForTimeout(50);
+    await page.mouse.down();
+    await page.waitForTimeout(100);  // ImGui acts on release, and needs a frame in between
+    await page.mouse.up();
+    await page.waitForTimeout(200);
+  };
+  let s = await state();
+  console.log(`frames ${s.frame}, panel ${s.active_panel}, table ${s.catalog.table}, sort ${s.catalog.sort_key}`);
+  if (!s.catalog.loaded) fail("catalog not loaded: " + s.catalog.error);
+  if (s.active_panel !== "catalog") fail("the first screen is not the catalog");
+
+  // Click the "Memory" column header twice: ascending, then descending by hbm_bytes.
+  const hdr = s.widgets["catalog.header.hbm_bytes"];
+  if (!hdr || hdr[0] + hdr[2] > 1440) fail("the Memory column header is not on screen");
+  else {
+    await click(hdr[0] + hdr[2] / 2, hdr[1] + hdr[3] / 2);
+    s = await state();
+    console.log(`after 1st header click: sort ${s.catalog.sort_key} ${s.catalog.sort_ascending ? "asc" : "desc"}`);
+    if (s.catalog.sort_key !== "hbm_bytes" || !s.catalog.sort_ascending) fail("clicking Memory did not sort by it");
+    await click(hdr[0] + hdr[2] / 2, hdr[1] + hdr[3] / 2);
+    s = await state();
+    const rows = s.catalog.row_order;
+    console.log(`after 2nd header click: ${s.catalog.sort_ascending ? "asc" : "desc"}; rows ${rows.join(",")}`);
+    if (s.catalog.sort_ascending || !rows[0].endsWith("80gb") || !rows.at(-1).endsWith("16gb"))
+      fail(`rows not in descending memory order: ${rows}`);
+  }
+  // Click the V100 32 GB row: the inspector must select it.
+  const row = s.widgets["catalog.row.v100-32gb"];
+  if (!row) fail("no v100-32gb row on screen");
+  else {
+    await click(row[0] + 30, row[1] + row[3] / 2);
+    s = await state();
+    console.log(`after row click: selection ${s.selection.table}/${s.selection.record}`);
+    if (s.selection.record !== "v100-32gb") fail("clicking the row did not select it");
+  }
+  await page.waitForTimeout(300);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  await page.screenshot({ path: out });
+  console.log("screenshot " + out);
+  if (check) {
+    try { console.log(execFileSync(check, [out]).toString().trim()); }
+    catch (e) { fail("blank canvas: " + (e.stdout || "") + (e.stderr || "")); }
+  }
+  const foreign = requests.filter((r) => !r.startsWith(`http://127.0.0.1:${server.address().port}/`));
+  if (foreign.length) fail("the page requested files from elsewhere: " + foreign.join(", "));
+} catch (e) {
+  fail(String(e && e.stack || e));
+} finally {
+  await browser.close();
+  server.close();
+}
+console.log(process.exitCode ? "e2e: FAILED" : "e2e: passed");

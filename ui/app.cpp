@@ -1,0 +1,189 @@
+// app.cpp - the explorer's layout and chrome: sidebar, main view, inspector, narration, help, keys.
+#include "ui/app.h"
+
+#include "core/format.h"
+#include "device/device.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+namespace mc::ui {
+
+// ImGui 1.86 indexes keys by the backend's own codes; its SDL2 backend (both shells) uses SDL scancodes,
+// which are USB HID usage ids: F1 = 58, '1'..'9' = 30..38. Named keys go through GetKeyIndex.
+constexpr int kKeyF1 = 58, kKey1 = 30;
+
+App::App(AppConfig cfg) {
+  s_.platform = cfg.platform;
+  s_.assets_dir = cfg.assets_dir;
+  if (!cfg.start_panel.empty() && find_panel(cfg.start_panel)) s_.active_panel = cfg.start_panel;
+  try {
+    s_.catalog = load_catalog(s_.assets_dir);
+  } catch (const std::exception& e) {
+    s_.catalog_error = e.what();
+  }
+}
+
+void App::handle_keys() {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  if (ImGui::IsKeyPressed(kKeyF1)) s_.show_help = !s_.show_help;
+  // Ctrl+1..7 jump to the first panel of a chapter.
+  if (io.KeyCtrl) {
+    for (int i = 0; i < 7; ++i) {
+      if (ImGui::IsKeyPressed(kKey1 + i)) {
+        for (const auto& p : panel_registry())
+          if (p.chapter == kChapters[i]) { s_.active_panel = p.id; break; }
+      }
+    }
+  }
+  // Ctrl+Up/Down: previous/next panel in sidebar order.
+  if (io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow)))) {
+    auto& reg = panel_registry();
+    for (size_t i = 0; i < reg.size(); ++i) {
+      if (reg[i].id != s_.active_panel) continue;
+      size_t j = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)) ? (i + 1) % reg.size() : (i + reg.size() - 1) % reg.size();
+      s_.active_panel = reg[j].id;
+      break;
+    }
+  }
+}
+
+void App::frame() {
+  ++s_.frame;
+  s_.widget_rects.clear();
+  handle_keys();
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float W = vp->WorkSize.x, H = vp->WorkSize.y, X = vp->WorkPos.x, Y = vp->WorkPos.y;
+  const float em = ImGui::GetFontSize();
+  const float status_h = ImGui::GetFrameHeight() + 4;
+  const float side_w = std::max(12.0f * em, std::min(16.0f * em, W * 0.17f));
+  const float insp_w = std::max(15.0f * em, std::min(24.0f * em, W * 0.25f));
+  const float main_w = std::max(10.0f * em, W - side_w - insp_w);
+  draw_sidebar(X, Y, side_w, H - status_h);
+  draw_main(X + side_w, Y, main_w, H - status_h);
+  draw_inspector(X + side_w + main_w, Y, W - side_w - main_w, H - status_h);
+
+  // Status bar: device, frame rate, last message.
+  ImGui::SetNextWindowPos(ImVec2(X, Y + H - status_h));
+  ImGui::SetNextWindowSize(ImVec2(W, status_h));
+  ImGui::Begin("##status", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  ImGui::TextDisabled("%s | %s | %.0f fps | F1: keys", s_.platform ? s_.platform->name() : "headless",
+                      device_info().message.c_str(), ImGui::GetIO().Framerate);
+  if (!s_.status.empty()) {
+    ImGui::SameLine();
+    ImGui::TextUnformatted(("| " + s_.status).c_str());
+  }
+  ImGui::End();
+  if (s_.show_help) draw_help();
+}
+
+static constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                           ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                           ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+void App::draw_sidebar(float x, float y, float w, float h) {
+  ImGui::SetNextWindowPos(ImVec2(x, y));
+  ImGui::SetNextWindowSize(ImVec2(w, h));
+  ImGui::Begin("Megacluster Explorer", nullptr, kFixed);
+  ImGui::TextDisabled("The machine behind modern AI");
+  ImGui::Separator();
+  int chapter_no = 0;
+  for (Chapter c : kChapters) {
+    ++chapter_no;
+    bool any = false;
+    for (const auto& p : panel_registry()) any = any || p.chapter == c;
+    if (!any) continue;
+    ImGui::Spacing();
+    ImGui::TextColored(accent_color(), "%d  %s", chapter_no, chapter_title(c));
+    for (const auto& p : panel_registry()) {
+      if (p.chapter != c) continue;
+      ImGui::Indent(0.8f * ImGui::GetFontSize());
+      if (ImGui::Selectable(p.title.c_str(), s_.active_panel == p.id)) s_.active_panel = p.id;
+      track(s_, "sidebar." + p.id);
+      if (!p.summary.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.summary.c_str());
+      ImGui::Unindent(0.8f * ImGui::GetFontSize());
+    }
+  }
+  ImGui::End();
+}
+
+void App::draw_main(float x, float y, float w, float h) {
+  ImGui::SetNextWindowPos(ImVec2(x, y));
+  ImGui::SetNextWindowSize(ImVec2(w, h));
+  const Panel* p = find_panel(s_.active_panel);
+  if (!p && !panel_registry().empty()) {
+    s_.active_panel = panel_registry().front().id;
+    p = &panel_registry().front();
+  }
+  std::string title = (p ? p->title : std::string("Explorer")) + "###main";
+  ImGui::Begin(title.c_str(), nullptr, kFixed);
+  if (p) p->draw(s_);
+  ImGui::End();
+}
+
+void App::draw_inspector(float x, float y, float w, float h) {
+  const bool narrating = !s_.narration_markdown.empty();
+  const float insp_h = narrating ? h * 0.5f : h;
+  ImGui::SetNextWindowPos(ImVec2(x, y));
+  ImGui::SetNextWindowSize(ImVec2(w, insp_h));
+  ImGui::Begin("Inspector", nullptr, kFixed);
+  draw_selection_inspector(s_);
+  ImGui::End();
+  if (narrating) {
+    ImGui::SetNextWindowPos(ImVec2(x, y + insp_h));
+    ImGui::SetNextWindowSize(ImVec2(w, h - insp_h));
+    ImGui::Begin(("Narration: " + s_.narration_title + "###narration").c_str(), nullptr, kFixed);
+    ImGui::TextWrapped("%s", s_.narration_markdown.c_str());
+    ImGui::End();
+  }
+}
+
+void App::draw_help() {
+  ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::Begin("Keyboard", &s_.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
+  ImGui::TextUnformatted("F1             show/hide this help");
+  ImGui::TextUnformatted("Ctrl+1 .. 7    jump to a chapter");
+  ImGui::TextUnformatted("Ctrl+Up/Down   previous/next panel");
+  ImGui::TextUnformatted("Tab, arrows    move between widgets; Enter/Space activates");
+  ImGui::TextUnformatted("Click a header sort a table; click a row to inspect its sources");
+  ImGui::End();
+}
+
+nlohmann::json App::state_json() const {
+  nlohmann::json j;
+  j["frame"] = s_.frame;
+  j["active_panel"] = s_.active_panel;
+  j["selection"] = {{"table", s_.selection.table}, {"record", s_.selection.record}, {"field", s_.selection.field}};
+  j["catalog"] = {{"loaded", s_.catalog.has_value()},
+                  {"error", s_.catalog_error},
+                  {"table", s_.catalog_view.table},
+                  {"sort_key", s_.catalog_view.sort_key},
+                  {"sort_ascending", s_.catalog_view.sort_ascending},
+                  {"row_order", catalog_row_order(s_)}};
+  nlohmann::json rects = nlohmann::json::object();
+  for (const auto& [id, r] : s_.widget_rects) rects[id] = {r.x, r.y, r.w, r.h};
+  j["widgets"] = rects;
+  j["status"] = s_.status;
+  return j;
+}
+
+std::string App::command(const nlohmann::json& cmd) {
+  if (cmd.contains("panel")) {
+    std::string id = cmd["panel"].get<std::string>();
+    if (!find_panel(id)) return "no panel \"" + id + "\"";
+    s_.active_panel = id;
+  }
+  if (cmd.contains("select")) {
+    s_.selection = Selection{cmd["select"][0].get<std::string>(), cmd["select"][1].get<std::string>(), ""};
+  }
+  if (cmd.contains("sort")) {
+    s_.catalog_view.sort_key = cmd["sort"][0].get<std::string>();
+    s_.catalog_view.sort_ascending = cmd["sort"][1].get<bool>();
+  }
+  return "";
+}
+
+}  // namespace mc::ui

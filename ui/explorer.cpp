@@ -1,0 +1,53 @@
+#include "ui/explorer.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace mc::ui {
+
+const char* chapter_title(Chapter c) {
+  switch (c) {
+    case Chapter::story: return "The story";
+    case Chapter::capital: return "Capital";
+    case Chapter::cluster: return "The cluster";
+    case Chapter::parallelism: return "Parallelism";
+    case Chapter::run: return "The run";
+    case Chapter::lab: return "Training lab";
+    case Chapter::scenarios: return "Scenarios";
+  }
+  return "";
+}
+
+std::vector<Panel>& panel_registry() {
+  static std::vector<Panel> panels;
+  static size_t sorted_size = 0;
+  if (sorted_size != panels.size()) {
+    std::stable_sort(panels.begin(), panels.end(), [](const Panel& a, const Panel& b) {
+      return a.chapter != b.chapter ? a.chapter < b.chapter : a.order < b.order;
+    });
+    sorted_size = panels.size();
+  }
+  return panels;
+}
+
+const Panel* find_panel(const std::string& id) {
+  for (const auto& p : panel_registry())
+    if (p.id == id) return &p;
+  return nullptr;
+}
+
+void track(ExplorerState& s, const std::string& id) {
+  ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  s.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};
+  if (!s.highlight_widget.empty() && s.highlight_widget == id) {
+    float t = float(ImGui::GetTime());
+    float pulse = 0.5f + 0.5f * float(std::sin(t * 4.0));
+    ImGui::GetForegroundDrawList()->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3),
+                                            ImGui::GetColorU32(ImVec4(1.0f, 0.75f, 0.2f, 0.5f + 0.5f * pulse)), 4.0f,
+                                            0, 3.0f);
+  }
+}
+
+}  // namespace mc::ui

@@ -1,0 +1,84 @@
+// explorer.h - the one explorer: shared state that every panel reads and a scenario can drive, and the
+// registry panels add themselves to (one file per panel, Box2D-samples style):
+//
+//   static void draw(mc::ui::ExplorerState& s) { ... }
+//   static mc::ui::PanelRegistrar reg{{.id = "catalog", .title = "Hardware catalog",
+//                                      .chapter = mc::ui::Chapter::cluster, .order = 10, .draw = draw}};
+//
+// Layout: sidebar of chapters (left) | the active panel (centre) | inspector + narration (right).
+#pragma once
+
+#include "catalog/catalog.h"
+#include "ui/platform.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mc::ui {
+
+enum class Chapter { story, capital, cluster, parallelism, run, lab, scenarios };
+const char* chapter_title(Chapter c);
+constexpr Chapter kChapters[] = {Chapter::story, Chapter::capital,   Chapter::cluster,  Chapter::parallelism,
+                                 Chapter::run,   Chapter::lab, Chapter::scenarios};
+
+struct Rect {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+// What the inspector shows: a catalog record (table + id), optionally one of its fields.
+struct Selection {
+  std::string table, record, field;
+  bool empty() const { return record.empty(); }
+};
+
+// View state of the catalog panel (kept here so scenarios and tests can set and read it).
+struct CatalogView {
+  std::string table = "gpus";
+  std::string sort_key = "year";  // "name" or a field key
+  bool sort_ascending = true;
+  std::string filter;
+};
+
+struct ExplorerState {
+  Platform* platform = nullptr;
+  std::string assets_dir;
+  std::optional<Catalog> catalog;
+  std::string catalog_error;  // shown instead of the catalog when loading failed
+
+  std::string active_panel = "catalog";
+  Selection selection;
+  CatalogView catalog_view;
+
+  // Scenario narration dock (filled by the scenario player).
+  std::string narration_title, narration_markdown;
+  std::string highlight_widget;  // id of a tracked widget to outline
+
+  std::string status;  // one line at the bottom (last export path, errors)
+  bool show_help = false;
+  unsigned long long frame = 0;
+  std::map<std::string, Rect> widget_rects;  // tracked widgets, rebuilt each frame (for tests, highlights)
+};
+
+struct Panel {
+  std::string id, title;
+  Chapter chapter = Chapter::cluster;
+  int order = 0;  // within the chapter
+  std::function<void(ExplorerState&)> draw;
+  std::string summary;  // one line shown under the title in the sidebar tooltip
+};
+
+std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use
+const Panel* find_panel(const std::string& id);
+
+struct PanelRegistrar {
+  explicit PanelRegistrar(Panel p) { panel_registry().push_back(std::move(p)); }
+};
+
+// Records the last ImGui item's screen rectangle under `id` (for e2e tests and scenario highlights) and
+// outlines it if a scenario asked to highlight it.
+void track(ExplorerState& s, const std::string& id);
+
+}  // namespace mc::ui

@@ -1,0 +1,140 @@
+// catalog_panel.cpp - the hardware catalog of the era: one sortable table per catalog table, every
+// value with its confidence mark and source on hover, the inspector for the selected row, CSV/JSON export.
+#include "core/format.h"
+#include "ui/explorer.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+#include <imgui_internal.h>  // TableSetColumnSortDirection: keep header arrows in step with the state
+
+namespace mc::ui {
+namespace {
+
+void export_table(ExplorerState& s, const Table& t, bool as_json) {
+  std::string err;
+  std::string content;
+  if (as_json) {
+    json j = to_json(*s.catalog);
+    json out = {{"sources", j["sources"]}, {"table", t.name}, {"data", j["tables"][t.name]}};
+    content = out.dump(2);
+  } else {
+    content = table_to_csv(*s.catalog, t);
+  }
+  std::string where = s.platform ? s.platform->save_file("catalog-" + t.name + (as_json ? ".json" : ".csv"), content, err)
+                                 : std::string();
+  s.status = where.empty() ? "export failed: " + (err.empty() ? std::string("no platform") : err) : "exported " + where;
+}
+
+void draw(ExplorerState& s) {
+  if (!s.catalog) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The catalog could not be loaded:");
+    ImGui::TextWrapped("%s", s.catalog_error.c_str());
+    ImGui::TextWrapped("Fix the file named above (or restore it from the repository) and restart.");
+    return;
+  }
+  const Catalog& cat = *s.catalog;
+  ImGui::TextWrapped("The hardware of the era, as its makers and users published it. Click a column to sort, "
+                     "a row to see every value's source in the inspector.");
+  confidence_legend();
+
+  if (ImGui::BeginTabBar("tables")) {
+    for (const auto& t : cat.tables) {
+      bool selected_tab = s.catalog_view.table == t.name;
+      ImGuiTabItemFlags fl = 0;
+      if (selected_tab && s.frame < 3) fl |= ImGuiTabItemFlags_SetSelected;
+      if (ImGui::BeginTabItem(t.title.c_str(), nullptr, fl)) {
+        if (!selected_tab) {
+          s.catalog_view.table = t.name;
+          s.catalog_view.sort_key = t.field("year") ? "year" : "name";
+          s.catalog_view.sort_ascending = true;
+        }
+        ImGui::EndTabItem();
+      }
+      track(s, "catalog.tab." + t.name);
+    }
+    ImGui::EndTabBar();
+  }
+  const Table* t = cat.table(s.catalog_view.table);
+  if (!t) t = &cat.tables.front();
+
+  ImGui::TextDisabled("%s", t->description.c_str());
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%s", s.catalog_view.filter.c_str());
+  if (ImGui::InputTextWithHint("##filter", "filter by name", buf, sizeof buf)) s.catalog_view.filter = buf;
+  ImGui::SameLine();
+  if (ImGui::Button("Export CSV")) export_table(s, *t, false);
+  track(s, "catalog.export_csv");
+  ImGui::SameLine();
+  if (ImGui::Button("Export JSON")) export_table(s, *t, true);
+
+  // Only fields some record has.
+  std::vector<const FieldDef*> cols;
+  for (const auto& f : t->fields) {
+    bool any = false;
+    for (const auto& r : t->records) any = any || r.find(f.key);
+    if (any) cols.push_back(&f);
+  }
+  const int ncols = int(cols.size()) + 1;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_BordersOuterH | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable(("##cat_" + t->name).c_str(), ncols, flags, ImVec2(0, 0))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_NoHide, 0.0f, 0);
+  for (int i = 0; i < int(cols.size()); ++i) ImGui::TableSetupColumn(cols[i]->label.c_str(), 0, 0.0f, ImGuiID(i + 1));
+
+  // Keep the state authoritative: a scenario or test may set the sort; user clicks update it.
+  auto key_of = [&](int col) { return col == 0 ? std::string("name") : cols[col - 1]->key; };
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs()) {
+    if (specs->SpecsDirty && specs->SpecsCount > 0 && s.frame > 1) {
+      const auto& sp = specs->Specs[0];
+      s.catalog_view.sort_key = key_of(int(sp.ColumnUserID));
+      s.catalog_view.sort_ascending = sp.SortDirection != ImGuiSortDirection_Descending;
+    }
+    specs->SpecsDirty = false;
+    int want = 0;
+    for (int c = 0; c < ncols; ++c)
+      if (key_of(c) == s.catalog_view.sort_key) want = c;
+    ImGuiSortDirection dir = s.catalog_view.sort_ascending ? ImGuiSortDirection_Ascending : ImGuiSortDirection_Descending;
+    if (specs->SpecsCount == 0 || int(specs->Specs[0].ColumnUserID) != want || specs->Specs[0].SortDirection != dir) {
+      ImGui::TableSetColumnSortDirection(want, dir, false);
+      specs->SpecsDirty = false;
+    }
+  }
+
+  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  for (int c = 0; c < ncols; ++c) {
+    ImGui::TableSetColumnIndex(c);
+    ImGui::TableHeader(ImGui::TableGetColumnName(c));
+    if (c > 0 && ImGui::IsItemHovered() && !cols[c - 1]->description.empty())
+      ImGui::SetTooltip("%s [%s]", cols[c - 1]->description.c_str(), cols[c - 1]->unit.c_str());
+    track(s, "catalog.header." + key_of(c));
+  }
+
+  for (const Record* r : catalog_rows(*t, s.catalog_view)) {
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    bool sel = s.selection.table == t->name && s.selection.record == r->id;
+    if (ImGui::Selectable(r->name.c_str(), sel, ImGuiSelectableFlags_SpanAllColumns)) {
+      s.selection = Selection{t->name, r->id, ""};
+    }
+    track(s, "catalog.row." + r->id);
+    for (int c = 1; c < ncols; ++c) {
+      ImGui::TableSetColumnIndex(c);
+      if (const Sourced* v = r->find(cols[c - 1]->key)) sourced_text(cat, *v, cols[c - 1]->unit);
+      else ImGui::TextDisabled("n/a");
+    }
+  }
+  ImGui::EndTable();
+}
+
+PanelRegistrar reg{Panel{.id = "catalog",
+                         .title = "Hardware catalog",
+                         .chapter = Chapter::cluster,
+                         .order = 10,
+                         .draw = draw,
+                         .summary = "GPUs, servers and clusters of the era, each value with its source"}};
+
+}  // namespace
+}  // namespace mc::ui

@@ -1,0 +1,22 @@
+// platform.h - the one small interface behind which native and web differ. Panels call it for
+// anything that touches the outside world (saving an export, opening a link, the page URL).
+#pragma once
+
+#include <string>
+
+namespace mc::ui {
+
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  virtual const char* name() const = 0;  // "native" or "web"
+  // Saves `content` for the user: native writes ./exports/<name> and returns that path; web starts a
+  // browser download and returns the file name. Returns "" and sets `error` on failure.
+  virtual std::string save_file(const std::string& name, const std::string& content, std::string& error) = 0;
+  virtual void open_url(const std::string& url) = 0;
+  // Web: query parameters of the page URL (?scenario=...&step=3); native: command-line --KEY VALUE.
+  virtual std::string query_param(const std::string& key) const { (void)key; return ""; }
+  virtual void set_query_param(const std::string& key, const std::string& value) { (void)key; (void)value; }
+};
+
+}  // namespace mc::ui

@@ -1,0 +1,176 @@
+// sdl_gl_shell.cpp - see sdl_gl_shell.h. Follows Dear ImGui's example_sdl_opengl3/main.cpp.
+#include "ui/shell/sdl_gl_shell.h"
+
+#include <SDL.h>
+#include <imgui.h>
+#include <imgui_impl_opengl3.h>
+#include <imgui_impl_sdl.h>
+
+#ifdef __EMSCRIPTEN__
+#include <GLES3/gl3.h>
+#else
+#include <SDL_opengl.h>
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb/stb_image_write.h>
+#endif
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+namespace mc::ui {
+
+bool Shell::init(const ShellOptions& opt, const std::string& assets_dir, Platform* platform, std::string& error) {
+  opt_ = opt;
+  if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_TIMER) != 0) {
+    error = std::string("SDL_Init failed: ") + SDL_GetError();
+    return false;
+  }
+#ifdef __EMSCRIPTEN__
+  const char* glsl_version = "#version 300 es";  // WebGL2
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_FLAGS, 0);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_ES);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 0);
+#else
+  const char* glsl_version = "#version 130";
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_FLAGS, 0);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 0);
+#endif
+  SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
+  SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 24);
+  SDL_GL_SetAttribute(SDL_GL_STENCIL_SIZE, 8);
+  auto flags = SDL_WindowFlags(SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
+  window_ = SDL_CreateWindow("Megacluster Explorer", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, opt.width,
+                             opt.height, flags);
+  if (!window_) {
+    error = std::string("cannot create a window: ") + SDL_GetError();
+    return false;
+  }
+  gl_ = SDL_GL_CreateContext(window_);
+  if (!gl_) {
+#ifdef __EMSCRIPTEN__
+    error = "WebGL2 is not available in this browser (" + std::string(SDL_GetError()) + ")";
+#else
+    error = "cannot create an OpenGL 3.0 context: " + std::string(SDL_GetError());
+#endif
+    return false;
+  }
+  SDL_GL_MakeCurrent(window_, gl_);
+  SDL_GL_SetSwapInterval(opt.vsync && opt.frames == 0 ? 1 : 0);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  io.IniFilename = nullptr;  // the explorer lays itself out; nothing to persist between runs
+
+  // HiDPI: on Retina/Wayland the drawable is larger than the window (ImGui's backend sets
+  // DisplayFramebufferScale, we raster the font at that size and scale it back); on X11 the display DPI
+  // tells. MEGACLUSTER_UI_SCALE overrides both.
+  int ww = 0, wh = 0, dw = 0, dh = 0;
+  SDL_GetWindowSize(window_, &ww, &wh);
+  SDL_GL_GetDrawableSize(window_, &dw, &dh);
+  float fb_scale = ww > 0 ? float(dw) / float(ww) : 1.0f;
+  float ddpi = 0;
+  float dpi_scale = 1.0f;
+  if (fb_scale <= 1.01f && SDL_GetDisplayDPI(0, &ddpi, nullptr, nullptr) == 0 && ddpi > 120.0f)
+    dpi_scale = std::clamp(ddpi / 96.0f, 1.0f, 3.0f);
+  if (const char* e = std::getenv("MEGACLUSTER_UI_SCALE"); e && std::atof(e) > 0.5) dpi_scale = float(std::atof(e));
+  dpi_scale_ = dpi_scale;
+  apply_theme(dpi_scale);
+  const float px = opt.font_px * dpi_scale * std::max(1.0f, fb_scale);
+  if (!opt.font_path.empty() && io.Fonts->AddFontFromFileTTF(opt.font_path.c_str(), px)) {
+    io.FontGlobalScale = 1.0f / std::max(1.0f, fb_scale);
+  } else {
+    ImFontConfig cfg;
+    cfg.SizePixels = 13.0f * dpi_scale;
+    io.Fonts->AddFontDefault(&cfg);
+  }
+  ImGui_ImplSDL2_InitForOpenGL(window_, gl_);
+  ImGui_ImplOpenGL3_Init(glsl_version);
+
+  app_ = std::make_unique<App>(AppConfig{assets_dir, platform, opt.start_panel});
+  return true;
+}
+
+bool Shell::frame() {
+  SDL_Event ev;
+  while (SDL_PollEvent(&ev)) {
+    ImGui_ImplSDL2_ProcessEvent(&ev);
+    if (ev.type == SDL_QUIT) quit_ = true;
+    if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_CLOSE &&
+        ev.window.windowID == SDL_GetWindowID(window_))
+      quit_ = true;
+#ifndef __EMSCRIPTEN__
+    if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_q && (ev.key.keysym.mod & KMOD_CTRL)) quit_ = true;
+#endif
+  }
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplSDL2_NewFrame();
+  // ImGui 1.86 asserts on a zero time step (headless browsers with virtual time produce them).
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.DeltaTime <= 0.0f) io.DeltaTime = 1.0f / 60.0f;
+  ImGui::NewFrame();
+  app_->frame();
+  ImGui::Render();
+  glViewport(0, 0, int(io.DisplaySize.x * io.DisplayFramebufferScale.x),
+             int(io.DisplaySize.y * io.DisplayFramebufferScale.y));
+  glClearColor(0.07f, 0.08f, 0.10f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  ++frames_;
+  if (opt_.frames > 0 && int(frames_) >= opt_.frames) {
+    if (!opt_.screenshot_path.empty() && !dump_png(opt_.screenshot_path, error_)) quit_ = true;
+    quit_ = true;
+  }
+  SDL_GL_SwapWindow(window_);
+  return !quit_;
+}
+
+bool Shell::dump_png(const std::string& path, std::string& err) {
+#ifdef __EMSCRIPTEN__
+  (void)path;
+  err = "screenshots are taken by the browser test, not the page";
+  return false;
+#else
+  int w = 0, h = 0;
+  SDL_GL_GetDrawableSize(window_, &w, &h);
+  std::vector<unsigned char> px(size_t(w) * h * 4), flipped(px.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  for (int y = 0; y < h; ++y)  // GL's origin is bottom-left, PNG's top-left
+    std::copy_n(&px[size_t(h - 1 - y) * w * 4], size_t(w) * 4, &flipped[size_t(y) * w * 4]);
+  for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
+  if (!stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4)) {
+    err = "cannot write " + path;
+    return false;
+  }
+  return true;
+#endif
+}
+
+void Shell::set_size(int w, int h) {
+  int cw = 0, ch = 0;
+  SDL_GetWindowSize(window_, &cw, &ch);
+  if (window_ && w > 0 && h > 0 && (w != cw || h != ch)) SDL_SetWindowSize(window_, w, h);
+}
+
+void Shell::shutdown() {
+  app_.reset();
+  if (ImGui::GetCurrentContext()) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplSDL2_Shutdown();
+    ImGui::DestroyContext();
+  }
+  if (gl_) SDL_GL_DeleteContext(gl_);
+  if (window_) SDL_DestroyWindow(window_);
+  gl_ = nullptr;
+  window_ = nullptr;
+  SDL_Quit();
+}
+
+}  // namespace mc::ui

@@ -1,0 +1,156 @@
+#include "ui/widgets.h"
+
+#include "core/format.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace mc::ui {
+
+ImVec4 accent_color() { return ImVec4(0.38f, 0.72f, 1.0f, 1.0f); }
+
+ImVec4 confidence_color(Confidence c) {
+  switch (c) {
+    case Confidence::reported: return ImGui::GetStyleColorVec4(ImGuiCol_Text);
+    case Confidence::inferred: return ImVec4(0.95f, 0.85f, 0.45f, 1.0f);
+    case Confidence::assumed: return ImVec4(1.0f, 0.58f, 0.35f, 1.0f);
+  }
+  return ImVec4(1, 1, 1, 1);
+}
+
+const char* confidence_mark(Confidence c) {
+  return c == Confidence::inferred ? " ~" : c == Confidence::assumed ? " ?" : "";
+}
+
+void sourced_tooltip(const Catalog& cat, const Sourced& v) {
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+  ImGui::TextColored(confidence_color(v.confidence), "%s", to_string(v.confidence));
+  if (const Source* s = cat.source(v.source)) {
+    ImGui::TextWrapped("%s", s->title.c_str());
+    ImGui::TextDisabled("%s, %s", s->publisher.c_str(), s->date.c_str());
+  } else {
+    ImGui::TextUnformatted(v.source.c_str());
+  }
+  if (!v.note.empty()) ImGui::TextWrapped("Note: %s", v.note.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit) {
+  std::string s = format_quantity(v.value, unit) + confidence_mark(v.confidence);
+  ImGui::TextColored(confidence_color(v.confidence), "%s", s.c_str());
+  if (ImGui::IsItemHovered()) sourced_tooltip(cat, v);
+}
+
+void confidence_legend() {
+  ImGui::TextDisabled("Confidence:");
+  ImGui::SameLine();
+  ImGui::TextColored(confidence_color(Confidence::reported), "reported");
+  ImGui::SameLine();
+  ImGui::TextColored(confidence_color(Confidence::inferred), "~ inferred");
+  ImGui::SameLine();
+  ImGui::TextColored(confidence_color(Confidence::assumed), "? assumed");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(hover a value for its source)");
+}
+
+void draw_selection_inspector(ExplorerState& s) {
+  if (!s.catalog || s.selection.empty()) {
+    ImGui::TextWrapped("Select a row to see each of its values with its source, how sure we are of it "
+                       "(reported, inferred or assumed) and why.");
+    return;
+  }
+  const Table* t = s.catalog->table(s.selection.table);
+  const Record* r = t ? t->find(s.selection.record) : nullptr;
+  if (!r) {
+    ImGui::TextWrapped("Nothing called \"%s\" in \"%s\".", s.selection.record.c_str(), s.selection.table.c_str());
+    return;
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextColored(accent_color(), "%s", r->name.c_str());
+  ImGui::TextDisabled("%s / %s", t->title.c_str(), r->id.c_str());
+  for (const auto& [k, v] : r->text) ImGui::TextWrapped("%s: %s", k.c_str(), v.c_str());
+  ImGui::Separator();
+  for (const auto& f : t->fields) {
+    const Sourced* v = r->find(f.key);
+    if (!v) continue;
+    ImGui::Spacing();
+    ImGui::Text("%s", f.label.c_str());
+    ImGui::SameLine();
+    std::string val = format_quantity(v->value, f.unit);
+    ImGui::TextColored(confidence_color(v->confidence), "%s  (%s)", val.c_str(), to_string(v->confidence));
+    if (const Source* src = s.catalog->source(v->source)) {
+      ImGui::TextDisabled("  %s. %s, %s", src->title.c_str(), src->publisher.c_str(), src->date.c_str());
+      if (!src->url.empty()) {
+        ImGui::PushID(f.key.c_str());
+        if (ImGui::SmallButton("open source") && s.platform) s.platform->open_url(src->url);
+        ImGui::PopID();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", src->url.c_str());
+      }
+    }
+    if (!v->note.empty()) ImGui::TextWrapped("  %s", v->note.c_str());
+  }
+  ImGui::PopTextWrapPos();
+}
+
+static std::string lower(std::string x) {
+  for (char& c : x) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return x;
+}
+
+std::vector<const Record*> catalog_rows(const Table& t, const CatalogView& v) {
+  std::vector<const Record*> rows;
+  const std::string f = lower(v.filter);
+  for (const auto& r : t.records) {
+    if (!f.empty() && lower(r.name).find(f) == std::string::npos && lower(r.id).find(f) == std::string::npos) continue;
+    rows.push_back(&r);
+  }
+  // Records without the sort field go last whatever the direction; ties keep file order.
+  std::stable_sort(rows.begin(), rows.end(), [&](const Record* a, const Record* b) {
+    if (v.sort_key == "name") return v.sort_ascending ? a->name < b->name : b->name < a->name;
+    const Sourced* x = a->find(v.sort_key);
+    const Sourced* y = b->find(v.sort_key);
+    if (!x || !y) return x && !y;
+    return v.sort_ascending ? x->value < y->value : y->value < x->value;
+  });
+  return rows;
+}
+
+std::vector<std::string> catalog_row_order(const ExplorerState& s) {
+  std::vector<std::string> ids;
+  if (!s.catalog) return ids;
+  if (const Table* t = s.catalog->table(s.catalog_view.table))
+    for (const Record* r : catalog_rows(*t, s.catalog_view)) ids.push_back(r->id);
+  return ids;
+}
+
+static std::string csv_escape(const std::string& x) {
+  if (x.find_first_of(",\"\n") == std::string::npos) return x;
+  std::string out = "\"";
+  for (char c : x) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string table_to_csv(const Catalog& cat, const Table& t) {
+  std::ostringstream os;
+  os.precision(10);
+  os << "id,name";
+  for (const auto& f : t.fields)
+    os << ',' << csv_escape(f.key + " [" + f.unit + "]") << ',' << f.key << "_confidence," << f.key << "_source";
+  os << '\n';
+  for (const auto& r : t.records) {
+    os << csv_escape(r.id) << ',' << csv_escape(r.name);
+    for (const auto& f : t.fields) {
+      const Sourced* v = r.find(f.key);
+      if (!v) { os << ",,,"; continue; }
+      const Source* s = cat.source(v->source);
+      os << ',' << v->value << ',' << to_string(v->confidence) << ',' << csv_escape(s ? s->title : v->source);
+    }
+    os << '\n';
+  }
+  return os.str();
+}
+
+}  // namespace mc::ui

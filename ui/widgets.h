@@ -1,0 +1,33 @@
+// widgets.h - small drawing helpers shared by panels: colours, sourced values, the inspector.
+#pragma once
+
+#include "catalog/catalog.h"
+#include "ui/explorer.h"
+
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+namespace mc::ui {
+
+ImVec4 accent_color();
+ImVec4 confidence_color(Confidence c);
+const char* confidence_mark(Confidence c);  // "" reported, "~" inferred, "?" assumed
+
+// Draws a value with its confidence mark; hovering shows source, confidence and note.
+void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit);
+void sourced_tooltip(const Catalog& cat, const Sourced& v);
+void confidence_legend();
+
+// The inspector: the selected record's values, each with source title, URL, confidence and note.
+void draw_selection_inspector(ExplorerState& s);
+
+// Rows of the catalog view's table in display order (filtered and sorted), as record ids.
+std::vector<std::string> catalog_row_order(const ExplorerState& s);
+std::vector<const Record*> catalog_rows(const Table& t, const CatalogView& v);
+
+// Exports: CSV (one row per record, a value column and a source column per field) and JSON.
+std::string table_to_csv(const Catalog& cat, const Table& t);
+
+}  // namespace mc::ui

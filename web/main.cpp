@@ -1,0 +1,104 @@
+// web/main.cpp - the browser shell: the shared frame loop under emscripten_set_main_loop, the web
+// Platform (downloads, links, URL parameters), and functions the page and the e2e test call.
+#include "ui/platform.h"
+#include "ui/shell/sdl_gl_shell.h"
+
+#include <emscripten.h>
+#include <emscripten/html5.h>
+
+#include <cstdio>
+#include <string>
+
+EM_JS(void, js_download, (const char* name, const char* data, int len), {
+  const bytes = HEAPU8.slice(data, data + len);
+  const blob = new Blob([bytes], {type: "application/octet-stream"});
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = UTF8ToString(name);
+  document.body.appendChild(a);
+  a.click();
+  setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+});
+EM_JS(void, js_open_url, (const char* url), { window.open(UTF8ToString(url), "_blank", "noopener"); });
+EM_JS(char*, js_query_param, (const char* key), {
+  const v = new URLSearchParams(window.location.search).get(UTF8ToString(key)) || "";
+  const n = lengthBytesUTF8(v) + 1;
+  const p = _malloc(n);
+  stringToUTF8(v, p, n);
+  return p;
+});
+EM_JS(void, js_set_query_param, (const char* key, const char* value), {
+  const u = new URL(window.location.href);
+  u.searchParams.set(UTF8ToString(key), UTF8ToString(value));
+  window.history.replaceState(null, "", u.toString());
+});
+EM_JS(void, js_fatal, (const char* msg), { if (window.mcShowError) window.mcShowError(UTF8ToString(msg)); });
+EM_JS(int, js_window_width, (), { return window.innerWidth; });
+EM_JS(int, js_window_height, (), { return window.innerHeight; });
+
+namespace {
+
+class WebPlatform final : public mc::ui::Platform {
+ public:
+  const char* name() const override { return "web"; }
+  std::string save_file(const std::string& name, const std::string& content, std::string&) override {
+    js_download(name.c_str(), content.data(), int(content.size()));
+    return name + " (download)";
+  }
+  void open_url(const std::string& url) override { js_open_url(url.c_str()); }
+  std::string query_param(const std::string& key) const override {
+    char* p = js_query_param(key.c_str());
+    std::string v = p;
+    free(p);
+    return v;
+  }
+  void set_query_param(const std::string& key, const std::string& value) override {
+    js_set_query_param(key.c_str(), value.c_str());
+  }
+};
+
+WebPlatform g_platform;
+mc::ui::Shell g_shell;
+bool g_ready = false;
+std::string g_state;  // storage for app_state_json's return value
+
+void loop() {
+  g_shell.set_size(js_window_width(), js_window_height());
+  g_shell.frame();
+}
+
+}  // namespace
+
+extern "C" {
+EMSCRIPTEN_KEEPALIVE unsigned int app_frame_count() { return g_ready ? unsigned(g_shell.frame_count()) : 0u; }
+EMSCRIPTEN_KEEPALIVE const char* app_state_json() {
+  g_state = g_ready ? g_shell.app().state_json().dump() : std::string("{}");
+  return g_state.c_str();
+}
+// Applies a JSON command (see App::command); returns "" or an error message.
+EMSCRIPTEN_KEEPALIVE const char* app_command(const char* json_text) {
+  if (!g_ready) return "not ready";
+  try {
+    g_state = g_shell.app().command(nlohmann::json::parse(json_text));
+  } catch (const std::exception& e) {
+    g_state = e.what();
+  }
+  return g_state.c_str();
+}
+}
+
+int main() {
+  mc::ui::ShellOptions opt;
+  opt.width = js_window_width();
+  opt.height = js_window_height();
+  opt.font_path = "/assets/fonts/DejaVuSans.ttf";
+  opt.start_panel = g_platform.query_param("panel");
+  std::string err;
+  if (!g_shell.init(opt, "/assets", &g_platform, err)) {
+    js_fatal(err.c_str());
+    return 1;
+  }
+  g_ready = true;
+  emscripten_set_main_loop(loop, 0, true);
+  return 0;
+}
