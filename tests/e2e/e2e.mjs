@@ -36,13 +36,19 @@ try {
   await page.waitForFunction(() => window.Module && Module._app_frame_count && Module._app_frame_count() > 10,
                              null, { timeout: 60000 });
   const state = async () => page.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())));
+  // The app may render slowly (software WebGL on a busy machine): wait for real frames, not for time.
+  const frames = async () => page.evaluate(() => Module._app_frame_count());
+  const waitFrames = async (n) => {
+    const target = (await frames()) + n;
+    await page.waitForFunction((t) => Module._app_frame_count() >= t, target, { timeout: 30000 });
+  };
   const click = async (x, y) => {
     await page.mouse.move(x, y);
-    await page.waitForTimeout(50);
+    await waitFrames(2);
     await page.mouse.down();
-    await page.waitForTimeout(100);  // ImGui acts on release, and needs a frame in between
+    await waitFrames(2);  // ImGui acts on release, and needs a frame in between
     await page.mouse.up();
-    await page.waitForTimeout(200);
+    await waitFrames(3);
   };
   let s = await state();
   console.log(`frames ${s.frame}, panel ${s.active_panel}, table ${s.catalog.table}, sort ${s.catalog.sort_key}`);
@@ -83,6 +89,20 @@ try {
   }
   const foreign = requests.filter((r) => !r.startsWith(`http://127.0.0.1:${server.address().port}/`));
   if (foreign.length) fail("the page requested files from elsewhere: " + foreign.join(", "));
+  // Without WebGL2 the page must say so in words, not show a blank canvas.
+  const nogl = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-3d-apis", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--disable-quic"] });
+  try {
+    const p2 = await nogl.newPage();
+    await p2.goto(url);
+    await p2.waitForTimeout(1500);
+    const text = await p2.evaluate(() => document.getElementById("overlay").innerText);
+    console.log("without WebGL2 the page says: " + text.replace(/\s+/g, " ").slice(0, 120));
+    if (!/WebGL2/.test(text)) fail("no readable message when WebGL2 is missing");
+  } finally {
+    await nogl.close();
+  }
 } catch (e) {
   fail(String(e && e.stack || e));
 } finally {
