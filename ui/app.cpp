@@ -170,6 +170,13 @@ nlohmann::json App::state_json() const {
   return j;
 }
 
+bool App::open_file(const std::string& name, const std::string& content) {
+  for (const auto& h : file_handlers())
+    if (h.open(s_, name, content)) return true;
+  s_.status = "nothing here opens \"" + name + "\" (drop a scenario .json or a UTF-8 text corpus .txt)";
+  return false;
+}
+
 std::string App::command(const nlohmann::json& cmd) {
   if (cmd.contains("panel")) {
     std::string id = cmd["panel"].get<std::string>();

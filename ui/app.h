@@ -24,6 +24,9 @@ class App {
   // Applies a small command (for tests/scenarios): {"panel": id} | {"select": [table, record]} |
   // {"sort": [key, ascending]}. Returns "" or an error message.
   std::string command(const nlohmann::json& cmd);
+  // Offers a file the user opened to the registered FileHandlers; returns false (and sets the status line)
+  // if none took it. `name` is for messages and the type (extension); `content` is the whole file.
+  bool open_file(const std::string& name, const std::string& content);
 
  private:
   ExplorerState s_;

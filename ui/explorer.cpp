@@ -38,6 +38,11 @@ const Panel* find_panel(const std::string& id) {
   return nullptr;
 }
 
+std::vector<FileHandler>& file_handlers() {
+  static std::vector<FileHandler> h;
+  return h;
+}
+
 void track(ExplorerState& s, const std::string& id) {
   ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   s.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};

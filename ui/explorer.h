@@ -77,6 +77,18 @@ struct PanelRegistrar {
   explicit PanelRegistrar(Panel p) { panel_registry().push_back(std::move(p)); }
 };
 
+// Files the user opens (native: dropped on the window; web: dropped on the page). Each handler says whether
+// it took the file; the first that does wins (e.g. a scenario .json, a training corpus .txt). A handler
+// never throws: it reports problems in ExplorerState::status or its own panel.
+struct FileHandler {
+  std::string id;
+  std::function<bool(ExplorerState&, const std::string& name, const std::string& content)> open;
+};
+std::vector<FileHandler>& file_handlers();
+struct FileHandlerRegistrar {
+  explicit FileHandlerRegistrar(FileHandler h) { file_handlers().push_back(std::move(h)); }
+};
+
 // Records the last ImGui item's screen rectangle under `id` (for e2e tests and scenario highlights) and
 // outlines it if a scenario asked to highlight it.
 void track(ExplorerState& s, const std::string& id);

@@ -7,6 +7,8 @@
 #include <emscripten/html5.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 EM_JS(void, js_download, (const char* name, const char* data, int len), {
@@ -74,6 +76,14 @@ EMSCRIPTEN_KEEPALIVE unsigned int app_frame_count() { return g_ready ? unsigned(
 EMSCRIPTEN_KEEPALIVE const char* app_state_json() {
   g_state = g_ready ? g_shell.app().state_json().dump() : std::string("{}");
   return g_state.c_str();
+}
+// Opens a file the page wrote into the in-memory file system (drag and drop onto the page).
+EMSCRIPTEN_KEEPALIVE int app_open_file(const char* path, const char* display_name) {
+  if (!g_ready) return 0;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return g_shell.app().open_file(display_name, ss.str()) ? 1 : 0;
 }
 // Applies a JSON command (see App::command); returns "" or an error message.
 EMSCRIPTEN_KEEPALIVE const char* app_command(const char* json_text) {

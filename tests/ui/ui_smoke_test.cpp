@@ -104,3 +104,12 @@ TEST(UiSmoke, BrokenCatalogIsShownNotFatal) {
   EXPECT_NE(app.state().catalog_error.find("cannot open"), std::string::npos);
   for (int i = 0; i < 3; ++i) h.frame(app);
 }
+
+TEST(UiSmoke, AFileNobodyOpensIsReportedInTheStatusLine) {
+  Headless h(1024, 768);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  EXPECT_FALSE(app.open_file("photo.png", std::string("\x89PNG", 4)));
+  EXPECT_NE(app.state().status.find("photo.png"), std::string::npos);
+  h.frame(app);
+}

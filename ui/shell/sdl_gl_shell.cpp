@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 namespace mc::ui {
@@ -101,6 +103,15 @@ bool Shell::frame() {
   while (SDL_PollEvent(&ev)) {
     ImGui_ImplSDL2_ProcessEvent(&ev);
     if (ev.type == SDL_QUIT) quit_ = true;
+    if (ev.type == SDL_DROPFILE && ev.drop.file) {  // a file dropped on the window
+      std::string path = ev.drop.file;
+      SDL_free(ev.drop.file);
+      std::ifstream in(path, std::ios::binary);
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      if (in) app_->open_file(path, ss.str());
+      else app_->state().status = "cannot read " + path;
+    }
     if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_CLOSE &&
         ev.window.windowID == SDL_GetWindowID(window_))
       quit_ = true;
