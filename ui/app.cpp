@@ -62,6 +62,7 @@ void App::frame() {
   const float main_w = std::max(10.0f * em, W - side_w - insp_w);
   draw_sidebar(X, Y, side_w, H - status_h);
   draw_main(X + side_w, Y, main_w, H - status_h);
+  scenario_frame(s_);  // a playing scenario advances whatever panel is shown
   draw_inspector(X + side_w + main_w, Y, W - side_w - main_w, H - status_h);
 
   // Status bar: device, frame rate, last message.
@@ -136,6 +137,8 @@ void App::draw_inspector(float x, float y, float w, float h) {
     ImGui::SetNextWindowPos(ImVec2(x, y + insp_h));
     ImGui::SetNextWindowSize(ImVec2(w, h - insp_h));
     ImGui::Begin(("Narration: " + s_.narration_title + "###narration").c_str(), nullptr, kFixed);
+    draw_scenario_controls(s_);
+    ImGui::Separator();
     ImGui::TextWrapped("%s", s_.narration_markdown.c_str());
     ImGui::End();
   }

@@ -10,6 +10,11 @@
 
 #include "catalog/catalog.h"
 #include "ui/platform.h"
+#include "ui/state/perf_state.h"
+#include "ui/state/lab_state.h"
+#include "ui/state/capital_state.h"
+#include "ui/state/scenario_state.h"
+#include "ui/state/sim_state.h"
 
 #include <functional>
 #include <map>
@@ -51,6 +56,11 @@ struct ExplorerState {
   std::string active_panel = "catalog";
   Selection selection;
   CatalogView catalog_view;
+  PerfView perf;  // performance panel: its config (estimate JSON) and cached results
+  LabView lab;    // training lab: its config (train JSON), the live run and the scaling sweep
+  CapitalView capital;     // capital panel: plan / waterfall / partnership configs (scenario JSON)
+  ScenarioView scenarios;  // scenario gallery and player
+  SimView sim;             // simulator panels: config (simulate JSON), iteration and run results
 
   // Scenario narration dock (filled by the scenario player).
   std::string narration_title, narration_markdown;

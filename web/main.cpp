@@ -6,7 +6,9 @@
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -107,6 +109,12 @@ int main() {
   if (!g_shell.init(opt, "/assets", &g_platform, err)) {
     js_fatal(err.c_str());
     return 1;
+  }
+  {  // ?scenario=ID&step=N opens a class at the right place (step is 1-based in the URL)
+    mc::ui::ScenarioView& sv = g_shell.app().state().scenarios;
+    sv.request_id = g_platform.query_param("scenario");
+    const std::string step = g_platform.query_param("step");
+    if (!step.empty()) sv.request_step = std::max(0, std::atoi(step.c_str()) - 1);
   }
   g_ready = true;
   emscripten_set_main_loop(loop, 0, true);

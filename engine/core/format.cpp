@@ -9,6 +9,11 @@ std::string format_si(double v, int sig) {
   if (!std::isfinite(v)) return v != v ? "NaN" : (v > 0 ? "inf" : "-inf");
   static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E", "Z"};
   double a = std::fabs(v);
+  if (a != 0 && a < 0.01) {  // small rates (failures per GPU-hour): keep significant digits
+    char small[32];
+    std::snprintf(small, sizeof small, "%.3g ", v);
+    return small;
+  }
   int k = 0;
   while (a >= 1000.0 && k < 7) { a /= 1000.0; ++k; }
   char buf[64];

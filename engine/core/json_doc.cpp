@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -110,6 +111,9 @@ JsonDoc JsonDoc::parse(std::string text, std::string file) {
   JsonDoc d;
   d.file_ = std::move(file);
   d.text_ = std::move(text);
+  d.line_starts_.push_back(0);
+  for (size_t k = 0; k < d.text_.size(); ++k)
+    if (d.text_[k] == '\n') d.line_starts_.push_back(k + 1);
   try {
     d.root_ = json::parse(d.text_);
   } catch (const json::parse_error& e) {
@@ -137,12 +141,19 @@ JsonDoc JsonDoc::load(const std::string& path) {
 }
 
 std::pair<int, int> JsonDoc::line_col(size_t offset) const {
-  int line = 1, col = 1;
-  for (size_t k = 0; k < offset && k < text_.size(); ++k) {
-    if (text_[k] == '\n') { ++line; col = 1; }
-    else if ((static_cast<unsigned char>(text_[k]) & 0xC0) != 0x80) ++col;  // count UTF-8 code points
-  }
-  return {line, col};
+  // Binary search of the line, then count UTF-8 code points within it: O(log lines + line length).
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  size_t line = size_t(it - line_starts_.begin());  // 1-based
+  size_t start = line_starts_[line - 1];
+  int col = 1;
+  for (size_t k = start; k < offset && k < text_.size(); ++k)
+    if ((static_cast<unsigned char>(text_[k]) & 0xC0) != 0x80) ++col;
+  return {int(line), col};
+}
+
+size_t JsonDoc::offset(const std::string& pointer) const {
+  auto it = offsets_.find(pointer);
+  return it == offsets_.end() ? SIZE_MAX : it->second;
 }
 
 std::pair<int, int> JsonDoc::where(const std::string& pointer) const {
@@ -221,7 +232,7 @@ std::vector<std::pair<std::string, JsonCursor>> JsonCursor::items() const {
     out.emplace_back(it.key(), JsonCursor(doc_, ptr_ + "/" + json_pointer_escape(it.key()), &it.value()));
   // nlohmann::json sorts keys; restore file order so tables keep the author's column order.
   std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
-    return doc_->where(a.second.pointer()) < doc_->where(b.second.pointer());
+    return doc_->offset(a.second.pointer()) < doc_->offset(b.second.pointer());
   });
   return out;
 }

@@ -59,7 +59,12 @@ class JsonDoc {
   std::string text_;
   json root_;
   std::unordered_map<std::string, size_t> offsets_;  // JSON pointer -> byte offset in text_
+  std::vector<size_t> line_starts_;                   // byte offset where each line begins
   std::pair<int, int> line_col(size_t offset) const;
+
+ public:
+  // Byte offset of the value at `pointer` (for ordering); SIZE_MAX if unknown.
+  size_t offset(const std::string& pointer) const;
 };
 
 // A typed, located view of one value inside a JsonDoc. Cheap to copy.

@@ -1,0 +1,93 @@
+// compute_cost.h - from money to compute to a model: dollars -> GPU-hours (renting in the cloud, or buying
+// and running the 2020 machine) -> FLOPs at a chosen utilisation -> the largest model and token count the
+// budget buys under the Kaplan 2020 or Chinchilla 2022 rule -> predicted loss.
+//
+// Every default price comes from assets/catalog/prices.json (table "prices"), where each value carries its
+// source and confidence; most build-side prices are assumed (not public) and the UI says so.
+//
+//   PlanConfig cfg = default_plan_config(catalog);      // prices from the catalog
+//   cfg.budget_usd = 1e9;                                 // or cfg.budget_flops = 3.14e23
+//   PlanResult r = plan(cfg);                             // r.params, r.tokens, r.gpu_hours, r.cost_usd ...
+#pragma once
+
+#include "capital/scaling_laws.h"
+#include "catalog/catalog.h"
+#include "core/json_doc.h"
+
+#include <string>
+
+namespace mc::capital {
+
+// Owning the machine: capital cost amortised over its life plus electricity with the facility overhead.
+struct BuildConfig {
+  double gpu_price_usd = 10000;              // one V100 SXM2 (assumed)
+  double server_price_usd = 50000;           // one 8-GPU server without its GPUs (assumed)
+  double network_per_server_usd = 20000;     // 400 Gb/s InfiniBand share per server (assumed)
+  int gpus_per_server = 8;
+  double gpu_power_W = 300;                  // V100 SXM2 TDP (datasheet)
+  double server_power_W = 1500;              // CPUs, memory, fans, NICs (assumed)
+  double pue = 1.2;                          // facility power / IT power (assumed)
+  double usd_per_kWh = 0.07;                 // (assumed)
+  double amortisation_years = 4;             // (assumed)
+};
+
+struct BuildCostBreakdown {
+  double capex_per_gpu_usd = 0;         // GPU + its share of server and network
+  double capex_usd_per_gpu_hour = 0;    // capex / (amortisation_years * hours per year)
+  double power_kW_per_gpu = 0;          // at the wall, PUE included
+  double power_usd_per_gpu_hour = 0;
+  double usd_per_gpu_hour = 0;          // the sum
+};
+BuildCostBreakdown build_cost(const BuildConfig& b);
+
+enum class Pricing { rent, build };
+
+struct PlanConfig {
+  // The budget: exactly one of the two is positive. Dollars are turned into GPU-hours at the chosen
+  // pricing, GPU-hours into FLOPs at gpu_peak_flops_per_s * utilisation.
+  double budget_usd = 0;
+  double budget_flops = 0;
+  ScalingRule rule = ScalingRule::chinchilla;
+  std::string gpu = "v100-32gb";               // catalog gpus record
+  double gpu_peak_flops_per_s = 125e12;        // V100 FP16 tensor peak (datasheet)
+  double utilisation = 0.3;                    // model FLOPs utilisation (assumed; GPT-4 leak: 0.32-0.36)
+  Pricing pricing = Pricing::rent;
+  double rent_usd_per_gpu_hour = 1.5;          // V100, 3-year reserved (inferred from Lambda)
+  BuildConfig build;
+  double cluster_gpus = 10000;                 // for the wall-clock days (the 2020 machine)
+  KaplanConstants kaplan;
+  ChinchillaConstants chinchilla;
+};
+
+// Defaults with every price and the GPU peak read from the catalog (prices, gpus tables). Throws
+// std::out_of_range naming the record and key if the catalog lacks one.
+PlanConfig default_plan_config(const Catalog& cat);
+
+struct PlanResult {
+  Allocation model;               // params, tokens, predicted loss under the rule
+  double flops = 0, pf_days = 0;
+  double effective_flops_per_s = 0;  // per GPU
+  double gpu_hours = 0;
+  double usd_per_gpu_hour = 0;       // at the chosen pricing
+  double cost_usd = 0;               // at the chosen pricing
+  double rent_cost_usd = 0, build_cost_usd = 0;  // both ways, always
+  double days_on_cluster = 0;        // gpu_hours / cluster_gpus / 24
+  BuildCostBreakdown build;
+};
+// Throws std::invalid_argument if neither or both budgets are positive or a rate is not positive.
+PlanResult plan(const PlanConfig& cfg);
+
+// JSON both ways. The config JSON has the keys of PlanConfig (budget_usd, budget_flops, rule, gpu,
+// gpu_peak_flops_per_s, utilisation, pricing, rent_usd_per_gpu_hour, build{...}, cluster_gpus);
+// a missing key keeps `base`'s value. Errors name the key: LoadError when read from a JsonDoc.
+json to_json(const PlanConfig& c);
+PlanConfig plan_config_from_json(const json& j, const PlanConfig& base);
+json to_json(const PlanResult& r);
+// Convenience for scenarios and the CLI: defaults from the catalog, overridden by `config`.
+json plan_json(const Catalog& cat, const json& config);
+
+// GPT-3 175B (3.14e23 FLOPs, Brown et al. 2020 Table D.1) priced both ways, at Lambda's sustained 28 TFLOP/s
+// per V100 and at the config's utilisation, beside the published estimates (prices table).
+json gpt3_priced_json(const Catalog& cat, const PlanConfig& cfg);
+
+}  // namespace mc::capital

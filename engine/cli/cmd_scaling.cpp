@@ -1,0 +1,60 @@
+// `megacluster scaling`: the predictable-scaling sweep. Trains several sizes with the same token budget,
+// fits L(C) = a C^b + c, predicts a larger run, trains it and prints prediction against result.
+#include "cli/cli.h"
+#include "core/format.h"
+#include "train/scaling.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace {
+
+int run_scaling(mc::cli::Args& a) {
+  const bool as_json = a.flag("--json");
+  const bool quick = a.flag("--quick");
+  const bool quiet = a.flag("--quiet");
+  auto steps = a.option("--steps");
+  auto corpus = a.option("--corpus");
+  const long long seed = a.option_int("--seed", 1, 0, 1ll << 53);
+  a.finish();
+  mc::train::ScalingConfig cfg = quick ? mc::train::ScalingConfig::quick() : mc::train::ScalingConfig{};
+  cfg.seed = uint64_t(seed);
+  if (steps) {
+    mc::cli::Args one(a.command(), {"--steps", *steps}, a.exe_path());
+    cfg.steps = int(one.option_int("--steps", cfg.steps, 10, 1000000));
+  }
+  mc::train::ScalingSweep sweep(cfg, mc::train::load_corpus(corpus ? *corpus : "default"));
+  while (!sweep.done()) {
+    sweep.advance(10);
+    if (!quiet) {
+      std::fprintf(stderr, "\r%3.0f%%  %-28s", 100 * sweep.progress(), sweep.current_label().c_str());
+      std::fflush(stderr);
+    }
+  }
+  if (!quiet) std::fprintf(stderr, "\n");
+  const mc::train::ScalingResult& r = sweep.result();
+  if (as_json) {
+    std::printf("%s\n", mc::train::to_json(r).dump(2).c_str());
+    return 0;
+  }
+  std::printf("sweep: %d steps x %d sequences x %d bytes for every size\n", cfg.steps, cfg.batch, cfg.context);
+  std::printf("  %6s %10s %14s %10s %12s\n", "width", "params", "compute", "loss", "fit L(C)");
+  for (const auto& p : r.points)
+    std::printf("  %6d %10lld %14s %10.4f %12.4f\n", p.width, (long long)p.params,
+                mc::format_quantity(p.compute_flops, "FLOP").c_str(), p.loss, r.fit_compute(p.compute_flops));
+  std::printf("fit: L(C) = %.4g * C^%.4f + %.4f  (rms %.4f nats)\n", r.fit_compute.a, r.fit_compute.b, r.fit_compute.c,
+              r.fit_compute.rms_error);
+  std::printf("     L(N) = %.4g * N^%.4f + %.4f\n", r.fit_params.a, r.fit_params.b, r.fit_params.c);
+  if (r.entropy_floor > 0) std::printf("corpus entropy (true irreducible loss): %.4f nats/byte\n", r.entropy_floor);
+  std::printf("prediction for width %d (%lld params, %s): %.4f\n", r.target.width, (long long)r.target.params,
+              mc::format_quantity(r.target.compute_flops, "FLOP").c_str(), r.predicted_loss);
+  std::printf("trained:                                     %.4f  (error %+.1f%%)\n", r.target.loss,
+              100.0 * (r.predicted_loss - r.target.loss) / r.target.loss);
+  return 0;
+}
+
+mc::cli::Registrar reg{{"scaling", "predictable scaling: fit L(C) on small runs, predict a larger one, then train it",
+                        "megacluster scaling [--quick] [--steps N] [--seed N] [--corpus FILE] [--quiet] [--json]",
+                        run_scaling}};
+
+}  // namespace

@@ -1,0 +1,66 @@
+// `megacluster simulate`: the discrete-event simulation of one iteration on every GPU (and, with --run,
+// of a whole training run) for an estimate config; one JSON object on stdout.
+#include "catalog/catalog.h"
+#include "cli/cli.h"
+#include "core/paths.h"
+#include "sim/sim.h"
+
+#include <cstdio>
+#include <fstream>
+
+namespace {
+
+int run_simulate(mc::cli::Args& a) {
+  const auto run = a.option("--run");
+  const long long seed = a.option_int("--seed", 1, 0, (1LL << 62));
+  const auto trace = a.option("--trace");
+  const long long gpu = a.option_int("--gpu", 0, 0, 1LL << 30);
+  const auto assets = a.option("--assets");
+  const bool quiet = a.flag("--quiet");
+  auto pos = a.positionals();
+  a.finish();
+  if (pos.size() != 1) throw mc::cli::UsageError("expected one CONFIG.json (or - for standard input)");
+  double days = 0;
+  if (run) {
+    try {
+      size_t used = 0;
+      days = std::stod(*run, &used);
+      if (used != run->size() || !(days > 0) || days > 3650) throw std::invalid_argument("range");
+    } catch (const std::exception&) {
+      throw mc::cli::UsageError("--run takes a number of days in (0, 3650], got \"" + *run + "\"");
+    }
+  }
+  const mc::Catalog cat = mc::load_catalog(assets ? *assets : mc::find_assets_dir(a.exe_path()));
+  const std::string file = pos[0] == "-" ? "<stdin>" : pos[0];
+  const mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), file);
+  mc::sim::SimOptions o;
+  o.run_days = days;
+  o.seed = static_cast<unsigned long long>(seed);
+  o.timeline_gpu = int(gpu);
+  // A progress bar on stderr for runs (only when stderr is a terminal would be nicer; keep it short).
+  int last = -1;
+  if (days > 0 && !quiet)
+    o.progress = [&last](double f) {
+      const int pct = int(f * 100);
+      if (pct == last) return;
+      last = pct;
+      std::fprintf(stderr, "\rrun [%-40.*s] %3d%%", pct * 40 / 100, "########################################", pct);
+      if (pct >= 100) std::fprintf(stderr, "\n");
+    };
+  const mc::json out = mc::sim::simulate_json(cat, doc, o);
+  if (trace) {
+    std::ofstream f(*trace);
+    if (!f) throw std::runtime_error("cannot write trace file \"" + *trace + "\"");
+    f << mc::sim::simulate_trace_json(cat, doc, o).dump();
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+mc::cli::Registrar reg{{"simulate",
+                        "simulate one iteration on every GPU (flow-level network), and optionally a whole run",
+                        "megacluster simulate CONFIG.json|- [--run DAYS] [--seed N] [--trace out.json] [--gpu N] "
+                        "[--quiet] [--assets DIR]",
+                        run_simulate}};
+
+}  // namespace

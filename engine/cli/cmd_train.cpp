@@ -1,0 +1,139 @@
+// `megacluster train`: trains the lab's GPT across virtual workers (dp x tp x pp, ZeRO 0-3), with a
+// progress bar on stderr and a summary (or one JSON object) on stdout. `--bench` runs the reference
+// configuration (4 layers, width 256, 4 heads, context 256, batch 8, bytes, fp32) and adds the SGEMM rate.
+#include "cli/cli.h"
+#include "core/format.h"
+#include "core/json_doc.h"
+#include "train/train.h"
+
+#include <cstdio>
+
+namespace {
+
+void progress_bar(const mc::train::StepResult& r, int total) {
+  const int width = 30, done = total > 0 ? r.step * width / total : width;
+  std::string bar(size_t(done), '#');
+  bar.resize(size_t(width), '.');
+  std::fprintf(stderr, "\r[%s] step %d/%d  loss %.4f  lr %.2e  %.2fs/step", bar.c_str(), r.step, total, r.loss, r.lr,
+               r.seconds);
+  if (r.step >= total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+int run_train(mc::cli::Args& a) {
+  const bool as_json = a.flag("--json");
+  const bool bench = a.flag("--bench");
+  const bool resume = a.flag("--resume");
+  const bool quiet = a.flag("--quiet");
+  auto dp = a.option("--dp"), tp = a.option("--tp"), pp = a.option("--pp"), zero = a.option("--zero");
+  auto steps = a.option("--steps"), seed = a.option("--seed"), mbs = a.option("--micro-batches");
+  auto batch = a.option("--batch"), schedule = a.option("--schedule"), corpus = a.option("--corpus");
+  auto ckpt = a.option("--checkpoint"), every = a.option("--checkpoint-every"), mem = a.option("--memory-limit-GB");
+  auto sample = a.option("--sample");
+  std::vector<std::string> pos = a.positionals();
+  a.finish();
+  if (pos.size() > 1) throw mc::cli::UsageError("at most one CONFIG.json");
+
+  mc::json cfg = mc::json::object();
+  if (!pos.empty()) {
+    mc::JsonDoc doc = mc::JsonDoc::load(pos[0]);
+    mc::train::parse_config(doc);  // located errors (file:line:column, key) before any override
+    cfg = doc.value();
+  } else if (bench) {
+    cfg = {{"model", {{"layers", 4}, {"width", 256}, {"heads", 4}, {"context", 256}, {"vocab", 256}}},
+           {"batch", 8},
+           {"steps", 6}};
+  }
+  auto set_int = [&](const std::optional<std::string>& v, const char* key, const char* flag, long long lo, long long hi) {
+    if (!v) return;
+    mc::cli::Args one(a.command(), {flag, *v}, a.exe_path());
+    cfg[key] = one.option_int(flag, 0, lo, hi);
+  };
+  set_int(dp, "dp", "--dp", 1, 64);
+  set_int(tp, "tp", "--tp", 1, 64);
+  set_int(pp, "pp", "--pp", 1, 64);
+  set_int(zero, "zero", "--zero", 0, 3);
+  set_int(steps, "steps", "--steps", 0, 10000000);
+  set_int(seed, "seed", "--seed", 0, 1ll << 53);
+  set_int(mbs, "micro_batches", "--micro-batches", 0, 4096);
+  set_int(batch, "batch", "--batch", 1, 65536);
+  set_int(every, "checkpoint_every", "--checkpoint-every", 1, 10000000);
+  if (schedule) {
+    if (*schedule != "gpipe" && *schedule != "1f1b") throw mc::cli::UsageError("--schedule is gpipe or 1f1b");
+    cfg["schedule"] = *schedule;
+  }
+  if (mem) {
+    mc::cli::Args one(a.command(), {"--memory-limit-GB", *mem}, a.exe_path());
+    const double gb = one.option_double("--memory-limit-GB", 2);
+    if (!(gb > 0)) throw mc::cli::UsageError("--memory-limit-GB must be positive");
+    cfg["memory_limit_bytes"] = gb * 1e9;
+  }
+  if (corpus) cfg["corpus"] = *corpus;
+  if (ckpt) cfg["checkpoint"] = *ckpt;
+  if (every && !ckpt) throw mc::cli::UsageError("--checkpoint-every needs --checkpoint DIR");
+  if (resume) {
+    if (!ckpt) throw mc::cli::UsageError("--resume needs --checkpoint DIR");
+    cfg["resume"] = true;
+  }
+  if (bench) cfg["bench"] = true;
+  if (sample) {
+    mc::cli::Args one(a.command(), {"--sample", *sample}, a.exe_path());
+    cfg["sample_bytes"] = one.option_int("--sample", 0, 0, 100000);
+  } else if (!as_json && !bench) {
+    cfg["sample_bytes"] = 120;
+  }
+
+  mc::train::TrainConfig tc;
+  try {
+    tc = mc::train::parse_config(cfg, pos.empty() ? "options" : pos[0]);
+    mc::train::validate(tc);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "megacluster train: cannot run this configuration: %s\n", e.what());
+    return 1;
+  }
+  const int total = tc.steps;
+  mc::json out = mc::train::run_json(cfg, [&](const mc::train::StepResult& r) {
+    if (!quiet) progress_bar(r, total);
+  });
+  if (as_json) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  const auto& losses = out["losses"];
+  std::printf("trained %d steps: dp %d x tp %d x pp %d, ZeRO-%d, %s, %lld parameters\n", out["steps_run"].get<int>(),
+              tc.parallel.dp, tc.parallel.tp, tc.parallel.pp, tc.parallel.zero, mc::train::to_string(tc.parallel.schedule),
+              out["parameters"].get<long long>());
+  const size_t n = losses.size();
+  for (size_t i = 0; i < n; ++i)
+    if (i == 0 || i + 1 == n || (i + 1) % std::max<size_t>(1, n / 8) == 0)
+      std::printf("  step %4zu  loss %.4f\n", i + 1, losses[i].get<double>());
+  if (out.contains("corpus_entropy_nats_per_byte"))
+    std::printf("  corpus entropy (the lowest possible loss): %.4f nats/byte\n",
+                out["corpus_entropy_nats_per_byte"].get<double>());
+  std::printf("throughput: %.0f tokens/s, %.2f GFLOP/s (%.1f MFLOP/token, sgemm path %s)\n",
+              out["tokens_per_s"].get<double>(), out["gflops"].get<double>(),
+              out["flops_per_token"].get<double>() / 1e6, out["sgemm_path"].get<std::string>().c_str());
+  if (out.contains("sgemm_gflops"))
+    std::printf("sgemm %dx%dx%d: %.2f GFLOP/s  (training reaches %.0f%% of it)\n", out["sgemm_shape"][0].get<int>(),
+                out["sgemm_shape"][1].get<int>(), out["sgemm_shape"][2].get<int>(), out["sgemm_gflops"].get<double>(),
+                100.0 * out["gflops"].get<double>() / std::max(1e-9, out["sgemm_gflops"].get<double>()));
+  if (tc.parallel.workers() > 1) {
+    std::printf("bytes sent per worker in the last step (counted / predicted by the communication model):\n");
+    for (size_t w = 0; w < out["bytes_sent_per_worker"].size(); ++w)
+      std::printf("  worker %2zu  %12s / %12s\n", w,
+                  mc::format_quantity(out["bytes_sent_per_worker"][w].get<double>(), "bytes").c_str(),
+                  mc::format_quantity(out["predicted_bytes_per_worker"][w].get<double>(), "bytes").c_str());
+  }
+  if (out.contains("checkpoints")) std::printf("checkpoint: %s\n", out["checkpoints"].back().get<std::string>().c_str());
+  if (out.contains("sample")) std::printf("sample: %s\n", out["sample"].get<std::string>().c_str());
+  return 0;
+}
+
+mc::cli::Registrar reg{{"train", "train the lab's small GPT across virtual workers (data, tensor, pipeline, ZeRO)",
+                        "megacluster train [CONFIG.json] [--dp N] [--tp N] [--pp N] [--zero 0-3] [--steps N] [--seed N]\n"
+                        "       [--batch N] [--micro-batches N] [--schedule gpipe|1f1b] [--corpus FILE]\n"
+                        "       [--checkpoint DIR [--checkpoint-every K]] [--resume] [--memory-limit-GB X]\n"
+                        "       [--sample BYTES] [--quiet] [--json] | --bench [--json]",
+                        run_train}};
+
+}  // namespace

@@ -1,0 +1,80 @@
+// collectives.cpp - alpha-beta timing of ring, tree and hierarchical collectives (see collectives.h).
+#include "perf/collectives.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mc::perf {
+
+Topology topology_of(const ClusterSpec& c) {
+  Topology t;
+  t.gpus_per_node = std::max(1, c.gpus_per_node);
+  // NVIDIA quotes NVLink per GPU as both directions together: one direction is half.
+  t.intra_Bps = c.intra_node_GBps_per_gpu * 1e9 / 2 * c.intra_bus_efficiency;
+  t.node_inter_Bps = c.node_network_Gbps * 1e9 / 8 * c.inter_bus_efficiency;  // Gb/s -> bytes/s, once
+  t.intra_latency_s = c.intra_latency_s;
+  t.inter_latency_s = c.inter_latency_s;
+  t.oversubscription = std::max(1.0, c.oversubscription);
+  t.leaf_nodes = std::max(1, c.leaf_nodes);
+  return t;
+}
+
+namespace {
+
+// `phases` = 1 for reduce-scatter or all-gather, 2 for all-reduce (= reduce-scatter + all-gather).
+Collective time_collective(const Topology& t, double bytes, int p, int per_node, int groups_per_node, int phases) {
+  Collective out;
+  if (p <= 1 || bytes <= 0) return out;
+  per_node = std::clamp(per_node, 1, p);
+  const int nodes = (p + per_node - 1) / per_node;
+  const double frac = double(p - 1) / p;  // ring volume factor (comm_volume.h)
+  if (nodes == 1) {
+    const double ring = phases * (frac * bytes / t.intra_Bps + (p - 1) * t.intra_latency_s);
+    const double tree = phases * (frac * bytes / t.intra_Bps + std::ceil(std::log2(p)) * t.intra_latency_s);
+    out.time_s = std::min(ring, tree);
+    out.algorithm = tree < ring ? "tree" : "ring";
+    return out;
+  }
+  // The group's share of the node's NICs, reduced by the fat-tree's oversubscription once the group
+  // spans more nodes than hang off one leaf switch.
+  double nic = t.node_inter_Bps / std::max(1, groups_per_node);
+  if (nodes > t.leaf_nodes) nic /= t.oversubscription;
+  // Flat ring: every byte of the ring passes each node boundary once; NVLink carries the same per GPU.
+  const double ring_bw = std::max(frac * bytes / nic, frac * bytes / t.intra_Bps);
+  const double ring = phases * (ring_bw + (nodes - 1) * t.inter_latency_s + (p - nodes) * t.intra_latency_s);
+  // Double binary tree across nodes (NCCL >= 2.4): about ring bandwidth, log-depth latency.
+  const double tree = phases * (ring_bw + std::ceil(std::log2(nodes)) * t.inter_latency_s +
+                                std::ceil(std::log2(per_node)) * t.intra_latency_s);
+  // Hierarchical: intra reduce-scatter, inter collective on bytes/per_node by per_node ranks at once
+  // (each using 1/per_node of the group's NICs), intra all-gather.
+  const double in_frac = double(per_node - 1) / per_node, out_frac = double(nodes - 1) / nodes;
+  const double hier = phases * (in_frac * bytes / t.intra_Bps + (per_node - 1) * t.intra_latency_s +
+                                out_frac * bytes / nic + (nodes - 1) * t.inter_latency_s);
+  out.time_s = ring;
+  out.algorithm = "ring";
+  if (tree < out.time_s) out = {tree, "tree"};
+  if (per_node > 1 && hier < out.time_s) out = {hier, "hierarchical"};
+  return out;
+}
+
+}  // namespace
+
+Collective all_reduce(const Topology& t, double bytes, int p, int per_node, int groups) {
+  return time_collective(t, bytes, p, per_node, groups, 2);
+}
+Collective reduce_scatter(const Topology& t, double bytes, int p, int per_node, int groups) {
+  return time_collective(t, bytes, p, per_node, groups, 1);
+}
+Collective all_gather(const Topology& t, double bytes, int p, int per_node, int groups) {
+  return time_collective(t, bytes, p, per_node, groups, 1);
+}
+
+Collective point_to_point(const Topology& t, double bytes, bool cross_node) {
+  if (bytes <= 0) return {};
+  if (!cross_node) return {bytes / t.intra_Bps + t.intra_latency_s, "nvlink"};
+  // One GPU's share of the node's NICs (with scatter/gather each of the t ranks sends its part at once).
+  const double per_gpu = t.node_inter_Bps / t.gpus_per_node;
+  return {bytes / per_gpu + t.inter_latency_s, "infiniband"};
+}
+
+}  // namespace mc::perf

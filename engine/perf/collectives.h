@@ -1,0 +1,40 @@
+// collectives.h - time of NCCL-style collectives on a two-level topology: GPUs joined by NVLink/NVSwitch
+// inside a node, nodes joined by NICs into an InfiniBand fat-tree (possibly oversubscribed).
+//
+// Each collective is alpha-beta: steps x latency + bytes on the busiest link / its bandwidth, with the
+// volumes of comm_volume.h (nccl-tests PERFORMANCE.md). Three algorithms are priced and the fastest
+// taken, as NCCL's tuner does: a flat ring, a double binary tree (log-depth latency, ring-like
+// bandwidth), and a hierarchical one (reduce-scatter in the node, all-reduce across nodes on 1/k of the
+// data, all-gather in the node).
+#pragma once
+
+#include "perf/comm_volume.h"
+#include "perf/perf.h"
+
+namespace mc::perf {
+
+struct Topology {
+  int gpus_per_node = 8;
+  double intra_Bps = 120e9;          // achievable one-way NVLink bytes/s per GPU
+  double node_inter_Bps = 45e9;      // achievable one-way NIC bytes/s of a whole node
+  double intra_latency_s = 5e-6, inter_latency_s = 8e-6;
+  double oversubscription = 1;
+  int leaf_nodes = 16;
+};
+Topology topology_of(const ClusterSpec& c);
+
+struct Collective {
+  double time_s = 0;
+  const char* algorithm = "none";
+};
+
+// A collective over p ranks of which `per_node` share each node; `groups_per_node` such collectives run
+// at once in every node and share its NICs (e.g. tp = 8 fills a node: its 8 data-parallel groups each
+// get one eighth of the node's network).
+Collective all_reduce(const Topology& t, double bytes, int p, int per_node, int groups_per_node);
+Collective reduce_scatter(const Topology& t, double bytes, int p, int per_node, int groups_per_node);
+Collective all_gather(const Topology& t, double bytes, int p, int per_node, int groups_per_node);
+// One message between neighbouring pipeline stages, over NVLink or over this GPU's share of the NICs.
+Collective point_to_point(const Topology& t, double bytes, bool cross_node);
+
+}  // namespace mc::perf

@@ -1,0 +1,236 @@
+// perf.h - the analytic model of training a transformer on a GPU cluster: memory per GPU, time per
+// iteration (and why), achieved FLOP/s, days, GPU-hours and dollars; plus the layout search.
+//
+// Conventions (as in Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU
+// Clusters Using Megatron-LM", and Korthikanti et al. 2022): l layers, h hidden, a heads, s sequence
+// length, V vocabulary, B global batch (sequences), b micro-batch, t/p/d tensor/pipeline/data degrees,
+// m = B/(b d) micro-batches per iteration, v virtual stages (interleaved schedule).
+//
+// Usage:
+//   mc::perf::Config c = mc::perf::parse_config(catalog, mc::JsonDoc::load("run.json"));  // LoadError
+//   mc::perf::Estimate e = mc::perf::estimate(c);
+//   nlohmann::json out = mc::perf::estimate_json(catalog, config_json);  // what `megacluster estimate` prints
+//
+// The model is built from physics only: peak FLOP/s and HBM bandwidth from the catalog, a GEMM
+// efficiency curve (tile/wave quantization and a roofline), latency + bandwidth collectives over NVLink,
+// the NICs and a fat-tree (ring, tree, hierarchical; the fastest is taken, as NCCL does). The published
+// throughputs are only compared against (engine/perf/validate.h), never fed in.
+#pragma once
+
+#include "catalog/catalog.h"
+#include "core/json_doc.h"
+
+#include <string>
+#include <vector>
+
+namespace mc::perf {
+
+// ---- inputs ---------------------------------------------------------------------------------------
+
+struct ModelSpec {
+  std::string id;        // preset id ("gpt3-175b") or "" for a custom model
+  int layers = 24;
+  int hidden = 1024;
+  int heads = 16;
+  int seq_len = 2048;
+  int vocab = 50257;
+  int ffn_hidden = 0;    // 0 -> 4 * hidden
+  int kv_heads = 0;      // 0 -> heads (multi-head attention); fewer -> grouped-query attention
+  bool gated_mlp = false;  // SwiGLU-style MLP: three ffn matrices instead of two
+  int ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
+  int kv() const { return kv_heads > 0 ? kv_heads : heads; }
+};
+
+struct ClusterSpec {
+  std::string id;      // preset id or ""
+  std::string gpu;     // catalog gpu id
+  // GPU (from the catalog record of `gpu`, overridable).
+  double peak_fp16_flops = 125e12;  // dense tensor-core peak for fp16
+  double peak_bf16_flops = 0;       // 0 -> no bf16 support
+  double peak_fp32_flops = 15.7e12;
+  double hbm_bytes = 32.0 * (1ull << 30);
+  double hbm_bandwidth_GBps = 900;
+  int sm_count = 80;                // streaming multiprocessors (for GEMM wave quantization)
+  // Node and network.
+  int gpus_per_node = 8;
+  int nodes = 1;
+  double intra_node_GBps_per_gpu = 300;  // NVLink/NVSwitch, bidirectional as NVIDIA quotes it
+  double node_network_Gbps = 400;        // all NICs of one node together, one direction
+  double oversubscription = 1;           // fat-tree: 1 = full bisection, 2 = half, ...
+  double intra_latency_s = 5e-6;         // one NCCL step inside a node (fabrics.json latency_us)
+  double inter_latency_s = 8e-6;         // one NCCL step across the InfiniBand fabric
+  double intra_bus_efficiency = 0.8;     // NCCL bus bandwidth / one-way NVLink rate (fabrics.json)
+  double inter_bus_efficiency = 0.9;     // NCCL bus bandwidth / NIC line rate (fabrics.json)
+  int leaf_nodes = 16;                   // nodes under one leaf switch; beyond it oversubscription applies
+  double matmul_peak_fraction = 0.85;    // large-GEMM FLOP/s / peak (gpus.json matmul_peak_fraction)
+  double elementwise_hbm_fraction = 0.8; // achieved / peak HBM bandwidth of memory-bound kernels
+  double kernel_overhead_s = 2e-6;       // ramp-up and tail of each kernel (launches overlap)
+  double price_per_gpu_hour_usd = 0;     // cloud price (0 -> cost not computed)
+  int gpus() const { return gpus_per_node * nodes; }
+};
+
+enum class Schedule { gpipe, one_f_one_b, interleaved };
+enum class Recompute { none, selective, full };
+enum class Precision { fp16, bf16, fp32 };
+const char* to_string(Schedule s);
+const char* to_string(Recompute r);
+const char* to_string(Precision p);
+
+struct Layout {
+  int tp = 1, pp = 1, dp = 1;
+  int micro_batch = 1;     // sequences per micro-batch
+  int global_batch = 512;  // sequences per iteration
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;  // model chunks per pipeline rank (interleaved only)
+  int zero = 0;            // ZeRO stage 0-3 over the data-parallel group
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
+  bool overlap_dp_comm = false;  // bucketed gradient all-reduce overlapped with the last backward pass
+  bool scatter_gather = true;    // Megatron-LM 2021 Sec. 4.1: split pipeline sends over the t ranks
+  int micro_batches() const { return global_batch / (micro_batch * dp); }  // m
+};
+
+struct Training {
+  double tokens = 300e9;
+  Precision precision = Precision::fp16;
+};
+
+struct Config {
+  ModelSpec model;
+  ClusterSpec cluster;
+  Layout layout;
+  Training training;
+};
+
+// ---- outputs --------------------------------------------------------------------------------------
+
+struct MemoryBreakdown {  // bytes on the most loaded GPU (the first pipeline stage)
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, total = 0;
+};
+
+struct TimeBreakdown {  // seconds per iteration, exposed (not hidden by overlap)
+  double compute = 0;    // forward + backward (+ recompute) matmuls and element-wise kernels
+  double tp_comm = 0;    // tensor-parallel all-reduces (or reduce-scatter/all-gather with sequence parallel)
+  double pp_comm = 0;    // pipeline send/recv
+  double dp_comm = 0;    // data-parallel gradient exchange (and ZeRO-3 parameter gathers), not overlapped part
+  double bubble = 0;     // pipeline fill and drain
+  double optimizer = 0;  // Adam update (memory bound)
+  double total = 0;
+};
+
+struct Estimate {
+  double params = 0;                       // exact count of the model
+  double model_flops_per_iteration = 0;    // no recompute (Megatron-LM 2021 eq. 3 with 72 instead of 96)
+  double hardware_flops_per_iteration = 0; // with the recomputation actually done
+  double six_nd_flops_per_iteration = 0;   // 6 * params * tokens per iteration (Kaplan et al. 2020)
+  MemoryBreakdown memory;
+  double hbm_bytes = 0;
+  bool fits = false;
+  double iteration_time_s = 0;
+  TimeBreakdown time;
+  double achieved_tflops_per_gpu = 0;      // hardware FLOPs / time / GPUs
+  double mfu = 0;                          // model FLOPs / time / (GPUs * peak)
+  double tokens_per_s = 0;
+  double iterations = 0;                   // training tokens / (global batch * seq_len)
+  double training_days = 0, gpu_hours = 0, cost_usd = 0;
+  // Per micro-batch, per pipeline stage (for the Gantt and the simulator).
+  double stage_forward_s = 0, stage_backward_s = 0;  // backward includes recompute
+  double p2p_s = 0;                                  // one boundary transfer
+  double gemm_efficiency = 0;                        // achieved / peak for this layer's matmuls
+  std::string dp_algorithm, tp_algorithm;            // "ring", "tree", "hierarchical", "none"
+  std::vector<std::string> notes;                    // assumptions applied (e.g. ZeRO-3 with pp > 1)
+};
+
+// ---- model arithmetic (each cites its formula in perf_model.cpp) -----------------------------------
+
+double param_count(const ModelSpec& m);                         // exact: embeddings, layers, final norm
+double megatron_param_count(const ModelSpec& m);                // Narayanan et al. 2021 eq. (2)
+double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // eq. (3) without recompute
+double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);
+double six_nd_flops(double params, double tokens);              // Kaplan et al. 2020: C = 6 N D
+constexpr double kPetaflopDay = 1e15 * 86400.0;                 // GPT-3 Table D.1 caption
+
+// Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for micro-batch b.
+double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel,
+                                  Recompute r);
+// ZeRO (Rajbhandari et al. 2020, Sec. 5): model-state bytes per GPU for `params` spread over dp ranks,
+// 2 bytes weights + 2 bytes gradients + K = 12 bytes of fp32 Adam state per parameter (mixed precision).
+MemoryBreakdown zero_model_state_bytes(double params, int dp, int zero_stage, Precision p);
+// Fraction of ideal time spent in the bubble: (p-1)/m (GPipe, 1F1B), (p-1)/(v m) interleaved
+// (Narayanan et al. 2021, Sec. 2.2).
+double bubble_over_ideal(Schedule s, int p, int m, int v);
+MemoryBreakdown memory_per_gpu(const Config& c);
+
+// ---- the estimate -----------------------------------------------------------------------------------
+
+// Problems with a config that make it meaningless (tp*pp*dp != GPUs, batch not divisible, ...), each a
+// sentence naming the key and the rule. Empty when valid. Not fitting in memory is NOT a problem.
+std::vector<std::string> layout_problems(const Config& c);
+Estimate estimate(const Config& c);  // call only when layout_problems(c) is empty
+nlohmann::json to_json(const Estimate& e, const Config& c);
+
+// Reads a config (the `megacluster estimate` format, see README) resolving model and cluster presets
+// from the catalog, with per-key overrides. Throws LoadError naming file, line, column, key and rule
+// (unknown key or preset, wrong type, out of range, tp*pp*dp != GPUs, batch not divisible).
+// require_parallel = false for `search` configs (the "parallel" object is then optional).
+Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel = true);
+Config parse_config(const Catalog& cat, const nlohmann::json& config, const std::string& file_for_errors,
+                    bool require_parallel = true);
+
+// Exactly the object `megacluster estimate` prints. Throws LoadError for invalid configs.
+nlohmann::json estimate_json(const Catalog& cat, const nlohmann::json& config,
+                             const std::string& file_for_errors = "<config>");
+
+// ---- the pipeline schedule of one iteration (for the Gantt chart and the simulator) -------------------
+
+struct PipelineOp {
+  int stage = 0;        // pipeline rank
+  int micro_batch = 0;
+  int chunk = 0;        // model chunk (0 unless interleaved)
+  bool backward = false;
+  double start_s = 0, end_s = 0;
+};
+// Replays the schedule (GPipe, 1F1B, interleaved 1F1B as in Megatron-LM) with the estimate's per-stage
+// forward/backward times and p2p latency. At most `max_ops` ops (the UI passes a few thousand).
+std::vector<PipelineOp> pipeline_timeline(const Config& c, const Estimate& e, int max_ops = 20000);
+
+// ---- the layout search ------------------------------------------------------------------------------
+
+struct SearchOptions {
+  int max_results = 20;       // ranked layouts kept
+  int max_rejected = 50;      // rejected layouts kept as examples (all are counted)
+  int max_micro_batch = 16;   // powers of two up to this
+  int max_virtual_stages = 8;
+  bool include_zero = true;   // try ZeRO stages 1-3 as well as 0
+  bool only_fitting = true;   // ranked list holds only layouts that fit in memory
+  int only_tp = 0, only_pp = 0;  // > 0: enumerate only this degree (the UI searches in slices, one per frame)
+};
+
+struct SearchCandidate {
+  Layout layout;
+  Estimate estimate;
+};
+struct Rejected {
+  Layout layout;
+  std::string reason;
+};
+struct SearchResult {
+  std::vector<SearchCandidate> ranked;  // fastest time-to-train first
+  std::vector<Rejected> rejected;       // examples
+  std::vector<std::pair<std::string, long long>> rejected_by_reason;  // counts
+  long long evaluated = 0;              // layouts whose estimate was computed
+  long long considered = 0;             // layouts enumerated (evaluated + rejected before estimating)
+  double elapsed_s = 0;
+};
+
+// Every (tp, pp, dp, micro_batch, zero, recompute, schedule, virtual_stages) for the config's model on its
+// cluster with its global batch (c.layout.global_batch), ranked; c.layout's other fields are ignored.
+SearchResult search(const Config& c, const SearchOptions& o = {});
+// Adds the results of another slice of the same search (ranked lists merged, counts summed).
+void merge(SearchResult& into, SearchResult&& slice, const SearchOptions& o);
+nlohmann::json to_json(const SearchResult& r, const Config& c);
+// What `megacluster search` prints. Throws LoadError for invalid configs.
+nlohmann::json search_json(const Catalog& cat, const nlohmann::json& config, const SearchOptions& o = {},
+                           const std::string& file_for_errors = "<config>");
+
+}  // namespace mc::perf

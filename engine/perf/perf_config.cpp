@@ -1,0 +1,287 @@
+// perf_config.cpp - reading a run config (model, cluster, parallel layout, training) with catalog
+// presets and per-key overrides; checking it; printing an estimate as JSON.
+#include "perf/perf.h"
+
+#include <cmath>
+#include <string>
+
+namespace mc::perf {
+
+namespace {
+
+const Record& find_record(const Catalog& cat, const std::string& table, const JsonCursor& at) {
+  const Table* t = cat.table(table);
+  if (!t) at.fail("the catalog has no \"" + table + "\" table (assets/catalog/index.json)");
+  const std::string id = at.string();
+  if (const Record* r = t->find(id)) return *r;
+  std::string ids;
+  for (const auto& r : t->records) ids += (ids.empty() ? "" : ", ") + r.id;
+  at.fail("unknown " + table + " id \"" + id + "\"; known: " + ids);
+}
+
+int positive_int(const JsonCursor& c, long long hi = 1LL << 30) { return int(c.integer_in(1, hi)); }
+
+// Fills the GPU values of `cs` from its catalog record.
+void apply_gpu(ClusterSpec& cs, const Record& g) {
+  cs.gpu = g.id;
+  cs.peak_fp16_flops = g.get_or("peak_fp16_tensor_flops", 0);
+  cs.peak_bf16_flops = g.get_or("peak_bf16_tensor_flops", 0);
+  cs.peak_fp32_flops = g.get_or("peak_fp32_flops", 0);
+  cs.hbm_bytes = g.get_or("hbm_bytes", cs.hbm_bytes);
+  cs.hbm_bandwidth_GBps = g.get_or("hbm_bandwidth_GBps", cs.hbm_bandwidth_GBps);
+  cs.sm_count = int(g.get_or("sm_count", 0));
+  cs.matmul_peak_fraction = g.get_or("matmul_peak_fraction", cs.matmul_peak_fraction);
+  cs.intra_node_GBps_per_gpu = g.get_or("nvlink_bandwidth_GBps", cs.intra_node_GBps_per_gpu);
+}
+
+void apply_fabric(ClusterSpec& cs, const Record& f) {
+  const bool intra = f.text_or("kind", "") == "intra-node";
+  const double lat = f.get_or("latency_us", -1), eff = f.get_or("bus_efficiency", -1);
+  if (intra) {
+    if (lat > 0) cs.intra_latency_s = lat * 1e-6;
+    if (eff > 0) cs.intra_bus_efficiency = eff;
+  } else {
+    if (lat > 0) cs.inter_latency_s = lat * 1e-6;
+    if (eff > 0) cs.inter_bus_efficiency = eff;
+  }
+}
+
+ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gpus_out) {
+  j.only_keys({"preset", "gpus", "gpu", "gpus_per_node", "nodes", "node_network_Gbps", "intra_node_GBps_per_gpu",
+               "oversubscription", "price_per_gpu_hour_usd", "fabric", "intra_latency_us", "inter_latency_us",
+               "leaf_nodes", "matmul_peak_fraction", "hbm_bytes"});
+  ClusterSpec cs;
+  long long total = 0;
+  if (auto p = j.get("preset")) {
+    const Record& cl = find_record(cat, "clusters", *p);
+    cs.id = cl.id;
+    if (const Table* g = cat.table("gpus"))
+      if (const Record* r = g->find(cl.text_or("gpu", ""))) apply_gpu(cs, *r);
+    if (const Table* s = cat.table("systems"))
+      if (const Record* r = s->find(cl.text_or("server", ""))) {
+        cs.gpus_per_node = int(r->get_or("gpus_per_node", cs.gpus_per_node));
+        cs.node_network_Gbps = r->get_or("network_Gbps", cs.node_network_Gbps);
+        cs.intra_node_GBps_per_gpu = r->get_or("intra_node_GBps_per_gpu", cs.intra_node_GBps_per_gpu);
+      }
+    cs.gpus_per_node = int(cl.get_or("gpus_per_node", cs.gpus_per_node));
+    cs.node_network_Gbps = cl.get_or("network_per_server_Gbps", cs.node_network_Gbps);
+    cs.oversubscription = cl.get_or("oversubscription", cs.oversubscription);
+    cs.price_per_gpu_hour_usd = cl.get_or("usd_per_gpu_hour", 0);
+    if (const Table* f = cat.table("fabrics"))
+      if (const Record* r = f->find(cl.text_or("fabric", ""))) apply_fabric(cs, *r);
+    total = (long long)cl.get_or("gpus", 0);
+  } else if (!j.has("gpu")) {
+    j.fail("a cluster needs \"preset\" (a clusters.json id) or \"gpu\" (a gpus.json id) with gpus_per_node, nodes "
+           "and node_network_Gbps");
+  }
+  if (auto g = j.get("gpu")) apply_gpu(cs, find_record(cat, "gpus", *g));
+  if (auto f = j.get("fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
+  if (auto v = j.get("gpus_per_node")) cs.gpus_per_node = positive_int(*v, 1024);
+  if (auto v = j.get("node_network_Gbps")) cs.node_network_Gbps = v->number_in(0.001, 1e6);
+  if (auto v = j.get("intra_node_GBps_per_gpu")) cs.intra_node_GBps_per_gpu = v->number_in(0.001, 1e6);
+  if (auto v = j.get("oversubscription")) cs.oversubscription = v->number_in(1, 64);
+  if (auto v = j.get("price_per_gpu_hour_usd")) cs.price_per_gpu_hour_usd = v->number_in(0, 1e4);
+  if (auto v = j.get("intra_latency_us")) cs.intra_latency_s = v->number_in(0, 1e5) * 1e-6;
+  if (auto v = j.get("inter_latency_us")) cs.inter_latency_s = v->number_in(0, 1e5) * 1e-6;
+  if (auto v = j.get("leaf_nodes")) cs.leaf_nodes = positive_int(*v, 1 << 20);
+  if (auto v = j.get("matmul_peak_fraction")) cs.matmul_peak_fraction = v->number_in(0.01, 1);
+  if (auto v = j.get("hbm_bytes")) cs.hbm_bytes = v->number_in(1, 1e15);
+  if (auto v = j.get("nodes")) total = (long long)positive_int(*v, 1 << 22) * cs.gpus_per_node;
+  if (auto v = j.get("gpus")) {
+    total = v->integer_in(1, 1LL << 30);
+    if (total % cs.gpus_per_node != 0)
+      (*v).fail("gpus (" + std::to_string(total) + ") must be a multiple of gpus_per_node (" +
+                std::to_string(cs.gpus_per_node) + "): the model places whole nodes");
+  }
+  if (total <= 0) total = cs.gpus_per_node;  // one node when nothing says how many
+  if (total % cs.gpus_per_node != 0) total = (total / cs.gpus_per_node) * cs.gpus_per_node;
+  cs.nodes = int(total / cs.gpus_per_node);
+  if (cs.nodes > 1 && !j.has("preset") && !j.has("node_network_Gbps"))
+    j.fail("a custom cluster of several nodes needs \"node_network_Gbps\" (all NICs of one node, gigabits/s)");
+  gpus_out = total;
+  return cs;
+}
+
+}  // namespace
+
+Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel) {
+  JsonCursor root = doc.root();
+  if (!root.is_object()) root.fail("a config is a JSON object with \"model\", \"cluster\", \"parallel\", \"training\"");
+  root.only_keys({"model", "cluster", "parallel", "training"});
+  Config c;
+  // ---- model ----
+  JsonCursor jm = root["model"];
+  jm.only_keys({"preset", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "kv_heads", "gated_mlp"});
+  const Record* preset = nullptr;
+  if (auto p = jm.get("preset")) {
+    preset = &find_record(cat, "models", *p);
+    c.model.id = preset->id;
+    c.model.layers = int(preset->get("layers"));
+    c.model.hidden = int(preset->get("hidden"));
+    c.model.heads = int(preset->get("heads"));
+    c.model.seq_len = int(preset->get("seq_len"));
+    c.model.vocab = int(preset->get("vocab"));
+    c.model.ffn_hidden = int(preset->get_or("ffn_hidden", 0));
+  } else {
+    for (const char* k : {"layers", "hidden", "heads", "seq_len", "vocab"})
+      if (!jm.has(k)) jm.fail(std::string("missing \"") + k + "\": give a \"preset\" (models.json id) or all of "
+                              "layers, hidden, heads, seq_len, vocab");
+  }
+  if (auto v = jm.get("layers")) c.model.layers = positive_int(*v, 100000);
+  if (auto v = jm.get("hidden")) c.model.hidden = positive_int(*v, 1 << 20);
+  if (auto v = jm.get("heads")) c.model.heads = positive_int(*v, 1 << 16);
+  if (auto v = jm.get("seq_len")) c.model.seq_len = positive_int(*v, 1 << 24);
+  if (auto v = jm.get("vocab")) c.model.vocab = positive_int(*v, 1 << 26);
+  if (auto v = jm.get("ffn_hidden")) c.model.ffn_hidden = positive_int(*v, 1 << 24);
+  if (auto v = jm.get("kv_heads")) c.model.kv_heads = positive_int(*v, 1 << 16);
+  if (auto v = jm.get("gated_mlp")) c.model.gated_mlp = v->boolean();
+  if (c.model.hidden % c.model.heads != 0)
+    jm.fail("hidden (" + std::to_string(c.model.hidden) + ") must be divisible by heads (" +
+            std::to_string(c.model.heads) + ")");
+  if (c.model.heads % c.model.kv() != 0) jm["kv_heads"].fail("kv_heads must divide heads");
+
+  // ---- cluster ----
+  long long gpus = 0;
+  c.cluster = parse_cluster(cat, root["cluster"], gpus);
+
+  // ---- training ----
+  if (preset) c.training.tokens = preset->get_or("tokens", c.training.tokens);
+  if (c.cluster.peak_fp16_flops <= 0 && c.cluster.peak_bf16_flops > 0) c.training.precision = Precision::bf16;
+  if (auto jt = root.get("training")) {
+    jt->only_keys({"tokens", "precision"});
+    if (auto v = jt->get("tokens")) c.training.tokens = v->number_in(1, 1e18);
+    if (auto v = jt->get("precision")) {
+      std::string p = v->one_of({"fp16", "bf16", "fp32"});
+      c.training.precision = p == "fp16" ? Precision::fp16 : p == "bf16" ? Precision::bf16 : Precision::fp32;
+      const double peak = p == "fp16" ? c.cluster.peak_fp16_flops
+                          : p == "bf16" ? c.cluster.peak_bf16_flops : c.cluster.peak_fp32_flops;
+      if (peak <= 0) v->fail("GPU \"" + c.cluster.gpu + "\" has no " + p + " peak in gpus.json; pick another precision");
+    }
+  }
+
+  // ---- parallel layout ----
+  Layout& L = c.layout;
+  if (preset) L.global_batch = int(preset->get_or("global_batch", L.global_batch));
+  auto jp = root.get("parallel");
+  if (!jp && require_parallel) root.fail("missing \"parallel\": {\"tp\", \"pp\", \"dp\", \"micro_batch\", ...}");
+  bool dp_given = false;
+  if (jp) {
+    jp->only_keys({"tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
+                   "sequence_parallel", "overlap_dp_comm", "scatter_gather"});
+    if (auto v = jp->get("tp")) L.tp = positive_int(*v, 1 << 16);
+    if (auto v = jp->get("pp")) L.pp = positive_int(*v, 1 << 16);
+    if (auto v = jp->get("dp")) L.dp = positive_int(*v, 1 << 24), dp_given = true;
+    if (auto v = jp->get("micro_batch")) L.micro_batch = positive_int(*v, 1 << 20);
+    if (auto v = jp->get("global_batch")) L.global_batch = positive_int(*v, 1 << 26);
+    if (auto v = jp->get("schedule")) {
+      std::string s = v->one_of({"gpipe", "1f1b", "interleaved"});
+      L.schedule = s == "gpipe" ? Schedule::gpipe : s == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved;
+    }
+    if (auto v = jp->get("virtual_stages")) L.virtual_stages = positive_int(*v, 1024);
+    if (auto v = jp->get("zero")) L.zero = int(v->integer_in(0, 3));
+    if (auto v = jp->get("recompute")) {
+      std::string s = v->one_of({"none", "selective", "full"});
+      L.recompute = s == "none" ? Recompute::none : s == "selective" ? Recompute::selective : Recompute::full;
+    }
+    if (auto v = jp->get("sequence_parallel")) L.sequence_parallel = v->boolean();
+    if (auto v = jp->get("overlap_dp_comm")) L.overlap_dp_comm = v->boolean();
+    if (auto v = jp->get("scatter_gather")) L.scatter_gather = v->boolean();
+  }
+  if (!dp_given) L.dp = int(std::max<long long>(1, gpus / (long long)(L.tp * L.pp)));
+  if (!jp || !require_parallel) return c;  // a search config: the layout is the search's to choose
+  auto at = [&](const char* key) { return jp->has(key) ? (*jp)[key] : *jp; };
+  if ((long long)L.tp * L.pp * L.dp != gpus)
+    at("dp").fail("tp*pp*dp = " + std::to_string(L.tp) + "*" + std::to_string(L.pp) + "*" + std::to_string(L.dp) +
+                  " = " + std::to_string((long long)L.tp * L.pp * L.dp) + " must equal the cluster's GPUs (" +
+                  std::to_string(gpus) + "); change the degrees or cluster.gpus");
+  for (const std::string& p : layout_problems(c)) {
+    const char* key = p.rfind("global_batch", 0) == 0 ? "global_batch"
+                      : p.rfind("pp", 0) == 0           ? "pp"
+                      : p.rfind("tp", 0) == 0           ? "tp"
+                      : p.rfind("virtual_stages", 0) == 0 ? "virtual_stages"
+                                                          : "micro_batch";
+    at(key).fail(p);
+  }
+  return c;
+}
+
+Config parse_config(const Catalog& cat, const json& config, const std::string& file, bool require_parallel) {
+  JsonDoc doc = JsonDoc::parse(config.dump(2), file);
+  return parse_config(cat, doc, require_parallel);
+}
+
+// Each message starts with the key it is about (parse_config uses it to point at that key).
+std::vector<std::string> layout_problems(const Config& c) {
+  std::vector<std::string> out;
+  const Layout& L = c.layout;
+  const ModelSpec& m = c.model;
+  auto s = [](long long x) { return std::to_string(x); };
+  if ((long long)L.tp * L.pp * L.dp != (long long)c.cluster.gpus())
+    out.push_back("tp*pp*dp (" + s((long long)L.tp * L.pp * L.dp) + ") must equal the GPU count (" +
+                  s(c.cluster.gpus()) + ")");
+  if (L.global_batch % ((long long)L.micro_batch * L.dp) != 0)
+    out.push_back("global_batch " + s(L.global_batch) + " is not divisible by micro_batch*dp = " +
+                  s((long long)L.micro_batch * L.dp));
+  if (m.heads % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide the " + s(m.heads) + " attention heads");
+  if (m.ffn() % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide ffn_hidden " + s(m.ffn()));
+  if (m.layers % L.pp != 0) out.push_back("pp " + s(L.pp) + " must divide the " + s(m.layers) + " layers");
+  if (L.schedule == Schedule::interleaved && L.pp > 1) {
+    if (m.layers % (L.pp * L.virtual_stages) != 0)
+      out.push_back("virtual_stages: pp*virtual_stages = " + s(L.pp * L.virtual_stages) + " must divide the " +
+                    s(m.layers) + " layers");
+    else if (L.global_batch % ((long long)L.micro_batch * L.dp) == 0 && L.micro_batches() % L.pp != 0)
+      out.push_back("global_batch: the interleaved schedule needs micro-batches per iteration (" +
+                    s(L.micro_batches()) + ") to be a multiple of pp (" + s(L.pp) + ") (Megatron-LM)");
+  }
+  return out;
+}
+
+json to_json(const Estimate& e, const Config& c) {
+  const Layout& L = c.layout;
+  json j;
+  j["params"] = e.params;
+  j["model_flops_per_iteration"] = e.model_flops_per_iteration;
+  j["hardware_flops_per_iteration"] = e.hardware_flops_per_iteration;
+  j["six_nd_flops_per_iteration"] = e.six_nd_flops_per_iteration;
+  j["memory_per_gpu_bytes"] = {{"weights", e.memory.weights},       {"gradients", e.memory.gradients},
+                               {"optimizer", e.memory.optimizer},   {"activations", e.memory.activations},
+                               {"total", e.memory.total},           {"hbm", e.hbm_bytes}};
+  j["fits"] = e.fits;
+  j["iteration_time_s"] = e.iteration_time_s;
+  j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
+                           {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer}};
+  j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;
+  j["mfu"] = e.mfu;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["iterations"] = e.iterations;
+  j["training_days"] = e.training_days;
+  j["gpu_hours"] = e.gpu_hours;
+  j["cost_usd"] = e.cost_usd;
+  j["price_per_gpu_hour_usd"] = c.cluster.price_per_gpu_hour_usd;
+  j["gpus"] = c.cluster.gpus();
+  j["gemm_efficiency"] = e.gemm_efficiency;
+  j["per_micro_batch_s"] = {{"stage_forward", e.stage_forward_s}, {"stage_backward", e.stage_backward_s},
+                            {"p2p", e.p2p_s}};
+  j["algorithms"] = {{"tp", e.tp_algorithm}, {"dp", e.dp_algorithm}};
+  j["layout"] = {{"tp", L.tp},
+                 {"pp", L.pp},
+                 {"dp", L.dp},
+                 {"micro_batch", L.micro_batch},
+                 {"global_batch", L.global_batch},
+                 {"micro_batches", L.micro_batches()},
+                 {"schedule", to_string(L.schedule)},
+                 {"virtual_stages", L.virtual_stages},
+                 {"zero", L.zero},
+                 {"recompute", to_string(L.recompute)},
+                 {"sequence_parallel", L.sequence_parallel}};
+  j["precision"] = to_string(c.training.precision);
+  j["notes"] = e.notes;
+  return j;
+}
+
+json estimate_json(const Catalog& cat, const json& config, const std::string& file) {
+  Config c = parse_config(cat, config, file, true);
+  return to_json(estimate(c), c);
+}
+
+}  // namespace mc::perf

@@ -1,0 +1,400 @@
+// actions.cpp - the action registry and the actions that need only the capital model and the UI.
+#include "scenario/actions.h"
+
+#include "capital/compute_cost.h"
+#include "capital/trend.h"
+#include "capital/waterfall.h"
+#include "catalog/catalog.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace mc::scenario {
+namespace {
+
+const char* const kConfigs[] = {"plan", "waterfall", "partnership", "estimate", "simulate", "train"};
+
+bool is_capital(const std::string& c) { return c == "plan" || c == "waterfall" || c == "partnership"; }
+
+// Checks `path` against the capital config's keys and `value` against the default's type and range.
+void check_capital_set(const JsonCursor& a, const std::string& config, const std::string& path, const json* value) {
+  if (path.empty()) {
+    if (value && !value->is_object()) a["value"].fail("replacing the whole \"" + config + "\" config needs an object");
+    return;
+  }
+  const json defaults = initial_state(nullptr).configs[config];
+  json::json_pointer ptr(path);
+  // Arrays (holders, profit_usd) may grow: check only the first component for paths into them.
+  std::string top = path.substr(1, path.find('/', 1) == std::string::npos ? std::string::npos : path.find('/', 1) - 1);
+  if (!defaults.contains(top)) {
+    std::string keys;
+    for (const auto& [k, v] : defaults.items()) keys += (keys.empty() ? "" : ", ") + k;
+    a["path"].fail("\"" + config + "\" has no key \"" + top + "\"; expected one of: " + keys);
+  }
+  if (!value || !defaults.contains(ptr)) return;
+  const json& d = defaults.at(ptr);
+  if (d.is_number() && !value->is_number())
+    a["value"].fail("wrong type: \"" + path + "\" is a number, got " + value->dump());
+  if (d.is_string() && !value->is_string())
+    a["value"].fail("wrong type: \"" + path + "\" is a string, got " + value->dump());
+  auto range = [&](double lo, double hi) {
+    double x = value->get<double>();
+    if (!(x >= lo && x <= hi))
+      a["value"].fail("out of range: \"" + path + "\" must be in [" + json(lo).dump() + ", " + json(hi).dump() +
+                      "], got " + value->dump());
+  };
+  if (path == "/utilisation") range(1e-6, 1);
+  if (path == "/cloud_credit_fraction") range(0, 1);
+  if (path == "/installment_years") range(1, 50);
+  if (path == "/budget_usd" || path == "/budget_flops" || path == "/total_usd") range(0, 1e40);
+  if (path == "/rule" && *value != "kaplan" && *value != "chinchilla")
+    a["value"].fail("out of range: \"rule\" must be \"kaplan\" or \"chinchilla\", got " + value->dump());
+  if (path == "/pricing" && *value != "rent" && *value != "build")
+    a["value"].fail("out of range: \"pricing\" must be \"rent\" or \"build\", got " + value->dump());
+}
+
+void validate_set(const JsonCursor& a, const Catalog* cat) {
+  std::string config = a["config"].string();
+  if (std::find(std::begin(kConfigs), std::end(kConfigs), config) == std::end(kConfigs))
+    a["config"].fail("unknown config \"" + config +
+                     "\"; expected one of: plan, waterfall, partnership, estimate, simulate, train");
+  std::string path = a["path"].string();
+  if (!path.empty() && path[0] != '/') a["path"].fail("a JSON pointer starts with '/' (or is \"\" for the whole config)");
+  try {
+    (void)json::json_pointer(path);
+  } catch (const std::exception& e) {
+    a["path"].fail(std::string("not a JSON pointer: ") + e.what());
+  }
+  const bool has_value = a.has("value"), has_preset = a.has("preset");
+  const int sources = int(has_value) + int(has_preset) + int(a.has("result")) + int(a.has("catalog"));
+  if (sources != 1)
+    a.fail("a \"set\" needs exactly one of \"value\", \"preset\" (table/record), \"catalog\" (table/record/field) "
+           "and \"result\" (a result path)");
+  if (auto r = a.get("result"))
+    if (r->string().empty()) r->fail("a result path is not empty");
+  if (auto c = a.get("catalog")) {
+    // "table/record/field": a sourced number of the catalog, so scenarios never retype historical numbers.
+    std::string ref = c->string();
+    auto s1 = ref.find('/'), s2 = ref.rfind('/');
+    if (s1 == std::string::npos || s1 == s2) c->fail("a catalog reference is \"table/record/field\"");
+    if (cat) {
+      const Table* t = cat->table(ref.substr(0, s1));
+      const Record* rec = t ? t->find(ref.substr(s1 + 1, s2 - s1 - 1)) : nullptr;
+      if (!rec || !rec->find(ref.substr(s2 + 1))) c->fail("missing catalog value \"" + ref + "\"");
+    }
+  }
+  if (has_preset) {
+    // "table/record": a record of the catalog, e.g. "models/gpt3-175b"; the id is what gets set.
+    std::string p = a["preset"].string();
+    auto slash = p.find('/');
+    if (slash == std::string::npos) a["preset"].fail("a preset is \"table/record\", e.g. \"models/gpt3-175b\"");
+    if (cat) {
+      const Table* t = cat->table(p.substr(0, slash));
+      if (!t) a["preset"].fail("missing preset: the catalog has no table \"" + p.substr(0, slash) + "\"");
+      if (!t->find(p.substr(slash + 1))) {
+        std::string ids;
+        for (const auto& r : t->records) ids += (ids.empty() ? "" : ", ") + r.id;
+        a["preset"].fail("missing preset: table \"" + t->name + "\" has no record \"" + p.substr(slash + 1) +
+                         "\"; it has: " + ids);
+      }
+    }
+  }
+  if (is_capital(config) && !a.has("result") && !a.has("catalog")) {
+    json preset_value;
+    if (has_preset) {
+      std::string p = a["preset"].string();
+      preset_value = p.substr(p.find('/') + 1);
+    }
+    check_capital_set(a, config, path, has_value ? &a["value"].value() : &preset_value);
+  }
+}
+
+void run_set(const json& a, ActionContext& ctx) {
+  const std::string config = a.at("config");
+  const std::string path = a.at("path");
+  json v;
+  if (a.contains("value")) v = a.at("value");
+  else if (a.contains("result")) {
+    const json* r = lookup_result(ctx.state->results, a.at("result").get<std::string>());
+    if (!r) throw std::runtime_error("no result \"" + a.at("result").get<std::string>() + "\" to set from");
+    v = *r;
+  } else if (a.contains("catalog")) {
+    if (!ctx.catalog) throw std::runtime_error("a catalog reference needs the catalog");
+    std::string ref = a.at("catalog");
+    auto s1 = ref.find('/'), s2 = ref.rfind('/');
+    v = ctx.catalog->table(ref.substr(0, s1))->find(ref.substr(s1 + 1, s2 - s1 - 1))->get(ref.substr(s2 + 1));
+  } else {
+    std::string p = a.at("preset");
+    v = p.substr(p.find('/') + 1);
+  }
+  json& c = ctx.state->configs[config];
+  if (path.empty()) c = v;
+  else c[json::json_pointer(path)] = v;
+}
+
+std::string result_name(const json& a, const char* fallback) { return a.value("as", std::string(fallback)); }
+
+void store(ActionContext& ctx, const std::string& name, json value) {
+  ctx.state->results[name] = std::move(value);
+  ctx.produced.push_back(name);
+}
+
+void validate_as(const JsonCursor& a) {
+  if (auto as = a.get("as")) {
+    std::string n = as->string();
+    bool ok = !n.empty() && n.find('.') == std::string::npos;
+    if (!ok) as->fail("a result name is non-empty and has no '.'");
+  }
+}
+
+capital::PlanConfig plan_defaults(const Catalog* cat) {
+  return cat ? capital::default_plan_config(*cat) : capital::PlanConfig{};
+}
+
+}  // namespace
+
+PlayState initial_state(const Catalog* catalog) {
+  PlayState s;
+  capital::PlanConfig pc = plan_defaults(catalog);
+  json plan = capital::to_json(pc);
+  s.configs["plan"] = plan;
+  s.configs["waterfall"] = capital::to_json(capital::WaterfallConfig{});
+  capital::PartnershipConfig part;
+  part.usd_per_gpu_hour = pc.rent_usd_per_gpu_hour;
+  part.gpu_flops_per_s = pc.gpu_peak_flops_per_s * pc.utilisation;
+  s.configs["partnership"] = capital::to_json(part);
+  s.configs["estimate"] = json::object();
+  s.configs["simulate"] = json::object();
+  s.configs["train"] = json::object();
+  return s;
+}
+
+void ActionRegistry::add(ActionDef def) {
+  for (auto& d : defs_)
+    if (d.name == def.name) {
+      d = std::move(def);
+      return;
+    }
+  defs_.push_back(std::move(def));
+}
+
+const ActionDef* ActionRegistry::find(const std::string& name) const {
+  for (const auto& d : defs_)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::vector<std::string> ActionRegistry::names() const {
+  std::vector<std::string> n;
+  for (const auto& d : defs_) n.push_back(d.name);
+  return n;
+}
+
+const json* lookup_result(const json& results, const std::string& path) {
+  const json* cur = &results;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (cur->is_object()) {
+      auto it = cur->find(part);
+      if (it == cur->end()) return nullptr;
+      cur = &*it;
+    } else if (cur->is_array()) {
+      char* end = nullptr;
+      long idx = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end != '\0' || idx < 0 || size_t(idx) >= cur->size()) return nullptr;
+      cur = &(*cur)[size_t(idx)];
+    } else {
+      return nullptr;
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+void register_builtin_actions(ActionRegistry& reg) {
+  reg.add({"set", "set a key of a config (JSON pointer) to a value or a catalog preset",
+           {"config", "path", "value", "preset", "result", "catalog"}, validate_set, run_set});
+
+  reg.add({"plan", "money -> GPU-hours -> FLOPs -> model and loss (the \"plan\" config)", {"as"},
+           [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           [](const json& a, ActionContext& ctx) {
+             capital::PlanConfig c = capital::plan_config_from_json(ctx.state->configs["plan"], plan_defaults(ctx.catalog));
+             store(ctx, result_name(a, "plan"), capital::to_json(capital::plan(c)));
+           }});
+
+  reg.add({"gpt3_priced", "GPT-3's 3.14e23 FLOPs priced by renting and by building, beside published estimates",
+           {"as"}, [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           [](const json& a, ActionContext& ctx) {
+             if (!ctx.catalog) throw std::runtime_error("gpt3_priced needs the catalog (prices and runs tables)");
+             capital::PlanConfig c = capital::plan_config_from_json(ctx.state->configs["plan"], plan_defaults(ctx.catalog));
+             store(ctx, result_name(a, "gpt3_priced"), capital::gpt3_priced_json(*ctx.catalog, c));
+           }});
+
+  reg.add({"waterfall", "split a profit stream between investors, employees and the nonprofit", {"as"},
+           [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           [](const json& a, ActionContext& ctx) {
+             capital::WaterfallConfig c = capital::waterfall_config_from_json(ctx.state->configs["waterfall"], {});
+             store(ctx, result_name(a, "waterfall"), capital::to_json(c, capital::run_waterfall(c)));
+           }});
+
+  reg.add({"partnership", "the 2019 $1B: installments, cash and cloud credit, GPU-hours", {"as"},
+           [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           [](const json& a, ActionContext& ctx) {
+             capital::PartnershipConfig c =
+                 capital::partnership_config_from_json(ctx.state->configs["partnership"], {});
+             store(ctx, result_name(a, "partnership"), capital::to_json(capital::run_partnership(c)));
+           }});
+
+  reg.add({"trend", "the AI-and-Compute doubling and where each run sits against it", {"as", "anchor"},
+           [](const JsonCursor& a, const Catalog* cat) {
+             validate_as(a);
+             if (auto an = a.get("anchor"))
+               if (cat && (!cat->table("runs") || !cat->table("runs")->find(an->string())))
+                 an->fail("missing preset: the runs table has no run \"" + an->string() + "\"");
+           },
+           [](const json& a, ActionContext& ctx) {
+             if (!ctx.catalog) throw std::runtime_error("trend needs the catalog (runs table)");
+             capital::ComputeTrend t = capital::load_trend(*ctx.catalog, a.value("anchor", std::string("openai-five-2019")));
+             json runs = json::object();
+             for (const auto& p : capital::run_points(*ctx.catalog))
+               runs[p.id] = {{"year", p.year}, {"flops", p.flops}, {"pf_days", capital::flops_to_pf_days(p.flops)},
+                             {"over_trend", p.flops / t.flops_at(p.year)}};
+             store(ctx, result_name(a, "trend"),
+                   {{"doubling_months", t.doubling_months}, {"growth", t.growth}, {"period_years", t.period_years()},
+                    {"factor_per_year", t.factor_per_year()}, {"anchor_year", t.anchor_year},
+                    {"flops_2020", t.flops_at(2020.4)}, {"flops_2022", t.flops_at(2022.4)}, {"runs", runs}});
+           }});
+
+  reg.add({"fit_power_law",
+           "fit L(C) = c + a C^b to earlier results (least squares in log space) and predict a bigger one",
+           {"as", "points", "x", "y", "floor", "predict"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             if (a["points"].elements().size() < 2) a["points"].fail("a fit needs at least 2 results");
+             for (const JsonCursor& p : a["points"].elements()) (void)p.string();
+             (void)a["x"].string(), (void)a["y"].string();
+             if (auto f = a.get("floor")) (void)f->string();
+             if (auto p = a.get("predict")) (void)p->string();
+           },
+           [](const json& a, ActionContext& ctx) {
+             // Kaplan et al. 2020 eq. (1.3) form with an irreducible term (as in the GPT-4 report's
+             // L(C) = a C^b + c): subtract the floor, then a straight line through (ln C, ln(L - c)).
+             auto num_at = [&](const std::string& res, const std::string& key) {
+               const json* v = lookup_result(ctx.state->results, res + "." + key);
+               if (!v || !v->is_number()) throw std::runtime_error("no number \"" + res + "." + key + "\" to fit");
+               return v->get<double>();
+             };
+             const std::string xk = a.at("x"), yk = a.at("y");
+             double floor = 0;
+             if (a.contains("floor")) {
+               const json* f = lookup_result(ctx.state->results, a.at("floor").get<std::string>());
+               if (!f || !f->is_number()) throw std::runtime_error("no number for the fit's floor");
+               floor = f->get<double>();
+             }
+             double sx = 0, sy = 0, sxx = 0, sxy = 0;
+             int n = 0;
+             for (const json& p : a.at("points")) {
+               double x = std::log(num_at(p, xk)), l = num_at(p, yk) - floor;
+               if (!(l > 0)) throw std::runtime_error("loss at or below the floor in \"" + p.get<std::string>() + "\"");
+               double y = std::log(l);
+               sx += x, sy += y, sxx += x * x, sxy += x * y, ++n;
+             }
+             const double den = n * sxx - sx * sx;
+             if (std::fabs(den) < 1e-12) throw std::runtime_error("the fit's points all have the same x");
+             const double b = (n * sxy - sx * sy) / den, ln_a = (sy - b * sx) / n;
+             json r = {{"a", std::exp(ln_a)}, {"b", b}, {"floor", floor}, {"points", n}};
+             if (a.contains("predict")) {
+               const std::string big = a.at("predict");
+               const double x = num_at(big, xk), actual = num_at(big, yk);
+               const double pred = floor + std::exp(ln_a) * std::pow(x, b);
+               r["predicted"] = pred;
+               r["actual"] = actual;
+               r["relative_error"] = (pred - actual) / actual;
+               r["abs_relative_error"] = std::fabs(pred - actual) / actual;
+               double xmax = 0;
+               for (const json& p : a.at("points")) xmax = std::max(xmax, num_at(p, xk));
+               r["extrapolation"] = x / xmax;
+             }
+             store(ctx, result_name(a, "fit"), r);
+           }});
+
+  reg.add({"facts", "copy sourced catalog values into the results, so narration never retypes a number",
+           {"as", "values"},
+           [](const JsonCursor& a, const Catalog* cat) {
+             validate_as(a);
+             for (const auto& [name, ref] : a["values"].items()) {
+               std::string r = ref.string();
+               auto s1 = r.find('/'), s2 = r.rfind('/');
+               if (s1 == std::string::npos || s1 == s2) ref.fail("a catalog reference is \"table/record/field\"");
+               if (!cat) continue;
+               const Table* t = cat->table(r.substr(0, s1));
+               const Record* rec = t ? t->find(r.substr(s1 + 1, s2 - s1 - 1)) : nullptr;
+               if (!rec || !rec->find(r.substr(s2 + 1))) ref.fail("missing catalog value \"" + r + "\"");
+             }
+           },
+           [](const json& a, ActionContext& ctx) {
+             if (!ctx.catalog) throw std::runtime_error("facts need the catalog");
+             json out = json::object();
+             for (const auto& [name, ref] : a.at("values").items()) {
+               std::string r = ref;
+               auto s1 = r.find('/'), s2 = r.rfind('/');
+               const Sourced* v = ctx.catalog->table(r.substr(0, s1))->find(r.substr(s1 + 1, s2 - s1 - 1))->find(r.substr(s2 + 1));
+               out[name] = v->value;
+               out[name + "_source"] = v->source;
+               out[name + "_confidence"] = to_string(v->confidence);
+             }
+             store(ctx, result_name(a, "facts"), out);
+           }});
+
+  reg.add({"ratio", "divide one result by another (\"x\" = num / den), e.g. runs per budget", {"as", "num", "den"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             (void)a["num"].string(), (void)a["den"].string();
+           },
+           [](const json& a, ActionContext& ctx) {
+             const json* n = lookup_result(ctx.state->results, a.at("num").get<std::string>());
+             const json* d = lookup_result(ctx.state->results, a.at("den").get<std::string>());
+             if (!n || !d || !n->is_number() || !d->is_number() || d->get<double>() == 0)
+               throw std::runtime_error("ratio needs two numeric results, the second non-zero");
+             store(ctx, result_name(a, "ratio"), {{"x", n->get<double>() / d->get<double>()}});
+           }});
+
+  reg.add({"focus_panel", "show a panel of the explorer", {"panel"},
+           [](const JsonCursor& a, const Catalog*) {
+             if (a["panel"].string().empty()) a["panel"].fail("a panel id is not empty");
+           },
+           [](const json& a, ActionContext& ctx) { ctx.state->focus_panel = a.at("panel"); }});
+
+  reg.add({"highlight", "outline a tracked widget (\"\" clears)", {"widget"},
+           [](const JsonCursor& a, const Catalog*) { (void)a["widget"].string(); },
+           [](const json& a, ActionContext& ctx) { ctx.state->highlight_widget = a.at("widget"); }});
+
+  reg.add({"wait", "when playing, wait for the user (\"for\": \"user\") or a number of seconds", {"seconds", "for"},
+           [](const JsonCursor& a, const Catalog*) {
+             if (a.has("seconds") == a.has("for")) a.fail("a \"wait\" needs exactly one of \"seconds\" and \"for\"");
+             if (a.has("seconds")) (void)a["seconds"].number_in(0, 600);
+             if (a.has("for")) (void)a["for"].one_of({"user"});
+           },
+           [](const json& a, ActionContext& ctx) {
+             if (a.contains("seconds")) ctx.state->wait_s = a.at("seconds").get<double>();
+             else ctx.state->wait_user = true;
+           }});
+
+  register_engine_actions(reg);
+}
+
+const ActionRegistry& default_actions() {
+  static const ActionRegistry reg = [] {
+    ActionRegistry r;
+    register_builtin_actions(r);
+    return r;
+  }();
+  return reg;
+}
+
+}  // namespace mc::scenario

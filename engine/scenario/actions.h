@@ -1,0 +1,76 @@
+// actions.h - what a scenario step can do, as a registry of named actions (Box2D-samples style, but with an
+// explicit registration function: static initialisers in a static library may be dropped by the linker).
+//
+//   ActionRegistry reg;
+//   register_builtin_actions(reg);        // set, plan, waterfall, partnership, gpt3_priced, estimate,
+//                                          // search, simulate, train, focus_panel, highlight, wait
+//   const ActionRegistry& r = default_actions();   // the same, built once
+//
+// Every action validates its own keys at load time (located LoadError) and runs against PlayState, the
+// plain engine state of a scenario being played: the configs it edits and the results it produced.
+#pragma once
+
+#include "core/json_doc.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mc {
+struct Catalog;
+}
+
+namespace mc::scenario {
+
+// The state a scenario drives. Configs are the JSON inputs of each engine entry point ("plan",
+// "waterfall", "partnership": capital model; "estimate": the analytic model and layout search;
+// "simulate": the simulator; "train": the training lab); results are their outputs by name.
+struct PlayState {
+  json configs = json::object();
+  json results = json::object();
+  std::string focus_panel;       // panel id the UI should show
+  std::string highlight_widget;  // tracked widget id to outline
+  double wait_s = 0;             // the step asks to stay this long before auto-advance
+  bool wait_user = false;        // the step waits for the user (Next) when playing
+};
+
+// Initial configs: capital defaults with prices from the catalog (null catalog: built-in defaults).
+PlayState initial_state(const Catalog* catalog);
+
+struct ActionContext {
+  const Catalog* catalog = nullptr;
+  PlayState* state = nullptr;
+  unsigned long long seed = 1;           // scenario seed mixed with the step and action index
+  unsigned long long scenario_seed = 1;  // the scenario's own seed (for runs that must be comparable)
+  std::vector<std::string> produced;  // result names written by this step
+};
+
+struct ActionDef {
+  std::string name, summary;
+  std::vector<std::string> keys;  // allowed keys besides "do"
+  // Checks the action's values; throws LoadError through the cursor. `catalog` may be null.
+  std::function<void(const JsonCursor& action, const Catalog* catalog)> validate;
+  // Runs it; throws std::exception (message reported with the step) on failure.
+  std::function<void(const json& action, ActionContext& ctx)> run;
+};
+
+class ActionRegistry {
+ public:
+  void add(ActionDef def);  // replaces an action of the same name
+  const ActionDef* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+  const std::vector<ActionDef>& all() const { return defs_; }
+
+ private:
+  std::vector<ActionDef> defs_;
+};
+
+void register_builtin_actions(ActionRegistry& reg);
+// The analytic model, the simulator and the training lab (engine_actions.cpp).
+void register_engine_actions(ActionRegistry& reg);
+const ActionRegistry& default_actions();
+
+// Dotted path into results: "estimate.time.total", "waterfall.holders.0.total_usd". Null if absent.
+const json* lookup_result(const json& results, const std::string& path);
+
+}  // namespace mc::scenario

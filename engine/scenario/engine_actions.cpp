@@ -1,0 +1,105 @@
+// engine_actions.cpp - scenario actions that run the analytic model (engine/perf), the simulator
+// (engine/sim) and the training lab (engine/train) on the scenario's configs.
+#include "catalog/catalog.h"
+#include "perf/perf.h"
+#include "scenario/actions.h"
+#include "sim/sim.h"
+#include "train/train.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace mc::scenario {
+namespace {
+
+void validate_as(const JsonCursor& a) {
+  if (auto as = a.get("as")) {
+    std::string n = as->string();
+    if (n.empty() || n.find('.') != std::string::npos) as->fail("a result name is non-empty and has no '.'");
+  }
+}
+
+const Catalog& need_catalog(const ActionContext& ctx, const char* what) {
+  if (!ctx.catalog) throw std::runtime_error(std::string(what) + " needs the catalog");
+  return *ctx.catalog;
+}
+
+void store(ActionContext& ctx, const std::string& name, json value) {
+  ctx.state->results[name] = std::move(value);
+  ctx.produced.push_back(name);
+}
+
+}  // namespace
+
+void register_engine_actions(ActionRegistry& reg) {
+  reg.add({"estimate", "run the analytic model on the \"estimate\" config", {"as"},
+           [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           [](const json& a, ActionContext& ctx) {
+             const Catalog& cat = need_catalog(ctx, "estimate");
+             store(ctx, a.value("as", std::string("estimate")),
+                   perf::estimate_json(cat, ctx.state->configs["estimate"], "scenario config \"estimate\""));
+           }});
+  reg.add({"search", "rank every layout for the \"estimate\" config's model and cluster", {"as", "max_results"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             if (a.has("max_results")) (void)a["max_results"].integer_in(1, 1000);
+           },
+           [](const json& a, ActionContext& ctx) {
+             const Catalog& cat = need_catalog(ctx, "search");
+             perf::SearchOptions o;
+             o.max_results = int(a.value("max_results", 10));
+             json r = perf::search_json(cat, ctx.state->configs["estimate"], o, "scenario config \"estimate\"");
+             r.erase("elapsed_s");  // wall-clock time would make the digest non-deterministic
+             store(ctx, a.value("as", std::string("search")), r);
+           }});
+  reg.add({"simulate", "run the simulator on the \"simulate\" config (seeded)", {"as", "run_days"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             if (a.has("run_days")) (void)a["run_days"].number_in(0, 400);
+           },
+           [](const json& a, ActionContext& ctx) {
+             const Catalog& cat = need_catalog(ctx, "simulate");
+             sim::SimOptions o;
+             o.run_days = a.value("run_days", 0.0);
+             o.seed = ctx.seed;
+             o.include_link_series = false;
+             o.timeline_gpu = -1;
+             json r = sim::simulate_json(cat, ctx.state->configs["simulate"], o, "scenario config \"simulate\"");
+             // Wall-clock figures of the simulator itself would make the digest differ run to run.
+             for (const char* part : {"sim", "run"})
+               if (r.contains(part) && r[part].is_object())
+                 for (const char* k : {"wall_s", "events_per_s", "elapsed_s"}) r[part].erase(k);
+             store(ctx, a.value("as", std::string("simulate")), r);
+           }});
+  reg.add({"train", "run N real training steps in the training lab on the \"train\" config", {"as", "steps"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             if (a.has("steps")) (void)a["steps"].integer_in(1, 2000);
+           },
+           [](const json& a, ActionContext& ctx) {
+             json c = ctx.state->configs["train"];
+             if (a.contains("steps")) c["steps"] = a["steps"];
+             // The scenario's seed, not the per-action one: two lab runs in a scenario compare like with like.
+             if (!c.contains("seed")) c["seed"] = ctx.scenario_seed;
+             json r = train::run_json(c);
+             // Wall-clock figures differ run to run; keep only what the seed determines.
+             for (const char* k : {"wall_s", "tokens_per_s", "gflops", "sgemm_path", "sgemm_gflops", "sgemm_shape"}) r.erase(k);
+             const json& losses = r["losses"];
+             if (losses.is_array() && !losses.empty()) {
+               // The mean of the last (up to) 5 losses: less noisy than the last one alone.
+               size_t n = std::min<size_t>(5, losses.size());
+               double sum = 0;
+               for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i].get<double>();
+               r["final_loss"] = sum / double(n);
+               r["first_loss"] = losses.front();
+             }
+             const json& cfg = r["config"];
+             const double tokens = double(r.value("steps_run", 0)) * cfg.value("batch", 0) *
+                                   cfg["model"].value("context", 0);
+             r["tokens_trained"] = tokens;
+             r["train_flops"] = tokens * r.value("flops_per_token", 0.0);
+             store(ctx, a.value("as", std::string("train")), r);
+           }});
+}
+
+}  // namespace mc::scenario

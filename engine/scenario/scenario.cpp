@@ -1,0 +1,242 @@
+// scenario.cpp - reading and validating scenario files (format in scenario.h).
+#include "scenario/scenario.h"
+
+#include "catalog/catalog.h"
+#include "scenario/actions.h"
+
+#include <set>
+#include <sstream>
+
+namespace mc::scenario {
+namespace {
+
+// Runs `f`, turning a LoadError into a collected error prefixed with the step it belongs to.
+template <class F>
+void collect(std::vector<LoadError>& errors, const std::string& step_label, F&& f) {
+  try {
+    f();
+  } catch (const LoadError& e) {
+    errors.emplace_back(e.file, e.line, e.column, e.key, step_label.empty() ? e.message : step_label + ": " + e.message);
+  }
+}
+
+std::vector<std::string> strings(const JsonCursor& c) {
+  std::vector<std::string> out;
+  for (const JsonCursor& e : c.elements()) out.push_back(e.string());
+  return out;
+}
+
+void check_sources(const JsonCursor& c, const Catalog* cat) {
+  for (const JsonCursor& e : c.elements()) {
+    std::string id = e.string();
+    if (cat && !cat->source(id)) e.fail("unknown source \"" + id + "\"; add it to assets/catalog/sources.json or fix the id");
+  }
+}
+
+Question parse_question(const JsonCursor& q) {
+  q.only_keys({"id", "prompt", "choices", "answer", "answer_result", "tolerance", "explanation"});
+  Question out;
+  out.id = q["id"].string();
+  out.prompt = q["prompt"].string();
+  out.explanation = q.string_or("explanation", "");
+  if (auto ch = q.get("choices")) {
+    out.choices = strings(*ch);
+    if (out.choices.size() < 2) ch->fail("a multiple-choice question needs at least 2 choices");
+    if (q.has("answer_result")) q["answer_result"].fail("a multiple-choice question takes \"answer\" (an index)");
+    out.answer_index = int(q["answer"].integer_in(0, (long long)out.choices.size() - 1));
+  } else {
+    if (q.has("answer") == q.has("answer_result"))
+      q.fail("a number question needs exactly one of \"answer\" (a number) and \"answer_result\" (a result path)");
+    if (q.has("answer")) out.answer_value = q["answer"].number();
+    else out.answer_result = q["answer_result"].string();
+    out.tolerance = q.get("tolerance") ? q["tolerance"].number_in(0, 10) : 0.05;
+  }
+  return out;
+}
+
+Expectation parse_expectation(const JsonCursor& e) {
+  e.only_keys({"result", "between", "equals", "tolerance", "less_than", "greater_than", "less_than_result",
+               "greater_than_result", "is"});
+  Expectation x;
+  x.pointer = e.pointer();
+  x.result = e["result"].string();
+  int ops = 0;
+  if (auto b = e.get("between")) {
+    auto el = b->elements();
+    if (el.size() != 2) b->fail("\"between\" is [low, high]");
+    x.op = "between", x.lo = el[0].number(), x.hi = el[1].number(), ++ops;
+    if (x.lo > x.hi) b->fail("out of range: low is above high");
+  }
+  if (auto v = e.get("equals")) x.op = "equals", x.lo = v->number(), x.hi = e.get("tolerance") ? e["tolerance"].number_in(0, 10) : 1e-6, ++ops;
+  if (auto v = e.get("less_than")) x.op = "less_than", x.lo = v->number(), ++ops;
+  if (auto v = e.get("greater_than")) x.op = "greater_than", x.lo = v->number(), ++ops;
+  if (auto v = e.get("less_than_result")) x.op = "less_than_result", x.other = v->string(), ++ops;
+  if (auto v = e.get("greater_than_result")) x.op = "greater_than_result", x.other = v->string(), ++ops;
+  if (auto v = e.get("is")) {
+    if (!v->value().is_boolean() && !v->value().is_string()) v->fail("wrong type: \"is\" takes true, false or a string");
+    x.op = "is", x.value = v->value(), ++ops;
+  }
+  if (ops != 1)
+    e.fail("an expectation needs exactly one of between, equals, less_than, greater_than, less_than_result, "
+           "greater_than_result, is");
+  if (e.has("tolerance") && x.op != "equals") e["tolerance"].fail("\"tolerance\" goes with \"equals\"");
+  return x;
+}
+
+Action parse_action(const JsonCursor& a, const ActionRegistry& reg, const Catalog* cat) {
+  if (!a.is_object()) a.fail("wrong type: an action is an object like {\"do\": \"plan\"}");
+  std::string name = a["do"].string();
+  const ActionDef* def = reg.find(name);
+  if (!def) {
+    std::string names;
+    for (const auto& n : reg.names()) names += (names.empty() ? "" : ", ") + n;
+    a["do"].fail("unknown action \"" + name + "\"; expected one of: " + names);
+  }
+  std::vector<std::string> keys = def->keys;
+  keys.push_back("do");
+  a.only_keys(keys);
+  if (def->validate) def->validate(a, cat);
+  return Action{name, a.value(), a.pointer()};
+}
+
+}  // namespace
+
+std::string Expectation::describe() const {
+  std::ostringstream os;
+  os << result << ' ';
+  if (op == "between") os << "between " << lo << " and " << hi;
+  else if (op == "equals") os << "equals " << lo << " (relative tolerance " << hi << ")";
+  else if (op == "less_than") os << "< " << lo;
+  else if (op == "greater_than") os << "> " << lo;
+  else if (op == "less_than_result") os << "< " << other;
+  else if (op == "greater_than_result") os << "> " << other;
+  else os << "is " << value.dump();
+  return os.str();
+}
+
+std::string ParseResult::message() const {
+  std::string m;
+  for (const auto& e : errors) m += std::string(e.what()) + "\n";
+  return m;
+}
+
+ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const Catalog* cat) {
+  ParseResult out;
+  Scenario s;
+  s.file = doc.file();
+  JsonCursor root = doc.root();
+  collect(out.errors, "", [&] {
+    if (!root.is_object()) root.fail("a scenario is a JSON object");
+    root.only_keys({"format", "version", "id", "title", "audience", "minutes", "summary", "topics", "sources", "seed",
+                    "steps"});
+    if (root["format"].string() != kFormatName)
+      root["format"].fail(std::string("expected \"") + kFormatName + "\"");
+    s.version = int(root["version"].integer());
+    if (s.version != kFormatVersion)
+      root["version"].fail("this explorer reads scenario format version " + std::to_string(kFormatVersion) +
+                           "; the file is version " + std::to_string(s.version));
+    s.id = root["id"].string();
+    s.title = root["title"].string();
+    s.audience = root["audience"].string();
+    s.summary = root.string_or("summary", "");
+    s.minutes = root["minutes"].number_in(1, 120);
+    s.topics = strings(root["topics"]);
+    s.sources = strings(root["sources"]);
+    check_sources(root["sources"], cat);
+    s.seed = (unsigned long long)root.integer_or("seed", 1);
+    if (root["steps"].elements().empty()) root["steps"].fail("a scenario needs at least one step");
+  });
+  if (!out.errors.empty()) return out;
+
+  std::set<std::string> step_ids, question_ids;
+  int index = 0;
+  for (const JsonCursor& st : root["steps"].elements()) {
+    ++index;
+    Step step;
+    std::string label = "step " + std::to_string(index);
+    collect(out.errors, label, [&] {
+      if (!st.is_object()) st.fail("wrong type: a step is an object");
+      st.only_keys({"id", "title", "narration", "sources", "actions", "questions", "expect"});
+      step.id = st["id"].string();
+      label += " \"" + step.id + "\"";
+      if (!step_ids.insert(step.id).second) st["id"].fail("duplicate step id \"" + step.id + "\"");
+      step.title = st["title"].string();
+      step.narration = st["narration"].string();
+      if (auto src = st.get("sources")) {
+        step.sources = strings(*src);
+        check_sources(*src, cat);
+      }
+    });
+    if (auto acts = st.is_object() ? st.get("actions") : std::nullopt) {
+      collect(out.errors, label, [&] { (void)acts->elements(); });
+      if (acts->is_array())
+        for (const JsonCursor& a : acts->elements())
+          collect(out.errors, label, [&] { step.actions.push_back(parse_action(a, reg, cat)); });
+    }
+    if (auto qs = st.is_object() ? st.get("questions") : std::nullopt) {
+      collect(out.errors, label, [&] { (void)qs->elements(); });
+      if (qs->is_array())
+        for (const JsonCursor& q : qs->elements())
+          collect(out.errors, label, [&] {
+            Question parsed = parse_question(q);
+            if (!question_ids.insert(parsed.id).second) q["id"].fail("duplicate question id \"" + parsed.id + "\"");
+            step.questions.push_back(std::move(parsed));
+          });
+    }
+    if (auto ex = st.is_object() ? st.get("expect") : std::nullopt) {
+      collect(out.errors, label, [&] { (void)ex->elements(); });
+      if (ex->is_array())
+        for (const JsonCursor& e : ex->elements())
+          collect(out.errors, label, [&] { step.expectations.push_back(parse_expectation(e)); });
+    }
+    s.steps.push_back(std::move(step));
+  }
+  if (out.errors.empty()) out.scenario = std::move(s);
+  return out;
+}
+
+ParseResult parse_scenario_text(const std::string& text, const std::string& file, const ActionRegistry& reg,
+                                const Catalog* cat) {
+  try {
+    return parse_scenario(JsonDoc::parse(text, file), reg, cat);
+  } catch (const LoadError& e) {
+    ParseResult r;
+    r.errors.push_back(e);
+    return r;
+  }
+}
+
+ParseResult load_scenario(const std::string& path, const ActionRegistry& reg, const Catalog* cat) {
+  try {
+    return parse_scenario(JsonDoc::load(path), reg, cat);
+  } catch (const LoadError& e) {
+    ParseResult r;
+    r.errors.push_back(e);
+    return r;
+  }
+}
+
+std::vector<IndexEntry> load_index(const std::string& dir, const ActionRegistry& reg, const Catalog* cat) {
+  std::vector<IndexEntry> out;
+  JsonDoc idx = JsonDoc::load(dir + "/index.json");  // LoadError propagates: the index itself is broken
+  JsonCursor root = idx.root();
+  root.only_keys({"version", "scenarios"});
+  for (const JsonCursor& f : root["scenarios"].elements()) {
+    IndexEntry e;
+    e.file = f.string();
+    e.path = dir + "/" + e.file;
+    ParseResult r = load_scenario(e.path, reg, cat);
+    if (r.ok()) {
+      const Scenario& s = *r.scenario;
+      e.id = s.id, e.title = s.title, e.audience = s.audience, e.summary = s.summary, e.minutes = s.minutes;
+      e.topics = s.topics;
+    } else {
+      e.title = e.file;
+      e.error = r.message();
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace mc::scenario

@@ -1,0 +1,164 @@
+#include "sim/collectives.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace mc::sim {
+
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::hierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+Algorithm algorithm_from_string(const std::string& s) {
+  if (s == "tree") return Algorithm::tree;
+  if (s == "hierarchical") return Algorithm::hierarchical;
+  return Algorithm::ring;
+}
+
+namespace {
+
+// Accumulates (link, flows) pairs without duplicates.
+struct LinkAcc {
+  std::unordered_map<int, double> w;
+  std::vector<int> scratch;
+  bool crosses_nodes = false;
+  void add(const Topology& t, int a, int b, double flows = 1) {
+    if (a == b) return;
+    scratch.clear();
+    t.path(a, b, scratch);
+    if (t.node_of(a) != t.node_of(b)) crosses_nodes = true;
+    for (int l : scratch) w[l] += flows;
+  }
+  FlowGroupSpec spec(const Topology& t, double flows, double bytes) const {
+    FlowGroupSpec s;
+    for (const auto& e : w) (t.passive(e.first) ? s.passive_links : s.links).push_back(e);
+    std::sort(s.links.begin(), s.links.end());  // deterministic order
+    std::sort(s.passive_links.begin(), s.passive_links.end());
+    s.flows = flows;
+    s.bytes_per_flow = bytes;
+    return s;
+  }
+};
+
+CollectivePhase ring_phase(const Topology& topo, const std::vector<std::vector<int>>& rings, double bytes_per_hop,
+                           int steps, const LatencySpec& lat) {
+  LinkAcc acc;
+  double flows = 0;
+  for (const auto& r : rings) {
+    const size_t p = r.size();
+    if (p < 2) continue;
+    for (size_t i = 0; i < p; ++i) acc.add(topo, r[i], r[(i + 1) % p]);
+    flows += double(p);
+  }
+  CollectivePhase ph;
+  ph.flows = acc.spec(topo, flows, flows > 0 ? bytes_per_hop : 0);
+  ph.latency_s = steps * (acc.crosses_nodes ? lat.inter_node_s : lat.intra_node_s);
+  return ph;
+}
+
+}  // namespace
+
+std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKind kind, Algorithm alg,
+                                              const std::vector<std::vector<int>>& rings, double N,
+                                              const LatencySpec& lat) {
+  size_t p = 0;
+  for (const auto& r : rings) p = std::max(p, r.size());
+  if (p < 2) return {};
+  const double pd = double(p);
+  if (kind != CollectiveKind::all_reduce || alg == Algorithm::ring) {
+    const bool ar = kind == CollectiveKind::all_reduce;
+    const int steps = int(ar ? 2 * (p - 1) : p - 1);
+    return {ring_phase(topo, rings, (ar ? 2.0 : 1.0) * (pd - 1) / pd * N, steps, lat)};
+  }
+  if (alg == Algorithm::tree) {
+    // NCCL's tree (Sanders, Speck & Traeff 2009; NCCL 2.4 release notes): inside a node the local ranks
+    // form a chain; across nodes two complementary binary trees (heap numbering on the nodes, and on the
+    // nodes reversed) join the chains. Each tree reduces then broadcasts half the buffer, so every edge
+    // carries N/2 each way in each tree.
+    LinkAcc acc;
+    double flows = 0;
+    int max_nodes = 1, max_local = 1;
+    for (const auto& r : rings) {
+      std::vector<std::vector<int>> by_node;
+      std::unordered_map<int, size_t> idx;
+      for (int gpu : r) {
+        auto [it, fresh] = idx.try_emplace(topo.node_of(gpu), by_node.size());
+        if (fresh) by_node.emplace_back();
+        by_node[it->second].push_back(gpu);
+      }
+      const size_t q = by_node.size();
+      max_nodes = std::max(max_nodes, int(q));
+      for (int tree = 0; tree < 2; ++tree) {
+        for (const auto& local : by_node) {
+          max_local = std::max(max_local, int(local.size()));
+          for (size_t i = 1; i < local.size(); ++i) {
+            acc.add(topo, local[i], local[i - 1]);
+            acc.add(topo, local[i - 1], local[i]);
+            flows += 2;
+          }
+        }
+        for (size_t i = 1; i < q; ++i) {
+          const size_t child = tree == 0 ? i : q - 1 - i;
+          const size_t parent = tree == 0 ? (i - 1) / 2 : q - 1 - (i - 1) / 2;
+          acc.add(topo, by_node[child].front(), by_node[parent].front());
+          acc.add(topo, by_node[parent].front(), by_node[child].front());
+          flows += 2;
+        }
+      }
+    }
+    CollectivePhase ph;
+    ph.flows = acc.spec(topo, flows, N / 2);
+    // Depth: log2 of the nodes across the fabric and of the local ranks inside (as the analytic model).
+    ph.latency_s = 2 * (std::ceil(std::log2(double(max_nodes))) * lat.inter_node_s +
+                        std::ceil(std::log2(double(max_local))) * lat.intra_node_s);
+    return {ph};
+  }
+  // Hierarchical: split every ring into its nodes' local ranks.
+  std::vector<std::vector<int>> local, cross;
+  for (const auto& r : rings) {
+    std::vector<std::vector<int>> by_node;  // in order of first appearance
+    std::unordered_map<int, size_t> idx;
+    for (int gpu : r) {
+      auto [it, fresh] = idx.try_emplace(topo.node_of(gpu), by_node.size());
+      if (fresh) by_node.emplace_back();
+      by_node[it->second].push_back(gpu);
+    }
+    size_t g = by_node.front().size();
+    for (const auto& v : by_node) g = std::min(g, v.size());
+    for (const auto& v : by_node) local.push_back(v);
+    for (size_t k = 0; k < g; ++k) {
+      std::vector<int> c;
+      for (const auto& v : by_node) c.push_back(v[k]);
+      cross.push_back(std::move(c));
+    }
+  }
+  size_t g = 0;
+  for (const auto& v : local) g = std::max(g, v.size());
+  if (g < 2 || cross.empty() || cross.front().size() < 2)
+    return build_collective(topo, kind, Algorithm::ring, rings, N, lat);
+  const double gd = double(g);
+  const double nodes = double(cross.front().size());
+  std::vector<CollectivePhase> out;
+  out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, int(g - 1), lat));
+  out.push_back(ring_phase(topo, cross, 2 * (nodes - 1) / nodes * (N / gd), int(2 * (nodes - 1)), lat));
+  out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, int(g - 1), lat));
+  return out;
+}
+
+CollectivePhase build_sends(const Topology& topo, const std::vector<std::pair<int, int>>& pairs, double bytes,
+                            const LatencySpec& lat) {
+  LinkAcc acc;
+  for (auto [a, b] : pairs) acc.add(topo, a, b);
+  CollectivePhase ph;
+  ph.flows = acc.spec(topo, double(pairs.size()), bytes);
+  ph.latency_s = acc.crosses_nodes ? lat.inter_node_s : lat.intra_node_s;
+  return ph;
+}
+
+}  // namespace mc::sim

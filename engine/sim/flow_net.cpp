@@ -1,0 +1,188 @@
+#include "sim/flow_net.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mc::sim {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}
+
+FlowNet::FlowNet(const Topology& topo)
+    : topo_(topo),
+      link_groups_(topo.links().size()),
+      link_bytes_(topo.links().size(), 0.0),
+      mark_link_(topo.links().size(), 0),
+      rem_(topo.links().size(), 0.0),
+      unfrozen_w_(topo.links().size(), 0.0) {}
+
+int FlowNet::start(double now, FlowGroupSpec spec, long long tag) {
+  int id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    id = int(groups_.size());
+    groups_.emplace_back();
+    mark_group_.push_back(0);
+    comp_index_.push_back(0);
+  }
+  Group& g = groups_[size_t(id)];
+  g.spec = std::move(spec);
+  g.tag = tag;
+  g.remaining = g.spec.bytes_per_flow;
+  g.rate = 0;
+  g.last_t = now;
+  g.version++;
+  g.alive = true;
+  g.class_weight.fill(0);
+  for (auto [l, w] : g.spec.links) {
+    link_groups_[size_t(l)].push_back(id);
+    link_bytes_[size_t(l)] += w * g.spec.bytes_per_flow;
+    g.class_weight[size_t(topo_.link(l).cls)] += w;
+  }
+  for (auto [l, w] : g.spec.passive_links) {
+    link_bytes_[size_t(l)] += w * g.spec.bytes_per_flow;
+    g.class_weight[size_t(topo_.link(l).cls)] += w;
+  }
+  ++active_;
+  if (g.spec.links.empty() || g.remaining <= 0) {  // (passive links alone never limit a rate)
+    // A transfer that crosses no link (same GPU) or moves nothing completes at once.
+    g.rate = kInf;
+    due_.push({now, id, g.version});
+    return id;
+  }
+  resolve(now, id);
+  return id;
+}
+
+double FlowNet::next_completion_time() {
+  while (!due_.empty()) {
+    const Due& d = due_.top();
+    const Group& g = groups_[size_t(d.id)];
+    if (g.alive && g.version == d.version) return d.t;
+    due_.pop();
+  }
+  return kInf;
+}
+
+long long FlowNet::complete_next() {
+  next_completion_time();
+  const Due d = due_.top();
+  due_.pop();
+  Group& g = groups_[size_t(d.id)];
+  const double now = d.t;
+  set_rate(now, g, d.id, 0);
+  g.alive = false;
+  g.version++;
+  --active_;
+  // Detach from links and re-solve the groups it shared links with (they may speed up).
+  std::vector<int> neighbours;
+  for (auto [l, w] : g.spec.links) {
+    auto& v = link_groups_[size_t(l)];
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] == d.id) {
+        v[i] = v.back();
+        v.pop_back();
+        break;
+      }
+    for (int o : v) neighbours.push_back(o);
+  }
+  free_ids_.push_back(d.id);
+  const long long tag = g.tag;
+  ++stamp_;
+  const int seen = stamp_;
+  for (int o : neighbours) {
+    if (mark_group_[size_t(o)] == seen || !groups_[size_t(o)].alive) continue;
+    resolve(now, o);  // marks its whole component with a newer stamp; skips are by the check below
+    for (int c : comp_groups_) mark_group_[size_t(c)] = seen;
+  }
+  return tag;
+}
+
+void FlowNet::set_rate(double now, Group& g, int id, double r) {
+  // Settle the bytes moved at the old rate, record the class-rate change for utilisation over time.
+  if (std::isfinite(g.rate) && g.rate > 0) g.remaining = std::max(0.0, g.remaining - g.rate * (now - g.last_t));
+  g.last_t = now;
+  const double old = std::isfinite(g.rate) ? g.rate : 0;
+  const double nw = std::isfinite(r) ? r : 0;
+  if (nw != old)
+    for (int c = 0; c < kLinkClasses; ++c)
+      if (g.class_weight[size_t(c)] > 0)
+        changes_.push_back({now, LinkClass(c), g.class_weight[size_t(c)] * (nw - old)});
+  g.rate = r;
+  (void)id;
+}
+
+void FlowNet::resolve(double now, int seed_group) {
+  ++solves_;
+  // 1. The connected component of seed_group (groups linked through shared links).
+  ++stamp_;
+  const int st = stamp_;
+  comp_groups_.clear();
+  comp_links_.clear();
+  comp_groups_.push_back(seed_group);
+  mark_group_[size_t(seed_group)] = st;
+  for (size_t i = 0; i < comp_groups_.size(); ++i) {
+    const Group& g = groups_[size_t(comp_groups_[i])];
+    for (auto [l, w] : g.spec.links) {
+      if (mark_link_[size_t(l)] == st) continue;
+      mark_link_[size_t(l)] = st;
+      comp_links_.push_back(l);
+      for (int o : link_groups_[size_t(l)])
+        if (mark_group_[size_t(o)] != st) {
+          mark_group_[size_t(o)] = st;
+          comp_groups_.push_back(o);
+        }
+    }
+  }
+  // 2. Progressive filling: every unfrozen group's rate rises together; the link whose remaining
+  //    capacity per unfrozen flow is smallest saturates first and freezes its groups at that share.
+  for (int l : comp_links_) {
+    rem_[size_t(l)] = topo_.link(l).capacity_Bps;
+    unfrozen_w_[size_t(l)] = 0;
+  }
+  for (int gid : comp_groups_)
+    for (auto [l, w] : groups_[size_t(gid)].spec.links) unfrozen_w_[size_t(l)] += w;
+  std::vector<double>& new_rate = new_rate_;
+  new_rate.assign(comp_groups_.size(), -1);
+  for (size_t k = 0; k < comp_groups_.size(); ++k) comp_index_[size_t(comp_groups_[k])] = int(k);
+  // Shares only grow as groups freeze (a frozen group's rate is at most every share it crosses), so a
+  // lazy min-heap of (share, link) gives the next saturating link in O(log L): stale entries are skipped.
+  using Entry = std::pair<double, int>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  auto share_of = [&](int l) { return std::max(0.0, rem_[size_t(l)]) / unfrozen_w_[size_t(l)]; };
+  for (int l : comp_links_)
+    if (unfrozen_w_[size_t(l)] > 1e-12) heap.push({share_of(l), l});
+  size_t frozen = 0;
+  while (frozen < comp_groups_.size() && !heap.empty()) {
+    const auto [share, best] = heap.top();
+    heap.pop();
+    if (unfrozen_w_[size_t(best)] <= 1e-12 || share != share_of(best)) continue;  // stale
+    for (int o : link_groups_[size_t(best)]) {
+      const size_t k = size_t(comp_index_[size_t(o)]);
+      if (new_rate[k] >= 0) continue;
+      new_rate[k] = share;
+      ++frozen;
+      for (auto [l, w] : groups_[size_t(o)].spec.links) {
+        rem_[size_t(l)] -= w * share;
+        unfrozen_w_[size_t(l)] -= w;
+        if (l != best && unfrozen_w_[size_t(l)] > 1e-12) heap.push({share_of(l), l});
+      }
+    }
+    unfrozen_w_[size_t(best)] = 0;
+  }
+  // 3. Apply: settle bytes at the old rate, schedule completion at the new one.
+  for (size_t k = 0; k < comp_groups_.size(); ++k) {
+    const int gid = comp_groups_[k];
+    Group& g = groups_[size_t(gid)];
+    const double r = new_rate[k] > 0 ? new_rate[k] : 1e-9;  // a fully starved group still ends, eventually
+    if (r == g.rate) continue;
+    set_rate(now, g, gid, r);
+    g.version++;
+    due_.push({now + g.remaining / r, gid, g.version});
+  }
+}
+
+}  // namespace mc::sim

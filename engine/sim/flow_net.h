@@ -1,0 +1,94 @@
+// flow_net.h - flow-level bandwidth sharing: transfers in flight share every link they cross with
+// max-min fairness (Bertsekas & Gallager, Data Networks, Sec. 6.5.2, "progressive filling"), the
+// standard flow-level model of TCP/InfiniBand congestion control (no packets).
+//
+// The unit is a flow GROUP: `flows` identical transfers of `bytes_per_flow` that start together and
+// advance at one common rate, e.g. all hops of one ring collective (a ring is pipelined, so every hop
+// moves at the speed of its slowest hop: NCCL's ring runs at its bottleneck link) or the pipeline sends
+// of all replicas that are symmetric. A group lists each link it crosses with how many of its flows
+// cross it; the link's load is sum(flows_on_link * rate). Progressive filling raises all rates together
+// and freezes a group when one of its links is full, which gives each group the max-min fair rate.
+//
+// Event-driven and incremental: starting or ending a group re-solves only its connected component
+// (groups that share a link, transitively); a group's remaining bytes are settled lazily.
+#pragma once
+
+#include "sim/topology.h"
+
+#include <array>
+#include <queue>
+#include <vector>
+
+namespace mc::sim {
+
+struct FlowGroupSpec {
+  std::vector<std::pair<int, double>> links;  // (link id, number of the group's flows on it)
+  std::vector<std::pair<int, double>> passive_links;  // crossed but never a bottleneck (Topology::passive)
+  double flows = 1;                           // transfers in the group
+  double bytes_per_flow = 0;
+};
+
+// One rate change of the bytes/s a link class carries (for utilisation over time).
+struct ClassRateChange {
+  double t_s;
+  LinkClass cls;
+  double delta_Bps;
+};
+
+class FlowNet {
+ public:
+  explicit FlowNet(const Topology& topo);
+
+  // Starts a group at time `now`; `tag` is returned on completion. Returns the group id.
+  int start(double now, FlowGroupSpec spec, long long tag);
+  // Earliest completion time (infinity when nothing is in flight) and its group id.
+  double next_completion_time();
+  // Removes the earliest-completing group (call when next_completion_time() is the next event); returns
+  // its tag.
+  long long complete_next();
+  int active() const { return active_; }
+
+  // Bytes each link carried so far (counted when a group starts: a group moves all its bytes).
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
+  const std::vector<ClassRateChange>& class_rate_changes() const { return changes_; }
+  long long rate_solves() const { return solves_; }
+  double rate(int group) const { return groups_[size_t(group)].rate; }
+
+ private:
+  struct Group {
+    FlowGroupSpec spec;
+    long long tag = 0;
+    double remaining = 0;   // bytes per flow still to move
+    double rate = 0;        // bytes/s per flow
+    double last_t = 0;      // remaining is exact at last_t
+    int version = 0;
+    bool alive = false;
+    std::array<double, kLinkClasses> class_weight{};  // flows on links of each class
+  };
+  struct Due {
+    double t;
+    int id, version;
+    bool operator>(const Due& o) const { return t > o.t || (t == o.t && id > o.id); }
+  };
+  void resolve(double now, int seed_group);
+  void set_rate(double now, Group& g, int id, double r);
+
+  const Topology& topo_;
+  std::vector<Group> groups_;
+  std::vector<int> free_ids_;
+  std::vector<std::vector<int>> link_groups_;  // active groups per link
+  std::vector<double> link_bytes_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+  std::vector<ClassRateChange> changes_;
+  // scratch for resolve()
+  std::vector<int> mark_link_, mark_group_;
+  int stamp_ = 0;
+  std::vector<double> rem_, unfrozen_w_;
+  std::vector<int> comp_links_, comp_groups_, comp_index_;
+  std::vector<double> new_rate_;
+  int active_ = 0;
+  double now_ = 0;
+  long long solves_ = 0;
+};
+
+}  // namespace mc::sim

@@ -1,0 +1,643 @@
+// iteration.cpp - the discrete-event engine of one iteration (see iteration.h for the model).
+//
+// [SECTION] classes of replicas   [SECTION] op streams   [SECTION] engine   [SECTION] results
+#include "sim/iteration.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <queue>
+#include <stdexcept>
+
+namespace mc::sim {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+enum class OpType : uint8_t { recv, compute, tp, send, bucket, opt_wait, optimizer, all_gather };
+
+struct Op {
+  OpType type;
+  SpanKind kind;  // for compute: forward/backward/optimizer
+  double dur_s = 0;
+  int mb = -1, chunk = 0;
+  int a = 0;      // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; tp: collectives
+  int vs = 0;     // recv: own virtual stage; send: destination virtual stage
+};
+
+struct Arrival {
+  bool arrived = false;
+  int waiter = -1;
+  int src_worker = -1;
+};
+
+struct SendRec {
+  int cls, src_worker, dir, dst_vs, mb;
+  double start_s;
+};
+
+// Data-parallel collective stream of one stage (spans all replicas, so shared by all classes).
+struct DpStream {
+  std::vector<int> ready_count;   // per bucket: classes that produced it
+  std::deque<int> queue;          // buckets ready, in order
+  bool busy = false;
+  int item = -1, phase = 0;       // item: bucket id, or -2 for the parameter all-gather
+  double item_start = 0;
+  int done = 0;                   // buckets finished
+  std::vector<int> opt_waiters;   // workers waiting for all buckets
+  int ag_joined = 0;
+  std::vector<int> ag_waiters;
+  bool ag_done = false;
+};
+
+struct Worker {
+  int cls = 0, stage = 0;
+  double speed = 1;
+  std::vector<Op> ops;
+  size_t pc = 0;
+  bool blocked = false;
+  double wait_start = 0;
+  double op_start = 0;
+  int tp_phase = 0;
+};
+
+struct Timer {
+  double t;
+  long long seq;
+  int kind, a;
+  bool operator>(const Timer& o) const { return t > o.t || (t == o.t && seq > o.seq); }
+};
+
+enum TimerKind { kComputeDone, kTpLatency, kSendLatency, kDpLatency };
+enum FlowKind { kFlowTp = 0, kFlowSend = 1, kFlowDp = 2 };
+long long flow_tag(int kind, int id) { return (static_cast<long long>(id) << 2) | kind; }
+
+class Engine {
+ public:
+  Engine(const Topology& topo, const IterationSpec& s) : topo_(topo), s_(s), net_(topo) {}
+  IterationResult run();
+
+ private:
+  void build_classes();
+  void build_ops(Worker& w);
+  void advance(int wi, double now);
+  void start_tp(int wi, double now);
+  void start_send(int wi, const Op& op, double now);
+  void dp_ready(int stage, int bucket, double now);
+  void dp_kick(int stage, double now);
+  void dp_phase_start(int stage, double now);
+  void arrive(const SendRec& r, double now);
+  void critical_path(int crit);
+  void push_timer(double t, int kind, int a) { timers_.push({t, seq_++, kind, a}); }
+  int worker_index(int cls, int stage) const { return cls * s_.pp + stage; }
+  void add_span(int wi, double a, double b, SpanKind k, int mb, int chunk) {
+    if (b > a) res_.workers[size_t(wi)].spans.push_back({a, b, k, mb, chunk});
+  }
+
+  const Topology& topo_;
+  const IterationSpec& s_;
+  FlowNet net_;
+  IterationResult res_;
+  std::vector<std::vector<int>> class_replicas_;
+  std::vector<Worker> workers_;
+  std::vector<std::vector<Arrival>> arrivals_;  // [cls][(dir * V + vs) * m + mb]
+  std::vector<SendRec> sends_;
+  std::vector<DpStream> dp_;
+  int n_buckets_ = 0;
+  std::vector<double> bucket_bytes_;
+  // Cached phases (bytes scaled per use): tp per worker, sends per (cls, src stage, dst stage), dp per stage.
+  std::vector<std::vector<CollectivePhase>> tp_phase_;
+  std::map<std::tuple<int, int, int>, CollectivePhase> send_phase_;
+  std::vector<std::vector<CollectivePhase>> dp_phase_, ag_phase_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
+  long long seq_ = 0, events_ = 0;
+  int V_ = 1;
+};
+
+// [SECTION] classes of replicas ---------------------------------------------------------------------
+
+void Engine::build_classes() {
+  std::vector<char> special(size_t(s_.dp), 0);
+  for (auto [gpu, speed] : s_.stragglers)
+    if (gpu >= 0 && gpu < s_.tp * s_.pp * s_.dp && speed != 1.0) special[size_t(gpu_coord(s_, gpu).replica)] = 1;
+  for (auto [node, frac] : topo_.spec().degraded_nodes)
+    for (int g = node * topo_.spec().gpus_per_node; g < (node + 1) * topo_.spec().gpus_per_node; ++g)
+      if (g >= 0 && g < s_.tp * s_.pp * s_.dp && frac < 1.0) special[size_t(gpu_coord(s_, g).replica)] = 1;
+  res_.replica_class.assign(size_t(s_.dp), -1);
+  int normal = -1;
+  for (int d = 0; d < s_.dp; ++d) {
+    if (special[size_t(d)]) {
+      res_.replica_class[size_t(d)] = int(class_replicas_.size());
+      class_replicas_.push_back({d});
+    } else {
+      if (normal < 0) {
+        normal = int(class_replicas_.size());
+        class_replicas_.emplace_back();
+      }
+      res_.replica_class[size_t(d)] = normal;
+      class_replicas_[size_t(normal)].push_back(d);
+    }
+  }
+}
+
+// [SECTION] op streams ------------------------------------------------------------------------------
+
+void Engine::build_ops(Worker& w) {
+  const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
+  const int lpc = s_.layers / (p * v);  // layers per model chunk
+  const int m = s_.micro_batches;
+  const double per_layer_grad = s_.dp_bytes_per_stage / double(lpc * v);
+  const bool tp = s_.tp > 1;
+  double cum = 0;
+  int next_bucket = 0;
+  auto emit_buckets = [&](bool all) {
+    while (next_bucket < n_buckets_ &&
+           (all || cum >= (next_bucket + 1) * s_.bucket_bytes - 1e-6 * s_.bucket_bytes)) {
+      w.ops.push_back({OpType::bucket, SpanKind::dp_comm, 0, -1, 0, next_bucket, 0});
+      ++next_bucket;
+    }
+  };
+  for (const SchedOp& so : stage_schedule(s_.schedule, p, w.stage, m, v)) {
+    const int vs = so.chunk * p + w.stage;
+    const bool first = vs == 0, last = vs == V_ - 1;
+    // Embedding and logits/loss work (a third forward, two thirds backward: the backward of a matmul
+    // costs twice its forward) rides on the first layer of the first and the last layer of the last
+    // virtual stage.
+    const double fx = first ? s_.first_stage_extra_s : 0, lx = last ? s_.last_stage_extra_s : 0;
+    if (!so.backward) {
+      if (!first) {
+        w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 0, vs});
+        // An all-gather moves half an all-reduce's bytes in half its steps (collectives.h).
+        if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
+      }
+      for (int l = 0; l < lpc; ++l) {
+        // Embedding/logits work (a third forward, two thirds backward) rides on the first/last layer.
+        const double d = s_.layer_forward_s + (l == 0 ? fx / 3 : 0) + (l == lpc - 1 ? lx / 3 : 0);
+        w.ops.push_back({OpType::compute, SpanKind::forward, d / w.speed, so.micro_batch, so.chunk, 0, vs});
+        if (tp) w.ops.push_back({OpType::tp, SpanKind::tp_comm, double(s_.tp_collectives_forward), so.micro_batch, so.chunk, 0, vs});
+      }
+      if (!last) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 0, vs + 1});
+    } else {
+      if (!last) w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 1, vs});
+      const bool final_mb = so.micro_batch == m - 1;
+      for (int l = 0; l < lpc; ++l) {
+        const double d = s_.layer_backward_s + (l == 0 ? 2 * lx / 3 : 0) + (l == lpc - 1 ? 2 * fx / 3 : 0);
+        w.ops.push_back({OpType::compute, SpanKind::backward, d / w.speed, so.micro_batch, so.chunk, 0, vs});
+        if (tp) w.ops.push_back({OpType::tp, SpanKind::tp_comm, double(s_.tp_collectives_backward), so.micro_batch, so.chunk, 0, vs});
+        if (final_mb && s_.overlap_dp) {
+          cum += per_layer_grad;
+          emit_buckets(false);
+        }
+      }
+      if (!first) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 1, vs - 1});
+    }
+  }
+  emit_buckets(true);
+  w.ops.push_back({OpType::opt_wait, SpanKind::dp_wait, 0, -1, 0, 0, 0});
+  w.ops.push_back({OpType::compute, SpanKind::optimizer, s_.optimizer_s / w.speed, -1, 0, 0, 0});
+  if (s_.zero_sharded && s_.dp > 1) w.ops.push_back({OpType::all_gather, SpanKind::dp_wait, 0, -1, 0, 0, 0});
+}
+
+// [SECTION] engine ----------------------------------------------------------------------------------
+
+void Engine::advance(int wi, double now) {
+  Worker& w = workers_[size_t(wi)];
+  while (!w.blocked && w.pc < w.ops.size()) {
+    const Op& op = w.ops[w.pc];
+    switch (op.type) {
+      case OpType::recv: {
+        Arrival& a = arrivals_[size_t(w.cls)][size_t((op.a * V_ + op.vs) * s_.micro_batches + op.mb)];
+        if (!a.arrived) {
+          a.waiter = wi;
+          w.blocked = true;
+          w.wait_start = now;
+          return;
+        }
+        ++w.pc;
+        break;
+      }
+      case OpType::compute:
+        w.blocked = true;
+        w.op_start = now;
+        push_timer(now + op.dur_s, kComputeDone, wi);
+        return;
+      case OpType::tp:
+        w.blocked = true;
+        w.op_start = now;
+        w.tp_phase = 0;
+        start_tp(wi, now);
+        return;
+      case OpType::send:
+        start_send(wi, op, now);
+        if (s_.blocking_p2p) {
+          w.blocked = true;
+          return;
+        }
+        ++w.pc;
+        break;
+      case OpType::bucket:
+        ++w.pc;
+        dp_ready(w.stage, op.a, now);
+        break;
+      case OpType::opt_wait:
+        if (dp_[size_t(w.stage)].done < n_buckets_) {
+          dp_[size_t(w.stage)].opt_waiters.push_back(wi);
+          w.blocked = true;
+          w.wait_start = now;
+          return;
+        }
+        ++w.pc;
+        break;
+      case OpType::optimizer:
+        ++w.pc;
+        break;
+      case OpType::all_gather: {
+        DpStream& st = dp_[size_t(w.stage)];
+        st.ag_waiters.push_back(wi);
+        w.blocked = true;
+        w.wait_start = now;
+        if (++st.ag_joined == int(class_replicas_.size())) {
+          st.queue.push_back(-2);
+          dp_kick(w.stage, now);
+        }
+        return;
+      }
+    }
+  }
+  if (w.pc >= w.ops.size()) res_.workers[size_t(wi)].end_s = std::max(res_.workers[size_t(wi)].end_s, now);
+}
+
+void Engine::start_tp(int wi, double now) {
+  Worker& w = workers_[size_t(wi)];
+  const auto& phases = tp_phase_[size_t(wi)];
+  if (phases.empty()) {  // tp group inside one GPU: nothing to move
+    push_timer(now, kTpLatency, wi);
+    return;
+  }
+  // Latency of `a` collectives, then their bytes in one transfer (they run back to back on one stream).
+  const double k = w.ops[w.pc].dur_s;
+  push_timer(now + k * phases[size_t(w.tp_phase)].latency_s, kTpLatency, wi);
+}
+
+void Engine::start_send(int wi, const Op& op, double now) {
+  const Worker& w = workers_[size_t(wi)];
+  const int dst_stage = op.vs % s_.pp;
+  const int id = int(sends_.size());
+  sends_.push_back({w.cls, wi, op.a, op.vs, op.mb, now});
+  auto key = std::make_tuple(w.cls, w.stage, dst_stage);
+  auto it = send_phase_.find(key);
+  if (it == send_phase_.end()) {
+    std::vector<std::pair<int, int>> pairs;
+    for (int d : class_replicas_[size_t(w.cls)])
+      for (int t = 0; t < s_.tp; ++t) pairs.push_back({gpu_id(s_, d, w.stage, t), gpu_id(s_, d, dst_stage, t)});
+    it = send_phase_.emplace(key, build_sends(topo_, pairs, 1.0, s_.latency)).first;
+  }
+  push_timer(now + it->second.latency_s, kSendLatency, id);
+}
+
+void Engine::arrive(const SendRec& r, double now) {
+  Arrival& a = arrivals_[size_t(r.cls)][size_t((r.dir * V_ + r.dst_vs) * s_.micro_batches + r.mb)];
+  a.arrived = true;
+  a.src_worker = r.src_worker;
+  if (a.waiter >= 0) {
+    Worker& w = workers_[size_t(a.waiter)];
+    add_span(a.waiter, w.wait_start, now, SpanKind::pp_wait, r.mb, r.dst_vs / s_.pp);
+    w.blocked = false;
+    ++w.pc;
+    const int wi = a.waiter;
+    a.waiter = -1;
+    advance(wi, now);
+  }
+}
+
+void Engine::dp_ready(int stage, int bucket, double now) {
+  DpStream& st = dp_[size_t(stage)];
+  if (++st.ready_count[size_t(bucket)] == int(class_replicas_.size())) {
+    st.queue.push_back(bucket);
+    dp_kick(stage, now);
+  }
+}
+
+void Engine::dp_kick(int stage, double now) {
+  DpStream& st = dp_[size_t(stage)];
+  if (st.busy || st.queue.empty()) return;
+  st.busy = true;
+  st.item = st.queue.front();
+  st.queue.pop_front();
+  st.phase = 0;
+  st.item_start = now;
+  dp_phase_start(stage, now);
+}
+
+void Engine::dp_phase_start(int stage, double now) {
+  DpStream& st = dp_[size_t(stage)];
+  const auto& phases = st.item == -2 ? ag_phase_[size_t(stage)] : dp_phase_[size_t(stage)];
+  if (phases.empty()) {
+    push_timer(now, kDpLatency, stage | (1 << 30));  // nothing to move (dp = 1): done at once
+    return;
+  }
+  push_timer(now + phases[size_t(st.phase)].latency_s, kDpLatency, stage);
+}
+
+IterationResult Engine::run() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
+  if (s_.tp < 1 || s_.pp < 1 || s_.dp < 1 || s_.micro_batches < 1 || v < 1)
+    throw std::invalid_argument("simulate_iteration: tp, pp, dp, micro_batches, virtual_stages must be >= 1");
+  if (s_.tp * s_.pp * s_.dp > topo_.gpus())
+    throw std::invalid_argument("simulate_iteration: tp*pp*dp = " + std::to_string(s_.tp * s_.pp * s_.dp) +
+                                " GPUs but the topology has " + std::to_string(topo_.gpus()));
+  if (s_.layers % (p * v) != 0)
+    throw std::invalid_argument("simulate_iteration: layers (" + std::to_string(s_.layers) +
+                                ") must be divisible by pp * virtual_stages (" + std::to_string(p * v) + ")");
+  V_ = p * v;
+  build_classes();
+  const int C = int(class_replicas_.size());
+  n_buckets_ = s_.dp > 1 && s_.dp_bytes_per_stage > 0
+                   ? std::max(1, int(std::ceil(s_.dp_bytes_per_stage / std::max(1.0, s_.bucket_bytes) - 1e-9)))
+                   : 0;
+  bucket_bytes_.assign(size_t(n_buckets_), 0);
+  for (int b = 0; b < n_buckets_; ++b)
+    bucket_bytes_[size_t(b)] = std::min(s_.bucket_bytes, s_.dp_bytes_per_stage - b * s_.bucket_bytes);
+  // Workers and their tp rings (one representative replica: tp rings inside a node touch only that
+  // node's NVLink ports, which no other class uses; across nodes every replica's ring is included).
+  workers_.resize(size_t(C * p));
+  res_.workers.resize(size_t(C * p));
+  tp_phase_.resize(size_t(C * p));
+  const bool tp_in_node = s_.tp <= topo_.spec().gpus_per_node;
+  for (int c = 0; c < C; ++c)
+    for (int st = 0; st < p; ++st) {
+      const int wi = worker_index(c, st);
+      Worker& w = workers_[size_t(wi)];
+      w.cls = c;
+      w.stage = st;
+      const int rep = class_replicas_[size_t(c)].front();
+      for (auto [gpu, speed] : s_.stragglers) {
+        const GpuCoord g = gpu_coord(s_, gpu);
+        if (g.replica == rep && g.stage == st && speed > 0) w.speed = std::min(w.speed, speed);
+      }
+      if (s_.tp > 1) {
+        std::vector<std::vector<int>> rings;
+        for (int d : class_replicas_[size_t(c)]) {
+          std::vector<int> r;
+          for (int t = 0; t < s_.tp; ++t) r.push_back(gpu_id(s_, d, st, t));
+          rings.push_back(std::move(r));
+          if (tp_in_node) break;
+        }
+        tp_phase_[size_t(wi)] = build_collective(topo_, CollectiveKind::all_reduce, s_.tp_algorithm, rings, 1.0, s_.latency);
+      }
+      build_ops(w);
+      WorkerTimeline& tl = res_.workers[size_t(wi)];
+      tl.cls = c;
+      tl.stage = st;
+      tl.replicas = int(class_replicas_[size_t(c)].size());
+      tl.speed = w.speed;
+    }
+  arrivals_.assign(size_t(C), std::vector<Arrival>(size_t(2 * V_ * s_.micro_batches)));
+  dp_.resize(size_t(p));
+  dp_phase_.resize(size_t(p));
+  ag_phase_.resize(size_t(p));
+  for (int st = 0; st < p; ++st) {
+    dp_[size_t(st)].ready_count.assign(size_t(n_buckets_), 0);
+    if (s_.dp < 2) continue;
+    std::vector<std::vector<int>> rings;
+    for (int t = 0; t < s_.tp; ++t) {
+      std::vector<int> r;
+      for (int d = 0; d < s_.dp; ++d) r.push_back(gpu_id(s_, d, st, t));
+      rings.push_back(std::move(r));
+    }
+    const CollectiveKind k = s_.zero_sharded ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    dp_phase_[size_t(st)] = build_collective(topo_, k, s_.dp_algorithm, rings, 1.0, s_.latency);
+    if (s_.zero_sharded)
+      ag_phase_[size_t(st)] = build_collective(topo_, CollectiveKind::all_gather, Algorithm::ring, rings, 1.0, s_.latency);
+  }
+
+  for (int wi = 0; wi < C * p; ++wi) advance(wi, 0.0);
+  double now = 0;
+  for (;;) {
+    const double tt = timers_.empty() ? kInf : timers_.top().t;
+    const double tf = net_.next_completion_time();
+    if (tt == kInf && tf == kInf) break;
+    ++events_;
+    if (tf < tt) {
+      now = tf;
+      const long long tag = net_.complete_next();
+      const int kind = int(tag & 3), id = int(tag >> 2);
+      if (kind == kFlowTp) {
+        Worker& w = workers_[size_t(id)];
+        if (++w.tp_phase < int(tp_phase_[size_t(id)].size())) {
+          start_tp(id, now);
+        } else {
+          const Op& op = w.ops[w.pc];
+          add_span(id, w.op_start, now, SpanKind::tp_comm, op.mb, op.chunk);
+          w.blocked = false;
+          ++w.pc;
+          advance(id, now);
+        }
+      } else if (kind == kFlowSend) {
+        const SendRec r = sends_[size_t(id)];
+        add_span(r.src_worker, r.start_s, now, SpanKind::pp_send, r.mb, r.dst_vs / p);
+        arrive(r, now);
+        if (s_.blocking_p2p) {
+          Worker& w = workers_[size_t(r.src_worker)];
+          w.blocked = false;
+          ++w.pc;
+          advance(r.src_worker, now);
+        }
+      } else {
+        DpStream& st = dp_[size_t(id)];
+        const auto& phases = st.item == -2 ? ag_phase_[size_t(id)] : dp_phase_[size_t(id)];
+        if (++st.phase < int(phases.size())) {
+          dp_phase_start(id, now);
+          continue;
+        }
+        for (int c = 0; c < C; ++c) add_span(worker_index(c, id), st.item_start, now, SpanKind::dp_comm, -1, st.item);
+        st.busy = false;
+        if (st.item == -2) {
+          st.ag_done = true;
+          for (int wi : st.ag_waiters) {
+            Worker& w = workers_[size_t(wi)];
+            add_span(wi, w.wait_start, now, SpanKind::dp_wait, -1, 0);
+            w.blocked = false;
+            ++w.pc;
+            advance(wi, now);
+          }
+        } else if (++st.done == n_buckets_) {
+          for (int wi : st.opt_waiters) {
+            Worker& w = workers_[size_t(wi)];
+            add_span(wi, w.wait_start, now, SpanKind::dp_wait, -1, 0);
+            w.blocked = false;
+            ++w.pc;
+            advance(wi, now);
+          }
+          st.opt_waiters.clear();
+        }
+        dp_kick(id, now);
+      }
+      continue;
+    }
+    const Timer tm = timers_.top();
+    timers_.pop();
+    now = tm.t;
+    if (tm.kind == kComputeDone) {
+      Worker& w = workers_[size_t(tm.a)];
+      const Op& op = w.ops[w.pc];
+      add_span(tm.a, w.op_start, now, op.kind, op.mb, op.chunk);
+      w.blocked = false;
+      ++w.pc;
+      advance(tm.a, now);
+    } else if (tm.kind == kTpLatency) {
+      Worker& w = workers_[size_t(tm.a)];
+      const auto& phases = tp_phase_[size_t(tm.a)];
+      if (phases.empty()) {
+        w.blocked = false;
+        ++w.pc;
+        advance(tm.a, now);
+        continue;
+      }
+      FlowGroupSpec f = phases[size_t(w.tp_phase)].flows;
+      f.bytes_per_flow *= w.ops[w.pc].dur_s * s_.tp_buffer_bytes;
+      net_.start(now, std::move(f), flow_tag(kFlowTp, tm.a));
+      ++res_.flow_groups;
+    } else if (tm.kind == kSendLatency) {
+      const SendRec& r = sends_[size_t(tm.a)];
+      const Worker& w = workers_[size_t(r.src_worker)];
+      FlowGroupSpec f = send_phase_.at(std::make_tuple(r.cls, w.stage, r.dst_vs % p)).flows;
+      f.bytes_per_flow *= s_.pp_bytes;
+      net_.start(now, std::move(f), flow_tag(kFlowSend, tm.a));
+      ++res_.flow_groups;
+    } else {
+      const int stage = tm.a & ((1 << 30) - 1);
+      DpStream& st = dp_[size_t(stage)];
+      if (tm.a & (1 << 30)) {  // dp = 1: finish the item immediately
+        st.busy = false;
+        if (st.item == -2) {
+          for (int wi : st.ag_waiters) {
+            workers_[size_t(wi)].blocked = false;
+            ++workers_[size_t(wi)].pc;
+            advance(wi, now);
+          }
+        } else if (++st.done == n_buckets_) {
+          for (int wi : st.opt_waiters) {
+            workers_[size_t(wi)].blocked = false;
+            ++workers_[size_t(wi)].pc;
+            advance(wi, now);
+          }
+          st.opt_waiters.clear();
+        }
+        dp_kick(stage, now);
+        continue;
+      }
+      const auto& phases = st.item == -2 ? ag_phase_[size_t(stage)] : dp_phase_[size_t(stage)];
+      FlowGroupSpec f = phases[size_t(st.phase)].flows;
+      f.bytes_per_flow *= st.item == -2 ? s_.dp_bytes_per_stage : bucket_bytes_[size_t(st.item)];
+      net_.start(now, std::move(f), flow_tag(kFlowDp, stage));
+      ++res_.flow_groups;
+    }
+  }
+  for (size_t wi = 0; wi < workers_.size(); ++wi)
+    if (workers_[wi].pc < workers_[wi].ops.size())
+      throw std::logic_error("simulate_iteration: deadlock at stage " + std::to_string(workers_[wi].stage));
+
+  // [SECTION] results -------------------------------------------------------------------------------
+  res_.events = events_;
+  res_.rate_solves = net_.rate_solves();
+  res_.link_bytes = net_.link_bytes();
+  res_.class_rate_changes = net_.class_rate_changes();
+  // Replicate the NVLink bytes of the representative replica's tp rings to every replica of its class.
+  if (s_.tp > 1 && tp_in_node)
+    for (int c = 0; c < C; ++c) {
+      const auto& reps = class_replicas_[size_t(c)];
+      for (int st = 0; st < p; ++st)
+        for (int t = 0; t < s_.tp; ++t) {
+          const int g0 = gpu_id(s_, reps.front(), st, t);
+          for (size_t k = 1; k < reps.size(); ++k) {
+            const int g = gpu_id(s_, reps[k], st, t);
+            res_.link_bytes[size_t(topo_.nvlink_up(g))] = res_.link_bytes[size_t(topo_.nvlink_up(g0))];
+            res_.link_bytes[size_t(topo_.nvlink_down(g))] = res_.link_bytes[size_t(topo_.nvlink_down(g0))];
+          }
+        }
+    }
+  int crit = 0;
+  for (size_t wi = 0; wi < res_.workers.size(); ++wi) {
+    auto& tl = res_.workers[wi];
+    std::stable_sort(tl.spans.begin(), tl.spans.end(), [](const Span& a, const Span& b) { return a.start_s < b.start_s; });
+    if (tl.end_s > res_.workers[size_t(crit)].end_s) crit = int(wi);
+  }
+  const WorkerTimeline& ct = res_.workers[size_t(crit)];
+  res_.iteration_s = ct.end_s;
+  res_.critical_stage = ct.stage;
+  res_.critical_class = ct.cls;
+  for (const Span& sp : ct.spans) {
+    const double d = sp.end_s - sp.start_s;
+    switch (sp.kind) {
+      case SpanKind::forward:
+      case SpanKind::backward: res_.compute_s += d; break;
+      case SpanKind::tp_comm: res_.tp_comm_s += d; break;
+      case SpanKind::pp_wait: res_.pp_wait_s += d; break;
+      case SpanKind::pp_send:
+        if (s_.blocking_p2p) res_.pp_send_s += d;
+        break;
+      case SpanKind::dp_wait: res_.dp_exposed_s += d; break;
+      case SpanKind::optimizer: res_.optimizer_s += d; break;
+      default: break;  // dp_comm and pp_send run on other streams
+    }
+  }
+  res_.idle_s = std::max(0.0, res_.iteration_s - res_.compute_s - res_.tp_comm_s - res_.pp_send_s - res_.pp_wait_s -
+                                  res_.dp_exposed_s - res_.optimizer_s);
+  critical_path(crit);
+  res_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return std::move(res_);
+}
+
+void Engine::critical_path(int crit) {
+  constexpr double eps = 1e-12;
+  int w = crit;
+  double t = res_.workers[size_t(crit)].end_s;
+  const int p = s_.pp;
+  for (int guard = 0; guard < 4000000 && t > eps; ++guard) {
+    const auto& spans = res_.workers[size_t(w)].spans;
+    // The latest compute-stream span ending at or before t (dp_comm runs on another stream).
+    int k = -1;
+    // Spans are sorted by start: begin at the last one starting before t (binary search), walk back.
+    const int hi = int(std::upper_bound(spans.begin(), spans.end(), t + eps,
+                                        [](double x, const Span& a) { return x < a.start_s; }) -
+                       spans.begin());
+    for (int i = hi - 1; i >= 0; --i) {
+      const Span& sp = spans[size_t(i)];
+      if (sp.kind == SpanKind::dp_comm || (sp.kind == SpanKind::pp_send && !s_.blocking_p2p)) continue;
+      if (sp.end_s <= t + eps) {
+        k = i;
+        break;
+      }
+    }
+    if (k < 0) break;
+    const Span& sp = spans[size_t(k)];
+    if (sp.kind == SpanKind::pp_wait && sp.end_s >= t - eps) {
+      // Jump to the sender: the next op tells the direction (forward waits for activations).
+      const bool fwd = size_t(k + 1) < spans.size() && spans[size_t(k + 1)].kind != SpanKind::backward;
+      const int vs = sp.chunk * p + res_.workers[size_t(w)].stage;
+      const int src_vs = fwd ? vs - 1 : vs + 1;
+      if (src_vs < 0 || src_vs >= V_) break;
+      res_.critical_path.push_back({w, SpanKind::pp_wait, sp.end_s, sp.end_s});
+      w = res_.workers[size_t(w)].cls * p + src_vs % p;
+      continue;  // same t: the sender's transfer ended when the wait did
+    }
+    res_.critical_path.push_back({w, sp.kind, sp.start_s, std::min(sp.end_s, t)});
+    t = sp.start_s;
+  }
+  std::reverse(res_.critical_path.begin(), res_.critical_path.end());
+}
+
+}  // namespace
+
+IterationResult simulate_iteration(const Topology& topo, const IterationSpec& spec) {
+  Engine e(topo, spec);
+  return e.run();
+}
+
+}  // namespace mc::sim

@@ -1,0 +1,124 @@
+// iteration.h - one training iteration, event by event, on every GPU of the cluster.
+//
+// GPUs are numbered as Megatron-LM orders its process groups (Narayanan et al. 2021, Sec. 3 and the
+// initialize_model_parallel docstring): tensor-parallel ranks are consecutive (inside a node), then data
+// parallel, then pipeline outermost:  gpu = (stage * dp + replica) * tp + tp_rank.
+//
+// Each pipeline stage of each data-parallel replica runs, in its schedule's order (GPipe: all forwards
+// then all backwards; 1F1B / PipeDream-Flush: p - s - 1 warm-up forwards, then one forward one backward;
+// interleaved 1F1B: Narayanan et al. 2021 Sec. 2.2.2, chunks of p micro-batches per model chunk), for
+// every layer of every micro-batch: its compute, then its tensor-parallel collectives (blocking, as in
+// Megatron). Activations and gradients cross stage boundaries as asynchronous sends; a stage waits for
+// what it receives. Gradient buckets start their data-parallel collective once every replica has
+// produced them (during the last micro-batch's backward when overlap is on, after it when off), on a
+// separate communication stream; the optimizer step waits for all buckets.
+//
+// Symmetry: replicas with no straggler and no degraded link behave identically, so they are simulated
+// once (class 0) and every special replica on its own; the transfers of a class still cross the links
+// of all its replicas, so link sharing is exact. Any GPU's timeline is its class's stage timeline.
+#pragma once
+
+#include "sim/collectives.h"
+#include "sim/topology.h"
+
+#include <string>
+#include <vector>
+
+namespace mc::sim {
+
+enum class PipeSchedule { gpipe, one_f_one_b, interleaved };
+
+struct IterationSpec {
+  int tp = 1, pp = 1, dp = 1;
+  int micro_batches = 1;      // m per replica
+  int virtual_stages = 1;     // v (interleaved only)
+  PipeSchedule schedule = PipeSchedule::one_f_one_b;
+  int layers = 1;             // transformer layers of the model (divisible by pp * v)
+  // Compute of one micro-batch through one layer on one GPU (the tp shard), in seconds.
+  double layer_forward_s = 0;
+  double layer_backward_s = 0;  // includes the recomputed forward when activations are recomputed
+  double first_stage_extra_s = 0;  // embedding (forward + backward) per micro-batch
+  double last_stage_extra_s = 0;   // logits + loss (forward + backward) per micro-batch
+  // Tensor parallelism: collectives of `tp_buffer_bytes` per layer per micro-batch.
+  int tp_collectives_forward = 2;  // Megatron: one after attention, one after the MLP
+  int tp_collectives_backward = 2; // + 2 when the forward is recomputed
+  double tp_buffer_bytes = 0;      // b * s * h * bytes per element
+  Algorithm tp_algorithm = Algorithm::ring;
+  // Pipeline: bytes per boundary per micro-batch per GPU (b s h * bytes; / tp with scatter-gather).
+  double pp_bytes = 0;
+  // Megatron-LM's p2p (batched isend/irecv, then wait) holds the sender until its message has left.
+  bool blocking_p2p = true;
+  // Scatter/gather (Narayanan et al. 2021, Sec. 4.1): the receiver all-gathers the b s h activation
+  // over its tp ranks (an all-gather of tp_buffer_bytes) after each receive.
+  bool pp_all_gather = false;
+  // Data parallelism: gradient bytes per GPU of one stage (its params / tp * bytes per gradient).
+  double dp_bytes_per_stage = 0;
+  double bucket_bytes = 80e6;      // Megatron-LM DDP default: 40M fp16 elements per bucket
+  bool overlap_dp = true;
+  bool zero_sharded = false;       // ZeRO >= 1: reduce-scatter gradients, all-gather params after the step
+  Algorithm dp_algorithm = Algorithm::ring;
+  double optimizer_s = 0;
+  LatencySpec latency;
+  std::vector<std::pair<int, double>> stragglers;  // (gpu, speed relative to the others)
+};
+
+enum class SpanKind : uint8_t { forward, backward, tp_comm, pp_wait, dp_comm, dp_wait, optimizer, pp_send };
+const char* to_string(SpanKind k);
+
+struct Span {
+  double start_s, end_s;
+  SpanKind kind;
+  int micro_batch;  // -1 when not per micro-batch
+  int chunk;        // model chunk; for dp_comm: bucket number
+};
+
+struct WorkerTimeline {  // one pipeline stage of one class of replicas
+  int cls = 0, stage = 0;
+  int replicas = 1;      // how many replicas this class stands for
+  double speed = 1;      // compute speed (slowest GPU of the stage's tp group)
+  std::vector<Span> spans;  // compute stream, plus pp_send/dp_comm spans of its streams
+  double end_s = 0;
+};
+
+struct IterationResult {
+  double iteration_s = 0;
+  // Breakdown on the GPU that finishes last (the critical GPU), seconds; sums to iteration_s.
+  double compute_s = 0, tp_comm_s = 0, pp_send_s = 0, pp_wait_s = 0, dp_exposed_s = 0, optimizer_s = 0, idle_s = 0;
+  int critical_stage = 0, critical_class = 0;
+  // The critical path, walked back from the last GPU to finish: each step is a span of some stage; a wait
+  // for a pipeline message jumps to the stage that sent it (so the path crosses the pipeline), a wait for
+  // gradients stays on the stage (the collective's time counts as dp).
+  struct PathStep {
+    int worker;
+    SpanKind kind;
+    double start_s, end_s;
+  };
+  std::vector<PathStep> critical_path;
+  std::vector<WorkerTimeline> workers;        // [class * pp + stage]
+  std::vector<int> replica_class;             // class of each data-parallel replica
+  // Links
+  std::vector<double> link_bytes;             // per link id, bytes over the iteration
+  std::vector<ClassRateChange> class_rate_changes;
+  long long events = 0, flow_groups = 0, rate_solves = 0;
+  double wall_s = 0;                          // host time the simulation took
+  std::vector<std::string> notes;
+};
+
+// Ops of one stage in schedule order: (micro_batch, chunk, backward?) - exposed for tests.
+struct SchedOp {
+  int micro_batch, chunk;
+  bool backward;
+};
+std::vector<SchedOp> stage_schedule(PipeSchedule s, int pp, int stage, int m, int v);
+
+// Throws std::invalid_argument for inconsistent specs (sizes that do not divide, GPU count mismatch).
+IterationResult simulate_iteration(const Topology& topo, const IterationSpec& spec);
+
+// Which replica, stage and tp rank a GPU is, and back (the ordering above).
+struct GpuCoord {
+  int replica, stage, tp_rank;
+};
+GpuCoord gpu_coord(const IterationSpec& s, int gpu);
+int gpu_id(const IterationSpec& s, int replica, int stage, int tp_rank);
+
+}  // namespace mc::sim

@@ -1,0 +1,301 @@
+// sim.cpp - the simulator's JSON surface: the estimate's keys for the simulated iteration, the
+// per-GPU timeline, link utilisation, the run, and the Chrome trace.
+#include "sim/sim.h"
+
+#include "sim/sim_config.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace mc::sim {
+
+namespace {
+
+constexpr int kSeriesBins = 100;
+
+json spans_json(const WorkerTimeline& w, int max_spans) {
+  json a = json::array();
+  int n = 0;
+  for (const Span& s : w.spans) {
+    if (n++ >= max_spans) break;
+    a.push_back({{"kind", to_string(s.kind)}, {"start_s", s.start_s}, {"end_s", s.end_s},
+                 {"micro_batch", s.micro_batch}, {"chunk", s.chunk}});
+  }
+  return a;
+}
+
+json links_json(const Topology& topo, const IterationResult& it, bool series) {
+  const double T = std::max(1e-12, it.iteration_s);
+  std::array<double, kLinkClasses> bytes{}, cap{};
+  const auto& links = topo.links();
+  for (size_t l = 0; l < links.size(); ++l) {
+    bytes[size_t(links[l].cls)] += it.link_bytes[l];
+    cap[size_t(links[l].cls)] += links[l].capacity_Bps;
+  }
+  json cls = json::object();
+  for (int c = 0; c < kLinkClasses; ++c)
+    cls[to_string(LinkClass(c))] = {{"bytes", bytes[size_t(c)]},
+                                    {"mean_utilisation", cap[size_t(c)] > 0 ? bytes[size_t(c)] / (cap[size_t(c)] * T) : 0}};
+  // Hottest links: busiest fraction of the iteration.
+  std::vector<int> order(links.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto util = [&](int l) { return it.link_bytes[size_t(l)] / (links[size_t(l)].capacity_Bps * T); };
+  const size_t k = std::min<size_t>(10, order.size());
+  std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
+                    [&](int a, int b) { return util(a) > util(b) || (util(a) == util(b) && a < b); });
+  json hot = json::array();
+  for (size_t i = 0; i < k; ++i) {
+    const Link& L = links[size_t(order[i])];
+    hot.push_back({{"link", order[i]}, {"class", to_string(L.cls)}, {"index", L.index},
+                   {"utilisation", util(order[i])}, {"capacity_GBps", L.capacity_Bps / 1e9}});
+  }
+  // Per node: NIC (up) utilisation, the heat map of the cluster.
+  const auto& sp = topo.spec();
+  std::vector<double> node_util(size_t(sp.nodes), 0.0);
+  for (size_t l = 0; l < links.size(); ++l)
+    if (links[l].cls == LinkClass::nic_up)
+      node_util[size_t(links[l].index / sp.nics_per_node)] += util(int(l)) / sp.nics_per_node;
+  json out = {{"classes", cls}, {"hottest", hot}, {"node_nic_utilisation", node_util}};
+  if (series) {
+    // Utilisation over time per class: integrate the piecewise-constant class rates into bins.
+    std::vector<std::array<double, kLinkClasses>> bins(kSeriesBins);
+    std::array<double, kLinkClasses> rate{};
+    auto changes = it.class_rate_changes;
+    std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.t_s < b.t_s; });
+    double t = 0;
+    const double w = T / kSeriesBins;
+    auto integrate = [&](double t1) {
+      while (t < t1 - 1e-15) {
+        int b = std::min(kSeriesBins - 1, int(t / w));
+        if ((b + 1) * w <= t && b < kSeriesBins - 1) ++b;  // t sits on a bin edge (rounding)
+        const double e = b == kSeriesBins - 1 ? t1 : std::min(t1, (b + 1) * w);
+        for (int c = 0; c < kLinkClasses; ++c) bins[size_t(b)][size_t(c)] += rate[size_t(c)] * (e - t);
+        t = e;
+      }
+    };
+    for (const auto& ch : changes) {
+      integrate(std::min(ch.t_s, T));
+      rate[size_t(ch.cls)] += ch.delta_Bps;
+    }
+    integrate(T);
+    json ser = json::object();
+    for (int c = 0; c < kLinkClasses; ++c) {
+      std::vector<double> v(kSeriesBins);
+      for (int b = 0; b < kSeriesBins; ++b) v[size_t(b)] = cap[size_t(c)] > 0 ? bins[size_t(b)][size_t(c)] / (w * cap[size_t(c)]) : 0;
+      ser[to_string(LinkClass(c))] = v;
+    }
+    out["utilisation_series"] = {{"bin_s", w}, {"classes", ser}};
+  }
+  return out;
+}
+
+json run_json(const RunResult& r) {
+  json by = json::object(), lost = json::object();
+  for (int c = 0; c < kCauses; ++c) {
+    by[to_string(Cause(c))] = r.interruptions_by_cause[size_t(c)];
+    lost[to_string(Cause(c))] = r.lost_gpu_hours_by_cause[size_t(c)];
+  }
+  lost["checkpoint"] = r.checkpoint_gpu_hours;
+  lost["data_stall"] = r.data_stall_gpu_hours;
+  json ev = json::array();
+  for (const RunEvent& e : r.events) {
+    static const char* kinds[] = {"failure", "restart", "checkpoint", "done"};
+    json j = {{"t_s", e.t_s}, {"kind", kinds[e.kind]}, {"progress", e.progress}};
+    if (e.kind == RunEvent::failure || e.kind == RunEvent::restart) j["cause"] = to_string(e.cause);
+    if (e.kind == RunEvent::failure) j["lost_s"] = e.lost_s;
+    ev.push_back(std::move(j));
+  }
+  return {{"days", r.days},
+          {"finished", r.finished},
+          {"cancelled", r.cancelled},
+          {"iterations_done", r.iterations_done},
+          {"fraction_done", r.fraction_done},
+          {"projected_days", std::isfinite(r.projected_days) ? json(r.projected_days) : json(nullptr)},
+          {"interruptions", r.interruptions},
+          {"interruptions_by_cause", by},
+          {"goodput", r.goodput},
+          {"effective_mfu", r.effective_mfu},
+          {"lost_gpu_hours", r.lost_gpu_hours},
+          {"lost_gpu_hours_by_cause", lost},
+          {"checkpoint_overhead_fraction", r.checkpoint_overhead_fraction},
+          {"cost_usd", r.cost_usd},
+          {"iteration_s", r.iteration_s},
+          {"data_iteration_s", r.data_iteration_s},
+          {"mtbf_s", std::isfinite(r.mtbf_s) ? json(r.mtbf_s) : json(nullptr)},
+          {"checkpoint",
+           {{"write_s", r.checkpoint_write_s},
+            {"read_s", r.checkpoint_read_s},
+            {"interval_s", std::isfinite(r.interval_s) ? json(r.interval_s) : json(nullptr)},
+            {"young_interval_s", std::isfinite(r.young_s) ? json(r.young_s) : json(nullptr)},
+            {"daly_interval_s", std::isfinite(r.daly_s) ? json(r.daly_s) : json(nullptr)}}},
+          {"events", ev}};
+}
+
+struct Simulated {
+  Resolved r;
+  IterationResult it;
+};
+
+Simulated run_iteration(const Catalog& cat, const JsonDoc& doc) {
+  Simulated s{resolve(cat, doc), {}};
+  Topology topo(s.r.topo);
+  s.it = simulate_iteration(topo, s.r.iter);
+  return s;
+}
+
+}  // namespace
+
+json simulate_json(const Catalog& cat, const json& config, const SimOptions& o, const std::string& file) {
+  return simulate_json(cat, JsonDoc::parse(config.dump(2), file), o);
+}
+
+json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) {
+  const std::string& file = doc.file();
+  Simulated s = run_iteration(cat, doc);
+  const Resolved& r = s.r;
+  const IterationResult& it = s.it;
+  Topology topo(r.topo);
+  json out = perf::to_json(r.est, r.cfg);
+  // The estimate's keys, for the simulated iteration.
+  const double T = it.iteration_s;
+  const double gpus = r.cfg.cluster.gpus();
+  const double peak = r.cfg.training.precision == perf::Precision::bf16 ? r.cfg.cluster.peak_bf16_flops
+                      : r.cfg.training.precision == perf::Precision::fp32 ? r.cfg.cluster.peak_fp32_flops
+                                                                          : r.cfg.cluster.peak_fp16_flops;
+  out["analytic"] = {{"iteration_time_s", r.est.iteration_time_s}, {"time_breakdown_s", out["time_breakdown_s"]},
+                     {"mfu", r.est.mfu}};
+  out["iteration_time_s"] = T;
+  out["time_breakdown_s"] = {{"compute", it.compute_s},        {"tp_comm", it.tp_comm_s},
+                             {"pp_comm", it.pp_send_s},        {"dp_comm", it.dp_exposed_s},
+                             {"bubble", it.pp_wait_s + it.idle_s}, {"optimizer", it.optimizer_s}};
+  out["achieved_tflops_per_gpu"] = r.est.hardware_flops_per_iteration / (T * gpus) / 1e12;
+  out["mfu"] = r.est.model_flops_per_iteration / (T * gpus * peak);
+  out["tokens_per_s"] = double(r.cfg.layout.global_batch) * r.cfg.model.seq_len / T;
+  out["training_days"] = r.est.iterations * T / 86400;
+  out["gpu_hours"] = r.est.iterations * T / 3600 * gpus;
+  out["cost_usd"] = out["gpu_hours"].get<double>() * r.cfg.cluster.price_per_gpu_hour_usd;
+  // The simulation itself.
+  json classes = json::array();
+  for (size_t c = 0; c * size_t(r.iter.pp) < it.workers.size(); ++c) {
+    const WorkerTimeline& w = it.workers[c * size_t(r.iter.pp)];
+    classes.push_back({{"replicas", w.replicas}});
+  }
+  json sim = {{"events", it.events},
+              {"flow_groups", it.flow_groups},
+              {"rate_solves", it.rate_solves},
+              {"wall_s", it.wall_s},
+              {"events_per_s", it.wall_s > 0 ? double(it.events) / it.wall_s : 0},
+              {"replica_classes", classes},
+              {"critical", {{"stage", it.critical_stage}, {"class", it.critical_class}}},
+              {"critical_gpu_breakdown_s",
+               {{"compute", it.compute_s}, {"tp_comm", it.tp_comm_s}, {"pp_send", it.pp_send_s},
+                {"pp_wait", it.pp_wait_s}, {"dp_wait", it.dp_exposed_s}, {"optimizer", it.optimizer_s},
+                {"idle", it.idle_s}}},
+              {"dp_algorithm", to_string(r.iter.dp_algorithm)},
+              {"buckets_per_stage", r.iter.dp_bytes_per_stage > 0 && r.iter.dp > 1
+                                        ? int(std::ceil(r.iter.dp_bytes_per_stage / r.iter.bucket_bytes - 1e-9))
+                                        : 0},
+              {"links", links_json(topo, it, o.include_link_series)},
+              {"topology",
+               {{"nodes", r.topo.nodes}, {"gpus_per_node", r.topo.gpus_per_node}, {"leaves", topo.leaves()},
+                {"spines", r.topo.spines}, {"nodes_per_leaf", r.topo.nodes_per_leaf},
+                {"oversubscription", r.topo.oversubscription}}}};
+  {
+    // Critical path: seconds by kind, and the stages it crosses.
+    std::map<std::string, double> by;
+    json stages = json::array();
+    int last = -1;
+    double covered = 0;
+    for (const auto& st : it.critical_path) {
+      by[to_string(st.kind)] += st.end_s - st.start_s;
+      covered += st.end_s - st.start_s;
+      const int stage = it.workers[size_t(st.worker)].stage;
+      if (stage != last) stages.push_back(stage), last = stage;
+    }
+    json cp = json::object();
+    for (auto& [k, v] : by) cp[k + "_s"] = v;
+    cp["idle_s"] = std::max(0.0, it.iteration_s - covered);
+    cp["stages"] = std::move(stages);
+    sim["critical_path"] = std::move(cp);
+  }
+  const int used = r.iter.tp * r.iter.pp * r.iter.dp;
+  if (o.timeline_gpu >= 0) {
+    if (o.timeline_gpu >= used)
+      throw LoadError(file, 0, 0, "", "--gpu " + std::to_string(o.timeline_gpu) + " is out of range: the layout uses GPUs 0.." +
+                                          std::to_string(used - 1));
+    const GpuCoord g = gpu_coord(r.iter, o.timeline_gpu);
+    const int cls = it.replica_class[size_t(g.replica)];
+    const WorkerTimeline& w = it.workers[size_t(cls * r.iter.pp + g.stage)];
+    sim["timeline"] = {{"gpu", o.timeline_gpu}, {"replica", g.replica}, {"stage", g.stage}, {"tp_rank", g.tp_rank},
+                       {"class", cls}, {"speed", w.speed}, {"end_s", w.end_s},
+                       {"spans", spans_json(w, o.max_timeline_spans)}};
+  }
+  if (!o.timeline_gpus.empty()) {
+    json rows = json::array();
+    for (int gpu : o.timeline_gpus) {
+      if (gpu < 0 || gpu >= used) continue;
+      const GpuCoord g = gpu_coord(r.iter, gpu);
+      const int cls = it.replica_class[size_t(g.replica)];
+      const WorkerTimeline& w = it.workers[size_t(cls * r.iter.pp + g.stage)];
+      rows.push_back({{"gpu", gpu}, {"replica", g.replica}, {"stage", g.stage}, {"tp_rank", g.tp_rank}, {"class", cls},
+                      {"speed", w.speed}, {"end_s", w.end_s}, {"spans", spans_json(w, o.max_timeline_spans)}});
+    }
+    sim["timelines"] = std::move(rows);
+  }
+  out["sim"] = std::move(sim);
+  if (o.run_days > 0) {
+    const RunSpec rs = run_spec(cat, r, T, o.run_days, o.seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult rr = simulate_run(rs, o.progress, o.cancel);
+    json rj = run_json(rr);
+    rj["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rj["seed"] = o.seed;
+    rj["failure_profile"] = r.sec.failure_profile;
+    out["run"] = std::move(rj);
+  }
+  return out;
+}
+
+json simulate_trace_json(const Catalog& cat, const json& config, const SimOptions& o, const std::string& file) {
+  return simulate_trace_json(cat, JsonDoc::parse(config.dump(2), file), o);
+}
+
+json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) {
+  Simulated s = run_iteration(cat, doc);
+  const IterationResult& it = s.it;
+  // Chrome trace-event format ("X" complete events, microseconds): pid = replica class, tid = stage;
+  // communication streams get their own tid so overlapping spans do not nest wrongly.
+  json ev = json::array();
+  for (size_t c = 0; c * size_t(s.r.iter.pp) < it.workers.size(); ++c) {
+    const WorkerTimeline& w0 = it.workers[c * size_t(s.r.iter.pp)];
+    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", int(c)},
+                  {"args", {{"name", "replica class " + std::to_string(c) + " (" + std::to_string(w0.replicas) +
+                                         " replicas)"}}}});
+  }
+  int n = 0;
+  for (const WorkerTimeline& w : it.workers) {
+    for (int stream = 0; stream < 3; ++stream) {
+      const int tid = w.stage * 3 + stream;
+      static const char* names[] = {"compute", "pp send", "dp collectives"};
+      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", w.cls}, {"tid", tid},
+                    {"args", {{"name", "stage " + std::to_string(w.stage) + " " + names[stream]}}}});
+    }
+    for (const Span& sp : w.spans) {
+      if (n++ >= o.max_timeline_spans * 10) break;
+      const int stream = sp.kind == SpanKind::pp_send ? (s.r.iter.blocking_p2p ? 0 : 1) : sp.kind == SpanKind::dp_comm ? 2 : 0;
+      std::string name = to_string(sp.kind);
+      if (sp.micro_batch >= 0) name += " mb" + std::to_string(sp.micro_batch);
+      if (sp.kind == SpanKind::dp_comm) name += " bucket " + std::to_string(sp.chunk);
+      ev.push_back({{"name", name}, {"cat", to_string(sp.kind)}, {"ph", "X"}, {"pid", w.cls},
+                    {"tid", w.stage * 3 + stream}, {"ts", sp.start_s * 1e6}, {"dur", (sp.end_s - sp.start_s) * 1e6},
+                    {"args", {{"chunk", sp.chunk}}}});
+    }
+  }
+  (void)cat;
+  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace mc::sim

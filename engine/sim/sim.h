@@ -1,0 +1,73 @@
+// sim.h - the discrete-event simulator: one training iteration on every GPU of a cluster (flow-level
+// bandwidth sharing over the real topology) and a seeded whole training run (failures, checkpoints,
+// restarts, stragglers, storage, the data pipeline).
+//
+// Input is the `megacluster estimate` config (engine/perf/perf.h parses it; this module never parses
+// the model, cluster or layout itself) plus optional sections of its own:
+//
+//   "stragglers":     [{"gpu": 0, "speed": 0.5}]           speed relative to the other GPUs
+//   "degraded_links": [{"node": 3, "bandwidth_fraction": 0.25}]   that node's NICs run at a fraction
+//   "sim":            {"bucket_bytes", "overlap_dp", "dp_algorithm": "auto|ring|tree|hierarchical",
+//                      "blocking_p2p", "spines", "nics_per_node"}
+//   (NIC bandwidth, oversubscription and GPUs per leaf are the analytic config's cluster keys
+//    node_network_Gbps, oversubscription and leaf_nodes.)
+//   "failures":       {"profile": "llama3-405b-2024", "gpu_per_hour": 1.3e-5, "host_per_hour": ...,
+//                      "nic_per_hour", "switch_per_hour", "software_per_hour",
+//                      "detection_s", "reschedule_s", "restart_s"}      (defaults: assets/catalog/failures.json)
+//   "checkpoint":     {"interval_s" (0 = Daly's optimum), "write_GBps", "read_GBps", "bytes_per_param",
+//                      "storage_accounts"}              (defaults: assets/catalog/storage.json)
+//   "data":           {"cpu_cores", "tokens_per_s_per_core", "read_GBps", "bytes_per_token"}
+//
+// Usage:
+//   mc::sim::SimOptions o{.run_days = 30, .seed = 1};
+//   nlohmann::json out = mc::sim::simulate_json(catalog, config, o);   // throws LoadError on bad input
+//   // out: the estimate's keys for the simulated iteration, "sim" (per-GPU timelines, link use,
+//   // critical path, events/s) and, when o.run_days > 0, "run" (days, interruptions, goodput, ...).
+//
+// Lower-level pieces: topology.h (links of the fat-tree), flow_net.h (max-min fair sharing),
+// collectives.h (ring/tree/hierarchical as transfers), iteration.h (the per-GPU schedule), run.h.
+#pragma once
+
+#include "catalog/catalog.h"
+#include "core/json_doc.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mc::sim {
+
+struct SimOptions {
+  double run_days = 0;      // > 0: also simulate a run of at most this many wall-clock days
+  unsigned long long seed = 1;
+  int timeline_gpu = 0;     // GPU whose timeline is returned in "sim.timeline" (any GPU; -1 = none)
+  std::vector<int> timeline_gpus;   // more GPUs, returned in "sim.timelines" (the panel's Gantt rows)
+  int max_timeline_spans = 20000;
+  bool include_link_series = true;  // utilisation over time per link class
+  // Called now and then during a run simulation with the fraction done (0..1); may be empty.
+  std::function<void(double)> progress;
+  // Set to true from elsewhere to stop a run simulation early (the result says "cancelled").
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// The whole result as JSON (what `megacluster simulate` prints, without the trace). Throws LoadError
+// for invalid configs, naming the key and the rule; `file_for_errors` names the config in messages.
+nlohmann::json simulate_json(const Catalog& cat, const nlohmann::json& config, const SimOptions& o,
+                             const std::string& file_for_errors = "<config>");
+
+// The same from a loaded document, so that errors point at the file's own lines and columns.
+nlohmann::json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o);
+
+// Chrome trace-event JSON (chrome://tracing, Perfetto) of the simulated iteration: one process per
+// simulated GPU class, one thread per pipeline stage's compute and communication streams.
+nlohmann::json simulate_trace_json(const Catalog& cat, const nlohmann::json& config, const SimOptions& o,
+                                   const std::string& file_for_errors = "<config>");
+nlohmann::json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o);
+
+// Young (1974): tau = sqrt(2 delta M); Daly (2006) higher-order estimate:
+// tau = sqrt(2 delta M) [1 + (1/3) sqrt(delta/(2M)) + (1/9) (delta/(2M))] - delta  for delta < 2M, else M.
+double young_interval_s(double checkpoint_cost_s, double mtbf_s);
+double daly_interval_s(double checkpoint_cost_s, double mtbf_s);
+
+}  // namespace mc::sim

@@ -1,0 +1,226 @@
+// sim_config.cpp - reading the simulator's config sections and mapping the analytic model's inputs to
+// the simulator's (per-layer compute, collective sizes, link bandwidths) in one place.
+#include "sim/sim_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mc::sim {
+
+namespace {
+
+const std::vector<std::string> kAnalyticKeys = {"model", "cluster", "parallel", "training"};
+const std::vector<std::string> kSimKeys = {"stragglers", "degraded_links", "sim", "failures", "checkpoint", "data"};
+
+double catalog_value(const Catalog& cat, const char* table, const std::string& id, const char* key, double fallback) {
+  if (const Table* t = cat.table(table))
+    if (const Record* r = t->find(id)) return r->get_or(key, fallback);
+  return fallback;
+}
+
+void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, int gpus, int nodes) {
+  if (auto st = root.get("stragglers")) {
+    for (const JsonCursor& e : st->elements()) {
+      e.only_keys({"gpu", "speed"});
+      const int gpu = int(e["gpu"].integer_in(0, gpus - 1));
+      s.stragglers.push_back({gpu, e["speed"].number_in(0.01, 1.0)});
+    }
+  }
+  if (auto dl = root.get("degraded_links")) {
+    for (const JsonCursor& e : dl->elements()) {
+      e.only_keys({"node", "bandwidth_fraction"});
+      const int node = int(e["node"].integer_in(0, nodes - 1));
+      s.degraded_nodes.push_back({node, e["bandwidth_fraction"].number_in(0.001, 1.0)});
+    }
+  }
+  if (auto j = root.get("sim")) {
+    j->only_keys({"bucket_bytes", "overlap_dp", "dp_algorithm", "blocking_p2p", "spines", "nics_per_node"});
+    if (auto v = j->get("bucket_bytes")) s.bucket_bytes = v->number_in(1e3, 1e12);
+    if (auto v = j->get("overlap_dp")) s.overlap_dp = v->boolean() ? 1 : 0;
+    if (auto v = j->get("dp_algorithm")) s.dp_algorithm = v->one_of({"auto", "ring", "tree", "hierarchical"});
+    if (auto v = j->get("blocking_p2p")) s.blocking_p2p = v->boolean();
+    if (auto v = j->get("spines")) s.spines = int(v->integer_in(1, 4096));
+    if (auto v = j->get("nics_per_node")) s.nics_per_node = int(v->integer_in(1, 64));
+  }
+  // Failure rates: a profile from assets/catalog/failures.json, each rate overridable.
+  std::optional<JsonCursor> jf = root.get("failures");
+  if (jf) {
+    jf->only_keys({"profile", "gpu_per_hour", "host_per_hour", "nic_per_hour", "switch_per_hour", "software_per_hour",
+                   "detection_s", "reschedule_s", "restart_s"});
+    if (auto v = jf->get("profile")) s.failure_profile = v->string();
+  }
+  const Table* ft = cat.table("failures");
+  const Record* fr = ft ? ft->find(s.failure_profile) : nullptr;
+  if (!fr) {
+    const std::string msg = "unknown failure profile \"" + s.failure_profile +
+                            "\"; use an id of assets/catalog/failures.json (e.g. llama3-405b-2024)";
+    if (jf && jf->has("profile")) (*jf)["profile"].fail(msg);
+    if (ft) root.fail(msg);  // no table: rates stay 0 unless given
+  }
+  FailureRates& f = s.failures;
+  if (fr) {
+    f.gpu_per_gpu_hour = fr->get_or("gpu_per_gpu_hour", 0);
+    f.host_per_node_hour = fr->get_or("host_per_node_hour", 0);
+    f.nic_per_node_hour = fr->get_or("nic_per_node_hour", 0);
+    f.switch_per_node_hour = fr->get_or("switch_per_node_hour", 0);
+    f.software_per_node_hour = fr->get_or("software_per_node_hour", 0);
+    f.detection_s = fr->get_or("detection_s", f.detection_s);
+    f.reschedule_s = fr->get_or("reschedule_s", f.reschedule_s);
+    f.restart_s = fr->get_or("restart_s", f.restart_s);
+  }
+  if (jf) {
+    if (auto v = jf->get("gpu_per_hour")) f.gpu_per_gpu_hour = v->number_in(0, 1);
+    if (auto v = jf->get("host_per_hour")) f.host_per_node_hour = v->number_in(0, 1);
+    if (auto v = jf->get("nic_per_hour")) f.nic_per_node_hour = v->number_in(0, 1);
+    if (auto v = jf->get("switch_per_hour")) f.switch_per_node_hour = v->number_in(0, 1);
+    if (auto v = jf->get("software_per_hour")) f.software_per_node_hour = v->number_in(0, 1);
+    if (auto v = jf->get("detection_s")) f.detection_s = v->number_in(0, 1e6);
+    if (auto v = jf->get("reschedule_s")) f.reschedule_s = v->number_in(0, 1e6);
+    if (auto v = jf->get("restart_s")) f.restart_s = v->number_in(0, 1e6);
+  }
+  // Checkpoints: blob storage of the 2020 machine by default (assets/catalog/storage.json).
+  s.checkpoint_write_GBps = catalog_value(cat, "storage", "azure-blob-2020", "write_GBps", 3.125);
+  s.checkpoint_read_GBps = catalog_value(cat, "storage", "azure-blob-2020", "read_GBps", 6.25);
+  if (auto j = root.get("checkpoint")) {
+    j->only_keys({"interval_s", "write_GBps", "read_GBps", "bytes_per_param", "storage_accounts"});
+    if (auto v = j->get("interval_s")) s.checkpoint_interval_s = v->number_in(0, 1e9);
+    if (auto v = j->get("write_GBps")) s.checkpoint_write_GBps = v->number_in(1e-6, 1e6);
+    if (auto v = j->get("read_GBps")) s.checkpoint_read_GBps = v->number_in(1e-6, 1e6);
+    if (auto v = j->get("bytes_per_param")) s.checkpoint_bytes_per_param = v->number_in(0, 64);
+    if (auto v = j->get("storage_accounts")) s.storage_accounts = v->number_in(1, 1e4);
+  }
+  s.data_tokens_per_s_per_core = catalog_value(cat, "storage", "gpt2-bpe-tokenizer", "tokens_per_s_per_core", 2e5);
+  s.data_bytes_per_token = catalog_value(cat, "storage", "gpt2-bpe-tokenizer", "bytes_per_token", 4);
+  s.data_read_GBps = s.checkpoint_read_GBps;
+  if (auto j = root.get("data")) {
+    j->only_keys({"cpu_cores", "tokens_per_s_per_core", "read_GBps", "bytes_per_token"});
+    if (auto v = j->get("cpu_cores")) s.data_cpu_cores = v->number_in(1, 1e9);
+    if (auto v = j->get("tokens_per_s_per_core")) s.data_tokens_per_s_per_core = v->number_in(1, 1e12);
+    if (auto v = j->get("read_GBps")) s.data_read_GBps = v->number_in(1e-6, 1e6);
+    if (auto v = j->get("bytes_per_token")) s.data_bytes_per_token = v->number_in(0.1, 1e3);
+  }
+}
+
+}  // namespace
+
+Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
+  Resolved r;
+  JsonCursor root = doc.root();
+  if (!root.is_object()) root.fail("a simulate config is the estimate config (model, cluster, parallel, training) "
+                                   "plus optional stragglers, degraded_links, sim, failures, checkpoint, data");
+  std::vector<std::string> allowed = kAnalyticKeys;
+  allowed.insert(allowed.end(), kSimKeys.begin(), kSimKeys.end());
+  root.only_keys(allowed);
+  // The analytic model reads its own keys (one parser for both commands).
+  json analytic = json::object();
+  for (const auto& k : kAnalyticKeys)
+    if (doc.value().contains(k)) analytic[k] = doc.value()[k];
+  r.cfg = perf::parse_config(cat, analytic, doc.file(), true);
+  r.est = perf::estimate(r.cfg);
+  const perf::Config& c = r.cfg;
+  const perf::Layout& L = c.layout;
+  parse_sections(cat, root, r.sec, c.cluster.gpus(), c.cluster.nodes);
+
+  // ---- topology: the analytic model's achievable bandwidths (catalog bus efficiencies applied) ----
+  TopologySpec& t = r.topo;
+  t.nodes = c.cluster.nodes;
+  t.gpus_per_node = c.cluster.gpus_per_node;
+  t.nvlink_GBps_per_gpu = c.cluster.intra_node_GBps_per_gpu * c.cluster.intra_bus_efficiency;
+  t.node_network_Gbps = c.cluster.node_network_Gbps * c.cluster.inter_bus_efficiency;
+  t.oversubscription = std::max(1.0, c.cluster.oversubscription);
+  t.nodes_per_leaf = std::max(1, c.cluster.leaf_nodes);
+  t.spines = r.sec.spines;
+  t.nics_per_node = std::min(r.sec.nics_per_node, c.cluster.gpus_per_node);
+  t.degraded_nodes = r.sec.degraded_nodes;
+
+  // ---- iteration: per-layer compute from the analytic stage times, minus their tp communication ----
+  IterationSpec& it = r.iter;
+  const perf::Estimate& e = r.est;
+  it.tp = L.tp;
+  it.pp = L.pp;
+  it.dp = L.dp;
+  it.micro_batches = L.micro_batches();
+  it.schedule = L.schedule == perf::Schedule::gpipe         ? PipeSchedule::gpipe
+                : L.schedule == perf::Schedule::one_f_one_b ? PipeSchedule::one_f_one_b
+                                                            : PipeSchedule::interleaved;
+  const int v = it.schedule == PipeSchedule::interleaved ? std::max(1, L.virtual_stages) : 1;
+  it.virtual_stages = v;
+  it.layers = c.model.layers;
+  const double lps = double(c.model.layers) / L.pp;
+  const bool full = L.recompute == perf::Recompute::full;
+  it.tp_collectives_forward = 2;
+  it.tp_collectives_backward = full ? 4 : 2;
+  // The analytic model's tp time per layer (all micro-batches and layers share it evenly); its stage
+  // times include the logits on every stage, which the simulator keeps so that the two agree.
+  const double tp_per_layer = it.micro_batches > 0 && lps > 0 ? e.time.tp_comm / (it.micro_batches * lps) : 0;
+  const double tp_fwd = tp_per_layer * 2.0 / (2 + it.tp_collectives_backward);
+  const double tp_bwd = tp_per_layer - tp_fwd;
+  it.layer_forward_s = std::max(0.0, e.stage_forward_s * v / lps - tp_fwd);
+  it.layer_backward_s = std::max(0.0, e.stage_backward_s * v / lps - tp_bwd);
+  const double bytes = c.training.precision == perf::Precision::fp32 ? 4 : 2;
+  const double bsh = double(L.micro_batch) * c.model.seq_len * c.model.hidden * bytes;
+  it.tp_buffer_bytes = bsh;
+  const bool sg = L.scatter_gather && L.tp > 1;
+  it.pp_bytes = sg ? bsh / L.tp : bsh;
+  it.pp_all_gather = sg && L.pp > 1;
+  it.blocking_p2p = r.sec.blocking_p2p;
+  // Gradient bytes of one GPU's shard of one stage: the analytic model's weights per GPU without ZeRO.
+  perf::Config shard = c;
+  shard.layout.dp = 1;
+  shard.layout.zero = 0;
+  it.dp_bytes_per_stage = perf::memory_per_gpu(shard).weights;
+  it.bucket_bytes = r.sec.bucket_bytes;
+  it.overlap_dp = r.sec.overlap_dp < 0 ? L.overlap_dp_comm : r.sec.overlap_dp == 1;
+  it.zero_sharded = false;  // ZeRO 1-2: reduce-scatter + all-gather = one all-reduce's volume and time
+  const std::string alg = r.sec.dp_algorithm == "auto" ? e.dp_algorithm : r.sec.dp_algorithm;
+  it.dp_algorithm = algorithm_from_string(alg);
+  it.tp_algorithm = algorithm_from_string(e.tp_algorithm);
+  it.optimizer_s = e.time.optimizer;
+  it.latency.intra_node_s = c.cluster.intra_latency_s;
+  it.latency.inter_node_s = c.cluster.inter_latency_s;
+  it.stragglers = r.sec.stragglers;
+  return r;
+}
+
+RunSpec run_spec(const Catalog& cat, const Resolved& r, double iteration_s, double max_days, unsigned long long seed) {
+  const perf::Config& c = r.cfg;
+  RunSpec s;
+  s.gpus = c.cluster.gpus();
+  s.nodes = c.cluster.nodes;
+  s.iteration_s = iteration_s;
+  s.tokens_per_iteration = double(c.layout.global_batch) * c.model.seq_len;
+  s.iterations_total = r.est.iterations;
+  s.model_flops_per_iteration = r.est.model_flops_per_iteration;
+  s.peak_flops_per_gpu = c.training.precision == perf::Precision::bf16   ? c.cluster.peak_bf16_flops
+                         : c.training.precision == perf::Precision::fp32 ? c.cluster.peak_fp32_flops
+                                                                         : c.cluster.peak_fp16_flops;
+  s.usd_per_gpu_hour = c.cluster.price_per_gpu_hour_usd;
+  s.max_days = max_days;
+  s.failures = r.sec.failures;
+  s.seed = seed;
+  // Checkpoint: every parameter's weights and optimizer state once (ZeRO shards it over the data-parallel
+  // ranks, pipeline and tensor parallelism over their ranks: the writers together hold one copy).
+  s.checkpoint_bytes = r.est.params * r.sec.checkpoint_bytes_per_param;
+  // Writers are the GPUs holding distinct shards: tp*pp of them (times dp with ZeRO); their nodes' NICs
+  // bound the write as well as the storage account(s).
+  const double writers = double(c.layout.tp) * c.layout.pp * (c.layout.zero >= 1 ? c.layout.dp : 1);
+  const double writer_nodes = std::max(1.0, std::ceil(writers / c.cluster.gpus_per_node));
+  const double node_Bps = c.cluster.node_network_Gbps * 1e9 / 8;
+  s.checkpoint_write_Bps = std::min(r.sec.checkpoint_write_GBps * 1e9 * r.sec.storage_accounts, writer_nodes * node_Bps);
+  s.checkpoint_read_Bps = std::min(r.sec.checkpoint_read_GBps * 1e9 * r.sec.storage_accounts, writer_nodes * node_Bps);
+  s.checkpoint_interval_s = r.sec.checkpoint_interval_s;
+  // Data pipeline: by default the cluster's CPU cores (clusters.json cpu_cores, pro rata to the GPUs used).
+  double cores = r.sec.data_cpu_cores;
+  if (cores < 0 && !c.cluster.id.empty()) {
+    const double all_cores = catalog_value(cat, "clusters", c.cluster.id, "cpu_cores", 0);
+    const double all_gpus = catalog_value(cat, "clusters", c.cluster.id, "gpus", 0);
+    if (all_cores > 0 && all_gpus > 0) cores = all_cores * s.gpus / all_gpus;
+  }
+  s.cpu_cores = std::max(0.0, cores);
+  s.tokens_per_s_per_core = r.sec.data_tokens_per_s_per_core;
+  s.data_read_Bps = r.sec.data_read_GBps * 1e9 * r.sec.storage_accounts;
+  s.bytes_per_token = r.sec.data_bytes_per_token;
+  return s;
+}
+
+}  // namespace mc::sim

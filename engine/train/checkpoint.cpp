@@ -1,0 +1,176 @@
+// checkpoint.cpp - saving and resuming a run, bit for bit.
+//
+// File layout (little-endian, as the machine writes it; version bumps when it changes):
+//   "MCCKPT\0\0"  u32 version  u64 header_bytes  header (JSON: config, step, losses, data RNG, buffer sizes)
+//   per worker: four float arrays, each u64 count + data: params, param_shard, m, v
+//   u64 FNV-1a 64 of every byte before it.
+// Written to NAME.tmp, flushed, then renamed over NAME: a crash mid-write leaves the previous files intact.
+#include "train/trainer_impl.h"
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace mc::train {
+
+namespace {
+
+constexpr char kMagic[8] = {'M', 'C', 'C', 'K', 'P', 'T', 0, 0};
+constexpr uint32_t kVersion = 1;
+
+uint64_t fnv1a(const std::string& s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= uint8_t(s[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+template <class T>
+void put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+void put_floats(std::string& out, const std::vector<float>& v) {
+  put(out, uint64_t(v.size()));
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+struct Reader {
+  const std::string& s;
+  const std::string& file;
+  size_t pos = 0;
+  void need(size_t n) const {
+    if (pos + n > s.size())
+      throw std::runtime_error(file + ": checkpoint is truncated (needs " + std::to_string(pos + n) + " bytes, has " +
+                               std::to_string(s.size()) + "); it was refused and nothing was loaded");
+  }
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, s.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return v;
+  }
+  std::vector<float> floats(size_t expected, const char* what) {
+    const uint64_t n = get<uint64_t>();
+    if (n != expected)
+      throw std::runtime_error(file + ": checkpoint " + what + " has " + std::to_string(n) + " values, this run expects " +
+                               std::to_string(expected) + " (a different model or layout)");
+    need(n * sizeof(float));
+    std::vector<float> v(n);
+    std::memcpy(v.data(), s.data() + pos, n * sizeof(float));
+    pos += n * sizeof(float);
+    return v;
+  }
+};
+
+// The parts of the config a resumed run must share with the saved one (steps may grow).
+nlohmann::json identity(const TrainConfig& c) {
+  nlohmann::json j = to_json(c);
+  j.erase("steps");
+  j.erase("memory_limit_bytes");
+  return j;
+}
+
+}  // namespace
+
+std::string Trainer::save_checkpoint(const std::string& dir) const {
+  const Impl& s = *impl_;
+  std::filesystem::create_directories(dir);
+  nlohmann::json h = {{"config", to_json(s.cfg)},
+                      {"step", s.step},
+                      {"losses", s.losses},
+                      {"data_rng", std::to_string(s.data_rng.state)},
+                      {"workers", s.workers.size()}};
+  std::string body(kMagic, 8);
+  put(body, kVersion);
+  const std::string hs = h.dump();
+  put(body, uint64_t(hs.size()));
+  body += hs;
+  for (const Worker& w : s.workers) {
+    put_floats(body, w.params);
+    put_floats(body, w.param_shard);
+    put_floats(body, w.m);
+    put_floats(body, w.v);
+  }
+  put(body, fnv1a(body, body.size()));
+  char name[64];
+  std::snprintf(name, sizeof name, "ckpt-%08d.mcck", s.step);
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(body.data(), std::streamsize(body.size()));
+    out.flush();
+    if (!out) throw std::runtime_error(tmp + ": cannot write the checkpoint (disk full or no permission)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot move the checkpoint into place: " + ec.message());
+  return path;
+}
+
+void Trainer::load_checkpoint(const std::string& path) {
+  Impl& s = *impl_;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read the checkpoint");
+  std::ostringstream os;
+  os << in.rdbuf();
+  const std::string data = os.str();
+  Reader r{data, path};
+  r.need(8 + 4 + 8 + 8);
+  if (std::memcmp(data.data(), kMagic, 8) != 0)
+    throw std::runtime_error(path + ": not a megacluster checkpoint (bad magic bytes)");
+  r.pos = 8;
+  const uint32_t version = r.get<uint32_t>();
+  if (version != kVersion)
+    throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads version " +
+                             std::to_string(kVersion));
+  uint64_t stored;
+  std::memcpy(&stored, data.data() + data.size() - 8, 8);
+  if (stored != fnv1a(data, data.size() - 8))
+    throw std::runtime_error(path + ": checkpoint checksum mismatch (the file is truncated or corrupt); it was refused, "
+                             "nothing was loaded; resume from an earlier ckpt-*.mcck or delete this one");
+  const uint64_t hlen = r.get<uint64_t>();
+  r.need(hlen);
+  const nlohmann::json h = nlohmann::json::parse(data.substr(r.pos, hlen));
+  r.pos += hlen;
+  const TrainConfig saved = parse_config(h.at("config"), path);
+  if (identity(saved) != identity(s.cfg))
+    throw std::runtime_error(path + ": checkpoint was written by a different run configuration: " +
+                             identity(saved).dump() + " (this run: " + identity(s.cfg).dump() + ")");
+  // Read everything first, then commit: a failure leaves the trainer as it was.
+  std::vector<Worker> ws = s.workers;
+  for (Worker& w : ws) {
+    w.params = r.floats(w.params.size(), "params");
+    w.param_shard = r.floats(w.param_shard.size(), "param_shard");
+    w.m = r.floats(w.m.size(), "adam_m");
+    w.v = r.floats(w.v.size(), "adam_v");
+  }
+  if (r.pos + 8 != data.size()) throw std::runtime_error(path + ": checkpoint has unexpected trailing bytes");
+  s.workers = std::move(ws);
+  s.step = h.at("step").get<int>();
+  s.losses = h.at("losses").get<std::vector<double>>();
+  s.data_rng.state = std::stoull(h.at("data_rng").get<std::string>());
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  std::string best;
+  if (!std::filesystem::is_directory(dir, ec)) return best;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.size() == 18 && n.rfind("ckpt-", 0) == 0 && n.substr(13) == ".mcck") {
+      if (best.empty() || n > std::filesystem::path(best).filename().string()) best = e.path().string();
+    }
+  }
+  return best;
+}
+
+}  // namespace mc::train

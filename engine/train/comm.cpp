@@ -1,0 +1,163 @@
+#include "train/comm.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace mc::train {
+
+const char* to_string(Traffic t) {
+  switch (t) {
+    case Traffic::dp: return "dp";
+    case Traffic::tp: return "tp";
+    case Traffic::pp: return "pp";
+    case Traffic::tie: return "tie";
+    case Traffic::control: return "control";
+  }
+  return "?";
+}
+
+double WorkerCounters::data_bytes_sent() const {
+  double s = 0;
+  for (int i = 0; i < kTrafficClasses; ++i)
+    if (i != int(Traffic::control)) s += bytes_sent[i];
+  return s;
+}
+
+double WorkerCounters::data_messages_sent() const {
+  double s = 0;
+  for (int i = 0; i < kTrafficClasses; ++i)
+    if (i != int(Traffic::control)) s += messages_sent[i];
+  return s;
+}
+
+Comm::Comm(int workers) : inbox_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
+
+void Comm::count(int src, int dst, double bytes, Traffic t) {
+  for (auto* c : {&counters_[size_t(src)], &step_[size_t(src)]}) {
+    c->bytes_sent[int(t)] += bytes;
+    c->messages_sent[int(t)] += 1;
+  }
+  counters_[size_t(dst)].bytes_received += bytes;
+  step_[size_t(dst)].bytes_received += bytes;
+  links_[{src, dst}] += bytes;
+  log_.push_back({src, dst, bytes, t});
+}
+
+void Comm::send(int src, int dst, int tag, const float* data, size_t n, Traffic t, int tick) {
+  if (src == dst) throw std::logic_error("Comm::send to self");
+  inbox_[size_t(dst)].push_back({src, tag, tick, std::vector<float>(data, data + n)});
+  count(src, dst, double(n) * sizeof(float), t);
+}
+
+std::vector<float> Comm::recv(int dst, int src, int tag) {
+  auto& q = inbox_[size_t(dst)];
+  for (auto it = q.begin(); it != q.end(); ++it)
+    if (it->src == src && it->tag == tag) {
+      std::vector<float> d = std::move(it->data);
+      q.erase(it);
+      return d;
+    }
+  throw std::logic_error("Comm::recv: worker " + std::to_string(dst) + " has no message from " +
+                         std::to_string(src) + " with tag " + std::to_string(tag));
+}
+
+bool Comm::has(int dst, int src, int tag, int before_tick) const {
+  for (const auto& m : inbox_[size_t(dst)])
+    if (m.src == src && m.tag == tag && m.tick < before_tick) return true;
+  return false;
+}
+
+size_t Comm::pending() const {
+  size_t n = 0;
+  for (const auto& q : inbox_) n += q.size();
+  return n;
+}
+
+void Comm::begin_step() {
+  log_.clear();
+  for (auto& c : step_) c = WorkerCounters{};
+}
+
+namespace {
+constexpr int kTagRing = -1000;  // collectives use negative tags; pipelines use micro-batch tags >= 0
+}
+
+void Comm::reduce_scatter(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
+  const int p = int(g.size());
+  if (p <= 1) return;
+  if (n % size_t(p) != 0) throw std::logic_error("reduce_scatter: buffer not divisible by group size");
+  const size_t chunk = n / size_t(p);
+  for (int k = 0; k < p - 1; ++k) {
+    // Every member sends first (as on a real ring, all links busy at once), then every member receives.
+    for (int i = 0; i < p; ++i) {
+      const int c = ((i - k - 1) % p + p) % p;
+      send(g[size_t(i)], g[size_t((i + 1) % p)], kTagRing - k, bufs[size_t(i)] + size_t(c) * chunk, chunk, t);
+    }
+    for (int i = 0; i < p; ++i) {
+      const int from = (i - 1 + p) % p;
+      const int c = ((from - k - 1) % p + p) % p;
+      std::vector<float> d = recv(g[size_t(i)], g[size_t(from)], kTagRing - k);
+      float* dst = bufs[size_t(i)] + size_t(c) * chunk;
+      for (size_t j = 0; j < chunk; ++j) dst[j] += d[j];
+    }
+  }
+}
+
+void Comm::all_gather(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
+  const int p = int(g.size());
+  if (p <= 1) return;
+  if (n % size_t(p) != 0) throw std::logic_error("all_gather: buffer not divisible by group size");
+  const size_t chunk = n / size_t(p);
+  for (int k = 0; k < p - 1; ++k) {
+    for (int i = 0; i < p; ++i) {
+      const int c = ((i - k) % p + p) % p;  // member i owns chunk i and forwards what it received last
+      send(g[size_t(i)], g[size_t((i + 1) % p)], kTagRing - 100 - k, bufs[size_t(i)] + size_t(c) * chunk, chunk, t);
+    }
+    for (int i = 0; i < p; ++i) {
+      const int from = (i - 1 + p) % p;
+      const int c = ((from - k) % p + p) % p;
+      std::vector<float> d = recv(g[size_t(i)], g[size_t(from)], kTagRing - 100 - k);
+      std::copy(d.begin(), d.end(), bufs[size_t(i)] + size_t(c) * chunk);
+    }
+  }
+}
+
+void Comm::all_reduce(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
+  reduce_scatter(g, bufs, n, t);
+  all_gather(g, bufs, n, t);
+}
+
+void Comm::tree_all_reduce(const std::vector<int>& g, const std::vector<double*>& bufs, size_t n, Traffic t) {
+  const int p = int(g.size());
+  if (p <= 1) return;
+  // Doubles travel as pairs of floats' worth of bytes; counted as 8 bytes each.
+  auto send_d = [&](int i, int j, const double* d) {
+    std::vector<float> raw(n * 2);
+    std::memcpy(raw.data(), d, n * sizeof(double));
+    send(g[size_t(i)], g[size_t(j)], kTagRing - 500, raw.data(), raw.size(), t);
+  };
+  auto recv_d = [&](int i, int j, double* out, bool add) {
+    std::vector<float> raw = recv(g[size_t(i)], g[size_t(j)], kTagRing - 500);
+    std::vector<double> d(n);
+    std::memcpy(d.data(), raw.data(), n * sizeof(double));
+    for (size_t k = 0; k < n; ++k) out[k] = add ? out[k] + d[k] : d[k];
+  };
+  // Reduce: in round r, members with bit r set send to member - 2^r.
+  for (int step = 1; step < p; step *= 2)
+    for (int i = 0; i < p; i += 2 * step)
+      if (i + step < p) {
+        send_d(i + step, i, bufs[size_t(i + step)]);
+        recv_d(i, i + step, bufs[size_t(i)], true);
+      }
+  // Broadcast down the same tree.
+  int top = 1;
+  while (top < p) top *= 2;
+  for (int step = top / 2; step >= 1; step /= 2)
+    for (int i = 0; i < p; i += 2 * step)
+      if (i + step < p) {
+        send_d(i, i + step, bufs[size_t(i)]);
+        recv_d(i + step, i, bufs[size_t(i + step)], false);
+      }
+}
+
+}  // namespace mc::train

@@ -1,0 +1,140 @@
+// config.cpp - reading, writing and checking a training configuration.
+#include "core/json_doc.h"
+#include "core/format.h"
+#include "train/train.h"
+#include "train/worker.h"
+
+#include <stdexcept>
+
+namespace mc::train {
+
+namespace {
+
+const std::vector<std::string> kRootKeys = {"model", "optim", "dp", "tp", "pp", "zero", "micro_batches", "schedule",
+                                            "batch", "steps", "seed", "memory_limit_bytes", "corpus", "checkpoint",
+                                            "checkpoint_every", "resume", "bench", "sample_bytes"};
+
+TrainConfig parse_cursor(const JsonCursor& root) {
+  if (!root.is_object()) root.fail("a training config must be a JSON object");
+  root.only_keys(kRootKeys);
+  TrainConfig c;
+  if (auto m = root.get("model")) {
+    m->only_keys({"vocab", "context", "layers", "width", "heads"});
+    c.model.vocab = int(m->integer_or("vocab", c.model.vocab));
+    if (auto v = m->get("vocab")) c.model.vocab = int(v->integer_in(2, 256));
+    if (auto v = m->get("context")) c.model.context = int(v->integer_in(2, 4096));
+    if (auto v = m->get("layers")) c.model.layers = int(v->integer_in(1, 96));
+    if (auto v = m->get("width")) c.model.width = int(v->integer_in(4, 8192));
+    if (auto v = m->get("heads")) c.model.heads = int(v->integer_in(1, 256));
+  }
+  if (auto o = root.get("optim")) {
+    o->only_keys({"lr", "min_lr_fraction", "warmup_steps", "beta1", "beta2", "eps", "weight_decay", "clip_norm"});
+    if (auto v = o->get("lr")) c.optim.lr = v->number_in(0, 10);
+    if (auto v = o->get("min_lr_fraction")) c.optim.min_lr_fraction = v->number_in(0, 1);
+    if (auto v = o->get("warmup_steps")) c.optim.warmup_steps = int(v->integer_in(0, 1000000));
+    if (auto v = o->get("beta1")) c.optim.beta1 = v->number_in(0, 0.999999);
+    if (auto v = o->get("beta2")) c.optim.beta2 = v->number_in(0, 0.999999);
+    if (auto v = o->get("eps")) c.optim.eps = v->number_in(0, 1);
+    if (auto v = o->get("weight_decay")) c.optim.weight_decay = v->number_in(0, 10);
+    if (auto v = o->get("clip_norm")) c.optim.clip_norm = v->number_in(0, 1e9);
+  }
+  if (auto v = root.get("dp")) c.parallel.dp = int(v->integer_in(1, 64));
+  if (auto v = root.get("tp")) c.parallel.tp = int(v->integer_in(1, 64));
+  if (auto v = root.get("pp")) c.parallel.pp = int(v->integer_in(1, 64));
+  if (auto v = root.get("zero")) c.parallel.zero = int(v->integer_in(0, 3));
+  if (auto v = root.get("micro_batches")) c.parallel.micro_batches = int(v->integer_in(0, 4096));
+  if (auto v = root.get("schedule"))
+    c.parallel.schedule = v->one_of({"gpipe", "1f1b"}) == "gpipe" ? Schedule::gpipe : Schedule::one_f_one_b;
+  if (auto v = root.get("batch")) c.batch = int(v->integer_in(1, 65536));
+  if (auto v = root.get("steps")) c.steps = int(v->integer_in(0, 10000000));
+  if (auto v = root.get("seed")) c.seed = uint64_t(v->integer_in(0, (1ll << 53)));
+  if (auto v = root.get("memory_limit_bytes")) c.memory_limit_bytes = v->number_in(1, 1e15);
+  return c;
+}
+
+}  // namespace
+
+TrainConfig parse_config(const nlohmann::json& j, const std::string& file) {
+  JsonDoc doc = JsonDoc::parse(j.dump(2), file);
+  return parse_cursor(doc.root());
+}
+
+TrainConfig parse_config(const JsonDoc& doc) { return parse_cursor(doc.root()); }
+
+nlohmann::json to_json(const TrainConfig& c) {
+  return {{"model",
+           {{"vocab", c.model.vocab},
+            {"context", c.model.context},
+            {"layers", c.model.layers},
+            {"width", c.model.width},
+            {"heads", c.model.heads}}},
+          {"optim",
+           {{"lr", c.optim.lr},
+            {"min_lr_fraction", c.optim.min_lr_fraction},
+            {"warmup_steps", c.optim.warmup_steps},
+            {"beta1", c.optim.beta1},
+            {"beta2", c.optim.beta2},
+            {"eps", c.optim.eps},
+            {"weight_decay", c.optim.weight_decay},
+            {"clip_norm", c.optim.clip_norm}}},
+          {"dp", c.parallel.dp},
+          {"tp", c.parallel.tp},
+          {"pp", c.parallel.pp},
+          {"zero", c.parallel.zero},
+          {"micro_batches", c.parallel.micro_batches},
+          {"schedule", to_string(c.parallel.schedule)},
+          {"batch", c.batch},
+          {"steps", c.steps},
+          {"seed", c.seed},
+          {"memory_limit_bytes", c.memory_limit_bytes}};
+}
+
+double estimate_worker_bytes(const TrainConfig& c) {
+  const ModelConfig& m = c.model;
+  const ParallelConfig& p = c.parallel;
+  const int mbatches = p.micro_batches > 0 ? p.micro_batches : p.pp;
+  const double B = double(c.batch) / p.dp / mbatches, T = m.context, C = m.width, V = m.vocab;
+  const double N = B * T, Hl = double(m.heads) / p.tp, Dl = C / p.tp, Fl = 4 * C / p.tp;
+  const Layout lay = make_layout(m, p.tp, 0, p.pp, 0, p.dp);
+  const double params = double(lay.padded);
+  // fp32 weights + gradients + Adam m and v: 16 bytes a parameter before ZeRO's sharding.
+  double state = 4 * params * (p.zero >= 3 ? 1.0 / p.dp : 1.0) + 4 * params * (p.zero >= 2 ? 1.0 / p.dp : 1.0) +
+                 8 * params * (p.zero >= 1 ? 1.0 / p.dp : 1.0);
+  const double per_layer = N * C * 4 + N * 3 * Dl + B * Hl * T * T + N * Dl + 2 * N * Fl + 4 * N;
+  const double per_mb = (per_layer * lay.layers + N * V + 2 * N * C) * 4;
+  const double in_flight = p.schedule == Schedule::gpipe ? mbatches : std::min(p.pp, mbatches);
+  return state + per_mb * in_flight;
+}
+
+void validate(const TrainConfig& c) {
+  const ModelConfig& m = c.model;
+  const ParallelConfig& p = c.parallel;
+  auto bad = [](const std::string& s) { throw std::invalid_argument(s); };
+  if (p.dp < 1 || p.tp < 1 || p.pp < 1) bad("dp, tp and pp must be at least 1");
+  if (p.workers() > 64) bad("dp x tp x pp = " + std::to_string(p.workers()) + " workers; the lab runs at most 64");
+  if (m.width % m.heads != 0) bad("width " + std::to_string(m.width) + " must be a multiple of heads " + std::to_string(m.heads));
+  if (m.heads % p.tp != 0)
+    bad("tensor parallelism splits attention by heads: heads (" + std::to_string(m.heads) + ") must be a multiple of tp (" +
+        std::to_string(p.tp) + ")");
+  if (m.layers < p.pp)
+    bad("pp = " + std::to_string(p.pp) + " stages need at least as many layers (the model has " + std::to_string(m.layers) + ")");
+  if (c.batch % p.dp != 0)
+    bad("the global batch (" + std::to_string(c.batch) + " sequences) must be a multiple of dp (" + std::to_string(p.dp) + ")");
+  const int mb = p.micro_batches > 0 ? p.micro_batches : p.pp;
+  if ((c.batch / p.dp) % mb != 0)
+    bad("each dp rank's " + std::to_string(c.batch / p.dp) + " sequences must split into " + std::to_string(mb) +
+        " equal micro-batches: change batch or micro_batches");
+  if (p.zero < 0 || p.zero > 3) bad("zero must be 0, 1, 2 or 3");
+  if (p.zero >= 2 && p.pp > 1)
+    bad("ZeRO-" + std::to_string(p.zero) +
+        " shards gradients, which a pipeline accumulates across micro-batches; like DeepSpeed, the lab runs ZeRO-2/3 "
+        "only with pp = 1 (use zero 1, or pp 1)");
+  if (m.vocab > 256 || m.vocab < 2) bad("the byte tokenizer needs a vocabulary of 2..256");
+  const double need = estimate_worker_bytes(c);
+  if (need > c.memory_limit_bytes)
+    bad("this run needs about " + format_quantity(need, "bytes") + " per worker, over the limit of " +
+        format_quantity(c.memory_limit_bytes, "bytes") +
+        " (memory_limit_bytes / --memory-limit-GB): use a smaller model or batch, or more workers");
+}
+
+}  // namespace mc::train

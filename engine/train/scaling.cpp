@@ -1,0 +1,173 @@
+#include "train/scaling.h"
+
+#include "train/corpus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace mc::train {
+
+ScalingConfig ScalingConfig::quick() {
+  ScalingConfig c;
+  c.widths = {8, 16, 24};
+  c.predict_width = 32;
+  c.context = 16;
+  c.steps = 60;
+  return c;
+}
+
+double PowerLawFit::operator()(double x) const { return a * std::pow(x, b) + c; }
+
+PowerLawFit fit_power_law(const std::vector<double>& x, const std::vector<double>& loss) {
+  if (x.size() != loss.size() || x.size() < 3) throw std::invalid_argument("a power law with offset needs 3+ points");
+  const double lmin = *std::min_element(loss.begin(), loss.end());
+  PowerLawFit best;
+  best.rms_error = INFINITY;
+  for (int k = 0; k < 400; ++k) {
+    const double c = lmin * 0.999 * k / 400.0;
+    // log(L - c) = log a + b log x: ordinary least squares.
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const double n = double(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double lx = std::log(x[i]), ly = std::log(loss[i] - c);
+      sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
+    }
+    const double den = n * sxx - sx * sx;
+    if (std::fabs(den) < 1e-300) continue;
+    const double b = (n * sxy - sx * sy) / den;
+    const double a = std::exp((sy - b * sx) / n);
+    PowerLawFit f{a, b, c, 0};
+    double err = 0;
+    for (size_t i = 0; i < x.size(); ++i) err += (f(x[i]) - loss[i]) * (f(x[i]) - loss[i]);
+    f.rms_error = std::sqrt(err / n);
+    if (f.rms_error < best.rms_error) best = f;
+  }
+  return best;
+}
+
+struct ScalingSweep::State {
+  ScalingConfig cfg;
+  std::string corpus;
+  ScalingResult result;
+  size_t run = 0;  // index into widths, then widths.size() for the target
+  std::unique_ptr<Trainer> trainer;
+  ScalingPoint current;
+};
+
+namespace {
+
+TrainConfig run_config(const ScalingConfig& s, int width) {
+  TrainConfig c;
+  c.model = {.vocab = 256, .context = s.context, .layers = s.layers, .width = width, .heads = s.heads};
+  c.batch = s.batch;
+  c.steps = s.steps;
+  c.seed = s.seed;
+  c.optim.warmup_steps = std::max(1, s.steps / 20);
+  // Smaller models tolerate larger steps (Kaplan et al. 2020, Eq. D.1: lr ~ N^-0.25 roughly); keep one lr
+  // for the sweep so the only variable is size.
+  c.optim.lr = 3e-3;
+  return c;
+}
+
+}  // namespace
+
+ScalingSweep::ScalingSweep(ScalingConfig cfg, std::string corpus) : s_(std::make_unique<State>()) {
+  if (cfg.widths.size() < 3) throw std::invalid_argument("the scaling sweep needs at least 3 sizes to fit 3 parameters");
+  for (int w : cfg.widths)
+    if (w % cfg.heads != 0) throw std::invalid_argument("every width must be a multiple of heads");
+  s_->cfg = std::move(cfg);
+  s_->corpus = std::move(corpus);
+  if (s_->corpus == default_corpus()) s_->result.entropy_floor = make_synthetic_language().entropy_nats_per_byte();
+}
+
+ScalingSweep::~ScalingSweep() = default;
+bool ScalingSweep::done() const { return s_->result.done; }
+const ScalingResult& ScalingSweep::result() const { return s_->result; }
+const ScalingConfig& ScalingSweep::config() const { return s_->cfg; }
+
+double ScalingSweep::progress() const {
+  const double runs = double(s_->cfg.widths.size() + 1);
+  const double inner = s_->trainer ? double(s_->trainer->step_index()) / std::max(1, s_->cfg.steps) : 0.0;
+  return std::min(1.0, (double(s_->run) + inner) / runs);
+}
+
+std::string ScalingSweep::current_label() const {
+  if (done()) return "done";
+  const bool target = s_->run >= s_->cfg.widths.size();
+  const int w = target ? s_->cfg.predict_width : s_->cfg.widths[s_->run];
+  return (target ? "predicted run, width " : "sweep, width ") + std::to_string(w);
+}
+
+void ScalingSweep::advance(int steps) {
+  State& s = *s_;
+  while (steps > 0 && !s.result.done) {
+    const bool target = s.run >= s.cfg.widths.size();
+    if (!s.trainer) {
+      const int w = target ? s.cfg.predict_width : s.cfg.widths[s.run];
+      s.trainer = std::make_unique<Trainer>(run_config(s.cfg, w), s.corpus);
+      s.current = {};
+      s.current.width = w;
+      s.current.params = s.trainer->parameter_count();
+      s.current.non_embedding_params = int64_t(12) * s.cfg.layers * w * w;
+      s.current.compute_flops = s.trainer->flops_per_token() * double(s.cfg.batch) * s.cfg.context * s.cfg.steps;
+    }
+    while (steps > 0 && s.trainer->step_index() < s.cfg.steps) {
+      s.current.curve.push_back(s.trainer->step().loss);
+      --steps;
+    }
+    if (s.trainer->step_index() < s.cfg.steps) break;
+    s.current.loss = s.trainer->eval_loss(8);
+    s.trainer.reset();
+    if (!target) {
+      s.result.points.push_back(s.current);
+      if (s.result.points.size() == s.cfg.widths.size()) {
+        std::vector<double> c, n, l;
+        for (const auto& p : s.result.points) {
+          c.push_back(p.compute_flops);
+          n.push_back(double(p.non_embedding_params));
+          l.push_back(p.loss);
+        }
+        s.result.fit_compute = fit_power_law(c, l);
+        s.result.fit_params = fit_power_law(n, l);
+        s.result.fitted = true;
+        // The prediction is made now, before the larger model has seen a single byte.
+        Trainer probe(run_config(s.cfg, s.cfg.predict_width), s.corpus);
+        s.result.target.width = s.cfg.predict_width;
+        s.result.target.params = probe.parameter_count();
+        s.result.target.non_embedding_params = int64_t(12) * s.cfg.layers * s.cfg.predict_width * s.cfg.predict_width;
+        s.result.target.compute_flops = probe.flops_per_token() * double(s.cfg.batch) * s.cfg.context * s.cfg.steps;
+        s.result.predicted_loss = s.result.fit_compute(s.result.target.compute_flops);
+      }
+    } else {
+      s.result.target = s.current;
+      s.result.done = true;
+    }
+    s.run += 1;
+  }
+}
+
+nlohmann::json to_json(const ScalingResult& r) {
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& p : r.points)
+    pts.push_back({{"width", p.width},
+                   {"params", p.params},
+                   {"non_embedding_params", p.non_embedding_params},
+                   {"compute_flops", p.compute_flops},
+                   {"loss", p.loss}});
+  auto fit = [](const PowerLawFit& f) { return nlohmann::json{{"a", f.a}, {"b", f.b}, {"c", f.c}, {"rms_error", f.rms_error}}; };
+  nlohmann::json j = {{"points", pts},
+                      {"fit_compute", fit(r.fit_compute)},
+                      {"fit_params", fit(r.fit_params)},
+                      {"target",
+                       {{"width", r.target.width},
+                        {"params", r.target.params},
+                        {"compute_flops", r.target.compute_flops},
+                        {"predicted_loss", r.predicted_loss},
+                        {"loss", r.target.loss}}},
+                      {"done", r.done}};
+  if (r.entropy_floor > 0) j["entropy_floor_nats_per_byte"] = r.entropy_floor;
+  return j;
+}
+
+}  // namespace mc::train

@@ -1,0 +1,69 @@
+// scaling.h - predictable scaling at laptop size: train several model sizes on the same data with the
+// same token budget, fit the loss against compute L(C) = a C^b + c (Kaplan et al. 2020, Eq. 1.4 form
+// with an irreducible term as in Henighan et al. 2020), predict a larger run before training it, then
+// train it and compare (the method OpenAI's GPT-4 report credits for predicting its final loss).
+#pragma once
+
+#include "train/train.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mc::train {
+
+struct ScalingConfig {
+  std::vector<int> widths = {16, 24, 32, 48};  // the sweep
+  int predict_width = 64;                      // the larger run, trained after its prediction
+  int layers = 2, heads = 4, context = 32, batch = 8;
+  int steps = 240;  // the same number of tokens for every size
+  uint64_t seed = 1;
+  static ScalingConfig quick();  // a few seconds, for tests
+};
+
+struct PowerLawFit {
+  double a = 0, b = 0, c = 0;  // L = a x^b + c
+  double rms_error = 0;        // over the fitted points (nats)
+  double operator()(double x) const;
+};
+
+// Least squares in L over c in [0, min L), with a and b from the log-log regression for each c.
+PowerLawFit fit_power_law(const std::vector<double>& x, const std::vector<double>& loss);
+
+struct ScalingPoint {
+  int width = 0;
+  int64_t params = 0, non_embedding_params = 0;
+  double compute_flops = 0;  // 6 N D + attention over the run (flops_per_token x tokens)
+  double loss = 0;           // held-out loss at the end
+  std::vector<double> curve; // training losses
+};
+
+struct ScalingResult {
+  std::vector<ScalingPoint> points;      // the sweep, in order
+  PowerLawFit fit_compute, fit_params;   // L(C), L(N)
+  ScalingPoint target;                   // the larger run (loss filled in once trained)
+  double predicted_loss = 0;             // from L(C) before the target trained
+  double entropy_floor = 0;              // the corpus's entropy when it is the built-in language, else 0
+  bool fitted = false, done = false;
+};
+
+// The sweep as a resumable job: the UI advances it a few steps per frame, the CLI runs it to the end.
+class ScalingSweep {
+ public:
+  ScalingSweep(ScalingConfig cfg, std::string corpus);
+  ~ScalingSweep();
+  bool done() const;
+  void advance(int steps);  // trains up to `steps` more steps of the current run
+  double progress() const;  // 0..1
+  const ScalingResult& result() const;
+  const ScalingConfig& config() const;
+  std::string current_label() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+nlohmann::json to_json(const ScalingResult& r);
+
+}  // namespace mc::train

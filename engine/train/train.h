@@ -1,0 +1,154 @@
+// train.h - the training lab: a small GPT trained for real on the CPU, with data, tensor and pipeline
+// parallelism and ZeRO executed across virtual workers that talk only through counted collectives.
+//
+// Conventions (llm.c style): B = sequences in a batch, T = context (time), C = width (channels),
+// H = heads, V = vocabulary (256 bytes), L = layers. Tensors are row-major float32.
+//
+//   mc::train::TrainConfig cfg;                   // defaults: the small lab model on the built-in corpus
+//   cfg.parallel = {.dp = 2, .tp = 2, .pp = 1};
+//   mc::train::Trainer t(cfg, mc::train::default_corpus());
+//   while (t.step_index() < cfg.steps) t.step();
+//   nlohmann::json out = mc::train::run_json({{"dp", 2}, {"steps", 20}});  // what `train --json` prints
+//
+// Workers are coordinates (dp, pp, tp) in a grid; worker id = (d * pp + p) * tp + t (tensor parallel
+// ranks are neighbours, as Megatron-LM places them inside one server).
+#pragma once
+
+#include "train/comm.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mc {
+class JsonDoc;
+}
+
+namespace mc::train {
+
+struct ModelConfig {
+  int vocab = 256;   // byte tokenizer
+  int context = 64;  // T
+  int layers = 2;    // L
+  int width = 64;    // C
+  int heads = 4;     // H
+};
+
+// AdamW (Loshchilov & Hutter 2019) with linear warm-up then cosine decay to min_lr_fraction * lr
+// (the GPT-3 recipe, Brown et al. 2020, Sec. B), and clipping of the global gradient norm.
+struct OptimConfig {
+  double lr = 3e-3;
+  double min_lr_fraction = 0.1;
+  int warmup_steps = 10;
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+  double weight_decay = 0.1;  // on matrices only (not LayerNorm gains, biases)
+  double clip_norm = 1.0;     // <= 0: no clipping
+};
+
+enum class Schedule { gpipe, one_f_one_b };
+const char* to_string(Schedule s);
+
+struct ParallelConfig {
+  int dp = 1, tp = 1, pp = 1;
+  int zero = 0;            // ZeRO stage 0-3 over the dp ranks (Rajbhandari et al. 2020)
+  int micro_batches = 0;   // per dp rank per step; 0 = pp (or 1 without pipeline)
+  Schedule schedule = Schedule::one_f_one_b;
+  int workers() const { return dp * tp * pp; }
+};
+
+struct TrainConfig {
+  ModelConfig model;
+  OptimConfig optim;
+  ParallelConfig parallel;
+  int batch = 8;             // global batch in sequences; the same whatever the layout
+  int steps = 50;            // total optimizer steps (also the length of the cosine schedule)
+  uint64_t seed = 1;
+  double memory_limit_bytes = 2.0 * (1ull << 30);  // per worker; larger runs are refused
+};
+
+// Reads a config object (keys as in TrainConfig: "model": {...}, "optim": {...}, "dp", "tp", "pp",
+// "zero", "micro_batches", "schedule": "gpipe"|"1f1b", "batch", "steps", "seed", "memory_limit_bytes").
+// Throws LoadError naming the key for a bad value. `file` is used in messages.
+TrainConfig parse_config(const nlohmann::json& j, const std::string& file = "config");
+TrainConfig parse_config(const JsonDoc& doc);  // errors carry the file's line and column
+// Bytes one worker needs (weights, gradients, optimizer, activations of the micro-batches in flight).
+double estimate_worker_bytes(const TrainConfig& c);
+nlohmann::json to_json(const TrainConfig& c);
+// Refuses layouts that cannot run (divisibility, ZeRO-2/3 with pipelines) and runs over the memory limit;
+// the message names the rule and how to fix it. Throws std::invalid_argument.
+void validate(const TrainConfig& c);
+
+// The built-in corpus (see corpus.h): a synthetic language whose entropy per byte is known.
+std::string default_corpus();
+
+// Memory one worker holds, measured from its buffers (bytes).
+struct WorkerMemory {
+  double params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_peak_bytes = 0;
+  double persistent_bytes() const { return params_bytes + grads_bytes + optimizer_bytes; }
+};
+
+struct StepResult {
+  int step = 0;         // 1-based index of the step just taken
+  double loss = 0;      // mean cross-entropy (nats per byte) over the global batch
+  double lr = 0;
+  double grad_norm = 0; // before clipping
+  double seconds = 0;   // wall time of the step
+};
+
+// One executed pipeline op, for the schedule view: stage, micro-batch, forward or backward, clock tick.
+struct PipelineOp {
+  int stage = 0, micro_batch = 0, tick = 0;
+  bool backward = false;
+};
+
+class Trainer {
+ public:
+  Trainer(TrainConfig cfg, std::string corpus_text);
+  ~Trainer();
+  Trainer(Trainer&&) noexcept;
+  Trainer& operator=(Trainer&&) noexcept;
+
+  StepResult step();  // one optimizer step of the global batch on every worker
+  int step_index() const;
+  const TrainConfig& config() const;
+  const std::vector<double>& losses() const;
+
+  // The whole model as one worker would hold it (gathered from the shards; reads, does not communicate).
+  std::vector<float> full_parameters() const;
+  int64_t parameter_count() const;                 // full model
+  double flops_per_token() const;                  // 6N + attention (Kaplan et al. 2020, Table 1)
+  std::string sample(int n_bytes, double temperature, uint64_t seed, const std::string& prompt = "") const;
+  double eval_loss(int batches = 4) const;         // on fixed held-out windows
+
+  const Comm& comm() const;
+  std::vector<WorkerMemory> memory() const;
+  std::vector<double> predicted_bytes_per_worker() const;     // per step, from engine/perf/comm_volume.h
+  std::vector<double> predicted_messages_per_worker() const;  // per step
+  const std::vector<PipelineOp>& last_schedule() const;       // ops of dp replica 0 in the last step
+
+  // Checkpoints (checkpoint.cpp): versioned, checksummed, written atomically. save returns the path.
+  std::string save_checkpoint(const std::string& dir) const;
+  void load_checkpoint(const std::string& path);  // throws std::runtime_error naming the file and fault
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Newest checkpoint file in dir ("" if none). Files are named ckpt-NNNNNNNN.mcck.
+std::string latest_checkpoint(const std::string& dir);
+
+// What `megacluster train --json` prints for this config (same keys as TrainConfig plus "corpus": "path"
+// or "default", "checkpoint", "checkpoint_every", "resume", "bench"). Throws like parse_config/validate.
+nlohmann::json run_json(const nlohmann::json& config);
+// The same, calling `progress` after every step (the CLI's progress bar).
+nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress);
+// The corpus at `path` ("default" or "": the built-in synthetic language). Throws naming the file.
+std::string load_corpus(const std::string& path);
+
+}  // namespace mc::train

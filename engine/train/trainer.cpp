@@ -1,0 +1,351 @@
+// trainer.cpp - one optimizer step across the grid of virtual workers: pipelines of micro-batches, the
+// tied-embedding exchange, the data-parallel gradient exchange (plain or ZeRO), global-norm clipping and
+// AdamW. Every byte between workers goes through Comm.
+#include "train/trainer_impl.h"
+
+#include "perf/comm_volume.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace mc::train {
+
+const char* to_string(Schedule s) { return s == Schedule::gpipe ? "gpipe" : "1f1b"; }
+
+double learning_rate(const OptimConfig& o, int step, int total) {
+  if (o.warmup_steps > 0 && step < o.warmup_steps) return o.lr * double(step + 1) / double(o.warmup_steps);
+  const double span = std::max(1, total - o.warmup_steps);
+  const double progress = std::clamp(double(step - o.warmup_steps) / span, 0.0, 1.0);
+  const double min_lr = o.lr * o.min_lr_fraction;
+  return min_lr + 0.5 * (o.lr - min_lr) * (1.0 + std::cos(3.141592653589793 * progress));
+}
+
+std::vector<int> Trainer::Impl::dp_group(int p, int t) const {
+  std::vector<int> g;
+  for (int d = 0; d < cfg.parallel.dp; ++d) g.push_back(id(d, p, t));
+  return g;
+}
+
+Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<Impl>()) {
+  validate(cfg);
+  Impl& s = *impl_;
+  s.cfg = cfg;
+  const ParallelConfig& pc = cfg.parallel;
+  if (corpus.size() < size_t(cfg.model.context) * 4)
+    throw std::invalid_argument("the corpus has " + std::to_string(corpus.size()) + " bytes; it needs at least " +
+                                std::to_string(cfg.model.context * 4) + " (4 contexts) to train and evaluate");
+  const size_t split = corpus.size() * 9 / 10;
+  for (size_t i = 0; i < corpus.size(); ++i)
+    (i < split ? s.train_tokens : s.eval_tokens).push_back(int32_t(uint8_t(corpus[i])) % cfg.model.vocab);
+  s.data_rng.state = cfg.seed * 0x9E3779B97F4A7C15ull + 1;
+  s.local_batch = cfg.batch / pc.dp;
+  s.micro_batches = pc.micro_batches > 0 ? pc.micro_batches : pc.pp;
+  s.micro_batch_size = s.local_batch / s.micro_batches;
+  s.comm = Comm(pc.workers());
+
+  const std::vector<float> full = init_full_model(cfg.model, cfg.seed);
+  const Layout full_lay = make_layout(cfg.model, 1, 0, 1, 0, 1);
+  s.workers.resize(size_t(pc.workers()));
+  for (int d = 0; d < pc.dp; ++d)
+    for (int p = 0; p < pc.pp; ++p)
+      for (int t = 0; t < pc.tp; ++t) {
+        Worker& w = s.workers[size_t(s.id(d, p, t))];
+        w.id = s.id(d, p, t);
+        w.d = d;
+        w.p = p;
+        w.t = t;
+        w.lay = make_layout(cfg.model, pc.tp, t, pc.pp, p, pc.dp);
+        w.params.assign(size_t(w.lay.padded), 0.0f);
+        for (const auto& ts : w.lay.tensors) {
+          const TensorSpec& ft = *find_tensor(full_lay, ts.name);
+          for (int64_t r = 0; r < ts.rows; ++r)
+            for (int64_t c = 0; c < ts.cols; ++c)
+              w.params[size_t(ts.offset + r * ts.cols + c)] = full[size_t(full_index(ts, w.lay, ft, r, c))];
+        }
+        const int64_t shard = w.lay.padded / pc.dp;
+        w.shard_begin = int64_t(d) * shard;
+        w.shard_end = w.shard_begin + shard;
+        const size_t opt = size_t(pc.zero >= 1 ? shard : w.lay.padded);
+        w.m.assign(opt, 0.0f);
+        w.v.assign(opt, 0.0f);
+        if (pc.zero <= 1) w.grads.assign(size_t(w.lay.padded), 0.0f);
+        if (pc.zero >= 2) w.grad_shard.assign(size_t(shard), 0.0f);
+        if (pc.zero >= 3) {
+          w.param_shard.assign(w.params.begin() + w.shard_begin, w.params.begin() + w.shard_end);
+          std::vector<float>().swap(w.params);
+        }
+      }
+}
+
+Trainer::~Trainer() = default;
+Trainer::Trainer(Trainer&&) noexcept = default;
+Trainer& Trainer::operator=(Trainer&&) noexcept = default;
+
+void Trainer::Impl::zero3_gather() {
+  for (int p = 0; p < cfg.parallel.pp; ++p)
+    for (int t = 0; t < cfg.parallel.tp; ++t) {
+      std::vector<int> g = dp_group(p, t);
+      std::vector<float*> bufs;
+      for (int i : g) {
+        Worker& w = workers[size_t(i)];
+        w.params.assign(size_t(w.lay.padded), 0.0f);
+        std::copy(w.param_shard.begin(), w.param_shard.end(), w.params.begin() + w.shard_begin);
+        bufs.push_back(w.params.data());
+      }
+      comm.all_gather(g, bufs, size_t(workers[size_t(g[0])].lay.padded), Traffic::dp);
+    }
+}
+
+void Trainer::Impl::zero3_release() {
+  for (auto& w : workers) std::vector<float>().swap(w.params);
+}
+
+namespace {
+
+// The order of forward (F) and backward (B) micro-batch passes on one stage.
+// GPipe (Huang et al. 2019): all forwards, then all backwards.
+// 1F1B (PipeDream-Flush; Narayanan et al. 2021, Sec. 2.2.1): pp - stage - 1 warm-up forwards, then one
+// forward and one backward alternately, then the remaining backwards; at most pp - stage micro-batches'
+// activations are alive at once instead of m.
+std::vector<std::pair<bool, int>> stage_ops(Schedule s, int m, int pp, int stage) {
+  std::vector<std::pair<bool, int>> ops;
+  if (s == Schedule::gpipe && pp > 1) {
+    for (int i = 0; i < m; ++i) ops.push_back({false, i});
+    for (int i = 0; i < m; ++i) ops.push_back({true, i});
+    return ops;
+  }
+  const int warm = std::min(pp - stage - 1, m);
+  for (int i = 0; i < warm; ++i) ops.push_back({false, i});
+  for (int i = 0; i < m - warm; ++i) {
+    ops.push_back({false, warm + i});
+    ops.push_back({true, i});
+  }
+  for (int i = m - warm; i < m; ++i) ops.push_back({true, i});
+  return ops;
+}
+
+}  // namespace
+
+void Trainer::Impl::run_pipelines(const StepContext& base) {
+  const ParallelConfig& pc = cfg.parallel;
+  schedule_log.clear();
+  if (pc.zero >= 3) {
+    // Gather-on-use (ZeRO-3, Rajbhandari et al. 2020, Sec. 5.3): parameters are assembled before each
+    // forward and each backward and dropped after. validate() keeps ZeRO-3 to pp = 1, so every replica
+    // runs the same op sequence and the dp groups can gather in lock step.
+    std::vector<std::pair<bool, int>> ops = stage_ops(pc.schedule, micro_batches, 1, 0);
+    int tick = 0;
+    for (auto [backward, mb] : ops) {
+      zero3_gather();
+      for (int d = 0; d < pc.dp; ++d) {
+        std::vector<std::vector<int>> ids(1);
+        std::vector<Worker*> g;
+        for (int t = 0; t < pc.tp; ++t) {
+          ids[0].push_back(id(d, 0, t));
+          g.push_back(&workers[size_t(id(d, 0, t))]);
+        }
+        StepContext ctx = base;
+        ctx.tick = tick;
+        if (backward) stage_backward(comm, g, ids, mb, ctx);
+        else stage_forward(comm, g, ids, mb, ctx);
+        if (d == 0) schedule_log.push_back({0, mb, tick, backward});
+      }
+      zero3_release();
+      ++tick;
+    }
+    return;
+  }
+  for (int d = 0; d < pc.dp; ++d) {
+    std::vector<std::vector<int>> ids(size_t(pc.pp));
+    std::vector<std::vector<Worker*>> groups(size_t(pc.pp));
+    std::vector<std::vector<std::pair<bool, int>>> ops(size_t(pc.pp));
+    for (int p = 0; p < pc.pp; ++p) {
+      for (int t = 0; t < pc.tp; ++t) {
+        ids[size_t(p)].push_back(id(d, p, t));
+        groups[size_t(p)].push_back(&workers[size_t(id(d, p, t))]);
+      }
+      ops[size_t(p)] = stage_ops(pc.schedule, micro_batches, pc.pp, p);
+    }
+    std::vector<size_t> next(size_t(pc.pp), 0);
+    size_t remaining = 0;
+    for (const auto& o : ops) remaining += o.size();
+    // Clock ticks: in each tick every stage runs its next op if its input arrived in an earlier tick.
+    for (int tick = 0; remaining > 0; ++tick) {
+      if (tick > 4 * int(remaining) + 64 * pc.pp) throw std::logic_error("pipeline schedule deadlocked");
+      for (int p = 0; p < pc.pp; ++p) {
+        if (next[size_t(p)] >= ops[size_t(p)].size()) continue;
+        auto [backward, mb] = ops[size_t(p)][next[size_t(p)]];
+        const int me = ids[size_t(p)][0];
+        bool ready;
+        if (!backward) ready = p == 0 || comm.has(me, ids[size_t(p - 1)][0], mb, tick);
+        else ready = p == pc.pp - 1 || comm.has(me, ids[size_t(p + 1)][0], mb, tick);
+        if (!ready) continue;
+        StepContext ctx = base;
+        ctx.tick = tick;
+        if (backward) stage_backward(comm, groups[size_t(p)], ids, mb, ctx);
+        else stage_forward(comm, groups[size_t(p)], ids, mb, ctx);
+        if (d == 0) schedule_log.push_back({p, mb, tick, backward});
+        ++next[size_t(p)];
+        --remaining;
+      }
+    }
+  }
+}
+
+double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
+  const OptimConfig& o = cfg.optim;
+  const int zero = cfg.parallel.zero;
+  const double t = double(step + 1);
+  const float b1 = float(o.beta1), b2 = float(o.beta2);
+  const float c1 = float(1.0 / (1.0 - std::pow(o.beta1, t))), c2 = float(1.0 / (1.0 - std::pow(o.beta2, t)));
+  const float flr = float(lr), wd = float(o.weight_decay), eps = float(o.eps), cs = float(clip_scale);
+  for (Worker& w : workers) {
+    const int64_t lo = zero >= 1 ? w.shard_begin : 0, hi = zero >= 1 ? w.shard_end : w.lay.padded;
+    float* P = zero >= 3 ? w.param_shard.data() - lo : w.params.data();
+    const float* G = zero >= 2 ? w.grad_shard.data() - lo : w.grads.data();
+    float* M = w.m.data() - (zero >= 1 ? lo : 0);
+    float* Vv = w.v.data() - (zero >= 1 ? lo : 0);
+    for (const TensorSpec& ts : w.lay.tensors) {
+      const int64_t a = std::max(lo, ts.offset), b = std::min(hi, ts.offset + ts.size());
+      const float decay = ts.decay ? wd : 0.0f;
+      for (int64_t i = a; i < b; ++i) {
+        // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay.
+        const float g = G[i] * cs;
+        M[i] = b1 * M[i] + (1 - b1) * g;
+        Vv[i] = b2 * Vv[i] + (1 - b2) * g * g;
+        const float mh = M[i] * c1, vh = Vv[i] * c2;
+        P[i] -= flr * (mh / (std::sqrt(vh) + eps) + decay * P[i]);
+      }
+    }
+  }
+  return lr;
+}
+
+StepResult Trainer::step() {
+  Impl& s = *impl_;
+  const ParallelConfig& pc = s.cfg.parallel;
+  const ModelConfig& m = s.cfg.model;
+  const auto t0 = std::chrono::steady_clock::now();
+  s.comm.begin_step();
+
+  // The global batch: the same windows whatever the layout (one data stream, read by every worker).
+  const int T = m.context;
+  std::vector<int32_t> tokens(size_t(s.cfg.batch) * size_t(T + 1));
+  const uint64_t span = s.train_tokens.size() - size_t(T) - 1;
+  for (int b = 0; b < s.cfg.batch; ++b) {
+    const size_t start = size_t(s.data_rng.next() % span);
+    std::copy(s.train_tokens.begin() + long(start), s.train_tokens.begin() + long(start + T + 1),
+              tokens.begin() + long(size_t(b) * (T + 1)));
+  }
+  for (Worker& w : s.workers) {
+    if (pc.zero >= 2) w.grads.assign(size_t(w.lay.padded), 0.0f);
+    else std::fill(w.grads.begin(), w.grads.end(), 0.0f);
+    w.loss_sum = 0;
+    w.act_peak_bytes = 0;
+  }
+  StepContext ctx;
+  ctx.model = &m;
+  ctx.tokens = &tokens;
+  ctx.micro_batch_size = s.micro_batch_size;
+  ctx.local_batch = s.local_batch;
+  ctx.global_batch = s.cfg.batch;
+  s.run_pipelines(ctx);
+
+  // Tied embedding across the pipeline: first and last stage add their wte gradients (Megatron-LM's
+  // embedding group; Narayanan et al. 2021).
+  if (pc.pp > 1)
+    for (int d = 0; d < pc.dp; ++d)
+      for (int t = 0; t < pc.tp; ++t) {
+        Worker& a = s.workers[size_t(s.id(d, 0, t))];
+        Worker& b = s.workers[size_t(s.id(d, pc.pp - 1, t))];
+        s.comm.all_reduce({a.id, b.id}, {a.grads.data() + a.lay.wte, b.grads.data() + b.lay.wte},
+                          size_t(m.vocab) * size_t(m.width), Traffic::tie);
+      }
+
+  // Data parallel: sum the replicas' gradients (each already carries 1/(global batch tokens)).
+  for (int p = 0; p < pc.pp; ++p)
+    for (int t = 0; t < pc.tp; ++t) {
+      std::vector<int> g = s.dp_group(p, t);
+      std::vector<float*> bufs;
+      for (int i : g) bufs.push_back(s.workers[size_t(i)].grads.data());
+      const size_t n = size_t(s.workers[size_t(g[0])].lay.padded);
+      if (pc.zero == 0) s.comm.all_reduce(g, bufs, n, Traffic::dp);
+      else s.comm.reduce_scatter(g, bufs, n, Traffic::dp);
+    }
+  for (Worker& w : s.workers)
+    if (pc.zero >= 2) {
+      std::copy(w.grads.begin() + w.shard_begin, w.grads.begin() + w.shard_end, w.grad_shard.begin());
+      std::vector<float>().swap(w.grads);
+    }
+
+  // Global gradient norm and the loss: each worker sums the squares it owns, then one small all-reduce.
+  std::vector<std::vector<double>> ctl(s.workers.size(), std::vector<double>(2, 0.0));
+  for (Worker& w : s.workers) {
+    const bool owner = pc.zero >= 1 || w.d == 0;
+    const int64_t lo = pc.zero >= 1 ? w.shard_begin : 0, hi = pc.zero >= 1 ? w.shard_end : w.lay.padded;
+    const float* G = pc.zero >= 2 ? w.grad_shard.data() - lo : w.grads.data();
+    double sq = 0;
+    if (owner)
+      for (const TensorSpec& ts : w.lay.tensors) {
+        if (!ts.in_norm) continue;
+        for (int64_t i = std::max(lo, ts.offset); i < std::min(hi, ts.offset + ts.size()); ++i)
+          sq += double(G[i]) * double(G[i]);
+      }
+    ctl[size_t(w.id)] = {w.loss_sum, sq};
+  }
+  std::vector<int> everyone;
+  std::vector<double*> cbufs;
+  for (auto& w : s.workers) {
+    everyone.push_back(w.id);
+    cbufs.push_back(ctl[size_t(w.id)].data());
+  }
+  s.comm.tree_all_reduce(everyone, cbufs, 2, Traffic::control);
+  const double loss = ctl[0][0] / (double(s.cfg.batch) * T);
+  const double norm = std::sqrt(ctl[0][1]);
+  const double clip = s.cfg.optim.clip_norm > 0 && norm > s.cfg.optim.clip_norm ? s.cfg.optim.clip_norm / norm : 1.0;
+  const double lr = learning_rate(s.cfg.optim, s.step, s.cfg.steps);
+  s.optimizer_step(clip, lr);
+
+  // ZeRO 1/2: every rank updated its shard; gather the updated parameters (ZeRO-3 gathers on use).
+  if (pc.zero == 1 || pc.zero == 2)
+    for (int p = 0; p < pc.pp; ++p)
+      for (int t = 0; t < pc.tp; ++t) {
+        std::vector<int> g = s.dp_group(p, t);
+        std::vector<float*> bufs;
+        for (int i : g) bufs.push_back(s.workers[size_t(i)].params.data());
+        s.comm.all_gather(g, bufs, size_t(s.workers[size_t(g[0])].lay.padded), Traffic::dp);
+      }
+
+  s.step += 1;
+  s.losses.push_back(loss);
+  StepResult r;
+  r.step = s.step;
+  r.loss = loss;
+  r.lr = lr;
+  r.grad_norm = norm;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+int Trainer::step_index() const { return impl_->step; }
+const TrainConfig& Trainer::config() const { return impl_->cfg; }
+const std::vector<double>& Trainer::losses() const { return impl_->losses; }
+const Comm& Trainer::comm() const { return impl_->comm; }
+const std::vector<PipelineOp>& Trainer::last_schedule() const { return impl_->schedule_log; }
+
+std::vector<WorkerMemory> Trainer::memory() const {
+  std::vector<WorkerMemory> out;
+  for (const Worker& w : impl_->workers) {
+    WorkerMemory m;
+    m.params_bytes = double(w.params.size() + w.param_shard.size()) * sizeof(float);
+    m.grads_bytes = double(w.grads.size() + w.grad_shard.size()) * sizeof(float);
+    m.optimizer_bytes = double(w.m.size() + w.v.size()) * sizeof(float);
+    m.activations_peak_bytes = w.act_peak_bytes;
+    out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace mc::train

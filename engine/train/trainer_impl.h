@@ -1,0 +1,34 @@
+// trainer_impl.h - the state behind Trainer (internal to engine/train; checkpoint.cpp reads and writes it).
+#pragma once
+
+#include "train/comm.h"
+#include "train/train.h"
+#include "train/worker.h"
+
+#include <string>
+#include <vector>
+
+namespace mc::train {
+
+struct Trainer::Impl {
+  TrainConfig cfg;
+  std::vector<int32_t> train_tokens, eval_tokens;  // bytes of the corpus: first 90% / last 10%
+  Rng data_rng;                                    // the data position: which windows the next step reads
+  int step = 0;
+  std::vector<double> losses;
+  Comm comm;
+  std::vector<Worker> workers;
+  int micro_batches = 1, micro_batch_size = 1, local_batch = 1;
+  std::vector<PipelineOp> schedule_log;
+
+  int id(int d, int p, int t) const { return (d * cfg.parallel.pp + p) * cfg.parallel.tp + t; }
+  std::vector<int> dp_group(int p, int t) const;
+  void zero3_gather();   // all-gather every dp group's parameter shards into full buffers
+  void zero3_release();  // drop the gathered parameters again
+  void run_pipelines(const StepContext& ctx);
+  double optimizer_step(double clip_scale, double lr);
+};
+
+double learning_rate(const OptimConfig& o, int step, int total_steps);  // step is 0-based
+
+}  // namespace mc::train

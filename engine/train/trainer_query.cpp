@@ -1,0 +1,183 @@
+// trainer_query.cpp - what a Trainer can tell without training: the gathered model, its size and FLOPs,
+// evaluation, samples, and the communication the analytic model predicts for its layout.
+#include "train/trainer_impl.h"
+
+#include "perf/comm_volume.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mc::train {
+
+namespace {
+
+// The parameters worker (0, p, t) would use now: its buffer, or with ZeRO-3 its dp group's shards.
+std::vector<float> current_params(const Trainer::Impl& s, int p, int t) {
+  const Worker& w0 = s.workers[size_t(s.id(0, p, t))];
+  if (s.cfg.parallel.zero < 3 || !w0.params.empty()) return w0.params;
+  std::vector<float> out;
+  for (int d = 0; d < s.cfg.parallel.dp; ++d) {
+    const Worker& w = s.workers[size_t(s.id(d, p, t))];
+    out.insert(out.end(), w.param_shard.begin(), w.param_shard.end());
+  }
+  return out;
+}
+
+// Forward of the full model on one worker with its own one-worker network (no counted traffic).
+// Returns the summed loss; `last_probs` receives the next-byte distribution of the last position.
+double forward_full(const ModelConfig& m, const std::vector<float>& params, const std::vector<int32_t>& tokens,
+                    int B, std::vector<float>* last_probs, int last_pos) {
+  Comm comm(1);
+  Worker w;
+  w.lay = make_layout(m, 1, 0, 1, 0, 1);
+  w.params = params;
+  StepContext ctx;
+  ctx.model = &m;
+  ctx.tokens = &tokens;
+  ctx.micro_batch_size = B;
+  ctx.local_batch = B;
+  ctx.global_batch = B;
+  std::vector<Worker*> g{&w};
+  std::vector<std::vector<int>> ids{{0}};
+  stage_forward(comm, g, ids, 0, ctx);
+  if (last_probs) {
+    const float* pr = w.acts[0].probs.data() + int64_t(last_pos) * m.vocab;
+    last_probs->assign(pr, pr + m.vocab);
+  }
+  return w.loss_sum;
+}
+
+}  // namespace
+
+std::vector<float> Trainer::full_parameters() const {
+  const Impl& s = *impl_;
+  const Layout full = make_layout(s.cfg.model, 1, 0, 1, 0, 1);
+  std::vector<float> out(size_t(full.size), 0.0f);
+  for (int p = 0; p < s.cfg.parallel.pp; ++p)
+    for (int t = 0; t < s.cfg.parallel.tp; ++t) {
+      const Worker& w = s.workers[size_t(s.id(0, p, t))];
+      const std::vector<float> P = current_params(s, p, t);
+      for (const TensorSpec& ts : w.lay.tensors) {
+        if (ts.name == "wte" && !w.lay.has_embed) continue;  // the pipeline's copy of the tied embedding
+        const TensorSpec& ft = *find_tensor(full, ts.name);
+        for (int64_t r = 0; r < ts.rows; ++r)
+          for (int64_t c = 0; c < ts.cols; ++c)
+            out[size_t(full_index(ts, w.lay, ft, r, c))] = P[size_t(ts.offset + r * ts.cols + c)];
+      }
+    }
+  return out;
+}
+
+int64_t Trainer::parameter_count() const { return make_layout(impl_->cfg.model, 1, 0, 1, 0, 1).size; }
+
+double Trainer::flops_per_token() const {
+  // Kaplan et al. 2020, Table 1: forward 2N + 2 L T C per token, backward twice that. N counts the
+  // non-embedding weights (12 L C^2) plus the output head (C V), whose matmul the model does run.
+  const ModelConfig& m = impl_->cfg.model;
+  const double L = m.layers, C = m.width, T = m.context, V = m.vocab;
+  const double n = 12.0 * L * C * C + C * V;
+  return 6.0 * n + 6.0 * L * T * C;
+}
+
+double Trainer::eval_loss(int batches) const {
+  const Impl& s = *impl_;
+  const ModelConfig& m = s.cfg.model;
+  const int T = m.context;
+  const std::vector<float> P = full_parameters();
+  const size_t span = s.eval_tokens.size() > size_t(T) + 1 ? s.eval_tokens.size() - size_t(T) - 1 : 0;
+  double sum = 0, count = 0;
+  for (int b = 0; b < batches; ++b) {
+    const size_t start = span == 0 ? 0 : size_t(b) * span / size_t(std::max(1, batches - 1));
+    std::vector<int32_t> tok(size_t(T) + 1, 0);
+    for (int i = 0; i <= T && start + size_t(i) < s.eval_tokens.size(); ++i) tok[size_t(i)] = s.eval_tokens[start + size_t(i)];
+    sum += forward_full(m, P, tok, 1, nullptr, 0);
+    count += T;
+  }
+  return sum / count;
+}
+
+std::string Trainer::sample(int n, double temperature, uint64_t seed, const std::string& prompt) const {
+  const ModelConfig& m = impl_->cfg.model;
+  const int T = m.context;
+  const std::vector<float> P = full_parameters();
+  std::vector<int32_t> ctx;
+  for (unsigned char ch : prompt) ctx.push_back(int32_t(ch) % m.vocab);
+  if (ctx.empty()) ctx.push_back(int32_t('\n') % m.vocab);
+  Rng rng{seed};
+  std::string out;
+  std::vector<float> probs;
+  for (int i = 0; i < n; ++i) {
+    const int len = std::min(int(ctx.size()), T);
+    std::vector<int32_t> tok(size_t(T) + 1, 0);
+    std::copy(ctx.end() - len, ctx.end(), tok.begin());
+    forward_full(m, P, tok, 1, &probs, len - 1);
+    // Temperature: p^(1/temp), renormalised.
+    double total = 0;
+    for (float& q : probs) {
+      q = float(std::pow(std::max(double(q), 1e-30), 1.0 / std::max(temperature, 1e-3)));
+      total += q;
+    }
+    double u = rng.uniform() * total;
+    int pick = m.vocab - 1;
+    for (int k = 0; k < m.vocab; ++k) {
+      u -= probs[size_t(k)];
+      if (u <= 0) {
+        pick = k;
+        break;
+      }
+    }
+    ctx.push_back(pick);
+    out.push_back(char(pick));
+  }
+  return out;
+}
+
+namespace {
+
+struct Volume {
+  double bytes = 0, messages = 0;
+  void add(const perf::CollectiveVolume& v, double times = 1) {
+    bytes += v.bytes_sent_per_rank * times;
+    messages += v.messages_per_rank * times;
+  }
+};
+
+Volume predicted(const Trainer::Impl& s, const Worker& w) {
+  const ParallelConfig& pc = s.cfg.parallel;
+  const ModelConfig& m = s.cfg.model;
+  const double f = sizeof(float), mb = s.micro_batches;
+  Volume v;
+  // Data parallel over the worker's padded flat buffer (ZeRO, Rajbhandari et al. 2020, Sec. 7).
+  if (pc.zero < 3) {
+    v.add(perf::dp_gradient_volume(double(w.lay.padded), f, pc.dp, pc.zero));
+  } else {
+    // Gather-on-use before every forward and every backward of each micro-batch, one reduce-scatter.
+    v.add(perf::ring_reduce_scatter(double(w.lay.padded) * f, pc.dp));
+    v.add(perf::ring_all_gather(double(w.lay.padded) * f, pc.dp), 2 * mb);
+  }
+  // Tensor parallel: 4 all-reduces of (b, s, h) per layer per micro-batch (Megatron, no recomputation).
+  v.add(perf::tp_layer_volume(s.micro_batch_size, m.context, m.width, f, pc.tp, false), w.lay.layers * mb);
+  // Pipeline boundaries: activations forward, their gradients backward, once per micro-batch.
+  const double boundary = perf::pp_boundary_bytes(s.micro_batch_size, m.context, m.width, f);
+  if (w.p < pc.pp - 1) v.bytes += boundary * mb, v.messages += mb;
+  if (w.p > 0) v.bytes += boundary * mb, v.messages += mb;
+  // The tied embedding's gradient, summed between the first and last stage (a two-rank all-reduce).
+  if (pc.pp > 1 && (w.p == 0 || w.p == pc.pp - 1)) v.add(perf::ring_all_reduce(double(m.vocab) * m.width * f, 2));
+  return v;
+}
+
+}  // namespace
+
+std::vector<double> Trainer::predicted_bytes_per_worker() const {
+  std::vector<double> out;
+  for (const Worker& w : impl_->workers) out.push_back(predicted(*impl_, w).bytes);
+  return out;
+}
+
+std::vector<double> Trainer::predicted_messages_per_worker() const {
+  std::vector<double> out;
+  for (const Worker& w : impl_->workers) out.push_back(predicted(*impl_, w).messages);
+  return out;
+}
+
+}  // namespace mc::train

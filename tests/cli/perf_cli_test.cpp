@@ -1,0 +1,81 @@
+// perf_cli_test.cpp - `megacluster estimate`, `search` and `validate` as a user calls them.
+#include "cli_runner.h"
+
+#include <nlohmann/json.hpp>
+
+using mc_test::run_cli;
+
+namespace {
+const char* kGpt3Selene = R"({"model": {"preset": "gpt3-175b"},
+  "cluster": {"preset": "selene-2021", "gpus": 1024},
+  "parallel": {"tp": 8, "pp": 8, "dp": 16, "micro_batch": 1, "global_batch": 1536,
+               "schedule": "interleaved", "virtual_stages": 2, "recompute": "full"}})";
+}
+
+TEST(PerfCli, EstimatePrintsTheContractKeys) {
+  auto r = run_cli("estimate -", kGpt3Selene);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"params", "model_flops_per_iteration", "hardware_flops_per_iteration", "memory_per_gpu_bytes",
+                        "fits", "iteration_time_s", "time_breakdown_s", "achieved_tflops_per_gpu", "mfu",
+                        "training_days", "gpu_hours", "cost_usd"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"weights", "gradients", "optimizer", "activations", "total"})
+    EXPECT_TRUE(j["memory_per_gpu_bytes"].contains(k)) << k;
+  for (const char* k : {"compute", "tp_comm", "pp_comm", "dp_comm", "bubble"})
+    EXPECT_TRUE(j["time_breakdown_s"].contains(k)) << k;
+  // GPT-3 Table D.1: 174.6B parameters; Narayanan et al. eq. (3) with recompute is 4/3 of the model FLOPs
+  // up to the logit term.
+  EXPECT_NEAR(j["params"].get<double>(), 174.6e9, 0.02 * 174.6e9);
+  const double ratio = j["hardware_flops_per_iteration"].get<double>() / j["model_flops_per_iteration"].get<double>();
+  EXPECT_GT(ratio, 1.3);
+  EXPECT_LT(ratio, 4.0 / 3.0);
+}
+
+TEST(PerfCli, InvalidConfigsExitOneNamingKeyAndRule) {
+  auto r = run_cli("estimate -", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "selene-2021",
+    "gpus": 1024}, "parallel": {"tp": 8, "pp": 8, "dp": 8, "global_batch": 1536}})");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("parallel/dp"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tp*pp*dp"), std::string::npos) << r.err;
+  r = run_cli("estimate -", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "nowhere"}, "parallel": {}})");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("cluster/preset"), std::string::npos) << r.err;
+  r = run_cli("estimate -", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "selene-2021", "gpus": 64},
+    "parallel": {"tp": 8, "pp": 8, "dp": 1, "micro_batch": 5, "global_batch": 1536}})");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("global_batch"), std::string::npos) << r.err;
+  r = run_cli("estimate -", "{\"model\": ");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("<stdin>:1"), std::string::npos) << r.err;
+  r = run_cli("estimate");
+  EXPECT_EQ(r.code, 2);
+}
+
+TEST(PerfCli, UnfitLayoutPrintsFitsFalse) {
+  auto r = run_cli("estimate -", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "azure-openai-2020",
+    "gpus": 512}, "parallel": {"tp": 1, "pp": 1, "dp": 512, "micro_batch": 1, "global_batch": 1536}})");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["fits"].get<bool>());
+  EXPECT_GT(j["memory_per_gpu_bytes"]["total"].get<double>(), j["memory_per_gpu_bytes"]["hbm"].get<double>());
+}
+
+TEST(PerfCli, SearchRanksLayoutsAndExplainsRejections) {
+  auto r = run_cli("search - --top 3", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "azure-openai-2020"}})");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["ranked"].size(), 3u);
+  EXPECT_TRUE(j["ranked"][0]["fits"].get<bool>());
+  EXPECT_LE(j["ranked"][0]["training_days"].get<double>(), j["ranked"][2]["training_days"].get<double>());
+  EXPECT_FALSE(j["rejected_by_reason"].empty());
+  EXPECT_FALSE(j["rejected_examples"].empty());
+  EXPECT_TRUE(j["rejected_examples"][0].contains("reason"));
+}
+
+TEST(PerfCli, ValidatePrintsTheErrorTable) {
+  auto r = run_cli("validate --markdown --cases " MC_TEST_DATA "/validation/public-cases.json");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("| megatron21-table1-1008p0b | achieved_tflops_per_gpu |"), std::string::npos);
+  EXPECT_NE(r.out.find("median |error|"), std::string::npos);
+}

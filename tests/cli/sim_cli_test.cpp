@@ -1,0 +1,69 @@
+// sim_cli_test.cpp - `megacluster simulate` as a user calls it.
+#include "cli_runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using mc_test::run_cli;
+
+namespace {
+const char* kSmall = R"({"model": {"preset": "gpt3-2.7b"},
+  "cluster": {"preset": "azure-openai-2020", "gpus": 64},
+  "parallel": {"tp": 4, "pp": 2, "dp": 8, "micro_batch": 1, "global_batch": 64}})";
+}
+
+TEST(SimCli, PrintsTheEstimateKeysForTheSimulatedIteration) {
+  auto r = run_cli("simulate -", kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"iteration_time_s", "time_breakdown_s", "mfu", "training_days", "cost_usd", "analytic", "sim"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_FALSE(j.contains("run"));
+  EXPECT_TRUE(j["sim"].contains("timeline"));
+  EXPECT_GT(j["sim"]["events"].get<double>(), 0);
+}
+
+TEST(SimCli, RunIsSeededAndDeterministic) {
+  auto a = run_cli("simulate - --run 30 --seed 7 --quiet", kSmall);
+  auto b = run_cli("simulate - --run 30 --seed 7 --quiet", kSmall);
+  ASSERT_EQ(a.code, 0) << a.err;
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  for (const char* k : {"days", "interruptions", "interruptions_by_cause", "goodput", "effective_mfu", "lost_gpu_hours",
+                        "checkpoint_overhead_fraction", "cost_usd"})
+    EXPECT_TRUE(ja["run"].contains(k)) << k;
+  EXPECT_EQ(ja["run"]["events"], jb["run"]["events"]);
+  EXPECT_LE(ja["run"]["days"].get<double>(), 30.0 + 1e-9);
+}
+
+TEST(SimCli, TraceIsChromeTraceEventJson) {
+  const std::string path = testing::TempDir() + "mc_sim_trace.json";
+  auto r = run_cli("simulate - --trace " + path, kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream f(path);
+  auto t = nlohmann::json::parse(f);
+  ASSERT_TRUE(t["traceEvents"].is_array());
+  int complete = 0;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X") {
+      ++complete;
+      EXPECT_GE(e["dur"].get<double>(), 0);
+    }
+  EXPECT_GT(complete, 10);
+  std::remove(path.c_str());
+}
+
+TEST(SimCli, BadInputExitsOneOrTwoWithAClearMessage) {
+  auto r = run_cli("simulate -", R"({"model": {"preset": "gpt3-2.7b"}, "cluster": {"preset": "azure-openai-2020",
+    "gpus": 64}, "parallel": {"tp": 4, "pp": 2, "dp": 8, "global_batch": 64},
+    "stragglers": [{"gpu": 999, "speed": 0.5}]})");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("stragglers/0/gpu"), std::string::npos) << r.err;
+  auto u = run_cli("simulate - --run banana", kSmall);
+  EXPECT_EQ(u.code, 2);
+  EXPECT_NE(u.err.find("--run"), std::string::npos) << u.err;
+  auto k = run_cli("simulate -", R"({"model": {"preset": "gpt3-2.7b"}, "cluster": {"preset": "azure-openai-2020",
+    "gpus": 64}, "parallel": {"tp": 4, "pp": 2, "dp": 8, "global_batch": 64}, "failurs": {}})");
+  EXPECT_EQ(k.code, 1);
+  EXPECT_NE(k.err.find("failurs"), std::string::npos) << k.err;
+}

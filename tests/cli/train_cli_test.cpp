@@ -1,0 +1,104 @@
+// `megacluster train` and `megacluster scaling` as a user runs them.
+#include "cli_runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+using mc_test::run_cli;
+const std::string kSmall = " --steps 6 --quiet --json ";
+
+TEST(TrainCli, JsonHasLossesThroughputAndBytes) {
+  auto r = run_cli("train --dp 2 --tp 2" + kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["losses"].size(), 6u);
+  EXPECT_LT(j["losses"][5].get<double>(), j["losses"][0].get<double>());
+  EXPECT_GT(j["tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(j["gflops"].get<double>(), 0);
+  ASSERT_EQ(j["bytes_sent_per_worker"].size(), 4u);
+  EXPECT_EQ(j["bytes_sent_per_worker"], j["predicted_bytes_per_worker"]);
+  EXPECT_GT(j["bytes_sent_per_worker"][0].get<double>(), 0);
+}
+
+TEST(TrainCli, LayoutsGiveTheSameLosses) {
+  auto a = nlohmann::json::parse(run_cli("train" + kSmall).out);
+  auto b = nlohmann::json::parse(run_cli("train --pp 2 --dp 2 --zero 1" + kSmall).out);
+  for (size_t i = 0; i < 6; ++i) EXPECT_NEAR(a["losses"][i].get<double>(), b["losses"][i].get<double>(), 1e-3);
+}
+
+TEST(TrainCli, CheckpointAndResume) {
+  const std::string dir = testing::TempDir() + "mc_train_cli_ckpt_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  auto first = run_cli("train --steps 3 --quiet --json --checkpoint " + dir);
+  ASSERT_EQ(first.code, 0) << first.err;
+  // Resuming with --steps 6 continues from step 3: with the same schedule length the run matches.
+  auto part = run_cli("train --steps 6 --quiet --json --checkpoint " + dir + " --checkpoint-every 2 --resume");
+  ASSERT_EQ(part.code, 0) << part.err;
+  auto j = nlohmann::json::parse(part.out);
+  EXPECT_EQ(j["steps_run"], 3);
+  ASSERT_EQ(j["losses"].size(), 6u);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ckpt-00000006.mcck"));
+  // A corrupt newest checkpoint is refused with a clear error.
+  {
+    std::ofstream f(dir + "/ckpt-00000006.mcck", std::ios::binary | std::ios::trunc);
+    f << "garbage";
+  }
+  auto bad = run_cli("train --steps 8 --quiet --json --checkpoint " + dir + " --resume");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("ckpt-00000006.mcck"), std::string::npos) << bad.err;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainCli, TrainsOnAUserCorpusAndPrintsASample) {
+  const std::string path = testing::TempDir() + "mc_train_corpus_" + std::to_string(getpid()) + ".txt";
+  {
+    std::ofstream f(path, std::ios::binary);
+    for (int i = 0; i < 300; ++i) f << "Zwölf Boxkämpfer jagen Viktor quer über den großen Sylter Deich. ";
+  }
+  auto r = run_cli("train --steps 4 --quiet --json --sample 40 --corpus " + path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["corpus"], path);
+  EXPECT_FALSE(j.contains("corpus_entropy_nats_per_byte"));
+  EXPECT_FALSE(j["sample"].get<std::string>().empty());
+  std::filesystem::remove(path);
+  EXPECT_EQ(run_cli("train --quiet --corpus /nonexistent/corpus.txt").code, 1);
+}
+
+TEST(TrainCli, BadArgumentsAndTooBigRuns) {
+  EXPECT_EQ(run_cli("train --zero 5").code, 2);
+  EXPECT_EQ(run_cli("train --resume").code, 2);
+  auto r = run_cli("train --tp 3 --quiet");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("multiple of tp"), std::string::npos) << r.err;
+  auto big = run_cli("train --memory-limit-GB 0.001 --quiet");
+  EXPECT_EQ(big.code, 1);
+  EXPECT_NE(big.err.find("over the limit"), std::string::npos) << big.err;
+  auto cfg = testing::TempDir() + "mc_train_bad_cfg_" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream f(cfg);
+    f << "{\n  \"model\": {\"widht\": 32}\n}\n";
+  }
+  auto located = run_cli("train " + cfg + " --quiet");
+  EXPECT_EQ(located.code, 1);
+  EXPECT_NE(located.err.find(":2:"), std::string::npos) << located.err;  // file:line:column
+  EXPECT_NE(located.err.find("widht"), std::string::npos) << located.err;
+  std::filesystem::remove(cfg);
+}
+
+TEST(TrainCli, ScalingQuickPredictsTheLargerRun) {
+  auto r = run_cli("scaling --quick --quiet --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["points"].size(), 3u);
+  EXPECT_TRUE(j["done"].get<bool>());
+  const double pred = j["target"]["predicted_loss"], got = j["target"]["loss"];
+  EXPECT_NEAR(pred, got, 0.15 * got);  // a power law fitted on 3 small runs lands within 15%
+  EXPECT_LT(j["fit_compute"]["b"].get<double>(), 0);
+}
+
+}  // namespace

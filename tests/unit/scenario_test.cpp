@@ -1,0 +1,195 @@
+// Scenarios are fixtures: every shipped scenario validates and replays to a fixed digest of its results
+// (Box2D-style golden hash), playback is deterministic in every direction, and broken files are refused
+// with the file, line, column, step and key.
+#include "catalog/catalog.h"
+#include "core/paths.h"
+#include "scenario/player.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace {
+
+using namespace mc::scenario;
+
+const mc::Catalog& catalog() {
+  static const mc::Catalog c = mc::load_catalog(std::string(MC_SOURCE_DIR) + "/assets");
+  return c;
+}
+const std::string kScenarios = std::string(MC_SOURCE_DIR) + "/scenarios";
+const std::string kBroken = std::string(MC_TEST_DATA) + "/scenarios";
+
+Scenario load(const std::string& path) {
+  ParseResult r = load_scenario(path, default_actions(), &catalog());
+  EXPECT_TRUE(r.ok()) << r.message();
+  return r.ok() ? *r.scenario : Scenario{};
+}
+
+// The digest of each shipped scenario's results. A change here means an engine result moved: check the
+// replay (`megacluster play scenarios/ID.json`), then update the digest in the same commit.
+const std::map<std::string, std::string> kDigests = {
+#include "scenario_digests.inc"
+};
+
+TEST(ScenarioShipped, IndexListsElevenValidScenarios) {
+  auto entries = load_index(kScenarios, default_actions(), &catalog());
+  ASSERT_GE(entries.size(), 11u);
+  for (const auto& e : entries) {
+    EXPECT_TRUE(e.error.empty()) << e.file << "\n" << e.error;
+    EXPECT_GT(e.minutes, 0) << e.file;
+    EXPECT_FALSE(e.topics.empty()) << e.file;
+  }
+}
+
+class ShippedReplay : public testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedReplay, PassesItsExpectationsWithTheFixedDigest) {
+  Scenario s = load(kScenarios + "/" + GetParam() + ".json");
+  ASSERT_FALSE(s.steps.empty());
+  Player p(s, &catalog());
+  while (p.next()) {
+  }
+  Report r = p.report();
+  for (const auto& st : r.steps) {
+    for (const auto& e : st.errors) ADD_FAILURE() << GetParam() << " step " << st.id << ": " << e;
+    for (const auto& e : st.expectations) EXPECT_TRUE(e.passed) << GetParam() << " step " << st.id << ": " << e.text << " got " << e.actual;
+    EXPECT_EQ(st.narration.find("{{"), std::string::npos) << st.narration;
+  }
+  auto it = kDigests.find(GetParam());
+  ASSERT_NE(it, kDigests.end()) << "no digest recorded for " << GetParam() << "; it is " << r.digest;
+  EXPECT_EQ(r.digest, it->second) << GetParam();
+  // Replaying gives the same digest (no hidden state, no wall-clock numbers in results).
+  Player again(s, &catalog());
+  while (again.next()) {
+  }
+  EXPECT_EQ(again.report().digest, r.digest);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ShippedReplay,
+                         testing::Values("dgx1-2016", "compute-doubling-2018", "gpt2-tpu-2019", "openai-lp-2019",
+                                         "azure-partnership-2019", "turing-nlg-zero-2020", "supercomputer-2020",
+                                         "gpt3-on-the-machine", "network-matters", "failures-at-scale",
+                                         "predictable-scaling"));
+
+TEST(ScenarioPlayer, PreviousAndJumpReplayToTheSameState) {
+  Scenario s = load(kScenarios + "/openai-lp-2019.json");
+  Player a(s, &catalog());
+  a.next(), a.next();
+  const mc::json after_two = a.state().results;
+  a.next();
+  a.previous();
+  EXPECT_EQ(a.current(), 1);
+  EXPECT_EQ(a.state().results, after_two);
+  Player b(s, &catalog());
+  b.jump(1);
+  EXPECT_EQ(b.state().results, after_two);
+  b.restart();
+  EXPECT_EQ(b.current(), -1);
+  EXPECT_TRUE(b.state().results.empty());
+}
+
+TEST(ScenarioPlayer, PlayAdvancesOnTimeAndStopsForTheUser) {
+  Scenario s = load(kScenarios + "/openai-lp-2019.json");  // step 1 has no wait, the others neither
+  Player p(s, &catalog());
+  p.play();
+  p.tick(0.016);  // starts the first step
+  EXPECT_EQ(p.current(), 0);
+  p.tick(1.0, 2.0);
+  EXPECT_EQ(p.current(), 0);
+  p.tick(1.5, 2.0);
+  EXPECT_EQ(p.current(), 1);
+  p.pause();
+  p.tick(100, 2.0);
+  EXPECT_EQ(p.current(), 1);
+  Scenario d = load(kScenarios + "/dgx1-2016.json");  // step 1 waits for the user
+  Player q(d, &catalog());
+  q.play();
+  q.tick(0.016);
+  q.tick(0.016);
+  EXPECT_TRUE(q.state().wait_user);
+  EXPECT_FALSE(q.playing());
+}
+
+TEST(ScenarioPlayer, AnswersAreChecked) {
+  Scenario s = load(kBroken + "/quiz.json");
+  Player p(s, &catalog());
+  while (p.next()) {
+  }
+  const double params = p.state().results["plan"]["params"].get<double>();
+  Report right = p.report({{"q-mc", 1}, {"q-num", params * 1.05}});
+  EXPECT_EQ(right.correct, 2);
+  EXPECT_TRUE(right.passed());
+  Report wrong = p.report({{"q-mc", 0}, {"q-num", params * 1.5}});
+  EXPECT_EQ(wrong.correct, 0);
+  EXPECT_FALSE(wrong.passed());
+}
+
+TEST(ScenarioNarration, FillsResultsAndReportsMissingOnes) {
+  mc::json r = {{"plan", {{"params", 2.45e10}, {"cost_usd", 4.6e6}, {"share", 0.953}}}, {"n", 300000}};
+  std::vector<std::string> missing;
+  EXPECT_EQ(render_narration("{{plan.params|n}} for {{plan.cost_usd|usd}}, {{plan.share|pct}}, {{n|int}}x", r, &missing),
+            "24.5 billion for $4.6M, 95.3%, 300,000x");
+  EXPECT_TRUE(missing.empty());
+  EXPECT_EQ(render_narration("{{plan.nope}}", r, &missing), "{{plan.nope}}");
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0], "plan.nope");
+}
+
+TEST(ScenarioDigest, IgnoresKeyOrderAndLastBitsButNotValues) {
+  mc::json a = mc::json::parse(R"({"x": 1.0000000001, "y": [1, 2]})");
+  mc::json b = mc::json::parse(R"({"y": [1, 2], "x": 1.0})");
+  mc::json c = mc::json::parse(R"({"y": [1, 2], "x": 1.01})");
+  EXPECT_EQ(digest_of(a), digest_of(b));
+  EXPECT_NE(digest_of(a), digest_of(c));
+  EXPECT_EQ(digest_of(a).size(), 16u);
+}
+
+struct BrokenCase {
+  const char* file;
+  const char* key;     // JSON pointer of the offending value (without the leading '/')
+  const char* words;   // part of the message
+  bool names_step;
+};
+
+class BrokenScenario : public testing::TestWithParam<BrokenCase> {};
+
+TEST_P(BrokenScenario, IsRefusedWithFileLineKeyAndReason) {
+  const BrokenCase& c = GetParam();
+  ParseResult r = load_scenario(kBroken + "/" + c.file, default_actions(), &catalog());
+  ASSERT_FALSE(r.ok()) << c.file;
+  const mc::LoadError& e = r.errors.front();
+  EXPECT_NE(e.file.find(c.file), std::string::npos) << e.what();
+  EXPECT_GT(e.line, 0) << e.what();
+  EXPECT_GT(e.column, 0) << e.what();
+  EXPECT_EQ(e.key, c.key) << e.what();
+  EXPECT_NE(e.message.find(c.words), std::string::npos) << e.what();
+  if (c.names_step) {
+    EXPECT_NE(e.message.find("step 2 \"two\""), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, BrokenScenario,
+    testing::Values(BrokenCase{"unknown_action.json", "steps/1/actions/0/do", "unknown action \"simulat\"", true},
+                    BrokenCase{"wrong_type.json", "steps/1/actions/0/value", "wrong type", true},
+                    BrokenCase{"out_of_range.json", "steps/1/actions/0/value", "out of range", true},
+                    BrokenCase{"missing_preset.json", "steps/1/actions/0/preset", "missing preset", true},
+                    BrokenCase{"unknown_key.json", "steps/1/actions/0/secs", "unknown key", true},
+                    BrokenCase{"unknown_source.json", "sources/0", "unknown source", false}));
+
+TEST(BrokenScenarioSyntax, NamesLineAndColumn) {
+  ParseResult r = load_scenario(kBroken + "/syntax.json", default_actions(), &catalog());
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].line, 3);
+  EXPECT_GT(r.errors[0].column, 1);
+}
+
+TEST(BrokenScenarioText, NeverThrows) {
+  for (const char* text : {"", "[]", "{\"format\": 1}", "{\"format\": \"megacluster-scenario\", \"version\": 99}", "nul"}) {
+    ParseResult r = parse_scenario_text(text, "x.json", default_actions(), &catalog());
+    EXPECT_FALSE(r.ok()) << text;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,151 @@
+// Every parallel layout trains like one worker with the same global batch (the reference), the bytes its
+// collectives count equal engine/perf/comm_volume.h's prediction, and ZeRO's memory shrinks as the paper's
+// formulas say.
+#include "perf/comm_volume.h"
+#include "train/train.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using namespace mc::train;
+
+// Small enough for ASan, big enough that every strategy has work: 4 layers so pp = 4 has one each.
+TrainConfig tiny(int dp, int tp, int pp, int zero, int micro = 0, Schedule s = Schedule::one_f_one_b) {
+  TrainConfig c;
+  c.model = {.vocab = 256, .context = 16, .layers = 4, .width = 32, .heads = 4};
+  c.batch = 8;
+  c.steps = 20;
+  c.seed = 42;
+  c.parallel = {.dp = dp, .tp = tp, .pp = pp, .zero = zero, .micro_batches = micro, .schedule = s};
+  return c;
+}
+
+struct Result {
+  std::vector<double> losses;
+  std::vector<float> params;
+};
+
+Result train(const TrainConfig& c, Trainer** keep = nullptr) {
+  static std::vector<std::unique_ptr<Trainer>> kept;
+  auto t = std::make_unique<Trainer>(c, default_corpus());
+  while (t->step_index() < c.steps) t->step();
+  Result r{t->losses(), t->full_parameters()};
+  if (keep) {
+    kept.push_back(std::move(t));
+    *keep = kept.back().get();
+  }
+  return r;
+}
+
+const Result& reference() {
+  static const Result r = train(tiny(1, 1, 1, 0));
+  return r;
+}
+
+// Tolerances: float32 sums in a different order (ring chunks, row-parallel partial sums, micro-batch
+// accumulation) drift by a few ulp per step; 20 steps of Adam keep them under these bounds.
+constexpr double kLossRel = 2e-4;
+constexpr double kParamAbs = 2e-4;
+
+void expect_same_training(const TrainConfig& c) {
+  Trainer* t = nullptr;
+  const Result r = train(c, &t);
+  const Result& ref = reference();
+  ASSERT_EQ(r.losses.size(), ref.losses.size());
+  for (size_t i = 0; i < r.losses.size(); ++i)
+    EXPECT_NEAR(r.losses[i], ref.losses[i], kLossRel * ref.losses[i]) << "step " << i + 1;
+  ASSERT_EQ(r.params.size(), ref.params.size());
+  double worst = 0;
+  for (size_t i = 0; i < r.params.size(); ++i) worst = std::max(worst, double(std::fabs(r.params[i] - ref.params[i])));
+  EXPECT_LT(worst, kParamAbs);
+  // The training moved the weights far more than the tolerance (the comparison is not vacuous).
+  EXPECT_LT(ref.losses.back(), ref.losses.front() - 1.0);
+
+  // Counted bytes and messages of the last step == the analytic model, worker by worker.
+  const auto predicted = t->predicted_bytes_per_worker();
+  const auto predicted_msgs = t->predicted_messages_per_worker();
+  for (int w = 0; w < c.parallel.workers(); ++w) {
+    EXPECT_DOUBLE_EQ(t->comm().step_counters(w).data_bytes_sent(), predicted[size_t(w)]) << "worker " << w;
+    EXPECT_DOUBLE_EQ(t->comm().step_counters(w).data_messages_sent(), predicted_msgs[size_t(w)]) << "worker " << w;
+  }
+  EXPECT_EQ(t->comm().pending(), 0u);
+}
+
+TEST(TrainParallel, DataParallel) {
+  expect_same_training(tiny(2, 1, 1, 0));
+  expect_same_training(tiny(4, 1, 1, 0));
+}
+TEST(TrainParallel, ZeroStages) {
+  for (int z = 1; z <= 3; ++z) expect_same_training(tiny(2, 1, 1, z));
+  expect_same_training(tiny(4, 1, 1, 3));
+}
+TEST(TrainParallel, TensorParallel) {
+  expect_same_training(tiny(1, 2, 1, 0));
+  expect_same_training(tiny(1, 4, 1, 0));
+}
+TEST(TrainParallel, PipelineGPipeAnd1F1B) {
+  expect_same_training(tiny(1, 1, 2, 0, 4, Schedule::gpipe));
+  expect_same_training(tiny(1, 1, 4, 0, 4, Schedule::one_f_one_b));
+}
+TEST(TrainParallel, ThreeDimensional) {
+  expect_same_training(tiny(2, 2, 2, 0));
+  expect_same_training(tiny(2, 2, 2, 1, 2, Schedule::gpipe));
+}
+
+TEST(TrainParallel, ZeroMemoryShrinksAsThePaperSays) {
+  // Rajbhandari et al. 2020, Fig. 1 with fp32 weights and gradients and K = 8 bytes of Adam state a
+  // parameter: stage 0 holds (4 + 4 + 8) Psi, 1: (4 + 4) Psi + 8 Psi / Nd, 2: 4 Psi + 12 Psi / Nd, 3: 16 Psi / Nd.
+  for (int nd : {2, 4}) {
+    for (int z = 0; z <= 3; ++z) {
+      TrainConfig c = tiny(nd, 1, 1, z);
+      c.steps = 1;
+      Trainer t(c, default_corpus());
+      t.step();
+      const double psi = double(t.parameter_count() + (nd - t.parameter_count() % nd) % nd);  // padded to Nd
+      const double expect[4] = {16 * psi, 8 * psi + 8 * psi / nd, 4 * psi + 12 * psi / nd, 16 * psi / nd};
+      for (const WorkerMemory& m : t.memory()) EXPECT_DOUBLE_EQ(m.persistent_bytes(), expect[z]) << "stage " << z;
+    }
+  }
+}
+
+TEST(TrainParallel, PredictionUsesThePerfModel) {
+  // ZeRO-3's traffic with one micro-batch is exactly the perf model's 3 (Nd-1)/Nd Psi.
+  TrainConfig c = tiny(4, 1, 1, 3, 1);
+  Trainer t(c, default_corpus());
+  const double psi_bytes = double(t.parameter_count() + (4 - t.parameter_count() % 4) % 4) * 4;
+  EXPECT_DOUBLE_EQ(t.predicted_bytes_per_worker()[0], mc::perf::dp_gradient_volume(psi_bytes / 4, 4, 4, 3).bytes_sent_per_rank);
+}
+
+TEST(TrainParallel, OneFOneBHoldsFewerActivationsThanGPipe) {
+  // GPipe keeps all m micro-batches' activations on the first stage; 1F1B at most pp (Narayanan et al. 2021).
+  TrainConfig g = tiny(1, 1, 2, 0, 4, Schedule::gpipe), f = tiny(1, 1, 2, 0, 4, Schedule::one_f_one_b);
+  g.steps = f.steps = 1;
+  Trainer tg(g, default_corpus()), tf(f, default_corpus());
+  tg.step();
+  tf.step();
+  EXPECT_DOUBLE_EQ(tg.memory()[0].activations_peak_bytes, 2.0 * tf.memory()[0].activations_peak_bytes);
+  EXPECT_DOUBLE_EQ(tg.losses()[0], tf.losses()[0]);  // same arithmetic, another order of passes
+  // The schedule really interleaves: stage 0 runs a backward before its last forward under 1F1B.
+  int first_b = -1, last_f = -1;
+  for (const PipelineOp& op : tf.last_schedule())
+    if (op.stage == 0) {
+      if (op.backward && first_b < 0) first_b = op.tick;
+      if (!op.backward) last_f = op.tick;
+    }
+  EXPECT_LT(first_b, last_f);
+}
+
+TEST(TrainParallel, SameSeedSameRunBitForBit) {
+  TrainConfig c = tiny(2, 2, 1, 1);
+  c.steps = 5;
+  const Result a = train(c), b = train(c);
+  EXPECT_EQ(a.losses, b.losses);
+  EXPECT_EQ(a.params, b.params);
+  c.seed = 43;
+  EXPECT_NE(train(c).losses, a.losses);
+}
+
+}  // namespace

@@ -1,0 +1,297 @@
+// capital_panel.cpp - "Capital": money -> GPU-hours -> FLOPs -> model and loss (Kaplan or Chinchilla), rent
+// vs build with every price's source, GPT-3 priced both ways beside the published estimates, the OpenAI LP
+// capped-profit waterfall with sliders, and the 2019 Microsoft $1B as installments of cash and credit.
+// All numbers come from engine/capital; the configs live in ExplorerState::capital as scenario JSON.
+#include "capital/compute_cost.h"
+#include "capital/waterfall.h"
+#include "core/format.h"
+#include "ui/explorer.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <cmath>
+
+namespace mc::ui {
+namespace {
+
+std::string usd(double x) {
+  char b[32];
+  if (std::fabs(x) >= 1e9) std::snprintf(b, sizeof b, "$%.3gB", x / 1e9);
+  else if (std::fabs(x) >= 1e6) std::snprintf(b, sizeof b, "$%.3gM", x / 1e6);
+  else if (std::fabs(x) >= 1e3) std::snprintf(b, sizeof b, "$%.3gk", x / 1e3);
+  else std::snprintf(b, sizeof b, "$%.2f", x);
+  return b;
+}
+
+// A catalog value with its confidence mark and source tooltip, or nothing if absent.
+void price_line(const Catalog& cat, const char* label, const char* record, const char* key, const char* unit) {
+  const Table* t = cat.table("prices");
+  const Record* r = t ? t->find(record) : nullptr;
+  const Sourced* v = r ? r->find(key) : nullptr;
+  if (!v) return;
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine(ImGui::GetFontSize() * 16);
+  sourced_text(cat, *v, unit);
+}
+
+bool slider_log(const char* label, double& v, double lo, double hi, const char* fmt) {
+  float l = float(std::log10(std::max(v, lo)));
+  bool changed = ImGui::SliderFloat(label, &l, float(std::log10(lo)), float(std::log10(hi)), "");
+  if (changed) v = std::pow(10.0, double(l));
+  ImGui::SameLine();
+  ImGui::Text(fmt, v);
+  return changed;
+}
+
+void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
+  double budget = c.budget_usd > 0 ? c.budget_usd : 0;
+  bool by_flops = c.budget_flops > 0;
+  if (ImGui::RadioButton("Budget in dollars", !by_flops)) by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : 1e7;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("Budget in FLOPs", by_flops)) by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : 3.14e23;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+  if (by_flops) slider_log("##flops", c.budget_flops, 1e18, 1e27, "%.3g FLOPs");
+  else if (slider_log("##usd", budget, 1e3, 1e11, "$%.3g")) c.budget_usd = budget;
+  track(s, "capital.budget");
+  int rule = c.rule == capital::ScalingRule::kaplan ? 0 : 1;
+  ImGui::RadioButton("Kaplan 2020", &rule, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("Chinchilla 2022", &rule, 1);
+  c.rule = rule == 0 ? capital::ScalingRule::kaplan : capital::ScalingRule::chinchilla;
+  float util = float(c.utilisation);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+  if (ImGui::SliderFloat("utilisation (MFU, assumed)", &util, 0.05f, 0.7f, "%.2f")) c.utilisation = util;
+  track(s, "capital.utilisation");
+  int pricing = c.pricing == capital::Pricing::rent ? 0 : 1;
+  ImGui::RadioButton("Rent", &pricing, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("Build", &pricing, 1);
+  c.pricing = pricing == 0 ? capital::Pricing::rent : capital::Pricing::build;
+
+  capital::PlanResult r;
+  try {
+    r = capital::plan(c);
+  } catch (const std::exception& e) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    return;
+  }
+  ImGui::Separator();
+  ImGui::BeginGroup();
+  ImGui::Text("Money     %s at %s per GPU-hour", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str());
+  ImGui::Text("Compute   %.3g GPU-hours -> %.3g FLOPs (%.3g PF-days)", r.gpu_hours, r.flops, r.pf_days);
+  ImGui::Text("Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
+              format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
+  ImGui::Text("Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
+  ImGui::Text("Time      %.1f days on %.0f GPUs", r.days_on_cluster, c.cluster_gpus);
+  ImGui::EndGroup();
+  track(s, "capital.plan");
+  ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
+}
+
+void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
+  capital::BuildConfig& b = c.build;
+  ImGui::TextWrapped("Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
+                     "written off over the years, plus power at the wall (PUE). Most build prices are not public: "
+                     "they are marked assumed; move them.");
+  price_line(cat, "V100, 3-year reserved", "v100-cloud-reserved", "usd_per_gpu_hour", "USD/h");
+  price_line(cat, "V100, on demand", "v100-cloud-on-demand", "usd_per_gpu_hour", "USD/h");
+  price_line(cat, "V100 SXM2", "v100-sxm2-purchase", "price_usd", "USD");
+  price_line(cat, "8-GPU server", "server-8gpu-host", "price_usd", "USD");
+  price_line(cat, "400 Gb/s per server", "network-400g-per-server", "price_usd", "USD");
+  price_line(cat, "PUE", "datacenter-2020", "pue", "ratio");
+  price_line(cat, "Electricity", "datacenter-2020", "usd_per_kWh", "USD/kWh");
+  ImGui::Separator();
+  const float w = ImGui::GetFontSize() * 14;
+  float f;
+  ImGui::SetNextItemWidth(w);
+  f = float(c.rent_usd_per_gpu_hour);
+  if (ImGui::SliderFloat("rent, $ per GPU-hour", &f, 0.2f, 6.0f, "%.2f")) c.rent_usd_per_gpu_hour = f;
+  ImGui::SetNextItemWidth(w);
+  f = float(b.gpu_price_usd);
+  if (ImGui::SliderFloat("GPU price, $", &f, 2000, 30000, "%.0f")) b.gpu_price_usd = f;
+  ImGui::SetNextItemWidth(w);
+  f = float(b.pue);
+  if (ImGui::SliderFloat("PUE", &f, 1.0f, 2.0f, "%.2f")) b.pue = f;
+  ImGui::SetNextItemWidth(w);
+  f = float(b.amortisation_years);
+  if (ImGui::SliderFloat("years of use", &f, 1, 8, "%.1f")) b.amortisation_years = f;
+  const capital::BuildCostBreakdown bc = capital::build_cost(b);
+  ImGui::Text("Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
+              usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
+  track(s, "capital.rent_vs_build");
+  ImGui::Separator();
+  try {
+    json g = capital::gpt3_priced_json(cat, c);
+    ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g["flops"].get<double>());
+    ImGui::Text("At Lambda's 28 TFLOP/s per V100: rent %s, build %s, %.1f days on the 10,000-GPU machine",
+                usd(g["at_published_rate"]["rent_usd"].get<double>()).c_str(),
+                usd(g["at_published_rate"]["build_usd"].get<double>()).c_str(),
+                g["at_published_rate"]["days_on_cluster"].get<double>());
+    ImGui::Text("At your utilisation (%.2f): rent %s, build %s", c.utilisation,
+                usd(g["at_config_rate"]["rent_usd"].get<double>()).c_str(),
+                usd(g["at_config_rate"]["build_usd"].get<double>()).c_str());
+    price_line(cat, "Published (Lambda)", "gpt3-lambda-estimate", "cost_usd", "USD");
+    price_line(cat, "Published, low end", "gpt3-low-estimate", "cost_usd", "USD");
+    track(s, "capital.gpt3");
+  } catch (const std::exception& e) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+  }
+}
+
+void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
+  ImGui::TextWrapped("OpenAI LP (2019-03-11): first-round returns capped at 100x, later rounds lower, the rest to "
+                     "the nonprofit. Shares, bases and the Microsoft cap are assumptions: play with them.");
+  for (size_t i = 0; i < c.holders.size(); ++i) {
+    capital::Holder& h = c.holders[i];
+    ImGui::PushID(int(i));
+    float cap = float(h.cap_multiple), share = float(h.share);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+    if (ImGui::SliderFloat("cap (x)", &cap, 1, 200, "%.0f")) h.cap_multiple = cap;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+    if (ImGui::SliderFloat("share", &share, 0, 0.5f, "%.2f")) h.share = share;
+    ImGui::SameLine();
+    ImGui::Text("%s (basis %s)", h.name.c_str(), usd(h.basis_usd).c_str());
+    ImGui::PopID();
+  }
+  float g = float(c.profit_growth), p0 = float(c.first_year_profit_usd / 1e6);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::SliderFloat("profit growth per year", &g, 0.5f, 3.0f, "%.2fx")) c.profit_growth = g;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::SliderFloat("first-year profit, $M", &p0, 1, 10000, "%.0f", ImGuiSliderFlags_Logarithmic))
+    c.first_year_profit_usd = double(p0) * 1e6;
+  capital::WaterfallResult r;
+  try {
+    r = capital::run_waterfall(c);
+  } catch (const std::exception& e) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    return;
+  }
+  // Stacked bars per year, as fractions of that year's profit.
+  const ImVec2 size(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12);
+  ImGui::InvisibleButton("##waterfall", size);
+  track(s, "capital.waterfall");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  const ImU32 cols[] = {IM_COL32(90, 160, 230, 255), IM_COL32(230, 170, 60, 255), IM_COL32(120, 200, 120, 255),
+                        IM_COL32(200, 120, 200, 255)};
+  const ImU32 np_col = IM_COL32(200, 90, 90, 255);
+  const size_t n = r.years.size();
+  for (size_t y = 0; y < n; ++y) {
+    const double p = std::max(r.years[y].profit_usd, 1e-9);
+    const float x0 = a.x + float(y) * size.x / float(n) + 2, x1 = a.x + float(y + 1) * size.x / float(n) - 2;
+    float top = b.y;
+    for (size_t i = 0; i < r.years[y].to_holder_usd.size(); ++i) {
+      float hgt = float(r.years[y].to_holder_usd[i] / p) * (size.y - 16);
+      dl->AddRectFilled(ImVec2(x0, top - hgt), ImVec2(x1, top), cols[i % 4]);
+      top -= hgt;
+    }
+    float hgt = float(r.years[y].to_nonprofit_usd / p) * (size.y - 16);
+    dl->AddRectFilled(ImVec2(x0, top - hgt), ImVec2(x1, top), np_col);
+    if (y % 3 == 0) dl->AddText(ImVec2(x0, a.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), std::to_string(r.years[y].year).c_str());
+  }
+  for (size_t i = 0; i < c.holders.size(); ++i) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(cols[i % 4]), "%s: %s (%.1fx)%s", c.holders[i].name.c_str(),
+                       usd(r.holder_total_usd[i]).c_str(),
+                       c.holders[i].basis_usd > 0 ? r.holder_total_usd[i] / c.holders[i].basis_usd : 0.0,
+                       r.holder_capped_year[i] ? (", capped in " + std::to_string(r.holder_capped_year[i])).c_str() : "");
+  }
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(np_col), "Nonprofit: %s, %.1f%% of %s", usd(r.nonprofit_total_usd).c_str(),
+                     r.profit_total_usd > 0 ? 100 * r.nonprofit_total_usd / r.profit_total_usd : 0.0,
+                     usd(r.profit_total_usd).c_str());
+}
+
+void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
+  ImGui::TextWrapped("Microsoft and OpenAI, 2019-07-22: $1B, possibly in installments over years; Azure the exclusive "
+                     "cloud. The cash/credit split was not published: it is a parameter here.");
+  float f = float(c.cloud_credit_fraction);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  if (ImGui::SliderFloat("cloud credit share (assumed)", &f, 0, 1, "%.2f")) c.cloud_credit_fraction = f;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  ImGui::SliderInt("installment years (assumed)", &c.installment_years, 1, 10);
+  try {
+    auto years = capital::run_partnership(c);
+    json t = capital::to_json(years);
+    for (const auto& y : years)
+      ImGui::Text("%d   cash %-9s credit %-9s -> %.3g GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
+                  y.gpu_hours);
+    ImGui::Text("Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t["gpu_hours"].get<double>(),
+                t["gpu_years"].get<double>(), usd(c.usd_per_gpu_hour).c_str());
+    track(s, "capital.partnership");
+  } catch (const std::exception& e) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+  }
+}
+
+void draw(ExplorerState& s) {
+  if (!s.catalog) {
+    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    return;
+  }
+  const Catalog& cat = *s.catalog;
+  CapitalView& v = s.capital;
+  capital::PlanConfig plan;
+  capital::WaterfallConfig wf;
+  capital::PartnershipConfig part;
+  try {
+    plan = capital::plan_config_from_json(v.plan, capital::default_plan_config(cat));
+    if (plan.budget_usd <= 0 && plan.budget_flops <= 0) plan.budget_usd = 1e7;
+    wf = capital::waterfall_config_from_json(v.waterfall, {});
+    part.usd_per_gpu_hour = plan.rent_usd_per_gpu_hour;
+    part.gpu_flops_per_s = plan.gpu_peak_flops_per_s * plan.utilisation;
+    part = capital::partnership_config_from_json(v.partnership, part);
+    v.error.clear();
+  } catch (const std::exception& e) {
+    v.error = e.what();
+  }
+  if (!v.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "config refused: %s", v.error.c_str());
+  confidence_legend();
+  // A scenario highlight on another tab brings that tab forward once.
+  int want = -1;
+  if (s.highlight_widget != v.shown_highlight) {
+    v.shown_highlight = s.highlight_widget;
+    const std::string& h = s.highlight_widget;
+    want = h == "capital.plan" || h == "capital.budget" || h == "capital.utilisation" ? 0
+           : h == "capital.rent_vs_build" || h == "capital.gpt3"                      ? 1
+           : h == "capital.waterfall"                                                 ? 2
+           : h == "capital.partnership"                                               ? 3
+                                                                                      : -1;
+  }
+  auto flag = [&](int i) { return want == i ? ImGuiTabItemFlags_SetSelected : 0; };
+  if (ImGui::BeginTabBar("capital_tabs")) {
+    if (ImGui::BeginTabItem("Money -> compute -> model", nullptr, flag(0))) {
+      draw_plan(s, cat, plan);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Rent vs build", nullptr, flag(1))) {
+      draw_rent_vs_build(s, cat, plan);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Capped-profit waterfall", nullptr, flag(2))) {
+      draw_waterfall(s, wf);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Microsoft 2019", nullptr, flag(3))) {
+      draw_partnership(s, part);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  // Write back what the sliders changed, so a scenario and the panel share one state.
+  if (v.error.empty()) {
+    v.plan = capital::to_json(plan);
+    v.waterfall = capital::to_json(wf);
+    v.partnership = capital::to_json(part);
+  }
+}
+
+PanelRegistrar reg{Panel{.id = "capital",
+                         .title = "Capital",
+                         .chapter = Chapter::capital,
+                         .order = 10,
+                         .draw = draw,
+                         .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall"}};
+
+}  // namespace
+}  // namespace mc::ui

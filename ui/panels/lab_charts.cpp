@@ -1,0 +1,253 @@
+#include "ui/panels/lab_charts.h"
+
+#include "core/format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace mc::ui {
+
+namespace {
+
+ImU32 series_color(int i, float alpha = 1.0f) {
+  static const ImVec4 c[] = {{0.35f, 0.7f, 1.0f, 1}, {1.0f, 0.6f, 0.2f, 1}, {0.5f, 0.9f, 0.4f, 1}, {0.95f, 0.4f, 0.6f, 1},
+                             {0.75f, 0.55f, 1.0f, 1}, {0.9f, 0.85f, 0.3f, 1}, {0.4f, 0.9f, 0.85f, 1}, {0.8f, 0.8f, 0.8f, 1}};
+  ImVec4 v = c[i % 8];
+  v.w = alpha;
+  return ImGui::ColorConvertFloat4ToU32(v);
+}
+
+ImU32 traffic_color(train::Traffic t) {
+  switch (t) {
+    case train::Traffic::dp: return IM_COL32(90, 170, 255, 220);
+    case train::Traffic::tp: return IM_COL32(255, 150, 60, 220);
+    case train::Traffic::pp: return IM_COL32(120, 220, 100, 220);
+    case train::Traffic::tie: return IM_COL32(230, 100, 160, 220);
+    case train::Traffic::control: return IM_COL32(170, 170, 170, 160);
+  }
+  return IM_COL32_WHITE;
+}
+
+struct Frame {
+  ImVec2 p0, p1;
+  ImDrawList* dl;
+};
+
+Frame begin_frame(const char* id, ImVec2 size) {
+  if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
+  ImGui::InvisibleButton(id, size);
+  Frame f{ImGui::GetItemRectMin(), ImGui::GetItemRectMax(), ImGui::GetWindowDrawList()};
+  f.dl->AddRectFilled(f.p0, f.p1, IM_COL32(24, 26, 32, 255), 4);
+  f.dl->AddRect(f.p0, f.p1, IM_COL32(70, 74, 84, 255), 4);
+  return f;
+}
+
+void dashed_hline(ImDrawList* dl, float x0, float x1, float y, ImU32 col) {
+  for (float x = x0; x < x1; x += 10) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 5, x1), y), col, 1.5f);
+}
+
+}  // namespace
+
+void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int steps, double floor, bool log_y,
+                    ImVec2 size) {
+  Frame f = begin_frame(id, size);
+  double lo = floor > 0 ? floor * 0.9 : INFINITY, hi = -INFINITY;
+  size_t n = size_t(std::max(steps, 1));
+  for (const auto& c : curves) {
+    n = std::max(n, c.losses.size());
+    for (double l : c.losses) lo = std::min(lo, l), hi = std::max(hi, l);
+  }
+  if (!(hi > lo)) lo = 0.1, hi = 6;
+  const float L = f.p0.x + 44, R = f.p1.x - 8, T = f.p0.y + 8, B = f.p1.y - 18;
+  auto ty = [&](double v) {
+    const double a = log_y ? std::log(v) : v, l0 = log_y ? std::log(lo) : lo, l1 = log_y ? std::log(hi) : hi;
+    return float(B - (a - l0) / (l1 - l0) * (B - T));
+  };
+  auto tx = [&](double i) { return float(L + i / double(std::max<size_t>(n - 1, 1)) * (R - L)); };
+  char buf[32];
+  for (int k = 0; k <= 4; ++k) {
+    const double v = log_y ? lo * std::pow(hi / lo, k / 4.0) : lo + (hi - lo) * k / 4.0;
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    f.dl->AddText(ImVec2(f.p0.x + 4, ty(v) - 7), IM_COL32(160, 160, 170, 255), buf);
+    f.dl->AddLine(ImVec2(L, ty(v)), ImVec2(R, ty(v)), IM_COL32(50, 54, 62, 255));
+  }
+  std::snprintf(buf, sizeof buf, "step %zu", n);
+  f.dl->AddText(ImVec2(R - 60, B + 2), IM_COL32(160, 160, 170, 255), buf);
+  if (floor > 0) {
+    dashed_hline(f.dl, L, R, ty(floor), IM_COL32(220, 220, 120, 200));
+    f.dl->AddText(ImVec2(L + 4, ty(floor) - 15), IM_COL32(220, 220, 120, 220), "corpus entropy");
+  }
+  for (size_t ci = 0; ci < curves.size(); ++ci) {
+    const auto& c = curves[ci];
+    const bool now = ci + 1 == curves.size();
+    std::vector<ImVec2> pts;
+    for (size_t i = 0; i < c.losses.size(); ++i) pts.push_back(ImVec2(tx(double(i)), ty(c.losses[i])));
+    if (pts.size() >= 2) f.dl->AddPolyline(pts.data(), int(pts.size()), series_color(int(ci), now ? 1.0f : 0.7f), 0, now ? 2.0f : 1.3f);
+    f.dl->AddText(ImVec2(R - 260, T + 2 + 14 * float(ci)), series_color(int(ci)), c.label.c_str());
+  }
+}
+
+void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size) {
+  Frame f = begin_frame("##lab_mem", size);
+  double mx = 1;
+  for (const auto& m : mem) mx = std::max(mx, m.persistent_bytes() + m.activations_peak_bytes);
+  const size_t rows = std::min<size_t>(mem.size(), 8);
+  const float L = f.p0.x + 60, R = f.p1.x - 90, rowh = (f.p1.y - f.p0.y - 20) / float(std::max<size_t>(rows, 1));
+  const char* names[4] = {"weights", "gradients", "Adam state", "activations"};
+  for (size_t i = 0; i < rows; ++i) {
+    const auto& m = mem[i];
+    const double parts[4] = {m.params_bytes, m.grads_bytes, m.optimizer_bytes, m.activations_peak_bytes};
+    const float y0 = f.p0.y + 4 + rowh * float(i), y1 = y0 + rowh - 4;
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "w%zu", i);
+    f.dl->AddText(ImVec2(f.p0.x + 6, y0), IM_COL32(190, 190, 200, 255), buf);
+    float x = L;
+    for (int k = 0; k < 4; ++k) {
+      const float wpx = float(parts[k] / mx) * (R - L);
+      f.dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + wpx, y1), series_color(k, 0.85f));
+      x += wpx;
+    }
+    f.dl->AddText(ImVec2(x + 6, y0), IM_COL32(190, 190, 200, 255),
+                  format_quantity(m.persistent_bytes() + m.activations_peak_bytes, "bytes").c_str());
+  }
+  if (mem.size() > rows) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "(+%zu more workers)", mem.size() - rows);
+    f.dl->AddText(ImVec2(L, f.p1.y - 16), IM_COL32(150, 150, 160, 255), buf);
+  } else {
+    float x = L;
+    for (int k = 0; k < 4; ++k) {
+      f.dl->AddRectFilled(ImVec2(x, f.p1.y - 13), ImVec2(x + 10, f.p1.y - 4), series_color(k));
+      f.dl->AddText(ImVec2(x + 13, f.p1.y - 17), IM_COL32(170, 170, 180, 255), names[k]);
+      x += 95;
+    }
+  }
+}
+
+void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 size) {
+  Frame f = begin_frame("##lab_sched", size);
+  int ticks = 1;
+  for (const auto& o : ops) ticks = std::max(ticks, o.tick + 1);
+  const float L = f.p0.x + 40, R = f.p1.x - 4, rowh = (f.p1.y - f.p0.y - 8) / float(std::max(stages, 1));
+  const float cw = (R - L) / float(ticks);
+  for (int s = 0; s < stages; ++s) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "st %d", s);
+    f.dl->AddText(ImVec2(f.p0.x + 4, f.p0.y + 4 + rowh * float(s)), IM_COL32(180, 180, 190, 255), buf);
+  }
+  for (const auto& o : ops) {
+    const float x0 = L + cw * float(o.tick), y0 = f.p0.y + 4 + rowh * float(o.stage);
+    f.dl->AddRectFilled(ImVec2(x0 + 1, y0), ImVec2(x0 + cw - 1, y0 + rowh - 3),
+                        o.backward ? IM_COL32(90, 190, 110, 255) : IM_COL32(80, 140, 230, 255), 2);
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%c%d", o.backward ? 'B' : 'F', o.micro_batch);
+    if (cw > 18) f.dl->AddText(ImVec2(x0 + 3, y0 + 2), IM_COL32_WHITE, buf);
+  }
+}
+
+void lab_message_graph(const train::Trainer& t, ImVec2 size) {
+  Frame f = begin_frame("##lab_msgs", size);
+  const auto& pc = t.config().parallel;
+  const int n = pc.workers();
+  const ImVec2 c((f.p0.x + f.p1.x) / 2, (f.p0.y + f.p1.y) / 2 + 6);
+  const float rad = std::min(f.p1.x - f.p0.x, f.p1.y - f.p0.y) * 0.36f;
+  std::vector<ImVec2> at(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const float a = -1.5707963f + 6.2831853f * float(i) / float(std::max(n, 1));
+    at[size_t(i)] = ImVec2(c.x + rad * std::cos(a), c.y + rad * std::sin(a));
+  }
+  std::map<std::tuple<int, int, int>, double> agg;
+  double mx = 1;
+  for (const auto& m : t.comm().step_log()) {
+    double& b = agg[{m.src, m.dst, int(m.traffic)}];
+    b += m.bytes;
+    mx = std::max(mx, b);
+  }
+  for (const auto& [k, bytes] : agg) {
+    auto [src, dst, tr] = k;
+    const ImVec2 a = at[size_t(src)], b = at[size_t(dst)];
+    // Offset each direction sideways so a->b and b->a do not overlap.
+    const float dx = b.x - a.x, dy = b.y - a.y, len = std::max(1.0f, std::sqrt(dx * dx + dy * dy));
+    const ImVec2 off(-dy / len * 4, dx / len * 4);
+    const float wpx = 1.0f + 5.0f * float(std::sqrt(bytes / mx));
+    const ImVec2 a2(a.x + off.x + dx / len * 14, a.y + off.y + dy / len * 14), b2(b.x + off.x - dx / len * 16, b.y + off.y - dy / len * 16);
+    f.dl->AddLine(a2, b2, traffic_color(train::Traffic(tr)), wpx);
+    f.dl->AddTriangleFilled(b2, ImVec2(b2.x - dx / len * 8 + off.x, b2.y - dy / len * 8 + off.y),
+                            ImVec2(b2.x - dx / len * 8 - off.x, b2.y - dy / len * 8 - off.y),
+                            traffic_color(train::Traffic(tr)));
+  }
+  for (int i = 0; i < n; ++i) {
+    f.dl->AddCircleFilled(at[size_t(i)], 12, IM_COL32(50, 56, 70, 255));
+    f.dl->AddCircle(at[size_t(i)], 12, IM_COL32(180, 190, 210, 255));
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%d", i);
+    f.dl->AddText(ImVec2(at[size_t(i)].x - 4, at[size_t(i)].y - 7), IM_COL32_WHITE, buf);
+  }
+  float x = f.p0.x + 6;
+  for (int k = 0; k < train::kTrafficClasses; ++k) {
+    f.dl->AddRectFilled(ImVec2(x, f.p0.y + 6), ImVec2(x + 10, f.p0.y + 16), traffic_color(train::Traffic(k)));
+    f.dl->AddText(ImVec2(x + 13, f.p0.y + 3), IM_COL32(190, 190, 200, 255), train::to_string(train::Traffic(k)));
+    x += 70;
+  }
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted("Arrow width: bytes in the last step (square root scale)");
+    int shown = 0;
+    for (const auto& [k, bytes] : agg) {
+      if (++shown > 24) break;
+      auto [src, dst, tr] = k;
+      ImGui::Text("%d -> %d  %-7s %s", src, dst, train::to_string(train::Traffic(tr)), format_quantity(bytes, "bytes").c_str());
+    }
+    ImGui::EndTooltip();
+  }
+}
+
+void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size) {
+  Frame f = begin_frame("##lab_scaling", size);
+  std::vector<std::pair<double, double>> pts;
+  for (const auto& p : r.points) pts.push_back({p.compute_flops, p.loss});
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  auto extend = [&](double x, double y) {
+    x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+  };
+  for (auto [x, y] : pts) extend(x, y);
+  if (r.fitted) extend(r.target.compute_flops, r.predicted_loss);
+  if (r.done) extend(r.target.compute_flops, r.target.loss);
+  if (r.entropy_floor > 0 && y0 < INFINITY) y0 = std::min(y0, r.entropy_floor);
+  if (!(x1 > x0) || !(y1 > y0)) {
+    f.dl->AddText(ImVec2(f.p0.x + 10, f.p0.y + 10), IM_COL32(170, 170, 180, 255), "the sweep's points appear here");
+    return;
+  }
+  x0 /= 1.5, x1 *= 1.5, y0 *= 0.85, y1 *= 1.1;
+  const float L = f.p0.x + 44, R = f.p1.x - 10, T = f.p0.y + 10, B = f.p1.y - 20;
+  auto tx = [&](double x) { return float(L + (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0)) * (R - L)); };
+  auto ty = [&](double y) { return float(B - (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) * (B - T)); };
+  char buf[48];
+  for (int k = 0; k <= 3; ++k) {
+    const double y = y0 * std::pow(y1 / y0, k / 3.0);
+    std::snprintf(buf, sizeof buf, "%.2f", y);
+    f.dl->AddText(ImVec2(f.p0.x + 4, ty(y) - 7), IM_COL32(160, 160, 170, 255), buf);
+    const double x = x0 * std::pow(x1 / x0, k / 3.0);
+    f.dl->AddText(ImVec2(tx(x) - 20, B + 3), IM_COL32(160, 160, 170, 255), format_quantity(x, "FLOP").c_str());
+  }
+  if (r.entropy_floor > 0) dashed_hline(f.dl, L, R, ty(r.entropy_floor), IM_COL32(220, 220, 120, 200));
+  if (r.fitted) {
+    std::vector<ImVec2> line;
+    for (int i = 0; i <= 60; ++i) {
+      const double x = x0 * std::pow(x1 / x0, i / 60.0), y = r.fit_compute(x);
+      if (y > y0 && y < y1) line.push_back(ImVec2(tx(x), ty(y)));
+    }
+    if (line.size() >= 2) f.dl->AddPolyline(line.data(), int(line.size()), IM_COL32(255, 160, 70, 255), 0, 2.0f);
+    f.dl->AddCircle(ImVec2(tx(r.target.compute_flops), ty(r.predicted_loss)), 7, IM_COL32(255, 160, 70, 255), 0, 2.0f);
+    f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 70, ty(r.predicted_loss) - 22), IM_COL32(255, 160, 70, 255), "prediction");
+  }
+  for (auto [x, y] : pts) f.dl->AddCircleFilled(ImVec2(tx(x), ty(y)), 5, IM_COL32(100, 180, 255, 255));
+  if (r.done) {
+    f.dl->AddCircleFilled(ImVec2(tx(r.target.compute_flops), ty(r.target.loss)), 5, IM_COL32(120, 230, 120, 255));
+    f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 50, ty(r.target.loss) + 8), IM_COL32(120, 230, 120, 255), "trained");
+  }
+}
+
+}  // namespace mc::ui

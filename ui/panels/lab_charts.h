@@ -1,0 +1,24 @@
+// lab_charts.h - the training lab's drawings (ImDrawList): overlaid loss curves, per-worker memory bars,
+// the pipeline schedule, the graph of messages between workers, the scaling sweep with its fit.
+#pragma once
+
+#include "train/scaling.h"
+#include "train/train.h"
+#include "ui/state/lab_state.h"
+
+#include <imgui.h>
+
+#include <vector>
+
+namespace mc::ui {
+
+// Loss against step for several runs; `floor` (if > 0) is drawn as a dashed line (the corpus entropy).
+void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int steps, double floor, bool log_y,
+                    ImVec2 size);
+void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size);
+void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 size);
+// Workers on a circle; an arrow per (src, dst, traffic class) with width by bytes, colour by class.
+void lab_message_graph(const train::Trainer& t, ImVec2 size);
+void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size);
+
+}  // namespace mc::ui

@@ -1,0 +1,297 @@
+// lab_panel.cpp - "Training lab": a small GPT trained live across virtual workers. Pick a layout
+// (data, tensor, pipeline parallel, ZeRO stage, schedule), start / pause / step / reset, and watch the loss
+// curves of every layout tried overlaid, text the model writes, each worker's memory, the messages
+// between workers in the last step with the bytes the communication model predicted, and the
+// predictable-scaling sweep. All numbers come from engine/train (the code behind `megacluster train`).
+#include "core/format.h"
+#include "train/corpus.h"
+#include "ui/explorer.h"
+#include "ui/panels/lab_charts.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+namespace mc::ui {
+namespace {
+
+std::string layout_label(const nlohmann::json& c) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "dp %d x tp %d x pp %d, ZeRO-%d%s", c.value("dp", 1), c.value("tp", 1),
+                c.value("pp", 1), c.value("zero", 0),
+                c.value("pp", 1) > 1 ? (c.value("schedule", "1f1b") == "gpipe" ? ", GPipe" : ", 1F1B") : "");
+  return buf;
+}
+
+void keep_curve(LabView& v) {
+  if (!v.trainer || v.trainer->losses().empty()) return;
+  v.curves.push_back({layout_label(train::to_json(v.trainer->config())), v.trainer->losses()});
+  if (v.curves.size() > 8) v.curves.erase(v.curves.begin());
+}
+
+// Rebuilds the run when the config changed (a scenario or a widget edited it).
+void ensure_trainer(LabView& v) {
+  if (v.config.dump() == v.built_for) return;  // built (or refused) for this config already
+  keep_curve(v);
+  v.trainer.reset();
+  v.error.clear();
+  v.sample.clear();
+  v.built_for = v.config.dump();
+  try {
+    train::TrainConfig c = train::parse_config(v.config, "lab config");
+    train::validate(c);
+    v.trainer = std::make_shared<train::Trainer>(c, v.corpus_text.empty() ? train::default_corpus() : v.corpus_text);
+  } catch (const std::exception& e) {
+    v.error = e.what();
+    v.running = false;
+  }
+}
+
+void train_slice(LabView& v) {
+  if (!v.trainer) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  const int total = v.trainer->config().steps;
+  auto step = [&] {
+    v.trainer->step();
+    if (v.trainer->step_index() % v.sample_every == 0 || v.trainer->step_index() == total)
+      v.sample = v.trainer->sample(64, 0.8, uint64_t(v.trainer->step_index()));
+  };
+  if (v.step_once && v.trainer->step_index() < total) step();
+  v.step_once = false;
+  while (v.running && v.trainer->step_index() < total) {
+    step();
+    if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() > v.frame_budget_ms) break;
+  }
+  if (v.trainer->step_index() >= total) v.running = false;
+}
+
+void sweep_slice(LabView& v) {
+  if (!v.sweep || !v.sweep_running) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!v.sweep->done() &&
+         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() < v.frame_budget_ms)
+    v.sweep->advance(1);
+  if (v.sweep->done()) v.sweep_running = false;
+}
+
+bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, int hi, int fallback) {
+  int x = c.value(key, fallback);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  if (ImGui::InputInt(label, &x)) {
+    c[key] = std::clamp(x, lo, hi);
+    return true;
+  }
+  return false;
+}
+
+void draw_controls(ExplorerState& s, LabView& v) {
+  nlohmann::json& c = v.config;
+  int_field("dp", c, "dp", 1, 8, 1);
+  track(s, "lab.dp");
+  ImGui::SameLine();
+  int_field("tp", c, "tp", 1, 4, 1);
+  track(s, "lab.tp");
+  ImGui::SameLine();
+  int_field("pp", c, "pp", 1, 4, 1);
+  track(s, "lab.pp");
+  int zero = c.value("zero", 0);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  if (ImGui::SliderInt("ZeRO", &zero, 0, 3)) c["zero"] = zero;
+  track(s, "lab.zero");
+  ImGui::SameLine();
+  int sched = c.value("schedule", "1f1b") == "gpipe" ? 0 : 1;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  if (ImGui::Combo("schedule", &sched, "GPipe\0" "1F1B\0")) c["schedule"] = sched == 0 ? "gpipe" : "1f1b";
+  ImGui::SameLine();
+  int_field("micro-batches", c, "micro_batches", 0, 8, 0);
+  ImGui::SameLine();
+  int_field("steps", c, "steps", 1, 100000, 300);
+
+  ensure_trainer(v);
+  const bool can = v.trainer != nullptr;
+  if (!can) ImGui::BeginDisabled();
+  if (ImGui::Button(v.running ? "Pause" : "Start")) v.running = !v.running;
+  track(s, "lab.start");
+  ImGui::SameLine();
+  if (ImGui::Button("Step")) v.step_once = true;
+  track(s, "lab.step");
+  ImGui::SameLine();
+  if (ImGui::Button("Reset")) {
+    keep_curve(v);
+    v.built_for.clear();
+    v.trainer.reset();
+    v.running = false;
+    ensure_trainer(v);
+  }
+  track(s, "lab.reset");
+  if (!can) ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Clear curves")) v.curves.clear();
+  ImGui::SameLine();
+  ImGui::Checkbox("log loss axis", &v.log_axis);
+  ImGui::SameLine();
+  ImGui::TextDisabled("corpus: %s (drop a .txt file to train on it)", v.corpus_name.c_str());
+  if (!v.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "Cannot run this layout: %s", v.error.c_str());
+}
+
+void draw_train_tab(ExplorerState& s, LabView& v) {
+  draw_controls(s, v);
+  train_slice(v);
+  if (!v.trainer) return;
+  const train::Trainer& t = *v.trainer;
+  const int step = t.step_index(), total = t.config().steps;
+  const double last = t.losses().empty() ? NAN : t.losses().back();
+  ImGui::Text("step %d / %d   loss %.4f nats/byte   %lld parameters on %d workers", step, total, last,
+              (long long)t.parameter_count(), t.config().parallel.workers());
+  if (v.builtin_entropy < 0) v.builtin_entropy = train::make_synthetic_language().entropy_nats_per_byte();
+  if (v.corpus_text.empty())
+    ImGui::TextDisabled("The built-in language has an entropy of %.3f nats/byte: no model can go below it.",
+                        v.builtin_entropy);
+
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float left = std::max(300.0f, w * 0.55f);
+  ImGui::BeginChild("lab_left", ImVec2(left, 0), false);
+  {
+    std::vector<LabCurve> all = v.curves;
+    all.push_back({layout_label(train::to_json(t.config())) + " (now)", t.losses()});
+    const double floor = v.corpus_text.empty() ? v.builtin_entropy : 0;
+    lab_loss_chart("##loss", all, total, floor, v.log_axis, ImVec2(-1, 220));
+    track(s, "lab.loss_chart");
+    ImGui::TextUnformatted("Sample (temperature 0.8):");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.75f, 0.9f, 0.75f, 1));
+    std::string shown;
+    for (unsigned char ch : v.sample) shown.push_back(ch >= 32 && ch < 127 ? char(ch) : '.');
+    ImGui::TextWrapped("%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
+    ImGui::PopStyleColor();
+    ImGui::Separator();
+    ImGui::TextUnformatted("Memory per worker (between steps; activations: peak in the step)");
+    lab_memory_bars(t.memory(), ImVec2(-1, 26.0f * float(std::min(8, t.config().parallel.workers())) + 24));
+    track(s, "lab.memory");
+    if (t.config().parallel.pp > 1) {
+      ImGui::TextUnformatted("Pipeline schedule of the last step (replica 0): F forward, B backward");
+      lab_schedule(t.last_schedule(), t.config().parallel.pp, ImVec2(-1, 22.0f * float(t.config().parallel.pp) + 8));
+    }
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("lab_right", ImVec2(0, 0), false);
+  {
+    ImGui::TextUnformatted("Messages between workers in the last step");
+    lab_message_graph(t, ImVec2(-1, 260));
+    track(s, "lab.messages");
+    ImGui::TextUnformatted("Bytes sent per worker in the last step");
+    const auto pred = t.predicted_bytes_per_worker();
+    if (ImGui::BeginTable("##bytes", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
+      ImGui::TableSetupColumn("worker");
+      ImGui::TableSetupColumn("(d,p,t)");
+      ImGui::TableSetupColumn("counted");
+      ImGui::TableSetupColumn("predicted");
+      ImGui::TableSetupColumn("messages");
+      ImGui::TableHeadersRow();
+      const auto& pc = t.config().parallel;
+      for (int i = 0; i < pc.workers(); ++i) {
+        const auto& cnt = t.comm().step_counters(i);
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", i);
+        ImGui::TableNextColumn();
+        ImGui::Text("(%d,%d,%d)", i / (pc.tp * pc.pp), (i / pc.tp) % pc.pp, i % pc.tp);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(format_quantity(cnt.data_bytes_sent(), "bytes").c_str());
+        ImGui::TableNextColumn();
+        const bool same = step > 0 && std::fabs(cnt.data_bytes_sent() - pred[size_t(i)]) < 0.5;
+        ImGui::TextColored(step == 0 ? ImVec4(0.7f, 0.7f, 0.7f, 1) : same ? ImVec4(0.5f, 0.9f, 0.5f, 1) : ImVec4(1, 0.5f, 0.4f, 1),
+                           "%s%s", format_quantity(pred[size_t(i)], "bytes").c_str(), step == 0 ? "" : same ? " =" : " !=");
+        ImGui::TableNextColumn();
+        ImGui::Text("%.0f", cnt.data_messages_sent());
+      }
+      ImGui::EndTable();
+    }
+    track(s, "lab.bytes");
+    ImGui::TextDisabled("Predicted: engine/perf/comm_volume.h (ring all-reduce 2(p-1)/p N, ZeRO-3 3(p-1)/p N,\n"
+                        "Megatron 4 all-reduces of b*s*h per layer, pipeline b*s*h per micro-batch).");
+  }
+  ImGui::EndChild();
+}
+
+void draw_scaling_tab(ExplorerState& s, LabView& v) {
+  ImGui::TextWrapped("Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
+                     "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
+                     "loss from runs a thousand times smaller, at the size of this machine.");
+  ImGui::Checkbox("quick sweep", &v.sweep_quick);
+  ImGui::SameLine();
+  if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep->done() ? "Resume sweep" : "Run sweep"))) {
+    if (!v.sweep || v.sweep->done())
+      v.sweep = std::make_shared<train::ScalingSweep>(v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{},
+                                                      v.corpus_text.empty() ? train::default_corpus() : v.corpus_text);
+    v.sweep_running = !v.sweep_running;
+  }
+  track(s, "lab.sweep");
+  sweep_slice(v);
+  if (!v.sweep) return;
+  ImGui::SameLine();
+  ImGui::ProgressBar(float(v.sweep->progress()), ImVec2(ImGui::GetFontSize() * 12, 0), v.sweep->current_label().c_str());
+  const train::ScalingResult& r = v.sweep->result();
+  lab_scaling_chart(r, ImVec2(-1, 300));
+  track(s, "lab.scaling_chart");
+  for (const auto& p : r.points)
+    ImGui::Text("width %3d  %7lld params  %10s  loss %.4f", p.width, (long long)p.params,
+                format_quantity(p.compute_flops, "FLOP").c_str(), p.loss);
+  if (r.fitted) {
+    ImGui::Text("fit: L(C) = %.3g C^%.3f + %.3f   (rms %.3f)", r.fit_compute.a, r.fit_compute.b, r.fit_compute.c,
+                r.fit_compute.rms_error);
+    ImGui::Text("prediction for width %d (%s): %.4f", r.target.width,
+                format_quantity(r.target.compute_flops, "FLOP").c_str(), r.predicted_loss);
+  }
+  if (r.done)
+    ImGui::Text("trained: %.4f   (prediction off by %+.1f%%)", r.target.loss,
+                100.0 * (r.predicted_loss - r.target.loss) / r.target.loss);
+  if (r.entropy_floor > 0) ImGui::TextDisabled("irreducible loss of the built-in language: %.4f", r.entropy_floor);
+}
+
+void draw(ExplorerState& s) {
+  LabView& v = s.lab;
+  if (ImGui::BeginTabBar("lab_tabs")) {
+    if (ImGui::BeginTabItem("Train")) {
+      draw_train_tab(s, v);
+      ImGui::EndTabItem();
+    } else {
+      train_slice(v);  // a run keeps going while the other tab is shown
+    }
+    if (ImGui::BeginTabItem("Predictable scaling")) {
+      draw_scaling_tab(s, v);
+      ImGui::EndTabItem();
+    } else {
+      sweep_slice(v);
+    }
+    ImGui::EndTabBar();
+  }
+}
+
+bool open_corpus(ExplorerState& s, const std::string& name, const std::string& content) {
+  if (name.size() < 4 || name.substr(name.size() - 4) != ".txt") return false;
+  if (content.size() < 1024) {
+    s.status = name + ": a corpus needs at least 1 KiB of text";
+    return true;
+  }
+  s.lab.corpus_text = content;
+  s.lab.corpus_name = name;
+  s.lab.built_for.clear();
+  s.status = "training corpus: " + name + " (" + format_quantity(double(content.size()), "bytes") + ")";
+  return true;
+}
+
+PanelRegistrar reg{Panel{.id = "lab",
+                         .title = "Training lab",
+                         .chapter = Chapter::lab,
+                         .order = 10,
+                         .draw = draw,
+                         .summary = "a small GPT trained live with data, tensor and pipeline parallelism and ZeRO"}};
+FileHandlerRegistrar corpus_reg{FileHandler{.id = "lab.corpus", .open = open_corpus}};
+
+}  // namespace
+}  // namespace mc::ui

@@ -1,0 +1,108 @@
+// perf_charts.cpp - see perf_charts.h.
+#include "ui/panels/perf_charts.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace mc::ui {
+
+unsigned part_color(int i) {
+  static const unsigned colors[] = {IM_COL32(86, 156, 214, 255), IM_COL32(214, 157, 86, 255),
+                                    IM_COL32(106, 190, 110, 255), IM_COL32(200, 96, 96, 255),
+                                    IM_COL32(160, 120, 210, 255), IM_COL32(120, 120, 120, 255),
+                                    IM_COL32(90, 200, 200, 255)};
+  return colors[i % 7];
+}
+
+void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale_max, double limit,
+                 const char* limit_label, const char* unit_fmt, float height) {
+  const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id, ImVec2(width, height));
+  const bool hovered = ImGui::IsItemHovered();
+  const float mx = ImGui::GetIO().MousePos.x;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + height), IM_COL32(40, 40, 46, 255));
+  if (scale_max <= 0) return;
+  float x = p0.x;
+  for (const auto& part : parts) {
+    const float w = float(part.value / scale_max) * width;
+    if (w <= 0) continue;
+    const float x1 = std::min(p0.x + width, x + w);
+    dl->AddRectFilled(ImVec2(x, p0.y), ImVec2(x1, p0.y + height), part.color);
+    if (w > 60) dl->AddText(ImVec2(x + 4, p0.y + height / 2 - 7), IM_COL32(10, 10, 10, 255), part.label);
+    if (hovered && mx >= x && mx < x1) {
+      char v[64];
+      std::snprintf(v, sizeof v, unit_fmt, part.value);
+      ImGui::SetTooltip("%s: %s", part.label, v);
+    }
+    x = x1;
+  }
+  if (limit > 0 && limit <= scale_max) {
+    const float lx = p0.x + float(limit / scale_max) * width;
+    dl->AddLine(ImVec2(lx, p0.y - 3), ImVec2(lx, p0.y + height + 3), IM_COL32(255, 60, 60, 255), 2.5f);
+    dl->AddText(ImVec2(std::min(lx + 4, p0.x + width - 60), p0.y - 16), IM_COL32(255, 90, 90, 255), limit_label);
+  }
+}
+
+void pipeline_gantt(const std::vector<perf::PipelineOp>& ops, int stages, float height) {
+  const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##gantt", ImVec2(width, height));
+  const bool hovered = ImGui::IsItemHovered();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + height), IM_COL32(30, 30, 36, 255));
+  if (ops.empty() || stages <= 0) return;
+  double end = 0;
+  for (const auto& op : ops) end = std::max(end, op.end_s);
+  const float label_w = 34;
+  const float row_h = (height - 4) / float(stages);
+  const float plot_w = width - label_w;
+  for (int s = 0; s < stages && row_h >= 6; ++s) {
+    char lab[16];
+    std::snprintf(lab, sizeof lab, "s%d", s);
+    if (row_h >= 12) dl->AddText(ImVec2(p0.x + 2, p0.y + 2 + s * row_h + row_h / 2 - 7), IM_COL32(200, 200, 200, 255), lab);
+  }
+  // Ops narrower than 2 px are coalesced per stage into one "busy" run, so a 1,000-micro-batch pipeline
+  // still draws a few thousand rectangles.
+  std::vector<float> run_x0(size_t(stages), -1), run_x1(size_t(stages), -1);
+  auto flush = [&](int st) {
+    if (run_x0[size_t(st)] < 0) return;
+    const float y0 = p0.y + 2 + st * row_h;
+    dl->AddRectFilled(ImVec2(run_x0[size_t(st)], y0), ImVec2(run_x1[size_t(st)], y0 + std::max(1.0f, row_h - 1)),
+                      IM_COL32(110, 140, 170, 255));
+    run_x0[size_t(st)] = -1;
+  };
+  for (const auto& op : ops) {
+    if (op.stage < 0 || op.stage >= stages) continue;
+    const float x0 = p0.x + label_w + float(op.start_s / end) * plot_w;
+    const float x1 = p0.x + label_w + float(op.end_s / end) * plot_w;
+    const float y0 = p0.y + 2 + op.stage * row_h, y1 = y0 + std::max(1.0f, row_h - 1);
+    if (x1 - x0 < 2) {
+      float& rx0 = run_x0[size_t(op.stage)];
+      float& rx1 = run_x1[size_t(op.stage)];
+      if (rx0 >= 0 && x0 > rx1 + 1) flush(op.stage);
+      if (rx0 < 0) rx0 = x0;
+      rx1 = std::max(rx1, x1);
+    } else {
+      flush(op.stage);
+      unsigned c = part_color(op.chunk);
+      if (op.backward) c = (c & 0x00FFFFFFu) | 0x90000000u;  // backward: the same hue, darker
+      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x0 + 1, x1 - 0.5f), y1), c);
+      if (x1 - x0 > 16 && row_h >= 12) {
+        char lab[8];
+        std::snprintf(lab, sizeof lab, "%d", op.micro_batch);
+        dl->AddText(ImVec2(x0 + 2, y0 + row_h / 2 - 7), IM_COL32(10, 10, 10, 255), lab);
+      }
+    }
+    if (hovered && mouse.x >= x0 && mouse.x < std::max(x1, x0 + 1) && mouse.y >= y0 && mouse.y < y1)
+      ImGui::SetTooltip("stage %d, micro-batch %d, chunk %d, %s\n%.2f ms .. %.2f ms", op.stage, op.micro_batch, op.chunk,
+                        op.backward ? "backward (incl. recompute)" : "forward", op.start_s * 1e3, op.end_s * 1e3);
+  }
+  for (int st = 0; st < stages; ++st) flush(st);
+}
+
+}  // namespace mc::ui

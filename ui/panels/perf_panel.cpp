@@ -1,0 +1,386 @@
+// perf_panel.cpp - "Train a transformer on a cluster": pick a model, a cluster and a parallel layout;
+// see memory per GPU against HBM, where the iteration time goes, the pipeline schedule of one
+// iteration, throughput, days and dollars, and the ranked layouts of the search. Every number comes from
+// engine/perf (the same code as `megacluster estimate` and `megacluster search`).
+#include "core/format.h"
+#include "ui/explorer.h"
+#include "ui/panels/perf_charts.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace mc::ui {
+namespace {
+
+using nlohmann::json;
+
+// ---- recomputation (within the frame a value changes) ------------------------------------------------
+
+void start_search(const Catalog& cat, PerfView& v) {
+  json sc = v.config;
+  sc["parallel"] = {{"global_batch", v.config["parallel"].value("global_batch", 512)}};
+  const std::string key = sc.dump();
+  if (key == v.search_for) return;
+  v.search_for = key;
+  v.search = {};
+  v.search_pending.clear();
+  v.search_done = false;
+  try {
+    v.search_config = perf::parse_config(cat, sc, "panel search", false);
+  } catch (const std::exception&) {
+    v.search_done = true;  // the estimate shows the error
+    return;
+  }
+  std::set<int> pps;
+  for (int p = 1; p <= v.search_config.model.layers; ++p)
+    if (v.search_config.model.layers % p == 0) pps.insert(p);
+  for (int p = 1; p <= 64; p *= 2) pps.insert(p);
+  for (int tp = 1; tp <= 64; tp *= 2)
+    for (int pp : pps)
+      if ((long long)tp * pp <= v.search_config.cluster.gpus()) v.search_pending.push_back({tp, pp});
+}
+
+// Runs search slices for at most ~6 ms per frame (the UI stays at 60 fps).
+void step_search(PerfView& v) {
+  if (v.search_done) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  perf::SearchOptions o;
+  o.max_results = 15;
+  o.max_rejected = 20;
+  while (!v.search_pending.empty()) {
+    auto [tp, pp] = v.search_pending.back();
+    v.search_pending.pop_back();
+    o.only_tp = tp, o.only_pp = pp;
+    perf::merge(v.search, perf::search(v.search_config, o), o);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > 0.006) break;
+  }
+  if (v.search_pending.empty()) v.search_done = true;
+}
+
+void recompute(ExplorerState& s) {
+  PerfView& v = s.perf;
+  const std::string dump = v.config.dump();
+  if (dump != v.computed_for) {
+    v.computed_for = dump;
+    try {
+      v.parsed = perf::parse_config(*s.catalog, v.config, "panel config");
+      v.estimate = perf::estimate(v.parsed);
+      // A pipeline of hundreds of micro-batches is a solid bar at any width: draw the same schedule with
+      // fewer micro-batches (a multiple of pp, as the interleaved schedule needs) and say so.
+      perf::Config shown = v.parsed;
+      const int m = shown.layout.micro_batches(), p = std::max(1, shown.layout.pp);
+      if (m > v.gantt_max_micro_batches) {
+        const int m_shown = std::max(p, (v.gantt_max_micro_batches + p - 1) / p * p);
+        if (m_shown < m) shown.layout.global_batch = m_shown * shown.layout.micro_batch * shown.layout.dp;
+      }
+      v.gantt_micro_batches = shown.layout.micro_batches();
+      v.timeline = perf::pipeline_timeline(shown, v.estimate, 40000);
+      v.valid = true;
+      v.error.clear();
+    } catch (const LoadError& e) {
+      v.valid = false;
+      v.error = "\"" + e.key + "\": " + e.message;
+    } catch (const std::exception& e) {
+      v.valid = false;
+      v.error = e.what();
+    }
+  }
+  if (v.search_auto) start_search(*s.catalog, v);
+  step_search(v);
+}
+
+// ---- controls ----------------------------------------------------------------------------------------
+
+bool preset_combo(const Catalog& cat, const char* label, const char* table, json& obj) {
+  const Table* t = cat.table(table);
+  if (!t) return false;
+  const std::string cur = obj.value("preset", std::string("custom"));
+  const Record* r = t->find(cur);
+  bool changed = false;
+  if (ImGui::BeginCombo(label, r ? r->name.c_str() : cur.c_str())) {
+    for (const auto& rec : t->records) {
+      if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) {
+        obj = {{"preset", rec.id}};
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+bool pow2_slider(const char* label, json& par, const char* key, int max_exp) {
+  int value = par.value(key, 1);
+  int e = 0;
+  while ((1 << e) < value && e < max_exp) ++e;
+  char fmt[32];
+  std::snprintf(fmt, sizeof fmt, "%d", 1 << e);
+  if (ImGui::SliderInt(label, &e, 0, max_exp, fmt)) {
+    par[key] = 1 << e;
+    return true;
+  }
+  return false;
+}
+
+bool string_combo(const char* label, json& par, const char* key, std::initializer_list<const char*> items) {
+  const std::string cur = par.value(key, std::string(*items.begin()));
+  bool changed = false;
+  if (ImGui::BeginCombo(label, cur.c_str())) {
+    for (const char* it : items)
+      if (ImGui::Selectable(it, cur == it)) par[key] = it, changed = true;
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the other degrees
+  json& par = v.config["parallel"];
+  const long long gpus = v.config["cluster"].value("gpus", 0LL);
+  const long long tpp = (long long)par.value("tp", 1) * par.value("pp", 1);
+  if (gpus > 0 && tpp > 0) par["dp"] = std::max<long long>(1, gpus / tpp);
+}
+
+void draw_controls(ExplorerState& s) {
+  const Catalog& cat = *s.catalog;
+  PerfView& v = s.perf;
+  json& cfg = v.config;
+  ImGui::TextDisabled("Model");
+  if (preset_combo(cat, "model##perf", "models", cfg["model"])) {
+    const Record* r = cat.table("models")->find(cfg["model"]["preset"].get<std::string>());
+    if (r && r->find("global_batch")) cfg["parallel"]["global_batch"] = int(r->get("global_batch"));
+    if (r && r->find("tokens")) cfg["training"]["tokens"] = r->get("tokens");
+  }
+  track(s, "perf.model");
+  ImGui::TextDisabled("Cluster");
+  const long long gpus_before = cfg["cluster"].value("gpus", 1024LL);
+  if (preset_combo(cat, "cluster##perf", "clusters", cfg["cluster"])) {
+    const Record* r = cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>());
+    const long long max_gpus = r ? (long long)r->get_or("gpus", 8) : 8;
+    const long long gpn = r ? (long long)r->get_or("gpus_per_node", 8) : 8;
+    cfg["cluster"]["gpus"] = std::max(gpn, std::min(gpus_before, max_gpus) / gpn * gpn);
+    fix_dp(v);
+  }
+  track(s, "perf.cluster");
+  if (v.valid || v.parsed.cluster.gpus_per_node > 0) {
+    const int gpn = std::max(1, v.parsed.cluster.gpus_per_node);
+    const Record* cr = cfg["cluster"].contains("preset")
+                           ? cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>())
+                           : nullptr;
+    const int max_nodes = std::max(1, int((cr ? cr->get_or("gpus", 10000) : 10000) / gpn));
+    int nodes = int(cfg["cluster"].value("gpus", 8LL) / gpn);
+    if (ImGui::SliderInt("nodes##perf", &nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
+      cfg["cluster"]["gpus"] = (long long)nodes * gpn;
+      fix_dp(v);
+    }
+    track(s, "perf.nodes");
+    ImGui::TextDisabled("%lld GPUs, %d per node", (long long)nodes * gpn, gpn);
+  }
+  ImGui::Separator();
+  ImGui::TextDisabled("Parallel layout");
+  json& par = cfg["parallel"];
+  if (pow2_slider("tensor (tp)", par, "tp", 5)) fix_dp(v);
+  track(s, "perf.tp");
+  int pp = par.value("pp", 1);
+  if (ImGui::SliderInt("pipeline (pp)", &pp, 1, std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
+    par["pp"] = pp;
+    fix_dp(v);
+  }
+  track(s, "perf.pp");
+  ImGui::Text("data (dp) = %d", par.value("dp", 1));
+  pow2_slider("micro-batch", par, "micro_batch", 6);
+  track(s, "perf.micro_batch");
+  int gb = par.value("global_batch", 512);
+  if (ImGui::InputInt("global batch", &gb, 64, 512)) par["global_batch"] = std::max(1, gb);
+  string_combo("schedule", par, "schedule", {"1f1b", "gpipe", "interleaved"});
+  track(s, "perf.schedule");
+  int vs = par.value("virtual_stages", 1);
+  if (ImGui::SliderInt("virtual stages", &vs, 1, 8)) par["virtual_stages"] = vs;
+  int zero = par.value("zero", 0);
+  if (ImGui::SliderInt("ZeRO stage", &zero, 0, 3)) par["zero"] = zero;
+  track(s, "perf.zero");
+  string_combo("recompute", par, "recompute", {"none", "selective", "full"});
+  track(s, "perf.recompute");
+  bool sp = par.value("sequence_parallel", false);
+  if (ImGui::Checkbox("sequence parallel", &sp)) par["sequence_parallel"] = sp;
+  string_combo("precision", cfg["training"], "precision", {"fp16", "bf16", "fp32"});
+  double tokens_b = cfg["training"].value("tokens", 300e9) / 1e9;
+  if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f")) cfg["training"]["tokens"] = std::max(1.0, tokens_b) * 1e9;
+}
+
+// ---- results -------------------------------------------------------------------------------------------
+
+void draw_price_source(ExplorerState& s) {
+  const json& cl = s.perf.config["cluster"];
+  if (!cl.contains("preset") || cl.contains("price_per_gpu_hour_usd")) return;
+  const Record* r = s.catalog->table("clusters")->find(cl["preset"].get<std::string>());
+  if (const Sourced* p = r ? r->find("usd_per_gpu_hour") : nullptr) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("at");
+    ImGui::SameLine();
+    sourced_text(*s.catalog, *p, "USD/h");
+    ImGui::SameLine();
+    ImGui::TextDisabled("per GPU-hour");
+  }
+}
+
+void draw_results(ExplorerState& s) {
+  PerfView& v = s.perf;
+  if (!v.valid) {
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This layout is not valid:");
+    ImGui::TextWrapped("%s", v.error.c_str());
+    track(s, "perf.error");
+    return;
+  }
+  const perf::Estimate& e = v.estimate;
+  ImGui::TextWrapped("%.1f B parameters, iteration %.2f s, %.0f TFLOP/s per GPU, MFU %.0f%%, %s tokens/s",
+                     e.params / 1e9, e.iteration_time_s, e.achieved_tflops_per_gpu, 100 * e.mfu,
+                     format_si(e.tokens_per_s).c_str());
+  track(s, "perf.headline");
+  ImGui::Text("%.1f days for %.0f B tokens, %s GPU-hours, $%s", e.training_days, v.parsed.training.tokens / 1e9,
+              format_si(e.gpu_hours).c_str(), format_si(e.cost_usd).c_str());
+  draw_price_source(s);
+  track(s, "perf.cost");
+
+  ImGui::Spacing();
+  ImGui::Text("Memory per GPU: %s of %s %s", format_quantity(e.memory.total, "bytes").c_str(),
+              format_quantity(e.hbm_bytes, "bytes").c_str(), e.fits ? "(fits)" : "- does NOT fit");
+  const double gib = double(1ull << 30);
+  std::vector<BarPart> mem = {{"weights", e.memory.weights / gib, part_color(0)},
+                              {"gradients", e.memory.gradients / gib, part_color(1)},
+                              {"optimizer", e.memory.optimizer / gib, part_color(2)},
+                              {"activations", e.memory.activations / gib, part_color(3)}};
+  stacked_bar("##mem", mem, std::max(e.memory.total, e.hbm_bytes) / gib * 1.05, e.hbm_bytes / gib, "HBM", "%.1f GiB", 26);
+  track(s, "perf.memory");
+  for (size_t i = 0; i < mem.size(); ++i) {
+    if (i) ImGui::SameLine();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mem[i].color), "%s %.1f GiB", mem[i].label, mem[i].value);
+  }
+
+  ImGui::Spacing();
+  ImGui::Text("Where the %.2f s of one iteration go (tp %s, dp %s):", e.iteration_time_s, e.tp_algorithm.c_str(),
+              e.dp_algorithm.c_str());
+  const auto& T = e.time;
+  std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)}, {"tp comm", T.tp_comm, part_color(1)},
+                             {"pp comm", T.pp_comm, part_color(4)}, {"dp comm", T.dp_comm, part_color(2)},
+                             {"bubble", T.bubble, part_color(5)},   {"optimizer", T.optimizer, part_color(6)}};
+  stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26);
+  track(s, "perf.time");
+
+  ImGui::Spacing();
+  const int m = v.parsed.layout.micro_batches();
+  const double bubble = perf::bubble_over_ideal(v.parsed.layout.schedule, v.parsed.layout.pp, m,
+                                                v.parsed.layout.virtual_stages);
+  ImGui::TextWrapped("Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
+                     "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
+                     perf::to_string(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m,
+                     v.gantt_micro_batches < m ? "; drawn with fewer micro-batches to stay legible:" : ":");
+  if (v.gantt_micro_batches < m) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("m = %d shown", v.gantt_micro_batches);
+  }
+  if (v.timeline.empty() && v.parsed.layout.pp > 0)
+    ImGui::TextDisabled("(too many operations to draw; lower the micro-batch count)");
+  else
+    pipeline_gantt(v.timeline, v.parsed.layout.pp, std::clamp(16.0f * v.parsed.layout.pp, 60.0f, 220.0f));
+  track(s, "perf.gantt");
+}
+
+void apply_layout(PerfView& v, const perf::Layout& L) {
+  json& par = v.config["parallel"];
+  par["tp"] = L.tp, par["pp"] = L.pp, par["dp"] = L.dp, par["micro_batch"] = L.micro_batch;
+  par["schedule"] = perf::to_string(L.schedule), par["virtual_stages"] = L.virtual_stages;
+  par["zero"] = L.zero, par["recompute"] = perf::to_string(L.recompute);
+  par["sequence_parallel"] = L.sequence_parallel;
+  v.config["cluster"]["gpus"] = (long long)L.tp * L.pp * L.dp;
+  v.search_auto = false;  // keep the ranked list while the student explores its layouts
+}
+
+void draw_search(ExplorerState& s) {
+  PerfView& v = s.perf;
+  ImGui::Text("Layout search (up to %lld GPUs):", (long long)v.search_config.cluster.gpus());
+  ImGui::SameLine();
+  if (!v.search_done)
+    ImGui::TextDisabled("searching... %zu slices left", v.search_pending.size());
+  else
+    ImGui::TextDisabled("%lld layouts, %lld estimated, %.0f ms", v.search.considered, v.search.evaluated,
+                        v.search.elapsed_s * 1e3);
+  ImGui::SameLine();
+  if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.clear();
+  const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                             ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("##perf_search", 11, fl, ImVec2(0, 200))) {
+    for (const char* h : {"#", "tp", "pp", "dp", "mb", "ZeRO", "recomp.", "schedule", "days", "TFLOP/s", "mem"})
+      ImGui::TableSetupColumn(h);
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableHeadersRow();
+    int rank = 1;
+    for (const auto& c : v.search.ranked) {
+      const auto& L = c.layout;
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      char id[32];
+      std::snprintf(id, sizeof id, "%d##rank%d", rank, rank);
+      if (ImGui::Selectable(id, false, ImGuiSelectableFlags_SpanAllColumns)) apply_layout(v, L);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("click to load this layout");
+      if (rank == 1) track(s, "perf.search.best");
+      ++rank;
+      ImGui::TableSetColumnIndex(1), ImGui::Text("%d", L.tp);
+      ImGui::TableSetColumnIndex(2), ImGui::Text("%d", L.pp);
+      ImGui::TableSetColumnIndex(3), ImGui::Text("%d", L.dp);
+      ImGui::TableSetColumnIndex(4), ImGui::Text("%d", L.micro_batch);
+      ImGui::TableSetColumnIndex(5), ImGui::Text("%d", L.zero);
+      ImGui::TableSetColumnIndex(6), ImGui::Text("%s", perf::to_string(L.recompute));
+      ImGui::TableSetColumnIndex(7);
+      if (L.schedule == perf::Schedule::interleaved) ImGui::Text("interl. x%d", L.virtual_stages);
+      else ImGui::Text("%s", perf::to_string(L.schedule));
+      ImGui::TableSetColumnIndex(8), ImGui::Text("%.1f", c.estimate.training_days);
+      ImGui::TableSetColumnIndex(9), ImGui::Text("%.0f", c.estimate.achieved_tflops_per_gpu);
+      ImGui::TableSetColumnIndex(10), ImGui::Text("%s", format_quantity(c.estimate.memory.total, "bytes").c_str());
+    }
+    ImGui::EndTable();
+  }
+  track(s, "perf.search");
+  if (!v.search.rejected_by_reason.empty()) {
+    std::string why = "Rejected: ";
+    for (const auto& [reason, count] : v.search.rejected_by_reason)
+      why += reason + " (" + std::to_string(count) + "); ";
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", why.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
+void draw(ExplorerState& s) {
+  if (!s.catalog) {
+    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    return;
+  }
+  recompute(s);
+  ImGui::BeginChild("##perf_controls", ImVec2(ImGui::GetFontSize() * 17, 0), true);
+  ImGui::PushItemWidth(ImGui::GetFontSize() * 9);
+  draw_controls(s);
+  ImGui::PopItemWidth();
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("##perf_results", ImVec2(0, 0), false);
+  draw_results(s);
+  ImGui::Separator();
+  draw_search(s);
+  ImGui::EndChild();
+}
+
+PanelRegistrar reg{{.id = "perf",
+                    .title = "Train a transformer",
+                    .chapter = Chapter::parallelism,
+                    .order = 10,
+                    .draw = draw,
+                    .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked"}};
+
+}  // namespace
+}  // namespace mc::ui

@@ -1,0 +1,193 @@
+// run_panel.cpp - "A whole run": the seeded simulation of a training run of days to months on the
+// machine (engine/sim/run.h): failures drawn per component from published large runs, gang-scheduled
+// restarts that lose the work since the last checkpoint, checkpoint writes to blob storage, and a data
+// pipeline that can starve the GPUs. Elapsed time on one axis with failures and checkpoints marked,
+// goodput and the dollars. Uses the iteration panel's config (s.sim.config) and its simulated iteration.
+#include "core/format.h"
+#include "ui/explorer.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace mc::ui {
+namespace {
+
+using nlohmann::json;
+
+void poll(ExplorerState& s) {
+  SimView& v = s.sim;
+  if (v.run_job && v.run_job->done) {
+    const bool cancelled = v.run_job->cancel.load();
+    if (!v.run_job->error.empty()) v.run_error = v.run_job->error;
+    else if (v.run_job->result.contains("run")) v.run = v.run_job->result["run"], v.run_error.clear();
+    if (cancelled) v.run_error = "cancelled";
+    v.run_job.reset();
+  }
+  const std::string key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
+  if (v.run_requested && !v.run_job) {
+    v.run_requested = false;
+    v.run_for = key;
+    auto job = std::make_shared<SimJob>();
+    job->config = v.config;
+    job->run_days = v.run_days;
+    job->seed = v.seed;
+    v.run_job = job;
+    start_sim_job(*s.catalog, job);
+  }
+}
+
+void knobs(ExplorerState& s) {
+  SimView& v = s.sim;
+  json& c = v.config;
+  ImGui::PushItemWidth(160);
+  float days = float(v.run_days);
+  if (ImGui::SliderFloat("days", &days, 1, 365, "%.0f", ImGuiSliderFlags_Logarithmic)) v.run_days = days;
+  track(s, "run.days");
+  ImGui::SameLine();
+  int seed = int(v.seed);
+  if (ImGui::InputInt("seed", &seed)) v.seed = (unsigned long long)std::max(0, seed);
+  track(s, "run.seed");
+  if (!c.contains("checkpoint")) c["checkpoint"] = json::object();
+  float interval_h = float(c["checkpoint"].value("interval_s", 0.0) / 3600);
+  if (ImGui::SliderFloat("checkpoint every (h, 0 = Daly)", &interval_h, 0, 24, "%.2f"))
+    c["checkpoint"]["interval_s"] = double(interval_h) * 3600;
+  track(s, "run.interval");
+  ImGui::SameLine();
+  float accounts = float(c["checkpoint"].value("storage_accounts", 1.0));
+  if (ImGui::SliderFloat("storage accounts", &accounts, 1, 64, "%.0f", ImGuiSliderFlags_Logarithmic))
+    c["checkpoint"]["storage_accounts"] = std::round(accounts);
+  track(s, "run.accounts");
+  if (!c.contains("data")) c["data"] = json::object();
+  float cores = float(c["data"].value("cpu_cores", 0.0));
+  if (ImGui::SliderFloat("CPU cores for tokenizing (0 = the machine's)", &cores, 0, 300000, "%.0f",
+                         ImGuiSliderFlags_Logarithmic)) {
+    if (cores < 1) c["data"].erase("cpu_cores");
+    else c["data"]["cpu_cores"] = std::round(cores);
+  }
+  track(s, "run.cores");
+  if (!c.contains("failures")) c["failures"] = json::object();
+  const std::string profile = c["failures"].value("profile", std::string("llama3-405b-2024"));
+  if (const Table* t = s.catalog->table("failures")) {
+    ImGui::SameLine();
+    if (ImGui::BeginCombo("failure rates", profile.c_str())) {
+      for (const Record& r : t->records)
+        if (ImGui::Selectable(r.name.c_str(), r.id == profile)) c["failures"]["profile"] = r.id;
+      ImGui::EndCombo();
+    }
+    track(s, "run.profile");
+  }
+  ImGui::PopItemWidth();
+}
+
+// Elapsed time on x, training progress on y; failures red, checkpoints as ticks, restarts grey.
+void timeline(ExplorerState& s, const json& r) {
+  const double days = std::max(1e-9, r["days"].get<double>());
+  const float w = std::max(300.0f, ImGui::GetContentRegionAvail().x), h = 160;
+  ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("runaxis", ImVec2(w, h + 20));
+  track(s, "run.timeline");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), IM_COL32(90, 90, 90, 255));
+  double last_t = 0, last_p = 0;
+  const double max_p = std::max(1e-9, r["fraction_done"].get<double>());
+  auto X = [&](double t_s) { return p0.x + float(t_s / 86400 / days) * w; };
+  auto Y = [&](double prog) { return p0.y + h - float(prog / max_p) * (h - 4); };
+  for (const json& e : r["events"]) {
+    const double t = e["t_s"], p = e["progress"];
+    const std::string k = e["kind"];
+    if (k == "failure") {
+      dl->AddLine(ImVec2(X(t), p0.y), ImVec2(X(t), p0.y + h), IM_COL32(220, 60, 60, 160));
+    } else if (k == "checkpoint" || k == "done") {
+      dl->AddLine(ImVec2(X(last_t), Y(last_p)), ImVec2(X(t), Y(p)), IM_COL32(80, 180, 240, 255), 2);
+      dl->AddLine(ImVec2(X(t), p0.y + h), ImVec2(X(t), p0.y + h + 5), IM_COL32(200, 200, 200, 200));
+    } else if (k == "restart") {
+      dl->AddRectFilled(ImVec2(X(last_t), p0.y + h - 3), ImVec2(std::max(X(t), X(last_t) + 1), p0.y + h),
+                        IM_COL32(140, 140, 140, 200));
+    }
+    last_t = t;
+    if (k != "failure") last_p = p;
+  }
+  char label[64];
+  std::snprintf(label, sizeof label, "0 .. %.1f days", days);
+  dl->AddText(ImVec2(p0.x + 2, p0.y + h + 6), IM_COL32(200, 200, 200, 255), label);
+  if (ImGui::IsItemHovered()) {
+    const double t = (ImGui::GetIO().MousePos.x - p0.x) / w * days;
+    ImGui::SetTooltip("day %.2f", t);
+  }
+}
+
+void draw(ExplorerState& s) {
+  if (!s.catalog) {
+    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    return;
+  }
+  poll(s);
+  SimView& v = s.sim;
+  ImGui::TextWrapped("A month on the machine: any lost GPU, host, NIC, switch or software crash stops the whole "
+                     "job, which is noticed, rescheduled, restarted and redoes the work since its last checkpoint. "
+                     "Rates come from published large runs (hover the table in the catalog: failures).");
+  knobs(s);
+  if (v.run_job) {
+    ImGui::ProgressBar(float(v.run_job->progress.load()), ImVec2(240, 0));
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) v.run_job->cancel = true;
+    track(s, "run.cancel");
+  } else {
+    if (ImGui::Button("Simulate the run")) v.run_requested = true;
+    track(s, "run.start");
+    if (v.run.is_null() && v.run_error.empty()) v.run_requested = true;  // first visit: run once
+  }
+  if (!v.run_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", v.run_error.c_str());
+  if (v.run.is_null()) return;
+  const json& r = v.run;
+  ImGui::Text("%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",
+              r["days"].get<double>(), r["fraction_done"].get<double>() * 100,
+              r["finished"].get<bool>() ? " (finished)" : "", r["goodput"].get<double>() * 100,
+              r["effective_mfu"].get<double>() * 100);
+  track(s, "run.summary");
+  ImGui::Text("%d interruptions (MTBF %s), %s GPU-hours lost, checkpoints %.1f%% of the time, %s",
+              r["interruptions"].get<int>(),
+              r["mtbf_s"].is_null() ? "none" : format_quantity(r["mtbf_s"], "s").c_str(),
+              format_quantity(r["lost_gpu_hours"], "").c_str(), r["checkpoint_overhead_fraction"].get<double>() * 100,
+              r["cost_usd"].get<double>() > 0 ? ("$" + format_quantity(r["cost_usd"], "")).c_str() : "no price");
+  const json& ck = r["checkpoint"];
+  auto q = [](const json& x) { return x.is_null() ? std::string("-") : format_quantity(x, "s"); };
+  ImGui::Text("Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(ck["write_s"]).c_str(),
+              q(ck["read_s"]).c_str(), q(ck["interval_s"]).c_str(), q(ck["young_interval_s"]).c_str(),
+              q(ck["daly_interval_s"]).c_str());
+  track(s, "run.checkpoint");
+  if (r["data_iteration_s"].get<double>() > r["iteration_s"].get<double>())
+    ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "The data pipeline starves the GPUs: %s per iteration instead of %s",
+                       format_quantity(r["data_iteration_s"], "s").c_str(), format_quantity(r["iteration_s"], "s").c_str());
+  timeline(s, r);
+  if (ImGui::BeginTable("causes", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("cause");
+    ImGui::TableSetupColumn("interruptions");
+    ImGui::TableSetupColumn("GPU-hours lost");
+    ImGui::TableHeadersRow();
+    for (auto& [cause, lost] : r["lost_gpu_hours_by_cause"].items()) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(cause.c_str());
+      ImGui::TableNextColumn();
+      if (r["interruptions_by_cause"].contains(cause)) ImGui::Text("%d", r["interruptions_by_cause"][cause].get<int>());
+      ImGui::TableNextColumn();
+      ImGui::Text("%s", format_quantity(lost, "").c_str());
+    }
+    ImGui::EndTable();
+  }
+}
+
+PanelRegistrar reg{{.id = "run",
+                    .title = "A whole run",
+                    .chapter = Chapter::run,
+                    .order = 20,
+                    .draw = draw,
+                    .summary = "a month of training with failures, restarts, checkpoints and the data pipeline"}};
+
+}  // namespace
+}  // namespace mc::ui

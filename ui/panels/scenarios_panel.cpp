@@ -1,0 +1,284 @@
+// scenarios_panel.cpp - the scenario gallery and player: pick a story, play/pause/next/previous/restart,
+// answer its questions; each step drives the other panels (active panel, highlight, narration, their
+// JSON configs). A broken file shows its located errors here instead of crashing.
+#include "core/paths.h"
+#include "scenario/player.h"
+#include "ui/explorer.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace mc::ui {
+namespace {
+
+void load_gallery(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  v.gallery_loaded = true;
+  v.scenarios_dir = find_scenarios_dir();
+  // A class can start at a scenario and step: MEGACLUSTER_SCENARIO=ID [MEGACLUSTER_SCENARIO_STEP=N, 1-based]
+  // (the web shell sets request_id/request_step from the URL instead).
+  if (const char* id = std::getenv("MEGACLUSTER_SCENARIO"); id && v.request_id.empty()) {
+    v.request_id = id;
+    if (const char* st = std::getenv("MEGACLUSTER_SCENARIO_STEP")) v.request_step = std::max(0, std::atoi(st) - 1);
+  }
+  try {
+    v.gallery = scenario::load_index(v.scenarios_dir, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr);
+  } catch (const std::exception& e) {
+    v.gallery_error = e.what();
+  }
+}
+
+// Pushes the player's state into the panels: what the step focuses, highlights and configures.
+void apply_step(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  if (!v.player) return;
+  const scenario::PlayState& st = v.player->state();
+  const scenario::StepOutcome* o = v.player->outcome();
+  v.applied_step = v.player->current();
+  s.narration_title = v.player->scenario().title;
+  s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
+  s.highlight_widget = st.highlight_widget;
+  if (!st.focus_panel.empty() && find_panel(st.focus_panel)) s.active_panel = st.focus_panel;
+  const json& c = st.configs;
+  if (c.contains("estimate") && !c["estimate"].empty()) s.perf.config = c["estimate"];
+  if (c.contains("train") && !c["train"].empty()) s.lab.config = c["train"];
+  if (c.contains("plan")) s.capital.plan = c["plan"];
+  if (c.contains("waterfall")) s.capital.waterfall = c["waterfall"];
+  if (c.contains("partnership")) s.capital.partnership = c["partnership"];
+  v.follow_script = true;
+}
+
+void open_parsed(ExplorerState& s, scenario::ParseResult r, const std::string& file, int step) {
+  ScenarioView& v = s.scenarios;
+  v.errors.clear();
+  v.file = file;
+  if (!r.ok()) {
+    for (const auto& e : r.errors) v.errors.push_back(e.what());
+    v.player.reset();
+    s.status = "the scenario has " + std::to_string(r.errors.size()) + " problem(s): see the Scenarios panel";
+    return;
+  }
+  v.player = std::make_shared<scenario::Player>(*r.scenario, s.catalog ? &*s.catalog : nullptr);
+  v.answers.clear();
+  if (step >= 0) v.player->jump(step);
+  else v.player->next();
+  apply_step(s);
+}
+
+void open_path(ExplorerState& s, const std::string& path, int step) {
+  open_parsed(s, scenario::load_scenario(path, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr), path, step);
+}
+
+void draw_gallery(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  if (!v.gallery_error.empty()) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The scenario index could not be read:");
+    ImGui::TextWrapped("%s", v.gallery_error.c_str());
+    return;
+  }
+  const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("gallery", 4, fl)) return;
+  ImGui::TableSetupColumn("Scenario", 0, 3.0f);
+  ImGui::TableSetupColumn("Minutes", 0, 0.6f);
+  ImGui::TableSetupColumn("Topics", 0, 1.4f);
+  ImGui::TableSetupColumn("", 0, 0.6f);
+  ImGui::TableHeadersRow();
+  for (const auto& e : v.gallery) {
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextWrapped("%s", e.title.c_str());
+    if (!e.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "invalid: hover for details");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.error.empty() ? e.summary.c_str() : e.error.c_str());
+    if (!e.audience.empty()) ImGui::TextDisabled("%s", e.audience.c_str());
+    ImGui::TableSetColumnIndex(1);
+    ImGui::Text("%.0f", e.minutes);
+    ImGui::TableSetColumnIndex(2);
+    std::string topics;
+    for (const auto& t : e.topics) topics += (topics.empty() ? "" : ", ") + t;
+    ImGui::TextWrapped("%s", topics.c_str());
+    ImGui::TableSetColumnIndex(3);
+    ImGui::PushID(e.file.c_str());
+    if (ImGui::Button("Open")) open_path(s, e.path, -1);
+    track(s, "scenarios.open." + (e.id.empty() ? e.file : e.id));
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+}
+
+void draw_questions(ExplorerState& s, const scenario::Step& step) {
+  ScenarioView& v = s.scenarios;
+  for (const auto& q : step.questions) {
+    ImGui::PushID(q.id.c_str());
+    ImGui::Separator();
+    ImGui::TextWrapped("Question: %s", q.prompt.c_str());
+    json& a = v.answers[q.id];
+    if (!q.choices.empty()) {
+      int pick = a.is_number_integer() ? a.get<int>() : -1;
+      for (int i = 0; i < int(q.choices.size()); ++i)
+        if (ImGui::RadioButton(q.choices[size_t(i)].c_str(), pick == i)) a = i;
+    } else {
+      double x = a.is_number() ? a.get<double>() : 0.0;
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+      if (ImGui::InputDouble("your answer", &x, 0, 0, "%.4g")) a = x;
+    }
+    if (!a.is_null()) {
+      scenario::Report r = v.player->report({{q.id, a}});
+      for (const auto& ans : r.answers)
+        if (ans.question == q.id && ans.answered) {
+          if (ans.correct) ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "Right.");
+          else ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "Not quite (expected %s).", ans.expected.c_str());
+          if (!q.explanation.empty()) ImGui::TextWrapped("%s", q.explanation.c_str());
+        }
+    }
+    ImGui::PopID();
+  }
+}
+
+void draw_player(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  scenario::Player& p = *v.player;
+  const scenario::Scenario& sc = p.scenario();
+  ImGui::Text("%s", sc.title.c_str());
+  ImGui::TextDisabled("%s  |  %.0f min  |  %d steps", sc.audience.c_str(), sc.minutes, p.step_count());
+  if (ImGui::Button("Restart")) {
+    p.restart();
+    p.next();
+    apply_step(s);
+  }
+  track(s, "scenarios.restart");
+  ImGui::SameLine();
+  if (ImGui::Button("Previous") && p.current() > 0) {
+    p.previous();
+    apply_step(s);
+  }
+  track(s, "scenarios.previous");
+  ImGui::SameLine();
+  if (ImGui::Button(p.playing() ? "Pause" : "Play")) p.playing() ? p.pause() : p.play();
+  track(s, "scenarios.play");
+  ImGui::SameLine();
+  if (ImGui::Button("Next") && p.next()) apply_step(s);
+  track(s, "scenarios.next");
+  ImGui::SameLine();
+  if (ImGui::Button("Close")) {
+    v.player.reset();
+    s.narration_markdown.clear();
+    s.highlight_widget.clear();
+    return;
+  }
+  int step = p.current() + 1;
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::SliderInt("##step", &step, 1, p.step_count(), "step %d") && step - 1 != p.current()) {
+    p.jump(step - 1);
+    apply_step(s);
+  }
+  track(s, "scenarios.step");
+  if (!v.follow_script) {
+    ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "You are exploring on your own.");
+    ImGui::SameLine();
+    if (ImGui::Button("Back to the script")) apply_step(s);
+  }
+  const scenario::StepOutcome* o = p.outcome();
+  if (!o) return;
+  ImGui::Separator();
+  ImGui::TextColored(accent_color(), "%d. %s", o->index + 1, o->title.c_str());
+  ImGui::TextWrapped("%s", o->narration.c_str());
+  const scenario::Step& st = sc.steps[size_t(o->index)];
+  if (!st.sources.empty() || !sc.sources.empty()) {
+    std::string src;
+    for (const auto& id : st.sources.empty() ? sc.sources : st.sources) {
+      const Source* so = s.catalog ? s.catalog->source(id) : nullptr;
+      src += (src.empty() ? "" : "; ") + (so ? so->title + " (" + so->date + ")" : id);
+    }
+    ImGui::TextDisabled("Sources: %s", src.c_str());
+  }
+  for (const auto& e : o->expectations)
+    ImGui::TextColored(e.passed ? ImVec4(0.4f, 0.9f, 0.4f, 1) : ImVec4(1, 0.4f, 0.4f, 1), "%s %s (%s)",
+                       e.passed ? "check" : "FAILED", e.text.c_str(), e.actual.c_str());
+  for (const auto& e : o->errors) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "error: %s", e.c_str());
+  draw_questions(s, st);
+}
+
+void draw(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  if (!v.gallery_loaded) load_gallery(s);
+  scenario_frame(s);
+  ImGui::TextWrapped("Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
+                     "explains the result; the same files replay headless with `megacluster play`. Drop a scenario "
+                     ".json on the window to open your own.");
+  for (const auto& e : v.errors) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.c_str());
+  if (v.player) {
+    draw_player(s);
+    ImGui::Separator();
+    if (!ImGui::CollapsingHeader("Gallery")) return;
+  }
+  draw_gallery(s);
+}
+
+bool open_dropped(ExplorerState& s, const std::string& name, const std::string& content) {
+  if (content.find("megacluster-scenario") == std::string::npos) return false;
+  open_parsed(s, scenario::parse_scenario_text(content, name, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr),
+              name, -1);
+  if (!s.scenarios.player) s.active_panel = "scenarios";
+  return true;
+}
+
+PanelRegistrar reg{Panel{.id = "scenarios",
+                         .title = "Scenarios",
+                         .chapter = Chapter::scenarios,
+                         .order = 10,
+                         .draw = draw,
+                         .summary = "Guided stories that drive the engine, with questions for classes"}};
+FileHandlerRegistrar drop_reg{FileHandler{.id = "scenarios.file", .open = open_dropped}};
+
+}  // namespace
+
+void draw_scenario_controls(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  if (!v.player) return;
+  scenario::Player& p = *v.player;
+  ImGui::PushID("scenario_controls");
+  if (ImGui::SmallButton("<") && p.current() > 0) {
+    p.previous();
+    apply_step(s);
+  }
+  track(s, "narration.previous");
+  ImGui::SameLine();
+  if (ImGui::SmallButton(p.playing() ? "Pause" : "Play")) p.playing() ? p.pause() : p.play();
+  track(s, "narration.play");
+  ImGui::SameLine();
+  if (ImGui::SmallButton(">") && p.next()) apply_step(s);
+  track(s, "narration.next");
+  ImGui::SameLine();
+  ImGui::TextDisabled("step %d/%d", p.current() + 1, p.step_count());
+  ImGui::SameLine();
+  if (ImGui::SmallButton(v.follow_script ? "Scenario" : "Back to the script")) {
+    if (!v.follow_script) apply_step(s);
+    else s.active_panel = "scenarios";
+  }
+  ImGui::PopID();
+}
+
+void scenario_frame(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  if (!v.request_id.empty()) {  // from the URL, the environment or a test: open it wherever we are
+    if (v.scenarios_dir.empty()) v.scenarios_dir = find_scenarios_dir();
+    const std::string path = v.scenarios_dir + "/" + v.request_id + ".json";
+    v.request_id.clear();
+    open_path(s, path, v.request_step);
+  }
+  if (!v.player || v.ticked_frame == s.frame) return;
+  v.ticked_frame = s.frame;
+  // The user moved away from what the step set up: say so (the panel offers the way back).
+  const std::string& focus = v.player->state().focus_panel;
+  if (v.follow_script && s.active_panel != "scenarios" && !focus.empty() && s.active_panel != focus)
+    v.follow_script = false;
+  const int before = v.player->current();
+  v.player->tick(ImGui::GetIO().DeltaTime);
+  if (v.player->current() != before) apply_step(s);
+}
+
+}  // namespace mc::ui

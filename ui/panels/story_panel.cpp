@@ -1,0 +1,132 @@
+// story_panel.cpp - "The story": the dated events from the DGX-1 to GPT-4 (assets/catalog/events.json), each
+// with its source, beside the "AI and Compute" log chart: the 3.4-month doubling line and the runs of the
+// story (assets/catalog/runs.json), drawn with ImDrawList.
+#include "capital/scaling_laws.h"
+#include "capital/trend.h"
+#include "ui/explorer.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace mc::ui {
+namespace {
+
+void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
+  const capital::ComputeTrend t = capital::load_trend(cat);
+  const auto runs = capital::run_points(cat);
+  ImGui::InvisibleButton("##compute_chart", size);
+  track(s, "story.chart");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
+  const float left = 64, bottom = 28, top = 10, right = 12;
+  const double x0 = 2012, x1 = 2023.5, y0 = 17, y1 = 26;  // years; log10 FLOPs
+  auto X = [&](double year) { return p0.x + left + float((year - x0) / (x1 - x0)) * (p1.x - p0.x - left - right); };
+  auto Y = [&](double flops) {
+    double l = std::log10(std::max(flops, 1.0));
+    return p1.y - bottom - float((l - y0) / (y1 - y0)) * (p1.y - p0.y - bottom - top);
+  };
+  const ImU32 grid = IM_COL32(120, 120, 120, 60), text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  for (int d = int(y0); d <= int(y1); ++d) {
+    float y = Y(std::pow(10.0, d));
+    dl->AddLine(ImVec2(X(x0), y), ImVec2(X(x1), y), grid);
+    char b[16];
+    std::snprintf(b, sizeof b, "1e%d", d);
+    dl->AddText(ImVec2(p0.x + 6, y - 7), text, b);
+  }
+  for (int yr = 2012; yr <= 2023; yr += 2) {
+    float x = X(yr);
+    dl->AddLine(ImVec2(x, Y(std::pow(10.0, y0))), ImVec2(x, Y(std::pow(10.0, y1))), grid);
+    dl->AddText(ImVec2(x - 14, p1.y - bottom + 6), text, std::to_string(yr).c_str());
+  }
+  // The trend: a straight line on a log axis, solid over the period the post measured, dashed after.
+  const ImU32 trend_col = ImGui::GetColorU32(accent_color());
+  const double end_measured = t.start_year + t.period_years() + 0.3;
+  for (double yr = x0; yr < x1; yr += 0.25) {
+    const double a = yr, b = std::min(yr + 0.25, x1);
+    if (t.flops_at(b) < std::pow(10.0, y0) || t.flops_at(a) > std::pow(10.0, y1)) continue;
+    const bool measured = a < end_measured;
+    if (!measured && int(yr * 4) % 2) continue;
+    dl->AddLine(ImVec2(X(a), Y(t.flops_at(a))), ImVec2(X(b), Y(t.flops_at(b))), trend_col, measured ? 2.0f : 1.2f);
+  }
+  dl->AddText(ImVec2(X(2016.8), Y(t.flops_at(2015.2))), trend_col,
+              ("doubling every " + std::to_string(t.doubling_months).substr(0, 3) + " months").c_str());
+  // The runs.
+  for (const auto& r : runs) {
+    const ImVec2 c(X(r.year), Y(r.flops));
+    const ImVec4 col = r.flops_value ? confidence_color(r.flops_value->confidence) : ImVec4(1, 1, 1, 1);
+    const ImU32 u = ImGui::GetColorU32(col);
+    if (r.kind == "machine") dl->AddRect(ImVec2(c.x - 4, c.y - 4), ImVec2(c.x + 4, c.y + 4), u, 0, 0, 2);
+    else dl->AddCircleFilled(c, 5, u);
+    // Short label ("GPT-3 175B", without the year in brackets) and its PF-days, left of points on the right half.
+    char label[160];
+    std::snprintf(label, sizeof label, "%s  %.3g PF-days", r.name.substr(0, r.name.find(" (")).c_str(),
+                  capital::flops_to_pf_days(r.flops));
+    const float tw = ImGui::CalcTextSize(label).x;
+    float lx = c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7;
+    if (lx < p0.x + left) lx = c.x + 7;  // too wide for either side: keep it right of the point
+    dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), label);
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    if (ImGui::IsItemHovered() && std::fabs(m.x - c.x) < 7 && std::fabs(m.y - c.y) < 7 && r.flops_value) {
+      sourced_tooltip(cat, *r.flops_value);
+    }
+  }
+}
+
+void draw_timeline(ExplorerState& s, const Catalog& cat) {
+  const Table* ev = cat.table("events");
+  if (!ev) {
+    ImGui::TextDisabled("No events table in the catalog.");
+    return;
+  }
+  std::vector<const Record*> rows;
+  for (const auto& r : ev->records) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](const Record* a, const Record* b) { return a->get_or("year", 0) < b->get_or("year", 0); });
+  for (const Record* r : rows) {
+    ImGui::PushID(r->id.c_str());
+    ImGui::TextColored(accent_color(), "%s", r->text_or("date", "").c_str());
+    ImGui::SameLine(ImGui::GetFontSize() * 6);
+    bool sel = s.selection.table == "events" && s.selection.record == r->id;
+    if (ImGui::Selectable(r->name.c_str(), sel)) s.selection = Selection{"events", r->id, ""};
+    track(s, "story.event." + r->id);
+    ImGui::Indent(ImGui::GetFontSize() * 6);
+    ImGui::TextWrapped("%s", r->text_or("summary", "").c_str());
+    if (const Sourced* y = r->find("year"))
+      if (const Source* so = cat.source(y->source)) ImGui::TextDisabled("%s, %s", so->title.c_str(), so->publisher.c_str());
+    ImGui::Unindent(ImGui::GetFontSize() * 6);
+    ImGui::PopID();
+  }
+}
+
+void draw(ExplorerState& s) {
+  if (!s.catalog) {
+    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    return;
+  }
+  const Catalog& cat = *s.catalog;
+  ImGui::TextWrapped("From one donated box to a machine built for one customer: the events of the story, and the "
+                     "compute of its runs against the 'AI and Compute' trend. Hover a point for its source.");
+  confidence_legend();
+  const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetContentRegionAvail().y;
+  ImGui::BeginChild("chart", ImVec2(w * 0.55f, h), false);
+  ImGui::TextDisabled("Training compute (FLOPs, log scale) by year; squares are machines, dots are runs");
+  draw_chart(s, cat, ImVec2(ImGui::GetContentRegionAvail().x, std::min(h - 8, ImGui::GetFontSize() * 28)));
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("timeline", ImVec2(0, h), true);
+  draw_timeline(s, cat);
+  ImGui::EndChild();
+}
+
+PanelRegistrar reg{Panel{.id = "story",
+                         .title = "The story",
+                         .chapter = Chapter::story,
+                         .order = 10,
+                         .draw = draw,
+                         .summary = "Timeline 2016-2022 and the AI-and-Compute chart, every fact with its source"}};
+
+}  // namespace
+}  // namespace mc::ui

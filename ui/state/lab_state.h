@@ -1,0 +1,50 @@
+// lab_state.h - view state of the training lab panel. `config` is the JSON `megacluster train` reads
+// (train/train.h: parse_config), so a scenario can set e.g. lab.config["tp"] = 2 and press start by
+// setting lab.running = true; the panel rebuilds the run when the config changes.
+#pragma once
+
+#include "train/scaling.h"
+#include "train/train.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mc::ui {
+
+struct LabCurve {
+  std::string label;  // "dp 2 x tp 1 x pp 1, ZeRO-0"
+  std::vector<double> losses;
+};
+
+struct LabView {
+  // A model small enough that a step takes a few milliseconds, so training runs inside the frame loop.
+  nlohmann::json config = nlohmann::json::parse(R"({
+    "model": {"vocab": 256, "context": 32, "layers": 2, "width": 32, "heads": 4},
+    "batch": 8, "steps": 300, "seed": 1, "dp": 2, "tp": 1, "pp": 1, "zero": 0, "micro_batches": 0,
+    "schedule": "1f1b"})");
+  bool running = true;         // train a few steps every frame (the lab starts live when opened)
+  bool step_once = false;      // one step on the next frame (the Step button; scenarios may set it)
+  double frame_budget_ms = 6;  // training time per frame (at least one step when running)
+  double builtin_entropy = -1; // nats/byte of the built-in language (computed once)
+
+  std::shared_ptr<train::Trainer> trainer;  // rebuilt when config changes
+  std::string built_for;                    // config.dump() of trainer
+  std::string error;                        // why the config cannot run
+  std::vector<LabCurve> curves;             // earlier runs, overlaid on the current one
+  std::string sample;                       // generated text, refreshed every sample_every steps
+  int sample_every = 50;
+  bool log_axis = true;
+
+  std::string corpus_name = "built-in synthetic language";
+  std::string corpus_text;  // empty: the built-in corpus
+
+  // The scaling sweep, advanced in slices per frame.
+  std::shared_ptr<train::ScalingSweep> sweep;
+  bool sweep_running = false;
+  bool sweep_quick = true;
+};
+
+}  // namespace mc::ui

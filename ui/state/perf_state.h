@@ -1,0 +1,45 @@
+// perf_state.h - view state of the performance panel ("Train a transformer on a cluster"). The config is
+// the same JSON `megacluster estimate` reads, so a scenario can set any key (e.g.
+// perf.config["parallel"]["tp"] = 8) and the panel recomputes the estimate on the next frame.
+#pragma once
+
+#include "perf/perf.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace mc::ui {
+
+struct PerfView {
+  // What the student picks (the `megacluster estimate` format). The default is GPT-3 on 1,024 V100s of
+  // the 2020 Azure machine, laid out as Megatron would.
+  nlohmann::json config = nlohmann::json::parse(R"({
+    "model": {"preset": "gpt3-175b"},
+    "cluster": {"preset": "azure-openai-2020", "gpus": 1024},
+    "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536,
+                 "schedule": "interleaved", "virtual_stages": 2, "zero": 1, "recompute": "full",
+                 "sequence_parallel": false},
+    "training": {"tokens": 300e9, "precision": "fp16"}})");
+
+  // Derived, recomputed whenever `config` changes (compared by its dump).
+  std::string computed_for;            // config.dump() the results below belong to
+  bool valid = false;
+  std::string error;                   // LoadError message when the config is invalid
+  mc::perf::Config parsed;
+  mc::perf::Estimate estimate;
+  std::vector<mc::perf::PipelineOp> timeline;
+
+  // Layout search, run a slice (one tp, pp pair) per frame so the UI stays at 60 fps.
+  bool search_auto = true;             // re-run when model, cluster or batch change
+  std::string search_for;              // dump of the search config (no "parallel" layout) searched
+  mc::perf::Config search_config;      // parsed search config of search_for
+  std::vector<std::pair<int, int>> search_pending;  // (tp, pp) slices still to run
+  mc::perf::SearchResult search;
+  bool search_done = false;
+  int gantt_max_micro_batches = 24;    // above this the Gantt replays the schedule with fewer micro-batches
+  int gantt_micro_batches = 0;         // micro-batches in `timeline`
+};
+
+}  // namespace mc::ui

@@ -1,0 +1,45 @@
+// scenario_state.h - view state of the Scenarios panel: the gallery (scenarios/index.json), the loaded
+// scenario's player (plain engine state, engine/scenario/player.h), the student's answers, and what the
+// player last pushed into the other panels (so "back to the script" can restore it after free exploring).
+#pragma once
+
+#include "scenario/player.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mc::ui {
+
+struct ExplorerState;
+
+// Advances a playing scenario by this frame's time and pushes a new step into the panels. Called once per
+// frame by the app (whatever panel is showing) and by the Scenarios panel; harmless when nothing plays.
+void scenario_frame(ExplorerState& s);
+// Compact player controls (previous, play/pause, next, step i/n, open the Scenarios panel) for the narration
+// dock, so a class can follow the script from any panel. Draws nothing when no scenario is loaded.
+void draw_scenario_controls(ExplorerState& s);
+
+struct ScenarioView {
+  std::vector<scenario::IndexEntry> gallery;
+  bool gallery_loaded = false;
+  std::string gallery_error;        // the index itself could not be read
+  std::string scenarios_dir;
+
+  std::shared_ptr<scenario::Player> player;  // null until a scenario is opened
+  std::string file;                          // what is loaded (path or dropped file name)
+  std::vector<std::string> errors;           // validation errors of the last file opened (shown, never fatal)
+  std::map<std::string, nlohmann::json> answers;
+  int applied_step = -2;                     // the step whose effects were last pushed into the panels
+  bool follow_script = true;                 // false while the user explores on their own
+  unsigned long long ticked_frame = ~0ull;   // the frame scenario_frame last advanced (once per frame)
+
+  // Requested from outside (web URL ?scenario=ID&step=N, command line): opened on the next frame.
+  std::string request_id;
+  int request_step = -1;
+};
+
+}  // namespace mc::ui

@@ -1,0 +1,66 @@
+// sim_state.h - view state of the simulator panels ("One iteration, event by event" and "A whole run").
+// The config is the JSON `megacluster simulate` reads (the estimate config plus stragglers,
+// degraded_links, sim, failures, checkpoint, data), so a scenario can set any key, e.g.
+//   s.sim.config["stragglers"] = json::array({{{"gpu", 0}, {"speed", 0.5}}});
+// and the panels re-simulate on the next frame (in the background natively; the browser build runs the
+// iteration at once and the run in slices).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mc {
+struct Catalog;
+}
+
+namespace mc::ui {
+
+// One simulation in flight (shared with its worker thread natively).
+struct SimJob {
+  nlohmann::json config;
+  double run_days = 0;
+  unsigned long long seed = 1;
+  std::vector<int> gpus;            // Gantt rows
+  std::atomic<bool> done{false};
+  std::atomic<bool> cancel{false};
+  std::atomic<double> progress{0};
+  nlohmann::json result;            // written by the worker before `done`
+  std::string error;
+};
+
+struct SimView {
+  nlohmann::json config = nlohmann::json::parse(R"({
+    "model": {"preset": "gpt3-175b"},
+    "cluster": {"preset": "azure-openai-2020", "gpus": 9984},
+    "parallel": {"tp": 8, "pp": 16, "dp": 78, "micro_batch": 1, "global_batch": 1560,
+                 "schedule": "1f1b", "recompute": "full"},
+    "training": {"tokens": 300e9, "precision": "fp16"}})");
+  // Gantt: which GPUs are rows (a slice: first, count, stride) and the visible window.
+  int slice_first = 0, slice_count = 16, slice_stride = 624;  // 624 = tp*dp: one GPU per pipeline stage
+  double view_start_s = 0, view_span_s = 0;  // 0 span: the whole iteration
+  // Run view.
+  double run_days = 30;
+  unsigned long long seed = 1;
+
+  // Iteration results (recomputed when config or slice changes).
+  std::string iteration_for;        // dump of what `iteration` belongs to
+  nlohmann::json iteration;         // simulate_json output without "run"
+  std::string iteration_error;
+  std::shared_ptr<SimJob> iteration_job;
+  // Run results (computed on request: the Run button, or a scenario setting run_requested).
+  bool run_requested = false;
+  std::string run_for;
+  nlohmann::json run;               // the "run" object
+  std::string run_error;
+  std::shared_ptr<SimJob> run_job;
+};
+
+// Runs `job` (the iteration, and the run when run_days > 0) on a worker thread natively, within the call
+// in the browser build; sets job->done when finished (ui/panels/sim_panel.cpp).
+void start_sim_job(const Catalog& cat, std::shared_ptr<SimJob> job);
+
+}  // namespace mc::ui
