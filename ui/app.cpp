@@ -6,6 +6,7 @@
 #include "ui/widgets.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ErrorCheckEndWindowRecover
 
 namespace mc::ui {
 
@@ -121,7 +122,21 @@ void App::draw_main(float x, float y, float w, float h) {
   }
   std::string title = (p ? p->title : std::string("Explorer")) + "###main";
   ImGui::Begin(title.c_str(), nullptr, kFixed);
-  if (p) p->draw(s_);
+  // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
+  // it left open, show the error in its place and keep running.
+  std::string failure;
+  try {
+    if (p) p->draw(s_);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (!failure.empty()) {
+    ImGui::ErrorCheckEndWindowRecover(nullptr);
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This view hit an error and stopped drawing:");
+    ImGui::TextWrapped("%s", failure.c_str());
+    ImGui::TextWrapped("Change the setting that caused it, or pick another view; the rest of the explorer works.");
+    s_.status = (p ? p->id : std::string("view")) + ": " + failure;
+  }
   ImGui::End();
 }
 
@@ -170,6 +185,8 @@ nlohmann::json App::state_json() const {
   for (const auto& [id, r] : s_.widget_rects) rects[id] = {r.x, r.y, r.w, r.h};
   j["widgets"] = rects;
   j["status"] = s_.status;
+  j["narration_title"] = s_.narration_title;
+  j["highlight_widget"] = s_.highlight_widget;
   return j;
 }
 

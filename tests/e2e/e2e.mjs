@@ -89,6 +89,19 @@ try {
   }
   const foreign = requests.filter((r) => !r.startsWith(`http://127.0.0.1:${server.address().port}/`));
   if (foreign.length) fail("the page requested files from elsewhere: " + foreign.join(", "));
+  // A link with ?scenario=ID&step=N opens a class at that step, narrated.
+  const p3 = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await p3.goto(url + "?scenario=dgx1-2016&step=2");
+  await p3.waitForFunction(() => window.Module && Module._app_frame_count && Module._app_frame_count() > 10,
+                           null, { timeout: 60000 });
+  await p3.waitForFunction(() => JSON.parse(UTF8ToString(Module._app_state_json())).narration_title !== "",
+                           null, { timeout: 30000 }).catch(() => {});
+  const s3 = await p3.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())));
+  console.log(`?scenario=dgx1-2016&step=2 -> panel ${s3.active_panel}, narration "${s3.narration_title}"`);
+  if (!s3.narration_title) fail("the scenario in the URL was not opened");
+  await p3.screenshot({ path: out.replace(/\.png$/, "-scenario.png") });
+  await p3.close();
+
   // Without WebGL2 the page must say so in words, not show a blank canvas.
   const nogl = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: ["--no-sandbox", "--disable-3d-apis", "--no-first-run", "--disable-background-networking",

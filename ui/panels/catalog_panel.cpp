@@ -37,7 +37,7 @@ void draw(ExplorerState& s) {
                      "a row to see every value's source in the inspector.");
   confidence_legend();
 
-  if (ImGui::BeginTabBar("tables")) {
+  if (ImGui::BeginTabBar("tables", ImGuiTabBarFlags_FittingPolicyScroll)) {
     for (const auto& t : cat.tables) {
       bool selected_tab = s.catalog_view.table == t.name;
       ImGuiTabItemFlags fl = 0;

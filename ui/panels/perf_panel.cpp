@@ -183,6 +183,7 @@ void draw_controls(ExplorerState& s) {
   }
   ImGui::Separator();
   ImGui::TextDisabled("Parallel layout");
+  if (!cfg["parallel"].is_object()) cfg["parallel"] = json::object();  // a scenario may set a search config
   json& par = cfg["parallel"];
   if (pow2_slider("tensor (tp)", par, "tp", 5)) fix_dp(v);
   track(s, "perf.tp");
@@ -208,6 +209,7 @@ void draw_controls(ExplorerState& s) {
   track(s, "perf.recompute");
   bool sp = par.value("sequence_parallel", false);
   if (ImGui::Checkbox("sequence parallel", &sp)) par["sequence_parallel"] = sp;
+  if (!cfg["training"].is_object()) cfg["training"] = json::object();
   string_combo("precision", cfg["training"], "precision", {"fp16", "bf16", "fp32"});
   double tokens_b = cfg["training"].value("tokens", 300e9) / 1e9;
   if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f")) cfg["training"]["tokens"] = std::max(1.0, tokens_b) * 1e9;
@@ -361,6 +363,11 @@ void draw(ExplorerState& s) {
     ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
+  // A scenario may hand over a config with sections left out (a search config has no "parallel"): the
+  // widgets read each section, so make every one an object (the engine fills in the defaults).
+  if (!s.perf.config.is_object()) s.perf.config = json::object();
+  for (const char* sec : {"model", "cluster", "parallel", "training"})
+    if (!s.perf.config[sec].is_object()) s.perf.config[sec] = json::object();
   recompute(s);
   ImGui::BeginChild("##perf_controls", ImVec2(ImGui::GetFontSize() * 17, 0), true);
   ImGui::PushItemWidth(ImGui::GetFontSize() * 9);

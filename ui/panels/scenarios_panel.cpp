@@ -264,11 +264,25 @@ void draw_scenario_controls(ExplorerState& s) {
 
 void scenario_frame(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
-  if (!v.request_id.empty()) {  // from the URL, the environment or a test: open it wherever we are
-    if (v.scenarios_dir.empty()) v.scenarios_dir = find_scenarios_dir();
-    const std::string path = v.scenarios_dir + "/" + v.request_id + ".json";
-    v.request_id.clear();
-    open_path(s, path, v.request_step);
+  static bool env_read = false;  // MEGACLUSTER_SCENARIO[_STEP] work from the first frame, on any panel
+  if (!env_read) {
+    env_read = true;
+    if (const char* id = std::getenv("MEGACLUSTER_SCENARIO"); id && *id && v.request_id.empty()) {
+      v.request_id = id;
+      if (const char* st = std::getenv("MEGACLUSTER_SCENARIO_STEP")) v.request_step = std::max(0, std::atoi(st) - 1);
+    }
+  }
+  // A scenario step must never take the app down: anything it throws becomes a shown error.
+  try {
+    if (!v.request_id.empty()) {  // from the URL, the environment or a test: open it wherever we are
+      if (v.scenarios_dir.empty()) v.scenarios_dir = find_scenarios_dir();
+      const std::string path = v.scenarios_dir + "/" + v.request_id + ".json";
+      v.request_id.clear();
+      open_path(s, path, v.request_step);
+    }
+  } catch (const std::exception& e) {
+    v.errors.push_back(e.what());
+    s.status = std::string("scenario: ") + e.what();
   }
   if (!v.player || v.ticked_frame == s.frame) return;
   v.ticked_frame = s.frame;
@@ -276,9 +290,14 @@ void scenario_frame(ExplorerState& s) {
   const std::string& focus = v.player->state().focus_panel;
   if (v.follow_script && s.active_panel != "scenarios" && !focus.empty() && s.active_panel != focus)
     v.follow_script = false;
-  const int before = v.player->current();
-  v.player->tick(ImGui::GetIO().DeltaTime);
-  if (v.player->current() != before) apply_step(s);
+  try {
+    const int before = v.player->current();
+    v.player->tick(ImGui::GetIO().DeltaTime);
+    if (v.player->current() != before) apply_step(s);
+  } catch (const std::exception& e) {
+    v.errors.push_back(e.what());
+    s.status = std::string("scenario: ") + e.what();
+  }
 }
 
 }  // namespace mc::ui
