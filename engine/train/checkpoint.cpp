@@ -64,7 +64,7 @@ struct Reader {
                                std::to_string(expected) + " (a different model or layout)");
     need(n * sizeof(float));
     std::vector<float> v(n);
-    std::memcpy(v.data(), s.data() + pos, n * sizeof(float));
+    if (n > 0) std::memcpy(v.data(), s.data() + pos, n * sizeof(float));
     pos += n * sizeof(float);
     return v;
   }
