@@ -54,6 +54,10 @@ struct Registrar {
   explicit Registrar(Command c) { registry().push_back(std::move(c)); }
 };
 
+// One progress line on stderr, redrawn in place: "[#####.....] 42%  text". A newline ends it when
+// `fraction` reaches 1. Shared by every long-running command (play, scaling, simulate --run, train).
+void progress_bar(double fraction, const std::string& text);
+
 // Reads a whole file, or standard input for "-". Throws std::runtime_error naming the file.
 std::string read_input(const std::string& path);
 

@@ -12,12 +12,8 @@
 namespace {
 
 void progress(int done, int total, const std::string& label) {
-  const int width = 30;
-  int filled = total > 0 ? done * width / total : width;
-  std::fprintf(stderr, "\r[%s%s] %d/%d %-40.40s", std::string(size_t(filled), '#').c_str(),
-               std::string(size_t(width - filled), '.').c_str(), done, total, label.c_str());
-  if (done == total) std::fprintf(stderr, "\n");
-  std::fflush(stderr);
+  mc::cli::progress_bar(total > 0 ? double(done) / total : 1.0,
+                        "step " + std::to_string(done) + "/" + std::to_string(total) + " " + label);
 }
 
 int run_play(mc::cli::Args& a) {

@@ -26,12 +26,8 @@ int run_scaling(mc::cli::Args& a) {
   mc::train::ScalingSweep sweep(cfg, mc::train::load_corpus(corpus ? *corpus : "default"));
   while (!sweep.done()) {
     sweep.advance(10);
-    if (!quiet) {
-      std::fprintf(stderr, "\r%3.0f%%  %-28s", 100 * sweep.progress(), sweep.current_label().c_str());
-      std::fflush(stderr);
-    }
+    if (!quiet) mc::cli::progress_bar(sweep.done() ? 1.0 : sweep.progress(), sweep.current_label());
   }
-  if (!quiet) std::fprintf(stderr, "\n");
   const mc::train::ScalingResult& r = sweep.result();
   if (as_json) {
     std::printf("%s\n", mc::train::to_json(r).dump(2).c_str());

@@ -37,15 +37,14 @@ int run_simulate(mc::cli::Args& a) {
   o.run_days = days;
   o.seed = static_cast<unsigned long long>(seed);
   o.timeline_gpu = int(gpu);
-  // A progress bar on stderr for runs (only when stderr is a terminal would be nicer; keep it short).
+  // A progress bar on stderr for runs, redrawn once per percent.
   int last = -1;
   if (days > 0 && !quiet)
     o.progress = [&last](double f) {
       const int pct = int(f * 100);
       if (pct == last) return;
       last = pct;
-      std::fprintf(stderr, "\rrun [%-40.*s] %3d%%", pct * 40 / 100, "########################################", pct);
-      if (pct >= 100) std::fprintf(stderr, "\n");
+      mc::cli::progress_bar(f, "simulating the run");
     };
   const mc::json out = mc::sim::simulate_json(cat, doc, o);
   if (trace) {

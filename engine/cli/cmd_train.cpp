@@ -11,13 +11,9 @@
 namespace {
 
 void progress_bar(const mc::train::StepResult& r, int total) {
-  const int width = 30, done = total > 0 ? r.step * width / total : width;
-  std::string bar(size_t(done), '#');
-  bar.resize(size_t(width), '.');
-  std::fprintf(stderr, "\r[%s] step %d/%d  loss %.4f  lr %.2e  %.2fs/step", bar.c_str(), r.step, total, r.loss, r.lr,
-               r.seconds);
-  if (r.step >= total) std::fprintf(stderr, "\n");
-  std::fflush(stderr);
+  char text[96];
+  std::snprintf(text, sizeof text, "step %d/%d  loss %.4f  lr %.2e  %.2fs/step", r.step, total, r.loss, r.lr, r.seconds);
+  mc::cli::progress_bar(total > 0 ? double(r.step) / total : 1.0, text);
 }
 
 int run_train(mc::cli::Args& a) {

@@ -88,6 +88,16 @@ void Args::finish() {
                        argv_[i]);
 }
 
+void progress_bar(double fraction, const std::string& text) {
+  const int width = 30;
+  const double f = fraction < 0 ? 0 : fraction > 1 ? 1 : fraction;
+  const int filled = int(f * width + 1e-9);
+  std::fprintf(stderr, "\r[%s%s] %3d%%  %-48.48s", std::string(size_t(filled), '#').c_str(),
+               std::string(size_t(width - filled), '.').c_str(), int(f * 100 + 1e-9), text.c_str());
+  if (f >= 1) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
 std::string read_input(const std::string& path) {
   std::ostringstream ss;
   if (path == "-") {

@@ -80,3 +80,11 @@ TEST(Cli, DeviceReportsCpuFallback) {
   if (!j["gpu_available"].get<bool>())
     EXPECT_NE(j["message"].get<std::string>().find("CPU"), std::string::npos);
 }
+
+TEST(Cli, LongCommandsDrawOneSharedProgressBarOnStderr) {
+  // play and simulate --run both use cli::progress_bar: the bar ends full, on stderr, never on stdout.
+  CliRun play = run_cli("play dgx1-2016");
+  ASSERT_EQ(play.code, 0) << play.err;
+  EXPECT_NE(play.err.find("] 100%"), std::string::npos) << play.err;
+  EXPECT_EQ(play.out.find("] 100%"), std::string::npos);
+}
