@@ -10,6 +10,33 @@
 
 namespace {
 
+// `--bench`: wall time of one iteration's simulation, best of --repeat runs (the browser build is timed
+// with the same command under node: `node build/web/engine/megacluster.js simulate CONFIG --bench`).
+int print_bench(const mc::sim::IterationBench& b, const std::string& file, bool as_json) {
+  if (as_json) {
+    const mc::json j = {{"config", file},
+                        {"gpus", b.gpus},
+                        {"replica_classes", b.replica_classes},
+                        {"repeats", b.repeats},
+                        {"iteration_s", b.iteration_s},
+                        {"events", b.events},
+                        {"setup_ms", b.setup_wall_s * 1e3},
+                        {"best_ms", b.best_wall_s * 1e3},
+                        {"mean_ms", b.mean_wall_s * 1e3},
+                        {"worst_ms", b.worst_wall_s * 1e3},
+                        {"events_per_s", b.events_per_s}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("simulate --bench %s\n", file.c_str());
+  std::printf("  %d GPUs, %d replica class(es), simulated iteration %.3f s\n", b.gpus, b.replica_classes, b.iteration_s);
+  std::printf("  setup (resolve the config + analytic estimate): %.2f ms\n", b.setup_wall_s * 1e3);
+  std::printf("  wall per iteration: best %.2f ms, mean %.2f ms, worst %.2f ms (%d runs)\n", b.best_wall_s * 1e3,
+              b.mean_wall_s * 1e3, b.worst_wall_s * 1e3, b.repeats);
+  std::printf("  events: %lld per iteration, %.0f events/s (best)\n", b.events, b.events_per_s);
+  return 0;
+}
+
 int run_simulate(mc::cli::Args& a) {
   const auto run = a.option("--run");
   const long long seed = a.option_int("--seed", 1, 0, (1LL << 62));
@@ -17,9 +44,14 @@ int run_simulate(mc::cli::Args& a) {
   const long long gpu = a.option_int("--gpu", 0, 0, 1LL << 30);
   const auto assets = a.option("--assets");
   const bool quiet = a.flag("--quiet");
+  const bool bench = a.flag("--bench");
+  const bool bench_json = a.flag("--json");
+  const long long repeats = a.option_int("--repeat", 5, 1, 1000);
   auto pos = a.positionals();
   a.finish();
   if (pos.size() != 1) throw mc::cli::UsageError("expected one CONFIG.json (or - for standard input)");
+  if (bench_json && !bench) throw mc::cli::UsageError("--json goes with --bench (the simulation always prints JSON)");
+  if (bench && (run || trace)) throw mc::cli::UsageError("--bench times one iteration; leave out --run and --trace");
   double days = 0;
   if (run) {
     try {
@@ -33,6 +65,7 @@ int run_simulate(mc::cli::Args& a) {
   const mc::Catalog cat = mc::load_catalog(assets ? *assets : mc::find_assets_dir(a.exe_path()));
   const std::string file = pos[0] == "-" ? "<stdin>" : pos[0];
   const mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), file);
+  if (bench) return print_bench(mc::sim::bench_iteration(cat, doc, int(repeats)), file, bench_json);
   mc::sim::SimOptions o;
   o.run_days = days;
   o.seed = static_cast<unsigned long long>(seed);
@@ -59,7 +92,7 @@ int run_simulate(mc::cli::Args& a) {
 mc::cli::Registrar reg{{"simulate",
                         "simulate one iteration on every GPU (flow-level network), and optionally a whole run",
                         "megacluster simulate CONFIG.json|- [--run DAYS] [--seed N] [--trace out.json] [--gpu N] "
-                        "[--quiet] [--assets DIR]",
+                        "[--quiet] [--assets DIR] | CONFIG.json|- --bench [--repeat N] [--json]",
                         run_simulate}};
 
 }  // namespace

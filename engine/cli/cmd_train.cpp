@@ -25,7 +25,7 @@ int run_train(mc::cli::Args& a) {
   auto steps = a.option("--steps"), seed = a.option("--seed"), mbs = a.option("--micro-batches");
   auto batch = a.option("--batch"), schedule = a.option("--schedule"), corpus = a.option("--corpus");
   auto ckpt = a.option("--checkpoint"), every = a.option("--checkpoint-every"), mem = a.option("--memory-limit-GB");
-  auto sample = a.option("--sample");
+  auto sample = a.option("--sample"), device = a.option("--device");
   std::vector<std::string> pos = a.positionals();
   a.finish();
   if (pos.size() > 1) throw mc::cli::UsageError("at most one CONFIG.json");
@@ -65,6 +65,11 @@ int run_train(mc::cli::Args& a) {
     cfg["memory_limit_bytes"] = gb * 1e9;
   }
   if (corpus) cfg["corpus"] = *corpus;
+  if (device) {
+    if (*device != "auto" && *device != "cpu" && *device != "cuda")
+      throw mc::cli::UsageError("--device is auto (CUDA when a GPU answers, else the CPU), cpu or cuda");
+    cfg["device"] = *device;
+  }
   if (ckpt) cfg["checkpoint"] = *ckpt;
   if (every && !ckpt) throw mc::cli::UsageError("--checkpoint-every needs --checkpoint DIR");
   if (resume) {
@@ -106,6 +111,8 @@ int run_train(mc::cli::Args& a) {
   if (out.contains("corpus_entropy_nats_per_byte"))
     std::printf("  corpus entropy (the lowest possible loss): %.4f nats/byte\n",
                 out["corpus_entropy_nats_per_byte"].get<double>());
+  std::printf("kernels: %s (%s)\n", out["device"].get<std::string>().c_str(),
+              out["device_note"].get<std::string>().c_str());
   std::printf("throughput: %.0f tokens/s, %.2f GFLOP/s (%.1f MFLOP/token, sgemm path %s)\n",
               out["tokens_per_s"].get<double>(), out["gflops"].get<double>(),
               out["flops_per_token"].get<double>() / 1e6, out["sgemm_path"].get<std::string>().c_str());
@@ -113,6 +120,8 @@ int run_train(mc::cli::Args& a) {
     std::printf("sgemm %dx%dx%d: %.2f GFLOP/s  (training reaches %.0f%% of it)\n", out["sgemm_shape"][0].get<int>(),
                 out["sgemm_shape"][1].get<int>(), out["sgemm_shape"][2].get<int>(), out["sgemm_gflops"].get<double>(),
                 100.0 * out["gflops"].get<double>() / std::max(1e-9, out["sgemm_gflops"].get<double>()));
+  if (out.contains("threads"))
+    std::printf("threads: %d (MC_THREADS, or the CPUs this process may run on)\n", out["threads"].get<int>());
   if (tc.parallel.workers() > 1) {
     std::printf("bytes sent per worker in the last step (counted / predicted by the communication model):\n");
     for (size_t w = 0; w < out["bytes_sent_per_worker"].size(); ++w)
@@ -127,9 +136,9 @@ int run_train(mc::cli::Args& a) {
 
 mc::cli::Registrar reg{{"train", "train the lab's small GPT across virtual workers (data, tensor, pipeline, ZeRO)",
                         "megacluster train [CONFIG.json] [--dp N] [--tp N] [--pp N] [--zero 0-3] [--steps N] [--seed N]\n"
-                        "       [--batch N] [--micro-batches N] [--schedule gpipe|1f1b] [--corpus FILE]\n"
+                        "       [--batch N] [--micro-batches N] [--schedule gpipe|1f1b] [--corpus synthetic|story|FILE]\n"
                         "       [--checkpoint DIR [--checkpoint-every K]] [--resume] [--memory-limit-GB X]\n"
-                        "       [--sample BYTES] [--quiet] [--json] | --bench [--json]",
+                        "       [--sample BYTES] [--device auto|cpu|cuda] [--quiet] [--json] | --bench [--json]",
                         run_train}};
 
 }  // namespace

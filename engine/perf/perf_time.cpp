@@ -153,9 +153,13 @@ Estimate estimate(const Config& cfg) {
     const Collective g = all_reduce(topo, shard_params * bytes, L.dp, dp_per_node, groups_per_node);
     dp_time = g.time_s;
     e.dp_algorithm = g.algorithm;
-    if (L.zero >= 3) {  // ZeRO-3 gathers the weights again in every micro-batch's forward and backward
+    if (L.zero >= 3) {
+      // ZeRO-3 (Rajbhandari et al. 2020, Sec. 7.2.2): a reduce-scatter of the gradients plus an all-gather
+      // of the weights in every micro-batch's forward and backward (3 Psi per step at m = 1); no
+      // all-gather after the step, so the gradient term is the reduce-scatter alone, not an all-reduce.
       const Collective ag = all_gather(topo, shard_params * bytes, L.dp, dp_per_node, groups_per_node);
-      dp_time += 2.0 * micro * ag.time_s;
+      dp_time = reduce_scatter(topo, shard_params * bytes, L.dp, dp_per_node, groups_per_node).time_s +
+                2.0 * micro * ag.time_s;
       e.notes.push_back("ZeRO-3 re-gathers the weights in each micro-batch's forward and backward pass");
     }
   }

@@ -81,9 +81,14 @@ void register_engine_actions(ActionRegistry& reg) {
              if (a.contains("steps")) c["steps"] = a["steps"];
              // The scenario's seed, not the per-action one: two lab runs in a scenario compare like with like.
              if (!c.contains("seed")) c["seed"] = ctx.scenario_seed;
+             // The CPU reference unless the scenario asks: a replay's numbers (and its digest) must not
+             // depend on whether the machine playing it has a GPU.
+             if (!c.contains("device")) c["device"] = "cpu";
              json r = train::run_json(c);
              // Wall-clock figures differ run to run; keep only what the seed determines.
-             for (const char* k : {"wall_s", "tokens_per_s", "gflops", "sgemm_path", "sgemm_gflops", "sgemm_shape"}) r.erase(k);
+             for (const char* k : {"wall_s", "tokens_per_s", "gflops", "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads",
+                                  "device_note"})
+               r.erase(k);
              const json& losses = r["losses"];
              if (losses.is_array() && !losses.empty()) {
                // The mean of the last (up to) 5 losses: less noisy than the last one alone.

@@ -18,14 +18,14 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-enum class OpType : uint8_t { recv, compute, tp, send, bucket, opt_wait, optimizer, all_gather };
+enum class OpType : uint8_t { recv, compute, tp, send, bucket, opt_wait, optimizer, all_gather, gather };
 
 struct Op {
   OpType type;
   SpanKind kind;  // for compute: forward/backward/optimizer
   double dur_s = 0;
   int mb = -1, chunk = 0;
-  int a = 0;      // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; tp: collectives
+  int a = 0;      // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; gather: gather id
   int vs = 0;     // recv: own virtual stage; send: destination virtual stage
 };
 
@@ -40,18 +40,27 @@ struct SendRec {
   double start_s;
 };
 
-// Data-parallel collective stream of one stage (spans all replicas, so shared by all classes).
+// One collective on a stage's data-parallel stream. It starts once every replica class has joined it
+// (and the stream is free); the critical path follows `ready_worker`, the class that joined last.
+struct DpItem {
+  int joined = 0;
+  double ready_s = -1, start_s = -1, end_s = -1;
+  int ready_worker = -1;
+  int mb = -1, chunk = -1;   // ZeRO-3 gathers: which micro-batch and model chunk
+  std::vector<int> waiters;  // workers blocked until it ends (post-step all-gather, ZeRO-3 gathers)
+};
+
+// Data-parallel collective stream of one stage (spans all replicas, so shared by all classes). Items:
+// [0, nb) gradient buckets, nb the post-step parameter all-gather (ZeRO-1/2 explicit), nb + 1 + g the
+// g-th ZeRO-3 parameter gather.
 struct DpStream {
-  std::vector<int> ready_count;   // per bucket: classes that produced it
-  std::deque<int> queue;          // buckets ready, in order
+  std::vector<DpItem> items;
+  std::deque<int> queue;          // items ready, in order
+  std::vector<int> order;         // items in the order they ran
   bool busy = false;
-  int item = -1, phase = 0;       // item: bucket id, or -2 for the parameter all-gather
-  double item_start = 0;
+  int item = -1, phase = 0;
   int done = 0;                   // buckets finished
   std::vector<int> opt_waiters;   // workers waiting for all buckets
-  int ag_joined = 0;
-  std::vector<int> ag_waiters;
-  bool ag_done = false;
 };
 
 struct Worker {
@@ -79,7 +88,12 @@ long long flow_tag(int kind, int id) { return (static_cast<long long>(id) << 2) 
 class Engine {
  public:
   Engine(const Topology& topo, const IterationSpec& s) : topo_(topo), s_(s), net_(topo) {}
-  IterationResult run();
+  void start();                     // builds classes, op streams and phases; starts every worker
+  bool step(long long max_events);  // runs at most max_events events; true (and results built) when done
+  bool done() const { return finished_; }
+  double progress() const;
+  long long events() const { return events_; }
+  IterationResult take() { return std::move(res_); }
 
  private:
   void build_classes();
@@ -87,19 +101,35 @@ class Engine {
   void advance(int wi, double now);
   void start_tp(int wi, double now);
   void start_send(int wi, const Op& op, double now);
-  void dp_ready(int stage, int bucket, double now);
+  void dp_join(int stage, int item, int wi, double now);
+  void dp_wait(int stage, int item, int wi, double now);
   void dp_kick(int stage, double now);
   void dp_phase_start(int stage, double now);
+  void dp_item_done(int stage, double now);
   void arrive(const SendRec& r, double now);
+  void on_flow_done(long long tag, double now);
+  void on_timer(const Timer& tm, double now);
+  void finish();
   void critical_path(int crit);
+  bool follow_dp_wait(int& w, double& t, const Span& sp);
   void push_timer(double t, int kind, int a) { timers_.push({t, seq_++, kind, a}); }
   int worker_index(int cls, int stage) const { return cls * s_.pp + stage; }
+  int ag_item() const { return n_buckets_; }
+  int gather_item(int g) const { return n_buckets_ + 1 + g; }
+  const std::vector<CollectivePhase>& item_phases(int stage, int item) const {
+    return item < n_buckets_ ? dp_phase_[size_t(stage)] : ag_phase_[size_t(stage)];
+  }
+  double item_bytes(int item) const {
+    if (item < n_buckets_) return bucket_bytes_[size_t(item)];
+    // The post-step all-gather moves the stage's parameters; a ZeRO-3 gather one model chunk's (1/v).
+    return item == n_buckets_ ? s_.dp_bytes_per_stage : s_.dp_bytes_per_stage / double(V_ / s_.pp);
+  }
   void add_span(int wi, double a, double b, SpanKind k, int mb, int chunk) {
     if (b > a) res_.workers[size_t(wi)].spans.push_back({a, b, k, mb, chunk});
   }
 
   const Topology& topo_;
-  const IterationSpec& s_;
+  const IterationSpec s_;
   FlowNet net_;
   IterationResult res_;
   std::vector<std::vector<int>> class_replicas_;
@@ -107,7 +137,7 @@ class Engine {
   std::vector<std::vector<Arrival>> arrivals_;  // [cls][(dir * V + vs) * m + mb]
   std::vector<SendRec> sends_;
   std::vector<DpStream> dp_;
-  int n_buckets_ = 0;
+  int n_buckets_ = 0, n_gathers_ = 0;  // per stage
   std::vector<double> bucket_bytes_;
   // Cached phases (bytes scaled per use): tp per worker, sends per (cls, src stage, dst stage), dp per stage.
   std::vector<std::vector<CollectivePhase>> tp_phase_;
@@ -116,6 +146,9 @@ class Engine {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   long long seq_ = 0, events_ = 0;
   int V_ = 1;
+  bool tp_in_node_ = true, finished_ = false;
+  double wall_s_ = 0;
+  size_t total_ops_ = 1;
 };
 
 // [SECTION] classes of replicas ---------------------------------------------------------------------
@@ -161,6 +194,8 @@ void Engine::build_ops(Worker& w) {
       ++next_bucket;
     }
   };
+  const bool zero3 = s_.zero3_gathers && s_.dp > 1 && s_.dp_bytes_per_stage > 0;
+  int gather = 0;
   for (const SchedOp& so : stage_schedule(s_.schedule, p, w.stage, m, v)) {
     const int vs = so.chunk * p + w.stage;
     const bool first = vs == 0, last = vs == V_ - 1;
@@ -174,6 +209,8 @@ void Engine::build_ops(Worker& w) {
         // An all-gather moves half an all-reduce's bytes in half its steps (collectives.h).
         if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
       }
+      // ZeRO-3: the chunk's parameters are gathered when its forward is called (after its input came).
+      if (zero3) w.ops.push_back({OpType::gather, SpanKind::dp_wait, 0, so.micro_batch, so.chunk, gather++, vs});
       for (int l = 0; l < lpc; ++l) {
         // Embedding/logits work (a third forward, two thirds backward) rides on the first/last layer.
         const double d = s_.layer_forward_s + (l == 0 ? fx / 3 : 0) + (l == lpc - 1 ? lx / 3 : 0);
@@ -183,6 +220,8 @@ void Engine::build_ops(Worker& w) {
       if (!last) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 0, vs + 1});
     } else {
       if (!last) w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 1, vs});
+      // ZeRO-3: and gathered again for its backward (they were released after the forward).
+      if (zero3) w.ops.push_back({OpType::gather, SpanKind::dp_wait, 0, so.micro_batch, so.chunk, gather++, vs});
       const bool final_mb = so.micro_batch == m - 1;
       for (int l = 0; l < lpc; ++l) {
         const double d = s_.layer_backward_s + (l == 0 ? 2 * lx / 3 : 0) + (l == lpc - 1 ? 2 * fx / 3 : 0);
@@ -199,7 +238,8 @@ void Engine::build_ops(Worker& w) {
   emit_buckets(true);
   w.ops.push_back({OpType::opt_wait, SpanKind::dp_wait, 0, -1, 0, 0, 0});
   w.ops.push_back({OpType::compute, SpanKind::optimizer, s_.optimizer_s / w.speed, -1, 0, 0, 0});
-  if (s_.zero_sharded && s_.dp > 1) w.ops.push_back({OpType::all_gather, SpanKind::dp_wait, 0, -1, 0, 0, 0});
+  if (s_.zero_sharded && !zero3 && s_.dp > 1) w.ops.push_back({OpType::all_gather, SpanKind::dp_wait, 0, -1, 0, 0, 0});
+  n_gathers_ = gather;  // the same on every worker: 2 m v
 }
 
 // [SECTION] engine ----------------------------------------------------------------------------------
@@ -241,7 +281,7 @@ void Engine::advance(int wi, double now) {
         break;
       case OpType::bucket:
         ++w.pc;
-        dp_ready(w.stage, op.a, now);
+        dp_join(w.stage, op.a, wi, now);
         break;
       case OpType::opt_wait:
         if (dp_[size_t(w.stage)].done < n_buckets_) {
@@ -255,17 +295,14 @@ void Engine::advance(int wi, double now) {
       case OpType::optimizer:
         ++w.pc;
         break;
-      case OpType::all_gather: {
-        DpStream& st = dp_[size_t(w.stage)];
-        st.ag_waiters.push_back(wi);
-        w.blocked = true;
-        w.wait_start = now;
-        if (++st.ag_joined == int(class_replicas_.size())) {
-          st.queue.push_back(-2);
-          dp_kick(w.stage, now);
-        }
+      case OpType::all_gather:
+        dp_wait(w.stage, ag_item(), wi, now);
         return;
-      }
+      case OpType::gather:
+        dp_[size_t(w.stage)].items[size_t(gather_item(op.a))].mb = op.mb;
+        dp_[size_t(w.stage)].items[size_t(gather_item(op.a))].chunk = op.chunk;
+        dp_wait(w.stage, gather_item(op.a), wi, now);
+        return;
     }
   }
   if (w.pc >= w.ops.size()) res_.workers[size_t(wi)].end_s = std::max(res_.workers[size_t(wi)].end_s, now);
@@ -314,12 +351,23 @@ void Engine::arrive(const SendRec& r, double now) {
   }
 }
 
-void Engine::dp_ready(int stage, int bucket, double now) {
+void Engine::dp_join(int stage, int item, int wi, double now) {
   DpStream& st = dp_[size_t(stage)];
-  if (++st.ready_count[size_t(bucket)] == int(class_replicas_.size())) {
-    st.queue.push_back(bucket);
+  DpItem& it = st.items[size_t(item)];
+  if (++it.joined == int(class_replicas_.size())) {
+    it.ready_s = now;
+    it.ready_worker = wi;
+    st.queue.push_back(item);
     dp_kick(stage, now);
   }
+}
+
+void Engine::dp_wait(int stage, int item, int wi, double now) {
+  Worker& w = workers_[size_t(wi)];
+  w.blocked = true;
+  w.wait_start = now;
+  dp_[size_t(stage)].items[size_t(item)].waiters.push_back(wi);
+  dp_join(stage, item, wi, now);
 }
 
 void Engine::dp_kick(int stage, double now) {
@@ -329,13 +377,14 @@ void Engine::dp_kick(int stage, double now) {
   st.item = st.queue.front();
   st.queue.pop_front();
   st.phase = 0;
-  st.item_start = now;
+  st.items[size_t(st.item)].start_s = now;
+  st.order.push_back(st.item);
   dp_phase_start(stage, now);
 }
 
 void Engine::dp_phase_start(int stage, double now) {
   DpStream& st = dp_[size_t(stage)];
-  const auto& phases = st.item == -2 ? ag_phase_[size_t(stage)] : dp_phase_[size_t(stage)];
+  const auto& phases = item_phases(stage, st.item);
   if (phases.empty()) {
     push_timer(now, kDpLatency, stage | (1 << 30));  // nothing to move (dp = 1): done at once
     return;
@@ -343,7 +392,34 @@ void Engine::dp_phase_start(int stage, double now) {
   push_timer(now + phases[size_t(st.phase)].latency_s, kDpLatency, stage);
 }
 
-IterationResult Engine::run() {
+void Engine::dp_item_done(int stage, double now) {
+  DpStream& st = dp_[size_t(stage)];
+  const int item = st.item;
+  DpItem& it = st.items[size_t(item)];
+  it.end_s = now;
+  // The collective on every class's side stream: (-1, bucket) for gradients, (-1, -1) for the post-step
+  // all-gather, (micro-batch, chunk) for a ZeRO-3 gather.
+  for (int c = 0; c < int(class_replicas_.size()); ++c)
+    add_span(worker_index(c, stage), it.start_s, now, SpanKind::dp_comm, it.mb, item < n_buckets_ ? item : it.chunk);
+  st.busy = false;
+  auto release = [&](std::vector<int> waiters) {
+    for (int wi : waiters) {
+      Worker& w = workers_[size_t(wi)];
+      add_span(wi, w.wait_start, now, SpanKind::dp_wait, w.ops[w.pc].mb, w.ops[w.pc].chunk);
+      w.blocked = false;
+      ++w.pc;
+      advance(wi, now);
+    }
+  };
+  if (item >= n_buckets_) {
+    release(std::move(it.waiters));
+  } else if (++st.done == n_buckets_) {
+    release(std::move(st.opt_waiters));
+  }
+  dp_kick(stage, now);
+}
+
+void Engine::start() {
   const auto t0 = std::chrono::steady_clock::now();
   const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
   if (s_.tp < 1 || s_.pp < 1 || s_.dp < 1 || s_.micro_batches < 1 || v < 1)
@@ -368,7 +444,8 @@ IterationResult Engine::run() {
   workers_.resize(size_t(C * p));
   res_.workers.resize(size_t(C * p));
   tp_phase_.resize(size_t(C * p));
-  const bool tp_in_node = s_.tp <= topo_.spec().gpus_per_node;
+  tp_in_node_ = s_.tp <= topo_.spec().gpus_per_node;
+  total_ops_ = 0;
   for (int c = 0; c < C; ++c)
     for (int st = 0; st < p; ++st) {
       const int wi = worker_index(c, st);
@@ -386,23 +463,26 @@ IterationResult Engine::run() {
           std::vector<int> r;
           for (int t = 0; t < s_.tp; ++t) r.push_back(gpu_id(s_, d, st, t));
           rings.push_back(std::move(r));
-          if (tp_in_node) break;
+          if (tp_in_node_) break;
         }
         tp_phase_[size_t(wi)] = build_collective(topo_, CollectiveKind::all_reduce, s_.tp_algorithm, rings, 1.0, s_.latency);
       }
       build_ops(w);
+      total_ops_ += w.ops.size();
       WorkerTimeline& tl = res_.workers[size_t(wi)];
       tl.cls = c;
       tl.stage = st;
       tl.replicas = int(class_replicas_[size_t(c)].size());
       tl.speed = w.speed;
     }
+  total_ops_ = std::max<size_t>(1, total_ops_);
   arrivals_.assign(size_t(C), std::vector<Arrival>(size_t(2 * V_ * s_.micro_batches)));
   dp_.resize(size_t(p));
   dp_phase_.resize(size_t(p));
   ag_phase_.resize(size_t(p));
+  const bool zero3 = s_.zero3_gathers && n_gathers_ > 0;
   for (int st = 0; st < p; ++st) {
-    dp_[size_t(st)].ready_count.assign(size_t(n_buckets_), 0);
+    dp_[size_t(st)].items.resize(size_t(n_buckets_ + 1 + n_gathers_));
     if (s_.dp < 2) continue;
     std::vector<std::vector<int>> rings;
     for (int t = 0; t < s_.tp; ++t) {
@@ -410,146 +490,138 @@ IterationResult Engine::run() {
       for (int d = 0; d < s_.dp; ++d) r.push_back(gpu_id(s_, d, st, t));
       rings.push_back(std::move(r));
     }
-    const CollectiveKind k = s_.zero_sharded ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    const CollectiveKind k = s_.zero_sharded || zero3 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     dp_phase_[size_t(st)] = build_collective(topo_, k, s_.dp_algorithm, rings, 1.0, s_.latency);
-    if (s_.zero_sharded)
+    // NCCL all-gathers are rings (it has no tree all-gather).
+    if (s_.zero_sharded || zero3)
       ag_phase_[size_t(st)] = build_collective(topo_, CollectiveKind::all_gather, Algorithm::ring, rings, 1.0, s_.latency);
   }
-
   for (int wi = 0; wi < C * p; ++wi) advance(wi, 0.0);
-  double now = 0;
-  for (;;) {
-    const double tt = timers_.empty() ? kInf : timers_.top().t;
-    const double tf = net_.next_completion_time();
-    if (tt == kInf && tf == kInf) break;
-    ++events_;
-    if (tf < tt) {
-      now = tf;
-      const long long tag = net_.complete_next();
-      const int kind = int(tag & 3), id = int(tag >> 2);
-      if (kind == kFlowTp) {
-        Worker& w = workers_[size_t(id)];
-        if (++w.tp_phase < int(tp_phase_[size_t(id)].size())) {
-          start_tp(id, now);
-        } else {
-          const Op& op = w.ops[w.pc];
-          add_span(id, w.op_start, now, SpanKind::tp_comm, op.mb, op.chunk);
-          w.blocked = false;
-          ++w.pc;
-          advance(id, now);
-        }
-      } else if (kind == kFlowSend) {
-        const SendRec r = sends_[size_t(id)];
-        add_span(r.src_worker, r.start_s, now, SpanKind::pp_send, r.mb, r.dst_vs / p);
-        arrive(r, now);
-        if (s_.blocking_p2p) {
-          Worker& w = workers_[size_t(r.src_worker)];
-          w.blocked = false;
-          ++w.pc;
-          advance(r.src_worker, now);
-        }
-      } else {
-        DpStream& st = dp_[size_t(id)];
-        const auto& phases = st.item == -2 ? ag_phase_[size_t(id)] : dp_phase_[size_t(id)];
-        if (++st.phase < int(phases.size())) {
-          dp_phase_start(id, now);
-          continue;
-        }
-        for (int c = 0; c < C; ++c) add_span(worker_index(c, id), st.item_start, now, SpanKind::dp_comm, -1, st.item);
-        st.busy = false;
-        if (st.item == -2) {
-          st.ag_done = true;
-          for (int wi : st.ag_waiters) {
-            Worker& w = workers_[size_t(wi)];
-            add_span(wi, w.wait_start, now, SpanKind::dp_wait, -1, 0);
-            w.blocked = false;
-            ++w.pc;
-            advance(wi, now);
-          }
-        } else if (++st.done == n_buckets_) {
-          for (int wi : st.opt_waiters) {
-            Worker& w = workers_[size_t(wi)];
-            add_span(wi, w.wait_start, now, SpanKind::dp_wait, -1, 0);
-            w.blocked = false;
-            ++w.pc;
-            advance(wi, now);
-          }
-          st.opt_waiters.clear();
-        }
-        dp_kick(id, now);
-      }
-      continue;
-    }
-    const Timer tm = timers_.top();
-    timers_.pop();
-    now = tm.t;
-    if (tm.kind == kComputeDone) {
-      Worker& w = workers_[size_t(tm.a)];
+  wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double Engine::progress() const {
+  if (finished_) return 1.0;
+  size_t done = 0;
+  for (const Worker& w : workers_) done += w.pc;
+  return std::min(0.999, double(done) / double(total_ops_));
+}
+
+void Engine::on_flow_done(long long tag, double now) {
+  const int p = s_.pp;
+  const int kind = int(tag & 3), id = int(tag >> 2);
+  if (kind == kFlowTp) {
+    Worker& w = workers_[size_t(id)];
+    if (++w.tp_phase < int(tp_phase_[size_t(id)].size())) {
+      start_tp(id, now);
+    } else {
       const Op& op = w.ops[w.pc];
-      add_span(tm.a, w.op_start, now, op.kind, op.mb, op.chunk);
+      add_span(id, w.op_start, now, SpanKind::tp_comm, op.mb, op.chunk);
+      w.blocked = false;
+      ++w.pc;
+      advance(id, now);
+    }
+  } else if (kind == kFlowSend) {
+    const SendRec r = sends_[size_t(id)];
+    add_span(r.src_worker, r.start_s, now, SpanKind::pp_send, r.mb, r.dst_vs / p);
+    arrive(r, now);
+    if (s_.blocking_p2p) {
+      Worker& w = workers_[size_t(r.src_worker)];
+      w.blocked = false;
+      ++w.pc;
+      advance(r.src_worker, now);
+    }
+  } else {
+    DpStream& st = dp_[size_t(id)];
+    if (++st.phase < int(item_phases(id, st.item).size())) {
+      dp_phase_start(id, now);
+      return;
+    }
+    dp_item_done(id, now);
+  }
+}
+
+void Engine::on_timer(const Timer& tm, double now) {
+  if (tm.kind == kComputeDone) {
+    Worker& w = workers_[size_t(tm.a)];
+    const Op& op = w.ops[w.pc];
+    add_span(tm.a, w.op_start, now, op.kind, op.mb, op.chunk);
+    w.blocked = false;
+    ++w.pc;
+    advance(tm.a, now);
+  } else if (tm.kind == kTpLatency) {
+    Worker& w = workers_[size_t(tm.a)];
+    const auto& phases = tp_phase_[size_t(tm.a)];
+    if (phases.empty()) {
       w.blocked = false;
       ++w.pc;
       advance(tm.a, now);
-    } else if (tm.kind == kTpLatency) {
-      Worker& w = workers_[size_t(tm.a)];
-      const auto& phases = tp_phase_[size_t(tm.a)];
-      if (phases.empty()) {
-        w.blocked = false;
-        ++w.pc;
-        advance(tm.a, now);
-        continue;
-      }
-      FlowGroupSpec f = phases[size_t(w.tp_phase)].flows;
-      f.bytes_per_flow *= w.ops[w.pc].dur_s * s_.tp_buffer_bytes;
-      net_.start(now, std::move(f), flow_tag(kFlowTp, tm.a));
-      ++res_.flow_groups;
-    } else if (tm.kind == kSendLatency) {
-      const SendRec& r = sends_[size_t(tm.a)];
-      const Worker& w = workers_[size_t(r.src_worker)];
-      FlowGroupSpec f = send_phase_.at(std::make_tuple(r.cls, w.stage, r.dst_vs % p)).flows;
-      f.bytes_per_flow *= s_.pp_bytes;
-      net_.start(now, std::move(f), flow_tag(kFlowSend, tm.a));
-      ++res_.flow_groups;
+      return;
+    }
+    FlowGroupSpec f = phases[size_t(w.tp_phase)].flows;
+    f.bytes_per_flow *= w.ops[w.pc].dur_s * s_.tp_buffer_bytes;
+    net_.start(now, std::move(f), flow_tag(kFlowTp, tm.a));
+    ++res_.flow_groups;
+  } else if (tm.kind == kSendLatency) {
+    const SendRec& r = sends_[size_t(tm.a)];
+    const Worker& w = workers_[size_t(r.src_worker)];
+    FlowGroupSpec f = send_phase_.at(std::make_tuple(r.cls, w.stage, r.dst_vs % s_.pp)).flows;
+    f.bytes_per_flow *= s_.pp_bytes;
+    net_.start(now, std::move(f), flow_tag(kFlowSend, tm.a));
+    ++res_.flow_groups;
+  } else {
+    const int stage = tm.a & ((1 << 30) - 1);
+    if (tm.a & (1 << 30)) {  // dp = 1: finish the item immediately
+      dp_item_done(stage, now);
+      return;
+    }
+    DpStream& st = dp_[size_t(stage)];
+    FlowGroupSpec f = item_phases(stage, st.item)[size_t(st.phase)].flows;
+    f.bytes_per_flow *= item_bytes(st.item);
+    net_.start(now, std::move(f), flow_tag(kFlowDp, stage));
+    ++res_.flow_groups;
+  }
+}
+
+bool Engine::step(long long max_events) {
+  if (finished_) return true;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long long n = 0; n < max_events; ++n) {
+    const double tt = timers_.empty() ? kInf : timers_.top().t;
+    const double tf = net_.next_completion_time();
+    if (tt == kInf && tf == kInf) {
+      finish();
+      break;
+    }
+    ++events_;
+    if (tf < tt) {
+      const long long tag = net_.complete_next();
+      on_flow_done(tag, tf);
     } else {
-      const int stage = tm.a & ((1 << 30) - 1);
-      DpStream& st = dp_[size_t(stage)];
-      if (tm.a & (1 << 30)) {  // dp = 1: finish the item immediately
-        st.busy = false;
-        if (st.item == -2) {
-          for (int wi : st.ag_waiters) {
-            workers_[size_t(wi)].blocked = false;
-            ++workers_[size_t(wi)].pc;
-            advance(wi, now);
-          }
-        } else if (++st.done == n_buckets_) {
-          for (int wi : st.opt_waiters) {
-            workers_[size_t(wi)].blocked = false;
-            ++workers_[size_t(wi)].pc;
-            advance(wi, now);
-          }
-          st.opt_waiters.clear();
-        }
-        dp_kick(stage, now);
-        continue;
-      }
-      const auto& phases = st.item == -2 ? ag_phase_[size_t(stage)] : dp_phase_[size_t(stage)];
-      FlowGroupSpec f = phases[size_t(st.phase)].flows;
-      f.bytes_per_flow *= st.item == -2 ? s_.dp_bytes_per_stage : bucket_bytes_[size_t(st.item)];
-      net_.start(now, std::move(f), flow_tag(kFlowDp, stage));
-      ++res_.flow_groups;
+      const Timer tm = timers_.top();
+      timers_.pop();
+      on_timer(tm, tm.t);
     }
   }
+  wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (finished_) res_.wall_s = wall_s_;
+  return finished_;
+}
+
+// [SECTION] results ---------------------------------------------------------------------------------
+
+void Engine::finish() {
   for (size_t wi = 0; wi < workers_.size(); ++wi)
     if (workers_[wi].pc < workers_[wi].ops.size())
       throw std::logic_error("simulate_iteration: deadlock at stage " + std::to_string(workers_[wi].stage));
-
-  // [SECTION] results -------------------------------------------------------------------------------
+  finished_ = true;
+  const int p = s_.pp, C = int(class_replicas_.size());
   res_.events = events_;
   res_.rate_solves = net_.rate_solves();
   res_.link_bytes = net_.link_bytes();
   res_.class_rate_changes = net_.class_rate_changes();
   // Replicate the NVLink bytes of the representative replica's tp rings to every replica of its class.
-  if (s_.tp > 1 && tp_in_node)
+  if (s_.tp > 1 && tp_in_node_)
     for (int c = 0; c < C; ++c) {
       const auto& reps = class_replicas_[size_t(c)];
       for (int st = 0; st < p; ++st)
@@ -590,8 +662,34 @@ IterationResult Engine::run() {
   res_.idle_s = std::max(0.0, res_.iteration_s - res_.compute_s - res_.tp_comm_s - res_.pp_send_s - res_.pp_wait_s -
                                   res_.dp_exposed_s - res_.optimizer_s);
   critical_path(crit);
-  res_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return std::move(res_);
+}
+
+// A dp_wait span `sp` of worker w ending at t: the collective that released it ran at the end of a chain
+// of back-to-back items on the stage's dp stream; the chain began when its first item became ready,
+// i.e. when the last class joined it. When that class is another worker, the path records the chain as
+// dp_comm steps and continues on that worker at the join time (true); otherwise it stays (false).
+bool Engine::follow_dp_wait(int& w, double& t, const Span& sp) {
+  const double eps = 1e-12 + 1e-12 * std::abs(t);
+  const DpStream& st = dp_[size_t(res_.workers[size_t(w)].stage)];
+  int j = int(st.order.size()) - 1;
+  while (j >= 0 && std::abs(st.items[size_t(st.order[size_t(j)])].end_s - sp.end_s) > eps) --j;
+  if (j < 0) return false;
+  const int last = j;
+  while (j > 0) {
+    const DpItem& it = st.items[size_t(st.order[size_t(j)])];
+    if (it.start_s <= it.ready_s + eps) break;  // started when it became ready: the join gated it
+    --j;                                         // else it waited for the item before it
+  }
+  const DpItem& first = st.items[size_t(st.order[size_t(j)])];
+  const int g = first.ready_worker;
+  if (g < 0 || g == w || first.ready_s > t + eps) return false;
+  for (int i = last; i >= j; --i) {
+    const DpItem& it = st.items[size_t(st.order[size_t(i)])];
+    res_.critical_path.push_back({w, SpanKind::dp_comm, it.start_s, std::min(it.end_s, t)});
+  }
+  w = g;
+  t = first.ready_s;
+  return true;
 }
 
 void Engine::critical_path(int crit) {
@@ -618,8 +716,14 @@ void Engine::critical_path(int crit) {
     if (k < 0) break;
     const Span& sp = spans[size_t(k)];
     if (sp.kind == SpanKind::pp_wait && sp.end_s >= t - eps) {
-      // Jump to the sender: the next op tells the direction (forward waits for activations).
-      const bool fwd = size_t(k + 1) < spans.size() && spans[size_t(k + 1)].kind != SpanKind::backward;
+      // Jump to the sender: the next compute span says the direction (forward waits for activations;
+      // a tp all-gather or ZeRO-3 gather may come between the receive and the compute).
+      bool fwd = true;
+      for (size_t i = size_t(k) + 1; i < spans.size(); ++i)
+        if (spans[i].kind == SpanKind::forward || spans[i].kind == SpanKind::backward) {
+          fwd = spans[i].kind == SpanKind::forward;
+          break;
+        }
       const int vs = sp.chunk * p + res_.workers[size_t(w)].stage;
       const int src_vs = fwd ? vs - 1 : vs + 1;
       if (src_vs < 0 || src_vs >= V_) break;
@@ -627,6 +731,7 @@ void Engine::critical_path(int crit) {
       w = res_.workers[size_t(w)].cls * p + src_vs % p;
       continue;  // same t: the sender's transfer ended when the wait did
     }
+    if (sp.kind == SpanKind::dp_wait && sp.end_s >= t - eps && follow_dp_wait(w, t, sp)) continue;
     res_.critical_path.push_back({w, sp.kind, sp.start_s, std::min(sp.end_s, t)});
     t = sp.start_s;
   }
@@ -637,7 +742,28 @@ void Engine::critical_path(int crit) {
 
 IterationResult simulate_iteration(const Topology& topo, const IterationSpec& spec) {
   Engine e(topo, spec);
-  return e.run();
+  e.start();
+  while (!e.step(1LL << 40)) {
+  }
+  return e.take();
+}
+
+struct IterationSim::Impl {
+  Engine e;
+  Impl(const Topology& t, const IterationSpec& s) : e(t, s) {}
+};
+
+IterationSim::IterationSim(const Topology& topo, const IterationSpec& spec) : impl_(std::make_unique<Impl>(topo, spec)) {
+  impl_->e.start();
+}
+IterationSim::~IterationSim() = default;
+bool IterationSim::step(long long max_events) { return impl_->e.step(std::max(1LL, max_events)); }
+bool IterationSim::done() const { return impl_->e.done(); }
+double IterationSim::progress() const { return impl_->e.progress(); }
+long long IterationSim::events() const { return impl_->e.events(); }
+IterationResult IterationSim::take_result() {
+  if (!impl_->e.done()) throw std::logic_error("IterationSim::take_result before the simulation finished");
+  return impl_->e.take();
 }
 
 }  // namespace mc::sim

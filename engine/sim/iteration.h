@@ -21,6 +21,7 @@
 #include "sim/collectives.h"
 #include "sim/topology.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,12 @@ struct IterationSpec {
   double bucket_bytes = 80e6;      // Megatron-LM DDP default: 40M fp16 elements per bucket
   bool overlap_dp = true;
   bool zero_sharded = false;       // ZeRO >= 1: reduce-scatter gradients, all-gather params after the step
+  // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2): parameters stay partitioned over the dp ranks,
+  // so every micro-batch's forward and backward of a model chunk first all-gathers that chunk's
+  // parameters (dp_bytes_per_stage / v) on the dp stream and waits for them (no prefetch); gradients are
+  // reduce-scattered in buckets (once per iteration, as engine/perf assumes); no all-gather after the
+  // step (the next forward gathers). Volume per iteration with m = 1: RS + 2 AG = 3 Psi (Sec. 7.2.2).
+  bool zero3_gathers = false;
   Algorithm dp_algorithm = Algorithm::ring;
   double optimizer_s = 0;
   LatencySpec latency;
@@ -85,9 +92,12 @@ struct IterationResult {
   // Breakdown on the GPU that finishes last (the critical GPU), seconds; sums to iteration_s.
   double compute_s = 0, tp_comm_s = 0, pp_send_s = 0, pp_wait_s = 0, dp_exposed_s = 0, optimizer_s = 0, idle_s = 0;
   int critical_stage = 0, critical_class = 0;
-  // The critical path, walked back from the last GPU to finish: each step is a span of some stage; a wait
-  // for a pipeline message jumps to the stage that sent it (so the path crosses the pipeline), a wait for
-  // gradients stays on the stage (the collective's time counts as dp).
+  // The critical path, walked back from the last GPU to finish: each step is a span of some worker (class
+  // and stage); a wait for a pipeline message jumps to the stage that sent it (so the path crosses the
+  // pipeline); a wait on a data-parallel collective (gradient buckets, ZeRO gathers) follows the
+  // collective's chain back to the replica class that joined it last (so the path crosses replicas, e.g.
+  // onto a straggler in another replica), with the collective's own time as dp_comm steps; when the
+  // last to join is the waiting worker itself the wait stays a dp_wait step on it.
   struct PathStep {
     int worker;
     SpanKind kind;
@@ -113,6 +123,29 @@ std::vector<SchedOp> stage_schedule(PipeSchedule s, int pp, int stage, int m, in
 
 // Throws std::invalid_argument for inconsistent specs (sizes that do not divide, GPU count mismatch).
 IterationResult simulate_iteration(const Topology& topo, const IterationSpec& spec);
+
+// The same simulation in bounded slices (the browser build is single-threaded: it advances the
+// iteration a slice per frame so the page keeps drawing):
+//   IterationSim sim(topo, spec);            // builds the op streams; throws like simulate_iteration
+//   while (!sim.step(20000)) draw_progress(sim.progress());
+//   IterationResult r = sim.take_result();   // identical to simulate_iteration(topo, spec)
+// `topo` must outlive the object (the spec is copied). Slicing happens between events, so the result
+// does not depend on the slice sizes (wall_s, the host time, sums the slices).
+class IterationSim {
+ public:
+  IterationSim(const Topology& topo, const IterationSpec& spec);
+  ~IterationSim();
+  IterationSim(const IterationSim&) = delete;
+  IterationSim& operator=(const IterationSim&) = delete;
+  bool step(long long max_events);  // processes at most max_events events; true once finished
+  bool done() const;
+  double progress() const;          // fraction of all GPUs' ops done, 0..1 (1 once finished)
+  long long events() const;         // processed so far
+  IterationResult take_result();    // after done(); throws std::logic_error before
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Which replica, stage and tp rank a GPU is, and back (the ordering above).
 struct GpuCoord {

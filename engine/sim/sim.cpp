@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <numeric>
 
 namespace mc::sim {
@@ -146,18 +147,16 @@ Simulated run_iteration(const Catalog& cat, const JsonDoc& doc) {
   return s;
 }
 
-}  // namespace
-
-json simulate_json(const Catalog& cat, const json& config, const SimOptions& o, const std::string& file) {
-  return simulate_json(cat, JsonDoc::parse(config.dump(2), file), o);
+void check_timeline_gpus(const Resolved& r, const SimOptions& o, const std::string& file) {
+  const int used = r.iter.tp * r.iter.pp * r.iter.dp;
+  if (o.timeline_gpu >= used)
+    throw LoadError(file, 0, 0, "", "--gpu " + std::to_string(o.timeline_gpu) + " is out of range: the layout uses GPUs 0.." +
+                                        std::to_string(used - 1));
 }
 
-json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) {
-  const std::string& file = doc.file();
-  Simulated s = run_iteration(cat, doc);
-  const Resolved& r = s.r;
-  const IterationResult& it = s.it;
-  Topology topo(r.topo);
+// simulate_json's output for a simulated iteration (and the run, when asked).
+json result_json(const Catalog& cat, const Resolved& r, const Topology& topo, const IterationResult& it,
+                 const SimOptions& o) {
   json out = perf::to_json(r.est, r.cfg);
   // The estimate's keys, for the simulated iteration.
   const double T = it.iteration_s;
@@ -206,26 +205,35 @@ json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) 
   {
     // Critical path: seconds by kind, and the stages it crosses.
     std::map<std::string, double> by;
-    json stages = json::array();
-    int last = -1;
+    json stages = json::array(), classes = json::array();
+    int last = -1, last_cls = -1;
     double covered = 0;
     for (const auto& st : it.critical_path) {
       by[to_string(st.kind)] += st.end_s - st.start_s;
       covered += st.end_s - st.start_s;
       const int stage = it.workers[size_t(st.worker)].stage;
       if (stage != last) stages.push_back(stage), last = stage;
+      const int cls = it.workers[size_t(st.worker)].cls;
+      if (cls != last_cls) classes.push_back(cls), last_cls = cls;  // replica classes crossed, in order
     }
     json cp = json::object();
     for (auto& [k, v] : by) cp[k + "_s"] = v;
+    // The steps themselves (the panel overlays them on the Gantt rows of their class and stage).
+    json steps = json::array();
+    for (const auto& st : it.critical_path) {
+      if (!o.include_critical_path_steps || int(steps.size()) >= o.max_timeline_spans) break;
+      const WorkerTimeline& w = it.workers[size_t(st.worker)];
+      steps.push_back({{"class", w.cls}, {"stage", w.stage}, {"kind", to_string(st.kind)}, {"start_s", st.start_s},
+                       {"end_s", st.end_s}});
+    }
+    if (o.include_critical_path_steps) cp["steps"] = std::move(steps);
     cp["idle_s"] = std::max(0.0, it.iteration_s - covered);
     cp["stages"] = std::move(stages);
+    cp["replica_classes"] = std::move(classes);
     sim["critical_path"] = std::move(cp);
   }
   const int used = r.iter.tp * r.iter.pp * r.iter.dp;
-  if (o.timeline_gpu >= 0) {
-    if (o.timeline_gpu >= used)
-      throw LoadError(file, 0, 0, "", "--gpu " + std::to_string(o.timeline_gpu) + " is out of range: the layout uses GPUs 0.." +
-                                          std::to_string(used - 1));
+  if (o.timeline_gpu >= 0 && o.timeline_gpu < used) {
     const GpuCoord g = gpu_coord(r.iter, o.timeline_gpu);
     const int cls = it.replica_class[size_t(g.replica)];
     const WorkerTimeline& w = it.workers[size_t(cls * r.iter.pp + g.stage)];
@@ -259,6 +267,87 @@ json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) 
   return out;
 }
 
+}  // namespace
+
+// [SECTION] sliced simulation -----------------------------------------------------------------------
+
+struct Simulation::Impl {
+  const Catalog* cat = nullptr;
+  SimOptions o;
+  Resolved r;
+  std::unique_ptr<Topology> topo;
+  std::unique_ptr<IterationSim> sim;
+  bool done = false;
+};
+
+Simulation::Simulation(const Catalog& cat, const JsonDoc& doc, SimOptions o) : impl_(std::make_unique<Impl>()) {
+  impl_->cat = &cat;
+  impl_->o = std::move(o);
+  impl_->r = resolve(cat, doc);
+  check_timeline_gpus(impl_->r, impl_->o, doc.file());
+  impl_->topo = std::make_unique<Topology>(impl_->r.topo);
+  impl_->sim = std::make_unique<IterationSim>(*impl_->topo, impl_->r.iter);
+}
+
+Simulation::Simulation(const Catalog& cat, const json& config, SimOptions o, const std::string& file)
+    : Simulation(cat, JsonDoc::parse(config.dump(2), file), std::move(o)) {}
+
+Simulation::~Simulation() = default;
+
+bool Simulation::step(long long max_events) {
+  if (!impl_->done) impl_->done = impl_->sim->step(max_events);
+  return impl_->done;
+}
+
+bool Simulation::done() const { return impl_->done; }
+
+double Simulation::progress() const { return impl_->done ? 1.0 : impl_->sim->progress(); }
+
+json Simulation::result() {
+  if (!impl_->done || !impl_->sim)
+    throw std::logic_error("Simulation::result: call once, after step() returned true");
+  const IterationResult it = impl_->sim->take_result();
+  impl_->sim.reset();
+  return result_json(*impl_->cat, impl_->r, *impl_->topo, it, impl_->o);
+}
+
+json simulate_json(const Catalog& cat, const json& config, const SimOptions& o, const std::string& file) {
+  return simulate_json(cat, JsonDoc::parse(config.dump(2), file), o);
+}
+
+json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) {
+  Simulation s(cat, doc, o);
+  while (!s.step(1LL << 40)) {
+  }
+  return s.result();
+}
+
+IterationBench bench_iteration(const Catalog& cat, const JsonDoc& doc, int repeats) {
+  using clock = std::chrono::steady_clock;
+  IterationBench b;
+  const auto t0 = clock::now();
+  const Resolved r = resolve(cat, doc);
+  b.setup_wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+  b.repeats = std::max(1, repeats);
+  b.gpus = r.iter.tp * r.iter.pp * r.iter.dp;
+  double sum = 0;
+  for (int i = 0; i < b.repeats; ++i) {
+    const auto t1 = clock::now();
+    const Topology topo(r.topo);
+    const IterationResult it = simulate_iteration(topo, r.iter);
+    const double w = std::chrono::duration<double>(clock::now() - t1).count();
+    sum += w;
+    b.best_wall_s = i == 0 ? w : std::min(b.best_wall_s, w);
+    b.worst_wall_s = std::max(b.worst_wall_s, w);
+    b.events = it.events;
+    b.iteration_s = it.iteration_s;
+    b.replica_classes = int(it.workers.size()) / std::max(1, r.iter.pp);
+  }
+  b.mean_wall_s = sum / b.repeats;
+  b.events_per_s = b.best_wall_s > 0 ? double(b.events) / b.best_wall_s : 0;
+  return b;
+}
+
 json simulate_trace_json(const Catalog& cat, const json& config, const SimOptions& o, const std::string& file) {
   return simulate_trace_json(cat, JsonDoc::parse(config.dump(2), file), o);
 }
@@ -288,7 +377,10 @@ json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOption
       const int stream = sp.kind == SpanKind::pp_send ? (s.r.iter.blocking_p2p ? 0 : 1) : sp.kind == SpanKind::dp_comm ? 2 : 0;
       std::string name = to_string(sp.kind);
       if (sp.micro_batch >= 0) name += " mb" + std::to_string(sp.micro_batch);
-      if (sp.kind == SpanKind::dp_comm) name += " bucket " + std::to_string(sp.chunk);
+      if (sp.kind == SpanKind::dp_comm)  // see iteration.cpp dp_item_done: what ran on the dp stream
+        name = sp.micro_batch >= 0 ? "ZeRO-3 param gather mb" + std::to_string(sp.micro_batch) + " chunk " + std::to_string(sp.chunk)
+               : sp.chunk < 0      ? std::string("param all-gather")
+                                   : "dp_comm bucket " + std::to_string(sp.chunk);
       ev.push_back({{"name", name}, {"cat", to_string(sp.kind)}, {"ph", "X"}, {"pid", w.cls},
                     {"tid", w.stage * 3 + stream}, {"ts", sp.start_s * 1e6}, {"dur", (sp.end_s - sp.start_s) * 1e6},
                     {"args", {{"chunk", sp.chunk}}}});

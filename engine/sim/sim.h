@@ -33,6 +33,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct SimOptions {
   std::vector<int> timeline_gpus;   // more GPUs, returned in "sim.timelines" (the panel's Gantt rows)
   int max_timeline_spans = 20000;
   bool include_link_series = true;  // utilisation over time per link class
+  // "sim.critical_path.steps": every step of the critical path (class, stage, kind, start, end), at most
+  // max_timeline_spans of them (the panel draws them on its Gantt rows).
+  bool include_critical_path_steps = false;
   // Called now and then during a run simulation with the fraction done (0..1); may be empty.
   std::function<void(double)> progress;
   // Set to true from elsewhere to stop a run simulation early (the result says "cancelled").
@@ -59,11 +63,51 @@ nlohmann::json simulate_json(const Catalog& cat, const nlohmann::json& config, c
 // The same from a loaded document, so that errors point at the file's own lines and columns.
 nlohmann::json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o);
 
+// The same simulation advanced in bounded slices, for the single-threaded browser build (a slice per
+// frame, a progress bar, Cancel = destroy the object):
+//   mc::sim::Simulation s(catalog, config, options);     // resolves the config: throws LoadError
+//   if (s.step(20000)) { json out = s.result(); }         // else draw s.progress() and step next frame
+// step() runs at most that many events of the iteration; result() (once, after step() returned true)
+// builds exactly simulate_json's output (which is this object stepped to the end), so the answer does
+// not depend on the slicing; the run (o.run_days > 0) is simulated inside result(). The catalog must
+// outlive the object.
+class Simulation {
+ public:
+  Simulation(const Catalog& cat, const JsonDoc& doc, SimOptions o);
+  Simulation(const Catalog& cat, const nlohmann::json& config, SimOptions o, const std::string& file_for_errors = "<config>");
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+  bool step(long long max_events);
+  bool done() const;
+  double progress() const;  // 0..1: the fraction of every GPU's ops done
+  nlohmann::json result();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // Chrome trace-event JSON (chrome://tracing, Perfetto) of the simulated iteration: one process per
 // simulated GPU class, one thread per pipeline stage's compute and communication streams.
 nlohmann::json simulate_trace_json(const Catalog& cat, const nlohmann::json& config, const SimOptions& o,
                                    const std::string& file_for_errors = "<config>");
 nlohmann::json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o);
+
+// Timing of the iteration simulation (`megacluster simulate --bench`): the config is resolved once
+// (config checks + analytic estimate, `setup_wall_s`), then the topology is built and the iteration simulated
+// `repeats` times; best-of is the figure to quote (other processes share the cores).
+struct IterationBench {
+  int repeats = 0;
+  int gpus = 0;                  // tp * pp * dp
+  int replica_classes = 0;       // classes simulated (symmetric replicas once)
+  long long events = 0;          // events of one iteration (the same every repeat)
+  double iteration_s = 0;        // simulated time of one training iteration
+  double setup_wall_s = 0;       // resolve (config checks + analytic estimate), once
+  double best_wall_s = 0, mean_wall_s = 0, worst_wall_s = 0;  // topology + simulate_iteration, per repeat
+  double events_per_s = 0;       // events / best_wall_s
+};
+IterationBench bench_iteration(const Catalog& cat, const JsonDoc& doc, int repeats);
 
 // Young (1974): tau = sqrt(2 delta M); Daly (2006) higher-order estimate:
 // tau = sqrt(2 delta M) [1 + (1/3) sqrt(delta/(2M)) + (1/9) (delta/(2M))] - delta  for delta < 2M, else M.

@@ -171,7 +171,12 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.dp_bytes_per_stage = perf::memory_per_gpu(shard).weights;
   it.bucket_bytes = r.sec.bucket_bytes;
   it.overlap_dp = r.sec.overlap_dp < 0 ? L.overlap_dp_comm : r.sec.overlap_dp == 1;
-  it.zero_sharded = false;  // ZeRO 1-2: reduce-scatter + all-gather = one all-reduce's volume and time
+  // ZeRO-1/2 (Rajbhandari et al. 2020, Sec. 5.1-5.2, 7.2.1): reduce-scatter of the gradients + all-gather
+  // of the updated parameters = one all-reduce's volume and time (ring), simulated as the all-reduce,
+  // as engine/perf does. ZeRO-3 (Sec. 5.3): the parameter gathers of every micro-batch's forward and
+  // backward are their own transfers (iteration.h), gradients are reduce-scattered.
+  it.zero_sharded = L.zero >= 3;
+  it.zero3_gathers = L.zero >= 3;
   const std::string alg = r.sec.dp_algorithm == "auto" ? e.dp_algorithm : r.sec.dp_algorithm;
   it.dp_algorithm = algorithm_from_string(alg);
   it.tp_algorithm = algorithm_from_string(e.tp_algorithm);

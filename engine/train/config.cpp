@@ -12,7 +12,7 @@ namespace {
 
 const std::vector<std::string> kRootKeys = {"model", "optim", "dp", "tp", "pp", "zero", "micro_batches", "schedule",
                                             "batch", "steps", "seed", "memory_limit_bytes", "corpus", "checkpoint",
-                                            "checkpoint_every", "resume", "bench", "sample_bytes"};
+                                            "checkpoint_every", "resume", "bench", "sample_bytes", "device"};
 
 TrainConfig parse_cursor(const JsonCursor& root) {
   if (!root.is_object()) root.fail("a training config must be a JSON object");
@@ -49,6 +49,7 @@ TrainConfig parse_cursor(const JsonCursor& root) {
   if (auto v = root.get("steps")) c.steps = int(v->integer_in(0, 10000000));
   if (auto v = root.get("seed")) c.seed = uint64_t(v->integer_in(0, (1ll << 53)));
   if (auto v = root.get("memory_limit_bytes")) c.memory_limit_bytes = v->number_in(1, 1e15);
+  if (auto v = root.get("device")) c.device = v->one_of({"auto", "cpu", "cuda"});
   return c;
 }
 

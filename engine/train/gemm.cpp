@@ -1,4 +1,7 @@
 #include "train/gemm.h"
+#if defined(__wasm_simd128__)
+#include "train/gemm_wasm.h"  // SIMD128 kernels for the web build (Eigen 3.4 has no wasm packet math)
+#endif
 
 // Every product through the blocked GEMM kernel: Eigen's small-size coefficient path peels to the first
 // aligned address, so its summation order (and rounding) would depend on where buffers happen to lie.
@@ -7,17 +10,29 @@
 #include <algorithm>
 
 #include <chrono>
-#include <functional>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #ifndef __EMSCRIPTEN__
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#if defined(__linux__)
+#include <sched.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #endif
 #include <vector>
 
 namespace mc::train {
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__)
+// engine/CMakeLists.txt compiles gemm_avx2.cpp with -mavx2 -mfma (x86-64 GCC/Clang, not Emscripten) and
+// defines MC_TRAIN_HAVE_AVX2; this file stays at the baseline ISA and picks the AVX2 code at run time.
+#if defined(MC_TRAIN_HAVE_AVX2)
 namespace avx2 {
 void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
            int ldc, bool accumulate);
@@ -39,6 +54,9 @@ namespace {
 
 void sgemm_one(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
                int ldc, bool accumulate) {
+#if defined(__wasm_simd128__)
+  return wasm::sgemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+#endif
 #ifdef MC_TRAIN_DISPATCH
   if (use_avx2()) return avx2::sgemm(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 #endif
@@ -46,88 +64,205 @@ void sgemm_one(bool ta, bool tb, int M, int N, int K, const float* A, int lda, c
 }
 
 #ifndef __EMSCRIPTEN__
-// One helper thread: a large product is cut in two halves of C, computed at once on two cores. The cut
-// depends only on the shape, so a run repeats bit for bit (the web build is single-threaded).
-class Helper {
+int parse_threads(const char* s) {
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (end == s || *end != '\0' || v < 1 || v > 256)
+    throw std::invalid_argument(std::string("MC_THREADS=\"") + s +
+                                "\": expected a whole number of threads from 1 to 256 (1 = no helper threads); "
+                                "unset it to use every CPU this process may run on");
+  return int(v);
+}
+
+int default_threads() {
+  if (const char* e = std::getenv("MC_THREADS"); e && *e) return parse_threads(e);
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+thread_local bool t_in_task = false;  // nested parallel_for runs serially
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// A persistent pool: helpers spin briefly for the next job (the lab's kernels come back to back), then
+// sleep on a condition variable. Tasks are claimed from an atomic counter; callers make each task's
+// output independent of which thread ran it, so results never depend on timing.
+class Pool {
  public:
-  Helper() : thread_([this] { loop(); }) {}
-  ~Helper() {
-    {
-      std::lock_guard<std::mutex> l(m_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
+  explicit Pool(int threads) : threads_(threads) {
+    for (int i = 1; i < threads; ++i) helpers_.emplace_back([this] { loop(); });
   }
-  void run_pair(const std::function<void()>& mine, const std::function<void()>& theirs) {
+  ~Pool() {
+    stop_.store(true);
+    gen_.fetch_add(1);
     {
       std::lock_guard<std::mutex> l(m_);
-      job_ = theirs;
-      pending_ = true;
     }
     cv_.notify_all();
-    mine();
-    std::unique_lock<std::mutex> l(m_);
-    done_cv_.wait(l, [this] { return !pending_; });
+    for (auto& t : helpers_) t.join();
+  }
+  int threads() const { return threads_; }
+
+  // False when the pool is busy (another thread's job): the caller then runs the tasks itself.
+  bool run(int n, void (*task)(void*, int), void* ctx) {
+    std::unique_lock<std::mutex> busy(submit_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    task_ = task;
+    ctx_ = ctx;
+    n_ = n;
+    next_.store(0);
+    active_.store(int(helpers_.size()));
+    gen_.fetch_add(1);  // seq_cst: pairs with the sleepers_ check in loop()
+    if (sleepers_.load() > 0) {
+      { std::lock_guard<std::mutex> l(m_); }
+      cv_.notify_all();
+    }
+    work();
+    for (int spin = 0; active_.load(std::memory_order_acquire) != 0; ++spin)
+      if (spin < 4000) cpu_relax();
+      else std::this_thread::yield();
+    return true;
   }
 
  private:
+  void work() {
+    t_in_task = true;
+    for (int i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < n_;) task_(ctx_, i);
+    t_in_task = false;
+  }
   void loop() {
-    std::unique_lock<std::mutex> l(m_);
+    uint64_t seen = 0;  // not gen_.load(): a job may be posted before this thread first runs
     for (;;) {
-      cv_.wait(l, [this] { return stop_ || (pending_ && job_); });
-      if (stop_) return;
-      std::function<void()> j = std::move(job_);
-      job_ = nullptr;
-      l.unlock();
-      j();
-      l.lock();
-      pending_ = false;
-      done_cv_.notify_all();
+      // About 200 us of spinning covers the gap between two kernels of one step without a futex round trip.
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int spin = 1; gen_.load(std::memory_order_acquire) == seen; ++spin) {
+        cpu_relax();
+        if (spin % 256 == 0 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(200)) break;
+      }
+      if (gen_.load() == seen) {
+        std::unique_lock<std::mutex> l(m_);
+        sleepers_.fetch_add(1);
+        cv_.wait(l, [&] { return gen_.load() != seen; });
+        sleepers_.fetch_sub(1);
+      }
+      seen = gen_.load();
+      if (stop_.load()) return;
+      work();
+      active_.fetch_sub(1, std::memory_order_release);
     }
   }
-  std::mutex m_;
-  std::condition_variable cv_, done_cv_;
-  std::function<void()> job_;
-  bool pending_ = false, stop_ = false;
-  std::thread thread_;
+
+  const int threads_;
+  std::vector<std::thread> helpers_;
+  std::mutex submit_, m_;
+  std::condition_variable cv_;
+  std::atomic<uint64_t> gen_{0};
+  std::atomic<int> sleepers_{0}, next_{0}, active_{0};
+  std::atomic<bool> stop_{false};
+  void (*task_)(void*, int) = nullptr;
+  void* ctx_ = nullptr;
+  int n_ = 0;
 };
 
-Helper* helper() {
-  if (std::thread::hardware_concurrency() < 2) return nullptr;
-  static Helper h;
-  return &h;
+std::mutex g_pool_mutex;
+std::unique_ptr<Pool> g_pool;
+std::atomic<Pool*> g_pool_ptr{nullptr};
+
+Pool* pool() {
+  if (Pool* p = g_pool_ptr.load(std::memory_order_acquire)) return p;
+  std::lock_guard<std::mutex> l(g_pool_mutex);
+  if (!g_pool) {
+    g_pool = std::make_unique<Pool>(default_threads());
+    g_pool_ptr.store(g_pool.get(), std::memory_order_release);
+  }
+  return g_pool.get();
 }
 #endif
 
+// How many pieces of C a product is cut into: from the shape alone (never the thread count), so every
+// thread count gives the same bits (Eigen's kernel picks its register blocks by a row's position in the
+// piece, and the rows at a piece's end are summed in another order). Each piece repacks the operand it
+// shares with the others, which costs about 1 / (piece width) of the work, so pieces stay wide: 2 from 128
+// rows or columns, 4 from 1024 (even counts balance on two cores), each of about a million multiply-adds
+// or more.
+int gemm_pieces(int M, int N, int K) {
+  const double macs = double(M) * N * K;
+  const int dim = std::max(M, N);
+  int p = dim >= 1024 ? 4 : dim >= 128 ? 2 : 1;
+  while (p > 1 && macs / p < 1.0e6) p /= 2;
+  return p;
+}
+
 }  // namespace
+
+int thread_count() {
+#ifdef __EMSCRIPTEN__
+  return 1;
+#else
+  return pool()->threads();
+#endif
+}
+
+void set_thread_count(int n) {
+  if (n < 1) throw std::invalid_argument("set_thread_count: the thread count must be at least 1");
+#ifndef __EMSCRIPTEN__
+  std::lock_guard<std::mutex> l(g_pool_mutex);
+  g_pool_ptr.store(nullptr);
+  g_pool.reset();
+  g_pool = std::make_unique<Pool>(n);
+  g_pool_ptr.store(g_pool.get(), std::memory_order_release);
+#endif
+}
+
+void parallel_for(int n, void (*task)(void*, int), void* ctx) {
+  if (n <= 0) return;
+#ifndef __EMSCRIPTEN__
+  if (n > 1 && !t_in_task) {
+    Pool* p = pool();
+    if (p->threads() > 1 && p->run(n, task, ctx)) return;
+  }
+#endif
+  for (int i = 0; i < n; ++i) task(ctx, i);
+}
+
+void sgemm_serial(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+                  int ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  sgemm_one(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+}
 
 void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
            int ldc, bool accumulate) {
   if (M <= 0 || N <= 0) return;
-#ifndef __EMSCRIPTEN__
-  // Worth a second core from about 2 million multiply-adds (the hand-off costs a few microseconds).
-  if (double(M) * N * K >= 2.0e6 && (M >= 64 || N >= 64)) {
-    if (Helper* h = helper()) {
-      if (M >= N) {
-        const int m0 = M / 2;
-        const float* A2 = ta ? A + m0 : A + int64_t(m0) * lda;
-        h->run_pair([&] { sgemm_one(ta, tb, m0, N, K, A, lda, B, ldb, C, ldc, accumulate); },
-                    [&] { sgemm_one(ta, tb, M - m0, N, K, A2, lda, B, ldb, C + int64_t(m0) * ldc, ldc, accumulate); });
-      } else {
-        const int n0 = N / 2;
-        const float* B2 = tb ? B + int64_t(n0) * ldb : B + n0;
-        h->run_pair([&] { sgemm_one(ta, tb, M, n0, K, A, lda, B, ldb, C, ldc, accumulate); },
-                    [&] { sgemm_one(ta, tb, M, N - n0, K, A, lda, B2, ldb, C + n0, ldc, accumulate); });
-      }
-      return;
+  const int pieces = gemm_pieces(M, N, K);
+  if (pieces == 1) return sgemm_one(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+  const bool by_rows = M >= N;
+  parallel_for(pieces, [&](int i) {
+    int64_t b, e;
+    if (by_rows) {
+      piece_range(M, pieces, i, 16, b, e);
+      const float* Ai = ta ? A + b : A + b * lda;
+      sgemm_one(ta, tb, int(e - b), N, K, Ai, lda, B, ldb, C + b * ldc, ldc, accumulate);
+    } else {
+      piece_range(N, pieces, i, 16, b, e);
+      const float* Bi = tb ? B + b * ldb : B + b;
+      sgemm_one(ta, tb, M, int(e - b), K, A, lda, Bi, ldb, C + b, ldc, accumulate);
     }
-  }
-#endif
-  sgemm_one(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+  });
 }
 
 void tanh_inplace(float* x, int64_t n) {
+#if defined(__wasm_simd128__)
+  return wasm::tanh_inplace(x, n);
+#endif
 #ifdef MC_TRAIN_DISPATCH
   if (use_avx2()) return avx2::tanh_inplace(x, n);
 #endif
@@ -135,6 +270,9 @@ void tanh_inplace(float* x, int64_t n) {
 }
 
 void exp_inplace(float* x, int64_t n) {
+#if defined(__wasm_simd128__)
+  return wasm::exp_inplace(x, n);
+#endif
 #ifdef MC_TRAIN_DISPATCH
   if (use_avx2()) return avx2::exp_inplace(x, n);
 #endif
@@ -142,6 +280,9 @@ void exp_inplace(float* x, int64_t n) {
 }
 
 const char* sgemm_path() {
+#if defined(__wasm_simd128__)
+  return "wasm-simd128";
+#endif
 #ifdef MC_TRAIN_DISPATCH
   if (use_avx2()) return "avx2+fma";
 #endif

@@ -1,19 +1,14 @@
-// gemm_avx2.cpp - sgemm compiled for AVX2 + FMA, used only when the CPU reports both (gemm.cpp checks).
-// The build uses the baseline x86-64 ISA (SSE2) so the binaries run anywhere; this one file opts in with
-// a target pragma and tells Eigen which instruction sets it may use. Eigen's namespace is renamed here so
-// its AVX2 template instances never merge with the baseline ones other files instantiate (one definition
-// rule: the linker would otherwise keep either copy).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__)
-#define MC_TRAIN_HAVE_AVX2_TU 1
-#pragma GCC target("avx2,fma")
+// gemm_avx2.cpp - sgemm and the element-wise kernels compiled for AVX2 + FMA, used only when the CPU
+// reports both (gemm.cpp checks at run time). The build uses the baseline x86-64 ISA (SSE2) so the
+// binaries run anywhere; engine/CMakeLists.txt compiles this one file with -mavx2 -mfma and defines
+// MC_TRAIN_HAVE_AVX2 (x86-64 GCC/Clang only, never Emscripten). Eigen's namespace is renamed here so its
+// AVX2 template instances never merge with the baseline ones other files instantiate (one definition
+// rule: the linker would otherwise keep either copy, and a baseline caller could land in AVX2 code).
+#if defined(MC_TRAIN_HAVE_AVX2)
+#if !defined(__AVX2__) || !defined(__FMA__)
+#error "gemm_avx2.cpp must be compiled with -mavx2 -mfma (see engine/CMakeLists.txt)"
+#endif
 #define Eigen mc_train_avx2_Eigen
-#define __SSE3__ 1
-#define __SSSE3__ 1
-#define __SSE4_1__ 1
-#define __SSE4_2__ 1
-#define __AVX__ 1
-#define __AVX2__ 1
-#define __FMA__ 1
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-variable"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -26,7 +21,9 @@
 #include <cstdint>
 
 namespace mc::train::avx2 {
+namespace {
 #include "train/gemm_impl.inc"
+}
 
 void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
            int ldc, bool accumulate) {

@@ -1,4 +1,6 @@
 // ops.h - the layers of the GPT, forward and backward, on raw row-major buffers (llm.c style).
+// Every function splits its work over the pool (gemm.h) in pieces chosen from the shapes alone, and
+// any sum across rows keeps its sequential order, so results never depend on the thread count.
 // Shapes in comments: N = rows (B*T tokens of a micro-batch), C = width, Hl = heads held locally
 // (H / tp), hs = head size C / H, F = local MLP width (4C / tp).
 #pragma once
@@ -21,7 +23,10 @@ void gelu_backward(float* dx, const float* x, const float* dout, int64_t n);  //
 // Causal self-attention of Hl local heads. qkv(B,T,3*Hl*hs) laid out [q | k | v], each Hl*hs wide.
 // att(B,Hl,T,T) keeps the softmax probabilities for backward; out(B,T,Hl*hs).
 void attention_forward(float* out, float* att, const float* qkv, int B, int T, int Hl, int hs);
-// dqkv (overwritten) from dout; scratch needs T*T floats.
+// dqkv (overwritten) from dout. Both run the (sequence, head) pairs in parallel on the pool and skip the
+// fully masked upper blocks of the TxT square in their products (att still holds zeros above the
+// diagonal). `scratch` (T*T floats) is no longer needed, since each thread keeps its own; the parameter stays
+// so every backend's table entry keeps one signature (ops_backend.h). It may be null.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B,
                         int T, int Hl, int hs);
 

@@ -12,14 +12,7 @@
 
 namespace mc::train {
 
-std::string load_corpus(const std::string& path) {
-  if (path.empty() || path == "default") return default_corpus();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the corpus file (check the path)");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+std::string load_corpus(const std::string& path) { return resolve_corpus(path).text; }  // corpus.h
 
 namespace {
 
@@ -45,6 +38,7 @@ nlohmann::json run_json(const nlohmann::json& config) { return run_json(config, 
 
 nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress) {
   const TrainConfig cfg = parse_config(config, "config");
+  (void)thread_count();  // a bad MC_THREADS is reported here, before any work
   const std::string corpus_path = config.value("corpus", std::string("default"));
   const std::string ckpt_dir = config.value("checkpoint", std::string());
   const int every = config.value("checkpoint_every", 0);
@@ -52,7 +46,8 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   const bool bench = config.value("bench", false);
   const int sample_bytes = config.value("sample_bytes", 0);
 
-  Trainer tr(cfg, load_corpus(corpus_path));
+  const Corpus corpus = resolve_corpus(corpus_path);  // an id of assets/corpus/index.json or a path
+  Trainer tr(cfg, corpus.text);
   nlohmann::json out;
   if (resume) {
     if (ckpt_dir.empty()) throw std::invalid_argument("resume needs a checkpoint directory");
@@ -85,7 +80,9 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
 
   out["config"] = to_json(cfg);
   out["corpus"] = corpus_path;
-  if (corpus_path == "default") out["corpus_entropy_nats_per_byte"] = make_synthetic_language().entropy_nats_per_byte();
+  if (corpus.entropy_nats_per_byte > 0) out["corpus_entropy_nats_per_byte"] = corpus.entropy_nats_per_byte;
+  out["device"] = tr.backend_name();        // "cpu" or "cuda" (config "device", --device)
+  out["device_note"] = tr.backend_note();   // why: the GPU's name, or why the CPU runs it
   out["parameters"] = tr.parameter_count();
   out["flops_per_token"] = tr.flops_per_token();
   out["steps_run"] = steps_run;
@@ -120,6 +117,7 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
                     (cfg.parallel.micro_batches > 0 ? cfg.parallel.micro_batches : cfg.parallel.pp);
     const int M = mbs * cfg.model.context, K = cfg.model.width, N = 4 * cfg.model.width / cfg.parallel.tp;
     out["sgemm_shape"] = {M, N, K};
+    out["threads"] = thread_count();  // MC_THREADS, or the CPUs this process may run on
     out["sgemm_gflops"] = measure_sgemm_gflops(M, N, K, 1.0);
   }
   return out;

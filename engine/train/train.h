@@ -68,6 +68,10 @@ struct TrainConfig {
   int steps = 50;            // total optimizer steps (also the length of the cosine schedule)
   uint64_t seed = 1;
   double memory_limit_bytes = 2.0 * (1ull << 30);  // per worker; larger runs are refused
+  // Where the kernels run (ops_backend.h): "auto" = the CUDA kernels when this build has them and a GPU
+  // answers, else the CPU reference; "cpu"; "cuda" (refused with the reason when no GPU can be used).
+  // Not part of to_json(): it changes where the arithmetic runs, not the run (a checkpoint resumes on any).
+  std::string device = "auto";
 };
 
 // Reads a config object (keys as in TrainConfig: "model": {...}, "optim": {...}, "dp", "tp", "pp",
@@ -125,6 +129,9 @@ class Trainer {
   double eval_loss(int batches = 4) const;         // on fixed held-out windows
 
   const Comm& comm() const;
+  // The kernels in use: "cpu" or "cuda", and why (e.g. "cuda: NVIDIA H200" or why the CPU is used).
+  const char* backend_name() const;
+  const std::string& backend_note() const;
   std::vector<WorkerMemory> memory() const;
   std::vector<double> predicted_bytes_per_worker() const;     // per step, from engine/perf/comm_volume.h
   std::vector<double> predicted_messages_per_worker() const;  // per step

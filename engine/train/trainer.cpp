@@ -4,6 +4,8 @@
 #include "train/trainer_impl.h"
 
 #include "perf/comm_volume.h"
+#include "train/gemm.h"
+#include "train/ops_backend.h"
 
 #include <algorithm>
 #include <chrono>
@@ -44,6 +46,11 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
   s.micro_batches = pc.micro_batches > 0 ? pc.micro_batches : pc.pp;
   s.micro_batch_size = s.local_batch / s.micro_batches;
   s.comm = Comm(pc.workers());
+  // The kernels: chosen once for the whole run (mixing backends inside a step would copy both ways).
+  s.ops = &select_backend(cfg.device != "cpu", &s.ops_note);
+  if (cfg.device == "cuda" && std::string(s.ops->name) != "cuda")
+    throw std::invalid_argument("device \"cuda\" was asked for, but " + s.ops_note +
+                                "; use \"device\": \"auto\" (or --device auto) to fall back to the CPU");
 
   const std::vector<float> full = init_full_model(cfg.model, cfg.seed);
   const Layout full_lay = make_layout(cfg.model, 1, 0, 1, 0, 1);
@@ -209,15 +216,26 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
     float* Vv = w.v.data() - (zero >= 1 ? lo : 0);
     for (const TensorSpec& ts : w.lay.tensors) {
       const int64_t a = std::max(lo, ts.offset), b = std::min(hi, ts.offset + ts.size());
+      if (b <= a) continue;
       const float decay = ts.decay ? wd : 0.0f;
-      for (int64_t i = a; i < b; ++i) {
-        // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay.
-        const float g = G[i] * cs;
-        M[i] = b1 * M[i] + (1 - b1) * g;
-        Vv[i] = b2 * Vv[i] + (1 - b2) * g * g;
-        const float mh = M[i] * c1, vh = Vv[i] * c2;
-        P[i] -= flr * (mh / (std::sqrt(vh) + eps) + decay * P[i]);
+      if (ops != &cpu_backend()) {  // the GPU's AdamW kernel, same formula (ops_backend.h)
+        ops->adamw(P + a, G + a, M + a, Vv + a, b - a, flr, b1, b2, c1, c2, eps, decay, cs);
+        continue;
       }
+      // Element-wise, so any cut gives the same bits; pieces of at least 32K elements on the pool.
+      const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
+      parallel_for(pieces, [&](int piece) {
+        int64_t i0, i1;
+        piece_range(b - a, pieces, piece, 16, i0, i1);
+        for (int64_t i = a + i0; i < a + i1; ++i) {
+          // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay.
+          const float g = G[i] * cs;
+          M[i] = b1 * M[i] + (1 - b1) * g;
+          Vv[i] = b2 * Vv[i] + (1 - b2) * g * g;
+          const float mh = M[i] * c1, vh = Vv[i] * c2;
+          P[i] -= flr * (mh / (std::sqrt(vh) + eps) + decay * P[i]);
+        }
+      });
     }
   }
   return lr;
@@ -251,6 +269,7 @@ StepResult Trainer::step() {
   ctx.micro_batch_size = s.micro_batch_size;
   ctx.local_batch = s.local_batch;
   ctx.global_batch = s.cfg.batch;
+  ctx.ops = s.ops;
   s.run_pipelines(ctx);
 
   // Tied embedding across the pipeline: first and last stage add their wte gradients (Megatron-LM's
@@ -290,8 +309,20 @@ StepResult Trainer::step() {
     if (owner)
       for (const TensorSpec& ts : w.lay.tensors) {
         if (!ts.in_norm) continue;
-        for (int64_t i = std::max(lo, ts.offset); i < std::min(hi, ts.offset + ts.size()); ++i)
-          sq += double(G[i]) * double(G[i]);
+        const int64_t a = std::max(lo, ts.offset), b = std::min(hi, ts.offset + ts.size());
+        if (b <= a) continue;
+        // Partial sums over pieces fixed by the tensor's size, added in piece order: the same bits
+        // whatever the thread count.
+        const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
+        double part[64];
+        parallel_for(pieces, [&](int piece) {
+          int64_t i0, i1;
+          piece_range(b - a, pieces, piece, 16, i0, i1);
+          double acc = 0;
+          for (int64_t i = a + i0; i < a + i1; ++i) acc += double(G[i]) * double(G[i]);
+          part[piece] = acc;
+        });
+        for (int piece = 0; piece < pieces; ++piece) sq += part[piece];
       }
     ctl[size_t(w.id)] = {w.loss_sum, sq};
   }
@@ -333,6 +364,8 @@ int Trainer::step_index() const { return impl_->step; }
 const TrainConfig& Trainer::config() const { return impl_->cfg; }
 const std::vector<double>& Trainer::losses() const { return impl_->losses; }
 const Comm& Trainer::comm() const { return impl_->comm; }
+const char* Trainer::backend_name() const { return impl_->ops->name; }
+const std::string& Trainer::backend_note() const { return impl_->ops_note; }
 const std::vector<PipelineOp>& Trainer::last_schedule() const { return impl_->schedule_log; }
 
 std::vector<WorkerMemory> Trainer::memory() const {

@@ -20,6 +20,8 @@ struct Trainer::Impl {
   std::vector<Worker> workers;
   int micro_batches = 1, micro_batch_size = 1, local_batch = 1;
   std::vector<PipelineOp> schedule_log;
+  const OpsBackend* ops = nullptr;  // chosen once from cfg.device (ops_backend.h)
+  std::string ops_note;
 
   int id(int d, int p, int t) const { return (d * cfg.parallel.pp + p) * cfg.parallel.tp + t; }
   std::vector<int> dp_group(int p, int t) const;

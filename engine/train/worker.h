@@ -13,6 +13,8 @@
 
 namespace mc::train {
 
+struct OpsBackend;  // ops_backend.h
+
 // How a local tensor maps onto the full model's tensor (Megatron-LM, Shoeybi et al. 2019, Sec. 3):
 // replicated on every tp rank; column-split (each of `groups` blocks of columns cut in tp pieces, so q, k
 // and v stay head-aligned); row-split.
@@ -78,6 +80,7 @@ struct Worker {
   std::vector<float> m, v;                     // Adam moments (full, or the shard with ZeRO >= 1)
   int64_t shard_begin = 0, shard_end = 0;
   std::map<int, MicroActs> acts;  // by micro-batch
+  std::vector<MicroActs> spare_acts;  // finished micro-batches' buffers, reused (not counted in act_bytes)
   double act_bytes = 0, act_peak_bytes = 0;
   double loss_sum = 0;  // nats summed over this step's tokens (last stage, tp rank 0)
 };
@@ -90,6 +93,7 @@ struct StepContext {
   int local_batch = 0;        // sequences per dp rank
   int global_batch = 0;
   int tick = 0;
+  const OpsBackend* ops = nullptr;  // the kernels (ops_backend.h); nullptr = the CPU reference
 };
 
 // Forward / backward of one micro-batch on one stage, the tensor-parallel group `g` in lock step.

@@ -25,6 +25,7 @@ void BM_TrainStepReference(benchmark::State& st) {
   st.counters["tokens_per_s"] = benchmark::Counter(tokens, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["GFLOP/s"] =
       benchmark::Counter(tokens * t.flops_per_token() / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["threads"] = mc::train::thread_count();  // MC_THREADS, or the CPUs this process may run on
 }
 BENCHMARK(BM_TrainStepReference)->Unit(benchmark::kMillisecond)->UseRealTime();
 

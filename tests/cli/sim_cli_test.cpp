@@ -67,3 +67,31 @@ TEST(SimCli, BadInputExitsOneOrTwoWithAClearMessage) {
   EXPECT_EQ(k.code, 1);
   EXPECT_NE(k.err.find("failurs"), std::string::npos) << k.err;
 }
+
+TEST(SimCli, BenchPrintsWallTimeEventsAndRate) {
+  auto r = run_cli("simulate - --bench --repeat 2 --json", kSmall);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["repeats"], 2);
+  EXPECT_EQ(j["gpus"], 64);
+  EXPECT_GT(j["events"].get<double>(), 0);
+  EXPECT_GT(j["best_ms"].get<double>(), 0);
+  EXPECT_LE(j["best_ms"].get<double>(), j["mean_ms"].get<double>() + 1e-9);
+  EXPECT_NEAR(j["events_per_s"].get<double>(), j["events"].get<double>() / (j["best_ms"].get<double>() / 1e3),
+              1e-6 * j["events_per_s"].get<double>());
+  // The simulated iteration is the one `simulate` prints.
+  auto full = nlohmann::json::parse(run_cli("simulate -", kSmall).out);
+  EXPECT_DOUBLE_EQ(j["iteration_s"].get<double>(), full["iteration_time_s"].get<double>());
+  auto text = run_cli("simulate - --bench --repeat 1", kSmall);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("events/s"), std::string::npos) << text.out;
+  EXPECT_EQ(run_cli("simulate - --bench --run 3", kSmall).code, 2);
+  EXPECT_EQ(run_cli("simulate - --json", kSmall).code, 2);
+}
+
+TEST(SimCli, ShippedBenchConfigIsValid) {
+  auto r = run_cli(std::string("simulate ") + MC_SOURCE_DIR + "/tests/data/sim/gpt3-9984.json --bench --repeat 1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpus"], 9984);
+}

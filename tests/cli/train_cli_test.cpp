@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -88,6 +89,30 @@ TEST(TrainCli, BadArgumentsAndTooBigRuns) {
   EXPECT_NE(located.err.find(":2:"), std::string::npos) << located.err;  // file:line:column
   EXPECT_NE(located.err.find("widht"), std::string::npos) << located.err;
   std::filesystem::remove(cfg);
+}
+
+TEST(TrainCli, ThreadCountChangesSpeedNotResults) {
+  // MC_THREADS sets the kernels' thread pool (1 = no helper threads); the pieces of work depend on the
+  // shapes only, so the losses are the same bits with any count.
+  setenv("MC_THREADS", "1", 1);
+  auto one = run_cli("train --steps 3 --quiet --json");
+  auto bench = run_cli("train --bench --steps 2 --quiet --json");
+  setenv("MC_THREADS", "2", 1);
+  auto two = run_cli("train --steps 3 --quiet --json");
+  setenv("MC_THREADS", "two", 1);
+  auto bad = run_cli("train --steps 1 --quiet --json");
+  unsetenv("MC_THREADS");
+  ASSERT_EQ(one.code, 0) << one.err;
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["losses"], nlohmann::json::parse(two.out)["losses"]);
+  ASSERT_EQ(bench.code, 0) << bench.err;
+  auto j = nlohmann::json::parse(bench.out);
+  EXPECT_EQ(j["threads"].get<int>(), 1);
+  for (const char* k : {"tokens_per_s", "gflops", "sgemm_gflops", "sgemm_shape", "sgemm_path", "flops_per_token"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_GT(j["tokens_per_s"].get<double>(), 0);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("MC_THREADS"), std::string::npos) << bad.err;
 }
 
 TEST(TrainCli, ScalingQuickPredictsTheLargerRun) {

@@ -33,6 +33,22 @@ void keep_curve(LabView& v) {
   if (v.curves.size() > 8) v.curves.erase(v.curves.begin());
 }
 
+// Loads the built-in list and the chosen built-in corpus from assets/corpus/ (once each; a dropped
+// file is already loaded by open_corpus). A missing or broken asset leaves its message in corpus_error.
+void ensure_corpus(const ExplorerState& s, LabView& v) {
+  if (!v.corpus_text.empty() || !v.corpus_error.empty()) return;
+  try {
+    if (v.corpora.empty()) v.corpora = train::list_corpora(s.assets_dir);
+    const train::Corpus c = train::resolve_corpus(v.corpus_id, s.assets_dir);
+    v.corpus_name = c.name;
+    v.corpus_entropy = c.entropy_nats_per_byte;
+    v.corpus_text = c.text;
+  } catch (const std::exception& e) {
+    v.corpus_error = e.what();
+  }
+  v.built_for.clear();
+}
+
 // Rebuilds the run when the config changed (a scenario or a widget edited it).
 void ensure_trainer(LabView& v) {
   if (v.config.dump() == v.built_for) return;  // built (or refused) for this config already
@@ -42,9 +58,10 @@ void ensure_trainer(LabView& v) {
   v.sample.clear();
   v.built_for = v.config.dump();
   try {
+    if (v.corpus_text.empty()) throw std::runtime_error(v.corpus_error.empty() ? "no corpus loaded" : v.corpus_error);
     train::TrainConfig c = train::parse_config(v.config, "lab config");
     train::validate(c);
-    v.trainer = std::make_shared<train::Trainer>(c, v.corpus_text.empty() ? train::default_corpus() : v.corpus_text);
+    v.trainer = std::make_shared<train::Trainer>(c, v.corpus_text);
   } catch (const std::exception& e) {
     v.error = e.what();
     v.running = false;
@@ -88,6 +105,31 @@ bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, in
   return false;
 }
 
+// The corpus combo: the built-in corpora of assets/corpus/index.json, plus the dropped file if any.
+void draw_corpus_combo(ExplorerState& s, LabView& v) {
+  ensure_corpus(s, v);
+  const std::string shown = v.corpus_id.empty() ? "file: " + v.corpus_name : v.corpus_name.empty() ? v.corpus_id : v.corpus_name;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  if (ImGui::BeginCombo("corpus", shown.c_str())) {
+    for (const train::CorpusEntry& e : v.corpora) {
+      if (ImGui::Selectable(e.title.c_str(), e.id == v.corpus_id) && e.id != v.corpus_id) {
+        v.corpus_id = e.id;
+        v.corpus_text.clear();
+        v.corpus_error.clear();
+        ensure_corpus(s, v);
+        s.status = "training corpus: " + v.corpus_name;
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n(%s)", e.description.c_str(), e.license.c_str());
+    }
+    if (v.corpus_id.empty()) ImGui::Selectable(shown.c_str(), true);
+    ImGui::EndCombo();
+  }
+  track(s, "lab.corpus");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%.1f KiB%s; or drop a UTF-8 .txt file to train on it", double(v.corpus_text.size()) / 1024,
+                      v.corpus_entropy > 0 ? ", entropy known" : "");
+}
+
 void draw_controls(ExplorerState& s, LabView& v) {
   nlohmann::json& c = v.config;
   int_field("dp", c, "dp", 1, 8, 1);
@@ -111,6 +153,7 @@ void draw_controls(ExplorerState& s, LabView& v) {
   ImGui::SameLine();
   int_field("steps", c, "steps", 1, 100000, 300);
 
+  draw_corpus_combo(s, v);
   ensure_trainer(v);
   const bool can = v.trainer != nullptr;
   if (!can) ImGui::BeginDisabled();
@@ -133,8 +176,6 @@ void draw_controls(ExplorerState& s, LabView& v) {
   if (ImGui::Button("Clear curves")) v.curves.clear();
   ImGui::SameLine();
   ImGui::Checkbox("log loss axis", &v.log_axis);
-  ImGui::SameLine();
-  ImGui::TextDisabled("corpus: %s (drop a .txt file to train on it)", v.corpus_name.c_str());
   if (!v.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "Cannot run this layout: %s", v.error.c_str());
 }
 
@@ -147,10 +188,14 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   const double last = t.losses().empty() ? NAN : t.losses().back();
   ImGui::Text("step %d / %d   loss %.4f nats/byte   %lld parameters on %d workers", step, total, last,
               (long long)t.parameter_count(), t.config().parallel.workers());
-  if (v.builtin_entropy < 0) v.builtin_entropy = train::make_synthetic_language().entropy_nats_per_byte();
-  if (v.corpus_text.empty())
-    ImGui::TextDisabled("The built-in language has an entropy of %.3f nats/byte: no model can go below it.",
-                        v.builtin_entropy);
+  ImGui::SameLine();
+  ImGui::TextDisabled("   kernels: %s", t.backend_name());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.backend_note().c_str());
+  if (v.corpus_entropy > 0)
+    ImGui::TextDisabled("This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
+                        v.corpus_entropy);
+  else
+    ImGui::TextDisabled("The entropy of this text is unknown, so no floor is drawn.");
 
   const float w = ImGui::GetContentRegionAvail().x;
   const float left = std::max(300.0f, w * 0.55f);
@@ -158,7 +203,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   {
     std::vector<LabCurve> all = v.curves;
     all.push_back({layout_label(train::to_json(t.config())) + " (now)", t.losses()});
-    const double floor = v.corpus_text.empty() ? v.builtin_entropy : 0;
+    const double floor = v.corpus_entropy;  // drawn only when known (the synthetic language)
     lab_loss_chart("##loss", all, total, floor, v.log_axis, ImVec2(-1, 220));
     track(s, "lab.loss_chart");
     ImGui::TextUnformatted("Sample (temperature 0.8):");
@@ -224,10 +269,15 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
                      "loss from runs a thousand times smaller, at the size of this machine.");
   ImGui::Checkbox("quick sweep", &v.sweep_quick);
   ImGui::SameLine();
+  ensure_corpus(s, v);
+  if (v.corpus_text.empty()) {
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "No corpus: %s", v.corpus_error.c_str());
+    return;
+  }
   if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep->done() ? "Resume sweep" : "Run sweep"))) {
     if (!v.sweep || v.sweep->done())
       v.sweep = std::make_shared<train::ScalingSweep>(v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{},
-                                                      v.corpus_text.empty() ? train::default_corpus() : v.corpus_text);
+                                                      v.corpus_text);
     v.sweep_running = !v.sweep_running;
   }
   track(s, "lab.sweep");
@@ -274,12 +324,17 @@ void draw(ExplorerState& s) {
 
 bool open_corpus(ExplorerState& s, const std::string& name, const std::string& content) {
   if (name.size() < 4 || name.substr(name.size() - 4) != ".txt") return false;
-  if (content.size() < 1024) {
-    s.status = name + ": a corpus needs at least 1 KiB of text";
+  try {
+    train::check_corpus_text(content, name);  // UTF-8 (else the byte offset) and at least 1 KiB
+  } catch (const std::exception& e) {
+    s.status = e.what();
     return true;
   }
+  s.lab.corpus_id.clear();
   s.lab.corpus_text = content;
   s.lab.corpus_name = name;
+  s.lab.corpus_entropy = 0;
+  s.lab.corpus_error.clear();
   s.lab.built_for.clear();
   s.status = "training corpus: " + name + " (" + format_quantity(double(content.size()), "bytes") + ")";
   return true;

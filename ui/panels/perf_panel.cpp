@@ -244,9 +244,17 @@ void draw_results(ExplorerState& s) {
                      e.params / 1e9, e.iteration_time_s, e.achieved_tflops_per_gpu, 100 * e.mfu,
                      format_si(e.tokens_per_s).c_str());
   track(s, "perf.headline");
-  ImGui::Text("%.1f days for %.0f B tokens, %s GPU-hours, $%s", e.training_days, v.parsed.training.tokens / 1e9,
-              format_si(e.gpu_hours).c_str(), format_si(e.cost_usd).c_str());
-  draw_price_source(s);
+  if (v.parsed.cluster.price_per_gpu_hour_usd > 0) {
+    ImGui::Text("%.1f days for %.0f B tokens, %s GPU-hours, $%s", e.training_days, v.parsed.training.tokens / 1e9,
+                format_si(e.gpu_hours).c_str(), format_si(e.cost_usd).c_str());
+    draw_price_source(s);
+  } else {
+    // A custom cluster has no price: say so rather than print "$0".
+    ImGui::Text("%.1f days for %.0f B tokens, %s GPU-hours", e.training_days, v.parsed.training.tokens / 1e9,
+                format_si(e.gpu_hours).c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
+  }
   track(s, "perf.cost");
 
   ImGui::Spacing();

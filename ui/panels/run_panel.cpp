@@ -20,6 +20,7 @@ using nlohmann::json;
 
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
+  if (v.run_job) pump_sim_job(*v.run_job);  // the browser build's slices; nothing natively
   if (v.run_job && v.run_job->done) {
     const bool cancelled = v.run_job->cancel.load();
     if (!v.run_job->error.empty()) v.run_error = v.run_job->error;

@@ -3,8 +3,9 @@
 // slice of GPUs (one row each, coloured by what the GPU does), the per-class link utilisation over the
 // iteration, a heat map of every node's NIC, and the knobs that change the answer: stragglers, a
 // degraded node, NIC bandwidth, oversubscription, bucket size and overlap.
-// The simulation runs on a worker thread natively (the browser build runs it within the frame), so the
-// UI keeps drawing while 10,000 GPUs are simulated.
+// The simulation runs on a worker thread natively; the browser build (no threads) advances it a slice of
+// events per frame (sim::Simulation, pump_sim_job) under a progress bar with Cancel, so the page keeps
+// drawing while 10,000 GPUs are simulated.
 #include "core/format.h"
 #include "sim/sim.h"
 #include "ui/explorer.h"
@@ -13,6 +14,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #ifndef __EMSCRIPTEN__
@@ -23,31 +25,94 @@ namespace mc::ui {
 
 using nlohmann::json;
 
-// Runs a job (iteration, plus the run when run_days > 0) on a worker thread natively, at once on the web.
+namespace {
+
+// Events per slice: a few milliseconds of work at the native rate (~1e6 events/s), less in the browser.
+constexpr long long kSliceEvents = 2000;
+
+sim::SimOptions job_options(SimJob& job) {
+  sim::SimOptions o;
+  o.run_days = job.run_days;
+  o.seed = job.seed;
+  o.timeline_gpu = -1;
+  o.timeline_gpus = job.gpus;
+  o.max_timeline_spans = 4000;
+  o.include_critical_path_steps = true;
+  o.include_link_series = job.run_days <= 0;  // the run panel draws no link series
+  o.cancel = &job.cancel;
+  // With a run, the iteration is the first tenth of the bar and the run the rest.
+  const double run_share = job.run_days > 0 ? 0.9 : 0.0;
+  SimJob* raw = &job;
+  o.progress = [raw, run_share](double f) { raw->progress = 1 - run_share + run_share * f; };
+  return o;
+}
+
+void set_iteration_progress(SimJob& job, double f) { job.progress = (job.run_days > 0 ? 0.1 : 1.0) * f; }
+
+void finish_job(SimJob& job, sim::Simulation& sim) {
+  try {
+    job.result = sim.result();  // builds the JSON (and simulates the run, when asked)
+    if (job.result.contains("run") && job.result["run"].value("cancelled", false)) job.error = "cancelled";
+  } catch (const std::exception& e) {
+    job.error = e.what();
+  }
+  job.progress = 1.0;
+  job.done = true;
+}
+
+}  // namespace
+
 void start_sim_job(const Catalog& cat, std::shared_ptr<SimJob> job) {
-  auto work = [job, cat]() {
+#ifndef __EMSCRIPTEN__
+  // A worker thread with its own copy of the catalog; it stops between slices when cancelled.
+  std::thread([job, cat]() {
     try {
-      sim::SimOptions o;
-      o.run_days = job->run_days;
-      o.seed = job->seed;
-      o.timeline_gpu = -1;
-      o.timeline_gpus = job->gpus;
-      o.max_timeline_spans = 4000;
-      o.cancel = &job->cancel;
-      SimJob* raw = job.get();
-      o.progress = [raw](double f) { raw->progress = f; };
-      job->result = sim::simulate_json(cat, job->config, o, "panel config");
+      sim::Simulation sim(cat, job->config, job_options(*job), "panel config");
+      while (!sim.step(kSliceEvents * 10)) {
+        set_iteration_progress(*job, sim.progress());
+        if (job->cancel) {
+          job->error = "cancelled";
+          job->done = true;
+          return;
+        }
+      }
+      finish_job(*job, sim);
     } catch (const std::exception& e) {
       job->error = e.what();
+      job->done = true;
     }
-    job->progress = 1.0;
-    job->done = true;
-  };
-#ifndef __EMSCRIPTEN__
-  std::thread(work).detach();
+  }).detach();
 #else
-  work();
+  try {
+    job->sliced = std::make_shared<sim::Simulation>(cat, job->config, job_options(*job), "panel config");
+  } catch (const std::exception& e) {
+    job->error = e.what();
+    job->done = true;
+  }
 #endif
+}
+
+void pump_sim_job(SimJob& job, double budget_s) {
+  if (!job.sliced || job.done) return;
+  if (job.cancel) {
+    job.sliced.reset();
+    job.error = "cancelled";
+    job.done = true;
+    return;
+  }
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  try {
+    while (!job.sliced->step(kSliceEvents)) {
+      set_iteration_progress(job, job.sliced->progress());
+      if (std::chrono::duration<double>(clock::now() - t0).count() > budget_s) return;  // next frame
+    }
+    finish_job(job, *job.sliced);
+  } catch (const std::exception& e) {
+    job.error = e.what();
+    job.done = true;
+  }
+  job.sliced.reset();
 }
 
 namespace {
@@ -82,16 +147,57 @@ std::vector<int> slice_gpus(const SimView& v) {
   return g;
 }
 
+// Flattens the result's timelines (and the critical path) into rows, once per result: the Gantt is
+// drawn every frame and must not walk JSON then.
+void build_gantt(SimView& v) {
+  v.gantt.clear();
+  v.gantt_label_w = 0;
+  if (!v.iteration.contains("sim") || !v.iteration["sim"].contains("timelines")) return;
+  auto kind_index = [](const std::string& k) {
+    for (size_t i = 0; i < std::size(kGanttKinds); ++i)
+      if (k == kGanttKinds[i]) return uint8_t(i);
+    return uint8_t(std::size(kGanttKinds) - 1);
+  };
+  auto span_of = [&](const json& sp) {
+    return GanttSpan{sp["start_s"].get<double>(), sp["end_s"].get<double>(), kind_index(sp["kind"].get<std::string>()),
+                     int16_t(sp.value("micro_batch", -1)), int16_t(sp.value("chunk", -1))};
+  };
+  const json& cp = v.iteration["sim"]["critical_path"];
+  for (const json& row : v.iteration["sim"]["timelines"]) {
+    GanttRow r;
+    char label[96];
+    std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d", row["gpu"].get<int>(), row["stage"].get<int>(),
+                  row["replica"].get<int>());
+    r.label = label;
+    r.slow = row["speed"].get<double>() < 1;
+    for (const json& sp : row["spans"]) (sp["kind"] == "dp_comm" ? r.side : r.spans).push_back(span_of(sp));
+    if (cp.contains("steps"))
+      for (const json& st : cp["steps"])
+        if (st["class"] == row["class"] && st["stage"] == row["stage"]) r.critical.push_back(span_of(st));
+    auto by_start = [](const GanttSpan& a, const GanttSpan& b) { return a.start_s < b.start_s; };
+    std::stable_sort(r.spans.begin(), r.spans.end(), by_start);
+    std::stable_sort(r.side.begin(), r.side.end(), by_start);
+    std::stable_sort(r.critical.begin(), r.critical.end(), by_start);
+    v.gantt.push_back(std::move(r));
+  }
+}
+
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
   const std::string key = v.config.dump() + "|" + std::to_string(v.slice_first) + "," +
                           std::to_string(v.slice_count) + "," + std::to_string(v.slice_stride);
+  if (v.iteration_job) pump_sim_job(*v.iteration_job);
   if (v.iteration_job && v.iteration_job->done) {
-    v.iteration = std::move(v.iteration_job->result);
-    v.iteration_error = v.iteration_job->error;
+    if (v.iteration_job->error == "cancelled") {
+      v.iteration_cancelled = true;  // keep the last result on screen
+    } else {
+      v.iteration = std::move(v.iteration_job->result);
+      v.iteration_error = v.iteration_job->error;
+      build_gantt(v);
+    }
     v.iteration_job.reset();
   }
-  if (key != v.iteration_for && !v.iteration_job) {
+  if (key != v.iteration_for && !v.iteration_job && !v.iteration_cancelled) {
     v.iteration_for = key;
     auto job = std::make_shared<SimJob>();
     job->config = v.config;
@@ -147,9 +253,29 @@ void draw_knobs(ExplorerState& s) {
   ImGui::PopItemWidth();
 }
 
+// Draws one stream of a row: spans under one pixel merge into the pixel (so 10^4 spans cost ~width rects).
+void draw_spans(ImDrawList* dl, const std::vector<GanttSpan>& spans, double a, double span, float x0, float width,
+                float yt, float yb, bool outline) {
+  auto first = std::lower_bound(spans.begin(), spans.end(), a,
+                                [](const GanttSpan& sp, double t) { return sp.start_s < t; });
+  if (first != spans.begin()) --first;
+  // Earlier spans may still reach into the window (they are sorted by start, not end): look back a bit.
+  for (int back = 0; back < 64 && first != spans.begin() && (first - 1)->end_s > a; ++back) --first;
+  float last_px = -1e9f;
+  for (auto it = first; it != spans.end() && it->start_s <= a + span; ++it) {
+    if (it->end_s < a) continue;
+    const float px0 = x0 + float((std::max(it->start_s, a) - a) / span * width);
+    const float px1 = x0 + float((std::min(it->end_s, a + span) - a) / span * width);
+    if (px1 < last_px + 1 && px0 < last_px + 1 && !outline) continue;  // this pixel is drawn already
+    const ImU32 col = span_color(kGanttKinds[it->kind]);
+    if (outline) dl->AddRectFilled(ImVec2(px0, yt), ImVec2(std::max(px1, px0 + 1), yb), IM_COL32(255, 255, 255, 230));
+    else dl->AddRectFilled(ImVec2(px0, yt), ImVec2(std::max(px1, px0 + 1), yb), col);
+    last_px = std::max(px1, px0 + 1);
+  }
+}
+
 void draw_gantt(ExplorerState& s, const json& it) {
   SimView& v = s.sim;
-  const json& rows = it["sim"]["timelines"];
   const double T = it["iteration_time_s"].get<double>();
   if (v.view_span_s <= 0 || v.view_span_s > T) v.view_span_s = T;
   v.view_start_s = std::clamp(v.view_start_s, 0.0, std::max(0.0, T - v.view_span_s));
@@ -168,56 +294,64 @@ void draw_gantt(ExplorerState& s, const json& it) {
   track(s, "sim.one_per_stage");
   ImGui::SameLine();
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
-  ImGui::TextDisabled("wheel: zoom at the mouse, drag: pan; %s shown of %s",
+  ImGui::TextDisabled("wheel: zoom at the mouse, drag: pan; %s shown of %s; white: the critical path",
                       format_quantity(v.view_span_s, "s").c_str(), format_quantity(T, "s").c_str());
   legend();
-  const float label_w = 150, row_h = 14;
-  const float width = std::max(200.0f, ImGui::GetContentRegionAvail().x - label_w);
-  const float height = row_h * float(rows.size()) + 4;
+  // Labels: as wide as the widest one (measured with the current font), so none runs under the bars.
+  const float pad = ImGui::GetStyle().ItemSpacing.x;
+  if (v.gantt_label_w <= 0)
+    for (const GanttRow& r : v.gantt)
+      v.gantt_label_w = std::max(v.gantt_label_w, ImGui::CalcTextSize((r.label + "  slow").c_str()).x);
+  const float label_w = v.gantt_label_w + pad;
+  const float row_h = std::max(14.0f, ImGui::GetTextLineHeight() + 3);
+  const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x - label_w - pad);
+  const float height = row_h * float(v.gantt.size()) + 4;
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("gantt", ImVec2(label_w + width, height));
   track(s, "sim.gantt");
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImGuiIO& io = ImGui::GetIO();
+  const float x0 = p0.x + label_w;
   if (ImGui::IsItemHovered() && io.MouseWheel != 0) {
-    const double at = v.view_start_s + (io.MousePos.x - p0.x - label_w) / width * v.view_span_s;
+    const double at = v.view_start_s + (io.MousePos.x - x0) / width * v.view_span_s;
     v.view_span_s = std::clamp(v.view_span_s * std::pow(0.8, io.MouseWheel), T * 1e-5, T);
-    v.view_start_s = at - (io.MousePos.x - p0.x - label_w) / width * v.view_span_s;
+    v.view_start_s = at - (io.MousePos.x - x0) / width * v.view_span_s;
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left))
     v.view_start_s -= io.MouseDelta.x / width * v.view_span_s;
+  v.view_start_s = std::clamp(v.view_start_s, 0.0, std::max(0.0, T - v.view_span_s));
   const double a = v.view_start_s, span = v.view_span_s;
-  int r = 0;
-  for (const json& row : rows) {
-    const float y = p0.y + r * row_h;
-    char label[96];
-    std::snprintf(label, sizeof label, "GPU %d  st %d rep %d%s", row["gpu"].get<int>(), row["stage"].get<int>(),
-                  row["replica"].get<int>(), row["speed"].get<double>() < 1 ? " slow" : "");
-    dl->AddText(ImVec2(p0.x, y), IM_COL32(220, 220, 220, 255), label);
-    for (const json& sp : row["spans"]) {
-      const double s0 = sp["start_s"], s1 = sp["end_s"];
-      if (s1 < a || s0 > a + span) continue;
-      const float x0 = p0.x + label_w + float((std::max(s0, a) - a) / span * width);
-      const float x1 = p0.x + label_w + float((std::min(s1, a + span) - a) / span * width);
-      const std::string kind = sp["kind"];
-      const bool side = kind == "dp_comm";  // the gradient stream runs beside the compute stream
-      const float yt = side ? y + row_h * 0.65f : y + 1, yb = side ? y + row_h - 1 : y + row_h * 0.62f;
-      dl->AddRectFilled(ImVec2(x0, yt), ImVec2(std::max(x1, x0 + 1), yb), span_color(kind));
+  for (size_t r = 0; r < v.gantt.size(); ++r) {
+    const GanttRow& row = v.gantt[r];
+    const float y = p0.y + float(r) * row_h;
+    dl->PushClipRect(ImVec2(p0.x, y), ImVec2(x0 - pad * 0.5f, y + row_h), true);
+    dl->AddText(ImVec2(p0.x, y + 1), IM_COL32(220, 220, 220, 255), row.label.c_str());
+    if (row.slow) {
+      const float lx = p0.x + ImGui::CalcTextSize(row.label.c_str()).x;
+      dl->AddText(ImVec2(lx, y + 1), IM_COL32(240, 120, 120, 255), "  slow");
     }
-    ++r;
+    dl->PopClipRect();
+    dl->PushClipRect(ImVec2(x0, y), ImVec2(x0 + width, y + row_h), true);
+    draw_spans(dl, row.spans, a, span, x0, width, y + 2, y + row_h * 0.62f, false);
+    // The gradient stream runs beside the compute stream; the critical path as a white line on top.
+    draw_spans(dl, row.side, a, span, x0, width, y + row_h * 0.66f, y + row_h - 1, false);
+    draw_spans(dl, row.critical, a, span, x0, width, y, y + 2, true);
+    dl->PopClipRect();
   }
   if (ImGui::IsItemHovered()) {
-    const double t = a + (io.MousePos.x - p0.x - label_w) / width * span;
-    const int row = int((io.MousePos.y - p0.y) / row_h);
-    if (row >= 0 && row < int(rows.size()) && t >= 0)
-      for (const json& sp : rows[size_t(row)]["spans"])
-        if (sp["start_s"].get<double>() <= t && t <= sp["end_s"].get<double>()) {
-          ImGui::SetTooltip("%s  mb %d  chunk %d\n%s .. %s (%s)", sp["kind"].get<std::string>().c_str(),
-                            sp["micro_batch"].get<int>(), sp["chunk"].get<int>(),
-                            format_quantity(sp["start_s"], "s").c_str(), format_quantity(sp["end_s"], "s").c_str(),
-                            format_quantity(sp["end_s"].get<double>() - sp["start_s"].get<double>(), "s").c_str());
-          break;
-        }
+    const double t = a + (io.MousePos.x - x0) / width * span;
+    const int r = int((io.MousePos.y - p0.y) / row_h);
+    if (r >= 0 && r < int(v.gantt.size()) && t >= 0 && io.MousePos.x >= x0) {
+      const auto& spans = v.gantt[size_t(r)].spans;
+      auto hit = std::upper_bound(spans.begin(), spans.end(), t,
+                                  [](double x, const GanttSpan& sp) { return x < sp.start_s; });
+      if (hit != spans.begin() && (hit - 1)->end_s >= t) {
+        const GanttSpan& sp = *(hit - 1);
+        ImGui::SetTooltip("%s  mb %d  chunk %d\n%s .. %s (%s)", kGanttKinds[sp.kind], sp.micro_batch, sp.chunk,
+                          format_quantity(sp.start_s, "s").c_str(), format_quantity(sp.end_s, "s").c_str(),
+                          format_quantity(sp.end_s - sp.start_s, "s").c_str());
+      }
+    }
   }
 }
 
@@ -289,7 +423,17 @@ void draw(ExplorerState& s) {
                      "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
   draw_knobs(s);
   if (v.iteration_job) {
+    ImGui::ProgressBar(float(v.iteration_job->progress.load()), ImVec2(240, 0));
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) v.iteration_job->cancel = true;
+    track(s, "sim.cancel");
+    ImGui::SameLine();
     ImGui::TextColored(accent_color(), "simulating %d GPUs...", v.config["cluster"].value("gpus", 0));
+  } else if (v.iteration_cancelled) {
+    ImGui::TextColored(accent_color(), "cancelled: the timeline below is the previous configuration's.");
+    ImGui::SameLine();
+    if (ImGui::Button("Simulate")) v.iteration_cancelled = false;
+    track(s, "sim.restart");
   }
   if (!v.iteration_error.empty()) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", v.iteration_error.c_str());
@@ -312,6 +456,17 @@ void draw(ExplorerState& s) {
   ImGui::TextDisabled("%lld events in %.1f ms (%.2g events/s); %zu replica classes simulated for %d replicas",
                       sim["events"].get<long long>(), sim["wall_s"].get<double>() * 1e3,
                       sim["events_per_s"].get<double>(), sim["replica_classes"].size(), it["layout"]["dp"].get<int>());
+  {
+    // The critical path, and whether it crosses replicas (a straggler elsewhere holds everyone up).
+    const json& cp = sim["critical_path"];
+    std::string classes;
+    for (const json& c : cp.value("replica_classes", json::array())) classes += (classes.empty() ? "" : " > ") + c.dump();
+    ImGui::TextDisabled("critical path: %zu stage hops, replica classes %s; compute %s, dp %s",
+                        cp["stages"].size(), classes.c_str(),
+                        format_quantity(cp.value("forward_s", 0.0) + cp.value("backward_s", 0.0), "s").c_str(),
+                        format_quantity(cp.value("dp_wait_s", 0.0) + cp.value("dp_comm_s", 0.0), "s").c_str());
+    track(s, "sim.critical_path");
+  }
   if (ImGui::BeginTabBar("simtabs")) {
     if (ImGui::BeginTabItem("Timeline")) {
       draw_gantt(s, it);

@@ -3,6 +3,7 @@
 // setting lab.running = true; the panel rebuilds the run when the config changes.
 #pragma once
 
+#include "train/corpus.h"
 #include "train/scaling.h"
 #include "train/train.h"
 
@@ -28,7 +29,6 @@ struct LabView {
   bool running = true;         // train a few steps every frame (the lab starts live when opened)
   bool step_once = false;      // one step on the next frame (the Step button; scenarios may set it)
   double frame_budget_ms = 6;  // training time per frame (at least one step when running)
-  double builtin_entropy = -1; // nats/byte of the built-in language (computed once)
 
   std::shared_ptr<train::Trainer> trainer;  // rebuilt when config changes
   std::string built_for;                    // config.dump() of trainer
@@ -38,8 +38,14 @@ struct LabView {
   int sample_every = 50;
   bool log_axis = true;
 
-  std::string corpus_name = "built-in synthetic language";
-  std::string corpus_text;  // empty: the built-in corpus
+  // The training text: a built-in corpus of assets/corpus/index.json (corpus_id) or a dropped file
+  // (corpus_id empty). Loaded on first use, and again when the combo picks another built-in.
+  std::string corpus_id = "synthetic";
+  std::string corpus_name;
+  std::string corpus_text;           // empty: not loaded yet
+  double corpus_entropy = 0;         // nats/byte when the text's entropy is known (the synthetic language), else 0
+  std::string corpus_error;          // why the corpus could not be loaded
+  std::vector<train::CorpusEntry> corpora;  // the built-in list, read once
 
   // The scaling sweep, advanced in slices per frame.
   std::shared_ptr<train::ScalingSweep> sweep;

@@ -2,20 +2,24 @@
 // The config is the JSON `megacluster simulate` reads (the estimate config plus stragglers,
 // degraded_links, sim, failures, checkpoint, data), so a scenario can set any key, e.g.
 //   s.sim.config["stragglers"] = json::array({{{"gpu", 0}, {"speed", 0.5}}});
-// and the panels re-simulate on the next frame (in the background natively; the browser build runs the
-// iteration at once and the run in slices).
+// and the panels re-simulate on the next frame (on a worker thread natively; the browser build, which has
+// no threads, advances the iteration a slice of events per frame with sim::Simulation, pump_sim_job).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace mc {
 struct Catalog;
+namespace sim {
+class Simulation;
 }
+}  // namespace mc
 
 namespace mc::ui {
 
@@ -29,7 +33,25 @@ struct SimJob {
   std::atomic<bool> cancel{false};
   std::atomic<double> progress{0};
   nlohmann::json result;            // written by the worker before `done`
-  std::string error;
+  std::string error;                // "cancelled" when stopped by `cancel`
+  // Browser build: the simulation in flight, advanced by pump_sim_job a time budget per frame.
+  std::shared_ptr<sim::Simulation> sliced;
+};
+
+// One Gantt row, flattened from the result once (drawing walks these each frame, not the JSON).
+struct GanttSpan {
+  double start_s, end_s;
+  uint8_t kind;               // index into kGanttKinds
+  int16_t micro_batch, chunk;
+};
+inline constexpr const char* kGanttKinds[] = {"forward", "backward", "tp_comm", "pp_send", "pp_wait",
+                                              "dp_comm", "dp_wait", "optimizer", "critical"};
+struct GanttRow {
+  std::string label;          // "GPU 624  stage 1  replica 0"
+  bool slow = false;
+  std::vector<GanttSpan> spans;     // compute stream, sorted by start
+  std::vector<GanttSpan> side;      // dp_comm stream, sorted by start
+  std::vector<GanttSpan> critical;  // the critical path where it runs on this row's class and stage
 };
 
 struct SimView {
@@ -51,6 +73,9 @@ struct SimView {
   nlohmann::json iteration;         // simulate_json output without "run"
   std::string iteration_error;
   std::shared_ptr<SimJob> iteration_job;
+  bool iteration_cancelled = false;  // the user stopped it: keep the last result until asked again
+  std::vector<GanttRow> gantt;       // rows of `iteration`, flattened
+  float gantt_label_w = 0;           // widest row label, pixels (measured when the rows change)
   // Run results (computed on request: the Run button, or a scenario setting run_requested).
   bool run_requested = false;
   std::string run_for;
@@ -62,5 +87,10 @@ struct SimView {
 // Runs `job` (the iteration, and the run when run_days > 0) on a worker thread natively, within the call
 // in the browser build; sets job->done when finished (ui/panels/sim_panel.cpp).
 void start_sim_job(const Catalog& cat, std::shared_ptr<SimJob> job);
+
+// Browser build: advances `job` for about `budget_s` of host time (in slices of events), setting
+// job.done when finished; a cancelled job ends at once. Natively the worker thread does the work and
+// this does nothing. Call once per frame while the job is in flight.
+void pump_sim_job(SimJob& job, double budget_s = 0.008);
 
 }  // namespace mc::ui

@@ -1,0 +1,768 @@
+// train_kernels.cu - the training lab's kernels on a CUDA GPU; see train_kernels.h for the contract.
+// Each kernel computes what its CPU reference in engine/train/ops.cpp computes, with the same formulas,
+// so tests compare them element by element (only summation order and fused multiply-adds differ).
+#include "cuda/train_kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cmath>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mc::cuda {
+namespace {
+
+[[noreturn]] void fail(const std::string& call, const std::string& what) {
+  throw std::runtime_error("CUDA: " + call + " failed: " + what);
+}
+
+void check(cudaError_t e, const char* call) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so the next call starts clean
+  fail(call, std::string(cudaGetErrorString(e)) + " (" + std::to_string(int(e)) + ")");
+}
+#define MC_CUDA(call) check((call), #call)
+// Launch errors (bad configuration, no kernel image for this GPU) surface at cudaGetLastError.
+#define MC_LAUNCHED(kernel) check(cudaGetLastError(), #kernel " launch")
+
+// ---- cuBLAS, opened at run time (see header) ----------------------------------------------------------
+struct Cublas {
+  void* lib = nullptr;
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasSetMathMode) set_math_mode = nullptr;
+  decltype(&cublasGetStatusString) status_string = nullptr;
+  decltype(&cublasSgemmStridedBatched) sgemm_strided_batched = nullptr;
+  cublasHandle_t handle = nullptr;
+};
+
+template <class F>
+void load_symbol(void* lib, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  if (!f) fail("dlsym(" + std::string(name) + ")", "symbol not found in libcublas");
+}
+
+void check_blas(const Cublas& b, cublasStatus_t s, const char* call) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  fail(call, std::string(b.status_string ? b.status_string(s) : "cuBLAS error") + " (" + std::to_string(int(s)) +
+                 ")");
+}
+
+void load_cublas(Cublas& b) {
+  const char* names[] = {"libcublas.so.13", "libcublas.so", "/usr/local/cuda/lib64/libcublas.so.13",
+                         "/usr/local/cuda/lib64/libcublas.so"};
+  std::string errors;
+  for (const char* n : names) {
+    b.lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
+    if (b.lib) break;
+    const char* e = dlerror();
+    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : n);
+  }
+  if (!b.lib) fail("dlopen(libcublas)", errors);
+  load_symbol(b.lib, "cublasCreate_v2", b.create);
+  load_symbol(b.lib, "cublasDestroy_v2", b.destroy);
+  load_symbol(b.lib, "cublasSetMathMode", b.set_math_mode);
+  load_symbol(b.lib, "cublasGetStatusString", b.status_string);
+  load_symbol(b.lib, "cublasSgemmStridedBatched", b.sgemm_strided_batched);
+  check_blas(b, b.create(&b.handle), "cublasCreate");
+  // Plain fp32: no TF32 tensor-op rounding of the inputs, so the GPU matches the CPU reference to fp32.
+  check_blas(b, b.set_math_mode(b.handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+}
+
+// ---- the one context: cuBLAS handle, scratch pool, lock -----------------------------------------------
+struct Context {
+  std::mutex mu;
+  bool initialised = false;
+  std::string error;  // set when initialisation failed: every later call reports it
+  Cublas blas;
+  std::vector<std::pair<void*, int64_t>> slots;  // grow-only device buffers for the host wrappers
+};
+
+// Never destroyed: at process exit the CUDA runtime may already be torn down, and freeing then fails.
+Context& context() {
+  static Context* c = new Context;
+  return *c;
+}
+
+void init_locked(Context& c) {
+  if (c.initialised) {
+    if (!c.error.empty()) throw std::runtime_error(c.error);
+    return;
+  }
+  c.initialised = true;
+  try {
+    int n = 0;
+    MC_CUDA(cudaGetDeviceCount(&n));
+    if (n == 0) fail("cudaGetDeviceCount", "no CUDA device");
+    MC_CUDA(cudaSetDevice(0));
+    load_cublas(c.blas);
+  } catch (const std::exception& e) {
+    c.error = e.what();
+    throw;
+  }
+}
+
+// Holds the lock for one public call, after making sure the context is ready.
+class Session {
+ public:
+  Session() : c_(context()), lock_(c_.mu) { init_locked(c_); }
+  Context& ctx() { return c_; }
+
+ private:
+  Context& c_;
+  std::lock_guard<std::mutex> lock_;
+};
+
+void* slot(Context& c, size_t i, int64_t bytes) {
+  if (c.slots.size() <= i) c.slots.resize(i + 1, {nullptr, 0});
+  auto& s = c.slots[i];
+  if (s.second < bytes) {
+    if (s.first) MC_CUDA(cudaFree(s.first));
+    s = {nullptr, 0};
+    MC_CUDA(cudaMalloc(&s.first, size_t(bytes)));
+    s.second = bytes;
+  }
+  return s.first;
+}
+float* slot_f(Context& c, size_t i, int64_t n) { return static_cast<float*>(slot(c, i, n * int64_t(sizeof(float)))); }
+
+template <class T>
+T* upload(Context& c, size_t i, const T* host, int64_t n) {
+  T* d = static_cast<T*>(slot(c, i, n * int64_t(sizeof(T))));
+  if (host && n > 0) MC_CUDA(cudaMemcpy(d, host, size_t(n) * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+template <class T>
+void download(T* host, const T* dev, int64_t n) {
+  if (host && n > 0) MC_CUDA(cudaMemcpy(host, dev, size_t(n) * sizeof(T), cudaMemcpyDeviceToHost));
+}
+
+// ---- kernels --------------------------------------------------------------------------------------------
+constexpr int kBlock = 256;                 // threads per block everywhere (8 warps)
+constexpr int kWarpsPerBlock = kBlock / 32;
+constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
+
+unsigned blocks_for(int64_t n) {
+  const int64_t b = (n + kBlock - 1) / kBlock;
+  return unsigned(b < 65535LL * 32 ? b : 65535LL * 32);  // element kernels loop (grid-stride) past this
+}
+
+// Warp-per-row kernels are not grid-stride: one warp for each row, so the grid must cover every row.
+unsigned row_blocks(int64_t rows) {
+  const int64_t b = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  if (b > 0x7fffffffLL) fail("row kernel launch", std::to_string(rows) + " rows exceed the grid limit");
+  return unsigned(b);
+}
+
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Whole-block reductions (blockDim.x a multiple of 32); every thread gets the result.
+__device__ float block_sum(float v, float* sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();  // sh may still be read from the previous reduction
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  return warp_sum(lane < nw ? sh[lane] : 0.0f);
+}
+__device__ float block_max(float v, float* sh) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  v = warp_max(v);
+  __syncthreads();
+  if (lane == 0) sh[warp] = v;
+  __syncthreads();
+  return warp_max(lane < nw ? sh[lane] : -INFINITY);
+}
+
+// LayerNorm forward (Ba et al. 2016, Eq. 3-4), one warp per row, two passes (mean, then variance of the
+// centred values) as the CPU does, eps 1e-5 inside the square root.
+__global__ void layernorm_forward_kernel(float* out, float* mean, float* rstd, const float* x, const float* w,
+                                         const float* b, int N, int C) {
+  const int64_t row = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= N) return;  // the whole warp leaves together, so the shuffles below stay full-warp
+  const float* xi = x + row * C;
+  float s = 0;
+  for (int c = lane; c < C; c += 32) s += xi[c];
+  const float m = warp_sum(s) / float(C);
+  float v = 0;
+  for (int c = lane; c < C; c += 32) v += (xi[c] - m) * (xi[c] - m);
+  const float r = 1.0f / sqrtf(warp_sum(v) / float(C) + 1e-5f);
+  float* o = out + row * C;
+  for (int c = lane; c < C; c += 32) o[c] = (xi[c] - m) * r * w[c] + b[c];
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = r;
+  }
+}
+
+// LayerNorm backward, input gradient: dx += rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)),
+// dnorm = dout * w (the standard derivation, as in llm.c's layernorm_backward). One warp per row.
+__global__ void layernorm_backward_dx_kernel(float* dx, const float* dout, const float* x, const float* w,
+                                             const float* mean, const float* rstd, int N, int C) {
+  const int64_t row = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= N) return;
+  const float* d = dout + row * C;
+  const float* xi = x + row * C;
+  const float m = mean[row], s = rstd[row];
+  float a = 0, an = 0;
+  for (int c = lane; c < C; c += 32) {
+    const float n = (xi[c] - m) * s, dn = d[c] * w[c];
+    a += dn;
+    an += dn * n;
+  }
+  const float dn_mean = warp_sum(a) / float(C), dn_norm_mean = warp_sum(an) / float(C);
+  float* dxi = dx + row * C;
+  for (int c = lane; c < C; c += 32) {
+    const float n = (xi[c] - m) * s;
+    dxi[c] += (d[c] * w[c] - dn_mean - n * dn_norm_mean) * s;
+  }
+}
+
+// Column sums over N rows, accumulated: a block of 32 columns x 16 row lanes, summed through shared
+// memory in a fixed order (no atomics, so a run repeats bit for bit). With x/mean/rstd given it sums
+// dout * norm (LayerNorm's dw) into dw as well as dout (db) into db; otherwise only db (a bias gradient).
+constexpr int kColRows = 16;
+__global__ void column_grad_kernel(float* dw, float* db, const float* dout, const float* x, const float* mean,
+                                   const float* rstd, int N, int C) {
+  __shared__ float sw[kColRows][33], sb[kColRows][33];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int c = blockIdx.x * 32 + tx;
+  float aw = 0, ab = 0;
+  if (c < C)
+    for (int i = ty; i < N; i += kColRows) {
+      const float d = dout[int64_t(i) * C + c];
+      ab += d;
+      if (x) aw += (x[int64_t(i) * C + c] - mean[i]) * rstd[i] * d;
+    }
+  sw[ty][tx] = aw;
+  sb[ty][tx] = ab;
+  __syncthreads();
+  if (ty == 0 && c < C) {
+    float tw = 0, tb = 0;
+    for (int r = 0; r < kColRows; ++r) {
+      tw += sw[r][tx];
+      tb += sb[r][tx];
+    }
+    if (dw) dw[c] += tw;
+    if (db) db[c] += tb;
+  }
+}
+
+// GELU, tanh form (Hendrycks & Gimpel 2016, Sec. 2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+__global__ void gelu_forward_kernel(float* out, const float* x, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float v = x[i];
+    const float t = tanhf(kGeluK * (v + 0.044715f * v * v * v));
+    out[i] = 0.5f * v * (1.0f + t);
+  }
+}
+// d/dx of the above: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+__global__ void gelu_backward_kernel(float* dx, const float* x, const float* dout, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float v = x[i];
+    const float t = tanhf(kGeluK * (v + 0.044715f * v * v * v));
+    const float g = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kGeluK * (1.0f + 3.0f * 0.044715f * v * v);
+    dx[i] = dout[i] * g;
+  }
+}
+
+// Softmax cross-entropy forward, one block per row: max-subtracted exponentials (the stable softmax),
+// probabilities in place, the row's loss -log p[target] (in double, floored at 1e-30 as the CPU does).
+__global__ void softmax_xent_forward_kernel(float* logits, const int32_t* targets, double* row_loss, int V) {
+  __shared__ float sh[32];
+  float* r = logits + int64_t(blockIdx.x) * V;
+  float mx = -INFINITY;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) mx = fmaxf(mx, r[j]);
+  mx = block_max(mx, sh);
+  float s = 0;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) {
+    const float e = expf(r[j] - mx);
+    r[j] = e;
+    s += e;
+  }
+  const float inv = 1.0f / block_sum(s, sh);
+  for (int j = threadIdx.x; j < V; j += blockDim.x) r[j] *= inv;
+  __syncthreads();  // the target's probability was written by another thread
+  if (threadIdx.x == 0) {
+    const int t = targets[blockIdx.x];
+    row_loss[blockIdx.x] = (t >= 0 && t < V) ? -log(fmax(double(r[t]), 1e-30)) : nan("");
+  }
+}
+// dlogits = (probs - onehot(target)) * scale, in place.
+__global__ void softmax_xent_backward_kernel(float* probs, const int32_t* targets, int64_t n, int V, float scale) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = i / V;
+    const int j = int(i - row * V);
+    const float p = probs[i];
+    probs[i] = (j == targets[row] ? p - 1.0f : p) * scale;
+  }
+}
+
+// Causal softmax of attention scores (Vaswani et al. 2017, Eq. 1, with the decoder's mask): row i of
+// each (T,T) matrix keeps columns j <= i; softmax(scores * 1/sqrt(hs)); masked entries set to 0. One
+// warp per row; rows = B*Hl*T.
+__global__ void causal_softmax_kernel(float* att, int64_t rows, int T, float scale) {
+  const int64_t row = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const int i = int(row % T);
+  float* p = att + row * T;
+  float mx = -INFINITY;
+  for (int j = lane; j <= i; j += 32) mx = fmaxf(mx, p[j] * scale);
+  mx = warp_max(mx);
+  float s = 0;
+  for (int j = lane; j <= i; j += 32) {
+    const float e = expf(p[j] * scale - mx);
+    p[j] = e;
+    s += e;
+  }
+  const float inv = 1.0f / warp_sum(s);
+  for (int j = lane; j < T; j += 32) p[j] = j <= i ? p[j] * inv : 0.0f;
+}
+// Softmax backward through the mask: dS = P * (dP - sum_j P dP) * 1/sqrt(hs), 0 above the diagonal.
+__global__ void causal_softmax_backward_kernel(float* ds, const float* p, int64_t rows, int T, float scale) {
+  const int64_t row = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const int i = int(row % T);
+  float* r = ds + row * T;
+  const float* pr = p + row * T;
+  float dot = 0;
+  for (int j = lane; j <= i; j += 32) dot += pr[j] * r[j];
+  dot = warp_sum(dot);
+  for (int j = lane; j < T; j += 32) r[j] = j <= i ? pr[j] * (r[j] - dot) * scale : 0.0f;
+}
+
+// y(N,M) rows = bias(M), before the product is accumulated onto them.
+__global__ void fill_rows_kernel(float* y, const float* bias, int64_t n, int M) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = bias[i % M];
+}
+
+// AdamW (Loshchilov & Hutter 2019, Alg. 2, decoupled weight decay), the trainer's exact formula.
+__global__ void adamw_kernel(float* P, const float* G, float* M, float* Vv, int64_t n, float lr, float b1, float b2,
+                             float c1, float c2, float eps, float wd, float cs) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float g = G[i] * cs;
+    const float m = b1 * M[i] + (1 - b1) * g;
+    const float v = b2 * Vv[i] + (1 - b2) * g * g;
+    M[i] = m;
+    Vv[i] = v;
+    const float mh = m * c1, vh = v * c2;
+    P[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * P[i]);
+  }
+}
+
+// ---- implementations on device pointers (caller holds the Session) ------------------------------------
+// Row-major strided-batched product through cuBLAS (mapping in colmajor_gemm_for_rowmajor): batch item i
+// uses A + i*sA, B + i*sB, C + i*sC.
+void gemm_strided(Context& c, bool ta, bool tb, int M, int N, int K, const float* A, int lda, int64_t sA,
+                  const float* B, int ldb, int64_t sB, float* C, int ldc, int64_t sC, int batch, bool accumulate) {
+  if (M <= 0 || N <= 0 || batch <= 0) return;
+  const ColMajorGemm g = colmajor_gemm_for_rowmajor(ta, tb, M, N, K, A, lda, B, ldb, accumulate);
+  const float alpha = 1.0f;
+  check_blas(c.blas,
+             c.blas.sgemm_strided_batched(c.blas.handle, g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                          g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &alpha, g.first,
+                                          g.ld_first, sB, g.second, g.ld_second, sA, &g.beta, C, ldc, sC, batch),
+             "cublasSgemmStridedBatched");
+}
+
+void layernorm_forward_impl(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b,
+                            int N, int C) {
+  if (N <= 0 || C <= 0) return;
+  layernorm_forward_kernel<<<row_blocks(N), kBlock>>>(out, mean, rstd, x, w, b, N, C);
+  MC_LAUNCHED(layernorm_forward_kernel);
+}
+
+void layernorm_backward_impl(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                             const float* mean, const float* rstd, int N, int C) {
+  if (N <= 0 || C <= 0) return;
+  layernorm_backward_dx_kernel<<<row_blocks(N), kBlock>>>(dx, dout, x, w, mean, rstd, N, C);
+  MC_LAUNCHED(layernorm_backward_dx_kernel);
+  column_grad_kernel<<<unsigned((C + 31) / 32), dim3(32, kColRows)>>>(dw, db, dout, x, mean, rstd, N, C);
+  MC_LAUNCHED(column_grad_kernel);
+}
+
+void gelu_forward_impl(float* out, const float* x, int64_t n) {
+  if (n <= 0) return;
+  gelu_forward_kernel<<<blocks_for(n), kBlock>>>(out, x, n);
+  MC_LAUNCHED(gelu_forward_kernel);
+}
+void gelu_backward_impl(float* dx, const float* x, const float* dout, int64_t n) {
+  if (n <= 0) return;
+  gelu_backward_kernel<<<blocks_for(n), kBlock>>>(dx, x, dout, n);
+  MC_LAUNCHED(gelu_backward_kernel);
+}
+
+// Attention (as ops::attention_forward): per batch row b, the Hl heads are one strided batch (head h's
+// q/k/v columns start h*hs further along each token's qkv row; its (T,T) block of att is T*T further).
+void attention_forward_impl(Context& c, float* out, float* att, const float* qkv, int B, int T, int Hl, int hs) {
+  if (B <= 0 || T <= 0 || Hl <= 0 || hs <= 0) return;
+  const int D = Hl * hs;
+  const int64_t TT = int64_t(T) * T;
+  for (int b = 0; b < B; ++b) {
+    const float* q = qkv + int64_t(b) * T * 3 * D;
+    gemm_strided(c, false, true, T, T, hs, q, 3 * D, hs, q + D, 3 * D, hs, att + int64_t(b) * Hl * TT, T, TT, Hl,
+                 false);  // scores = q k^T
+  }
+  const int64_t rows = int64_t(B) * Hl * T;
+  causal_softmax_kernel<<<row_blocks(rows), kBlock>>>(att, rows, T, 1.0f / sqrtf(float(hs)));
+  MC_LAUNCHED(causal_softmax_kernel);
+  for (int b = 0; b < B; ++b) {
+    const float* v = qkv + int64_t(b) * T * 3 * D + 2 * D;
+    gemm_strided(c, false, false, T, hs, T, att + int64_t(b) * Hl * TT, T, TT, v, 3 * D, hs, out + int64_t(b) * T * D,
+                 D, hs, Hl, false);  // out = P v
+  }
+}
+
+void attention_backward_impl(Context& c, float* dqkv, const float* dout, const float* qkv, const float* att,
+                             float* scratch, int B, int T, int Hl, int hs) {
+  if (B <= 0 || T <= 0 || Hl <= 0 || hs <= 0) return;
+  const int D = Hl * hs;
+  const int64_t TT = int64_t(T) * T;
+  const float scale = 1.0f / sqrtf(float(hs));
+  for (int b = 0; b < B; ++b) {
+    const float* q = qkv + int64_t(b) * T * 3 * D;
+    const float* k = q + D;
+    const float* v = q + 2 * D;
+    float* dq = dqkv + int64_t(b) * T * 3 * D;
+    float* dk = dq + D;
+    float* dv = dq + 2 * D;
+    const float* p = att + int64_t(b) * Hl * TT;
+    const float* dy = dout + int64_t(b) * T * D;
+    gemm_strided(c, false, true, T, T, hs, dy, D, hs, v, 3 * D, hs, scratch, T, TT, Hl, false);  // dP = dy v^T
+    gemm_strided(c, true, false, T, hs, T, p, T, TT, dy, D, hs, dv, 3 * D, hs, Hl, false);       // dv = P^T dy
+    const int64_t rows = int64_t(Hl) * T;
+    causal_softmax_backward_kernel<<<row_blocks(rows), kBlock>>>(scratch, p, rows, T, scale);
+    MC_LAUNCHED(causal_softmax_backward_kernel);
+    gemm_strided(c, false, false, T, hs, T, scratch, T, TT, k, 3 * D, hs, dq, 3 * D, hs, Hl, false);  // dq = dS k
+    gemm_strided(c, true, false, T, hs, T, scratch, T, TT, q, 3 * D, hs, dk, 3 * D, hs, Hl, false);   // dk = dS^T q
+  }
+}
+
+void linear_forward_impl(Context& c, float* y, const float* x, const float* w, const float* bias, int N, int K,
+                         int M) {
+  if (N <= 0 || M <= 0) return;
+  if (bias) {
+    fill_rows_kernel<<<blocks_for(int64_t(N) * M), kBlock>>>(y, bias, int64_t(N) * M, M);
+    MC_LAUNCHED(fill_rows_kernel);
+  }
+  gemm_strided(c, false, false, N, M, K, x, K, 0, w, M, 0, y, M, 0, 1, bias != nullptr);
+}
+
+void linear_backward_impl(Context& c, float* dx, float* dw, float* db, const float* dy, const float* x,
+                          const float* w, int N, int K, int M, bool accumulate_dx) {
+  if (N <= 0 || M <= 0) return;
+  gemm_strided(c, true, false, K, M, N, x, K, 0, dy, M, 0, dw, M, 0, 1, true);  // dw(K,M) += x^T dy
+  if (db) {
+    column_grad_kernel<<<unsigned((M + 31) / 32), dim3(32, kColRows)>>>(nullptr, db, dy, nullptr, nullptr, nullptr,
+                                                                         N, M);
+    MC_LAUNCHED(column_grad_kernel);
+  }
+  if (dx) gemm_strided(c, false, true, N, K, M, dy, M, 0, w, M, 0, dx, K, 0, 1, accumulate_dx);  // dx = dy w^T
+}
+
+void softmax_xent_forward_impl(float* logits, const int32_t* targets, double* row_loss, int N, int V) {
+  if (N <= 0 || V <= 0) return;
+  softmax_xent_forward_kernel<<<unsigned(N), kBlock>>>(logits, targets, row_loss, V);
+  MC_LAUNCHED(softmax_xent_forward_kernel);
+}
+void softmax_xent_backward_impl(float* probs, const int32_t* targets, int N, int V, float scale) {
+  const int64_t n = int64_t(N) * V;
+  if (n <= 0) return;
+  softmax_xent_backward_kernel<<<blocks_for(n), kBlock>>>(probs, targets, n, V, scale);
+  MC_LAUNCHED(softmax_xent_backward_kernel);
+}
+
+void adamw_impl(float* P, const float* G, float* M, float* V, int64_t n, float lr, float b1, float b2, float c1,
+                float c2, float eps, float wd, float cs) {
+  if (n <= 0) return;
+  adamw_kernel<<<blocks_for(n), kBlock>>>(P, G, M, V, n, lr, b1, b2, c1, c2, eps, wd, cs);
+  MC_LAUNCHED(adamw_kernel);
+}
+
+}  // namespace
+
+// ---- public: context and memory ----------------------------------------------------------------------
+bool available(std::string* why) {
+  Context& c = context();
+  std::lock_guard<std::mutex> l(c.mu);
+  try {
+    init_locked(c);
+    return true;
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+}
+
+void* device_alloc_bytes(int64_t bytes) {
+  Session s;
+  void* p = nullptr;
+  if (bytes > 0) MC_CUDA(cudaMalloc(&p, size_t(bytes)));
+  return p;
+}
+float* device_alloc(int64_t n) { return static_cast<float*>(device_alloc_bytes(n * int64_t(sizeof(float)))); }
+int32_t* device_alloc_i32(int64_t n) {
+  return static_cast<int32_t*>(device_alloc_bytes(n * int64_t(sizeof(int32_t))));
+}
+double* device_alloc_f64(int64_t n) { return static_cast<double*>(device_alloc_bytes(n * int64_t(sizeof(double)))); }
+void device_free(void* p) {
+  if (!p) return;
+  Session s;
+  MC_CUDA(cudaFree(p));
+}
+void to_device(void* dst, const void* src, int64_t bytes) {
+  Session s;
+  if (bytes > 0) MC_CUDA(cudaMemcpy(dst, src, size_t(bytes), cudaMemcpyHostToDevice));
+}
+void to_host(void* dst, const void* src, int64_t bytes) {
+  Session s;
+  if (bytes > 0) MC_CUDA(cudaMemcpy(dst, src, size_t(bytes), cudaMemcpyDeviceToHost));
+}
+void device_synchronize() {
+  Session s;
+  MC_CUDA(cudaDeviceSynchronize());
+}
+
+// ---- public: device-pointer API ------------------------------------------------------------------------
+namespace dev {
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                       int C) {
+  Session s;
+  layernorm_forward_impl(out, mean, rstd, x, w, b, N, C);
+}
+void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                        const float* mean, const float* rstd, int N, int C) {
+  Session s;
+  layernorm_backward_impl(dx, dw, db, dout, x, w, mean, rstd, N, C);
+}
+void gelu_forward(float* out, const float* x, int64_t n) {
+  Session s;
+  gelu_forward_impl(out, x, n);
+}
+void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
+  Session s;
+  gelu_backward_impl(dx, x, dout, n);
+}
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int Hl, int hs) {
+  Session s;
+  attention_forward_impl(s.ctx(), out, att, qkv, B, T, Hl, hs);
+}
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B,
+                        int T, int Hl, int hs) {
+  Session s;
+  attention_backward_impl(s.ctx(), dqkv, dout, qkv, att, scratch, B, T, Hl, hs);
+}
+void linear_forward(float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
+  Session s;
+  linear_forward_impl(s.ctx(), y, x, w, bias, N, K, M);
+}
+void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int N, int K,
+                     int M, bool accumulate_dx) {
+  Session s;
+  linear_backward_impl(s.ctx(), dx, dw, db, dy, x, w, N, K, M, accumulate_dx);
+}
+void softmax_xent_forward(float* logits, const int32_t* targets, double* row_loss, int N, int V) {
+  Session s;
+  softmax_xent_forward_impl(logits, targets, row_loss, N, V);
+}
+void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, float scale) {
+  Session s;
+  softmax_xent_backward_impl(probs, targets, N, V, scale);
+}
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+           float* C, int ldc, bool accumulate) {
+  Session s;
+  gemm_strided(s.ctx(), trans_a, trans_b, M, N, K, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, accumulate);
+}
+void adamw(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
+           float bias_correction1, float bias_correction2, float eps, float weight_decay, float grad_scale) {
+  Session s;
+  adamw_impl(params, grads, m, v, n, lr, beta1, beta2, bias_correction1, bias_correction2, eps, weight_decay,
+             grad_scale);
+}
+}  // namespace dev
+
+// ---- public: host-pointer wrappers (copy in, run, copy out) ------------------------------------------
+// Slot numbers index the context's scratch pool; within one call each buffer has its own slot.
+namespace host {
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                       int C) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t nc = int64_t(N) * C;
+  const float* dx = upload(c, 0, x, nc);
+  const float* dw = upload(c, 1, w, C);
+  const float* db = upload(c, 2, b, C);
+  float* dout = slot_f(c, 3, nc);
+  float* dm = slot_f(c, 4, N);
+  float* dr = slot_f(c, 5, N);
+  layernorm_forward_impl(dout, dm, dr, dx, dw, db, N, C);
+  download(out, dout, nc);
+  download(mean, dm, N);
+  download(rstd, dr, N);
+}
+
+void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                        const float* mean, const float* rstd, int N, int C) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t nc = int64_t(N) * C;
+  float* ddx = upload(c, 0, dx, nc);  // accumulated into: the current values go up first
+  float* ddw = upload(c, 1, dw, C);
+  float* ddb = upload(c, 2, db, C);
+  const float* ddout = upload(c, 3, dout, nc);
+  const float* d_x = upload(c, 4, x, nc);
+  const float* d_w = upload(c, 5, w, C);
+  const float* dm = upload(c, 6, mean, N);
+  const float* dr = upload(c, 7, rstd, N);
+  layernorm_backward_impl(ddx, ddw, ddb, ddout, d_x, d_w, dm, dr, N, C);
+  download(dx, ddx, nc);
+  download(dw, ddw, C);
+  download(db, ddb, C);
+}
+
+void gelu_forward(float* out, const float* x, int64_t n) {
+  Session s;
+  Context& c = s.ctx();
+  const float* dx = upload(c, 0, x, n);
+  float* dout = slot_f(c, 1, n);
+  gelu_forward_impl(dout, dx, n);
+  download(out, dout, n);
+}
+
+void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
+  Session s;
+  Context& c = s.ctx();
+  const float* d_x = upload(c, 0, x, n);
+  const float* ddout = upload(c, 1, dout, n);
+  float* ddx = slot_f(c, 2, n);
+  gelu_backward_impl(ddx, d_x, ddout, n);
+  download(dx, ddx, n);
+}
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int Hl, int hs) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t nd = int64_t(B) * T * Hl * hs, natt = int64_t(B) * Hl * T * T;
+  const float* dqkv = upload(c, 0, qkv, 3 * nd);
+  float* dout = slot_f(c, 1, nd);
+  float* datt = slot_f(c, 2, natt);
+  attention_forward_impl(c, dout, datt, dqkv, B, T, Hl, hs);
+  download(out, dout, nd);
+  download(att, datt, natt);
+}
+
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* /*scratch*/,
+                        int B, int T, int Hl, int hs) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t nd = int64_t(B) * T * Hl * hs, natt = int64_t(B) * Hl * T * T;
+  const float* ddout = upload(c, 0, dout, nd);
+  const float* d_qkv = upload(c, 1, qkv, 3 * nd);
+  const float* datt = upload(c, 2, att, natt);
+  float* ddqkv = slot_f(c, 3, 3 * nd);
+  float* scratch = slot_f(c, 4, int64_t(Hl) * T * T);
+  attention_backward_impl(c, ddqkv, ddout, d_qkv, datt, scratch, B, T, Hl, hs);
+  download(dqkv, ddqkv, 3 * nd);
+}
+
+void linear_forward(float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
+  Session s;
+  Context& c = s.ctx();
+  const float* dx = upload(c, 0, x, int64_t(N) * K);
+  const float* dw = upload(c, 1, w, int64_t(K) * M);
+  const float* dbias = bias ? upload(c, 2, bias, M) : nullptr;
+  float* dy = slot_f(c, 3, int64_t(N) * M);
+  linear_forward_impl(c, dy, dx, dw, dbias, N, K, M);
+  download(y, dy, int64_t(N) * M);
+}
+
+void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int N, int K,
+                     int M, bool accumulate_dx) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t nk = int64_t(N) * K;
+  float* ddx = nullptr;
+  if (dx) ddx = accumulate_dx ? upload(c, 0, dx, nk) : slot_f(c, 0, nk);
+  float* ddw = upload(c, 1, dw, int64_t(K) * M);
+  float* ddb = db ? upload(c, 2, db, M) : nullptr;
+  const float* ddy = upload(c, 3, dy, int64_t(N) * M);
+  const float* d_x = upload(c, 4, x, nk);
+  const float* d_w = upload(c, 5, w, int64_t(K) * M);
+  linear_backward_impl(c, ddx, ddw, ddb, ddy, d_x, d_w, N, K, M, accumulate_dx);
+  download(dx, ddx, nk);
+  download(dw, ddw, int64_t(K) * M);
+  download(db, ddb, M);
+}
+
+double softmax_xent_forward(float* logits, const int32_t* targets, int N, int V) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t n = int64_t(N) * V;
+  float* dl = upload(c, 0, logits, n);
+  const int32_t* dt = upload(c, 1, targets, N);
+  double* drow = static_cast<double*>(slot(c, 2, int64_t(N) * int64_t(sizeof(double))));
+  softmax_xent_forward_impl(dl, dt, drow, N, V);
+  download(logits, dl, n);
+  std::vector<double> row(size_t(N > 0 ? N : 0));
+  download(row.data(), drow, N);
+  double loss = 0;
+  for (double r : row) loss += r;  // row order, in double: the CPU's accumulation
+  return loss;
+}
+
+void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, float scale) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t n = int64_t(N) * V;
+  float* dp = upload(c, 0, probs, n);
+  const int32_t* dt = upload(c, 1, targets, N);
+  softmax_xent_backward_impl(dp, dt, N, V, scale);
+  download(probs, dp, n);
+}
+
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+           float* C, int ldc, bool accumulate) {
+  Session s;
+  Context& c = s.ctx();
+  const int64_t na = trans_a ? rowmajor_span(K, M, lda) : rowmajor_span(M, K, lda);
+  const int64_t nb = trans_b ? rowmajor_span(N, K, ldb) : rowmajor_span(K, N, ldb);
+  const int64_t nc = rowmajor_span(M, N, ldc);
+  const float* dA = upload(c, 0, A, na);
+  const float* dB = upload(c, 1, B, nb);
+  float* dC = upload(c, 2, C, nc);  // always: C's padding between rows (ldc > N) must come back unchanged
+  gemm_strided(c, trans_a, trans_b, M, N, K, dA, lda, 0, dB, ldb, 0, dC, ldc, 0, 1, accumulate);
+  download(C, dC, nc);
+}
+
+void adamw(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
+           float bias_correction1, float bias_correction2, float eps, float weight_decay, float grad_scale) {
+  Session s;
+  Context& c = s.ctx();
+  float* dp = upload(c, 0, params, n);
+  const float* dg = upload(c, 1, grads, n);
+  float* dm = upload(c, 2, m, n);
+  float* dv = upload(c, 3, v, n);
+  adamw_impl(dp, dg, dm, dv, n, lr, beta1, beta2, bias_correction1, bias_correction2, eps, weight_decay, grad_scale);
+  download(params, dp, n);
+  download(m, dm, n);
+  download(v, dv, n);
+}
+}  // namespace host
+
+}  // namespace mc::cuda

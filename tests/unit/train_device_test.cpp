@@ -1,0 +1,90 @@
+// The trainer's choice of kernels (TrainConfig::device, train/ops_backend.h): "cpu" is the reference,
+// "auto" picks the CUDA kernels only when a GPU answers, "cuda" without one is refused with the reason.
+// With a GPU, a whole multi-step run on the CUDA kernels (tp x pp x dp with ZeRO) follows the CPU run's
+// losses and weights within fp32 tolerance; without one that comparison skips with the probe's reason.
+#include "train/ops_backend.h"
+#include "train/train.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using mc::train::Trainer;
+using mc::train::TrainConfig;
+
+TrainConfig small(const std::string& device) {
+  TrainConfig c;
+  c.model.layers = 2;
+  c.model.width = 32;
+  c.model.heads = 4;
+  c.model.context = 16;
+  c.batch = 8;
+  c.steps = 6;
+  c.seed = 3;
+  c.device = device;
+  return c;
+}
+
+TEST(TrainDevice, CpuAndAutoWithoutGpuAreTheSameRunBitForBit) {
+  std::string why;
+  const bool gpu = mc::train::cuda_backend(&why) != nullptr;
+  Trainer cpu(small("cpu"), mc::train::default_corpus());
+  EXPECT_STREQ(cpu.backend_name(), "cpu");
+  EXPECT_EQ(cpu.backend_note(), "cpu: requested");
+  Trainer automatic(small("auto"), mc::train::default_corpus());
+  EXPECT_STREQ(automatic.backend_name(), gpu ? "cuda" : "cpu") << automatic.backend_note();
+  EXPECT_FALSE(automatic.backend_note().empty());
+  if (gpu) GTEST_SKIP() << "a GPU answered (" << why << "): TrainDevice.CudaRunFollowsTheCpuRun compares them";
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(cpu.step().loss, automatic.step().loss) << "step " << i;
+  EXPECT_EQ(cpu.full_parameters(), automatic.full_parameters());
+}
+
+TEST(TrainDevice, CudaWithoutGpuIsRefusedWithTheReasonAndTheFix) {
+  std::string why;
+  if (mc::train::cuda_backend(&why)) GTEST_SKIP() << "a GPU answered: " << why;
+  try {
+    Trainer t(small("cuda"), mc::train::default_corpus());
+    FAIL() << "device cuda was accepted without a GPU";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(why), std::string::npos) << m;   // why no GPU can be used
+    EXPECT_NE(m.find("auto"), std::string::npos) << m;  // what to do instead
+  }
+}
+
+TEST(TrainDevice, UnknownDeviceIsALocatedConfigError) {
+  EXPECT_THROW(mc::train::parse_config(nlohmann::json{{"device", "tpu"}}, "lab.json"), std::exception);
+  EXPECT_EQ(mc::train::parse_config(nlohmann::json{{"device", "cpu"}}, "lab.json").device, "cpu");
+  EXPECT_EQ(mc::train::parse_config(nlohmann::json::object(), "lab.json").device, "auto");
+}
+
+TEST(TrainDevice, CudaRunFollowsTheCpuRun) {
+  std::string why;
+  if (!mc::train::cuda_backend(&why)) GTEST_SKIP() << why;
+  for (auto [dp, tp, pp, zero] : {std::array<int, 4>{1, 1, 1, 0}, {2, 2, 1, 1}, {1, 2, 2, 0}, {2, 1, 1, 3}}) {
+    TrainConfig a = small("cpu"), b = small("cuda");
+    for (TrainConfig* c : {&a, &b}) c->parallel.dp = dp, c->parallel.tp = tp, c->parallel.pp = pp, c->parallel.zero = zero;
+    Trainer cpu(a, mc::train::default_corpus()), gpu(b, mc::train::default_corpus());
+    ASSERT_STREQ(gpu.backend_name(), "cuda");
+    for (int i = 0; i < 6; ++i) {
+      const double lc = cpu.step().loss, lg = gpu.step().loss;
+      EXPECT_NEAR(lc, lg, 2e-4 * std::max(1.0, std::fabs(lc))) << "dp " << dp << " tp " << tp << " pp " << pp
+                                                                 << " zero " << zero << " step " << i;
+    }
+    const auto pc = cpu.full_parameters(), pg = gpu.full_parameters();
+    ASSERT_EQ(pc.size(), pg.size());
+    double worst = 0;
+    for (size_t i = 0; i < pc.size(); ++i) worst = std::max(worst, double(std::fabs(pc[i] - pg[i])));
+    EXPECT_LT(worst, 1e-3) << "largest weight difference after 6 steps";
+    std::printf("    dp %d tp %d pp %d zero %d: largest weight difference %.3g\n", dp, tp, pp, zero, worst);
+  }
+}
+
+}  // namespace
