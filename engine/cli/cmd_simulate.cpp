@@ -83,7 +83,11 @@ int run_simulate(mc::cli::Args& a) {
   if (trace) {
     std::ofstream f(*trace);
     if (!f) throw std::runtime_error("cannot write trace file \"" + *trace + "\"");
-    f << mc::sim::simulate_trace_json(cat, doc, o).dump();
+    const mc::json tr = mc::sim::simulate_trace_json(cat, doc, o);
+    f << tr.dump();
+    if (tr["otherData"].value("dropped_spans", 0ll) > 0)
+      std::fprintf(stderr, "megacluster simulate: warning: %s: %s\n", trace->c_str(),
+                   tr["otherData"]["note"].get<std::string>().c_str());
   }
   std::printf("%s\n", out.dump(2).c_str());
   return 0;

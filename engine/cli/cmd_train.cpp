@@ -89,13 +89,23 @@ int run_train(mc::cli::Args& a) {
     tc = mc::train::parse_config(cfg, pos.empty() ? "options" : pos[0]);
     mc::train::validate(tc);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "megacluster train: cannot run this configuration: %s\n", e.what());
+    // Name where the settings came from: the file (with any options laid over it) or the options alone.
+    std::fprintf(stderr, "megacluster train: cannot run this configuration (%s): %s\n",
+                 pos.empty() ? "from the command-line options and defaults"
+                             : (pos[0] + " with the command-line options laid over it").c_str(),
+                 e.what());
     return 1;
   }
   const int total = tc.steps;
   mc::json out = mc::train::run_json(cfg, [&](const mc::train::StepResult& r) {
     if (!quiet) progress_bar(r, total);
   });
+  if (out.contains("skipped_checkpoints"))
+    for (const auto& sk : out["skipped_checkpoints"])
+      std::fprintf(stderr, "megacluster train: warning: skipped %s (kept on disk): %s\n",
+                   sk["path"].get<std::string>().c_str(), sk["error"].get<std::string>().c_str());
+  if (out.contains("resumed_from") && !quiet)
+    std::fprintf(stderr, "megacluster train: resumed from %s\n", out["resumed_from"].get<std::string>().c_str());
   if (as_json) {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;

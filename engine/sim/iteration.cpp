@@ -148,18 +148,40 @@ class Engine {
   int V_ = 1;
   bool tp_in_node_ = true, finished_ = false;
   double wall_s_ = 0;
+  // Bytes the simulated tensor-parallel rings put on each link (indexed by link id; sized on first use):
+  // only representative replicas run their tp rings, so finish() adds these to the symmetric replicas.
+  std::vector<double> tp_link_bytes_;
   size_t total_ops_ = 1;
 };
 
 // [SECTION] classes of replicas ---------------------------------------------------------------------
 
 void Engine::build_classes() {
-  std::vector<char> special(size_t(s_.dp), 0);
+  std::vector<char> special(size_t(s_.dp), s_.merge_symmetric_replicas ? 0 : 1);
   for (auto [gpu, speed] : s_.stragglers)
     if (gpu >= 0 && gpu < s_.tp * s_.pp * s_.dp && speed != 1.0) special[size_t(gpu_coord(s_, gpu).replica)] = 1;
   for (auto [node, frac] : topo_.spec().degraded_nodes)
     for (int g = node * topo_.spec().gpus_per_node; g < (node + 1) * topo_.spec().gpus_per_node; ++g)
       if (g >= 0 && g < s_.tp * s_.pp * s_.dp && frac < 1.0) special[size_t(gpu_coord(s_, g).replica)] = 1;
+  // A replica that shares a node (and so its NIC) with a special one sees different link contention
+  // from the others, so it is special too, transitively; otherwise its timeline would be its class's
+  // and not its own. With tp filling whole nodes (the usual layout) no replica shares a node.
+  const int gpn = topo_.spec().gpus_per_node, gpus = s_.tp * s_.pp * s_.dp;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int n0 = 0; n0 * gpn < gpus; ++n0) {
+      const int g_end = std::min(gpus, (n0 + 1) * gpn);
+      bool any = false, all = true;
+      for (int g = n0 * gpn; g < g_end; ++g) {
+        const bool sp = special[size_t(gpu_coord(s_, g).replica)] != 0;
+        any = any || sp;
+        all = all && sp;
+      }
+      if (!any || all) continue;
+      for (int g = n0 * gpn; g < g_end; ++g) special[size_t(gpu_coord(s_, g).replica)] = 1;
+      changed = true;
+    }
+  }
   res_.replica_class.assign(size_t(s_.dp), -1);
   int normal = -1;
   for (int d = 0; d < s_.dp; ++d) {
@@ -560,6 +582,9 @@ void Engine::on_timer(const Timer& tm, double now) {
     }
     FlowGroupSpec f = phases[size_t(w.tp_phase)].flows;
     f.bytes_per_flow *= w.ops[w.pc].dur_s * s_.tp_buffer_bytes;
+    if (tp_link_bytes_.empty()) tp_link_bytes_.assign(topo_.links().size(), 0.0);
+    for (const auto* ls : {&f.links, &f.passive_links})
+      for (auto [l, n] : *ls) tp_link_bytes_[size_t(l)] += n * f.bytes_per_flow;
     net_.start(now, std::move(f), flow_tag(kFlowTp, tm.a));
     ++res_.flow_groups;
   } else if (tm.kind == kSendLatency) {
@@ -620,8 +645,9 @@ void Engine::finish() {
   res_.rate_solves = net_.rate_solves();
   res_.link_bytes = net_.link_bytes();
   res_.class_rate_changes = net_.class_rate_changes();
-  // Replicate the NVLink bytes of the representative replica's tp rings to every replica of its class.
-  if (s_.tp > 1 && tp_in_node_)
+  // Add the NVLink bytes of the representative replica's tp rings to every other replica of its class
+  // (which ran no tp rings of its own), on top of the data-parallel bytes those replicas did simulate.
+  if (s_.tp > 1 && tp_in_node_ && !tp_link_bytes_.empty())
     for (int c = 0; c < C; ++c) {
       const auto& reps = class_replicas_[size_t(c)];
       for (int st = 0; st < p; ++st)
@@ -629,8 +655,8 @@ void Engine::finish() {
           const int g0 = gpu_id(s_, reps.front(), st, t);
           for (size_t k = 1; k < reps.size(); ++k) {
             const int g = gpu_id(s_, reps[k], st, t);
-            res_.link_bytes[size_t(topo_.nvlink_up(g))] = res_.link_bytes[size_t(topo_.nvlink_up(g0))];
-            res_.link_bytes[size_t(topo_.nvlink_down(g))] = res_.link_bytes[size_t(topo_.nvlink_down(g0))];
+            res_.link_bytes[size_t(topo_.nvlink_up(g))] += tp_link_bytes_[size_t(topo_.nvlink_up(g0))];
+            res_.link_bytes[size_t(topo_.nvlink_down(g))] += tp_link_bytes_[size_t(topo_.nvlink_down(g0))];
           }
         }
     }

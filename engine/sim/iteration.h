@@ -67,6 +67,8 @@ struct IterationSpec {
   double optimizer_s = 0;
   LatencySpec latency;
   std::vector<std::pair<int, double>> stragglers;  // (gpu, speed relative to the others)
+  // false: simulate every replica on its own (slow; what the symmetry shortcut must reproduce, for tests).
+  bool merge_symmetric_replicas = true;
 };
 
 enum class SpanKind : uint8_t { forward, backward, tp_comm, pp_wait, dp_comm, dp_wait, optimizer, pp_send };

@@ -99,8 +99,9 @@ json run_json(const RunResult& r) {
     by[to_string(Cause(c))] = r.interruptions_by_cause[size_t(c)];
     lost[to_string(Cause(c))] = r.lost_gpu_hours_by_cause[size_t(c)];
   }
-  lost["checkpoint"] = r.checkpoint_gpu_hours;
-  lost["data_stall"] = r.data_stall_gpu_hours;
+  // Not lost to interruptions, so kept out of lost_gpu_hours: GPU time spent writing checkpoints, and GPU
+  // time waiting for the data pipeline (zero unless it is slower than the GPUs).
+  const json overhead = {{"checkpoint_writes", r.checkpoint_gpu_hours}, {"data_stall", r.data_stall_gpu_hours}};
   json ev = json::array();
   for (const RunEvent& e : r.events) {
     static const char* kinds[] = {"failure", "restart", "checkpoint", "done"};
@@ -121,6 +122,7 @@ json run_json(const RunResult& r) {
           {"effective_mfu", r.effective_mfu},
           {"lost_gpu_hours", r.lost_gpu_hours},
           {"lost_gpu_hours_by_cause", lost},
+          {"overhead_gpu_hours", overhead},
           {"checkpoint_overhead_fraction", r.checkpoint_overhead_fraction},
           {"cost_usd", r.cost_usd},
           {"iteration_s", r.iteration_s},
@@ -364,8 +366,13 @@ json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOption
                   {"args", {{"name", "replica class " + std::to_string(c) + " (" + std::to_string(w0.replicas) +
                                          " replicas)"}}}});
   }
-  int n = 0;
+  // At most max_timeline_spans * 10 spans in all, shared evenly by the workers (stages of every class),
+  // so a straggler's class is never the one left out; what is dropped is counted and said.
+  const size_t per_worker = std::max<size_t>(
+      200, size_t(o.max_timeline_spans) * 10 / std::max<size_t>(1, it.workers.size()));
+  long long dropped = 0;
   for (const WorkerTimeline& w : it.workers) {
+    size_t n = 0;
     for (int stream = 0; stream < 3; ++stream) {
       const int tid = w.stage * 3 + stream;
       static const char* names[] = {"compute", "pp send", "dp collectives"};
@@ -373,7 +380,10 @@ json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOption
                     {"args", {{"name", "stage " + std::to_string(w.stage) + " " + names[stream]}}}});
     }
     for (const Span& sp : w.spans) {
-      if (n++ >= o.max_timeline_spans * 10) break;
+      if (n++ >= per_worker) {
+        ++dropped;
+        continue;
+      }
       const int stream = sp.kind == SpanKind::pp_send ? (s.r.iter.blocking_p2p ? 0 : 1) : sp.kind == SpanKind::dp_comm ? 2 : 0;
       std::string name = to_string(sp.kind);
       if (sp.micro_batch >= 0) name += " mb" + std::to_string(sp.micro_batch);
@@ -387,7 +397,13 @@ json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOption
     }
   }
   (void)cat;
-  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+  json out = {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+  // "otherData" is the trace format's place for metadata (chrome://tracing shows it under "Metadata").
+  out["otherData"] = {{"spans_per_worker_limit", per_worker}, {"dropped_spans", dropped}};
+  if (dropped > 0)
+    out["otherData"]["note"] = "each worker's first " + std::to_string(per_worker) + " spans are kept; " +
+                               std::to_string(dropped) + " later spans were left out (SimOptions.max_timeline_spans)";
+  return out;
 }
 
 }  // namespace mc::sim

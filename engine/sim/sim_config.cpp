@@ -35,7 +35,7 @@ void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, 
   }
   if (auto j = root.get("sim")) {
     j->only_keys({"bucket_bytes", "overlap_dp", "dp_algorithm", "blocking_p2p", "spines", "nics_per_node"});
-    if (auto v = j->get("bucket_bytes")) s.bucket_bytes = v->number_in(1e3, 1e12);
+    if (auto v = j->get("bucket_bytes")) s.bucket_bytes = v->number_in(1e6, 1e12);  // smaller buckets: millions of collectives, minutes of simulation
     if (auto v = j->get("overlap_dp")) s.overlap_dp = v->boolean() ? 1 : 0;
     if (auto v = j->get("dp_algorithm")) s.dp_algorithm = v->one_of({"auto", "ring", "tree", "hierarchical"});
     if (auto v = j->get("blocking_p2p")) s.blocking_p2p = v->boolean();

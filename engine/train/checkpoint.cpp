@@ -4,15 +4,21 @@
 //   "MCCKPT\0\0"  u32 version  u64 header_bytes  header (JSON: config, step, losses, data RNG, buffer sizes)
 //   per worker: four float arrays, each u64 count + data: params, param_shard, m, v
 //   u64 FNV-1a 64 of every byte before it.
-// Written to NAME.tmp, flushed, then renamed over NAME: a crash mid-write leaves the previous files intact.
+// Written to NAME.tmp, flushed and fsync'ed, then renamed over NAME: a crash mid-write leaves the previous
+// files intact (rename is atomic on POSIX file systems; the fsync makes sure the bytes are on disk first).
 #include "train/trainer_impl.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#if !defined(_WIN32)
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 namespace mc::train {
 
@@ -78,6 +84,48 @@ nlohmann::json identity(const TrainConfig& c) {
   return j;
 }
 
+// "dp: checkpoint 2, this run 1; model.width: checkpoint 64, this run 128": the keys a resumed run must
+// share with the saved one and does not.
+std::string identity_diff(const nlohmann::json& saved, const nlohmann::json& now, const std::string& prefix = "") {
+  std::string out;
+  auto add = [&](const std::string& key, const nlohmann::json& a, const nlohmann::json& b) {
+    if (!out.empty()) out += "; ";
+    out += key + ": checkpoint " + (a.is_null() ? std::string("(absent)") : a.dump()) + ", this run " +
+           (b.is_null() ? std::string("(absent)") : b.dump());
+  };
+  if (!saved.is_object() || !now.is_object()) {
+    if (saved != now) add(prefix.empty() ? "config" : prefix, saved, now);
+    return out;
+  }
+  std::vector<std::string> keys;
+  for (auto it = saved.begin(); it != saved.end(); ++it) keys.push_back(it.key());
+  for (auto it = now.begin(); it != now.end(); ++it)
+    if (!saved.contains(it.key())) keys.push_back(it.key());
+  for (const std::string& k : keys) {
+    const nlohmann::json a = saved.contains(k) ? saved.at(k) : nlohmann::json();
+    const nlohmann::json b = now.contains(k) ? now.at(k) : nlohmann::json();
+    if (a == b) continue;
+    const std::string key = prefix.empty() ? k : prefix + "." + k;
+    const std::string sub = a.is_object() && b.is_object() ? identity_diff(a, b, key) : std::string();
+    if (!sub.empty()) out += (out.empty() ? "" : "; ") + sub;
+    else add(key, a, b);
+  }
+  return out;
+}
+
+// Makes the temp file's bytes durable before the rename publishes it.
+void sync_file(const std::string& path) {
+#if !defined(_WIN32) && !defined(__EMSCRIPTEN__)
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    (void)::fsync(fd);
+    ::close(fd);
+  }
+#else
+  (void)path;
+#endif
+}
+
 }  // namespace
 
 std::string Trainer::save_checkpoint(const std::string& dir) const {
@@ -110,6 +158,7 @@ std::string Trainer::save_checkpoint(const std::string& dir) const {
     out.flush();
     if (!out) throw std::runtime_error(tmp + ": cannot write the checkpoint (disk full or no permission)");
   }
+  sync_file(tmp);
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) throw std::runtime_error(path + ": cannot move the checkpoint into place: " + ec.message());
@@ -143,8 +192,9 @@ void Trainer::load_checkpoint(const std::string& path) {
   r.pos += hlen;
   const TrainConfig saved = parse_config(h.at("config"), path);
   if (identity(saved) != identity(s.cfg))
-    throw std::runtime_error(path + ": checkpoint was written by a different run configuration: " +
-                             identity(saved).dump() + " (this run: " + identity(s.cfg).dump() + ")");
+    throw std::runtime_error(path + ": checkpoint was written by a different run configuration (" +
+                             identity_diff(identity(saved), identity(s.cfg)) +
+                             "); resume with the checkpoint's settings, or use another --checkpoint directory");
   // Read everything first, then commit: a failure leaves the trainer as it was.
   std::vector<Worker> ws = s.workers;
   for (Worker& w : ws) {
@@ -160,17 +210,24 @@ void Trainer::load_checkpoint(const std::string& path) {
   s.data_rng.state = std::stoull(h.at("data_rng").get<std::string>());
 }
 
-std::string latest_checkpoint(const std::string& dir) {
+std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::error_code ec;
-  std::string best;
-  if (!std::filesystem::is_directory(dir, ec)) return best;
+  std::vector<std::string> found;
+  if (!std::filesystem::is_directory(dir, ec)) return found;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
-    if (n.size() == 18 && n.rfind("ckpt-", 0) == 0 && n.substr(13) == ".mcck") {
-      if (best.empty() || n > std::filesystem::path(best).filename().string()) best = e.path().string();
-    }
+    if (n.size() == 18 && n.rfind("ckpt-", 0) == 0 && n.substr(13) == ".mcck") found.push_back(e.path().string());
   }
-  return best;
+  // Names hold the step in 8 zero-padded digits, so the name order is the step order.
+  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+    return std::filesystem::path(a).filename() > std::filesystem::path(b).filename();
+  });
+  return found;
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  const std::vector<std::string> all = list_checkpoints(dir);
+  return all.empty() ? std::string() : all.front();
 }
 
 }  // namespace mc::train

@@ -6,6 +6,7 @@
 #include "train/worker.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -305,6 +306,12 @@ Corpus resolve_corpus(const std::string& id_or_path, const std::string& assets_d
   }
   c.path = arg;
   c.name = arg.substr(arg.find_last_of('/') == std::string::npos ? 0 : arg.find_last_of('/') + 1);
+  {
+    std::error_code ec;
+    if (std::filesystem::is_directory(arg, ec))
+      throw std::runtime_error(arg + ": is a directory, not a text file. Give the path of a UTF-8 text file inside it "
+                               "(at least 1 KiB), or a built-in corpus id (synthetic, story)");
+  }
   if (!file_exists(arg))
     throw std::runtime_error(arg + ": no such corpus file. Give the path of a UTF-8 text file (at least 1 KiB), or a built-in "
                              "corpus id (see assets/corpus/index.json: synthetic, story)");

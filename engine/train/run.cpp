@@ -51,10 +51,28 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   nlohmann::json out;
   if (resume) {
     if (ckpt_dir.empty()) throw std::invalid_argument("resume needs a checkpoint directory");
-    const std::string path = latest_checkpoint(ckpt_dir);
-    if (path.empty()) throw std::runtime_error(ckpt_dir + ": no checkpoint to resume from (files ckpt-*.mcck)");
-    tr.load_checkpoint(path);
-    out["resumed_from"] = path;
+    const std::vector<std::string> files = list_checkpoints(ckpt_dir);
+    if (files.empty()) throw std::runtime_error(ckpt_dir + ": no checkpoint to resume from (files ckpt-*.mcck)");
+    nlohmann::json skipped = nlohmann::json::array();
+    std::string loaded;
+    for (const std::string& path : files) {
+      try {
+        tr.load_checkpoint(path);  // leaves the trainer untouched when it throws
+        loaded = path;
+        break;
+      } catch (const std::exception& e) {
+        skipped.push_back({{"path", path}, {"error", e.what()}});
+      }
+    }
+    if (loaded.empty())
+      throw std::runtime_error(ckpt_dir + ": none of its " + std::to_string(files.size()) +
+                               " checkpoints can be resumed; the newest: " + skipped[0]["error"].get<std::string>());
+    if (tr.step_index() > cfg.steps)
+      throw std::invalid_argument(loaded + ": this checkpoint is at step " + std::to_string(tr.step_index()) +
+                                  ", past the " + std::to_string(cfg.steps) + " steps asked for; pass --steps " +
+                                  std::to_string(tr.step_index()) + " or more to continue it");
+    out["resumed_from"] = loaded;
+    if (!skipped.empty()) out["skipped_checkpoints"] = skipped;
   }
   const int start = tr.step_index();
   std::vector<double> seconds;

@@ -147,11 +147,16 @@ class Trainer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Newest checkpoint file in dir ("" if none). Files are named ckpt-NNNNNNNN.mcck.
+// Newest checkpoint file in dir ("" if none). Files are named ckpt-NNNNNNNN.mcck (the step).
 std::string latest_checkpoint(const std::string& dir);
+// Every checkpoint file in dir, newest first (empty if none or no such directory).
+std::vector<std::string> list_checkpoints(const std::string& dir);
 
 // What `megacluster train --json` prints for this config (same keys as TrainConfig plus "corpus": "path"
 // or "default", "checkpoint", "checkpoint_every", "resume", "bench"). Throws like parse_config/validate.
+// With "resume" it loads the newest checkpoint that loads; newer files that are refused (truncated,
+// corrupt, another configuration) are kept on disk and listed in "skipped_checkpoints" (path, error),
+// so nothing is lost silently. A checkpoint already past "steps" is refused with the fix.
 nlohmann::json run_json(const nlohmann::json& config);
 // The same, calling `progress` after every step (the CLI's progress bar).
 nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress);

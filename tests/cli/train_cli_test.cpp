@@ -43,14 +43,22 @@ TEST(TrainCli, CheckpointAndResume) {
   EXPECT_EQ(j["steps_run"], 3);
   ASSERT_EQ(j["losses"].size(), 6u);
   EXPECT_TRUE(std::filesystem::exists(dir + "/ckpt-00000006.mcck"));
-  // A corrupt newest checkpoint is refused with a clear error.
+  // A corrupt newest checkpoint is refused with a warning naming it (and kept on disk); the run resumes
+  // from the previous one (step 4).
   {
     std::ofstream f(dir + "/ckpt-00000006.mcck", std::ios::binary | std::ios::trunc);
     f << "garbage";
   }
   auto bad = run_cli("train --steps 8 --quiet --json --checkpoint " + dir + " --resume");
-  EXPECT_EQ(bad.code, 1);
-  EXPECT_NE(bad.err.find("ckpt-00000006.mcck"), std::string::npos) << bad.err;
+  ASSERT_EQ(bad.code, 0) << bad.err;
+  EXPECT_NE(bad.err.find("warning: skipped " + dir + "/ckpt-00000006.mcck"), std::string::npos) << bad.err;
+  auto k = nlohmann::json::parse(bad.out);
+  EXPECT_EQ(k["resumed_from"], dir + "/ckpt-00000004.mcck");
+  EXPECT_EQ(k["steps_run"], 4);
+  // Asking for fewer steps than the newest checkpoint holds is refused with the fix.
+  auto past = run_cli("train --steps 5 --quiet --json --checkpoint " + dir + " --resume");
+  EXPECT_EQ(past.code, 1);
+  EXPECT_NE(past.err.find("--steps 8"), std::string::npos) << past.err;
   std::filesystem::remove_all(dir);
 }
 
@@ -88,7 +96,19 @@ TEST(TrainCli, BadArgumentsAndTooBigRuns) {
   EXPECT_EQ(located.code, 1);
   EXPECT_NE(located.err.find(":2:"), std::string::npos) << located.err;  // file:line:column
   EXPECT_NE(located.err.find("widht"), std::string::npos) << located.err;
+  // A layout the file allows but the options break: the message says where the settings came from.
+  {
+    std::ofstream f(cfg, std::ios::trunc);
+    f << "{\"model\": {\"layers\": 2, \"width\": 32, \"heads\": 2, \"context\": 16}, \"batch\": 4}\n";
+  }
+  auto layout = run_cli("train " + cfg + " --tp 3 --quiet");
+  EXPECT_EQ(layout.code, 1);
+  EXPECT_NE(layout.err.find(cfg + " with the command-line options"), std::string::npos) << layout.err;
   std::filesystem::remove(cfg);
+  EXPECT_EQ(run_cli("train --dp 0 --quiet").code, 2);  // out of range: usage
+  auto dir = run_cli("train --corpus " + testing::TempDir() + " --steps 1 --quiet");
+  EXPECT_EQ(dir.code, 1);
+  EXPECT_NE(dir.err.find("is a directory"), std::string::npos) << dir.err;
 }
 
 TEST(TrainCli, ThreadCountChangesSpeedNotResults) {

@@ -18,6 +18,11 @@ if (!site || !fs.existsSync(path.join(site, "index.html"))) {
   process.exit(1);
 }
 const fail = (msg) => { console.error("e2e FAILED: " + msg); process.exitCode = 1; };
+// Emscripten defines Module._app_frame_count before the WebAssembly instance exists, and calling it then
+// throws (Module.asm is still undefined): poll until the runtime has started, never call it earlier.
+const appReady = () => {
+  try { return !!(window.Module && Module.calledRun && Module._app_frame_count() > 10); } catch (e) { return false; }
+};
 
 const server = await serveStatic(site, 0);
 const url = `http://127.0.0.1:${server.address().port}/index.html`;
@@ -33,7 +38,7 @@ try {
   page.on("request", (r) => requests.push(r.url()));
   page.on("console", (m) => { if (m.type() === "error") console.error("page:", m.text()); });
   await page.goto(url);
-  await page.waitForFunction(() => window.Module && Module._app_frame_count && Module._app_frame_count() > 10,
+  await page.waitForFunction(appReady,
                              null, { timeout: 60000 });
   const state = async () => page.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())));
   // The app may render slowly (software WebGL on a busy machine): wait for real frames, not for time.
@@ -92,7 +97,7 @@ try {
   // A link with ?scenario=ID&step=N opens a class at that step, narrated.
   const p3 = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await p3.goto(url + "?scenario=dgx1-2016&step=2");
-  await p3.waitForFunction(() => window.Module && Module._app_frame_count && Module._app_frame_count() > 10,
+  await p3.waitForFunction(appReady,
                            null, { timeout: 60000 });
   await p3.waitForFunction(() => JSON.parse(UTF8ToString(Module._app_state_json())).narration_title !== "",
                            null, { timeout: 30000 }).catch(() => {});

@@ -79,7 +79,9 @@ TEST(SimCriticalPath, FollowsTheGradientAllReduceToAStragglerInAnotherReplica) {
   const int k = gpu_id(it, 5, 1, 1);
   it.stragglers = {{k, 0.5}};
   auto r = simulate_iteration(topo_8x4(), it);
-  ASSERT_EQ(r.workers.size(), 4u);
+  // Classes: the normal replicas, replica 4 (it shares stage 0's node, and so the NIC, with replica 5)
+  // and the straggler's replica 5; two stages each.
+  ASSERT_EQ(r.workers.size(), 6u);
   const int cls = r.replica_class[5];
   ASSERT_NE(cls, r.replica_class[0]);
   const int straggler_worker = cls * it.pp + gpu_coord(it, k).stage;

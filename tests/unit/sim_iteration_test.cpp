@@ -99,7 +99,9 @@ TEST(SimIteration, StragglerSlowsEveryoneAndIsReplicatedCorrectly) {
   EXPECT_EQ(base.workers.size(), 2u);  // one class of 8 replicas x 2 stages
   it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
   auto slow = simulate_iteration(topo, it);
-  EXPECT_EQ(slow.workers.size(), 4u);  // the straggler's replica is its own class
+  // The straggler's replica is its own class, and so is replica 4, which shares its stage-0 node (GPUs
+  // are numbered tp first, then replica, then stage: replicas 4 and 5 of a stage sit on one 4-GPU node).
+  EXPECT_EQ(slow.workers.size(), 6u);
   EXPECT_GT(slow.iteration_s, base.iteration_s * 1.3);
   // Every replica waits for the straggler's at its stage's gradient all-reduce: per stage, all classes
   // finish together.
@@ -110,6 +112,54 @@ TEST(SimIteration, StragglerSlowsEveryoneAndIsReplicatedCorrectly) {
   it.stragglers.clear();
   auto deg = simulate_iteration(Topology(td), it);
   EXPECT_GT(deg.iteration_s, base.iteration_s);
+}
+
+TEST(SimIteration, MergingSymmetricReplicasChangesNoAnswer) {
+  // The shortcut (one class for all ordinary replicas) against every replica simulated on its own: the
+  // iteration time, every GPU's timeline and the bytes on every link (NVLink included: tp rings run only
+  // in the representative replica, the dp collectives in all) must agree.
+  TopologySpec ts;
+  ts.nodes = 8;
+  ts.gpus_per_node = 4;
+  Topology topo(ts);
+  IterationSpec it = compute_only(2, 4, PipeSchedule::one_f_one_b);
+  it.tp = 2;
+  it.dp = 8;
+  it.tp_buffer_bytes = 1e8;
+  it.dp_bytes_per_stage = 4e8;
+  it.pp_bytes = 1e7;
+  for (const bool with_straggler : {false, true}) {
+    it.stragglers.clear();
+    if (with_straggler) it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
+    it.merge_symmetric_replicas = true;
+    const IterationResult merged = simulate_iteration(topo, it);
+    it.merge_symmetric_replicas = false;
+    const IterationResult each = simulate_iteration(topo, it);
+    EXPECT_EQ(each.workers.size(), size_t(it.dp * it.pp));
+    EXPECT_LT(merged.workers.size(), each.workers.size());
+    EXPECT_NEAR(merged.iteration_s, each.iteration_s, 1e-9 * each.iteration_s) << "straggler " << with_straggler;
+    ASSERT_EQ(merged.link_bytes.size(), each.link_bytes.size());
+    double nvlink_bytes = 0;
+    for (size_t l = 0; l < each.link_bytes.size(); ++l) {
+      EXPECT_NEAR(merged.link_bytes[l], each.link_bytes[l], 1e-9 * std::max(1.0, each.link_bytes[l]))
+          << "link " << l << " (" << to_string(topo.link(int(l)).cls) << "), straggler " << with_straggler;
+      if (topo.link(int(l)).cls == LinkClass::nvlink_up) nvlink_bytes += each.link_bytes[l];
+    }
+    EXPECT_GT(nvlink_bytes, 0);
+    // Any GPU's timeline (its class's stage timeline when merged) equals its own when simulated alone.
+    for (int d = 0; d < it.dp; ++d)
+      for (int st = 0; st < it.pp; ++st) {
+        const auto& a = merged.workers[size_t(merged.replica_class[size_t(d)] * it.pp + st)];
+        const auto& b = each.workers[size_t(each.replica_class[size_t(d)] * it.pp + st)];
+        SCOPED_TRACE("replica " + std::to_string(d) + " stage " + std::to_string(st) + " straggler " +
+                     std::to_string(with_straggler));
+        ASSERT_EQ(a.spans.size(), b.spans.size());
+        for (size_t k = 0; k < a.spans.size(); ++k) {
+          EXPECT_NEAR(a.spans[k].start_s, b.spans[k].start_s, 1e-9) << to_string(a.spans[k].kind) << " #" << k;
+          EXPECT_NEAR(a.spans[k].end_s, b.spans[k].end_s, 1e-9);
+        }
+      }
+  }
 }
 
 TEST(SimIteration, AgreesWithTheAnalyticModelOnMegatronTable1) {
@@ -165,4 +215,48 @@ TEST(SimIteration, TimelineOfAnyGpuIsItsReplicaClassTimeline) {
   EXPECT_EQ(a["sim"]["timeline"]["spans"], b["sim"]["timeline"]["spans"]);
   // Asking for another GPU never changes the answer.
   EXPECT_EQ(a["iteration_time_s"], b["iteration_time_s"]);
+}
+
+// Each knob of issue 4 moves the answer the way the physics says. A GPT-3 2.7B layout on 256 GPUs of the
+// 2020 machine whose gradients cross the fabric (dp 32 over 32 nodes), so the network knobs matter.
+TEST(SimIteration, EveryNetworkKnobMovesTheAnswerTheRightWay) {
+  const mc::json base = {{"model", {{"preset", "gpt3-2.7b"}}},
+                         {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 256}}},
+                         {"parallel", {{"tp", 8}, {"pp", 1}, {"dp", 32}, {"micro_batch", 1}, {"global_batch", 64}}}};
+  SimOptions o;
+  o.timeline_gpu = -1;
+  o.include_link_series = false;
+  auto t = [&](const mc::json& cfg) { return simulate_json(catalog(), cfg, o)["iteration_time_s"].get<double>(); };
+  const double t0 = t(base);
+  mc::json slow_nic = base;
+  slow_nic["cluster"]["node_network_Gbps"] = 25;  // a sixteenth of the 400 Gb/s
+  EXPECT_GT(t(slow_nic), t0 * 1.05) << "a slower NIC slows the gradient all-reduce";
+  mc::json fast_nic = base;
+  fast_nic["cluster"]["node_network_Gbps"] = 1600;
+  EXPECT_LE(t(fast_nic), t0);
+  mc::json oversub = base;
+  oversub["cluster"]["oversubscription"] = 4;
+  oversub["cluster"]["leaf_nodes"] = 4;  // the 32 nodes span 8 leaves: the spine is crossed
+  EXPECT_GT(t(oversub), t0) << "an oversubscribed spine slows traffic that crosses it";
+  // Without overlap the whole all-reduce follows the backward; with it, buckets hide behind backward.
+  mc::json no_overlap = base, overlap = base;
+  no_overlap["sim"]["overlap_dp"] = false;
+  overlap["sim"]["overlap_dp"] = true;
+  EXPECT_LT(t(overlap), t(no_overlap));
+  // Smaller buckets: more collectives, each paying its latency; with overlap on, larger than the whole
+  // gradient means nothing overlaps (one bucket at the end).
+  mc::json small_b = overlap, huge_b = overlap;
+  small_b["sim"]["bucket_bytes"] = 1e6;
+  huge_b["sim"]["bucket_bytes"] = 1e12;
+  EXPECT_GT(t(small_b), t(overlap)) << "1 MB buckets pay more latency than 80 MB ones";
+  EXPECT_GT(t(huge_b), t(overlap)) << "one bucket for everything cannot overlap the backward";
+  // Below 1 MB the input is refused (millions of collectives), naming the key.
+  mc::json tiny = base;
+  tiny["sim"]["bucket_bytes"] = 1e3;
+  try {
+    simulate_json(catalog(), tiny, o);
+    ADD_FAILURE() << "a 1 kB bucket was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("bucket_bytes"), std::string::npos) << e.what();
+  }
 }

@@ -1,10 +1,12 @@
 // The run simulator: Young/Daly against the published case, determinism given a seed, failure counts
 // against the Poisson mean, and the data pipeline starving the GPUs.
 #include "sim/run.h"
+#include "catalog/catalog.h"
 #include "sim/sim.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <fstream>
 
@@ -103,4 +105,59 @@ TEST(SimRun, TooFewCoresStarveTheGpus) {
   EXPECT_NEAR(r.data_iteration_s, 3.2e6 / 2e4, 1e-9);
   EXPECT_NEAR(r.goodput, 20.0 / 160.0 * (1 - r.checkpoint_overhead_fraction), 0.01);
   EXPECT_GT(r.data_stall_gpu_hours, 0);
+}
+
+TEST(SimRun, TooLittleReadBandwidthStarvesTheGpus) {
+  RunSpec s = month();
+  s.failures = {};
+  s.data_read_Bps = 1e6;   // 1 MB/s for the whole dataset stream
+  s.bytes_per_token = 4;   // 3.2e6 tokens x 4 bytes = 12.8 MB per iteration: 12.8 s of reading
+  s.iteration_s = 10;
+  const RunResult r = simulate_run(s);
+  EXPECT_NEAR(r.data_iteration_s, 3.2e6 * 4 / 1e6, 1e-9);
+  EXPECT_GT(r.data_stall_gpu_hours, 0);
+  s.data_read_Bps = 1e9;  // plenty: 12.8 ms of reading per iteration, the GPUs set the pace
+  const RunResult fed = simulate_run(s);
+  EXPECT_NEAR(fed.data_iteration_s, 3.2e6 * 4 / 1e9, 1e-12);
+  EXPECT_EQ(fed.data_stall_gpu_hours, 0);
+  EXPECT_GT(fed.goodput, r.goodput * 1.2);
+}
+
+TEST(SimRun, CancelStopsEarlyAndSaysSo) {
+  RunSpec s = month();
+  s.max_days = 3650;  // ten years of failures: long enough to be cancelled midway
+  std::atomic<bool> cancel{false};
+  int calls = 0;
+  const RunResult r = simulate_run(
+      s, [&](double) { if (++calls == 2) cancel = true; }, &cancel);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_LT(r.days, 3650);
+  const RunResult full = simulate_run(s);
+  EXPECT_FALSE(full.cancelled);
+  EXPECT_GT(full.days, r.days);
+}
+
+TEST(SimRun, ShardedCheckpointsWriteFasterWhenStorageIsNotTheBottleneck) {
+  // Checkpoint bytes are the same whatever the layout (Psi x bytes per parameter); what ZeRO and the
+  // pipeline change is how many nodes write their shard in parallel. With many storage accounts the
+  // writers' NICs bound the write, so sharding the optimizer state over dp (ZeRO >= 1) writes faster.
+  const mc::Catalog cat = mc::load_catalog(MC_SOURCE_DIR "/assets");
+  mc::json cfg = {{"model", {{"preset", "gpt3-175b"}}},
+                  {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 9984}}},
+                  {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 78}, {"micro_batch", 1}, {"global_batch", 1560},
+                                {"recompute", "full"}}},
+                  {"checkpoint", {{"storage_accounts", 1000}}}};
+  SimOptions o;
+  o.timeline_gpu = -1;
+  o.include_link_series = false;
+  o.run_days = 1;
+  const double z0 = simulate_json(cat, cfg, o)["run"]["checkpoint"]["write_s"].get<double>();
+  cfg["parallel"]["zero"] = 1;
+  const double z1 = simulate_json(cat, cfg, o)["run"]["checkpoint"]["write_s"].get<double>();
+  EXPECT_LT(z1, z0 * 0.5);
+  // One storage account: storage bandwidth bounds the write whatever the sharding.
+  cfg["checkpoint"]["storage_accounts"] = 1;
+  const double one = simulate_json(cat, cfg, o)["run"]["checkpoint"]["write_s"].get<double>();
+  cfg["parallel"]["zero"] = 0;
+  EXPECT_NEAR(simulate_json(cat, cfg, o)["run"]["checkpoint"]["write_s"].get<double>(), one, 1e-6 * one);
 }

@@ -91,9 +91,72 @@ TEST(TrainCheckpoint, DamagedFilesAreRefusedAndThePreviousKept) {
   expect_refused(flipped, "checksum");
   expect_refused("hello, not a checkpoint at all....", "not a megacluster checkpoint");
 
-  // A checkpoint of another layout is refused, naming the difference.
+  // A checkpoint of another layout is refused, naming the keys that differ and nothing else.
   Trainer wrong(small(1, 1, 1, 0), default_corpus());
-  EXPECT_THROW(wrong.load_checkpoint(good), std::runtime_error);
+  try {
+    wrong.load_checkpoint(good);
+    ADD_FAILURE() << "a checkpoint of another layout was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("dp: checkpoint 2, this run 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("zero: checkpoint 1, this run 0"), std::string::npos) << m;
+    EXPECT_EQ(m.find("width"), std::string::npos) << "keys that agree are not listed: " << m;
+  }
+  fs::remove_all(dir);
+}
+
+// --resume (run_json): a damaged newest file is skipped, reported and kept on disk; the run continues from
+// the previous one and still ends bit for bit where an uninterrupted run ends.
+TEST(TrainCheckpoint, ResumeSkipsADamagedNewestFileAndSaysSo) {
+  const std::string dir = fresh_dir("resume_skip");
+  nlohmann::json cfg = to_json(small(2, 1, 1, 1));
+  cfg["steps"] = 6;
+  const nlohmann::json straight = run_json(cfg);
+
+  nlohmann::json part = cfg;
+  part["steps"] = 4;
+  part["checkpoint"] = dir;
+  part["checkpoint_every"] = 2;
+  const nlohmann::json first = run_json(part);
+  ASSERT_EQ(first["checkpoints"].size(), 2u);  // steps 2 and 4
+  const std::string older = first["checkpoints"][0], newest = first["checkpoints"][1];
+  {
+    std::ofstream out(newest, std::ios::binary | std::ios::trunc);
+    out << "half a file";
+  }
+  nlohmann::json resume = cfg;
+  resume["checkpoint"] = dir;
+  resume["resume"] = true;
+  const nlohmann::json r = run_json(resume);
+  EXPECT_EQ(r["resumed_from"], older);
+  ASSERT_EQ(r["skipped_checkpoints"].size(), 1u);
+  EXPECT_EQ(r["skipped_checkpoints"][0]["path"], newest);
+  EXPECT_NE(r["skipped_checkpoints"][0]["error"].get<std::string>().find(newest), std::string::npos);
+  EXPECT_TRUE(fs::exists(newest)) << "a refused file is never deleted";
+  EXPECT_EQ(r["steps_run"], 4);
+  EXPECT_EQ(r["losses"], straight["losses"]);
+
+  // A checkpoint already past the steps asked for is refused with the fix, not run for zero steps.
+  resume["steps"] = 3;
+  try {
+    run_json(resume);
+    ADD_FAILURE() << "resuming past --steps was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--steps 6"), std::string::npos) << e.what();
+  }
+  // Every file damaged: refused, naming the directory and the newest file's fault.
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::ofstream out(e.path(), std::ios::binary | std::ios::trunc);
+    out << "x";
+  }
+  resume["steps"] = 6;
+  try {
+    run_json(resume);
+    ADD_FAILURE() << "a directory of damaged checkpoints was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("none of its 3 checkpoints"), std::string::npos) << e.what();
+  }
   fs::remove_all(dir);
 }
 

@@ -257,8 +257,11 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
       ImGui::EndTable();
     }
     track(s, "lab.bytes");
-    ImGui::TextDisabled("Predicted: engine/perf/comm_volume.h (ring all-reduce 2(p-1)/p N, ZeRO-3 3(p-1)/p N,\n"
-                        "Megatron 4 all-reduces of b*s*h per layer, pipeline b*s*h per micro-batch).");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("Predicted by engine/perf/comm_volume.h: ring all-reduce 2(p-1)/p N; ZeRO-3 with m "
+                        "micro-batches (1+2m)(p-1)/p N (a gather before each forward and backward); Megatron 4 "
+                        "all-reduces of b*s*h per layer; pipeline b*s*h per micro-batch.");
+    ImGui::PopTextWrapPos();
   }
   ImGui::EndChild();
 }

@@ -46,32 +46,39 @@ void knobs(ExplorerState& s) {
   json& c = v.config;
   ImGui::PushItemWidth(160);
   float days = float(v.run_days);
-  if (ImGui::SliderFloat("days", &days, 1, 365, "%.0f", ImGuiSliderFlags_Logarithmic)) v.run_days = days;
+  if (ImGui::SliderFloat("days at most", &days, 1, 365, "%.0f", ImGuiSliderFlags_Logarithmic)) v.run_days = days;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The run stops when the model has seen its training tokens, or after this many days of\n"
+                      "wall-clock time, whichever comes first.");
   track(s, "run.days");
   ImGui::SameLine();
   int seed = int(v.seed);
   if (ImGui::InputInt("seed", &seed)) v.seed = (unsigned long long)std::max(0, seed);
   track(s, "run.seed");
-  if (!c.contains("checkpoint")) c["checkpoint"] = json::object();
-  float interval_h = float(c["checkpoint"].value("interval_s", 0.0) / 3600);
+  // Read without writing: an empty section added here would change the iteration's cache key and make
+  // the iteration panel simulate again for nothing. Sections are written only when a knob moves.
+  auto section = [&c](const char* key) { return c.contains(key) && c[key].is_object() ? c[key] : json::object(); };
+  const json ck = section("checkpoint"), data = section("data"), fail = section("failures");
+  float interval_h = float(ck.value("interval_s", 0.0) / 3600);
   if (ImGui::SliderFloat("checkpoint every (h, 0 = Daly)", &interval_h, 0, 24, "%.2f"))
     c["checkpoint"]["interval_s"] = double(interval_h) * 3600;
   track(s, "run.interval");
   ImGui::SameLine();
-  float accounts = float(c["checkpoint"].value("storage_accounts", 1.0));
+  float accounts = float(ck.value("storage_accounts", 1.0));
   if (ImGui::SliderFloat("storage accounts", &accounts, 1, 64, "%.0f", ImGuiSliderFlags_Logarithmic))
     c["checkpoint"]["storage_accounts"] = std::round(accounts);
   track(s, "run.accounts");
-  if (!c.contains("data")) c["data"] = json::object();
-  float cores = float(c["data"].value("cpu_cores", 0.0));
+  float cores = float(data.value("cpu_cores", 0.0));
   if (ImGui::SliderFloat("CPU cores for tokenizing (0 = the machine's)", &cores, 0, 300000, "%.0f",
                          ImGuiSliderFlags_Logarithmic)) {
-    if (cores < 1) c["data"].erase("cpu_cores");
-    else c["data"]["cpu_cores"] = std::round(cores);
+    if (cores < 1) {
+      if (c.contains("data")) c["data"].erase("cpu_cores");
+    } else {
+      c["data"]["cpu_cores"] = std::round(cores);
+    }
   }
   track(s, "run.cores");
-  if (!c.contains("failures")) c["failures"] = json::object();
-  const std::string profile = c["failures"].value("profile", std::string("llama3-405b-2024"));
+  const std::string profile = fail.value("profile", std::string("llama3-405b-2024"));
   if (const Table* t = s.catalog->table("failures")) {
     ImGui::SameLine();
     if (ImGui::BeginCombo("failure rates", profile.c_str())) {
@@ -150,7 +157,7 @@ void draw(ExplorerState& s) {
               r["finished"].get<bool>() ? " (finished)" : "", r["goodput"].get<double>() * 100,
               r["effective_mfu"].get<double>() * 100);
   track(s, "run.summary");
-  ImGui::Text("%d interruptions (MTBF %s), %s GPU-hours lost, checkpoints %.1f%% of the time, %s",
+  ImGui::Text("%d interruptions (MTBF %s), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
               r["interruptions"].get<int>(),
               r["mtbf_s"].is_null() ? "none" : format_quantity(r["mtbf_s"], "s").c_str(),
               format_quantity(r["lost_gpu_hours"], "").c_str(), r["checkpoint_overhead_fraction"].get<double>() * 100,
@@ -168,7 +175,7 @@ void draw(ExplorerState& s) {
   if (ImGui::BeginTable("causes", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("cause");
     ImGui::TableSetupColumn("interruptions");
-    ImGui::TableSetupColumn("GPU-hours lost");
+    ImGui::TableSetupColumn("GPU-hours (redone work + downtime)");
     ImGui::TableHeadersRow();
     for (auto& [cause, lost] : r["lost_gpu_hours_by_cause"].items()) {
       ImGui::TableNextRow();
@@ -179,6 +186,17 @@ void draw(ExplorerState& s) {
       ImGui::TableNextColumn();
       ImGui::Text("%s", format_quantity(lost, "").c_str());
     }
+    // Overheads that are not interruptions: GPU time writing checkpoints and waiting for data.
+    if (r.contains("overhead_gpu_hours"))
+      for (auto& [what, hours] : r["overhead_gpu_hours"].items()) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s (overhead)", what.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("-");
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", format_quantity(hours, "").c_str());
+      }
     ImGui::EndTable();
   }
 }
