@@ -38,14 +38,23 @@ int run_scaling(mc::cli::Args& a) {
   for (const auto& p : r.points)
     std::printf("  %6d %10lld %14s %10.4f %12.4f\n", p.width, (long long)p.params,
                 mc::format_quantity(p.compute_flops, "FLOP").c_str(), p.loss, r.fit_compute(p.compute_flops));
-  std::printf("fit: L(C) = %.4g * C^%.4f + %.4f  (rms %.4f nats)\n", r.fit_compute.a, r.fit_compute.b, r.fit_compute.c,
-              r.fit_compute.rms_error);
-  std::printf("     L(N) = %.4g * N^%.4f + %.4f\n", r.fit_params.a, r.fit_params.b, r.fit_params.c);
+  std::printf("fit: L(C) = %.4g * C^%.4f + %.4f  (rms %.4f nats%s)\n", r.fit_compute.a, r.fit_compute.b,
+              r.fit_compute.c, r.fit_compute.rms_error, r.c_known ? "; c = the corpus entropy, known" : "");
+  std::printf("     L(N) = %.4g * N^%.4f + %.4f  (N: non-embedding parameters)\n", r.fit_params.a, r.fit_params.b,
+              r.fit_params.c);
+  if (r.c_known)
+    std::printf("     with c fitted too: L(C) = %.4g * C^%.4f + %.4f  (rms %.4f nats)\n", r.fit_compute_free_c.a,
+                r.fit_compute_free_c.b, r.fit_compute_free_c.c, r.fit_compute_free_c.rms_error);
   if (r.entropy_floor > 0) std::printf("corpus entropy (true irreducible loss): %.4f nats/byte\n", r.entropy_floor);
-  std::printf("prediction for width %d (%lld params, %s): %.4f\n", r.target.width, (long long)r.target.params,
-              mc::format_quantity(r.target.compute_flops, "FLOP").c_str(), r.predicted_loss);
-  std::printf("trained:                                     %.4f  (error %+.1f%%)\n", r.target.loss,
-              100.0 * (r.predicted_loss - r.target.loss) / r.target.loss);
+  const double got = r.target.loss;
+  auto err = [got](double pred) { return 100.0 * (pred - got) / got; };
+  std::printf("prediction for width %d (%lld params, %s), made before it trained:\n", r.target.width,
+              (long long)r.target.params, mc::format_quantity(r.target.compute_flops, "FLOP").c_str());
+  std::printf("  from L(C)            %.4f  (error %+.1f%%)\n", r.predicted_loss, err(r.predicted_loss));
+  std::printf("  from L(N)            %.4f  (error %+.1f%%)\n", r.predicted_loss_params, err(r.predicted_loss_params));
+  if (r.c_known)
+    std::printf("  from L(C), c fitted  %.4f  (error %+.1f%%)\n", r.predicted_loss_free_c, err(r.predicted_loss_free_c));
+  std::printf("trained:               %.4f\n", got);
   return 0;
 }
 

@@ -25,7 +25,7 @@ int run_train(mc::cli::Args& a) {
   auto steps = a.option("--steps"), seed = a.option("--seed"), mbs = a.option("--micro-batches");
   auto batch = a.option("--batch"), schedule = a.option("--schedule"), corpus = a.option("--corpus");
   auto ckpt = a.option("--checkpoint"), every = a.option("--checkpoint-every"), mem = a.option("--memory-limit-GB");
-  auto sample = a.option("--sample"), device = a.option("--device");
+  auto sample = a.option("--sample"), sample_every = a.option("--sample-every"), device = a.option("--device");
   std::vector<std::string> pos = a.positionals();
   a.finish();
   if (pos.size() > 1) throw mc::cli::UsageError("at most one CONFIG.json");
@@ -54,6 +54,7 @@ int run_train(mc::cli::Args& a) {
   set_int(mbs, "micro_batches", "--micro-batches", 0, 4096);
   set_int(batch, "batch", "--batch", 1, 65536);
   set_int(every, "checkpoint_every", "--checkpoint-every", 1, 10000000);
+  set_int(sample_every, "sample_every", "--sample-every", 1, 10000000);
   if (schedule) {
     if (*schedule != "gpipe" && *schedule != "1f1b") throw mc::cli::UsageError("--schedule is gpipe or 1f1b");
     cfg["schedule"] = *schedule;
@@ -97,9 +98,15 @@ int run_train(mc::cli::Args& a) {
     return 1;
   }
   const int total = tc.steps;
-  mc::json out = mc::train::run_json(cfg, [&](const mc::train::StepResult& r) {
-    if (!quiet) progress_bar(r, total);
-  });
+  mc::json out = mc::train::run_json(
+      cfg, [&](const mc::train::StepResult& r) { if (!quiet) progress_bar(r, total); },
+      [&](int step, const std::string& text) {
+        if (quiet) return;
+        // Above the progress bar: clear its line, print the sample, and let the next step redraw the bar.
+        std::string one = text;
+        for (char& ch : one) if (ch == '\n' || ch == '\t') ch = ' ';
+        std::fprintf(stderr, "\r\033[K  step %d sample: %s\n", step, one.c_str());
+      });
   if (out.contains("skipped_checkpoints"))
     for (const auto& sk : out["skipped_checkpoints"])
       std::fprintf(stderr, "megacluster train: warning: skipped %s (kept on disk): %s\n",
@@ -148,7 +155,7 @@ mc::cli::Registrar reg{{"train", "train the lab's small GPT across virtual worke
                         "megacluster train [CONFIG.json] [--dp N] [--tp N] [--pp N] [--zero 0-3] [--steps N] [--seed N]\n"
                         "       [--batch N] [--micro-batches N] [--schedule gpipe|1f1b] [--corpus synthetic|story|FILE]\n"
                         "       [--checkpoint DIR [--checkpoint-every K]] [--resume] [--memory-limit-GB X]\n"
-                        "       [--sample BYTES] [--device auto|cpu|cuda] [--quiet] [--json] | --bench [--json]",
+                        "       [--sample BYTES] [--sample-every K] [--device auto|cpu|cuda] [--quiet] [--json] | --bench [--json]",
                         run_train}};
 
 }  // namespace

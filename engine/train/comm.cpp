@@ -30,6 +30,20 @@ double WorkerCounters::data_messages_sent() const {
   return s;
 }
 
+double LinkCounters::data_bytes() const {
+  double s = 0;
+  for (int i = 0; i < kTrafficClasses; ++i)
+    if (i != int(Traffic::control)) s += bytes[i];
+  return s;
+}
+
+double LinkCounters::data_messages() const {
+  double s = 0;
+  for (int i = 0; i < kTrafficClasses; ++i)
+    if (i != int(Traffic::control)) s += messages[i];
+  return s;
+}
+
 Comm::Comm(int workers) : inbox_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
 
 void Comm::count(int src, int dst, double bytes, Traffic t) {
@@ -39,7 +53,10 @@ void Comm::count(int src, int dst, double bytes, Traffic t) {
   }
   counters_[size_t(dst)].bytes_received += bytes;
   step_[size_t(dst)].bytes_received += bytes;
-  links_[{src, dst}] += bytes;
+  for (auto* l : {&links_[{src, dst}], &step_links_[{src, dst}]}) {
+    l->bytes[int(t)] += bytes;
+    l->messages[int(t)] += 1;
+  }
   log_.push_back({src, dst, bytes, t});
 }
 
@@ -75,6 +92,7 @@ size_t Comm::pending() const {
 
 void Comm::begin_step() {
   log_.clear();
+  step_links_.clear();
   for (auto& c : step_) c = WorkerCounters{};
 }
 

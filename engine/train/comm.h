@@ -38,6 +38,15 @@ struct WorkerCounters {
   double data_messages_sent() const;  // all classes but control
 };
 
+// What one directed link (src -> dst) carried, by traffic class.
+struct LinkCounters {
+  double bytes[kTrafficClasses] = {};
+  double messages[kTrafficClasses] = {};
+  double data_bytes() const;     // all classes but control
+  double data_messages() const;  // all classes but control
+};
+using LinkMap = std::map<std::pair<int, int>, LinkCounters>;  // (src, dst) -> counters
+
 class Comm {
  public:
   explicit Comm(int workers = 1);
@@ -58,7 +67,8 @@ class Comm {
   void tree_all_reduce(const std::vector<int>& group, const std::vector<double*>& bufs, size_t n, Traffic t);
 
   const WorkerCounters& counters(int w) const { return counters_[size_t(w)]; }
-  const std::map<std::pair<int, int>, double>& link_bytes() const { return links_; }  // (src,dst) -> bytes
+  const LinkMap& links() const { return links_; }            // since the start
+  const LinkMap& step_links() const { return step_links_; }  // in the current step (since begin_step)
   const std::vector<MessageRecord>& step_log() const { return log_; }
   void begin_step();  // clears the step log and the per-step counters
   const WorkerCounters& step_counters(int w) const { return step_[size_t(w)]; }
@@ -71,7 +81,7 @@ class Comm {
   };
   std::vector<std::deque<Message>> inbox_;
   std::vector<WorkerCounters> counters_, step_;
-  std::map<std::pair<int, int>, double> links_;
+  LinkMap links_, step_links_;
   std::vector<MessageRecord> log_;
   void count(int src, int dst, double bytes, Traffic t);
 };

@@ -12,7 +12,7 @@ namespace {
 
 const std::vector<std::string> kRootKeys = {"model", "optim", "dp", "tp", "pp", "zero", "micro_batches", "schedule",
                                             "batch", "steps", "seed", "memory_limit_bytes", "corpus", "checkpoint",
-                                            "checkpoint_every", "resume", "bench", "sample_bytes", "device"};
+                                            "checkpoint_every", "resume", "bench", "sample_bytes", "sample_every", "device"};
 
 TrainConfig parse_cursor(const JsonCursor& root) {
   if (!root.is_object()) root.fail("a training config must be a JSON object");

@@ -36,7 +36,8 @@ std::string utf8_text(const std::string& in) {
 
 nlohmann::json run_json(const nlohmann::json& config) { return run_json(config, nullptr); }
 
-nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress) {
+nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress,
+                        const std::function<void(int, const std::string&)>& on_sample) {
   const TrainConfig cfg = parse_config(config, "config");
   (void)thread_count();  // a bad MC_THREADS is reported here, before any work
   const std::string corpus_path = config.value("corpus", std::string("default"));
@@ -45,6 +46,7 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   const bool resume = config.value("resume", false);
   const bool bench = config.value("bench", false);
   const int sample_bytes = config.value("sample_bytes", 0);
+  const int sample_every = config.value("sample_every", 0);
 
   const Corpus corpus = resolve_corpus(corpus_path);  // an id of assets/corpus/index.json or a path
   Trainer tr(cfg, corpus.text);
@@ -77,11 +79,18 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   const int start = tr.step_index();
   std::vector<double> seconds;
   std::vector<std::string> saved;
+  nlohmann::json samples = nlohmann::json::array();
   const auto t0 = std::chrono::steady_clock::now();
   while (tr.step_index() < cfg.steps) {
     StepResult r = tr.step();
     seconds.push_back(r.seconds);
     if (progress) progress(r);
+    if (sample_every > 0 && r.step % sample_every == 0) {
+      // Seeded by the step, so the same run writes the same samples.
+      const std::string text = utf8_text(tr.sample(sample_bytes > 0 ? sample_bytes : 80, 0.8, cfg.seed + uint64_t(r.step)));
+      samples.push_back({{"step", r.step}, {"text", text}});
+      if (on_sample) on_sample(r.step, text);
+    }
     if (!ckpt_dir.empty() && every > 0 && r.step % every == 0 && r.step < cfg.steps)
       saved.push_back(tr.save_checkpoint(ckpt_dir));
   }
@@ -118,6 +127,16 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   out["bytes_sent_per_worker"] = sent;  // in the last step, all traffic but the control scalars
   out["messages_sent_per_worker"] = msgs;
   out["control_bytes_per_worker"] = ctl;
+  // Per directed link in the last step, data traffic by class (what the lab's message view draws).
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& [link, lc] : tr.comm().step_links()) {
+    nlohmann::json by = nlohmann::json::object();
+    for (int k = 0; k < kTrafficClasses; ++k)
+      if (lc.messages[k] > 0) by[to_string(Traffic(k))] = {{"bytes", lc.bytes[k]}, {"messages", lc.messages[k]}};
+    links.push_back({{"src", link.first}, {"dst", link.second}, {"bytes", lc.data_bytes()},
+                     {"messages", lc.data_messages()}, {"by_traffic", by}});
+  }
+  out["links_last_step"] = links;
   out["predicted_bytes_per_worker"] = tr.predicted_bytes_per_worker();
   out["predicted_messages_per_worker"] = tr.predicted_messages_per_worker();
   nlohmann::json mem = nlohmann::json::array();
@@ -128,6 +147,7 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
                    {"activations_peak_bytes", m.activations_peak_bytes}});
   out["memory_per_worker"] = mem;
   if (!saved.empty()) out["checkpoints"] = saved;
+  if (sample_every > 0) out["samples"] = samples;
   if (sample_bytes > 0) out["sample"] = utf8_text(tr.sample(sample_bytes, 0.8, cfg.seed));
   if (bench) {
     // The model's largest matmul: the MLP's first layer, (micro-batch tokens) x C times C x 4C / tp.

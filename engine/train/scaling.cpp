@@ -19,6 +19,30 @@ ScalingConfig ScalingConfig::quick() {
 
 double PowerLawFit::operator()(double x) const { return a * std::pow(x, b) + c; }
 
+PowerLawFit fit_power_law_given_c(const std::vector<double>& x, const std::vector<double>& loss, double c) {
+  if (x.size() != loss.size() || x.size() < 2) throw std::invalid_argument("a power law needs 2+ points");
+  const double lmin = *std::min_element(loss.begin(), loss.end());
+  if (!(c < lmin))
+    throw std::invalid_argument("the irreducible loss " + std::to_string(c) + " is not below every loss (min " +
+                                std::to_string(lmin) + "): the runs cannot follow a*x^b + c");
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  const double n = double(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double lx = std::log(x[i]), ly = std::log(loss[i] - c);
+    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
+  }
+  const double den = n * sxx - sx * sx;
+  if (std::fabs(den) < 1e-300) throw std::invalid_argument("a power law needs 2+ distinct x values");
+  PowerLawFit f;
+  f.b = (n * sxy - sx * sy) / den;
+  f.a = std::exp((sy - f.b * sx) / n);
+  f.c = c;
+  double err = 0;
+  for (size_t i = 0; i < x.size(); ++i) err += (f(x[i]) - loss[i]) * (f(x[i]) - loss[i]);
+  f.rms_error = std::sqrt(err / n);
+  return f;
+}
+
 PowerLawFit fit_power_law(const std::vector<double>& x, const std::vector<double>& loss) {
   if (x.size() != loss.size() || x.size() < 3) throw std::invalid_argument("a power law with offset needs 3+ points");
   const double lmin = *std::min_element(loss.begin(), loss.end());
@@ -128,8 +152,16 @@ void ScalingSweep::advance(int steps) {
           n.push_back(double(p.non_embedding_params));
           l.push_back(p.loss);
         }
-        s.result.fit_compute = fit_power_law(c, l);
-        s.result.fit_params = fit_power_law(n, l);
+        s.result.fit_compute_free_c = fit_power_law(c, l);
+        // With the irreducible loss known, fitting it too would spend one of a handful of points on a
+        // number we have exactly; a c wrongly fitted at 0 bends the extrapolation (Henighan et al. 2020
+        // fit c only because they do not know it).
+        const double lmin = *std::min_element(l.begin(), l.end());
+        s.result.c_known = s.result.entropy_floor > 0 && s.result.entropy_floor < lmin;
+        s.result.fit_compute = s.result.c_known ? fit_power_law_given_c(c, l, s.result.entropy_floor)
+                                                : s.result.fit_compute_free_c;
+        s.result.fit_params =
+            s.result.c_known ? fit_power_law_given_c(n, l, s.result.entropy_floor) : fit_power_law(n, l);
         s.result.fitted = true;
         // The prediction is made now, before the larger model has seen a single byte.
         Trainer probe(run_config(s.cfg, s.cfg.predict_width), s.corpus);
@@ -138,6 +170,8 @@ void ScalingSweep::advance(int steps) {
         s.result.target.non_embedding_params = int64_t(12) * s.cfg.layers * s.cfg.predict_width * s.cfg.predict_width;
         s.result.target.compute_flops = probe.flops_per_token() * double(s.cfg.batch) * s.cfg.context * s.cfg.steps;
         s.result.predicted_loss = s.result.fit_compute(s.result.target.compute_flops);
+        s.result.predicted_loss_free_c = s.result.fit_compute_free_c(s.result.target.compute_flops);
+        s.result.predicted_loss_params = s.result.fit_params(double(s.result.target.non_embedding_params));
       }
     } else {
       s.result.target = s.current;
@@ -159,11 +193,16 @@ nlohmann::json to_json(const ScalingResult& r) {
   nlohmann::json j = {{"points", pts},
                       {"fit_compute", fit(r.fit_compute)},
                       {"fit_params", fit(r.fit_params)},
+                      {"fit_compute_free_c", fit(r.fit_compute_free_c)},
+                      {"c_known", r.c_known},
                       {"target",
                        {{"width", r.target.width},
                         {"params", r.target.params},
+                        {"non_embedding_params", r.target.non_embedding_params},
                         {"compute_flops", r.target.compute_flops},
                         {"predicted_loss", r.predicted_loss},
+                        {"predicted_loss_params", r.predicted_loss_params},
+                        {"predicted_loss_free_c", r.predicted_loss_free_c},
                         {"loss", r.target.loss}}},
                       {"done", r.done}};
   if (r.entropy_floor > 0) j["entropy_floor_nats_per_byte"] = r.entropy_floor;

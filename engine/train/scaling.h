@@ -29,6 +29,9 @@ struct PowerLawFit {
 
 // Least squares in L over c in [0, min L), with a and b from the log-log regression for each c.
 PowerLawFit fit_power_law(const std::vector<double>& x, const std::vector<double>& loss);
+// The same with c given (the irreducible loss, when it is known): a and b from the log-log regression of
+// L - c, two free parameters instead of three. Throws std::invalid_argument when c >= min L or < 2 points.
+PowerLawFit fit_power_law_given_c(const std::vector<double>& x, const std::vector<double>& loss, double c);
 
 struct ScalingPoint {
   int width = 0;
@@ -40,9 +43,15 @@ struct ScalingPoint {
 
 struct ScalingResult {
   std::vector<ScalingPoint> points;      // the sweep, in order
-  PowerLawFit fit_compute, fit_params;   // L(C), L(N)
+  // L(C) and L(N). When the corpus's entropy is known (the built-in language) c is that entropy, the
+  // true irreducible loss, and only a and b are fitted; otherwise c is fitted too.
+  PowerLawFit fit_compute, fit_params;
+  PowerLawFit fit_compute_free_c;        // L(C) with c fitted as well (what a real lab has to do)
+  bool c_known = false;                  // fit_compute / fit_params use c = entropy_floor
   ScalingPoint target;                   // the larger run (loss filled in once trained)
   double predicted_loss = 0;             // from L(C) before the target trained
+  double predicted_loss_params = 0;      // from L(N), the same moment
+  double predicted_loss_free_c = 0;      // from fit_compute_free_c
   double entropy_floor = 0;              // the corpus's entropy when it is the built-in language, else 0
   bool fitted = false, done = false;
 };

@@ -158,8 +158,11 @@ std::vector<std::string> list_checkpoints(const std::string& dir);
 // corrupt, another configuration) are kept on disk and listed in "skipped_checkpoints" (path, error),
 // so nothing is lost silently. A checkpoint already past "steps" is refused with the fix.
 nlohmann::json run_json(const nlohmann::json& config);
-// The same, calling `progress` after every step (the CLI's progress bar).
-nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress);
+// The same, calling `progress` after every step (the CLI's progress bar). With "sample_every": K > 0 it
+// also generates "sample_bytes" (default 80) of text every K steps, passes each to `on_sample` and lists
+// them in "samples" ([{step, text}]): what the model writes as it learns.
+nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress,
+                        const std::function<void(int step, const std::string& text)>& on_sample = nullptr);
 // The corpus at `path` ("default" or "": the built-in synthetic language). Throws naming the file.
 std::string load_corpus(const std::string& path);
 

@@ -23,6 +23,26 @@ TEST(TrainCli, JsonHasLossesThroughputAndBytes) {
   ASSERT_EQ(j["bytes_sent_per_worker"].size(), 4u);
   EXPECT_EQ(j["bytes_sent_per_worker"], j["predicted_bytes_per_worker"]);
   EXPECT_GT(j["bytes_sent_per_worker"][0].get<double>(), 0);
+  // The per-link view adds up to the per-worker counts: what each worker sent, over its links.
+  std::vector<double> from(4, 0.0);
+  for (const auto& l : j["links_last_step"]) from[l["src"].get<size_t>()] += l["bytes"].get<double>();
+  for (size_t w = 0; w < 4; ++w) EXPECT_DOUBLE_EQ(from[w], j["bytes_sent_per_worker"][w].get<double>()) << w;
+}
+
+TEST(TrainCli, SamplesWhileItTrains) {
+  // --sample-every K: text generated every K steps, in the JSON and above the progress bar on stderr.
+  auto r = run_cli("train --steps 6 --sample-every 3 --sample 24 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["samples"].size(), 2u);
+  EXPECT_EQ(j["samples"][0]["step"], 3);
+  EXPECT_EQ(j["samples"][1]["step"], 6);
+  EXPECT_FALSE(j["samples"][1]["text"].get<std::string>().empty());
+  EXPECT_NE(r.err.find("step 3 sample: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("sample: "), std::string::npos) << "samples go to stderr, JSON alone to stdout";
+  // The same run writes the same samples.
+  auto again = nlohmann::json::parse(run_cli("train --steps 6 --sample-every 3 --sample 24 --json --quiet").out);
+  EXPECT_EQ(again["samples"], j["samples"]);
 }
 
 TEST(TrainCli, LayoutsGiveTheSameLosses) {
@@ -144,6 +164,10 @@ TEST(TrainCli, ScalingQuickPredictsTheLargerRun) {
   const double pred = j["target"]["predicted_loss"], got = j["target"]["loss"];
   EXPECT_NEAR(pred, got, 0.15 * got);  // a power law fitted on 3 small runs lands within 15%
   EXPECT_LT(j["fit_compute"]["b"].get<double>(), 0);
+  // On the built-in language the irreducible loss is known and is the fit's c; L(N) predicts too.
+  EXPECT_TRUE(j["c_known"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["fit_compute"]["c"].get<double>(), j["entropy_floor_nats_per_byte"].get<double>());
+  EXPECT_NEAR(j["target"]["predicted_loss_params"].get<double>(), got, 0.15 * got);
 }
 
 }  // namespace

@@ -150,3 +150,46 @@ TEST(UiSmoke, EveryShippedScenarioStepDrawsCleanly) {
   }
   EXPECT_GE(scenarios, 10);
 }
+
+// The training lab's buttons, clicked as a user would: it starts live, Pause stops the steps, Step trains
+// exactly one, Reset starts over at step 0 and keeps the finished curve for comparison.
+TEST(UiSmoke, LabStartPauseStepReset) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "lab"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto& lab = app.state().lab;
+  ASSERT_TRUE(lab.trainer) << lab.error;
+  EXPECT_TRUE(lab.running);
+  EXPECT_GT(lab.trainer->step_index(), 0) << "the lab trains while it is open";
+  auto click = [&](const char* id) {
+    auto rects = app.state().widget_rects;
+    ASSERT_TRUE(rects.count(id)) << id;
+    const mc::ui::Rect r = rects[id];
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = ImVec2(r.x + r.w / 2, r.y + r.h / 2);
+    h.frame(app);
+    io.MouseDown[0] = true;
+    h.frame(app);
+    io.MouseDown[0] = false;
+    h.frame(app);
+  };
+  click("lab.start");  // "Pause"
+  EXPECT_FALSE(lab.running);
+  const int paused_at = lab.trainer->step_index();
+  for (int i = 0; i < 5; ++i) h.frame(app);
+  EXPECT_EQ(lab.trainer->step_index(), paused_at) << "no steps while paused";
+  click("lab.step");
+  EXPECT_EQ(lab.trainer->step_index(), paused_at + 1);
+  EXPECT_FALSE(lab.running);
+  const size_t curves = lab.curves.size();
+  click("lab.reset");
+  ASSERT_TRUE(lab.trainer);
+  EXPECT_EQ(lab.trainer->step_index(), 0);
+  EXPECT_FALSE(lab.running);
+  EXPECT_EQ(lab.curves.size(), curves + 1) << "the run so far stays on the chart";
+  click("lab.start");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_TRUE(lab.running);
+  EXPECT_GT(lab.trainer->step_index(), 0);
+}

@@ -34,7 +34,13 @@ TEST(TrainComm, RingAllReduceSumsAndCountsLikeNccl) {
       EXPECT_DOUBLE_EQ(comm.counters(r).messages_sent[int(Traffic::dp)], v.messages_per_rank);
     }
     // A ring: each rank talks only to its successor.
-    for (const auto& [link, bytes] : comm.link_bytes()) EXPECT_EQ(link.second, (link.first + 1) % p);
+    // A ring: each rank talks only to its successor, 2(p-1) messages of one chunk each.
+    ASSERT_EQ(comm.links().size(), size_t(p));
+    for (const auto& [link, c] : comm.links()) {
+      EXPECT_EQ(link.second, (link.first + 1) % p);
+      EXPECT_DOUBLE_EQ(c.bytes[int(Traffic::dp)], v.bytes_sent_per_rank);
+      EXPECT_DOUBLE_EQ(c.messages[int(Traffic::dp)], v.messages_per_rank);
+    }
     EXPECT_EQ(comm.pending(), 0u);
   }
 }

@@ -95,6 +95,30 @@ TEST(TrainParallel, ThreeDimensional) {
   expect_same_training(tiny(2, 2, 2, 1, 2, Schedule::gpipe));
 }
 
+// Per link (src -> dst) in one step: with pure data parallelism each worker sends only to its ring
+// successor, and with a two-stage pipeline each stage only to the other; so every link carries exactly
+// its sender's predicted bytes and messages (engine/perf/comm_volume.h), and no other link carries data.
+TEST(TrainParallel, EachLinkCarriesWhatTheModelPredicts) {
+  for (const TrainConfig& c : {tiny(4, 1, 1, 0), tiny(4, 1, 1, 2), tiny(1, 1, 2, 0, 4)}) {
+    TrainConfig one = c;
+    one.steps = 2;
+    Trainer t(one, default_corpus());
+    t.step();
+    t.step();  // step_links() holds the last step only
+    const auto bytes = t.predicted_bytes_per_worker(), msgs = t.predicted_messages_per_worker();
+    const int p = one.parallel.workers();
+    int data_links = 0;
+    for (const auto& [link, lc] : t.comm().step_links()) {
+      if (lc.data_bytes() == 0) continue;  // control scalars only (loss, gradient norm)
+      ++data_links;
+      EXPECT_EQ(link.second, (link.first + 1) % p) << "dp " << one.parallel.dp << " pp " << one.parallel.pp;
+      EXPECT_DOUBLE_EQ(lc.data_bytes(), bytes[size_t(link.first)]) << link.first << " -> " << link.second;
+      EXPECT_DOUBLE_EQ(lc.data_messages(), msgs[size_t(link.first)]) << link.first << " -> " << link.second;
+    }
+    EXPECT_EQ(data_links, p);
+  }
+}
+
 TEST(TrainParallel, ZeroMemoryShrinksAsThePaperSays) {
   // Rajbhandari et al. 2020, Fig. 1 with fp32 weights and gradients and K = 8 bytes of Adam state a
   // parameter: stage 0 holds (4 + 4 + 8) Psi, 1: (4 + 4) Psi + 8 Psi / Nd, 2: 4 Psi + 12 Psi / Nd, 3: 16 Psi / Nd.

@@ -158,15 +158,22 @@ void lab_message_graph(const train::Trainer& t, ImVec2 size) {
     const float a = -1.5707963f + 6.2831853f * float(i) / float(std::max(n, 1));
     at[size_t(i)] = ImVec2(c.x + rad * std::cos(a), c.y + rad * std::sin(a));
   }
-  std::map<std::tuple<int, int, int>, double> agg;
+  // The engine's per-link counters of this step (Comm::step_links), one arrow per link and traffic class.
+  struct Arrow {
+    int src, dst, tr;
+    double bytes, messages;
+  };
+  std::vector<Arrow> agg;
   double mx = 1;
-  for (const auto& m : t.comm().step_log()) {
-    double& b = agg[{m.src, m.dst, int(m.traffic)}];
-    b += m.bytes;
-    mx = std::max(mx, b);
-  }
-  for (const auto& [k, bytes] : agg) {
-    auto [src, dst, tr] = k;
+  for (const auto& [link, lc] : t.comm().step_links())
+    for (int k = 0; k < train::kTrafficClasses; ++k)
+      if (lc.messages[k] > 0) {
+        agg.push_back({link.first, link.second, k, lc.bytes[k], lc.messages[k]});
+        mx = std::max(mx, lc.bytes[k]);
+      }
+  for (const Arrow& ar : agg) {
+    const int src = ar.src, dst = ar.dst, tr = ar.tr;
+    const double bytes = ar.bytes;
     const ImVec2 a = at[size_t(src)], b = at[size_t(dst)];
     // Offset each direction sideways so a->b and b->a do not overlap.
     const float dx = b.x - a.x, dy = b.y - a.y, len = std::max(1.0f, std::sqrt(dx * dx + dy * dy));
@@ -195,10 +202,10 @@ void lab_message_graph(const train::Trainer& t, ImVec2 size) {
     ImGui::BeginTooltip();
     ImGui::TextUnformatted("Arrow width: bytes in the last step (square root scale)");
     int shown = 0;
-    for (const auto& [k, bytes] : agg) {
+    for (const Arrow& ar : agg) {
       if (++shown > 24) break;
-      auto [src, dst, tr] = k;
-      ImGui::Text("%d -> %d  %-7s %s", src, dst, train::to_string(train::Traffic(tr)), format_quantity(bytes, "bytes").c_str());
+      ImGui::Text("%d -> %d  %-7s %s in %.0f message%s", ar.src, ar.dst, train::to_string(train::Traffic(ar.tr)),
+                  format_quantity(ar.bytes, "bytes").c_str(), ar.messages, ar.messages == 1 ? "" : "s");
     }
     ImGui::EndTooltip();
   }

@@ -295,14 +295,21 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     ImGui::Text("width %3d  %7lld params  %10s  loss %.4f", p.width, (long long)p.params,
                 format_quantity(p.compute_flops, "FLOP").c_str(), p.loss);
   if (r.fitted) {
-    ImGui::Text("fit: L(C) = %.3g C^%.3f + %.3f   (rms %.3f)", r.fit_compute.a, r.fit_compute.b, r.fit_compute.c,
-                r.fit_compute.rms_error);
-    ImGui::Text("prediction for width %d (%s): %.4f", r.target.width,
-                format_quantity(r.target.compute_flops, "FLOP").c_str(), r.predicted_loss);
+    ImGui::Text("fit: L(C) = %.3g C^%.3f + %.3f   (rms %.3f)%s", r.fit_compute.a, r.fit_compute.b, r.fit_compute.c,
+                r.fit_compute.rms_error, r.c_known ? "   c = the language's entropy, known" : "");
+    if (r.c_known)
+      ImGui::TextDisabled("with c fitted as well: L(C) = %.3g C^%.3f + %.3f (rms %.3f)", r.fit_compute_free_c.a,
+                          r.fit_compute_free_c.b, r.fit_compute_free_c.c, r.fit_compute_free_c.rms_error);
+    ImGui::Text("prediction for width %d (%s), before it trains:  L(C) %.4f   L(N) %.4f", r.target.width,
+                format_quantity(r.target.compute_flops, "FLOP").c_str(), r.predicted_loss, r.predicted_loss_params);
+    if (r.c_known) ImGui::TextDisabled("(with c fitted as well, L(C) would say %.4f)", r.predicted_loss_free_c);
   }
-  if (r.done)
-    ImGui::Text("trained: %.4f   (prediction off by %+.1f%%)", r.target.loss,
-                100.0 * (r.predicted_loss - r.target.loss) / r.target.loss);
+  if (r.done) {
+    auto off = [&](double p) { return 100.0 * (p - r.target.loss) / r.target.loss; };
+    ImGui::Text("trained: %.4f   (L(C) off by %+.1f%%, L(N) by %+.1f%%)", r.target.loss, off(r.predicted_loss),
+                off(r.predicted_loss_params));
+    if (r.c_known) ImGui::TextDisabled("the fit with c free would have been off by %+.1f%%", off(r.predicted_loss_free_c));
+  }
   if (r.entropy_floor > 0) ImGui::TextDisabled("irreducible loss of the built-in language: %.4f", r.entropy_floor);
 }
 
