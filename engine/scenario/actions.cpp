@@ -5,6 +5,7 @@
 #include "capital/trend.h"
 #include "capital/waterfall.h"
 #include "catalog/catalog.h"
+#include "train/scaling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -296,18 +297,21 @@ void register_builtin_actions(ActionRegistry& reg) {
                if (!f || !f->is_number()) throw std::runtime_error("no number for the fit's floor");
                floor = f->get<double>();
              }
-             double sx = 0, sy = 0, sxx = 0, sxy = 0;
-             int n = 0;
+             std::vector<double> xs, ls;
              for (const json& p : a.at("points")) {
-               double x = std::log(num_at(p, xk)), l = num_at(p, yk) - floor;
-               if (!(l > 0)) throw std::runtime_error("loss at or below the floor in \"" + p.get<std::string>() + "\"");
-               double y = std::log(l);
-               sx += x, sy += y, sxx += x * x, sxy += x * y, ++n;
+               xs.push_back(num_at(p, xk));
+               ls.push_back(num_at(p, yk));
+               if (!(ls.back() > floor)) throw std::runtime_error("loss at or below the floor in \"" + p.get<std::string>() + "\"");
              }
-             const double den = n * sxx - sx * sx;
-             if (std::fabs(den) < 1e-12) throw std::runtime_error("the fit's points all have the same x");
-             const double b = (n * sxy - sx * sy) / den, ln_a = (sy - b * sx) / n;
-             json r = {{"a", std::exp(ln_a)}, {"b", b}, {"floor", floor}, {"points", n}};
+             train::PowerLawFit fit;
+             try {
+               fit = train::fit_power_law_given_c(xs, ls, floor);  // the training lab's own fit
+             } catch (const std::invalid_argument& e) {
+               throw std::runtime_error(std::string("fit_power_law: ") + e.what());
+             }
+             const double b = fit.b, ln_a = std::log(fit.a);
+             const int n = int(xs.size());
+             json r = {{"a", fit.a}, {"b", b}, {"floor", floor}, {"points", n}};
              if (a.contains("predict")) {
                const std::string big = a.at("predict");
                const double x = num_at(big, xk), actual = num_at(big, yk);
