@@ -1,5 +1,6 @@
 #include "sim/flow_net.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -35,6 +36,7 @@ int FlowNet::start(double now, FlowGroupSpec spec, long long tag) {
   g.rate = 0;
   g.last_t = now;
   g.version++;
+  g.serial = started_++;
   g.alive = true;
   g.class_weight.fill(0);
   for (auto [l, w] : g.spec.links) {
@@ -107,10 +109,12 @@ void FlowNet::set_rate(double now, Group& g, int id, double r) {
   g.last_t = now;
   const double old = std::isfinite(g.rate) ? g.rate : 0;
   const double nw = std::isfinite(r) ? r : 0;
-  if (nw != old)
+  if (nw != old) {
     for (int c = 0; c < kLinkClasses; ++c)
       if (g.class_weight[size_t(c)] > 0)
         changes_.push_back({now, LinkClass(c), g.class_weight[size_t(c)] * (nw - old)});
+    group_changes_.push_back({now, g.serial, nw});
+  }
   g.rate = r;
   (void)id;
 }
@@ -183,6 +187,49 @@ void FlowNet::resolve(double now, int seed_group) {
     g.version++;
     due_.push({now + g.remaining / r, gid, g.version});
   }
+}
+
+std::vector<std::vector<LoadPoint>> link_loads(
+    const std::vector<GroupRateChange>& changes, int groups, int links,
+    const std::function<void(int serial, std::vector<std::pair<int, double>>& out)>& crossings) {
+  std::vector<std::vector<LoadPoint>> out(size_t(std::max(0, links)), std::vector<LoadPoint>{{0.0, 0.0}});
+  if (links <= 0 || groups <= 0) return out;
+  // Which requested links each group crosses (CSR: first[s] .. first[s + 1] in cross).
+  std::vector<int> first(size_t(groups) + 1, 0);
+  std::vector<std::pair<int, double>> cross, tmp;
+  for (int s = 0; s < groups; ++s) {
+    tmp.clear();
+    crossings(s, tmp);
+    for (const auto& c : tmp)
+      if (c.first >= 0 && c.first < links && c.second != 0) cross.push_back(c);
+    first[size_t(s) + 1] = int(cross.size());
+  }
+  std::vector<double> rate(size_t(groups), 0.0), load(size_t(links), 0.0);
+  std::vector<int> running(size_t(links), 0);  // groups on the link with a nonzero rate
+  for (const GroupRateChange& ch : changes) {
+    if (ch.serial < 0 || ch.serial >= groups) continue;
+    const int b = first[size_t(ch.serial)], e = first[size_t(ch.serial) + 1];
+    double& old = rate[size_t(ch.serial)];
+    if (b == e || ch.rate_Bps == old) {
+      old = ch.rate_Bps;
+      continue;
+    }
+    for (int i = b; i < e; ++i) {
+      const auto [k, w] = cross[size_t(i)];
+      running[size_t(k)] += (ch.rate_Bps != 0) - (old != 0);
+      // Sums of +/- deltas leave rounding residue; an idle link is exactly 0.
+      load[size_t(k)] = running[size_t(k)] > 0 ? load[size_t(k)] + w * (ch.rate_Bps - old) : 0.0;
+      auto& ser = out[size_t(k)];
+      if (ser.back().t_s == ch.t_s) {  // several changes at one instant: the last one holds
+        ser.back().load_Bps = load[size_t(k)];
+        if (ser.size() > 1 && ser[ser.size() - 2].load_Bps == ser.back().load_Bps) ser.pop_back();
+      } else if (ser.back().load_Bps != load[size_t(k)]) {
+        ser.push_back({ch.t_s, load[size_t(k)]});
+      }
+    }
+    old = ch.rate_Bps;
+  }
+  return out;
 }
 
 }  // namespace mc::sim

@@ -16,6 +16,7 @@
 #include "sim/topology.h"
 
 #include <array>
+#include <functional>
 #include <queue>
 #include <vector>
 
@@ -35,6 +36,35 @@ struct ClassRateChange {
   double delta_Bps;
 };
 
+// One change of a group's per-flow rate. Groups are named by `serial`: the order in which they were
+// started (0, 1, 2, ...), which unlike the group id is never reused. One entry per change (not per link)
+// keeps the record as cheap as the class record above; a link's load over time is rebuilt afterwards for
+// the few links asked about (link_loads below), since which links are the hottest is only known at the end.
+struct GroupRateChange {
+  double t_s;
+  int serial;
+  double rate_Bps;  // per flow, from t_s on; 0 once the group has completed
+};
+
+// A piecewise-constant load: load_Bps from t_s until the next point's t_s.
+struct LoadPoint {
+  double t_s;
+  double load_Bps;
+};
+
+// The bytes/s on `links` requested links over time, rebuilt from a FlowNet's group rate history: with
+// every group's rate piecewise constant (it changes only when a rate solve changes it), a link's load is
+// load(t) = sum over groups g crossing it of flows_on_link(g) * rate_g(t), exactly the sum progressive
+// filling (max-min fairness, Bertsekas & Gallager Sec. 6.5.2) bounds by the capacity on active links.
+// `crossings(serial, out)` appends (k, flows) for each requested link k in [0, links) that group `serial`
+// puts `flows` of its transfers on (active and passive links alike; nothing for a group that crosses none).
+// Each series starts at (0, 0), has one point per distinct time its load changed (equal consecutive values
+// merged), and is exactly 0 whenever no group on it is running (no cancellation residue); its integral
+// over time is the bytes its groups moved across the link.
+std::vector<std::vector<LoadPoint>> link_loads(
+    const std::vector<GroupRateChange>& changes, int groups, int links,
+    const std::function<void(int serial, std::vector<std::pair<int, double>>& out)>& crossings);
+
 class FlowNet {
  public:
   explicit FlowNet(const Topology& topo);
@@ -51,6 +81,9 @@ class FlowNet {
   // Bytes each link carried so far (counted when a group starts: a group moves all its bytes).
   const std::vector<double>& link_bytes() const { return link_bytes_; }
   const std::vector<ClassRateChange>& class_rate_changes() const { return changes_; }
+  // Every group's rate changes in time order, by serial (start order); see link_loads.
+  const std::vector<GroupRateChange>& group_rate_changes() const { return group_changes_; }
+  int groups_started() const { return started_; }
   long long rate_solves() const { return solves_; }
   double rate(int group) const { return groups_[size_t(group)].rate; }
 
@@ -62,6 +95,7 @@ class FlowNet {
     double rate = 0;        // bytes/s per flow
     double last_t = 0;      // remaining is exact at last_t
     int version = 0;
+    int serial = 0;         // start order (GroupRateChange::serial)
     bool alive = false;
     std::array<double, kLinkClasses> class_weight{};  // flows on links of each class
   };
@@ -80,6 +114,8 @@ class FlowNet {
   std::vector<double> link_bytes_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::vector<ClassRateChange> changes_;
+  std::vector<GroupRateChange> group_changes_;
+  int started_ = 0;
   // scratch for resolve()
   std::vector<int> mark_link_, mark_group_;
   int stamp_ = 0;

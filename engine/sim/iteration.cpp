@@ -110,6 +110,11 @@ class Engine {
   void on_flow_done(long long tag, double now);
   void on_timer(const Timer& tm, double now);
   void finish();
+  void hottest_series();
+  int tp_copy_source(int link) const;
+  void note_group(const FlowGroupSpec* spec, int kind) {
+    if (s_.hottest_links > 0) group_src_.push_back({spec, kind});
+  }
   void critical_path(int crit);
   bool follow_dp_wait(int& w, double& t, const Span& sp);
   void push_timer(double t, int kind, int a) { timers_.push({t, seq_++, kind, a}); }
@@ -151,6 +156,9 @@ class Engine {
   // Bytes the simulated tensor-parallel rings put on each link (indexed by link id; sized on first use):
   // only representative replicas run their tp rings, so finish() adds these to the symmetric replicas.
   std::vector<double> tp_link_bytes_;
+  // For the hottest links' series: each started flow group's links (the cached phase it was copied from,
+  // stable while the engine lives) and kind, by FlowNet serial (start order).
+  std::vector<std::pair<const FlowGroupSpec*, int>> group_src_;
   size_t total_ops_ = 1;
 };
 
@@ -581,6 +589,7 @@ void Engine::on_timer(const Timer& tm, double now) {
       return;
     }
     FlowGroupSpec f = phases[size_t(w.tp_phase)].flows;
+    note_group(&phases[size_t(w.tp_phase)].flows, kFlowTp);
     f.bytes_per_flow *= w.ops[w.pc].dur_s * s_.tp_buffer_bytes;
     if (tp_link_bytes_.empty()) tp_link_bytes_.assign(topo_.links().size(), 0.0);
     for (const auto* ls : {&f.links, &f.passive_links})
@@ -590,7 +599,9 @@ void Engine::on_timer(const Timer& tm, double now) {
   } else if (tm.kind == kSendLatency) {
     const SendRec& r = sends_[size_t(tm.a)];
     const Worker& w = workers_[size_t(r.src_worker)];
-    FlowGroupSpec f = send_phase_.at(std::make_tuple(r.cls, w.stage, r.dst_vs % s_.pp)).flows;
+    const FlowGroupSpec& src = send_phase_.at(std::make_tuple(r.cls, w.stage, r.dst_vs % s_.pp)).flows;
+    FlowGroupSpec f = src;
+    note_group(&src, kFlowSend);
     f.bytes_per_flow *= s_.pp_bytes;
     net_.start(now, std::move(f), flow_tag(kFlowSend, tm.a));
     ++res_.flow_groups;
@@ -602,6 +613,7 @@ void Engine::on_timer(const Timer& tm, double now) {
     }
     DpStream& st = dp_[size_t(stage)];
     FlowGroupSpec f = item_phases(stage, st.item)[size_t(st.phase)].flows;
+    note_group(&item_phases(stage, st.item)[size_t(st.phase)].flows, kFlowDp);
     f.bytes_per_flow *= item_bytes(st.item);
     net_.start(now, std::move(f), flow_tag(kFlowDp, stage));
     ++res_.flow_groups;
@@ -660,6 +672,7 @@ void Engine::finish() {
           }
         }
     }
+  if (s_.hottest_links > 0) hottest_series();
   int crit = 0;
   for (size_t wi = 0; wi < res_.workers.size(); ++wi) {
     auto& tl = res_.workers[wi];
@@ -688,6 +701,84 @@ void Engine::finish() {
   res_.idle_s = std::max(0.0, res_.iteration_s - res_.compute_s - res_.tp_comm_s - res_.pp_send_s - res_.pp_wait_s -
                                   res_.dp_exposed_s - res_.optimizer_s);
   critical_path(crit);
+}
+
+// The NVLink port of the representative replica whose tensor-parallel bytes finish() copied onto `link`
+// (an NVLink port of another replica of its class, which ran no tp rings of its own), or -1.
+int Engine::tp_copy_source(int link) const {
+  if (!(s_.tp > 1 && tp_in_node_ && !tp_link_bytes_.empty())) return -1;
+  const Link& L = topo_.link(link);
+  if (L.cls != LinkClass::nvlink_up && L.cls != LinkClass::nvlink_down) return -1;
+  const int g = L.index;  // NVLink ports are numbered by GPU
+  if (g < 0 || g >= s_.tp * s_.pp * s_.dp) return -1;
+  const GpuCoord c = gpu_coord(s_, g);
+  const auto& reps = class_replicas_[size_t(res_.replica_class[size_t(c.replica)])];
+  if (reps.front() == c.replica) return -1;
+  const int g0 = gpu_id(s_, reps.front(), c.stage, c.tp_rank);
+  return L.cls == LinkClass::nvlink_up ? topo_.nvlink_up(g0) : topo_.nvlink_down(g0);
+}
+
+// Utilisation over time of the links that carried the most bytes. Which links those are is known only
+// now, so the run recorded one entry per group rate change (not per link per change, which would cost a
+// multiple of the rate solves themselves on 10^4 GPUs); the loads of the few chosen links are rebuilt from
+// it: load(t) = sum over the groups crossing the link of flows_on_link * rate(t) (link_loads). Groups
+// made from one cached phase share its link list, so what each phase puts on the chosen links is found
+// once. A link of a replica that only stands in a symmetric class (its tp bytes were copied in finish())
+// follows its representative's tp groups, so its series integrates to its link_bytes as well.
+void Engine::hottest_series() {
+  const auto& bytes = res_.link_bytes;
+  std::vector<int> hot;
+  for (size_t l = 0; l < bytes.size(); ++l)
+    if (bytes[l] > 0 && (s_.hottest_include_passive || !topo_.passive(int(l)))) hot.push_back(int(l));
+  const size_t k = std::min(hot.size(), size_t(s_.hottest_links));
+  // Busiest first: bytes / capacity is the mean utilisation times the iteration time, the same for all.
+  auto busy = [&](int l) { return bytes[size_t(l)] / topo_.link(l).capacity_Bps; };
+  std::partial_sort(hot.begin(), hot.begin() + long(k), hot.end(),
+                    [&](int a, int b) { return busy(a) > busy(b) || (busy(a) == busy(b) && a < b); });
+  hot.resize(k);
+  if (hot.empty()) return;
+  std::vector<int> hot_index(bytes.size(), -1);
+  std::map<int, std::vector<int>> tp_src;  // representative's NVLink port -> hot links that copy its tp bytes
+  for (size_t i = 0; i < k; ++i) {
+    hot_index[size_t(hot[i])] = int(i);
+    const int src = tp_copy_source(hot[i]);
+    if (src >= 0) tp_src[src].push_back(int(i));
+  }
+  std::map<std::pair<const FlowGroupSpec*, bool>, std::vector<std::pair<int, double>>> per_phase;
+  auto crossings = [&](int serial, std::vector<std::pair<int, double>>& out) {
+    const auto [spec, kind] = group_src_[size_t(serial)];
+    const bool tp = kind == kFlowTp;
+    auto it = per_phase.find({spec, tp});
+    if (it == per_phase.end()) {
+      std::vector<std::pair<int, double>> v;
+      for (const auto* ls : {&spec->links, &spec->passive_links})
+        for (auto [l, n] : *ls) {
+          if (hot_index[size_t(l)] >= 0) v.push_back({hot_index[size_t(l)], n});
+          if (!tp) continue;
+          auto s = tp_src.find(l);
+          if (s != tp_src.end())
+            for (int i : s->second) v.push_back({i, n});
+        }
+      it = per_phase.emplace(std::make_pair(spec, tp), std::move(v)).first;
+    }
+    out.insert(out.end(), it->second.begin(), it->second.end());
+  };
+  if (int(group_src_.size()) != net_.groups_started())
+    throw std::logic_error("simulate_iteration: flow groups started outside the engine's record");
+  const auto loads = link_loads(net_.group_rate_changes(), net_.groups_started(), int(k), crossings);
+  res_.hottest_series.resize(k);
+  for (size_t i = 0; i < k; ++i) {
+    LinkSeries& ls = res_.hottest_series[i];
+    ls.link = hot[i];
+    ls.bytes = bytes[size_t(hot[i])];
+    ls.capacity_Bps = topo_.link(hot[i]).capacity_Bps;
+    ls.t_s.reserve(loads[i].size());
+    ls.utilisation.reserve(loads[i].size());
+    for (const LoadPoint& p : loads[i]) {
+      ls.t_s.push_back(p.t_s);
+      ls.utilisation.push_back(p.load_Bps / ls.capacity_Bps);
+    }
+  }
 }
 
 // A dp_wait span `sp` of worker w ending at t: the collective that released it ran at the end of a chain

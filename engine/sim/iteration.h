@@ -69,6 +69,13 @@ struct IterationSpec {
   std::vector<std::pair<int, double>> stragglers;  // (gpu, speed relative to the others)
   // false: simulate every replica on its own (slow; what the symmetry shortcut must reproduce, for tests).
   bool merge_symmetric_replicas = true;
+  // Report: utilisation over time of this many links, the busiest ones (highest mean utilisation,
+  // bytes / capacity) (IterationResult::hottest_series); 0 = none. Changes nothing in the simulation.
+  int hottest_links = 8;
+  // Passive links (spine crossbars; leaf uplinks without oversubscription) never limit a rate, so their
+  // "utilisation" against a nominal capacity can pass 100% and says nothing about contention: left out
+  // of the ranking unless asked for (tests check their bytes too).
+  bool hottest_include_passive = false;
 };
 
 enum class SpanKind : uint8_t { forward, backward, tp_comm, pp_wait, dp_comm, dp_wait, optimizer, pp_send };
@@ -87,6 +94,18 @@ struct WorkerTimeline {  // one pipeline stage of one class of replicas
   double speed = 1;      // compute speed (slowest GPU of the stage's tp group)
   std::vector<Span> spans;  // compute stream, plus pp_send/dp_comm spans of its streams
   double end_s = 0;
+};
+
+// Utilisation over time of one link: piecewise constant, utilisation[i] (bytes/s over the link's capacity)
+// from t_s[i] until t_s[i + 1], the last value (0: every transfer on it has ended) until the iteration's
+// end. Exact (one point per change of the link's load, equal consecutive values merged), so
+// sum(utilisation[i] * (t_s[i + 1] - t_s[i])) * capacity_Bps == bytes up to rounding. A passive link
+// (Topology::passive) is never a bottleneck, so its utilisation may exceed 1 (uneven ECMP spreading).
+struct LinkSeries {
+  int link = 0;
+  double bytes = 0;           // = IterationResult::link_bytes[link]
+  double capacity_Bps = 0;
+  std::vector<double> t_s, utilisation;
 };
 
 struct IterationResult {
@@ -111,6 +130,10 @@ struct IterationResult {
   // Links
   std::vector<double> link_bytes;             // per link id, bytes over the iteration
   std::vector<ClassRateChange> class_rate_changes;
+  // The spec.hottest_links busiest links: mean utilisation (bytes / capacity) descending, ties by lower
+  // link id; links that carried nothing, and passive links unless spec.hottest_include_passive, left out. Rebuilt after the run from the flow groups' rate history
+  // (FlowNet::group_rate_changes, link_loads), so the simulation pays one record per rate change.
+  std::vector<LinkSeries> hottest_series;
   long long events = 0, flow_groups = 0, rate_solves = 0;
   double wall_s = 0;                          // host time the simulation took
   std::vector<std::string> notes;

@@ -28,7 +28,64 @@ json spans_json(const WorkerTimeline& w, int max_spans) {
   return a;
 }
 
-json links_json(const Topology& topo, const IterationResult& it, bool series) {
+// What a person calls a link: "GPU 12 NVLink up", "node 12 NIC up" ("node 12 NIC 3 up" with several NICs
+// per node), "leaf 2 down", "spine 5".
+std::string link_name(const Topology& topo, int link) {
+  const Link& L = topo.link(link);
+  const std::string i = std::to_string(L.index);
+  const int nics = topo.spec().nics_per_node;
+  auto nic = [&](const char* dir) {
+    return "node " + std::to_string(L.index / nics) + " NIC " + (nics > 1 ? std::to_string(L.index % nics) + " " : "") + dir;
+  };
+  switch (L.cls) {
+    case LinkClass::nvlink_up: return "GPU " + i + " NVLink up";
+    case LinkClass::nvlink_down: return "GPU " + i + " NVLink down";
+    case LinkClass::nic_up: return nic("up");
+    case LinkClass::nic_down: return nic("down");
+    case LinkClass::leaf_up: return "leaf " + i + " up";
+    case LinkClass::leaf_down: return "leaf " + i + " down";
+    case LinkClass::spine: return "spine " + i;
+  }
+  return "link " + std::to_string(link);
+}
+
+// A piecewise-constant series (v[i] from t[i] until t[i + 1], the last until `end`) in at most
+// `max_points` points: as it is when short enough; else the time-average over max_points equal bins of
+// [0, end], each bin holding exactly the area under the series inside it, so the integral (a link's
+// bytes) is kept while spikes shorter than a bin are spread over it. Equal consecutive values are merged
+// either way. Returns the bin width (0 when exact).
+double cap_series(std::vector<double>& t, std::vector<double>& v, double end, int max_points) {
+  double bin = 0;
+  if (max_points > 0 && t.size() > size_t(max_points)) {
+    const int n = max_points;
+    end = std::max(end, t.back());
+    bin = end / n;
+    std::vector<double> area(size_t(n), 0.0);
+    for (size_t i = 0; i < t.size(); ++i) {
+      double a = t[i];
+      const double e = i + 1 < t.size() ? t[i + 1] : end;
+      while (a < e) {
+        int b = std::min(n - 1, int(a / bin));
+        if ((b + 1) * bin <= a && b < n - 1) ++b;  // a sits on a bin edge (rounding)
+        const double be = b == n - 1 ? e : std::min(e, (b + 1) * bin);
+        area[size_t(b)] += v[i] * (be - a);
+        a = be;
+      }
+    }
+    t.resize(size_t(n));
+    v.resize(size_t(n));
+    for (int b = 0; b < n; ++b) t[size_t(b)] = b * bin, v[size_t(b)] = area[size_t(b)] / bin;
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < t.size(); ++i)
+    if (w == 0 || v[i] != v[w - 1]) t[w] = t[i], v[w] = v[i], ++w;
+  t.resize(w);
+  v.resize(w);
+  return bin;
+}
+
+json links_json(const Topology& topo, const IterationResult& it, const SimOptions& o) {
+  const bool series = o.include_link_series;
   const double T = std::max(1e-12, it.iteration_s);
   std::array<double, kLinkClasses> bytes{}, cap{};
   const auto& links = topo.links();
@@ -50,7 +107,7 @@ json links_json(const Topology& topo, const IterationResult& it, bool series) {
   json hot = json::array();
   for (size_t i = 0; i < k; ++i) {
     const Link& L = links[size_t(order[i])];
-    hot.push_back({{"link", order[i]}, {"class", to_string(L.cls)}, {"index", L.index},
+    hot.push_back({{"link", order[i]}, {"name", link_name(topo, order[i])}, {"class", to_string(L.cls)}, {"index", L.index},
                    {"utilisation", util(order[i])}, {"capacity_GBps", L.capacity_Bps / 1e9}});
   }
   // Per node: NIC (up) utilisation, the heat map of the cluster.
@@ -89,6 +146,19 @@ json links_json(const Topology& topo, const IterationResult& it, bool series) {
       ser[to_string(LinkClass(c))] = v;
     }
     out["utilisation_series"] = {{"bin_s", w}, {"classes", ser}};
+    // The links that carried the most bytes, over time (IterationResult::hottest_series): utilisation[i]
+    // of the link's capacity from t_s[i] until t_s[i + 1], the last value until the iteration's end.
+    json hs = json::array();
+    for (const LinkSeries& ls : it.hottest_series) {
+      std::vector<double> t = ls.t_s, u = ls.utilisation;
+      const double bucket = cap_series(t, u, it.iteration_s, o.max_link_series_points);
+      const Link& L = links[size_t(ls.link)];
+      hs.push_back({{"link", ls.link}, {"name", link_name(topo, ls.link)}, {"class", to_string(L.cls)},
+                    {"index", L.index}, {"capacity_Bps", ls.capacity_Bps}, {"bytes", ls.bytes},
+                    {"passive", topo.passive(ls.link)}, {"mean_utilisation", util(ls.link)},
+                    {"bucket_s", bucket}, {"t_s", std::move(t)}, {"utilisation", std::move(u)}});
+    }
+    out["hottest_series"] = std::move(hs);
   }
   return out;
 }
@@ -144,6 +214,7 @@ struct Simulated {
 
 Simulated run_iteration(const Catalog& cat, const JsonDoc& doc) {
   Simulated s{resolve(cat, doc), {}};
+  s.r.iter.hottest_links = 0;  // the trace draws no link series
   Topology topo(s.r.topo);
   s.it = simulate_iteration(topo, s.r.iter);
   return s;
@@ -199,7 +270,7 @@ json result_json(const Catalog& cat, const Resolved& r, const Topology& topo, co
               {"buckets_per_stage", r.iter.dp_bytes_per_stage > 0 && r.iter.dp > 1
                                         ? int(std::ceil(r.iter.dp_bytes_per_stage / r.iter.bucket_bytes - 1e-9))
                                         : 0},
-              {"links", links_json(topo, it, o.include_link_series)},
+              {"links", links_json(topo, it, o)},
               {"topology",
                {{"nodes", r.topo.nodes}, {"gpus_per_node", r.topo.gpus_per_node}, {"leaves", topo.leaves()},
                 {"spines", r.topo.spines}, {"nodes_per_leaf", r.topo.nodes_per_leaf},
@@ -287,6 +358,8 @@ Simulation::Simulation(const Catalog& cat, const JsonDoc& doc, SimOptions o) : i
   impl_->o = std::move(o);
   impl_->r = resolve(cat, doc);
   check_timeline_gpus(impl_->r, impl_->o, doc.file());
+  // Only the report reads the hottest links' series: skip rebuilding them when it draws none.
+  impl_->r.iter.hottest_links = impl_->o.include_link_series ? std::max(0, impl_->o.hottest_links) : 0;
   impl_->topo = std::make_unique<Topology>(impl_->r.topo);
   impl_->sim = std::make_unique<IterationSim>(*impl_->topo, impl_->r.iter);
 }

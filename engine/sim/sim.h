@@ -45,7 +45,14 @@ struct SimOptions {
   int timeline_gpu = 0;     // GPU whose timeline is returned in "sim.timeline" (any GPU; -1 = none)
   std::vector<int> timeline_gpus;   // more GPUs, returned in "sim.timelines" (the panel's Gantt rows)
   int max_timeline_spans = 20000;
-  bool include_link_series = true;  // utilisation over time per link class
+  bool include_link_series = true;  // utilisation over time per link class and of the hottest links
+  // "sim.links.hottest_series": utilisation over time of this many links, the busiest (mean utilisation
+  // descending, passive links left out: IterationSpec::hottest_include_passive; needs include_link_series). Each series is exact and piecewise constant
+  // (a point where the link's load changes, equal consecutive values merged) unless it has more than
+  // max_link_series_points points: then it is the time-average over that many equal bins of the iteration
+  // ("bucket_s" > 0), which keeps its integral, the link's bytes, and caps the JSON at ~10^5 numbers.
+  int hottest_links = 8;
+  int max_link_series_points = 4000;
   // "sim.critical_path.steps": every step of the critical path (class, stage, kind, start, end), at most
   // max_timeline_spans of them (the panel draws them on its Gantt rows).
   bool include_critical_path_steps = false;

@@ -23,6 +23,10 @@ void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, 
     for (const JsonCursor& e : st->elements()) {
       e.only_keys({"gpu", "speed"});
       const int gpu = int(e["gpu"].integer_in(0, gpus - 1));
+      for (const auto& [g, speed] : s.stragglers)
+        if (g == gpu)
+          e["gpu"].fail("GPU " + std::to_string(gpu) + " is listed twice in \"stragglers\": keep one entry per GPU "
+                        "(its speed relative to the others)");
       s.stragglers.push_back({gpu, e["speed"].number_in(0.01, 1.0)});
     }
   }
@@ -30,6 +34,10 @@ void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, 
     for (const JsonCursor& e : dl->elements()) {
       e.only_keys({"node", "bandwidth_fraction"});
       const int node = int(e["node"].integer_in(0, nodes - 1));
+      for (const auto& [n, frac] : s.degraded_nodes)
+        if (n == node)
+          e["node"].fail("node " + std::to_string(node) + " is listed twice in \"degraded_links\": keep one entry "
+                         "per node (the fraction of its NIC bandwidth left)");
       s.degraded_nodes.push_back({node, e["bandwidth_fraction"].number_in(0.001, 1.0)});
     }
   }

@@ -66,6 +66,18 @@ TEST(SimCli, BadInputExitsOneOrTwoWithAClearMessage) {
     "gpus": 64}, "parallel": {"tp": 4, "pp": 2, "dp": 8, "global_batch": 64}, "failurs": {}})");
   EXPECT_EQ(k.code, 1);
   EXPECT_NE(k.err.find("failurs"), std::string::npos) << k.err;
+  // The same GPU twice is ambiguous (which speed?): refused at the second entry.
+  auto twice = run_cli("simulate -", R"({"model": {"preset": "gpt3-2.7b"}, "cluster": {"preset": "azure-openai-2020",
+    "gpus": 64}, "parallel": {"tp": 4, "pp": 2, "dp": 8, "global_batch": 64},
+    "stragglers": [{"gpu": 3, "speed": 0.5}, {"gpu": 3, "speed": 0.9}]})");
+  EXPECT_EQ(twice.code, 1);
+  EXPECT_NE(twice.err.find("stragglers/1/gpu"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find("listed twice"), std::string::npos) << twice.err;
+  // A bucket so small it would mean millions of collectives is refused, naming the key.
+  auto tiny = run_cli("simulate -", R"({"model": {"preset": "gpt3-2.7b"}, "cluster": {"preset": "azure-openai-2020",
+    "gpus": 64}, "parallel": {"tp": 4, "pp": 2, "dp": 8, "global_batch": 64}, "sim": {"bucket_bytes": 1000}})");
+  EXPECT_EQ(tiny.code, 1);
+  EXPECT_NE(tiny.err.find("sim/bucket_bytes"), std::string::npos) << tiny.err;
 }
 
 TEST(SimCli, BenchPrintsWallTimeEventsAndRate) {

@@ -1,14 +1,19 @@
 // Tests of the simulator's network pieces against hand-derived truths: max-min fairness (Bertsekas &
 // Gallager, Sec. 6.5.2 example), collective volumes (nccl-tests PERFORMANCE.md via perf/comm_volume.h),
-// fat-tree paths.
+// fat-tree paths, and the hottest links' utilisation over time (its integral is the link's bytes).
+#include "catalog/catalog.h"
 #include "perf/comm_volume.h"
 #include "sim/collectives.h"
 #include "sim/flow_net.h"
+#include "sim/iteration.h"
+#include "sim/sim.h"
 #include "sim/topology.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace mc::sim;
 
@@ -135,4 +140,244 @@ TEST(SimCollectives, HierarchicalMovesLessAcrossNodes) {
   EXPECT_DOUBLE_EQ(tree[0].flows.bytes_per_flow, N / 2);
   // Two trees: 2 chains of 3 edges inside the 2 nodes and 1 edge between them, each used both ways.
   EXPECT_DOUBLE_EQ(tree[0].flows.flows, 2 * 2 * (2 * 3 + 1));
+}
+
+// [SECTION] utilisation over time of the hottest links ---------------------------------------------------
+
+namespace {
+
+// Area under a piecewise-constant series (value i from t_s[i] to t_s[i + 1], the last until `end`).
+double integral(const std::vector<double>& t, const std::vector<double>& u, double end) {
+  double a = 0;
+  for (size_t i = 0; i < t.size(); ++i) a += u[i] * ((i + 1 < t.size() ? t[i + 1] : end) - t[i]);
+  return a;
+}
+
+// The Megatron layout of sim_iteration_test on 8 nodes of 4 GPUs: tp 2 inside nodes (rings only in the
+// representative replica, their NVLink bytes copied to the others), dp 8 across nodes, pp 2.
+IterationSpec tp_dp_pp() {
+  IterationSpec it;
+  it.tp = 2;
+  it.pp = 2;
+  it.dp = 8;
+  it.micro_batches = 4;
+  it.layers = 4;
+  it.layer_forward_s = 1e-3;
+  it.layer_backward_s = 2e-3;
+  it.tp_buffer_bytes = 1e8;
+  it.dp_bytes_per_stage = 4e8;
+  it.pp_bytes = 1e7;
+  return it;
+}
+
+const mc::Catalog& catalog() {
+  static const mc::Catalog c = mc::load_catalog(MC_SOURCE_DIR "/assets");
+  return c;
+}
+
+}  // namespace
+
+TEST(SimLinkSeries, BottleneckLinkIsFullWhileItsTransferRunsAndIdleAfter) {
+  // pp 2 x dp 2 on two nodes of 2 GPUs (stage 0 on node 0, stage 1 on node 1), 50 GB/s NICs, no latency:
+  // after the 1 s forward both replicas send 1 GB to stage 1 through node 0's one NIC: two flows share it,
+  // max-min gives each half, so the NIC is exactly full for 2 GB / 50 GB/s = 40 ms, then idle.
+  TopologySpec ts;
+  ts.nodes = 2;
+  ts.gpus_per_node = 2;
+  ts.node_network_Gbps = 400;
+  const Topology topo(ts);
+  IterationSpec it;
+  it.pp = 2;
+  it.dp = 2;
+  it.layers = 2;
+  it.layer_forward_s = 1;
+  it.layer_backward_s = 2;
+  it.pp_bytes = 1e9;
+  it.latency = {0, 0};
+  const IterationResult r = simulate_iteration(topo, it);
+  // Only the 4 NIC directions carried bytes (2 GB each), so 4 series of the 8 asked for, ties by link id.
+  ASSERT_EQ(r.hottest_series.size(), 4u);
+  for (size_t i = 1; i < r.hottest_series.size(); ++i) EXPECT_LT(r.hottest_series[i - 1].link, r.hottest_series[i].link);
+  const LinkSeries* up = nullptr;
+  for (const LinkSeries& ls : r.hottest_series)
+    if (ls.link == topo.nic_up(0)) up = &ls;
+  ASSERT_NE(up, nullptr);
+  EXPECT_DOUBLE_EQ(up->bytes, 2e9);
+  ASSERT_EQ(up->t_s.size(), 3u);
+  EXPECT_EQ(up->t_s[0], 0.0);
+  EXPECT_EQ(up->utilisation[0], 0.0);   // computing: nothing sent yet
+  EXPECT_DOUBLE_EQ(up->t_s[1], 1.0);
+  EXPECT_EQ(up->utilisation[1], 1.0);   // exactly full: 2 flows x 25 GB/s on 50 GB/s
+  EXPECT_NEAR(up->t_s[2], 1.04, 1e-12);
+  EXPECT_EQ(up->utilisation[2], 0.0);   // exactly idle after, to the iteration's end
+  EXPECT_GT(r.iteration_s, 1.04);
+  EXPECT_NEAR(integral(up->t_s, up->utilisation, r.iteration_s) * up->capacity_Bps, 2e9, 1e-6 * 2e9);
+}
+
+TEST(SimLinkSeries, IntegralOfEverySeriesIsTheLinksBytes) {
+  // Every link that carried bytes (hottest_links = all of them), with and without a straggler (more replica
+  // classes), with the leaf uplinks passive (no oversubscription) and active (2:1): the time integral of
+  // each series times its capacity is the link's bytes, the NVLink ports of replicas whose tp bytes were
+  // copied from their class's representative included.
+  for (const double oversub : {1.0, 2.0})
+    for (const bool straggler : {false, true}) {
+      TopologySpec ts;
+      ts.nodes = 8;
+      ts.gpus_per_node = 4;
+      ts.nodes_per_leaf = 2;
+      ts.spines = 2;
+      ts.oversubscription = oversub;
+      const Topology topo(ts);
+      IterationSpec it = tp_dp_pp();
+      if (straggler) it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
+      it.hottest_links = int(topo.links().size());
+      it.hottest_include_passive = true;
+      const IterationResult r = simulate_iteration(topo, it);
+      SCOPED_TRACE("oversubscription " + std::to_string(oversub) + (straggler ? ", straggler" : ""));
+      size_t carried = 0, copied = 0, passive = 0;
+      for (size_t l = 0; l < r.link_bytes.size(); ++l) carried += r.link_bytes[l] > 0;
+      ASSERT_EQ(r.hottest_series.size(), carried);
+      for (const LinkSeries& ls : r.hottest_series) {
+        const Link& L = topo.link(ls.link);
+        SCOPED_TRACE("link " + std::to_string(ls.link) + " " + to_string(L.cls) + " " + std::to_string(L.index));
+        EXPECT_EQ(ls.bytes, r.link_bytes[size_t(ls.link)]);
+        EXPECT_EQ(ls.capacity_Bps, L.capacity_Bps);
+        ASSERT_EQ(ls.t_s.size(), ls.utilisation.size());
+        ASSERT_FALSE(ls.t_s.empty());
+        EXPECT_EQ(ls.t_s.front(), 0.0);
+        for (size_t i = 1; i < ls.t_s.size(); ++i) {
+          EXPECT_GT(ls.t_s[i], ls.t_s[i - 1]);
+          EXPECT_NE(ls.utilisation[i], ls.utilisation[i - 1]) << "equal consecutive values are merged";
+        }
+        for (double u : ls.utilisation) {
+          EXPECT_GE(u, 0.0);
+          if (!topo.passive(ls.link)) {
+            EXPECT_LE(u, 1 + 1e-9) << "max-min never fills an active link past capacity";
+          }
+        }
+        EXPECT_EQ(ls.utilisation.back(), 0.0);
+        EXPECT_LE(ls.t_s.back(), r.iteration_s + 1e-12);
+        EXPECT_NEAR(integral(ls.t_s, ls.utilisation, r.iteration_s) * ls.capacity_Bps, ls.bytes, 1e-6 * ls.bytes);
+        passive += topo.passive(ls.link);
+        // An NVLink port of a replica that is not the first of its class: it ran no tp rings of its own.
+        if (L.cls == LinkClass::nvlink_up) {
+          const int d = gpu_coord(it, L.index).replica;
+          for (int e = 0; e < d; ++e) copied += r.replica_class[size_t(e)] == r.replica_class[size_t(d)] ? 1 : 0;
+        }
+      }
+      EXPECT_GT(copied, 0u);
+      if (oversub == 1.0) {
+        EXPECT_GT(passive, 0u);
+      }
+    }
+}
+
+TEST(SimLinkSeries, MergedReplicasGiveEveryLinkTheSameSeriesAsSimulatedAlone) {
+  // The symmetry shortcut over time, not only in bytes: a replica that only stands in its class (its tp
+  // NVLink load follows its representative's) shows the same utilisation at every instant as when every
+  // replica is simulated on its own. Compared at the midpoints of both series' breakpoints.
+  TopologySpec ts;
+  ts.nodes = 8;
+  ts.gpus_per_node = 4;
+  const Topology topo(ts);
+  IterationSpec it = tp_dp_pp();
+  it.hottest_links = int(topo.links().size());
+  it.hottest_include_passive = true;
+  const IterationResult merged = simulate_iteration(topo, it);
+  it.merge_symmetric_replicas = false;
+  const IterationResult each = simulate_iteration(topo, it);
+  ASSERT_EQ(merged.hottest_series.size(), each.hottest_series.size());
+  std::map<int, const LinkSeries*> alone;
+  for (const LinkSeries& ls : each.hottest_series) alone[ls.link] = &ls;
+  auto at = [](const LinkSeries& ls, double t) {
+    const size_t i = size_t(std::upper_bound(ls.t_s.begin(), ls.t_s.end(), t) - ls.t_s.begin());
+    return i == 0 ? 0.0 : ls.utilisation[i - 1];
+  };
+  for (const LinkSeries& a : merged.hottest_series) {
+    ASSERT_TRUE(alone.count(a.link)) << a.link;
+    const LinkSeries& b = *alone[a.link];
+    std::vector<double> t = a.t_s;
+    t.insert(t.end(), b.t_s.begin(), b.t_s.end());
+    t.push_back(merged.iteration_s);
+    std::sort(t.begin(), t.end());
+    for (size_t i = 0; i + 1 < t.size(); ++i) {
+      if (t[i + 1] - t[i] < 1e-12) continue;
+      const double m = 0.5 * (t[i] + t[i + 1]);
+      ASSERT_NEAR(at(a, m), at(b, m), 1e-9) << "link " << a.link << " (" << to_string(topo.link(a.link).cls) << ") at " << m;
+    }
+  }
+}
+
+TEST(SimLinkSeries, HottestSeriesAreTheBusiestActiveLinksInOrder) {
+  TopologySpec ts;
+  ts.nodes = 8;
+  ts.gpus_per_node = 4;
+  ts.node_network_Gbps = 100;  // slow NICs: the cross-node traffic is what piles up
+  const Topology topo(ts);
+  const IterationResult r = simulate_iteration(topo, tp_dp_pp());
+  ASSERT_EQ(r.hottest_series.size(), 8u);  // the default
+  auto busy = [&](int l) { return r.link_bytes[size_t(l)] / topo.link(l).capacity_Bps; };
+  for (size_t i = 1; i < r.hottest_series.size(); ++i)
+    EXPECT_GE(busy(r.hottest_series[i - 1].link), busy(r.hottest_series[i].link));
+  std::vector<double> all;  // every active link's bytes / capacity, busiest first
+  for (size_t l = 0; l < r.link_bytes.size(); ++l)
+    if (!topo.passive(int(l))) all.push_back(busy(int(l)));
+  std::sort(all.rbegin(), all.rend());
+  for (size_t i = 0; i < r.hottest_series.size(); ++i) {
+    EXPECT_EQ(busy(r.hottest_series[i].link), all[i]) << i;
+    EXPECT_FALSE(topo.passive(r.hottest_series[i].link)) << "a passive link never limits a rate";
+  }
+  IterationSpec none = tp_dp_pp();
+  none.hottest_links = 0;
+  const IterationResult n = simulate_iteration(topo, none);
+  EXPECT_TRUE(n.hottest_series.empty());
+  EXPECT_EQ(n.iteration_s, r.iteration_s) << "reporting changes nothing in the simulation";
+}
+
+TEST(SimLinkSeries, JsonNamesSortsAndBucketsKeepingTheBytes) {
+  const mc::json cfg = {{"model", {{"preset", "gpt3-2.7b"}}},
+                        {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 64}}},
+                        {"parallel", {{"tp", 4}, {"pp", 2}, {"dp", 8}, {"micro_batch", 1}, {"global_batch", 64}}}};
+  SimOptions o;
+  o.timeline_gpu = -1;
+  o.hottest_links = 5;
+  const mc::json exact = simulate_json(catalog(), cfg, o);
+  o.max_link_series_points = 20;  // force the time-averaged bins
+  const mc::json binned = simulate_json(catalog(), cfg, o);
+  const double T = exact["iteration_time_s"];
+  for (const mc::json* out : {&exact, &binned}) {
+    const mc::json& hs = (*out)["sim"]["links"]["hottest_series"];
+    ASSERT_EQ(hs.size(), 5u);
+    double last = INFINITY;
+    for (const mc::json& h : hs) {
+      const double bytes = h["bytes"];
+      EXPECT_LE(bytes, last) << "bytes descending";
+      last = bytes;
+      EXPECT_FALSE(h["name"].get<std::string>().empty());
+      const auto t = h["t_s"].get<std::vector<double>>(), u = h["utilisation"].get<std::vector<double>>();
+      ASSERT_EQ(t.size(), u.size());
+      if (out == &binned) {
+        EXPECT_LE(t.size(), 20u);
+      } else {
+        EXPECT_EQ(h["bucket_s"].get<double>(), 0.0);
+      }
+      EXPECT_NEAR(integral(t, u, T) * h["capacity_Bps"].get<double>(), bytes, 1e-6 * bytes) << h["name"];
+      EXPECT_NEAR(h["mean_utilisation"].get<double>() * h["capacity_Bps"].get<double>() * T, bytes, 1e-6 * bytes);
+    }
+    EXPECT_EQ(hs[0]["link"], exact["sim"]["links"]["hottest_series"][0]["link"]);
+  }
+  bool any_binned = false;
+  for (const mc::json& h : binned["sim"]["links"]["hottest_series"]) any_binned |= h["bucket_s"].get<double>() > 0;
+  EXPECT_TRUE(any_binned);
+  // Names as a person says them, matching the class: "GPU 3 NVLink up", "node 12 NIC down", "spine 2".
+  const std::map<std::string, std::string> word = {{"nvlink_up", "NVLink up"}, {"nvlink_down", "NVLink down"},
+                                                   {"nic_up", "NIC"},         {"nic_down", "NIC"},
+                                                   {"leaf_up", "leaf"},       {"leaf_down", "leaf"},
+                                                   {"spine", "spine"}};
+  for (const mc::json& h : exact["sim"]["links"]["hottest_series"])
+    EXPECT_NE(h["name"].get<std::string>().find(word.at(h["class"])), std::string::npos) << h["name"];
+  for (const mc::json& h : exact["sim"]["links"]["hottest"])
+    EXPECT_NE(h["name"].get<std::string>().find(word.at(h["class"])), std::string::npos) << h["name"];
+  o.include_link_series = false;
+  EXPECT_FALSE(simulate_json(catalog(), cfg, o)["sim"]["links"].contains("hottest_series"));
 }

@@ -1,7 +1,7 @@
 // sim_panel.cpp - "One iteration, event by event": the discrete-event simulation of one training
 // iteration on every GPU (engine/sim, the same code as `megacluster simulate`). A zoomable Gantt of a
 // slice of GPUs (one row each, coloured by what the GPU does), the per-class link utilisation over the
-// iteration, a heat map of every node's NIC, and the knobs that change the answer: stragglers, a
+// iteration, the hottest individual links over the iteration, a heat map of every node's NIC, and the knobs that change the answer: stragglers, a
 // degraded node, NIC bandwidth, oversubscription, bucket size and overlap.
 // The simulation runs on a worker thread natively; the browser build (no threads) advances it a slice of
 // events per frame (sim::Simulation, pump_sim_job) under a progress bar with Cancel, so the page keeps
@@ -182,6 +182,21 @@ void build_gantt(SimView& v) {
   }
 }
 
+// Flattens the hottest links' series once per result (drawn every frame).
+void build_hot_links(SimView& v) {
+  v.hot_links.clear();
+  if (!v.iteration.contains("sim") || !v.iteration["sim"]["links"].contains("hottest_series")) return;
+  for (const json& h : v.iteration["sim"]["links"]["hottest_series"]) {
+    LinkSeriesView l;
+    l.name = h["name"].get<std::string>();
+    l.capacity_Bps = h["capacity_Bps"].get<double>();
+    l.mean = h["mean_utilisation"].get<double>();
+    l.t_s = h["t_s"].get<std::vector<double>>();
+    l.utilisation = h["utilisation"].get<std::vector<double>>();
+    if (!l.t_s.empty() && l.t_s.size() == l.utilisation.size()) v.hot_links.push_back(std::move(l));
+  }
+}
+
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
   const std::string key = v.config.dump() + "|" + std::to_string(v.slice_first) + "," +
@@ -194,6 +209,7 @@ void poll(ExplorerState& s) {
       v.iteration = std::move(v.iteration_job->result);
       v.iteration_error = v.iteration_job->error;
       build_gantt(v);
+      build_hot_links(v);
     }
     v.iteration_job.reset();
   }
@@ -355,6 +371,101 @@ void draw_gantt(ExplorerState& s, const json& it) {
   }
 }
 
+ImU32 hot_link_color(size_t i) {
+  static const ImU32 colors[] = {IM_COL32(230, 90, 80, 255),  IM_COL32(80, 150, 230, 255),
+                                 IM_COL32(240, 170, 50, 255), IM_COL32(60, 190, 120, 255),
+                                 IM_COL32(170, 110, 220, 255), IM_COL32(230, 230, 90, 255),
+                                 IM_COL32(90, 210, 220, 255), IM_COL32(230, 130, 190, 255)};
+  return colors[i % std::size(colors)];
+}
+
+// The highest utilisation of a piecewise-constant series within each of n equal columns of [0, T] (the
+// peak, so a burst narrower than a pixel still shows): one pass, every segment starts in one column.
+std::vector<float> column_peaks(const LinkSeriesView& l, double T, int n) {
+  std::vector<float> out(size_t(n), 0.0f);
+  size_t i = 0;
+  for (int c = 0; c < n; ++c) {
+    const double a = T * c / n, b = T * (c + 1) / n;
+    while (i + 1 < l.t_s.size() && l.t_s[i + 1] <= a) ++i;  // the segment holding a
+    float m = float(l.utilisation[i]);
+    for (size_t j = i + 1; j < l.t_s.size() && l.t_s[j] < b; ++j) m = std::max(m, float(l.utilisation[j]));
+    out[size_t(c)] = m;
+  }
+  return out;
+}
+
+// The hottest links over the iteration: one line each (per-pixel peaks), a legend, and the nearest line's
+// link and value under the mouse.
+void draw_hot_links(ExplorerState& s, const json& it) {
+  const SimView& v = s.sim;
+  if (v.hot_links.empty()) return;
+  const double T = std::max(1e-12, it["iteration_time_s"].get<double>());
+  ImGui::TextUnformatted("The links that carried the most bytes, over the iteration (fraction of each link's capacity):");
+  ImGui::TextDisabled("each pixel shows the highest value within it; spines (and leaf uplinks without "
+                      "oversubscription) never limit a flow, so they may pass 100%%");
+  // Legend, wrapped to the panel's width.
+  const float avail = ImGui::GetContentRegionAvail().x;
+  float used = 0;
+  for (size_t i = 0; i < v.hot_links.size(); ++i) {
+    const float w = 16 + ImGui::CalcTextSize(v.hot_links[i].name.c_str()).x + ImGui::GetStyle().ItemSpacing.x * 2;
+    if (i > 0 && used + w < avail) ImGui::SameLine();
+    else used = 0;
+    used += w;
+    ImVec2 p = ImGui::GetCursorScreenPos();
+    const float y = p.y + ImGui::GetTextLineHeight() * 0.5f - 5;
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, y), ImVec2(p.x + 10, y + 10), hot_link_color(i));
+    ImGui::Dummy(ImVec2(12, 10));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(v.hot_links[i].name.c_str());
+  }
+  const float width = std::clamp(avail - 48, 100.0f, 900.0f), height = 130;
+  const int cols = std::max(1, int(width));
+  double top = 1;
+  std::vector<std::vector<float>> peaks;
+  for (const LinkSeriesView& l : v.hot_links) {
+    peaks.push_back(column_peaks(l, T, cols));
+    for (float x : peaks.back()) top = std::max(top, double(x));
+  }
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float x0 = p0.x + 44, y0 = p0.y + 4;  // room for the axis labels
+  ImGui::InvisibleButton("hot_links", ImVec2(width + 48, height + 8 + ImGui::GetTextLineHeight()));
+  track(s, "sim.hot_links");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  auto y_of = [&](double u) { return y0 + height - float(u / top) * height; };
+  dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + height), IM_COL32(30, 30, 34, 255));
+  // Passive links can pass 100%: then the top of the plot is their peak, labelled too.
+  for (const double g : {0.25, 0.5, 0.75, 1.0, top}) {
+    if (g > 1 && top <= 1.0) continue;
+    const float y = y_of(g);
+    dl->AddLine(ImVec2(x0, y), ImVec2(x0 + width, y), IM_COL32(70, 70, 76, 255));
+    char lab[16];
+    std::snprintf(lab, sizeof lab, "%.0f%%", g * 100);
+    dl->AddText(ImVec2(p0.x, y - ImGui::GetTextLineHeight() * 0.5f), IM_COL32(160, 160, 160, 255), lab);
+  }
+  dl->AddText(ImVec2(x0, y0 + height + 2), IM_COL32(160, 160, 160, 255), "0 s");
+  const std::string end = format_quantity(T, "s");
+  dl->AddText(ImVec2(x0 + width - ImGui::CalcTextSize(end.c_str()).x, y0 + height + 2), IM_COL32(160, 160, 160, 255),
+              end.c_str());
+  std::vector<ImVec2> pts(static_cast<size_t>(cols));
+  for (size_t i = 0; i < peaks.size(); ++i) {
+    for (int c = 0; c < cols; ++c) pts[size_t(c)] = ImVec2(x0 + float(c) + 0.5f, y_of(peaks[i][size_t(c)]));
+    dl->AddPolyline(pts.data(), cols, hot_link_color(i), 0, 1.5f);
+  }
+  if (ImGui::IsItemHovered()) {
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const int c = int(m.x - x0);
+    if (c >= 0 && c < cols) {
+      size_t best = 0;
+      for (size_t i = 1; i < peaks.size(); ++i)
+        if (std::abs(y_of(peaks[i][size_t(c)]) - m.y) < std::abs(y_of(peaks[best][size_t(c)]) - m.y)) best = i;
+      const LinkSeriesView& l = v.hot_links[best];
+      ImGui::SetTooltip("%s: %.1f%% of %s at %s\nmean over the iteration %.1f%%", l.name.c_str(),
+                        peaks[best][size_t(c)] * 100.0, format_quantity(l.capacity_Bps / 1e9, "GB/s").c_str(),
+                        format_quantity(T * (c + 0.5) / cols, "s").c_str(), l.mean * 100);
+    }
+  }
+}
+
 void draw_links(ExplorerState& s, const json& it) {
   const json& links = it["sim"]["links"];
   ImGui::TextUnformatted("Link utilisation over the iteration, by class (fraction of the class's capacity):");
@@ -367,6 +478,7 @@ void draw_links(ExplorerState& s, const json& it) {
       ImGui::PlotLines(cls.c_str(), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f, ImVec2(360, 36));
     }
   track(s, "sim.link_series");
+  draw_hot_links(s, it);
   // Heat map: one cell per node, its NIC's utilisation (mean over the iteration).
   const json& nodes = links["node_nic_utilisation"];
   const int n = int(nodes.size());

@@ -54,6 +54,14 @@ struct GanttRow {
   std::vector<GanttSpan> critical;  // the critical path where it runs on this row's class and stage
 };
 
+// One of the hottest links' utilisation over the iteration (sim.links.hottest_series), flattened from the
+// result once: piecewise constant, utilisation[i] from t_s[i] until t_s[i + 1].
+struct LinkSeriesView {
+  std::string name;           // "node 12 NIC up"
+  double capacity_Bps = 0, mean = 0;
+  std::vector<double> t_s, utilisation;
+};
+
 struct SimView {
   nlohmann::json config = nlohmann::json::parse(R"({
     "model": {"preset": "gpt3-175b"},
@@ -76,6 +84,7 @@ struct SimView {
   bool iteration_cancelled = false;  // the user stopped it: keep the last result until asked again
   std::vector<GanttRow> gantt;       // rows of `iteration`, flattened
   float gantt_label_w = 0;           // widest row label, pixels (measured when the rows change)
+  std::vector<LinkSeriesView> hot_links;  // the hottest links of `iteration` over time, flattened
   // Run results (computed on request: the Run button, or a scenario setting run_requested).
   bool run_requested = false;
   std::string run_for;
