@@ -17,7 +17,7 @@ constexpr int kKeyF1 = 58, kKey1 = 30;
 App::App(AppConfig cfg) {
   s_.platform = cfg.platform;
   s_.assets_dir = cfg.assets_dir;
-  if (!cfg.start_panel.empty() && find_panel(cfg.start_panel)) s_.active_panel = cfg.start_panel;
+  if (!cfg.start_panel.empty()) open_panel(s_, cfg.start_panel);
   try {
     s_.catalog = load_catalog(s_.assets_dir);
   } catch (const std::exception& e) {
@@ -200,8 +200,7 @@ bool App::open_file(const std::string& name, const std::string& content) {
 std::string App::command(const nlohmann::json& cmd) {
   if (cmd.contains("panel")) {
     std::string id = cmd["panel"].get<std::string>();
-    if (!find_panel(id)) return "no panel \"" + id + "\"";
-    s_.active_panel = id;
+    if (!open_panel(s_, id)) return "no panel \"" + id + "\"";
   }
   if (cmd.contains("select")) {
     s_.selection = Selection{cmd["select"][0].get<std::string>(), cmd["select"][1].get<std::string>(), ""};

@@ -38,6 +38,21 @@ const Panel* find_panel(const std::string& id) {
   return nullptr;
 }
 
+bool open_panel(ExplorerState& s, const std::string& id_and_tab) {
+  const size_t hash = id_and_tab.find('/');
+  const std::string id = id_and_tab.substr(0, hash);
+  if (!find_panel(id)) return false;
+  s.active_panel = id;
+  s.tab_request = hash == std::string::npos ? std::string() : id_and_tab.substr(hash + 1);
+  return true;
+}
+
+bool take_tab_request(ExplorerState& s, const char* tab) {
+  if (s.tab_request != tab) return false;
+  s.tab_request.clear();
+  return true;
+}
+
 std::vector<FileHandler>& file_handlers() {
   static std::vector<FileHandler> h;
   return h;

@@ -54,6 +54,7 @@ struct ExplorerState {
   std::string catalog_error;  // shown instead of the catalog when loading failed
 
   std::string active_panel = "catalog";
+  std::string tab_request;  // a tab of the active panel to bring forward once (open_panel "id/tab")
   Selection selection;
   CatalogView catalog_view;
   PerfView perf;  // performance panel: its config (estimate JSON) and cached results
@@ -82,6 +83,11 @@ struct Panel {
 
 std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use
 const Panel* find_panel(const std::string& id);
+// Shows a panel, optionally at one of its tabs: "sim", "sim/links", "lab/scaling" (the web page's
+// ?panel=, the native --panel and a scenario's focus_panel all take this form). False when no such panel.
+bool open_panel(ExplorerState& s, const std::string& id_and_tab);
+// For a panel with tabs: true once (the request is then cleared) when the last open_panel asked for `tab`.
+bool take_tab_request(ExplorerState& s, const char* tab);
 
 struct PanelRegistrar {
   explicit PanelRegistrar(Panel p) { panel_registry().push_back(std::move(p)); }

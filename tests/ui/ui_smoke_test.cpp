@@ -193,3 +193,15 @@ TEST(UiSmoke, LabStartPauseStepReset) {
   EXPECT_TRUE(lab.running);
   EXPECT_GT(lab.trainer->step_index(), 0);
 }
+
+// "panel/tab" (the web page's ?panel=, native --panel, a scenario's focus_panel) opens a panel at a tab.
+TEST(UiSmoke, PanelSlashTabOpensThatTab) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App lab({assets(), &platform, "lab/scaling"});
+  for (int i = 0; i < 3; ++i) h.frame(lab);
+  EXPECT_EQ(lab.state().active_panel, "lab");
+  EXPECT_TRUE(lab.state().widget_rects.count("lab.sweep")) << "the scaling tab is shown";
+  EXPECT_FALSE(lab.state().widget_rects.count("lab.start")) << "the train tab is not";
+  EXPECT_EQ(lab.command({{"panel", "nope/links"}}), "no panel \"nope/links\"");
+}

@@ -316,13 +316,15 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
 void draw(ExplorerState& s) {
   LabView& v = s.lab;
   if (ImGui::BeginTabBar("lab_tabs")) {
-    if (ImGui::BeginTabItem("Train")) {
+    const ImGuiTabItemFlags train_flag = take_tab_request(s, "train") ? ImGuiTabItemFlags_SetSelected : 0;
+    const ImGuiTabItemFlags scaling_flag = take_tab_request(s, "scaling") ? ImGuiTabItemFlags_SetSelected : 0;
+    if (ImGui::BeginTabItem("Train", nullptr, train_flag)) {
       draw_train_tab(s, v);
       ImGui::EndTabItem();
     } else {
       train_slice(v);  // a run keeps going while the other tab is shown
     }
-    if (ImGui::BeginTabItem("Predictable scaling")) {
+    if (ImGui::BeginTabItem("Predictable scaling", nullptr, scaling_flag)) {
       draw_scaling_tab(s, v);
       ImGui::EndTabItem();
     } else {

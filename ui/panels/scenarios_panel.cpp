@@ -42,7 +42,7 @@ void apply_step(ExplorerState& s) {
   s.narration_title = v.player->scenario().title;
   s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
   s.highlight_widget = st.highlight_widget;
-  if (!st.focus_panel.empty() && find_panel(st.focus_panel)) s.active_panel = st.focus_panel;
+  if (!st.focus_panel.empty()) open_panel(s, st.focus_panel);
   const json& c = st.configs;
   if (c.contains("estimate") && !c["estimate"].empty()) s.perf.config = c["estimate"];
   if (c.contains("train") && !c["train"].empty()) s.lab.config = c["train"];

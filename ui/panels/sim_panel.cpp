@@ -400,9 +400,11 @@ void draw_hot_links(ExplorerState& s, const json& it) {
   const SimView& v = s.sim;
   if (v.hot_links.empty()) return;
   const double T = std::max(1e-12, it["iteration_time_s"].get<double>());
-  ImGui::TextUnformatted("The links that carried the most bytes, over the iteration (fraction of each link's capacity):");
-  ImGui::TextDisabled("each pixel shows the highest value within it; spines (and leaf uplinks without "
-                      "oversubscription) never limit a flow, so they may pass 100%%");
+  ImGui::TextUnformatted("The busiest links over the iteration (fraction of each link's capacity):");
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("ranked by mean utilisation; each pixel shows the highest value within it. Spine switches "
+                      "(and leaf uplinks without oversubscription) never limit a flow, so they are not ranked.");
+  ImGui::PopTextWrapPos();
   // Legend, wrapped to the panel's width.
   const float avail = ImGui::GetContentRegionAvail().x;
   float used = 0;
@@ -580,11 +582,13 @@ void draw(ExplorerState& s) {
     track(s, "sim.critical_path");
   }
   if (ImGui::BeginTabBar("simtabs")) {
-    if (ImGui::BeginTabItem("Timeline")) {
+    const auto want = [&](const char* tab) { return take_tab_request(s, tab) ? ImGuiTabItemFlags_SetSelected : 0; };
+    const ImGuiTabItemFlags timeline_flag = want("timeline"), links_flag = want("links");
+    if (ImGui::BeginTabItem("Timeline", nullptr, timeline_flag)) {
       draw_gantt(s, it);
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Links")) {
+    if (ImGui::BeginTabItem("Links", nullptr, links_flag)) {
       draw_links(s, it);
       ImGui::EndTabItem();
     }
