@@ -73,7 +73,10 @@ void load_cublas(Cublas& b) {
   check_blas(b, b.set_math_mode(b.handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
 }
 
-// ---- the one context: cuBLAS handle, scratch pool, lock -----------------------------------------------
+// ---- one context per GPU: cuBLAS handle, scratch pool, lock ---------------------------------------------
+// A cuBLAS handle and device memory belong to one device, so each GPU has its own context; a thread's
+// calls go to the device set_thread_device() chose for it (0 unless set), so virtual workers can be
+// spread over the GPUs of a workstation.
 struct Context {
   std::mutex mu;
   bool initialised = false;
@@ -82,13 +85,19 @@ struct Context {
   std::vector<std::pair<void*, int64_t>> slots;  // grow-only device buffers for the host wrappers
 };
 
+constexpr int kMaxDevices = 64;
+thread_local int t_device = 0;
+
 // Never destroyed: at process exit the CUDA runtime may already be torn down, and freeing then fails.
-Context& context() {
-  static Context* c = new Context;
-  return *c;
+Context& context(int dev) {
+  static std::mutex mu;
+  static Context* all[kMaxDevices] = {};
+  std::lock_guard<std::mutex> l(mu);
+  if (!all[dev]) all[dev] = new Context;
+  return *all[dev];
 }
 
-void init_locked(Context& c) {
+void init_locked(Context& c, int dev) {
   if (c.initialised) {
     if (!c.error.empty()) throw std::runtime_error(c.error);
     return;
@@ -98,7 +107,8 @@ void init_locked(Context& c) {
     int n = 0;
     MC_CUDA(cudaGetDeviceCount(&n));
     if (n == 0) fail("cudaGetDeviceCount", "no CUDA device");
-    MC_CUDA(cudaSetDevice(0));
+    if (dev >= n) fail("cudaSetDevice", "device " + std::to_string(dev) + " of " + std::to_string(n));
+    MC_CUDA(cudaSetDevice(dev));
     load_cublas(c.blas);
   } catch (const std::exception& e) {
     c.error = e.what();
@@ -106,10 +116,14 @@ void init_locked(Context& c) {
   }
 }
 
-// Holds the lock for one public call, after making sure the context is ready.
+// Holds the calling thread's device's lock for one public call, after making sure its context is ready
+// and that device is current.
 class Session {
  public:
-  Session() : c_(context()), lock_(c_.mu) { init_locked(c_); }
+  Session() : c_(context(t_device)), lock_(c_.mu) {
+    init_locked(c_, t_device);
+    MC_CUDA(cudaSetDevice(t_device));
+  }
   Context& ctx() { return c_; }
 
  private:
@@ -498,16 +512,33 @@ void adamw_impl(float* P, const float* G, float* M, float* V, int64_t n, float l
 
 // ---- public: context and memory ----------------------------------------------------------------------
 bool available(std::string* why) {
-  Context& c = context();
+  Context& c = context(0);
   std::lock_guard<std::mutex> l(c.mu);
   try {
-    init_locked(c);
+    init_locked(c, 0);
     return true;
   } catch (const std::exception& e) {
     if (why) *why = e.what();
     return false;
   }
 }
+
+int device_count() {
+  if (!available()) return 0;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n < kMaxDevices ? n : kMaxDevices;
+}
+
+void set_thread_device(int dev) {
+  if (dev < 0 || dev >= kMaxDevices) fail("set_thread_device", "device " + std::to_string(dev) + " out of range");
+  t_device = dev;
+}
+
+int thread_device() { return t_device; }
 
 void* device_alloc_bytes(int64_t bytes) {
   Session s;

@@ -19,8 +19,9 @@
 // fp32 throughout, TF32 tensor-op math off (CUBLAS_DEFAULT_MATH), so results stay comparable with the
 // CPU reference at fp32 tolerances.
 //
-// Threads: all calls share one cuBLAS handle and scratch pool behind a mutex; they may be made from any
-// thread (they serialise). Device 0 is used (the one cuda_probe() reports).
+// Devices and threads: each GPU has its own cuBLAS handle and scratch pool behind a mutex; a call runs on
+// the calling thread's device (set_thread_device; 0 unless set) and calls to one device serialise.
+// Device pointers from dev:: belong to the device that was current when they were allocated.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,12 @@ namespace mc::cuda {
 // True when a device answers and cuBLAS loads; otherwise false and *why (when given) says what failed.
 // Cheap after the first call (the answer is cached).
 bool available(std::string* why = nullptr);
+
+// GPUs this process can use (0 when available() is false; at most 64).
+int device_count();
+// The device this thread's later calls run on (0 to device_count() - 1); throws when out of range.
+void set_thread_device(int device);
+int thread_device();
 
 // Device memory. device_free(nullptr) is a no-op; sizes <= 0 give nullptr.
 void* device_alloc_bytes(int64_t bytes);

@@ -100,11 +100,22 @@ namespace {
 constexpr int kTagRing = -1000;  // collectives use negative tags; pipelines use micro-batch tags >= 0
 }
 
+void Comm::count_ring(const std::vector<int>& g, size_t chunk, Traffic t) {
+  const int p = int(g.size());
+  for (int k = 0; k < p - 1; ++k)
+    for (int i = 0; i < p; ++i) count(g[size_t(i)], g[size_t((i + 1) % p)], double(chunk) * sizeof(float), t);
+}
+
 void Comm::reduce_scatter(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
   const int p = int(g.size());
   if (p <= 1) return;
   if (n % size_t(p) != 0) throw std::logic_error("reduce_scatter: buffer not divisible by group size");
   const size_t chunk = n / size_t(p);
+  if (backend_ && backend_->reduce_scatter(g, bufs, n)) {
+    ++backend_calls_;
+    count_ring(g, chunk, t);
+    return;
+  }
   for (int k = 0; k < p - 1; ++k) {
     // Every member sends first (as on a real ring, all links busy at once), then every member receives.
     for (int i = 0; i < p; ++i) {
@@ -126,6 +137,11 @@ void Comm::all_gather(const std::vector<int>& g, const std::vector<float*>& bufs
   if (p <= 1) return;
   if (n % size_t(p) != 0) throw std::logic_error("all_gather: buffer not divisible by group size");
   const size_t chunk = n / size_t(p);
+  if (backend_ && backend_->all_gather(g, bufs, n)) {
+    ++backend_calls_;
+    count_ring(g, chunk, t);
+    return;
+  }
   for (int k = 0; k < p - 1; ++k) {
     for (int i = 0; i < p; ++i) {
       const int c = ((i - k) % p + p) % p;  // member i owns chunk i and forwards what it received last
@@ -141,6 +157,14 @@ void Comm::all_gather(const std::vector<int>& g, const std::vector<float*>& bufs
 }
 
 void Comm::all_reduce(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
+  const int p = int(g.size());
+  if (p > 1 && n % size_t(p) == 0 && backend_ && backend_->all_reduce(g, bufs, n)) {
+    // NCCL's ring all-reduce is a reduce-scatter then an all-gather: the same hops as ours.
+    ++backend_calls_;
+    count_ring(g, n / size_t(p), t);
+    count_ring(g, n / size_t(p), t);
+    return;
+  }
   reduce_scatter(g, bufs, n, t);
   all_gather(g, bufs, n, t);
 }

@@ -38,6 +38,24 @@ struct WorkerCounters {
   double data_messages_sent() const;  // all classes but control
 };
 
+// Where the arithmetic of the ring collectives may run instead of the engine's own ring (the reference):
+// NCCL on a workstation's GPUs (engine/cuda/nccl_collectives.h). Buffers are the members' host buffers of
+// n floats (n divisible by the group size); chunk i of the buffer is member i's, as in Comm's rings. A
+// call returns false when this backend cannot serve the group (e.g. two members on one GPU): Comm then
+// runs its own ring. Comm counts the ring's bytes and messages either way, so the counters, the message
+// log and the predictions stay the same; only the summation order (and so the last bits) may differ.
+class CollectiveBackend {
+ public:
+  virtual ~CollectiveBackend() = default;
+  virtual const char* name() const = 0;
+  // Every member ends with the sum of chunk i in its chunk i (the other chunks are left unspecified).
+  virtual bool reduce_scatter(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n) = 0;
+  // Every member ends with member i's chunk i in its chunk i, for every i.
+  virtual bool all_gather(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n) = 0;
+  // Every member ends with the element-wise sum of all the buffers.
+  virtual bool all_reduce(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n) = 0;
+};
+
 // What one directed link (src -> dst) carried, by traffic class.
 struct LinkCounters {
   double bytes[kTrafficClasses] = {};
@@ -67,6 +85,11 @@ class Comm {
   void tree_all_reduce(const std::vector<int>& group, const std::vector<double*>& bufs, size_t n, Traffic t);
 
   const WorkerCounters& counters(int w) const { return counters_[size_t(w)]; }
+  // Runs the ring collectives' arithmetic on `b` (not owned; nullptr = the engine's own rings).
+  void set_collective_backend(CollectiveBackend* b) { backend_ = b; }
+  const CollectiveBackend* collective_backend() const { return backend_; }
+  long long backend_calls() const { return backend_calls_; }  // collectives the backend served
+
   const LinkMap& links() const { return links_; }            // since the start
   const LinkMap& step_links() const { return step_links_; }  // in the current step (since begin_step)
   const std::vector<MessageRecord>& step_log() const { return log_; }
@@ -82,6 +105,10 @@ class Comm {
   std::vector<std::deque<Message>> inbox_;
   std::vector<WorkerCounters> counters_, step_;
   LinkMap links_, step_links_;
+  CollectiveBackend* backend_ = nullptr;
+  long long backend_calls_ = 0;
+  // Counts what the ring (reduce-scatter or all-gather phase) sends, hop by hop, without moving data.
+  void count_ring(const std::vector<int>& g, size_t chunk, Traffic t);
   std::vector<MessageRecord> log_;
   void count(int src, int dst, double bytes, Traffic t);
 };

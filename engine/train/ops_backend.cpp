@@ -5,6 +5,7 @@
 #include "train/ops.h"
 
 #ifdef MC_HAVE_CUDA
+#include "cuda/nccl_collectives.h"
 #include "cuda/train_kernels.h"
 #endif
 
@@ -83,6 +84,10 @@ CudaChoice probe_cuda() {
     t.softmax_xent_backward = cuda::host::softmax_xent_backward;
     t.sgemm = cuda::host::sgemm;
     t.adamw = cuda::host::adamw;
+    t.bind_worker = [](int worker) {
+      static const int gpus = cuda::device_count();
+      if (gpus > 1) cuda::set_thread_device(cuda::device_of_worker(worker, gpus));
+    };
     return t;
   }();
   c.table = &b;
@@ -98,6 +103,15 @@ const OpsBackend* cuda_backend(std::string* reason) {
   static const CudaChoice choice = probe_cuda();
   if (reason) *reason = choice.reason;
   return choice.table;
+}
+
+std::unique_ptr<CollectiveBackend> gpu_collectives(std::string* why) {
+#ifdef MC_HAVE_CUDA
+  return cuda::make_nccl_backend(why);
+#else
+  if (why) *why = "built without CUDA: the collectives are the engine's own rings";
+  return nullptr;
+#endif
 }
 
 const OpsBackend& select_backend(bool prefer_gpu, std::string* note) {

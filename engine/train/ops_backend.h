@@ -16,7 +16,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "train/comm.h"
 
 namespace mc::train {
 
@@ -42,6 +45,9 @@ struct OpsBackend {
   void (*adamw)(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1,
                 float beta2, float bias_correction1, float bias_correction2, float eps, float weight_decay,
                 float grad_scale) = nullptr;
+  // Where virtual worker `worker`'s next calls run (the CUDA table: GPU worker % GPUs, so a workstation's
+  // GPUs share the workers round-robin; nullptr on the CPU). Callers invoke it before a worker's kernels.
+  void (*bind_worker)(int worker) = nullptr;
 };
 
 // AdamW (Loshchilov & Hutter 2019, Alg. 2) over n elements, the formula of Trainer::Impl::optimizer_step:
@@ -60,5 +66,9 @@ const OpsBackend& cpu_backend();
 const OpsBackend* cuda_backend(std::string* reason = nullptr);
 // cuda_backend() when prefer_gpu and available, else cpu_backend(); *note says which and why.
 const OpsBackend& select_backend(bool prefer_gpu, std::string* note = nullptr);
+
+// The ring collectives on the GPUs through NCCL (engine/cuda/nccl_collectives.h) when this build has CUDA
+// and the machine two or more GPUs; otherwise nullptr and *why says why (the engine's rings are used).
+std::unique_ptr<CollectiveBackend> gpu_collectives(std::string* why = nullptr);
 
 }  // namespace mc::train

@@ -3,8 +3,8 @@
 // layer is split by columns (attention: by heads; MLP: by hidden units) and the second by rows, so a block
 // needs one all-reduce after attention and one after the MLP in the forward pass (operator g) and the
 // mirror pair on the inputs' gradients in the backward pass (operator f): 4 per layer per micro-batch.
-#include "train/ops.h"
 #include "train/gemm.h"
+#include "train/ops.h"
 #include "train/ops_backend.h"
 #include "train/worker.h"
 
@@ -13,6 +13,11 @@
 namespace mc::train {
 
 namespace {
+
+// Makes `w`'s GPU current for the kernels that follow (several GPUs share the workers; ops_backend.h).
+inline void bind(const OpsBackend& K, const Worker& w) {
+  if (K.bind_worker) K.bind_worker(w.id);
+}
 
 void tp_all_reduce(Comm& comm, std::vector<Worker*>& g, std::vector<std::vector<float>*> bufs, size_t n) {
   if (g.size() <= 1) return;
@@ -25,7 +30,9 @@ void tp_all_reduce(Comm& comm, std::vector<Worker*>& g, std::vector<std::vector<
   comm.all_reduce(ids, ptrs, n, Traffic::tp);
 }
 
-int first_sequence(const Worker& w, int mb, const StepContext& c) { return w.d * c.local_batch + mb * c.micro_batch_size; }
+int first_sequence(const Worker& w, int mb, const StepContext& c) {
+  return w.d * c.local_batch + mb * c.micro_batch_size;
+}
 
 // Scratch that lives across micro-batches and steps (one set per thread that runs stages): the
 // activations a stage keeps come from Worker::spare_acts, everything else from here, so a step
@@ -46,7 +53,8 @@ void fill_targets(std::vector<int32_t>& targets, const Worker& w, int mb, const 
   targets.resize(size_t(B) * T);
   const int s0 = first_sequence(w, mb, c);
   for (int b = 0; b < B; ++b)
-    for (int t = 0; t < T; ++t) targets[size_t(b) * T + size_t(t)] = (*c.tokens)[size_t(s0 + b) * (T + 1) + size_t(t) + 1];
+    for (int t = 0; t < T; ++t)
+      targets[size_t(b) * T + size_t(t)] = (*c.tokens)[size_t(s0 + b) * (T + 1) + size_t(t) + 1];
 }
 
 // out = x + (part + bias) row by row, on the pool (element-wise: the same bits however it is cut).
@@ -100,6 +108,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
 
   for (int r = 0; r < tp; ++r) {
     Worker& w = *g[size_t(r)];
+    bind(K, w);
     MicroActs& A = take_acts(w, mb);
     A.layers.resize(size_t(lay.layers));
     std::vector<float>& x = stream(r, 0);
@@ -124,14 +133,15 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
   for (int l = 0; l < lay.layers; ++l) {
     for (int r = 0; r < tp; ++r) {
       Worker& w = *g[size_t(r)];
+      bind(K, w);
       const float* P = w.params.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       LayerActs& a = w.acts.at(mb).layers[size_t(l)];
       a.ln1.resize(NC);
       a.ln1_mean.resize(size_t(N));
       a.ln1_rstd.resize(size_t(N));
-      K.layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.x_in.data(), P + o.ln1_w,
-                             P + o.ln1_b, N, C);
+      K.layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.x_in.data(), P + o.ln1_w, P + o.ln1_b,
+                          N, C);
       a.qkv.resize(size_t(N) * 3 * Dl);
       K.linear_forward(a.qkv.data(), a.ln1.data(), P + o.qkv_w, P + o.qkv_b, N, C, 3 * Dl);
       a.att.resize(size_t(B) * Hl * T * T);
@@ -142,6 +152,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
     tp_all_reduce(comm, g, tmp_ptrs, NC);
     for (int r = 0; r < tp; ++r) {
       Worker& w = *g[size_t(r)];
+      bind(K, w);
       const float* P = w.params.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -150,8 +161,8 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
       a.ln2.resize(NC);
       a.ln2_mean.resize(size_t(N));
       a.ln2_rstd.resize(size_t(N));
-      K.layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.x2.data(), P + o.ln2_w,
-                             P + o.ln2_b, N, C);
+      K.layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.x2.data(), P + o.ln2_w, P + o.ln2_b, N,
+                          C);
       a.fc.resize(size_t(N) * Fl);
       a.gelu.resize(size_t(N) * Fl);
       K.linear_forward(a.fc.data(), a.ln2.data(), P + o.fc_w, P + o.fc_b, N, C, Fl);
@@ -161,6 +172,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
     tp_all_reduce(comm, g, tmp_ptrs, NC);
     for (int r = 0; r < tp; ++r) {
       Worker& w = *g[size_t(r)];
+      bind(K, w);
       const float* P = w.params.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -172,6 +184,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
 
   for (int r = 0; r < tp; ++r) {
     Worker& w = *g[size_t(r)];
+    bind(K, w);
     MicroActs& A = w.acts.at(mb);
     if (lay.has_head) {
       const float* P = w.params.data();
@@ -179,7 +192,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
       A.lnf_mean.resize(size_t(N));
       A.lnf_rstd.resize(size_t(N));
       K.layernorm_forward(A.lnf.data(), A.lnf_mean.data(), A.lnf_rstd.data(), A.x_out.data(), P + lay.lnf_w,
-                             P + lay.lnf_b, N, C);
+                          P + lay.lnf_b, N, C);
       A.probs.resize(size_t(N) * V);
       K.sgemm(false, true, N, V, C, A.lnf.data(), C, P + lay.wte, C, A.probs.data(), V, false);  // logits = lnf wte^T
       fill_targets(S.targets, w, mb, c);
@@ -215,6 +228,7 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
 
   for (int r = 0; r < tp; ++r) {
     Worker& w = *g[size_t(r)];
+    bind(K, w);
     MicroActs& A = w.acts.at(mb);
     if (lay.has_head) {
       const float* P = w.params.data();
@@ -227,7 +241,7 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
       K.sgemm(false, false, N, C, V, A.probs.data(), V, P + lay.wte, C, S.dlnf.data(), C, false);
       dx[size_t(r)].assign(NC, 0.0f);
       K.layernorm_backward(dx[size_t(r)].data(), G + lay.lnf_w, G + lay.lnf_b, S.dlnf.data(), A.x_out.data(),
-                              P + lay.lnf_w, A.lnf_mean.data(), A.lnf_rstd.data(), N, C);
+                           P + lay.lnf_w, A.lnf_mean.data(), A.lnf_rstd.data(), N, C);
     } else {
       const std::vector<float> in = comm.recv(w.id, ids[size_t(lay.pp_rank + 1)][size_t(r)], mb);
       dx[size_t(r)].assign(in.begin(), in.end());
@@ -237,46 +251,50 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
   for (int l = lay.layers - 1; l >= 0; --l) {
     for (int r = 0; r < tp; ++r) {
       Worker& w = *g[size_t(r)];
+      bind(K, w);
       const float* P = w.params.data();
       float* G = w.grads.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
-      K.linear_backward(dgelu, G + o.fcproj_w, G + o.fcproj_b, dx[size_t(r)].data(), a.gelu.data(),
-                           P + o.fcproj_w, N, Fl, C, false);
+      K.linear_backward(dgelu, G + o.fcproj_w, G + o.fcproj_b, dx[size_t(r)].data(), a.gelu.data(), P + o.fcproj_w, N,
+                        Fl, C, false);
       K.gelu_backward(dgelu, a.fc.data(), dgelu, int64_t(N) * Fl);
       dpart[size_t(r)].resize(NC);
       K.linear_backward(dpart[size_t(r)].data(), G + o.fc_w, G + o.fc_b, dgelu, a.ln2.data(), P + o.fc_w, N, C, Fl,
-                           false);
+                        false);
     }
     tp_all_reduce(comm, g, dpart_ptrs, NC);
     for (int r = 0; r < tp; ++r) {
       Worker& w = *g[size_t(r)];
+      bind(K, w);
       const float* P = w.params.data();
       float* G = w.grads.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
       K.layernorm_backward(dx[size_t(r)].data(), G + o.ln2_w, G + o.ln2_b, dpart[size_t(r)].data(), a.x2.data(),
-                              P + o.ln2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C);  // dx now d(x2)
-      K.linear_backward(S.datty.data(), G + o.proj_w, G + o.proj_b, dx[size_t(r)].data(), a.atty.data(),
-                           P + o.proj_w, N, Dl, C, false);
+                           P + o.ln2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C);  // dx now d(x2)
+      K.linear_backward(S.datty.data(), G + o.proj_w, G + o.proj_b, dx[size_t(r)].data(), a.atty.data(), P + o.proj_w,
+                        N, Dl, C, false);
       K.attention_backward(S.dqkv.data(), S.datty.data(), a.qkv.data(), a.att.data(), nullptr, B, T, Hl, hs);
-      K.linear_backward(dpart[size_t(r)].data(), G + o.qkv_w, G + o.qkv_b, S.dqkv.data(), a.ln1.data(),
-                           P + o.qkv_w, N, C, 3 * Dl, false);
+      K.linear_backward(dpart[size_t(r)].data(), G + o.qkv_w, G + o.qkv_b, S.dqkv.data(), a.ln1.data(), P + o.qkv_w, N,
+                        C, 3 * Dl, false);
     }
     tp_all_reduce(comm, g, dpart_ptrs, NC);
     for (int r = 0; r < tp; ++r) {
       Worker& w = *g[size_t(r)];
+      bind(K, w);
       const float* P = w.params.data();
       float* G = w.grads.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
       K.layernorm_backward(dx[size_t(r)].data(), G + o.ln1_w, G + o.ln1_b, dpart[size_t(r)].data(), a.x_in.data(),
-                              P + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);  // dx now d(x_in)
+                           P + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);  // dx now d(x_in)
     }
   }
 
   for (int r = 0; r < tp; ++r) {
     Worker& w = *g[size_t(r)];
+    bind(K, w);
     if (lay.has_embed) {
       // Scatter-add by columns: every element still sums its rows in order (tokens repeat within a batch).
       float* G = w.grads.data();

@@ -129,6 +129,9 @@ class Trainer {
   double eval_loss(int batches = 4) const;         // on fixed held-out windows
 
   const Comm& comm() const;
+  // Runs the ring collectives' arithmetic on `b` from now on (nullptr: the engine's own rings). The
+  // trainer picks NCCL itself on a machine with 2+ GPUs; this is for other transports and for tests.
+  void use_collective_backend(std::unique_ptr<CollectiveBackend> b);
   // The kernels in use: "cpu" or "cuda", and why (e.g. "cuda: NVIDIA H200" or why the CPU is used).
   const char* backend_name() const;
   const std::string& backend_note() const;

@@ -51,6 +51,13 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
   if (cfg.device == "cuda" && std::string(s.ops->name) != "cuda")
     throw std::invalid_argument("device \"cuda\" was asked for, but " + s.ops_note +
                                 "; use \"device\": \"auto\" (or --device auto) to fall back to the CPU");
+  if (s.ops->bind_worker && pc.workers() > 1) {
+    // Several GPUs: workers share them round-robin and the ring collectives run through NCCL.
+    std::string why;
+    s.collectives = gpu_collectives(&why);
+    if (s.collectives) s.comm.set_collective_backend(s.collectives.get());
+    s.ops_note += "; " + why;
+  }
 
   const std::vector<float> full = init_full_model(cfg.model, cfg.seed);
   const Layout full_lay = make_layout(cfg.model, 1, 0, 1, 0, 1);
@@ -209,6 +216,7 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
   const float c1 = float(1.0 / (1.0 - std::pow(o.beta1, t))), c2 = float(1.0 / (1.0 - std::pow(o.beta2, t)));
   const float flr = float(lr), wd = float(o.weight_decay), eps = float(o.eps), cs = float(clip_scale);
   for (Worker& w : workers) {
+    if (ops->bind_worker) ops->bind_worker(w.id);  // its GPU, when workers share several
     const int64_t lo = zero >= 1 ? w.shard_begin : 0, hi = zero >= 1 ? w.shard_end : w.lay.padded;
     float* P = zero >= 3 ? w.param_shard.data() - lo : w.params.data();
     const float* G = zero >= 2 ? w.grad_shard.data() - lo : w.grads.data();
@@ -364,6 +372,10 @@ int Trainer::step_index() const { return impl_->step; }
 const TrainConfig& Trainer::config() const { return impl_->cfg; }
 const std::vector<double>& Trainer::losses() const { return impl_->losses; }
 const Comm& Trainer::comm() const { return impl_->comm; }
+void Trainer::use_collective_backend(std::unique_ptr<CollectiveBackend> b) {
+  impl_->collectives = std::move(b);
+  impl_->comm.set_collective_backend(impl_->collectives.get());
+}
 const char* Trainer::backend_name() const { return impl_->ops->name; }
 const std::string& Trainer::backend_note() const { return impl_->ops_note; }
 const std::vector<PipelineOp>& Trainer::last_schedule() const { return impl_->schedule_log; }

@@ -5,6 +5,7 @@
 #include "train/train.h"
 #include "train/worker.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct Trainer::Impl {
   std::vector<PipelineOp> schedule_log;
   const OpsBackend* ops = nullptr;  // chosen once from cfg.device (ops_backend.h)
   std::string ops_note;
+  std::unique_ptr<CollectiveBackend> collectives;  // NCCL on 2+ GPUs with the CUDA kernels, else null
 
   int id(int d, int p, int t) const { return (d * cfg.parallel.pp + p) * cfg.parallel.tp + t; }
   std::vector<int> dp_group(int p, int t) const;
