@@ -200,7 +200,7 @@ bool App::open_file(const std::string& name, const std::string& content) {
 std::string App::command(const nlohmann::json& cmd) {
   if (cmd.contains("panel")) {
     std::string id = cmd["panel"].get<std::string>();
-    if (!open_panel(s_, id)) return "no panel \"" + id + "\"";
+    if (!open_panel(s_, id)) return "no panel (or tab) \"" + id + "\"";
   }
   if (cmd.contains("select")) {
     s_.selection = Selection{cmd["select"][0].get<std::string>(), cmd["select"][1].get<std::string>(), ""};

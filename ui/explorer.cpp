@@ -41,9 +41,12 @@ const Panel* find_panel(const std::string& id) {
 bool open_panel(ExplorerState& s, const std::string& id_and_tab) {
   const size_t hash = id_and_tab.find('/');
   const std::string id = id_and_tab.substr(0, hash);
-  if (!find_panel(id)) return false;
+  const Panel* p = find_panel(id);
+  if (!p) return false;
+  const std::string tab = hash == std::string::npos ? std::string() : id_and_tab.substr(hash + 1);
+  if (!tab.empty() && std::find(p->tabs.begin(), p->tabs.end(), tab) == p->tabs.end()) return false;
   s.active_panel = id;
-  s.tab_request = hash == std::string::npos ? std::string() : id_and_tab.substr(hash + 1);
+  s.tab_request = tab;
   return true;
 }
 

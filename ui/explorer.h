@@ -79,12 +79,14 @@ struct Panel {
   int order = 0;  // within the chapter
   std::function<void(ExplorerState&)> draw;
   std::string summary;  // one line shown under the title in the sidebar tooltip
+  std::vector<std::string> tabs;  // ids open_panel accepts after "id/" (the panel's tab bar), if any
 };
 
 std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use
 const Panel* find_panel(const std::string& id);
 // Shows a panel, optionally at one of its tabs: "sim", "sim/links", "lab/scaling" (the web page's
-// ?panel=, the native --panel and a scenario's focus_panel all take this form). False when no such panel.
+// ?panel=, the native --panel and a scenario's focus_panel all take this form). False (and nothing
+// changes) when there is no such panel or the panel has no such tab.
 bool open_panel(ExplorerState& s, const std::string& id_and_tab);
 // For a panel with tabs: true once (the request is then cleared) when the last open_panel asked for `tab`.
 bool take_tab_request(ExplorerState& s, const char* tab);

@@ -109,7 +109,7 @@ int run_train(mc::cli::Args& a) {
       });
   if (out.contains("skipped_checkpoints"))
     for (const auto& sk : out["skipped_checkpoints"])
-      std::fprintf(stderr, "megacluster train: warning: skipped %s (kept on disk): %s\n",
+      std::fprintf(stderr, "megacluster train: warning: skipped %s (left on disk until this run saves that step): %s\n",
                    sk["path"].get<std::string>().c_str(), sk["error"].get<std::string>().c_str());
   if (out.contains("resumed_from") && !quiet)
     std::fprintf(stderr, "megacluster train: resumed from %s\n", out["resumed_from"].get<std::string>().c_str());

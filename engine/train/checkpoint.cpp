@@ -192,7 +192,7 @@ void Trainer::load_checkpoint(const std::string& path) {
   r.pos += hlen;
   const TrainConfig saved = parse_config(h.at("config"), path);
   if (identity(saved) != identity(s.cfg))
-    throw std::runtime_error(path + ": checkpoint was written by a different run configuration (" +
+    throw CheckpointMismatch(path + ": checkpoint was written by a different run configuration (" +
                              identity_diff(identity(saved), identity(s.cfg)) +
                              "); resume with the checkpoint's settings, or use another --checkpoint directory");
   // Read everything first, then commit: a failure leaves the trainer as it was.

@@ -50,6 +50,15 @@ TrainConfig parse_cursor(const JsonCursor& root) {
   if (auto v = root.get("seed")) c.seed = uint64_t(v->integer_in(0, (1ll << 53)));
   if (auto v = root.get("memory_limit_bytes")) c.memory_limit_bytes = v->number_in(1, 1e15);
   if (auto v = root.get("device")) c.device = v->one_of({"auto", "cpu", "cuda"});
+  // Keys of the run around the model (run_json reads them): checked here so that a wrong type or range
+  // is a located error, not a JSON library exception later.
+  if (auto v = root.get("sample_every")) (void)v->integer_in(0, 10000000);
+  if (auto v = root.get("sample_bytes")) (void)v->integer_in(0, 100000);
+  if (auto v = root.get("checkpoint_every")) (void)v->integer_in(0, 10000000);
+  if (auto v = root.get("resume")) (void)v->boolean();
+  if (auto v = root.get("bench")) (void)v->boolean();
+  if (auto v = root.get("corpus")) (void)v->string();
+  if (auto v = root.get("checkpoint")) (void)v->string();
   return c;
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #ifndef __EMSCRIPTEN__
 #include <atomic>
+#include <exception>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -118,6 +119,7 @@ class Pool {
     task_ = task;
     ctx_ = ctx;
     n_ = n;
+    error_ = nullptr;
     next_.store(0);
     active_.store(int(helpers_.size()));
     gen_.fetch_add(1);  // seq_cst: pairs with the sleepers_ check in loop()
@@ -126,16 +128,26 @@ class Pool {
       cv_.notify_all();
     }
     work();
+    // Always wait for the helpers, even after a task threw: they use the caller's task and context.
     for (int spin = 0; active_.load(std::memory_order_acquire) != 0; ++spin)
       if (spin < 4000) cpu_relax();
       else std::this_thread::yield();
+    if (error_) std::rethrow_exception(error_);  // the first task that threw, on the caller's thread
     return true;
   }
 
  private:
+  // Claims tasks until none is left. A task that throws stops the claiming (the remaining tasks are
+  // skipped) and its exception is kept for run() to rethrow once every thread is out.
   void work() {
     t_in_task = true;
-    for (int i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < n_;) task_(ctx_, i);
+    try {
+      for (int i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < n_;) task_(ctx_, i);
+    } catch (...) {
+      std::lock_guard<std::mutex> l(error_m_);
+      if (!error_) error_ = std::current_exception();
+      next_.store(n_);
+    }
     t_in_task = false;
   }
   void loop() {
@@ -170,6 +182,8 @@ class Pool {
   void (*task_)(void*, int) = nullptr;
   void* ctx_ = nullptr;
   int n_ = 0;
+  std::mutex error_m_;
+  std::exception_ptr error_;
 };
 
 std::mutex g_pool_mutex;
@@ -230,7 +244,7 @@ void parallel_for(int n, void (*task)(void*, int), void* ctx) {
     if (p->threads() > 1 && p->run(n, task, ctx)) return;
   }
 #endif
-  for (int i = 0; i < n; ++i) task(ctx, i);
+  for (int i = 0; i < n; ++i) task(ctx, i);  // nested or pool busy: in order, exceptions pass straight up
 }
 
 void sgemm_serial(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,

@@ -62,7 +62,10 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
         tr.load_checkpoint(path);  // leaves the trainer untouched when it throws
         loaded = path;
         break;
-      } catch (const std::exception& e) {
+      } catch (const CheckpointMismatch& e) {
+        throw CheckpointMismatch(std::string(e.what()) + ". " + ckpt_dir +
+                                 " holds another run's checkpoints: resuming there would mix the two runs");
+      } catch (const std::exception& e) {  // truncated or corrupt: the previous one may still be good
         skipped.push_back({{"path", path}, {"error", e.what()}});
       }
     }

@@ -25,6 +25,9 @@ PowerLawFit fit_power_law_given_c(const std::vector<double>& x, const std::vecto
   if (!(c < lmin))
     throw std::invalid_argument("the irreducible loss " + std::to_string(c) + " is not below every loss (min " +
                                 std::to_string(lmin) + "): the runs cannot follow a*x^b + c");
+  // Tested on the values, not on n*sxx - sx*sx: for equal x that is rounding noise, not 0.
+  if (!(*std::max_element(x.begin(), x.end()) > *std::min_element(x.begin(), x.end())))
+    throw std::invalid_argument("a power law needs 2+ distinct x values");
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   const double n = double(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
@@ -32,7 +35,6 @@ PowerLawFit fit_power_law_given_c(const std::vector<double>& x, const std::vecto
     sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
   }
   const double den = n * sxx - sx * sx;
-  if (std::fabs(den) < 1e-300) throw std::invalid_argument("a power law needs 2+ distinct x values");
   PowerLawFit f;
   f.b = (n * sxy - sx * sy) / den;
   f.a = std::exp((sy - f.b * sx) / n);
@@ -46,25 +48,12 @@ PowerLawFit fit_power_law_given_c(const std::vector<double>& x, const std::vecto
 PowerLawFit fit_power_law(const std::vector<double>& x, const std::vector<double>& loss) {
   if (x.size() != loss.size() || x.size() < 3) throw std::invalid_argument("a power law with offset needs 3+ points");
   const double lmin = *std::min_element(loss.begin(), loss.end());
+  // c on a grid of 400 values in [0, min L); a and b by least squares in log space for each, the c with the
+  // smallest error in L kept.
   PowerLawFit best;
   best.rms_error = INFINITY;
   for (int k = 0; k < 400; ++k) {
-    const double c = lmin * 0.999 * k / 400.0;
-    // log(L - c) = log a + b log x: ordinary least squares.
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    const double n = double(x.size());
-    for (size_t i = 0; i < x.size(); ++i) {
-      const double lx = std::log(x[i]), ly = std::log(loss[i] - c);
-      sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
-    }
-    const double den = n * sxx - sx * sx;
-    if (std::fabs(den) < 1e-300) continue;
-    const double b = (n * sxy - sx * sy) / den;
-    const double a = std::exp((sy - b * sx) / n);
-    PowerLawFit f{a, b, c, 0};
-    double err = 0;
-    for (size_t i = 0; i < x.size(); ++i) err += (f(x[i]) - loss[i]) * (f(x[i]) - loss[i]);
-    f.rms_error = std::sqrt(err / n);
+    const PowerLawFit f = fit_power_law_given_c(x, loss, lmin * 0.999 * k / 400.0);
     if (f.rms_error < best.rms_error) best = f;
   }
   return best;

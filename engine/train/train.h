@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,13 @@ class Trainer {
   std::unique_ptr<Impl> impl_;
 };
 
+// Thrown by Trainer::load_checkpoint when a sound checkpoint belongs to another run configuration (as
+// opposed to a truncated or corrupt file, std::runtime_error): resuming must not skip past it, since the
+// resumed run would then write its own checkpoints among the other run's.
+struct CheckpointMismatch : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Newest checkpoint file in dir ("" if none). Files are named ckpt-NNNNNNNN.mcck (the step).
 std::string latest_checkpoint(const std::string& dir);
 // Every checkpoint file in dir, newest first (empty if none or no such directory).
@@ -157,9 +165,10 @@ std::vector<std::string> list_checkpoints(const std::string& dir);
 
 // What `megacluster train --json` prints for this config (same keys as TrainConfig plus "corpus": "path"
 // or "default", "checkpoint", "checkpoint_every", "resume", "bench"). Throws like parse_config/validate.
-// With "resume" it loads the newest checkpoint that loads; newer files that are refused (truncated,
-// corrupt, another configuration) are kept on disk and listed in "skipped_checkpoints" (path, error),
-// so nothing is lost silently. A checkpoint already past "steps" is refused with the fix.
+// With "resume" it loads the newest checkpoint that is sound; newer truncated or corrupt files are left on
+// disk (a later save at the same step replaces them) and listed in "skipped_checkpoints" (path, error), so
+// nothing is skipped silently. A sound checkpoint of another configuration, or one already past "steps",
+// is refused with the fix (CheckpointMismatch / std::invalid_argument).
 nlohmann::json run_json(const nlohmann::json& config);
 // The same, calling `progress` after every step (the CLI's progress bar). With "sample_every": K > 0 it
 // also generates "sample_bytes" (default 80) of text every K steps, passes each to `on_sample` and lists

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <stdexcept>
 
@@ -48,9 +49,15 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
   s.comm = Comm(pc.workers());
   // The kernels: chosen once for the whole run (mixing backends inside a step would copy both ways).
   s.ops = &select_backend(cfg.device != "cpu", &s.ops_note);
-  if (cfg.device == "cuda" && std::string(s.ops->name) != "cuda")
-    throw std::invalid_argument("device \"cuda\" was asked for, but " + s.ops_note +
+  if (cfg.device == "cuda" && std::string(s.ops->name) != "cuda") {
+    // The note is written for "auto", which goes on with the CPU; "cuda" stops instead, so drop that part.
+    std::string why = s.ops_note;
+    for (const char* tail : {"; using the CPU", ", using the CPU"})
+      if (const size_t at = why.rfind(tail); at != std::string::npos && at + std::strlen(tail) == why.size())
+        why.erase(at);
+    throw std::invalid_argument("device \"cuda\" was asked for, but the GPU cannot be used: " + why +
                                 "; use \"device\": \"auto\" (or --device auto) to fall back to the CPU");
+  }
   if (s.ops->bind_worker && pc.workers() > 1) {
     // Several GPUs: workers share them round-robin and the ring collectives run through NCCL.
     std::string why;

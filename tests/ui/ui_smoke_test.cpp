@@ -203,5 +203,53 @@ TEST(UiSmoke, PanelSlashTabOpensThatTab) {
   EXPECT_EQ(lab.state().active_panel, "lab");
   EXPECT_TRUE(lab.state().widget_rects.count("lab.sweep")) << "the scaling tab is shown";
   EXPECT_FALSE(lab.state().widget_rects.count("lab.start")) << "the train tab is not";
-  EXPECT_EQ(lab.command({{"panel", "nope/links"}}), "no panel \"nope/links\"");
+  EXPECT_EQ(lab.command({{"panel", "nope/links"}}), "no panel (or tab) \"nope/links\"");
+  EXPECT_EQ(lab.command({{"panel", "sim/linsk"}}), "no panel (or tab) \"sim/linsk\"") << "a misspelt tab is refused";
+  EXPECT_EQ(lab.state().active_panel, "lab") << "and changes nothing";
+  EXPECT_EQ(lab.command({{"panel", "sim/links"}}), "");
+  EXPECT_EQ(lab.state().active_panel, "sim");
+}
+
+// After a cancelled simulation the same configuration does not run again by itself, the Simulate button
+// runs it, and a new configuration runs at once.
+TEST(UiSmoke, SimCancelledThenSimulateAgain) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "sim"});
+  auto& v = app.state().sim;
+  auto settle = [&] {
+    for (int i = 0; i < 2000 && (v.iteration_job || v.iteration.is_null()); ++i) h.frame(app);
+  };
+  settle();
+  ASSERT_FALSE(v.iteration.is_null()) << v.iteration_error;
+  const std::string key = v.iteration_for;
+  // What poll() leaves after the worker reports "cancelled".
+  v.iteration_cancelled = true;
+  v.cancelled_for = key;
+  v.iteration_for.clear();
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_FALSE(v.iteration_job) << "a cancelled configuration does not restart by itself";
+  auto rects = app.state().widget_rects;
+  ASSERT_TRUE(rects.count("sim.restart"));
+  const mc::ui::Rect r = rects["sim.restart"];
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2(r.x + r.w / 2, r.y + r.h / 2);
+  h.frame(app);
+  io.MouseDown[0] = true;
+  h.frame(app);
+  io.MouseDown[0] = false;
+  h.frame(app);
+  h.frame(app);
+  EXPECT_FALSE(v.iteration_cancelled);
+  EXPECT_EQ(v.iteration_for, key) << "Simulate runs the cancelled configuration again";
+  settle();
+  // Cancelled, then a knob moves: the new configuration runs without a click.
+  v.iteration_cancelled = true;
+  v.cancelled_for = v.iteration_for;
+  v.iteration_for.clear();
+  v.config["sim"]["bucket_bytes"] = 40e6;
+  h.frame(app);
+  EXPECT_FALSE(v.iteration_cancelled);
+  EXPECT_NE(v.iteration_for, key);
+  settle();
 }

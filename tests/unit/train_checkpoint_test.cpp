@@ -144,6 +144,17 @@ TEST(TrainCheckpoint, ResumeSkipsADamagedNewestFileAndSaysSo) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--steps 6"), std::string::npos) << e.what();
   }
+  // A sound checkpoint of another configuration is not skipped: resuming there would mix two runs.
+  {
+    nlohmann::json other = to_json(small(1, 1, 1, 0));
+    other["steps"] = 7;
+    other["checkpoint"] = dir;
+    run_json(other);  // writes ckpt-00000007.mcck, the newest
+    nlohmann::json again = resume;
+    again["steps"] = 8;
+    EXPECT_THROW(run_json(again), CheckpointMismatch);
+    fs::remove(dir + "/ckpt-00000007.mcck");
+  }
   // Every file damaged: refused, naming the directory and the newest file's fault.
   for (const auto& e : fs::directory_iterator(dir)) {
     std::ofstream out(e.path(), std::ios::binary | std::ios::trunc);

@@ -54,13 +54,30 @@ TEST(TrainDevice, CudaWithoutGpuIsRefusedWithTheReasonAndTheFix) {
     FAIL() << "device cuda was accepted without a GPU";
   } catch (const std::invalid_argument& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find(why), std::string::npos) << m;   // why no GPU can be used
+    const std::string reason = why.substr(0, why.rfind("; using the CPU"));
+    EXPECT_NE(m.find(reason), std::string::npos) << m;  // why no GPU can be used
+    EXPECT_EQ(m.find("using the CPU"), std::string::npos) << "it does not go on with the CPU: " << m;
     EXPECT_NE(m.find("auto"), std::string::npos) << m;  // what to do instead
   }
 }
 
 TEST(TrainDevice, UnknownDeviceIsALocatedConfigError) {
-  EXPECT_THROW(mc::train::parse_config(nlohmann::json{{"device", "tpu"}}, "lab.json"), std::exception);
+  try {
+    mc::train::parse_config(nlohmann::json{{"device", "tpu"}}, "lab.json");
+    ADD_FAILURE() << "device \"tpu\" was accepted";
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("lab.json"), std::string::npos) << m;  // the file
+    EXPECT_NE(m.find("device"), std::string::npos) << m;    // the key
+    EXPECT_NE(m.find("cuda"), std::string::npos) << m;      // the choices
+  }
+  // The run's own keys are checked as strictly: a wrong type is a located error too.
+  try {
+    mc::train::parse_config(nlohmann::json{{"sample_every", "x"}}, "lab.json");
+    ADD_FAILURE() << "sample_every \"x\" was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("sample_every"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(mc::train::parse_config(nlohmann::json{{"device", "cpu"}}, "lab.json").device, "cpu");
   EXPECT_EQ(mc::train::parse_config(nlohmann::json::object(), "lab.json").device, "auto");
 }

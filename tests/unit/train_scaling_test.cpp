@@ -22,4 +22,8 @@ TEST(TrainScalingFit, RecoversAKnownPowerLawWithAndWithoutC) {
   EXPECT_NEAR(free.c, c, l.back() / 400 * 1.01);
   EXPECT_NEAR(free(1e12), a * std::pow(1e12, b) + c, 0.01);
   EXPECT_THROW(mc::train::fit_power_law_given_c(x, l, l.back()), std::invalid_argument);
+  // Equal x values: no slope to fit (n*sxx - sx*sx is rounding noise there, not 0): refused.
+  const std::vector<double> same = {1e9, 1e9, 1e9};
+  EXPECT_THROW(mc::train::fit_power_law_given_c(same, {3.0, 2.0, 1.0}, 0.5), std::invalid_argument);
+  EXPECT_THROW(mc::train::fit_power_law(same, {3.0, 2.0, 1.0}), std::invalid_argument);
 }

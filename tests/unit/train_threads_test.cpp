@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -42,6 +43,25 @@ TEST(TrainThreads, ParallelForRunsEveryTaskOnce) {
     covered = e;
   }
   EXPECT_EQ(covered, 1001);
+}
+
+TEST(TrainThreads, ATaskThatThrowsReachesTheCallerAndThePoolStaysUsable) {
+  ThreadsGuard g;
+  for (int threads : {1, 2, 3}) {
+    set_thread_count(threads);
+    std::atomic<int> ran{0};
+    EXPECT_THROW(parallel_for(200,
+                              [&](int i) {
+                                ++ran;
+                                if (i == 17) throw std::runtime_error("task 17");
+                              }),
+                 std::runtime_error);
+    EXPECT_GE(ran.load(), 1);
+    // The pool is free again and parallel again (not stuck in the nested, serial mode).
+    std::vector<std::atomic<int>> hits(500);
+    parallel_for(500, [&](int i) { hits[size_t(i)]++; });
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  }
 }
 
 TEST(TrainThreads, SgemmIsTheSameBitsForAnyThreadCount) {

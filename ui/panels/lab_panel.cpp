@@ -357,7 +357,8 @@ PanelRegistrar reg{Panel{.id = "lab",
                          .chapter = Chapter::lab,
                          .order = 10,
                          .draw = draw,
-                         .summary = "a small GPT trained live with data, tensor and pipeline parallelism and ZeRO"}};
+                         .summary = "a small GPT trained live with data, tensor and pipeline parallelism and ZeRO",
+                         .tabs = {"train", "scaling"}}};
 FileHandlerRegistrar corpus_reg{FileHandler{.id = "lab.corpus", .open = open_corpus}};
 
 }  // namespace

@@ -204,7 +204,11 @@ void poll(ExplorerState& s) {
   if (v.iteration_job) pump_sim_job(*v.iteration_job);
   if (v.iteration_job && v.iteration_job->done) {
     if (v.iteration_job->error == "cancelled") {
-      v.iteration_cancelled = true;  // keep the last result on screen
+      // Keep the last result on screen and do not run this configuration again by itself; another
+      // configuration (a knob, a scenario step) or the Simulate button runs again.
+      v.iteration_cancelled = true;
+      v.cancelled_for = v.iteration_for;
+      v.iteration_for.clear();
     } else {
       v.iteration = std::move(v.iteration_job->result);
       v.iteration_error = v.iteration_job->error;
@@ -213,7 +217,8 @@ void poll(ExplorerState& s) {
     }
     v.iteration_job.reset();
   }
-  if (key != v.iteration_for && !v.iteration_job && !v.iteration_cancelled) {
+  if (key != v.iteration_for && !v.iteration_job && !(v.iteration_cancelled && key == v.cancelled_for)) {
+    v.iteration_cancelled = false;
     v.iteration_for = key;
     auto job = std::make_shared<SimJob>();
     job->config = v.config;
@@ -601,7 +606,8 @@ PanelRegistrar reg{{.id = "sim",
                     .chapter = Chapter::run,
                     .order = 10,
                     .draw = draw,
-                    .summary = "every GPU of the machine through one iteration, with the network shared flow by flow"}};
+                    .summary = "every GPU of the machine through one iteration, with the network shared flow by flow",
+                    .tabs = {"timeline", "links"}}};
 
 }  // namespace
 }  // namespace mc::ui

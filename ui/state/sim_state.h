@@ -82,6 +82,7 @@ struct SimView {
   std::string iteration_error;
   std::shared_ptr<SimJob> iteration_job;
   bool iteration_cancelled = false;  // the user stopped it: keep the last result until asked again
+  std::string cancelled_for;         // the configuration (poll's key) whose simulation was cancelled
   std::vector<GanttRow> gantt;       // rows of `iteration`, flattened
   float gantt_label_w = 0;           // widest row label, pixels (measured when the rows change)
   std::vector<LinkSeriesView> hot_links;  // the hottest links of `iteration` over time, flattened
