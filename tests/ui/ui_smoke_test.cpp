@@ -47,6 +47,26 @@ struct Headless {
 
 std::string assets() { return std::string(MC_SOURCE_DIR) + "/assets"; }
 
+// A user's click at `at`: hover for a frame, press for a frame, release (ImGui acts on release), settle.
+void click_at(Headless& h, mc::ui::App& app, ImVec2 at) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = at;
+  h.frame(app);
+  io.MouseDown[0] = true;
+  h.frame(app);
+  io.MouseDown[0] = false;
+  h.frame(app);
+  h.frame(app);
+}
+
+// Clicks the middle of the tracked widget `id` (ExplorerState::widget_rects of the last frame).
+void click_widget(Headless& h, mc::ui::App& app, const std::string& id) {
+  const auto rects = app.state().widget_rects;
+  auto it = rects.find(id);
+  ASSERT_NE(it, rects.end()) << "widget " << id << " is not on screen";
+  click_at(h, app, ImVec2(it->second.x + it->second.w / 2, it->second.y + it->second.h / 2));
+}
+
 }  // namespace
 
 TEST(UiSmoke, EveryPanelDrawsAtTwoSizes) {
@@ -71,16 +91,7 @@ TEST(UiSmoke, ClickingAHeaderSortsAndARowSelects) {
   mc::ui::App app({assets(), &platform, "catalog"});
   for (int i = 0; i < 3; ++i) h.frame(app);
   // Click near the left edge: a row spans all columns, most of them scrolled out of view.
-  auto click = [&](const mc::ui::Rect& r) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.MousePos = ImVec2(r.x + std::min(r.w / 2, 30.0f), r.y + r.h / 2);
-    h.frame(app);
-    io.MouseDown[0] = true;
-    h.frame(app);
-    io.MouseDown[0] = false;
-    h.frame(app);
-    h.frame(app);
-  };
+  auto click = [&](const mc::ui::Rect& r) { click_at(h, app, ImVec2(r.x + std::min(r.w / 2, 30.0f), r.y + r.h / 2)); };
   auto rects = app.state().widget_rects;
   ASSERT_TRUE(rects.count("catalog.header.hbm_bytes"));
   click(rects["catalog.header.hbm_bytes"]);
@@ -162,18 +173,7 @@ TEST(UiSmoke, LabStartPauseStepReset) {
   ASSERT_TRUE(lab.trainer) << lab.error;
   EXPECT_TRUE(lab.running);
   EXPECT_GT(lab.trainer->step_index(), 0) << "the lab trains while it is open";
-  auto click = [&](const char* id) {
-    auto rects = app.state().widget_rects;
-    ASSERT_TRUE(rects.count(id)) << id;
-    const mc::ui::Rect r = rects[id];
-    ImGuiIO& io = ImGui::GetIO();
-    io.MousePos = ImVec2(r.x + r.w / 2, r.y + r.h / 2);
-    h.frame(app);
-    io.MouseDown[0] = true;
-    h.frame(app);
-    io.MouseDown[0] = false;
-    h.frame(app);
-  };
+  auto click = [&](const char* id) { click_widget(h, app, id); };
   click("lab.start");  // "Pause"
   EXPECT_FALSE(lab.running);
   const int paused_at = lab.trainer->step_index();
@@ -229,17 +229,7 @@ TEST(UiSmoke, SimCancelledThenSimulateAgain) {
   v.iteration_for.clear();
   for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_FALSE(v.iteration_job) << "a cancelled configuration does not restart by itself";
-  auto rects = app.state().widget_rects;
-  ASSERT_TRUE(rects.count("sim.restart"));
-  const mc::ui::Rect r = rects["sim.restart"];
-  ImGuiIO& io = ImGui::GetIO();
-  io.MousePos = ImVec2(r.x + r.w / 2, r.y + r.h / 2);
-  h.frame(app);
-  io.MouseDown[0] = true;
-  h.frame(app);
-  io.MouseDown[0] = false;
-  h.frame(app);
-  h.frame(app);
+  click_widget(h, app, "sim.restart");
   EXPECT_FALSE(v.iteration_cancelled);
   EXPECT_EQ(v.iteration_for, key) << "Simulate runs the cancelled configuration again";
   settle();

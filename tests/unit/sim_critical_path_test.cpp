@@ -5,6 +5,8 @@
 // through the straggler's compute, which is what slows everyone.
 #include "sim/iteration.h"
 
+#include "sim_test_util.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -13,27 +15,8 @@ using namespace mc::sim;
 
 namespace {
 
-Topology topo_8x4() {
-  TopologySpec ts;
-  ts.nodes = 8;
-  ts.gpus_per_node = 4;
-  return Topology(ts);
-}
-
-IterationSpec spec_tp2_pp2_dp8() {
-  IterationSpec it;
-  it.tp = 2;
-  it.pp = 2;
-  it.dp = 8;
-  it.micro_batches = 4;
-  it.layers = 4;
-  it.layer_forward_s = 1.0;
-  it.layer_backward_s = 2.0;
-  it.tp_buffer_bytes = 1e8;
-  it.dp_bytes_per_stage = 4e8;
-  it.pp_bytes = 1e7;
-  return it;
-}
+Topology topo_8x4() { return mc::sim::test::nodes_of_4(8); }
+IterationSpec spec_tp2_pp2_dp8() { return mc::sim::test::tp2_pp2_dp8(1.0); }
 
 // The path is a chain: consecutive steps meet, it starts at 0 and ends with the iteration.
 void expect_contiguous(const IterationResult& r) {

@@ -7,6 +7,8 @@
 #include "sim/iteration.h"
 #include "sim/sim.h"
 
+#include "sim_test_util.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -35,10 +37,7 @@ Topology one_node_per_stage(int pp) {
   return Topology(t);
 }
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(MC_SOURCE_DIR "/assets");
-  return c;
-}
+using mc::sim::test::catalog;
 
 mc::json cases() {
   std::ifstream f(MC_VALIDATION_DIR "/public-cases.json");
@@ -89,12 +88,8 @@ TEST(SimIteration, StragglerSlowsEveryoneAndIsReplicatedCorrectly) {
   ts.nodes = 8;
   ts.gpus_per_node = 4;
   Topology topo(ts);
-  IterationSpec it = compute_only(2, 4, PipeSchedule::one_f_one_b);
-  it.tp = 2;
-  it.dp = 8;
-  it.tp_buffer_bytes = 1e8;
-  it.dp_bytes_per_stage = 4e8;
-  it.pp_bytes = 1e7;
+  IterationSpec it = mc::sim::test::tp2_pp2_dp8(1.0);
+  it.latency = {0, 0};
   auto base = simulate_iteration(topo, it);
   EXPECT_EQ(base.workers.size(), 2u);  // one class of 8 replicas x 2 stages
   it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
@@ -122,12 +117,8 @@ TEST(SimIteration, MergingSymmetricReplicasChangesNoAnswer) {
   ts.nodes = 8;
   ts.gpus_per_node = 4;
   Topology topo(ts);
-  IterationSpec it = compute_only(2, 4, PipeSchedule::one_f_one_b);
-  it.tp = 2;
-  it.dp = 8;
-  it.tp_buffer_bytes = 1e8;
-  it.dp_bytes_per_stage = 4e8;
-  it.pp_bytes = 1e7;
+  IterationSpec it = mc::sim::test::tp2_pp2_dp8(1.0);
+  it.latency = {0, 0};
   for (const bool with_straggler : {false, true}) {
     it.stragglers.clear();
     if (with_straggler) it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};

@@ -9,6 +9,8 @@
 #include "sim/sim.h"
 #include "sim/topology.h"
 
+#include "sim_test_util.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,25 +157,9 @@ double integral(const std::vector<double>& t, const std::vector<double>& u, doub
 
 // The Megatron layout of sim_iteration_test on 8 nodes of 4 GPUs: tp 2 inside nodes (rings only in the
 // representative replica, their NVLink bytes copied to the others), dp 8 across nodes, pp 2.
-IterationSpec tp_dp_pp() {
-  IterationSpec it;
-  it.tp = 2;
-  it.pp = 2;
-  it.dp = 8;
-  it.micro_batches = 4;
-  it.layers = 4;
-  it.layer_forward_s = 1e-3;
-  it.layer_backward_s = 2e-3;
-  it.tp_buffer_bytes = 1e8;
-  it.dp_bytes_per_stage = 4e8;
-  it.pp_bytes = 1e7;
-  return it;
-}
+IterationSpec tp_dp_pp() { return mc::sim::test::tp2_pp2_dp8(1e-3); }
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(MC_SOURCE_DIR "/assets");
-  return c;
-}
+using mc::sim::test::catalog;
 
 }  // namespace
 

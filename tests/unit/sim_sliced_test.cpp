@@ -4,6 +4,8 @@
 #include "sim/iteration.h"
 #include "sim/sim.h"
 
+#include "sim_test_util.h"
+
 #include <gtest/gtest.h>
 
 using mc::json;
@@ -11,10 +13,7 @@ using namespace mc::sim;
 
 namespace {
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(MC_SOURCE_DIR "/assets");
-  return c;
-}
+using mc::sim::test::catalog;
 
 // Host timings differ between any two runs; everything else must match.
 void drop_wall_times(json& j) {
@@ -62,20 +61,9 @@ TEST(SimSliced, SameResultAsTheOneShotCallForAnySliceSize) {
 }
 
 TEST(SimSliced, IterationSimMatchesSimulateIterationSpanForSpan) {
-  TopologySpec ts;
-  ts.nodes = 8;
-  ts.gpus_per_node = 4;
-  const Topology topo(ts);
-  IterationSpec it;
-  it.tp = 2;
-  it.pp = 2;
-  it.dp = 8;
-  it.micro_batches = 4;
-  it.layers = 4;
-  it.layer_forward_s = 1e-3;
-  it.layer_backward_s = 2e-3;
+  const Topology topo = mc::sim::test::nodes_of_4(8);
+  IterationSpec it = mc::sim::test::tp2_pp2_dp8(1e-3);
   it.tp_buffer_bytes = 1e7;
-  it.dp_bytes_per_stage = 4e8;
   it.pp_bytes = 1e6;
   it.stragglers = {{5, 0.5}};
   const IterationResult ref = simulate_iteration(topo, it);

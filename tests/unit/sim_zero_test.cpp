@@ -12,16 +12,15 @@
 #include "catalog/catalog.h"
 #include "sim/sim.h"
 
+#include "sim_test_util.h"
+
 #include <gtest/gtest.h>
 
 using mc::json;
 
 namespace {
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(MC_SOURCE_DIR "/assets");
-  return c;
-}
+using mc::sim::test::catalog;
 
 // GPT-3 2.7B, pure data parallelism over 64 V100s of the 2020 machine (8 nodes), m = global / 64.
 json config(int zero, int global_batch, bool overlap) {
