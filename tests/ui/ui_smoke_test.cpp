@@ -10,8 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
+#include <thread>
 
 namespace {
 
@@ -217,8 +219,14 @@ TEST(UiSmoke, SimCancelledThenSimulateAgain) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "sim"});
   auto& v = app.state().sim;
+  // The simulation runs on a worker thread natively: wait for it by the clock (a loaded CI machine may
+  // take a while), not by a count of frames, which pass in microseconds here.
   auto settle = [&] {
-    for (int i = 0; i < 2000 && (v.iteration_job || v.iteration.is_null()); ++i) h.frame(app);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while ((v.iteration_job || v.iteration.is_null()) && std::chrono::steady_clock::now() < deadline) {
+      h.frame(app);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   };
   settle();
   ASSERT_FALSE(v.iteration.is_null()) << v.iteration_error;

@@ -84,10 +84,7 @@ TEST(SimIteration, PipelineBubbleMatchesClosedForm) {
 }
 
 TEST(SimIteration, StragglerSlowsEveryoneAndIsReplicatedCorrectly) {
-  TopologySpec ts;
-  ts.nodes = 8;
-  ts.gpus_per_node = 4;
-  Topology topo(ts);
+  const Topology topo = mc::sim::test::nodes_of_4(8);
   IterationSpec it = mc::sim::test::tp2_pp2_dp8(1.0);
   it.latency = {0, 0};
   auto base = simulate_iteration(topo, it);
@@ -102,7 +99,7 @@ TEST(SimIteration, StragglerSlowsEveryoneAndIsReplicatedCorrectly) {
   // finish together.
   for (const auto& w : slow.workers) EXPECT_NEAR(w.end_s, slow.workers[size_t(w.stage)].end_s, 1e-9);
   // A degraded NIC on one node slows the gradient collectives that cross it.
-  TopologySpec td = ts;
+  TopologySpec td = topo.spec();
   td.degraded_nodes = {{3, 0.1}};
   it.stragglers.clear();
   auto deg = simulate_iteration(Topology(td), it);
@@ -113,10 +110,7 @@ TEST(SimIteration, MergingSymmetricReplicasChangesNoAnswer) {
   // The shortcut (one class for all ordinary replicas) against every replica simulated on its own: the
   // iteration time, every GPU's timeline and the bytes on every link (NVLink included: tp rings run only
   // in the representative replica, the dp collectives in all) must agree.
-  TopologySpec ts;
-  ts.nodes = 8;
-  ts.gpus_per_node = 4;
-  Topology topo(ts);
+  const Topology topo = mc::sim::test::nodes_of_4(8);
   IterationSpec it = mc::sim::test::tp2_pp2_dp8(1.0);
   it.latency = {0, 0};
   for (const bool with_straggler : {false, true}) {
