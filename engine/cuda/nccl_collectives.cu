@@ -3,10 +3,10 @@
 // driven from the trainer's thread inside ncclGroupStart/End, NCCL's pattern for one thread steering
 // several GPUs. Host buffers are staged through per-GPU device buffers; every call is checked.
 #include "cuda/nccl_collectives.h"
+#include "cuda/dl_open.h"
 #include "cuda/train_kernels.h"
 
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -47,21 +47,15 @@ struct Nccl {
 
 template <class F>
 void load_symbol(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  if (!f) fail("dlsym(" + std::string(name) + ")", "symbol not found in libnccl");
+  if (!dl_symbol(lib, name, f)) fail("dlsym(" + std::string(name) + ")", "symbol not found in libnccl");
 }
 
 Nccl load_nccl() {
   Nccl n;
-  const char* names[] = {"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2",
-                         "/usr/local/cuda/lib/libnccl.so.2"};
   std::string errors;
-  for (const char* name : names) {
-    n.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (n.lib) break;
-    const char* e = dlerror();
-    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : name);
-  }
+  n.lib = dl_open_first({"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2",
+                         "/usr/local/cuda/lib/libnccl.so.2"},
+                        &errors);
   if (!n.lib) fail("dlopen(libnccl)", errors);
   load_symbol(n.lib, "ncclCommInitAll", n.init_all);
   load_symbol(n.lib, "ncclCommDestroy", n.destroy);

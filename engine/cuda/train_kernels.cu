@@ -2,10 +2,10 @@
 // Each kernel computes what its CPU reference in engine/train/ops.cpp computes, with the same formulas,
 // so tests compare them element by element (only summation order and fused multiply-adds differ).
 #include "cuda/train_kernels.h"
+#include "cuda/dl_open.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <cmath>
 #include <mutex>
@@ -42,8 +42,7 @@ struct Cublas {
 
 template <class F>
 void load_symbol(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  if (!f) fail("dlsym(" + std::string(name) + ")", "symbol not found in libcublas");
+  if (!dl_symbol(lib, name, f)) fail("dlsym(" + std::string(name) + ")", "symbol not found in libcublas");
 }
 
 void check_blas(const Cublas& b, cublasStatus_t s, const char* call) {
@@ -53,15 +52,10 @@ void check_blas(const Cublas& b, cublasStatus_t s, const char* call) {
 }
 
 void load_cublas(Cublas& b) {
-  const char* names[] = {"libcublas.so.13", "libcublas.so", "/usr/local/cuda/lib64/libcublas.so.13",
-                         "/usr/local/cuda/lib64/libcublas.so"};
   std::string errors;
-  for (const char* n : names) {
-    b.lib = dlopen(n, RTLD_NOW | RTLD_LOCAL);
-    if (b.lib) break;
-    const char* e = dlerror();
-    errors += std::string(errors.empty() ? "" : "; ") + (e ? e : n);
-  }
+  b.lib = dl_open_first({"libcublas.so.13", "libcublas.so", "/usr/local/cuda/lib64/libcublas.so.13",
+                         "/usr/local/cuda/lib64/libcublas.so"},
+                        &errors);
   if (!b.lib) fail("dlopen(libcublas)", errors);
   load_symbol(b.lib, "cublasCreate_v2", b.create);
   load_symbol(b.lib, "cublasDestroy_v2", b.destroy);

@@ -16,33 +16,20 @@ const char* to_string(Traffic t) {
   return "?";
 }
 
-double WorkerCounters::data_bytes_sent() const {
+namespace {
+// Everything but the control scalars (loss, gradient norm): the traffic the model predicts.
+double sum_but_control(const double (&by_class)[kTrafficClasses]) {
   double s = 0;
   for (int i = 0; i < kTrafficClasses; ++i)
-    if (i != int(Traffic::control)) s += bytes_sent[i];
+    if (i != int(Traffic::control)) s += by_class[i];
   return s;
 }
+}  // namespace
 
-double WorkerCounters::data_messages_sent() const {
-  double s = 0;
-  for (int i = 0; i < kTrafficClasses; ++i)
-    if (i != int(Traffic::control)) s += messages_sent[i];
-  return s;
-}
-
-double LinkCounters::data_bytes() const {
-  double s = 0;
-  for (int i = 0; i < kTrafficClasses; ++i)
-    if (i != int(Traffic::control)) s += bytes[i];
-  return s;
-}
-
-double LinkCounters::data_messages() const {
-  double s = 0;
-  for (int i = 0; i < kTrafficClasses; ++i)
-    if (i != int(Traffic::control)) s += messages[i];
-  return s;
-}
+double WorkerCounters::data_bytes_sent() const { return sum_but_control(bytes_sent); }
+double WorkerCounters::data_messages_sent() const { return sum_but_control(messages_sent); }
+double LinkCounters::data_bytes() const { return sum_but_control(bytes); }
+double LinkCounters::data_messages() const { return sum_but_control(messages); }
 
 Comm::Comm(int workers) : inbox_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
 
