@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdarg>
+#include <cstdio>
 #include <sstream>
 
 namespace mc::ui {
@@ -21,6 +23,38 @@ ImVec4 confidence_color(Confidence c) {
 
 const char* confidence_mark(Confidence c) {
   return c == Confidence::inferred ? " ~" : c == Confidence::assumed ? " ?" : "";
+}
+
+void wrapped_text(bool disabled, const char* fmt, ...) {
+  va_list args, size_args;
+  va_start(args, fmt);
+  va_copy(size_args, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, size_args);
+  va_end(size_args);
+  std::string text(size_t(std::max(n, 0)), '\0');
+  if (n > 0) std::vsnprintf(text.data(), size_t(n) + 1, fmt, args);
+  va_end(args);
+  // Greedy: each word goes on the current line if the line still fits the width with it, else starts
+  // the next one. Runs of spaces inside a line are kept ("MFU 20%   14 days"); at a break they are dropped.
+  const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+  std::string out, line, gap;  // gap: the spaces between the line so far and the next word
+  for (size_t i = 0; i < text.size();) {
+    const size_t end = std::min(text.find(' ', i), text.size());
+    const std::string word = text.substr(i, end - i);
+    if (!line.empty() && ImGui::CalcTextSize((line + gap + word).c_str()).x > width) {
+      out += line + '\n';
+      line = word;
+    } else {
+      line += gap + word;
+    }
+    const size_t next = std::min(text.find_first_not_of(' ', end), text.size());
+    gap = text.substr(end, next - end);
+    i = next;
+  }
+  out += line;
+  if (disabled) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextUnformatted(out.c_str(), out.c_str() + out.size());
+  if (disabled) ImGui::PopStyleColor();
 }
 
 void sourced_tooltip(const Catalog& cat, const Sourced& v) {

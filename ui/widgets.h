@@ -20,6 +20,11 @@ void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit)
 void sourced_tooltip(const Catalog& cat, const Sourced& v);
 void confidence_legend();
 
+// printf-style text wrapped at the window's right edge, breaking only at spaces, drawn as one item (so
+// track() and tooltips see all of it); `disabled` draws it in the disabled colour. ImGui 1.86's own
+// wrapping (TextWrapped, PushTextWrapPos) also breaks after '.', which splits "1.04 s" into "1." / "04 s".
+void wrapped_text(bool disabled, const char* fmt, ...) IM_FMTARGS(2);
+
 // The inspector: the selected record's values, each with source title, URL, confidence and note.
 void draw_selection_inspector(ExplorerState& s);
 

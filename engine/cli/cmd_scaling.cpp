@@ -2,6 +2,7 @@
 // fits L(C) = a C^b + c, predicts a larger run, trains it and prints prediction against result.
 #include "cli/cli.h"
 #include "core/format.h"
+#include "train/corpus.h"
 #include "train/scaling.h"
 
 #include <cmath>
@@ -23,7 +24,9 @@ int run_scaling(mc::cli::Args& a) {
     mc::cli::Args one(a.command(), {"--steps", *steps}, a.exe_path());
     cfg.steps = int(one.option_int("--steps", cfg.steps, 10, 1000000));
   }
-  mc::train::ScalingSweep sweep(cfg, mc::train::load_corpus(corpus ? *corpus : "default"));
+  const mc::train::Corpus text = mc::train::resolve_corpus(corpus ? *corpus : "default");
+  cfg.corpus_entropy_nats_per_byte = text.entropy_nats_per_byte;  // known for the synthetic language only
+  mc::train::ScalingSweep sweep(cfg, text.text);
   while (!sweep.done()) {
     sweep.advance(10);
     if (!quiet) mc::cli::progress_bar(sweep.done() ? 1.0 : sweep.progress(), sweep.current_label());

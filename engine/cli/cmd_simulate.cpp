@@ -7,6 +7,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -39,19 +42,37 @@ int print_bench(const mc::sim::IterationBench& b, const std::string& file, bool 
 
 int run_simulate(mc::cli::Args& a) {
   const auto run = a.option("--run");
-  const long long seed = a.option_int("--seed", 1, 0, (1LL << 62));
+  // -1: not given (the fallbacks are not range-checked), so that --bench can refuse what it would ignore.
+  const long long seed_arg = a.option_int("--seed", -1, 0, (1LL << 62));
   const auto trace = a.option("--trace");
-  const long long gpu = a.option_int("--gpu", 0, 0, 1LL << 30);
+  const long long gpu_arg = a.option_int("--gpu", -1, 0, 1LL << 30);
   const auto assets = a.option("--assets");
   const bool quiet = a.flag("--quiet");
   const bool bench = a.flag("--bench");
   const bool bench_json = a.flag("--json");
-  const long long repeats = a.option_int("--repeat", 5, 1, 1000);
+  const long long repeats_arg = a.option_int("--repeat", -1, 1, 1000);
   auto pos = a.positionals();
   a.finish();
   if (pos.size() != 1) throw mc::cli::UsageError("expected one CONFIG.json (or - for standard input)");
   if (bench_json && !bench) throw mc::cli::UsageError("--json goes with --bench (the simulation always prints JSON)");
-  if (bench && (run || trace)) throw mc::cli::UsageError("--bench times one iteration; leave out --run and --trace");
+  if (repeats_arg >= 0 && !bench) throw mc::cli::UsageError("--repeat goes with --bench (how many timed runs)");
+  if (bench) {
+    // The bench times one iteration and prints only timings: a run (--run, seeded by --seed), a trace and
+    // a GPU's timeline (--gpu) are never computed, so accepting them would silently do nothing.
+    std::vector<std::string> given;
+    for (const auto& [on, name] : {std::pair{bool(run), "--run"}, std::pair{bool(trace), "--trace"},
+                                   std::pair{seed_arg >= 0, "--seed"}, std::pair{gpu_arg >= 0, "--gpu"}})
+      if (on) given.push_back(name);
+    std::string ignored;  // "--seed", "--seed and --gpu", "--trace, --seed and --gpu"
+    for (size_t i = 0; i < given.size(); ++i)
+      ignored += (i == 0 ? "" : i + 1 == given.size() ? " and " : ", ") + given[i];
+    if (!ignored.empty())
+      throw mc::cli::UsageError("--bench times one iteration and prints only its wall time, so " + ignored +
+                                " would change nothing: leave out " + ignored + ", or drop --bench to simulate with " +
+                                ignored);
+  }
+  const long long seed = seed_arg >= 0 ? seed_arg : 1, gpu = gpu_arg >= 0 ? gpu_arg : 0;
+  const long long repeats = repeats_arg >= 0 ? repeats_arg : 5;
   double days = 0;
   if (run) {
     try {

@@ -25,7 +25,10 @@ namespace mc::train {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'C', 'C', 'K', 'P', 'T', 0, 0};
-constexpr uint32_t kVersion = 1;
+// Version 2: ZeRO-2/3 shard the model unit by unit (each unit padded to a multiple of dp), so their
+// shards and Adam state are laid out differently from version 1's one flat partition. Version 1 files of
+// the other stages hold the same arrays and are still read.
+constexpr uint32_t kVersion = 2;
 
 uint64_t fnv1a(const std::string& s, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -178,9 +181,12 @@ void Trainer::load_checkpoint(const std::string& path) {
     throw std::runtime_error(path + ": not a megacluster checkpoint (bad magic bytes)");
   r.pos = 8;
   const uint32_t version = r.get<uint32_t>();
-  if (version != kVersion)
+  if (version != kVersion && !(version == 1 && s.cfg.parallel.zero < 2))
     throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads version " +
-                             std::to_string(kVersion));
+                             std::to_string(kVersion) +
+                             (version == 1 ? " for ZeRO-2/3 runs (they now shard the model layer by layer); restart the run "
+                                             "in another --checkpoint directory, or resume with the build that wrote it"
+                                           : std::string()));
   uint64_t stored;
   std::memcpy(&stored, data.data() + data.size() - 8, 8);
   if (stored != fnv1a(data, data.size() - 8))

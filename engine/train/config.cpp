@@ -4,6 +4,7 @@
 #include "train/train.h"
 #include "train/worker.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace mc::train {
@@ -105,11 +106,19 @@ double estimate_worker_bytes(const TrainConfig& c) {
   const int mbatches = p.micro_batches > 0 ? p.micro_batches : p.pp;
   const double B = double(c.batch) / p.dp / mbatches, T = m.context, C = m.width, V = m.vocab;
   const double N = B * T, Hl = double(m.heads) / p.tp, Dl = C / p.tp, Fl = 4 * C / p.tp;
-  const Layout lay = make_layout(m, p.tp, 0, p.pp, 0, p.dp);
+  const Layout lay = make_layout(m, p.tp, 0, p.pp, 0, p.dp, p.zero >= 2);
   const double params = double(lay.padded);
   // fp32 weights + gradients + Adam m and v: 16 bytes a parameter before ZeRO's sharding.
   double state = 4 * params * (p.zero >= 3 ? 1.0 / p.dp : 1.0) + 4 * params * (p.zero >= 2 ? 1.0 / p.dp : 1.0) +
                  8 * params * (p.zero >= 1 ? 1.0 / p.dp : 1.0);
+  // ZeRO-2/3 also hold a few whole units while they run (trainer.cpp's ZeroUnits): at most the embedding
+  // and the largest other unit, parameters (ZeRO-3) and gradients, twice over to stay on the safe side.
+  if (p.zero >= 2) {
+    double largest = 0;
+    for (const ParamUnit& u : lay.units) largest = std::max(largest, double(u.padded));
+    const double embed = lay.embed_unit >= 0 ? double(lay.units[size_t(lay.embed_unit)].padded) : 0.0;
+    state += (p.zero >= 3 ? 2.0 : 1.0) * 4 * (embed + largest) * 2;
+  }
   const double per_layer = N * C * 4 + N * 3 * Dl + B * Hl * T * T + N * Dl + 2 * N * Fl + 4 * N;
   const double per_mb = (per_layer * lay.layers + N * V + 2 * N * C) * 4;
   const double in_flight = p.schedule == Schedule::gpipe ? mbatches : std::min(p.pp, mbatches);

@@ -1,6 +1,7 @@
 // layout.cpp - which parameters each worker holds, and the model's initialisation.
 #include "train/worker.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -24,6 +25,17 @@ namespace {
 
 struct Builder {
   Layout& l;
+  bool by_unit = false;
+  // Closes the unit opened at `begin`: with sharding by unit, pads it to a multiple of dp.
+  int close_unit(int64_t begin) {
+    ParamUnit u;
+    u.begin = begin;
+    u.end = l.size;
+    if (by_unit) l.size = (l.size + l.dp - 1) / l.dp * l.dp;
+    u.padded = l.size - begin;
+    l.units.push_back(u);
+    return int(l.units.size()) - 1;
+  }
   int64_t add(const std::string& name, int64_t full_rows, int64_t full_cols, Split split, int groups, bool decay,
               bool in_norm) {
     TensorSpec t;
@@ -46,24 +58,29 @@ struct Builder {
 
 }  // namespace
 
-Layout make_layout(const ModelConfig& m, int tp, int tp_rank, int pp, int pp_rank, int dp) {
+Layout make_layout(const ModelConfig& m, int tp, int tp_rank, int pp, int pp_rank, int dp, bool shard_by_unit) {
   Layout l;
   l.tp = tp;
   l.tp_rank = tp_rank;
   l.pp = pp;
   l.pp_rank = pp_rank;
+  l.dp = dp;
+  l.sharded_by_unit = shard_by_unit;
   const int base = m.layers / pp, extra = m.layers % pp;
   l.layers = base + (pp_rank < extra ? 1 : 0);
   l.first_layer = pp_rank * base + std::min(pp_rank, extra);
   l.has_embed = pp_rank == 0;
   l.has_head = pp_rank == pp - 1;
   const int64_t C = m.width, V = m.vocab, T = m.context;
-  Builder b{l};
+  Builder b{l, shard_by_unit};
   if (l.has_embed) {
     l.wte = b.add("wte", V, C, Split::replicated, 1, true, true);
     l.wpe = b.add("wpe", T, C, Split::replicated, 1, true, true);
+    l.embed_unit = b.close_unit(0);
   }
+  l.first_layer_unit = int(l.units.size());
   for (int i = 0; i < l.layers; ++i) {
+    const int64_t begin = l.size;
     const std::string h = "h" + std::to_string(l.first_layer + i) + ".";
     LayerOffsets o{};
     o.ln1_w = b.add(h + "ln1_w", 1, C, Split::replicated, 1, false, true);
@@ -79,16 +96,44 @@ Layout make_layout(const ModelConfig& m, int tp, int tp_rank, int pp, int pp_ran
     o.fcproj_w = b.add(h + "fcproj_w", 4 * C, C, Split::rows, 1, true, true);
     o.fcproj_b = b.add(h + "fcproj_b", 1, C, Split::replicated, 1, false, true);
     l.layer.push_back(o);
+    b.close_unit(begin);
   }
   if (l.has_head) {
+    const int64_t begin = l.size;
     l.lnf_w = b.add("lnf_w", 1, C, Split::replicated, 1, false, true);
     l.lnf_b = b.add("lnf_b", 1, C, Split::replicated, 1, false, true);
     // The output head is tied to the token embedding (Press & Wolf 2017). With a pipeline the last stage
     // keeps its own copy, kept equal by summing the two copies' gradients (Megatron's embedding group).
     if (!l.has_embed) l.wte = b.add("wte", V, C, Split::replicated, 1, true, false);
+    l.head_unit = b.close_unit(begin);
   }
   l.padded = (l.size + dp - 1) / dp * dp;
+  if (!l.units.empty()) l.units.back().padded += l.padded - l.size;  // the end's pad joins the last unit
   return l;
+}
+
+int Layout::unit_of(int64_t offset) const {
+  // Units are few (layers + 2) and in order: the last one that begins at or before the offset.
+  auto it = std::upper_bound(units.begin(), units.end(), offset,
+                             [](int64_t o, const ParamUnit& u) { return o < u.begin; });
+  if (it == units.begin() || offset >= padded) throw std::logic_error("offset " + std::to_string(offset) + " is outside the layout");
+  return int(it - units.begin()) - 1;
+}
+
+const float* Worker::P(int64_t offset) const {
+  if (!params.empty()) return params.data() + offset;
+  const int u = lay.unit_of(offset);
+  if (size_t(u) >= unit_params.size() || unit_params[size_t(u)].empty())
+    throw std::logic_error("worker " + std::to_string(id) + " read unit " + std::to_string(u) + "'s parameters before gathering them");
+  return unit_params[size_t(u)].data() + (offset - lay.units[size_t(u)].begin);
+}
+
+float* Worker::G(int64_t offset) {
+  if (!grads.empty()) return grads.data() + offset;
+  const int u = lay.unit_of(offset);
+  if (size_t(u) >= unit_grads.size() || unit_grads[size_t(u)].empty())
+    throw std::logic_error("worker " + std::to_string(id) + " wrote unit " + std::to_string(u) + "'s gradients outside its backward");
+  return unit_grads[size_t(u)].data() + (offset - lay.units[size_t(u)].begin);
 }
 
 const TensorSpec* find_tensor(const Layout& l, const std::string& name) {

@@ -147,7 +147,8 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
     mem.push_back({{"params_bytes", m.params_bytes},
                    {"grads_bytes", m.grads_bytes},
                    {"optimizer_bytes", m.optimizer_bytes},
-                   {"activations_peak_bytes", m.activations_peak_bytes}});
+                   {"activations_peak_bytes", m.activations_peak_bytes},
+                   {"transient_peak_bytes", m.transient_peak_bytes}});
   out["memory_per_worker"] = mem;
   if (!saved.empty()) out["checkpoints"] = saved;
   if (sample_every > 0) out["samples"] = samples;

@@ -1,7 +1,5 @@
 #include "train/scaling.h"
 
-#include "train/corpus.h"
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -91,7 +89,11 @@ ScalingSweep::ScalingSweep(ScalingConfig cfg, std::string corpus) : s_(std::make
     if (w % cfg.heads != 0) throw std::invalid_argument("every width must be a multiple of heads");
   s_->cfg = std::move(cfg);
   s_->corpus = std::move(corpus);
-  if (s_->corpus == default_corpus()) s_->result.entropy_floor = make_synthetic_language().entropy_nats_per_byte();
+  // From the caller, who knows which corpus it picked: the bytes cannot say what wrote them (matching them
+  // against default_corpus() would read find_assets_dir(), not the caller's assets, and generate 64 KiB).
+  if (!(s_->cfg.corpus_entropy_nats_per_byte >= 0) || !std::isfinite(s_->cfg.corpus_entropy_nats_per_byte))
+    throw std::invalid_argument("the corpus entropy must be a finite number of nats/byte >= 0 (0: unknown)");
+  s_->result.entropy_floor = s_->cfg.corpus_entropy_nats_per_byte;
 }
 
 ScalingSweep::~ScalingSweep() = default;

@@ -18,6 +18,10 @@ struct ScalingConfig {
   int layers = 2, heads = 4, context = 32, batch = 8;
   int steps = 240;  // the same number of tokens for every size
   uint64_t seed = 1;
+  // The corpus's entropy rate (nats/byte) when whoever picked the corpus knows it, else 0: the true
+  // irreducible loss, used as c. Set it from Corpus::entropy_nats_per_byte (resolve_corpus): the caller
+  // knows which text it chose, while the text alone cannot say what language wrote it.
+  double corpus_entropy_nats_per_byte = 0;
   static ScalingConfig quick();  // a few seconds, for tests
 };
 
@@ -52,7 +56,7 @@ struct ScalingResult {
   double predicted_loss = 0;             // from L(C) before the target trained
   double predicted_loss_params = 0;      // from L(N), the same moment
   double predicted_loss_free_c = 0;      // from fit_compute_free_c
-  double entropy_floor = 0;              // the corpus's entropy when it is the built-in language, else 0
+  double entropy_floor = 0;              // ScalingConfig::corpus_entropy_nats_per_byte (0: unknown)
   bool fitted = false, done = false;
 };
 

@@ -19,15 +19,18 @@ inline void bind(const OpsBackend& K, const Worker& w) {
   if (K.bind_worker) K.bind_worker(w.id);
 }
 
-void tp_all_reduce(Comm& comm, std::vector<Worker*>& g, std::vector<std::vector<float>*> bufs, size_t n) {
-  if (g.size() <= 1) return;
-  std::vector<int> ids;
-  std::vector<float*> ptrs;
-  for (size_t i = 0; i < g.size(); ++i) {
-    ids.push_back(g[i]->id);
-    ptrs.push_back(bufs[i]->data());
+// One all-reduce per tensor-parallel group: `g` holds one or more replicas, each a run of tp workers.
+void tp_all_reduce(Comm& comm, std::vector<Worker*>& g, int tp, std::vector<std::vector<float>*> bufs, size_t n) {
+  if (tp <= 1) return;
+  for (size_t first = 0; first < g.size(); first += size_t(tp)) {
+    std::vector<int> ids;
+    std::vector<float*> ptrs;
+    for (size_t i = first; i < first + size_t(tp); ++i) {
+      ids.push_back(g[i]->id);
+      ptrs.push_back(bufs[i]->data());
+    }
+    comm.all_reduce(ids, ptrs, n, Traffic::tp);
   }
-  comm.all_reduce(ids, ptrs, n, Traffic::tp);
 }
 
 int first_sequence(const Worker& w, int mb, const StepContext& c) {
@@ -88,14 +91,15 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
                    const StepContext& c) {
   const ModelConfig& m = *c.model;
   const OpsBackend& K = c.ops ? *c.ops : cpu_backend();  // the CPU reference or the CUDA kernels (ops_backend.h)
-  const int T = m.context, C = m.width, V = m.vocab, tp = int(g.size());
+  const Layout& lay = g[0]->lay;
+  const int T = m.context, C = m.width, V = m.vocab, tp = lay.tp, R = int(g.size());
   const int B = c.micro_batch_size, N = B * T;
   const int Hl = m.heads / tp, hs = C / m.heads, Dl = Hl * hs, Fl = 4 * C / tp;
-  const Layout& lay = g[0]->lay;
+  UnitHooks* H = c.units;
   const size_t NC = size_t(N) * C;
-  Scratch& S = scratch(size_t(tp));
+  Scratch& S = scratch(size_t(R));
   std::vector<std::vector<float>*> tmp_ptrs;
-  for (int r = 0; r < tp; ++r) {
+  for (int r = 0; r < R; ++r) {
     S.a[size_t(r)].resize(NC);
     tmp_ptrs.push_back(&S.a[size_t(r)]);
   }
@@ -106,7 +110,10 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
     return lay.has_head ? A.x_out : S.send[size_t(r)];
   };
 
-  for (int r = 0; r < tp; ++r) {
+  // The embedding stays gathered until the head has used it too (tied weights): gathering it twice
+  // would move |wte| more per pass than the paper's 3 Psi.
+  if (H && lay.has_embed) H->begin(lay.embed_unit, false);
+  for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
     bind(K, w);
     MicroActs& A = take_acts(w, mb);
@@ -114,8 +121,8 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
     std::vector<float>& x = stream(r, 0);
     if (lay.has_embed) {
       x.resize(NC);
-      const float* wte = w.params.data() + lay.wte;
-      const float* wpe = w.params.data() + lay.wpe;
+      const float* wte = w.P(lay.wte);
+      const float* wpe = w.P(lay.wpe);
       const int s0 = first_sequence(w, mb, c);
       parallel_for(B, [&](int b) {
         for (int t = 0; t < T; ++t) {
@@ -125,179 +132,189 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
         }
       });
     } else {
-      const std::vector<float> in = comm.recv(w.id, ids[size_t(lay.pp_rank - 1)][size_t(r)], mb);
+      const std::vector<float> in = comm.recv(w.id, ids[size_t(lay.pp_rank - 1)][size_t(w.t)], mb);
       x.assign(in.begin(), in.end());
     }
   }
 
   for (int l = 0; l < lay.layers; ++l) {
-    for (int r = 0; r < tp; ++r) {
+    if (H) H->begin(lay.layer_unit(l), false);
+    for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
       bind(K, w);
-      const float* P = w.params.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       LayerActs& a = w.acts.at(mb).layers[size_t(l)];
       a.ln1.resize(NC);
       a.ln1_mean.resize(size_t(N));
       a.ln1_rstd.resize(size_t(N));
-      K.layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.x_in.data(), P + o.ln1_w, P + o.ln1_b,
+      K.layernorm_forward(a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data(), a.x_in.data(), w.P(o.ln1_w), w.P(o.ln1_b),
                           N, C);
       a.qkv.resize(size_t(N) * 3 * Dl);
-      K.linear_forward(a.qkv.data(), a.ln1.data(), P + o.qkv_w, P + o.qkv_b, N, C, 3 * Dl);
+      K.linear_forward(a.qkv.data(), a.ln1.data(), w.P(o.qkv_w), w.P(o.qkv_b), N, C, 3 * Dl);
       a.att.resize(size_t(B) * Hl * T * T);
       a.atty.resize(size_t(N) * Dl);
       K.attention_forward(a.atty.data(), a.att.data(), a.qkv.data(), B, T, Hl, hs);
-      K.linear_forward(S.a[size_t(r)].data(), a.atty.data(), P + o.proj_w, nullptr, N, Dl, C);  // partial sum
+      K.linear_forward(S.a[size_t(r)].data(), a.atty.data(), w.P(o.proj_w), nullptr, N, Dl, C);  // partial sum
     }
-    tp_all_reduce(comm, g, tmp_ptrs, NC);
-    for (int r = 0; r < tp; ++r) {
+    tp_all_reduce(comm, g, tp, tmp_ptrs, NC);
+    for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
       bind(K, w);
-      const float* P = w.params.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       LayerActs& a = w.acts.at(mb).layers[size_t(l)];
       a.x2.resize(NC);
-      residual(a.x2.data(), a.x_in.data(), S.a[size_t(r)].data(), P + o.proj_b, N, C);
+      residual(a.x2.data(), a.x_in.data(), S.a[size_t(r)].data(), w.P(o.proj_b), N, C);
       a.ln2.resize(NC);
       a.ln2_mean.resize(size_t(N));
       a.ln2_rstd.resize(size_t(N));
-      K.layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.x2.data(), P + o.ln2_w, P + o.ln2_b, N,
+      K.layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.x2.data(), w.P(o.ln2_w), w.P(o.ln2_b), N,
                           C);
       a.fc.resize(size_t(N) * Fl);
       a.gelu.resize(size_t(N) * Fl);
-      K.linear_forward(a.fc.data(), a.ln2.data(), P + o.fc_w, P + o.fc_b, N, C, Fl);
+      K.linear_forward(a.fc.data(), a.ln2.data(), w.P(o.fc_w), w.P(o.fc_b), N, C, Fl);
       K.gelu_forward(a.gelu.data(), a.fc.data(), int64_t(N) * Fl);
-      K.linear_forward(S.a[size_t(r)].data(), a.gelu.data(), P + o.fcproj_w, nullptr, N, Fl, C);
+      K.linear_forward(S.a[size_t(r)].data(), a.gelu.data(), w.P(o.fcproj_w), nullptr, N, Fl, C);
     }
-    tp_all_reduce(comm, g, tmp_ptrs, NC);
-    for (int r = 0; r < tp; ++r) {
+    tp_all_reduce(comm, g, tp, tmp_ptrs, NC);
+    for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
       bind(K, w);
-      const float* P = w.params.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
       std::vector<float>& next = stream(r, l + 1);
       next.resize(NC);
-      residual(next.data(), a.x2.data(), S.a[size_t(r)].data(), P + o.fcproj_b, N, C);
+      residual(next.data(), a.x2.data(), S.a[size_t(r)].data(), w.P(o.fcproj_b), N, C);
     }
+    if (H) H->end_params(lay.layer_unit(l));
   }
 
-  for (int r = 0; r < tp; ++r) {
+  if (H && lay.has_head) H->begin(lay.head_unit, false);
+
+  for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
     bind(K, w);
     MicroActs& A = w.acts.at(mb);
     if (lay.has_head) {
-      const float* P = w.params.data();
       A.lnf.resize(NC);
       A.lnf_mean.resize(size_t(N));
       A.lnf_rstd.resize(size_t(N));
-      K.layernorm_forward(A.lnf.data(), A.lnf_mean.data(), A.lnf_rstd.data(), A.x_out.data(), P + lay.lnf_w,
-                          P + lay.lnf_b, N, C);
+      K.layernorm_forward(A.lnf.data(), A.lnf_mean.data(), A.lnf_rstd.data(), A.x_out.data(), w.P(lay.lnf_w),
+                          w.P(lay.lnf_b), N, C);
       A.probs.resize(size_t(N) * V);
-      K.sgemm(false, true, N, V, C, A.lnf.data(), C, P + lay.wte, C, A.probs.data(), V, false);  // logits = lnf wte^T
+      K.sgemm(false, true, N, V, C, A.lnf.data(), C, w.P(lay.wte), C, A.probs.data(), V, false);  // logits = lnf wte^T
       fill_targets(S.targets, w, mb, c);
       const double loss = K.softmax_xent_forward(A.probs.data(), S.targets.data(), N, V);
-      if (r == 0) w.loss_sum += loss;
+      if (w.t == 0) w.loss_sum += loss;
     } else {
       const std::vector<float>& out = stream(r, lay.layers);
-      comm.send(w.id, ids[size_t(lay.pp_rank + 1)][size_t(r)], mb, out.data(), out.size(), Traffic::pp, c.tick);
+      comm.send(w.id, ids[size_t(lay.pp_rank + 1)][size_t(w.t)], mb, out.data(), out.size(), Traffic::pp, c.tick);
     }
     w.act_bytes += A.bytes();
     w.act_peak_bytes = std::max(w.act_peak_bytes, w.act_bytes);
   }
+  if (H && lay.has_head) H->end_params(lay.head_unit);
+  if (H && lay.has_embed) H->end_params(lay.embed_unit);
 }
 
 void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::vector<int>>& ids, int mb,
                     const StepContext& c) {
   const ModelConfig& m = *c.model;
   const OpsBackend& K = c.ops ? *c.ops : cpu_backend();  // the CPU reference or the CUDA kernels (ops_backend.h)
-  const int T = m.context, C = m.width, V = m.vocab, tp = int(g.size());
+  const Layout& lay = g[0]->lay;
+  const int T = m.context, C = m.width, V = m.vocab, tp = lay.tp, R = int(g.size());
   const int B = c.micro_batch_size, N = B * T;
   const int Hl = m.heads / tp, hs = C / m.heads, Dl = Hl * hs, Fl = 4 * C / tp;
-  const Layout& lay = g[0]->lay;
+  UnitHooks* H = c.units;
   const size_t NC = size_t(N) * C;
-  Scratch& S = scratch(size_t(tp));
+  Scratch& S = scratch(size_t(R));
   std::vector<std::vector<float>>& dx = S.b;     // d(residual stream) per rank
   std::vector<std::vector<float>>& dpart = S.a;  // partial input gradients per rank (all-reduced)
   std::vector<std::vector<float>*> dpart_ptrs;
-  for (int r = 0; r < tp; ++r) dpart_ptrs.push_back(&dpart[size_t(r)]);
+  for (int r = 0; r < R; ++r) dpart_ptrs.push_back(&dpart[size_t(r)]);
   S.dgelu.resize(size_t(N) * Fl);
   S.datty.resize(size_t(N) * Dl);
   S.dqkv.resize(size_t(N) * 3 * Dl);
   float* dgelu = S.dgelu.data();
 
-  for (int r = 0; r < tp; ++r) {
+  // The head needs the tied embedding's parameters and adds into its gradient, which then waits for
+  // the embedding's own backward at the end before its reduce-scatter.
+  if (H && lay.has_head) H->begin(lay.head_unit, true);
+  if (H && lay.has_embed) H->begin(lay.embed_unit, true);
+  for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
     bind(K, w);
     MicroActs& A = w.acts.at(mb);
     if (lay.has_head) {
-      const float* P = w.params.data();
-      float* G = w.grads.data();
       fill_targets(S.targets, w, mb, c);
       // The loss is the mean over the global batch's tokens, whatever the layout.
       K.softmax_xent_backward(A.probs.data(), S.targets.data(), N, V, 1.0f / float(c.global_batch * T));
-      K.sgemm(true, false, V, C, N, A.probs.data(), V, A.lnf.data(), C, G + lay.wte, C, true);  // dwte += dlogits^T lnf
+      K.sgemm(true, false, V, C, N, A.probs.data(), V, A.lnf.data(), C, w.G(lay.wte), C, true);  // dwte += dlogits^T lnf
       S.dlnf.resize(NC);
-      K.sgemm(false, false, N, C, V, A.probs.data(), V, P + lay.wte, C, S.dlnf.data(), C, false);
+      K.sgemm(false, false, N, C, V, A.probs.data(), V, w.P(lay.wte), C, S.dlnf.data(), C, false);
       dx[size_t(r)].assign(NC, 0.0f);
-      K.layernorm_backward(dx[size_t(r)].data(), G + lay.lnf_w, G + lay.lnf_b, S.dlnf.data(), A.x_out.data(),
-                           P + lay.lnf_w, A.lnf_mean.data(), A.lnf_rstd.data(), N, C);
+      K.layernorm_backward(dx[size_t(r)].data(), w.G(lay.lnf_w), w.G(lay.lnf_b), S.dlnf.data(), A.x_out.data(),
+                           w.P(lay.lnf_w), A.lnf_mean.data(), A.lnf_rstd.data(), N, C);
     } else {
-      const std::vector<float> in = comm.recv(w.id, ids[size_t(lay.pp_rank + 1)][size_t(r)], mb);
+      const std::vector<float> in = comm.recv(w.id, ids[size_t(lay.pp_rank + 1)][size_t(w.t)], mb);
       dx[size_t(r)].assign(in.begin(), in.end());
     }
   }
+  if (H && lay.has_head) {
+    H->end_params(lay.head_unit);
+    H->end_grads(lay.head_unit);
+  }
+  if (H && lay.has_embed) H->end_params(lay.embed_unit);
 
   for (int l = lay.layers - 1; l >= 0; --l) {
-    for (int r = 0; r < tp; ++r) {
+    if (H) H->begin(lay.layer_unit(l), true);
+    for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
       bind(K, w);
-      const float* P = w.params.data();
-      float* G = w.grads.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
-      K.linear_backward(dgelu, G + o.fcproj_w, G + o.fcproj_b, dx[size_t(r)].data(), a.gelu.data(), P + o.fcproj_w, N,
+      K.linear_backward(dgelu, w.G(o.fcproj_w), w.G(o.fcproj_b), dx[size_t(r)].data(), a.gelu.data(), w.P(o.fcproj_w), N,
                         Fl, C, false);
       K.gelu_backward(dgelu, a.fc.data(), dgelu, int64_t(N) * Fl);
       dpart[size_t(r)].resize(NC);
-      K.linear_backward(dpart[size_t(r)].data(), G + o.fc_w, G + o.fc_b, dgelu, a.ln2.data(), P + o.fc_w, N, C, Fl,
+      K.linear_backward(dpart[size_t(r)].data(), w.G(o.fc_w), w.G(o.fc_b), dgelu, a.ln2.data(), w.P(o.fc_w), N, C, Fl,
                         false);
     }
-    tp_all_reduce(comm, g, dpart_ptrs, NC);
-    for (int r = 0; r < tp; ++r) {
+    tp_all_reduce(comm, g, tp, dpart_ptrs, NC);
+    for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
       bind(K, w);
-      const float* P = w.params.data();
-      float* G = w.grads.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
-      K.layernorm_backward(dx[size_t(r)].data(), G + o.ln2_w, G + o.ln2_b, dpart[size_t(r)].data(), a.x2.data(),
-                           P + o.ln2_w, a.ln2_mean.data(), a.ln2_rstd.data(), N, C);  // dx now d(x2)
-      K.linear_backward(S.datty.data(), G + o.proj_w, G + o.proj_b, dx[size_t(r)].data(), a.atty.data(), P + o.proj_w,
+      K.layernorm_backward(dx[size_t(r)].data(), w.G(o.ln2_w), w.G(o.ln2_b), dpart[size_t(r)].data(), a.x2.data(),
+                           w.P(o.ln2_w), a.ln2_mean.data(), a.ln2_rstd.data(), N, C);  // dx now d(x2)
+      K.linear_backward(S.datty.data(), w.G(o.proj_w), w.G(o.proj_b), dx[size_t(r)].data(), a.atty.data(), w.P(o.proj_w),
                         N, Dl, C, false);
       K.attention_backward(S.dqkv.data(), S.datty.data(), a.qkv.data(), a.att.data(), nullptr, B, T, Hl, hs);
-      K.linear_backward(dpart[size_t(r)].data(), G + o.qkv_w, G + o.qkv_b, S.dqkv.data(), a.ln1.data(), P + o.qkv_w, N,
+      K.linear_backward(dpart[size_t(r)].data(), w.G(o.qkv_w), w.G(o.qkv_b), S.dqkv.data(), a.ln1.data(), w.P(o.qkv_w), N,
                         C, 3 * Dl, false);
     }
-    tp_all_reduce(comm, g, dpart_ptrs, NC);
-    for (int r = 0; r < tp; ++r) {
+    tp_all_reduce(comm, g, tp, dpart_ptrs, NC);
+    for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
       bind(K, w);
-      const float* P = w.params.data();
-      float* G = w.grads.data();
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
-      K.layernorm_backward(dx[size_t(r)].data(), G + o.ln1_w, G + o.ln1_b, dpart[size_t(r)].data(), a.x_in.data(),
-                           P + o.ln1_w, a.ln1_mean.data(), a.ln1_rstd.data(), N, C);  // dx now d(x_in)
+      K.layernorm_backward(dx[size_t(r)].data(), w.G(o.ln1_w), w.G(o.ln1_b), dpart[size_t(r)].data(), a.x_in.data(),
+                           w.P(o.ln1_w), a.ln1_mean.data(), a.ln1_rstd.data(), N, C);  // dx now d(x_in)
+    }
+    if (H) {
+      H->end_params(lay.layer_unit(l));
+      H->end_grads(lay.layer_unit(l));
     }
   }
 
-  for (int r = 0; r < tp; ++r) {
+  for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
     bind(K, w);
     if (lay.has_embed) {
       // Scatter-add by columns: every element still sums its rows in order (tokens repeat within a batch).
-      float* G = w.grads.data();
+      float* gwte = w.G(lay.wte);
+      float* gwpe = w.G(lay.wpe);
       const int s0 = first_sequence(w, mb, c);
       const float* d0 = dx[size_t(r)].data();
       const int pieces = std::clamp(C / 64, 1, 8);
@@ -309,19 +326,20 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
             const int tok = (*c.tokens)[size_t(s0 + b) * (T + 1) + size_t(t)];
             const float* d = d0 + (int64_t(b) * T + t) * C;
             for (int64_t k = k0; k < k1; ++k) {
-              G[lay.wte + int64_t(tok) * C + k] += d[k];
-              G[lay.wpe + int64_t(t) * C + k] += d[k];
+              gwte[int64_t(tok) * C + k] += d[k];
+              gwpe[int64_t(t) * C + k] += d[k];
             }
           }
       });
     } else {
-      comm.send(w.id, ids[size_t(lay.pp_rank - 1)][size_t(r)], mb, dx[size_t(r)].data(), NC, Traffic::pp, c.tick);
+      comm.send(w.id, ids[size_t(lay.pp_rank - 1)][size_t(w.t)], mb, dx[size_t(r)].data(), NC, Traffic::pp, c.tick);
     }
     auto it = w.acts.find(mb);
     w.act_bytes -= it->second.bytes();
     w.spare_acts.push_back(std::move(it->second));  // its buffers serve a later micro-batch
     w.acts.erase(it);
   }
+  if (H && lay.has_embed) H->end_grads(lay.embed_unit);
 }
 
 }  // namespace mc::train

@@ -93,6 +93,9 @@ std::string default_corpus();
 // Memory one worker holds, measured from its buffers (bytes).
 struct WorkerMemory {
   double params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_peak_bytes = 0;
+  // ZeRO-2/3: the most bytes of whole units (ZeRO-3's gathered parameters, the gradients awaiting their
+  // reduce-scatter) held at once during the last step, on top of the persistent shards.
+  double transient_peak_bytes = 0;
   double persistent_bytes() const { return params_bytes + grads_bytes + optimizer_bytes; }
 };
 

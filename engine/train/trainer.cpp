@@ -77,7 +77,7 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
         w.d = d;
         w.p = p;
         w.t = t;
-        w.lay = make_layout(cfg.model, pc.tp, t, pc.pp, p, pc.dp);
+        w.lay = make_layout(cfg.model, pc.tp, t, pc.pp, p, pc.dp, pc.zero >= 2);
         w.params.assign(size_t(w.lay.padded), 0.0f);
         for (const auto& ts : w.lay.tensors) {
           const TensorSpec& ft = *find_tensor(full_lay, ts.name);
@@ -85,17 +85,37 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
             for (int64_t c = 0; c < ts.cols; ++c)
               w.params[size_t(ts.offset + r * ts.cols + c)] = full[size_t(full_index(ts, w.lay, ft, r, c))];
         }
-        const int64_t shard = w.lay.padded / pc.dp;
-        w.shard_begin = int64_t(d) * shard;
-        w.shard_end = w.shard_begin + shard;
-        const size_t opt = size_t(pc.zero >= 1 ? shard : w.lay.padded);
-        w.m.assign(opt, 0.0f);
-        w.v.assign(opt, 0.0f);
+        // What this rank updates (OwnedRange, worker.h): ZeRO-1 one contiguous 1/dp of the flat buffer
+        // (DeepSpeed's flat partition), ZeRO-2/3 the d-th 1/dp of every unit (gradients are reduced, and
+        // ZeRO-3's parameters gathered, unit by unit).
+        if (pc.zero == 0) {
+          w.owned = {{0, w.lay.padded, 0}};
+        } else if (pc.zero == 1) {
+          const int64_t shard = w.lay.padded / pc.dp;
+          w.owned = {{int64_t(d) * shard, int64_t(d + 1) * shard, 0}};
+        } else {
+          int64_t off = 0;
+          for (const ParamUnit& u : w.lay.units) {
+            const int64_t piece = u.padded / pc.dp;
+            w.owned.push_back({u.begin + int64_t(d) * piece, u.begin + int64_t(d + 1) * piece, off});
+            off += piece;
+          }
+        }
+        w.shard_size = 0;
+        for (const OwnedRange& o : w.owned) w.shard_size += o.hi - o.lo;
+        w.m.assign(size_t(w.shard_size), 0.0f);
+        w.v.assign(size_t(w.shard_size), 0.0f);
         if (pc.zero <= 1) w.grads.assign(size_t(w.lay.padded), 0.0f);
-        if (pc.zero >= 2) w.grad_shard.assign(size_t(shard), 0.0f);
+        if (pc.zero >= 2) {
+          w.grad_shard.assign(size_t(w.shard_size), 0.0f);
+          w.unit_grads.resize(w.lay.units.size());
+        }
         if (pc.zero >= 3) {
-          w.param_shard.assign(w.params.begin() + w.shard_begin, w.params.begin() + w.shard_end);
+          w.param_shard.resize(size_t(w.shard_size));
+          for (const OwnedRange& o : w.owned)
+            std::copy(w.params.begin() + o.lo, w.params.begin() + o.hi, w.param_shard.begin() + o.shard_off);
           std::vector<float>().swap(w.params);
+          w.unit_params.resize(w.lay.units.size());
         }
       }
 }
@@ -104,24 +124,80 @@ Trainer::~Trainer() = default;
 Trainer::Trainer(Trainer&&) noexcept = default;
 Trainer& Trainer::operator=(Trainer&&) noexcept = default;
 
-void Trainer::Impl::zero3_gather() {
-  for (int p = 0; p < cfg.parallel.pp; ++p)
-    for (int t = 0; t < cfg.parallel.tp; ++t) {
-      std::vector<int> g = dp_group(p, t);
-      std::vector<float*> bufs;
-      for (int i : g) {
-        Worker& w = workers[size_t(i)];
-        w.params.assign(size_t(w.lay.padded), 0.0f);
-        std::copy(w.param_shard.begin(), w.param_shard.end(), w.params.begin() + w.shard_begin);
-        bufs.push_back(w.params.data());
-      }
-      comm.all_gather(g, bufs, size_t(workers[size_t(g[0])].lay.padded), Traffic::dp);
-    }
-}
+namespace {
 
-void Trainer::Impl::zero3_release() {
-  for (auto& w : workers) std::vector<float>().swap(w.params);
-}
+// ZeRO-2/3's unit hooks (worker.h) over every worker of a pp = 1 grid: each collective runs over the dp
+// group of one tensor-parallel rank, on that unit's padded buffer, so rank d's piece is chunk d of the
+// ring (comm.h). Transient bytes (the unit buffers allocated) are tracked per worker for memory().
+class ZeroUnits : public UnitHooks {
+ public:
+  explicit ZeroUnits(Trainer::Impl& s) : s_(s) {}
+  void begin(int u, bool backward) override {
+    for (int t = 0; t < s_.cfg.parallel.tp; ++t) {
+      std::vector<int> g = s_.dp_group(0, t);
+      if (s_.cfg.parallel.zero >= 3) {
+        // Gather-on-use (Rajbhandari et al. 2020, Sec. 5.3): every rank contributes its piece.
+        std::vector<float*> bufs;
+        for (int i : g) {
+          Worker& w = s_.workers[size_t(i)];
+          const OwnedRange& o = w.owned[size_t(u)];
+          std::vector<float>& b = w.unit_params[size_t(u)];
+          b.assign(size_t(w.lay.units[size_t(u)].padded), 0.0f);
+          std::copy(w.param_shard.begin() + o.shard_off, w.param_shard.begin() + o.shard_off + (o.hi - o.lo),
+                    b.begin() + (o.lo - w.lay.units[size_t(u)].begin));
+          bufs.push_back(b.data());
+          recount(w);
+        }
+        s_.comm.all_gather(g, bufs, size_t(s_.workers[size_t(g[0])].lay.units[size_t(u)].padded), Traffic::dp);
+      }
+      if (backward)
+        for (int i : g) {
+          Worker& w = s_.workers[size_t(i)];
+          w.unit_grads[size_t(u)].assign(size_t(w.lay.units[size_t(u)].padded), 0.0f);
+          recount(w);
+        }
+    }
+  }
+  void end_params(int u) override {
+    if (s_.cfg.parallel.zero < 3) return;
+    for (Worker& w : s_.workers) {
+      std::vector<float>().swap(w.unit_params[size_t(u)]);
+      recount(w);
+    }
+  }
+  void end_grads(int u) override {
+    // Reduce-scatter as soon as the unit's backward is done (ZeRO-2/3, Sec. 5.2): each rank keeps the
+    // sum of its piece, accumulated over the step's micro-batches, and the full gradient is freed.
+    for (int t = 0; t < s_.cfg.parallel.tp; ++t) {
+      std::vector<int> g = s_.dp_group(0, t);
+      std::vector<float*> bufs;
+      for (int i : g) bufs.push_back(s_.workers[size_t(i)].unit_grads[size_t(u)].data());
+      s_.comm.reduce_scatter(g, bufs, size_t(s_.workers[size_t(g[0])].lay.units[size_t(u)].padded), Traffic::dp);
+      for (int i : g) {
+        Worker& w = s_.workers[size_t(i)];
+        const OwnedRange& o = w.owned[size_t(u)];
+        const float* src = w.unit_grads[size_t(u)].data() + (o.lo - w.lay.units[size_t(u)].begin);
+        float* dst = w.grad_shard.data() + o.shard_off;
+        for (int64_t k = 0; k < o.hi - o.lo; ++k) dst[k] += src[k];
+        std::vector<float>().swap(w.unit_grads[size_t(u)]);
+        recount(w);
+      }
+    }
+  }
+
+ private:
+  Trainer::Impl& s_;
+  // What the unit buffers really hold now (their capacities: what is allocated, not what is in use).
+  static void recount(Worker& w) {
+    double floats = 0;
+    for (const auto& b : w.unit_params) floats += double(b.capacity());
+    for (const auto& b : w.unit_grads) floats += double(b.capacity());
+    w.transient_bytes = floats * sizeof(float);
+    w.transient_peak_bytes = std::max(w.transient_peak_bytes, w.transient_bytes);
+  }
+};
+
+}  // namespace
 
 namespace {
 
@@ -152,28 +228,24 @@ std::vector<std::pair<bool, int>> stage_ops(Schedule s, int m, int pp, int stage
 void Trainer::Impl::run_pipelines(const StepContext& base) {
   const ParallelConfig& pc = cfg.parallel;
   schedule_log.clear();
-  if (pc.zero >= 3) {
-    // Gather-on-use (ZeRO-3, Rajbhandari et al. 2020, Sec. 5.3): parameters are assembled before each
-    // forward and each backward and dropped after. validate() keeps ZeRO-3 to pp = 1, so every replica
-    // runs the same op sequence and the dp groups can gather in lock step.
-    std::vector<std::pair<bool, int>> ops = stage_ops(pc.schedule, micro_batches, 1, 0);
+  if (pc.zero >= 2) {
+    // ZeRO-2/3 (validate() keeps them to pp = 1): the dp replicas run each pass together, unit by unit,
+    // so that a unit's gather and reduce-scatter are one collective over its dp group.
+    ZeroUnits hooks(*this);
+    std::vector<Worker*> g;
+    std::vector<std::vector<int>> ids(1);
+    for (Worker& w : workers) {
+      g.push_back(&w);
+      ids[0].push_back(w.id);
+    }
     int tick = 0;
-    for (auto [backward, mb] : ops) {
-      zero3_gather();
-      for (int d = 0; d < pc.dp; ++d) {
-        std::vector<std::vector<int>> ids(1);
-        std::vector<Worker*> g;
-        for (int t = 0; t < pc.tp; ++t) {
-          ids[0].push_back(id(d, 0, t));
-          g.push_back(&workers[size_t(id(d, 0, t))]);
-        }
-        StepContext ctx = base;
-        ctx.tick = tick;
-        if (backward) stage_backward(comm, g, ids, mb, ctx);
-        else stage_forward(comm, g, ids, mb, ctx);
-        if (d == 0) schedule_log.push_back({0, mb, tick, backward});
-      }
-      zero3_release();
+    for (auto [backward, mb] : stage_ops(pc.schedule, micro_batches, 1, 0)) {
+      StepContext ctx = base;
+      ctx.tick = tick;
+      ctx.units = &hooks;
+      if (backward) stage_backward(comm, g, ids, mb, ctx);
+      else stage_forward(comm, g, ids, mb, ctx);
+      schedule_log.push_back({0, mb, tick, backward});
       ++tick;
     }
     return;
@@ -224,33 +296,37 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
   const float flr = float(lr), wd = float(o.weight_decay), eps = float(o.eps), cs = float(clip_scale);
   for (Worker& w : workers) {
     if (ops->bind_worker) ops->bind_worker(w.id);  // its GPU, when workers share several
-    const int64_t lo = zero >= 1 ? w.shard_begin : 0, hi = zero >= 1 ? w.shard_end : w.lay.padded;
-    float* P = zero >= 3 ? w.param_shard.data() - lo : w.params.data();
-    const float* G = zero >= 2 ? w.grad_shard.data() - lo : w.grads.data();
-    float* M = w.m.data() - (zero >= 1 ? lo : 0);
-    float* Vv = w.v.data() - (zero >= 1 ? lo : 0);
-    for (const TensorSpec& ts : w.lay.tensors) {
-      const int64_t a = std::max(lo, ts.offset), b = std::min(hi, ts.offset + ts.size());
-      if (b <= a) continue;
-      const float decay = ts.decay ? wd : 0.0f;
-      if (ops != &cpu_backend()) {  // the GPU's AdamW kernel, same formula (ops_backend.h)
-        ops->adamw(P + a, G + a, M + a, Vv + a, b - a, flr, b1, b2, c1, c2, eps, decay, cs);
-        continue;
-      }
-      // Element-wise, so any cut gives the same bits; pieces of at least 32K elements on the pool.
-      const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
-      parallel_for(pieces, [&](int piece) {
-        int64_t i0, i1;
-        piece_range(b - a, pieces, piece, 16, i0, i1);
-        for (int64_t i = a + i0; i < a + i1; ++i) {
-          // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay.
-          const float g = G[i] * cs;
-          M[i] = b1 * M[i] + (1 - b1) * g;
-          Vv[i] = b2 * Vv[i] + (1 - b2) * g * g;
-          const float mh = M[i] * c1, vh = Vv[i] * c2;
-          P[i] -= flr * (mh / (std::sqrt(vh) + eps) + decay * P[i]);
+    for (const OwnedRange& own : w.owned) {
+      // Pointers indexed by the flat offset i in [own.lo, own.hi): full buffers by i, shards by
+      // own.shard_off + (i - own.lo).
+      const int64_t to_shard = own.shard_off - own.lo;
+      float* P = zero >= 3 ? w.param_shard.data() + to_shard : w.params.data();
+      const float* G = zero >= 2 ? w.grad_shard.data() + to_shard : w.grads.data();
+      float* M = w.m.data() + to_shard;
+      float* Vv = w.v.data() + to_shard;
+      for (const TensorSpec& ts : w.lay.tensors) {
+        const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
+        if (b <= a) continue;
+        const float decay = ts.decay ? wd : 0.0f;
+        if (ops != &cpu_backend()) {  // the GPU's AdamW kernel, same formula (ops_backend.h)
+          ops->adamw(P + a, G + a, M + a, Vv + a, b - a, flr, b1, b2, c1, c2, eps, decay, cs);
+          continue;
         }
-      });
+        // Element-wise, so any cut gives the same bits; pieces of at least 32K elements on the pool.
+        const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
+        parallel_for(pieces, [&](int piece) {
+          int64_t i0, i1;
+          piece_range(b - a, pieces, piece, 16, i0, i1);
+          for (int64_t i = a + i0; i < a + i1; ++i) {
+            // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay.
+            const float g = G[i] * cs;
+            M[i] = b1 * M[i] + (1 - b1) * g;
+            Vv[i] = b2 * Vv[i] + (1 - b2) * g * g;
+            const float mh = M[i] * c1, vh = Vv[i] * c2;
+            P[i] -= flr * (mh / (std::sqrt(vh) + eps) + decay * P[i]);
+          }
+        });
+      }
     }
   }
   return lr;
@@ -273,10 +349,11 @@ StepResult Trainer::step() {
               tokens.begin() + long(size_t(b) * (T + 1)));
   }
   for (Worker& w : s.workers) {
-    if (pc.zero >= 2) w.grads.assign(size_t(w.lay.padded), 0.0f);
-    else std::fill(w.grads.begin(), w.grads.end(), 0.0f);
+    std::fill(w.grads.begin(), w.grads.end(), 0.0f);
+    std::fill(w.grad_shard.begin(), w.grad_shard.end(), 0.0f);
     w.loss_sum = 0;
     w.act_peak_bytes = 0;
+    w.transient_bytes = w.transient_peak_bytes = 0;
   }
   StepContext ctx;
   ctx.model = &m;
@@ -298,8 +375,9 @@ StepResult Trainer::step() {
                           size_t(m.vocab) * size_t(m.width), Traffic::tie);
       }
 
-  // Data parallel: sum the replicas' gradients (each already carries 1/(global batch tokens)).
-  for (int p = 0; p < pc.pp; ++p)
+  // Data parallel: sum the replicas' gradients (each already carries 1/(global batch tokens)). ZeRO-2/3
+  // did it unit by unit during the backward passes.
+  for (int p = 0; p < pc.pp && pc.zero <= 1; ++p)
     for (int t = 0; t < pc.tp; ++t) {
       std::vector<int> g = s.dp_group(p, t);
       std::vector<float*> bufs;
@@ -308,36 +386,32 @@ StepResult Trainer::step() {
       if (pc.zero == 0) s.comm.all_reduce(g, bufs, n, Traffic::dp);
       else s.comm.reduce_scatter(g, bufs, n, Traffic::dp);
     }
-  for (Worker& w : s.workers)
-    if (pc.zero >= 2) {
-      std::copy(w.grads.begin() + w.shard_begin, w.grads.begin() + w.shard_end, w.grad_shard.begin());
-      std::vector<float>().swap(w.grads);
-    }
 
   // Global gradient norm and the loss: each worker sums the squares it owns, then one small all-reduce.
   std::vector<std::vector<double>> ctl(s.workers.size(), std::vector<double>(2, 0.0));
   for (Worker& w : s.workers) {
     const bool owner = pc.zero >= 1 || w.d == 0;
-    const int64_t lo = pc.zero >= 1 ? w.shard_begin : 0, hi = pc.zero >= 1 ? w.shard_end : w.lay.padded;
-    const float* G = pc.zero >= 2 ? w.grad_shard.data() - lo : w.grads.data();
     double sq = 0;
     if (owner)
-      for (const TensorSpec& ts : w.lay.tensors) {
-        if (!ts.in_norm) continue;
-        const int64_t a = std::max(lo, ts.offset), b = std::min(hi, ts.offset + ts.size());
-        if (b <= a) continue;
-        // Partial sums over pieces fixed by the tensor's size, added in piece order: the same bits
-        // whatever the thread count.
-        const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
-        double part[64];
-        parallel_for(pieces, [&](int piece) {
-          int64_t i0, i1;
-          piece_range(b - a, pieces, piece, 16, i0, i1);
-          double acc = 0;
-          for (int64_t i = a + i0; i < a + i1; ++i) acc += double(G[i]) * double(G[i]);
-          part[piece] = acc;
-        });
-        for (int piece = 0; piece < pieces; ++piece) sq += part[piece];
+      for (const OwnedRange& own : w.owned) {
+        const float* G = pc.zero >= 2 ? w.grad_shard.data() + (own.shard_off - own.lo) : w.grads.data();
+        for (const TensorSpec& ts : w.lay.tensors) {
+          if (!ts.in_norm) continue;
+          const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
+          if (b <= a) continue;
+          // Partial sums over pieces fixed by the tensor's size, added in piece order: the same bits
+          // whatever the thread count.
+          const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
+          double part[64];
+          parallel_for(pieces, [&](int piece) {
+            int64_t i0, i1;
+            piece_range(b - a, pieces, piece, 16, i0, i1);
+            double acc = 0;
+            for (int64_t i = a + i0; i < a + i1; ++i) acc += double(G[i]) * double(G[i]);
+            part[piece] = acc;
+          });
+          for (int piece = 0; piece < pieces; ++piece) sq += part[piece];
+        }
       }
     ctl[size_t(w.id)] = {w.loss_sum, sq};
   }
@@ -354,14 +428,19 @@ StepResult Trainer::step() {
   const double lr = learning_rate(s.cfg.optim, s.step, s.cfg.steps);
   s.optimizer_step(clip, lr);
 
-  // ZeRO 1/2: every rank updated its shard; gather the updated parameters (ZeRO-3 gathers on use).
+  // ZeRO-1/2: every rank updated its shard; gather the updated parameters (ZeRO-3 gathers on use).
+  // ZeRO-1's shard is one flat chunk, ZeRO-2's one piece of every unit: one all-gather per unit.
   if (pc.zero == 1 || pc.zero == 2)
     for (int p = 0; p < pc.pp; ++p)
       for (int t = 0; t < pc.tp; ++t) {
         std::vector<int> g = s.dp_group(p, t);
-        std::vector<float*> bufs;
-        for (int i : g) bufs.push_back(s.workers[size_t(i)].params.data());
-        s.comm.all_gather(g, bufs, size_t(s.workers[size_t(g[0])].lay.padded), Traffic::dp);
+        const Layout& lay = s.workers[size_t(g[0])].lay;
+        std::vector<ParamUnit> spans = pc.zero == 1 ? std::vector<ParamUnit>{{0, lay.padded, lay.padded}} : lay.units;
+        for (const ParamUnit& u : spans) {
+          std::vector<float*> bufs;
+          for (int i : g) bufs.push_back(s.workers[size_t(i)].params.data() + u.begin);
+          s.comm.all_gather(g, bufs, size_t(u.padded), Traffic::dp);
+        }
       }
 
   s.step += 1;
@@ -395,6 +474,7 @@ std::vector<WorkerMemory> Trainer::memory() const {
     m.grads_bytes = double(w.grads.size() + w.grad_shard.size()) * sizeof(float);
     m.optimizer_bytes = double(w.m.size() + w.v.size()) * sizeof(float);
     m.activations_peak_bytes = w.act_peak_bytes;
+    m.transient_peak_bytes = w.transient_peak_bytes;
     out.push_back(m);
   }
   return out;

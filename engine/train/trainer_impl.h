@@ -27,8 +27,6 @@ struct Trainer::Impl {
 
   int id(int d, int p, int t) const { return (d * cfg.parallel.pp + p) * cfg.parallel.tp + t; }
   std::vector<int> dp_group(int p, int t) const;
-  void zero3_gather();   // all-gather every dp group's parameter shards into full buffers
-  void zero3_release();  // drop the gathered parameters again
   void run_pipelines(const StepContext& ctx);
   double optimizer_step(double clip_scale, double lr);
 };

@@ -15,10 +15,12 @@ namespace {
 std::vector<float> current_params(const Trainer::Impl& s, int p, int t) {
   const Worker& w0 = s.workers[size_t(s.id(0, p, t))];
   if (s.cfg.parallel.zero < 3 || !w0.params.empty()) return w0.params;
-  std::vector<float> out;
+  std::vector<float> out(size_t(w0.lay.padded), 0.0f);
   for (int d = 0; d < s.cfg.parallel.dp; ++d) {
     const Worker& w = s.workers[size_t(s.id(d, p, t))];
-    out.insert(out.end(), w.param_shard.begin(), w.param_shard.end());
+    for (const OwnedRange& o : w.owned)
+      std::copy(w.param_shard.begin() + o.shard_off, w.param_shard.begin() + o.shard_off + (o.hi - o.lo),
+                out.begin() + o.lo);
   }
   return out;
 }
@@ -147,13 +149,17 @@ Volume predicted(const Trainer::Impl& s, const Worker& w) {
   const ModelConfig& m = s.cfg.model;
   const double f = sizeof(float), mb = s.micro_batches;
   Volume v;
-  // Data parallel over the worker's padded flat buffer (ZeRO, Rajbhandari et al. 2020, Sec. 7).
-  if (pc.zero < 3) {
+  // Data parallel (ZeRO, Rajbhandari et al. 2020, Sec. 7). Stages 0-1: over the worker's padded flat
+  // buffer once a step. Stages 2-3 work unit by unit (worker.h): each unit's gradients are reduce-scattered
+  // after its backward in every micro-batch; ZeRO-2 all-gathers each updated unit once a step, ZeRO-3
+  // gathers each unit before its forward and its backward in every micro-batch: 3 Psi per micro-batch.
+  if (pc.zero < 2) {
     v.add(perf::dp_gradient_volume(double(w.lay.padded), f, pc.dp, pc.zero));
   } else {
-    // Gather-on-use before every forward and every backward of each micro-batch, one reduce-scatter.
-    v.add(perf::ring_reduce_scatter(double(w.lay.padded) * f, pc.dp));
-    v.add(perf::ring_all_gather(double(w.lay.padded) * f, pc.dp), 2 * mb);
+    for (const ParamUnit& u : w.lay.units) {
+      v.add(perf::ring_reduce_scatter(double(u.padded) * f, pc.dp), mb);
+      v.add(perf::ring_all_gather(double(u.padded) * f, pc.dp), pc.zero == 2 ? 1.0 : 2 * mb);
+    }
   }
   // Tensor parallel: 4 all-reduces of (b, s, h) per layer per micro-batch (Megatron, no recomputation).
   v.add(perf::tp_layer_volume(s.micro_batch_size, m.context, m.width, f, pc.tp, false), w.lay.layers * mb);

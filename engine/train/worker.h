@@ -35,19 +35,36 @@ struct LayerOffsets {
   int64_t ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fcproj_w, fcproj_b;
 };
 
+// A unit of ZeRO-2/3's partitioning: the embeddings, one transformer block, or the final LayerNorm (with
+// a pipeline's copy of the tied embedding). ZeRO-3 gathers a unit's parameters just before the module runs
+// and frees them after, and reduce-scatters its gradients as soon as its backward is done (Rajbhandari et
+// al. 2020, Sec. 5.2-5.3; DeepSpeed partitions and fetches per submodule the same way), so a worker never
+// holds more than a few units in full. Each unit is padded to a multiple of dp: rank d owns the d-th
+// equal piece of every unit.
+struct ParamUnit {
+  int64_t begin = 0, end = 0;  // its tensors: [begin, end) of the flat buffer
+  int64_t padded = 0;          // floats including its padding: a multiple of dp, [begin, begin + padded)
+};
+
 struct Layout {
-  int tp = 1, tp_rank = 0, pp = 1, pp_rank = 0;
+  int tp = 1, tp_rank = 0, pp = 1, pp_rank = 0, dp = 1;
   int first_layer = 0, layers = 0;  // [first_layer, first_layer + layers)
   bool has_embed = false, has_head = false;
   int64_t wte = -1, wpe = -1, lnf_w = -1, lnf_b = -1;  // offsets, -1 when absent
   std::vector<LayerOffsets> layer;
   std::vector<TensorSpec> tensors;
-  int64_t size = 0;    // floats
+  std::vector<ParamUnit> units;  // in order, covering [0, padded)
+  int embed_unit = -1, head_unit = -1, first_layer_unit = 0;  // indices into units (-1: absent)
+  bool sharded_by_unit = false;  // each unit padded to a multiple of dp (ZeRO-2/3); else one pad at the end
+  int64_t size = 0;    // floats, including the units' padding when sharded by unit
   int64_t padded = 0;  // size rounded up to a multiple of dp (ring chunks of equal size)
+  int layer_unit(int l) const { return first_layer_unit + l; }
+  int unit_of(int64_t offset) const;  // the unit holding a flat offset
 };
 
-// Layers are spread over stages as evenly as possible, earlier stages taking the remainder.
-Layout make_layout(const ModelConfig& m, int tp, int tp_rank, int pp, int pp_rank, int dp);
+// Layers are spread over stages as evenly as possible, earlier stages taking the remainder. With
+// `shard_by_unit` every unit is padded to a multiple of dp (ZeRO-2/3 partition unit by unit).
+Layout make_layout(const ModelConfig& m, int tp, int tp_rank, int pp, int pp_rank, int dp, bool shard_by_unit = false);
 // Maps local element (r, c) of `t` to the flat index in the full model's layout `full` (same tensor name).
 int64_t full_index(const TensorSpec& t, const Layout& local, const TensorSpec& full_t, int64_t r, int64_t c);
 const TensorSpec* find_tensor(const Layout& l, const std::string& name);
@@ -72,17 +89,42 @@ struct MicroActs {
   double bytes() const;
 };
 
+// A piece of the flat buffer this worker updates: [lo, hi), stored from shard_off on in its shards (and
+// in m and v). Without ZeRO one piece, the whole buffer; ZeRO-1 one contiguous 1/dp; ZeRO-2/3 the d-th
+// 1/dp of every unit.
+struct OwnedRange {
+  int64_t lo = 0, hi = 0, shard_off = 0;
+};
+
 struct Worker {
   int id = 0, d = 0, p = 0, t = 0;
   Layout lay;
-  std::vector<float> params, grads;  // full local buffers (released between steps by ZeRO-2/3)
-  std::vector<float> param_shard, grad_shard;  // ZeRO: this rank's 1/dp of the flat buffer
+  std::vector<float> params, grads;  // full local buffers (ZeRO-3 holds no params, ZeRO-2/3 no grads)
+  // ZeRO-2/3 during a step: the units gathered now (params, ZeRO-3) and the units whose gradients are
+  // being computed (both); empty vectors for the others.
+  std::vector<std::vector<float>> unit_params, unit_grads;
+  std::vector<float> param_shard, grad_shard;  // ZeRO: this rank's 1/dp (of the buffer, or of every unit)
   std::vector<float> m, v;                     // Adam moments (full, or the shard with ZeRO >= 1)
-  int64_t shard_begin = 0, shard_end = 0;
+  std::vector<OwnedRange> owned;
+  int64_t shard_size = 0;  // floats of param_shard / grad_shard / m / v with ZeRO >= 1
+  double transient_bytes = 0, transient_peak_bytes = 0;  // unit buffers alive now / at most this step
+  // The parameter / gradient at a flat offset, wherever it lives now (the full buffer or its unit's).
+  // Throws std::logic_error when its unit is not gathered: a schedule bug, never a read of freed memory.
+  const float* P(int64_t offset) const;
+  float* G(int64_t offset);
   std::map<int, MicroActs> acts;  // by micro-batch
   std::vector<MicroActs> spare_acts;  // finished micro-batches' buffers, reused (not counted in act_bytes)
   double act_bytes = 0, act_peak_bytes = 0;
   double loss_sum = 0;  // nats summed over this step's tokens (last stage, tp rank 0)
+};
+
+// ZeRO-2/3's fetch and release of units around the modules that use them (trainer.cpp), called by the
+// stage passes for every worker of the group at once (the dp ranks must run each collective together).
+struct UnitHooks {
+  virtual ~UnitHooks() = default;
+  virtual void begin(int unit, bool backward) = 0;  // gather its params (ZeRO-3); backward: zeroed grads
+  virtual void end_params(int unit) = 0;            // free its gathered params (ZeRO-3)
+  virtual void end_grads(int unit) = 0;             // reduce-scatter its grads into the shards and free them
 };
 
 // What a stage's forward/backward needs to know about the step.
@@ -94,10 +136,13 @@ struct StepContext {
   int global_batch = 0;
   int tick = 0;
   const OpsBackend* ops = nullptr;  // the kernels (ops_backend.h); nullptr = the CPU reference
+  UnitHooks* units = nullptr;       // ZeRO-2/3's per-unit fetch and reduce; nullptr = buffers are whole
 };
 
-// Forward / backward of one micro-batch on one stage, the tensor-parallel group `g` in lock step.
-// Activations arrive from / leave for the neighbouring stages through comm (tag = micro-batch).
+// Forward / backward of one micro-batch on one stage, the tensor-parallel group `g` in lock step. `g` may
+// hold several data-parallel replicas of the stage, each a run of lay.tp workers (ZeRO-2/3 run the dp
+// ranks unit by unit together). Activations arrive from / leave for the neighbouring stages through comm
+// (tag = micro-batch; stage_ids[stage][tp rank]).
 void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::vector<int>>& stage_ids, int mb,
                    const StepContext& ctx);
 void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::vector<int>>& stage_ids, int mb,

@@ -101,6 +101,27 @@ TEST(SimCli, BenchPrintsWallTimeEventsAndRate) {
   EXPECT_EQ(run_cli("simulate - --json", kSmall).code, 2);
 }
 
+// --bench prints only timings, so options that change what a simulation prints are refused rather than
+// silently dropped (a user passing --seed 7 would otherwise believe the timing depended on it).
+TEST(SimCli, BenchRefusesOptionsItWouldIgnore) {
+  for (const char* opt : {"--seed 7", "--gpu 3", "--seed=0"}) {
+    auto r = run_cli(std::string("simulate - --bench --repeat 1 ") + opt, kSmall);
+    EXPECT_EQ(r.code, 2) << opt;
+    EXPECT_TRUE(r.out.empty()) << opt;
+    const std::string name = std::string(opt).substr(0, std::string(opt).find_first_of(" ="));
+    EXPECT_NE(r.err.find("leave out " + name), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("drop --bench"), std::string::npos) << r.err;
+  }
+  auto both = run_cli("simulate - --bench --gpu 1 --seed 2 --trace t.json", kSmall);
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("leave out --trace, --seed and --gpu"), std::string::npos) << both.err;
+  // Without --bench the same options are used, and --repeat alone is refused (it only counts timed runs).
+  EXPECT_EQ(run_cli("simulate - --seed 7 --gpu 3", kSmall).code, 0);
+  auto repeat = run_cli("simulate - --repeat 2", kSmall);
+  EXPECT_EQ(repeat.code, 2);
+  EXPECT_NE(repeat.err.find("--repeat goes with --bench"), std::string::npos) << repeat.err;
+}
+
 TEST(SimCli, ShippedBenchConfigIsValid) {
   auto r = run_cli(std::string("simulate ") + MC_SOURCE_DIR + "/tests/data/sim/gpt3-9984.json --bench --repeat 1 --json");
   ASSERT_EQ(r.code, 0) << r.err;

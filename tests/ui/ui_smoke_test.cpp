@@ -212,6 +212,30 @@ TEST(UiSmoke, PanelSlashTabOpensThatTab) {
   EXPECT_EQ(lab.state().active_panel, "sim");
 }
 
+// The scaling tab's sweep takes the irreducible loss from what the lab knows about its corpus: the
+// built-in language's entropy, and none for a dropped file, even one byte-identical to the built-in text.
+TEST(UiSmoke, LabSweepTakesTheCorpusEntropyFromTheLab) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "lab/scaling"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto& lab = app.state().lab;
+  ASSERT_GT(lab.corpus_entropy, 0) << lab.corpus_error;
+  click_widget(h, app, "lab.sweep");  // "Run sweep"
+  ASSERT_TRUE(lab.sweep);
+  EXPECT_EQ(lab.sweep->result().entropy_floor, lab.corpus_entropy);
+  click_widget(h, app, "lab.sweep");  // "Pause sweep"
+  const std::string same = lab.corpus_text;
+  ASSERT_TRUE(app.open_file("same.txt", same));
+  EXPECT_EQ(lab.corpus_entropy, 0) << "a user's file: its entropy is not known";
+  lab.sweep.reset();  // as if the paused sweep had finished: the next click starts a new one
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  click_widget(h, app, "lab.sweep");
+  ASSERT_TRUE(lab.sweep);
+  EXPECT_EQ(lab.sweep->result().entropy_floor, 0.0);
+  lab.sweep_running = false;
+}
+
 // After a cancelled simulation the same configuration does not run again by itself, the Simulate button
 // runs it, and a new configuration runs at once.
 TEST(UiSmoke, SimCancelledThenSimulateAgain) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -47,6 +48,7 @@ void resume_is_bit_for_bit(const TrainConfig& c, const std::string& name) {
 TEST(TrainCheckpoint, ResumeContinuesBitForBit) {
   resume_is_bit_for_bit(small(1, 1, 1, 0), "single");
   resume_is_bit_for_bit(small(2, 2, 1, 1), "dp_tp_zero1");
+  resume_is_bit_for_bit(small(2, 1, 1, 2), "zero2");
   resume_is_bit_for_bit(small(2, 1, 1, 3), "zero3");
   resume_is_bit_for_bit(small(1, 1, 2, 0), "pipeline");
 }
@@ -103,6 +105,48 @@ TEST(TrainCheckpoint, DamagedFilesAreRefusedAndThePreviousKept) {
     EXPECT_EQ(m.find("width"), std::string::npos) << "keys that agree are not listed: " << m;
   }
   fs::remove_all(dir);
+}
+
+// Version 1 files shard ZeRO-2/3 as one flat buffer; version 2 by unit (layer). A version-1 file of a
+// ZeRO-2/3 run is refused with what to do; the other stages' arrays did not change and still load.
+TEST(TrainCheckpoint, VersionOneFilesLoadWhereTheLayoutIsUnchanged) {
+  for (int zero : {1, 3}) {
+    const std::string dir = fresh_dir("v1_" + std::to_string(zero));
+    const TrainConfig c = small(2, 1, 1, zero);
+    Trainer t(c, default_corpus());
+    t.step();
+    const std::string path = t.save_checkpoint(dir);
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    ASSERT_GT(bytes.size(), 20u);
+    const uint32_t v1 = 1;
+    std::memcpy(bytes.data() + 8, &v1, 4);
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64 over everything but the stored sum (checkpoint.cpp)
+    for (size_t i = 0; i + 8 < bytes.size(); ++i) h = (h ^ uint8_t(bytes[i])) * 0x100000001b3ull;
+    std::memcpy(bytes.data() + bytes.size() - 8, &h, 8);
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << bytes;
+    }
+    Trainer other(c, default_corpus());
+    if (zero < 2) {
+      other.load_checkpoint(path);
+      EXPECT_EQ(other.full_parameters(), t.full_parameters());
+    } else {
+      try {
+        other.load_checkpoint(path);
+        ADD_FAILURE() << "a version-1 ZeRO-3 checkpoint was accepted";
+      } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("restart the run"), std::string::npos) << e.what();
+      }
+      EXPECT_EQ(other.step_index(), 0);
+    }
+    fs::remove_all(dir);
+  }
 }
 
 // --resume (run_json): a damaged newest file is skipped, reported and kept on disk; the run continues from

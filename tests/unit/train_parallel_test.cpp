@@ -45,15 +45,38 @@ const Result& reference() {
   return r;
 }
 
+// A model whose units are not multiples of 4 (a block has 12 C^2 + 13 C = 11,190 floats at width 30), so
+// with dp = 4 ZeRO-2/3's per-unit padding differs from one pad at the end of the flat buffer.
+TrainConfig odd(int dp, int zero, int micro = 0) {
+  TrainConfig c = tiny(dp, 1, 1, zero, micro);
+  c.model.width = 30;
+  c.model.heads = 3;
+  return c;
+}
+const Result& odd_reference() {
+  static const Result r = train(odd(1, 0));
+  return r;
+}
+
+// Floats of each unit (embeddings, each block, final LayerNorm) padded to a multiple of nd, from the
+// model's shapes: the Psi of ZeRO-2/3's formulas as the lab partitions it.
+std::vector<double> unit_floats(const ModelConfig& m, int nd) {
+  const double C = m.width;
+  std::vector<double> u{double(m.vocab) * C + double(m.context) * C};
+  for (int l = 0; l < m.layers; ++l) u.push_back(12 * C * C + 13 * C);
+  u.push_back(2 * C);
+  for (double& x : u) x = std::ceil(x / nd) * nd;
+  return u;
+}
+
 // Tolerances: float32 sums in a different order (ring chunks, row-parallel partial sums, micro-batch
 // accumulation) drift by a few ulp per step; 20 steps of Adam keep them under these bounds.
 constexpr double kLossRel = 2e-4;
 constexpr double kParamAbs = 2e-4;
 
-void expect_same_training(const TrainConfig& c) {
+void expect_same_training(const TrainConfig& c, const Result& ref = reference()) {
   Trainer* t = nullptr;
   const Result r = train(c, &t);
-  const Result& ref = reference();
   ASSERT_EQ(r.losses.size(), ref.losses.size());
   for (size_t i = 0; i < r.losses.size(); ++i)
     EXPECT_NEAR(r.losses[i], ref.losses[i], kLossRel * ref.losses[i]) << "step " << i + 1;
@@ -81,6 +104,15 @@ TEST(TrainParallel, DataParallel) {
 TEST(TrainParallel, ZeroStages) {
   for (int z = 1; z <= 3; ++z) expect_same_training(tiny(2, 1, 1, z));
   expect_same_training(tiny(4, 1, 1, 3));
+}
+TEST(TrainParallel, ZeroStagesWithMicroBatchesTensorParallelAndPaddedUnits) {
+  // ZeRO-2/3 reduce-scatter each unit in every micro-batch and add the pieces up across the step.
+  expect_same_training(tiny(2, 1, 1, 2, 2));
+  expect_same_training(tiny(2, 1, 1, 3, 4));
+  // Several tensor-parallel ranks, each with its own dp group, in lock step unit by unit.
+  expect_same_training(tiny(2, 2, 1, 3));
+  // Units that need padding: the padded pieces must stay zero and out of the model.
+  for (int z = 1; z <= 3; ++z) expect_same_training(odd(4, z), odd_reference());
 }
 TEST(TrainParallel, TensorParallel) {
   expect_same_training(tiny(1, 2, 1, 0));
@@ -129,18 +161,54 @@ TEST(TrainParallel, ZeroMemoryShrinksAsThePaperSays) {
       Trainer t(c, default_corpus());
       t.step();
       const double psi = double(t.parameter_count() + (nd - t.parameter_count() % nd) % nd);  // padded to Nd
-      const double expect[4] = {16 * psi, 8 * psi + 8 * psi / nd, 4 * psi + 12 * psi / nd, 16 * psi / nd};
+      double psi_units = 0;  // ZeRO-2/3 pad every unit (worker.h's ParamUnit)
+      for (double u : unit_floats(c.model, nd)) psi_units += u;
+      const double expect[4] = {16 * psi, 8 * psi + 8 * psi / nd, 4 * psi + 12 * psi_units / nd, 16 * psi_units / nd};
       for (const WorkerMemory& m : t.memory()) EXPECT_DOUBLE_EQ(m.persistent_bytes(), expect[z]) << "stage " << z;
     }
   }
 }
 
+TEST(TrainParallel, ZeroThreeHoldsOneLayerAtATimeNotTheModel) {
+  // Gather-on-use by unit (Rajbhandari et al. 2020, Sec. 5.3): during a step a ZeRO-3 worker holds, on
+  // top of its shards, at most the embedding's gradient (tied to the head, so it waits for the end of the
+  // backward) plus one block's parameters and gradients; ZeRO-2 holds gradients only, the embedding's
+  // and one block's. Stages 0-1 keep everything whole and have no transient buffers.
+  for (const TrainConfig& base : {tiny(4, 1, 1, 0), odd(4, 0)}) {
+    const std::vector<double> u = unit_floats(base.model, 4);
+    const double embed = u.front(), block = u[1], head = u.back();
+    double model = 0;
+    for (double x : u) model += x;
+    const double expect[4] = {0, 0, 4 * (embed + block), 4 * std::max(embed + 2 * block, 2 * (embed + head))};
+    for (int z = 0; z <= 3; ++z) {
+      TrainConfig c = base;
+      c.parallel.zero = z;
+      c.steps = 1;
+      Trainer t(c, default_corpus());
+      t.step();
+      for (const WorkerMemory& m : t.memory()) EXPECT_DOUBLE_EQ(m.transient_peak_bytes, expect[z]) << "stage " << z;
+    }
+    // The point of ZeRO-3: its peak of parameters + gradients is well under one whole copy of both.
+    EXPECT_LT(expect[3], 0.7 * 8 * model);
+  }
+}
+
 TEST(TrainParallel, PredictionUsesThePerfModel) {
-  // ZeRO-3's traffic with one micro-batch is exactly the perf model's 3 (Nd-1)/Nd Psi.
-  TrainConfig c = tiny(4, 1, 1, 3, 1);
-  Trainer t(c, default_corpus());
-  const double psi_bytes = double(t.parameter_count() + (4 - t.parameter_count() % 4) % 4) * 4;
-  EXPECT_DOUBLE_EQ(t.predicted_bytes_per_worker()[0], mc::perf::dp_gradient_volume(psi_bytes / 4, 4, 4, 3).bytes_sent_per_rank);
+  // ZeRO-3's traffic with one micro-batch is exactly the perf model's 3 (Nd-1)/Nd Psi, Psi padded unit by
+  // unit; ZeRO-2's 2 (Nd-1)/Nd Psi, ZeRO-1's over the flat buffer padded once.
+  for (const TrainConfig& base : {tiny(4, 1, 1, 0, 1), odd(4, 0, 1)}) {
+    double psi_units = 0;
+    for (double u : unit_floats(base.model, 4)) psi_units += u;
+    for (int z = 1; z <= 3; ++z) {
+      TrainConfig c = base;
+      c.parallel.zero = z;
+      Trainer t(c, default_corpus());
+      const double psi_flat = double(t.parameter_count() + (4 - t.parameter_count() % 4) % 4);
+      const double psi = z == 1 ? psi_flat : psi_units;
+      EXPECT_DOUBLE_EQ(t.predicted_bytes_per_worker()[0], mc::perf::dp_gradient_volume(psi, 4, 4, z).bytes_sent_per_rank)
+          << "stage " << z;
+    }
+  }
 }
 
 TEST(TrainParallel, OneFOneBHoldsFewerActivationsThanGPipe) {

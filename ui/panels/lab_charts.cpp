@@ -92,25 +92,26 @@ void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int ste
 void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size) {
   Frame f = begin_frame("##lab_mem", size);
   double mx = 1;
-  for (const auto& m : mem) mx = std::max(mx, m.persistent_bytes() + m.activations_peak_bytes);
+  for (const auto& m : mem) mx = std::max(mx, m.persistent_bytes() + m.transient_peak_bytes + m.activations_peak_bytes);
   const size_t rows = std::min<size_t>(mem.size(), 8);
   const float L = f.p0.x + 60, R = f.p1.x - 90, rowh = (f.p1.y - f.p0.y - 20) / float(std::max<size_t>(rows, 1));
-  const char* names[4] = {"weights", "gradients", "Adam state", "activations"};
+  const char* names[5] = {"weights", "grads", "Adam m, v", "whole layers", "activations"};
   for (size_t i = 0; i < rows; ++i) {
     const auto& m = mem[i];
-    const double parts[4] = {m.params_bytes, m.grads_bytes, m.optimizer_bytes, m.activations_peak_bytes};
+    const double parts[5] = {m.params_bytes, m.grads_bytes, m.optimizer_bytes, m.transient_peak_bytes,
+                             m.activations_peak_bytes};
     const float y0 = f.p0.y + 4 + rowh * float(i), y1 = y0 + rowh - 4;
     char buf[48];
     std::snprintf(buf, sizeof buf, "w%zu", i);
     f.dl->AddText(ImVec2(f.p0.x + 6, y0), IM_COL32(190, 190, 200, 255), buf);
     float x = L;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 5; ++k) {
       const float wpx = float(parts[k] / mx) * (R - L);
       f.dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + wpx, y1), series_color(k, 0.85f));
       x += wpx;
     }
     f.dl->AddText(ImVec2(x + 6, y0), IM_COL32(190, 190, 200, 255),
-                  format_quantity(m.persistent_bytes() + m.activations_peak_bytes, "bytes").c_str());
+                  format_quantity(m.persistent_bytes() + m.transient_peak_bytes + m.activations_peak_bytes, "bytes").c_str());
   }
   if (mem.size() > rows) {
     char buf[48];
@@ -118,10 +119,10 @@ void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size) {
     f.dl->AddText(ImVec2(L, f.p1.y - 16), IM_COL32(150, 150, 160, 255), buf);
   } else {
     float x = L;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 5; ++k) {
       f.dl->AddRectFilled(ImVec2(x, f.p1.y - 13), ImVec2(x + 10, f.p1.y - 4), series_color(k));
       f.dl->AddText(ImVec2(x + 13, f.p1.y - 17), IM_COL32(170, 170, 180, 255), names[k]);
-      x += 95;
+      x += 18 + ImGui::CalcTextSize(names[k]).x;
     }
   }
 }

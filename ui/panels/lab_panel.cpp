@@ -213,7 +213,12 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     ImGui::TextWrapped("%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
     ImGui::PopStyleColor();
     ImGui::Separator();
-    ImGui::TextUnformatted("Memory per worker (between steps; activations: peak in the step)");
+    ImGui::TextUnformatted("Memory per worker: kept between steps, plus the peak during one (?)");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Weights, gradients and Adam's m and v are kept between steps (ZeRO shards them).\n"
+                        "Whole layers and activations are the most a worker held at once during the last step:\n"
+                        "ZeRO-3 gathers each layer's weights just before it runs and frees them after, and\n"
+                        "ZeRO-2/3 reduce-scatter a layer's gradients as soon as its backward is done.");
     lab_memory_bars(t.memory(), ImVec2(-1, 26.0f * float(std::min(8, t.config().parallel.workers())) + 24));
     track(s, "lab.memory");
     if (t.config().parallel.pp > 1) {
@@ -278,9 +283,11 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     return;
   }
   if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep->done() ? "Resume sweep" : "Run sweep"))) {
-    if (!v.sweep || v.sweep->done())
-      v.sweep = std::make_shared<train::ScalingSweep>(v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{},
-                                                      v.corpus_text);
+    if (!v.sweep || v.sweep->done()) {
+      train::ScalingConfig cfg = v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{};
+      cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
+      v.sweep = std::make_shared<train::ScalingSweep>(cfg, v.corpus_text);
+    }
     v.sweep_running = !v.sweep_running;
   }
   track(s, "lab.sweep");

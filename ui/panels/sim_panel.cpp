@@ -315,8 +315,8 @@ void draw_gantt(ExplorerState& s, const json& it) {
   track(s, "sim.one_per_stage");
   ImGui::SameLine();
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
-  ImGui::TextDisabled("wheel: zoom at the mouse, drag: pan; %s shown of %s; white: the critical path",
-                      format_quantity(v.view_span_s, "s").c_str(), format_quantity(T, "s").c_str());
+  wrapped_text(true, "wheel: zoom at the mouse, drag: pan; %s shown of %s; white: the critical path",
+               format_quantity(v.view_span_s, "s").c_str(), format_quantity(T, "s").c_str());
   legend();
   // Labels: as wide as the widest one (measured with the current font), so none runs under the bars.
   const float pad = ImGui::GetStyle().ItemSpacing.x;
@@ -562,28 +562,30 @@ void draw(ExplorerState& s) {
   const json& it = v.iteration;
   const json& sim = it["sim"];
   const double T = it["iteration_time_s"], A = it["analytic"]["iteration_time_s"];
-  ImGui::Text("Iteration: %s simulated, %s analytic (%+.1f%%)   MFU %.1f%%   %s days for the run",
-              format_quantity(T, "s").c_str(), format_quantity(A, "s").c_str(), (T / A - 1) * 100,
-              it["mfu"].get<double>() * 100, format_quantity(it["training_days"], "").c_str());
+  // The summary lines are longer than a narrow panel (the side bars leave ~500 px at 1000 px wide):
+  // wrapped at the window's edge rather than clipped, so the breakdown's last terms stay readable.
+  wrapped_text(false, "Iteration: %s simulated, %s analytic (%+.1f%%)   MFU %.1f%%   %s days for the run",
+               format_quantity(T, "s").c_str(), format_quantity(A, "s").c_str(), (T / A - 1) * 100,
+               it["mfu"].get<double>() * 100, format_quantity(it["training_days"], "").c_str());
   track(s, "sim.iteration_time");
   const json& b = sim["critical_gpu_breakdown_s"];
-  ImGui::TextDisabled("critical GPU (stage %d): compute %s, tp %s, pp send %s, pp wait %s, dp wait %s, optimizer %s",
-                      sim["critical"]["stage"].get<int>(), format_quantity(b["compute"], "s").c_str(),
-                      format_quantity(b["tp_comm"], "s").c_str(), format_quantity(b["pp_send"], "s").c_str(),
-                      format_quantity(b["pp_wait"], "s").c_str(), format_quantity(b["dp_wait"], "s").c_str(),
-                      format_quantity(b["optimizer"], "s").c_str());
-  ImGui::TextDisabled("%lld events in %.1f ms (%.2g events/s); %zu replica classes simulated for %d replicas",
-                      sim["events"].get<long long>(), sim["wall_s"].get<double>() * 1e3,
-                      sim["events_per_s"].get<double>(), sim["replica_classes"].size(), it["layout"]["dp"].get<int>());
+  wrapped_text(true, "critical GPU (stage %d): compute %s, tp %s, pp send %s, pp wait %s, dp wait %s, optimizer %s",
+               sim["critical"]["stage"].get<int>(), format_quantity(b["compute"], "s").c_str(),
+               format_quantity(b["tp_comm"], "s").c_str(), format_quantity(b["pp_send"], "s").c_str(),
+               format_quantity(b["pp_wait"], "s").c_str(), format_quantity(b["dp_wait"], "s").c_str(),
+               format_quantity(b["optimizer"], "s").c_str());
+  wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica classes simulated for %d replicas",
+               sim["events"].get<long long>(), sim["wall_s"].get<double>() * 1e3, sim["events_per_s"].get<double>(),
+               sim["replica_classes"].size(), it["layout"]["dp"].get<int>());
   {
     // The critical path, and whether it crosses replicas (a straggler elsewhere holds everyone up).
     const json& cp = sim["critical_path"];
     std::string classes;
     for (const json& c : cp.value("replica_classes", json::array())) classes += (classes.empty() ? "" : " > ") + c.dump();
-    ImGui::TextDisabled("critical path: %zu stage hops, replica classes %s; compute %s, dp %s",
-                        cp["stages"].size(), classes.c_str(),
-                        format_quantity(cp.value("forward_s", 0.0) + cp.value("backward_s", 0.0), "s").c_str(),
-                        format_quantity(cp.value("dp_wait_s", 0.0) + cp.value("dp_comm_s", 0.0), "s").c_str());
+    wrapped_text(true, "critical path: %zu stage hops, replica classes %s; compute %s, dp %s", cp["stages"].size(),
+                 classes.c_str(),
+                 format_quantity(cp.value("forward_s", 0.0) + cp.value("backward_s", 0.0), "s").c_str(),
+                 format_quantity(cp.value("dp_wait_s", 0.0) + cp.value("dp_comm_s", 0.0), "s").c_str());
     track(s, "sim.critical_path");
   }
   if (ImGui::BeginTabBar("simtabs")) {
