@@ -213,7 +213,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     ImGui::TextWrapped("%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
     ImGui::PopStyleColor();
     ImGui::Separator();
-    ImGui::TextUnformatted("Memory per worker: kept between steps, plus the peak during one (?)");
+    ImGui::TextWrapped("Memory per worker (hover: what each colour holds)");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Weights, gradients and Adam's m and v are kept between steps (ZeRO shards them).\n"
                         "Whole layers and activations are the most a worker held at once during the last step:\n"
