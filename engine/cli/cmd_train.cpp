@@ -130,9 +130,10 @@ int run_train(mc::cli::Args& a) {
                 out["corpus_entropy_nats_per_byte"].get<double>());
   std::printf("kernels: %s (%s)\n", out["device"].get<std::string>().c_str(),
               out["device_note"].get<std::string>().c_str());
-  std::printf("throughput: %.0f tokens/s, %.2f GFLOP/s (%.1f MFLOP/token, sgemm path %s)\n",
-              out["tokens_per_s"].get<double>(), out["gflops"].get<double>(),
-              out["flops_per_token"].get<double>() / 1e6, out["sgemm_path"].get<std::string>().c_str());
+  std::printf("throughput: %.0f tokens/s (median step: %.0f), %.2f GFLOP/s (%.1f MFLOP/token, sgemm path %s)\n",
+              out["tokens_per_s"].get<double>(), out["tokens_per_s_median_step"].get<double>(),
+              out["gflops"].get<double>(), out["flops_per_token"].get<double>() / 1e6,
+              out["sgemm_path"].get<std::string>().c_str());
   if (out.contains("sgemm_gflops"))
     std::printf("sgemm %dx%dx%d: %.2f GFLOP/s  (training reaches %.0f%% of it)\n", out["sgemm_shape"][0].get<int>(),
                 out["sgemm_shape"][1].get<int>(), out["sgemm_shape"][2].get<int>(), out["sgemm_gflops"].get<double>(),

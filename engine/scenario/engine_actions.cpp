@@ -86,8 +86,8 @@ void register_engine_actions(ActionRegistry& reg) {
              if (!c.contains("device")) c["device"] = "cpu";
              json r = train::run_json(c);
              // Wall-clock figures differ run to run; keep only what the seed determines.
-             for (const char* k : {"wall_s", "tokens_per_s", "gflops", "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads",
-                                  "device_note"})
+             for (const char* k : {"wall_s", "tokens_per_s", "tokens_per_s_median_step", "step_seconds", "gflops",
+                                  "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads", "device_note"})
                r.erase(k);
              const json& losses = r["losses"];
              if (losses.is_array() && !losses.empty()) {

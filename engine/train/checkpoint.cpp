@@ -181,12 +181,13 @@ void Trainer::load_checkpoint(const std::string& path) {
     throw std::runtime_error(path + ": not a megacluster checkpoint (bad magic bytes)");
   r.pos = 8;
   const uint32_t version = r.get<uint32_t>();
-  if (version != kVersion && !(version == 1 && s.cfg.parallel.zero < 2))
+  if (version == 1 && s.cfg.parallel.zero >= 2)  // a sound file of another layout: refuse the directory
+    throw CheckpointMismatch(path + ": checkpoint version 1, this build reads version " + std::to_string(kVersion) +
+                             " for ZeRO-2/3 runs (they now shard the model layer by layer); restart the run in "
+                             "another --checkpoint directory, or resume with the build that wrote it");
+  if (version != kVersion && version != 1)
     throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads version " +
-                             std::to_string(kVersion) +
-                             (version == 1 ? " for ZeRO-2/3 runs (they now shard the model layer by layer); restart the run "
-                                             "in another --checkpoint directory, or resume with the build that wrote it"
-                                           : std::string()));
+                             std::to_string(kVersion));
   uint64_t stored;
   std::memcpy(&stored, data.data() + data.size() - 8, 8);
   if (stored != fnv1a(data, data.size() - 8))

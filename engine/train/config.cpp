@@ -111,16 +111,17 @@ double estimate_worker_bytes(const TrainConfig& c) {
   // fp32 weights + gradients + Adam m and v: 16 bytes a parameter before ZeRO's sharding.
   double state = 4 * params * (p.zero >= 3 ? 1.0 / p.dp : 1.0) + 4 * params * (p.zero >= 2 ? 1.0 / p.dp : 1.0) +
                  8 * params * (p.zero >= 1 ? 1.0 / p.dp : 1.0);
-  // ZeRO-2/3 also hold a few whole units while they run (trainer.cpp's ZeroUnits): at most the embedding
-  // and the largest other unit, parameters (ZeRO-3) and gradients, twice over to stay on the safe side.
+  // ZeRO-2/3 also hold a few whole units while they run (trainer.cpp's ZeroUnits): the embedding (kept
+  // through each pass for the tied head) and one more unit at a time, parameters (ZeRO-3) and gradients.
+  // embed + largest bounds every pair that is alive at once (stage.cpp's order of hooks).
   if (p.zero >= 2) {
     double largest = 0;
     for (const ParamUnit& u : lay.units) largest = std::max(largest, double(u.padded));
     const double embed = lay.embed_unit >= 0 ? double(lay.units[size_t(lay.embed_unit)].padded) : 0.0;
-    state += (p.zero >= 3 ? 2.0 : 1.0) * 4 * (embed + largest) * 2;
+    state += (p.zero >= 3 ? 2.0 : 1.0) * 4 * (embed + largest);
   }
   const double per_layer = N * C * 4 + N * 3 * Dl + B * Hl * T * T + N * Dl + 2 * N * Fl + 4 * N;
-  const double per_mb = (per_layer * lay.layers + N * V + 2 * N * C) * 4;
+  const double per_mb = (per_layer * lay.layers + N * V + 2 * N * C + 2 * N) * 4;  // + lnf's mean and rstd
   const double in_flight = p.schedule == Schedule::gpipe ? mbatches : std::min(p.pp, mbatches);
   return state + per_mb * in_flight;
 }
@@ -146,8 +147,9 @@ void validate(const TrainConfig& c) {
   if (p.zero < 0 || p.zero > 3) bad("zero must be 0, 1, 2 or 3");
   if (p.zero >= 2 && p.pp > 1)
     bad("ZeRO-" + std::to_string(p.zero) +
-        " shards gradients, which a pipeline accumulates across micro-batches; like DeepSpeed, the lab runs ZeRO-2/3 "
-        "only with pp = 1 (use zero 1, or pp 1)");
+        " gathers and reduce-scatters layer by layer with every dp replica at the same layer, which a pipeline's "
+        "stages (each on its own micro-batch) never are; like DeepSpeed, the lab runs ZeRO-2/3 only with pp = 1 "
+        "(use zero 1, or pp 1)");
   if (m.vocab > 256 || m.vocab < 2) bad("the byte tokenizer needs a vocabulary of 2..256");
   const double need = estimate_worker_bytes(c);
   if (need > c.memory_limit_bytes)

@@ -256,6 +256,11 @@ void sgemm_serial(bool ta, bool tb, int M, int N, int K, const float* A, int lda
 void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
            int ldc, bool accumulate) {
   if (M <= 0 || N <= 0) return;
+#if defined(__wasm_simd128__)
+  // The web build has one thread, so pieces would only repack the operand they share once per piece; the
+  // SIMD128 kernel's sums depend on K alone, so one piece gives the same bits.
+  return sgemm_one(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+#endif
   const int pieces = gemm_pieces(M, N, K);
   if (pieces == 1) return sgemm_one(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
   const bool by_rows = M >= N;

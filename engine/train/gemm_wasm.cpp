@@ -1,4 +1,5 @@
-// gemm_wasm.cpp - sgemm, exp and tanh in WebAssembly SIMD128 for the web build (see gemm_wasm.h).
+// gemm_wasm.cpp - sgemm in WebAssembly SIMD128 for the web build (see gemm_wasm.h; the element-wise
+// kernels are in elementwise_wasm.cpp).
 //
 // The GEMM follows the GotoBLAS/BLIS layout (Goto & van de Geijn 2008, "Anatomy of high-performance
 // matrix multiplication", Fig. 4; Van Zee & van de Geijn 2015, BLIS Fig. 2): for each kKc-deep slice of K,
@@ -7,9 +8,14 @@
 // both transposes and the leading dimensions, so one kernel serves all four cases. Plain simd128 has no
 // fused multiply-add, so the kernel multiplies then adds (the build uses -ffp-contract=off anyway).
 //
-// 4 x 8 floats (8 f32x4 accumulators + 2 B vectors + 1 broadcast A) stays within the 16 XMM registers of
-// x86-64. Measured under node 20 (V8 11.3): 4x8 ran at 29-37 GFLOP/s, 6x8, 8x8, 4x12 and 4x16 at 12-25,
-// and unrolling k by two or broadcasting A by shuffles was slower too.
+// 5 x 8 floats: 10 f32x4 accumulators + 2 B vectors + 1 broadcast A + 1 product = 14 of the 15 XMM
+// registers V8's x64 code generator allocates (xmm15 is its scratch). The loop is bound by instruction
+// count, not arithmetic: around each k step's loads and products (22 for 4 x 8) V8 adds a stack check,
+// two index zero-extensions and three increments, where clang's native loop has three instructions.
+// Measured on a Zen 5 host: clang's native 4 x 8 loop (25 instructions) 62 GFLOP/s, V8's 4 x 8 (30) 49,
+// V8's 5 x 8 (36 for 20 products) 57, under node 20 (V8 11.3). 6x8, 4x12, 4x16 and 8x8 need more than 15
+// registers and spill; unrolling k makes clang interleave two steps' loads, which spills too. Every
+// element of C is still summed in k order, so 5 x 8 gives the same bits as 4 x 8 did.
 #if defined(__wasm_simd128__)
 #include "train/gemm_wasm.h"
 
@@ -22,10 +28,10 @@
 namespace mc::train::wasm {
 namespace {
 
-constexpr int kMr = 4;    // rows of C per micro-kernel
+constexpr int kMr = 5;    // rows of C per micro-kernel
 constexpr int kNr = 8;    // columns of C per micro-kernel (two f32x4)
-constexpr int kKc = 256;  // depth of one slice: a packed A panel (4 KiB) + B panel (8 KiB) stay in L1
-constexpr int kMc = 64;   // rows of op(A) packed at once (64 KiB, L2)
+constexpr int kKc = 256;  // depth of one slice: a packed A panel (5 KiB) + B panel (8 KiB) stay in L1
+constexpr int kMc = 80;   // rows of op(A) packed at once (80 KiB, L2), a multiple of kMr
 constexpr int kNc = 1024; // columns of op(B) packed at once (1 MiB at kKc = 256)
 
 // Four rows of four floats (src[r] + k .. k+3) transposed: out[j] = (src[0][k+j], .., src[3][k+j]). Packing
@@ -44,37 +50,38 @@ inline void transpose4(const float* s0, const float* s1, const float* s2, const 
 // op(A) rows [i0, i0+mc) x depth [p0, p0+kc) into panels of kMr rows: panel r holds, for each k, the kMr
 // values op(A)(i, k) side by side. Rows past mc are zero (their results are computed and discarded).
 void pack_a(bool ta, const float* A, int lda, int i0, int mc, int p0, int kc, float* out) {
+  static_assert(kMr == 5, "the fast paths below pack 4 + 1 rows");
   for (int ir = 0; ir < mc; ir += kMr) {
     const int mr = std::min(kMr, mc - ir);
     float* dst = out + int64_t(ir) * kc;
-    if (ta) {  // op(A)(i, k) = A[k * lda + i]: kMr neighbours in memory
+    if (ta && mr == kMr) {  // op(A)(i, k) = A[k * lda + i]: kMr neighbours in memory
       for (int k = 0; k < kc; ++k) {
         const float* src = A + int64_t(p0 + k) * lda + i0 + ir;
         float* d = dst + k * kMr;
-        for (int r = 0; r < mr; ++r) d[r] = src[r];
-        for (int r = mr; r < kMr; ++r) d[r] = 0.0f;
+        wasm_v128_store(d, wasm_v128_load(src));
+        d[4] = src[4];
       }
-    } else if (mr == kMr) {  // op(A)(i, k) = A[i * lda + k]: rows contiguous in k, 4 x 4 transposes
+    } else if (mr == kMr) {  // op(A)(i, k) = A[i * lda + k]: rows contiguous in k; 4 x 4 transposes + row 4
       const float* s0 = A + int64_t(i0 + ir) * lda + p0;
-      const float *s1 = s0 + lda, *s2 = s1 + lda, *s3 = s2 + lda;
+      const float *s1 = s0 + lda, *s2 = s1 + lda, *s3 = s2 + lda, *s4 = s3 + lda;
       int k = 0;
       for (; k + 4 <= kc; k += 4) {
         v128_t t[4];
         transpose4(s0 + k, s1 + k, s2 + k, s3 + k, t);
-        for (int j = 0; j < 4; ++j) wasm_v128_store(dst + (k + j) * kMr, t[j]);
+        for (int j = 0; j < 4; ++j) {
+          wasm_v128_store(dst + (k + j) * kMr, t[j]);
+          dst[(k + j) * kMr + 4] = s4[k + j];
+        }
       }
       for (; k < kc; ++k) {
         float* d = dst + k * kMr;
-        d[0] = s0[k], d[1] = s1[k], d[2] = s2[k], d[3] = s3[k];
+        d[0] = s0[k], d[1] = s1[k], d[2] = s2[k], d[3] = s3[k], d[4] = s4[k];
       }
     } else {  // a last panel of fewer than kMr rows
-      for (int r = 0; r < kMr; ++r) {
-        if (r < mr) {
-          const float* src = A + int64_t(i0 + ir + r) * lda + p0;
-          for (int k = 0; k < kc; ++k) dst[k * kMr + r] = src[k];
-        } else {
-          for (int k = 0; k < kc; ++k) dst[k * kMr + r] = 0.0f;
-        }
+      for (int k = 0; k < kc; ++k) {
+        float* d = dst + k * kMr;
+        for (int r = 0; r < kMr; ++r)
+          d[r] = r >= mr ? 0.0f : ta ? A[int64_t(p0 + k) * lda + i0 + ir + r] : A[int64_t(i0 + ir + r) * lda + p0 + k];
       }
     }
   }
@@ -131,8 +138,8 @@ void pack_b(bool tb, const float* B, int ldb, int p0, int kc, int j0, int nc, fl
 // it (the caller passes a scratch tile at the edges). Kept out of line, so that V8 allocates registers for
 // this loop alone.
 __attribute__((noinline)) void micro_kernel(int kc, const float* pa, const float* pb, float* C, int ldc, bool add) {
-  v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00;
-  v128_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+  v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  v128_t c30 = c00, c31 = c00, c40 = c00, c41 = c00;
   for (int k = 0; k < kc; ++k) {
     const v128_t b0 = wasm_v128_load(pb), b1 = wasm_v128_load(pb + 4);
     v128_t a = wasm_v128_load32_splat(pa);
@@ -147,23 +154,29 @@ __attribute__((noinline)) void micro_kernel(int kc, const float* pa, const float
     a = wasm_v128_load32_splat(pa + 3);
     c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(a, b0));
     c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(a, b1));
+    a = wasm_v128_load32_splat(pa + 4);
+    c40 = wasm_f32x4_add(c40, wasm_f32x4_mul(a, b0));
+    c41 = wasm_f32x4_add(c41, wasm_f32x4_mul(a, b1));
     pa += kMr;
     pb += kNr;
   }
   float* c0 = C;
-  float* c1 = C + ldc;
-  float* c2 = C + 2 * ldc;
-  float* c3 = C + 3 * ldc;
+  float* c1 = c0 + ldc;
+  float* c2 = c1 + ldc;
+  float* c3 = c2 + ldc;
+  float* c4 = c3 + ldc;
   if (add) {
     c00 = wasm_f32x4_add(wasm_v128_load(c0), c00), c01 = wasm_f32x4_add(wasm_v128_load(c0 + 4), c01);
     c10 = wasm_f32x4_add(wasm_v128_load(c1), c10), c11 = wasm_f32x4_add(wasm_v128_load(c1 + 4), c11);
     c20 = wasm_f32x4_add(wasm_v128_load(c2), c20), c21 = wasm_f32x4_add(wasm_v128_load(c2 + 4), c21);
     c30 = wasm_f32x4_add(wasm_v128_load(c3), c30), c31 = wasm_f32x4_add(wasm_v128_load(c3 + 4), c31);
+    c40 = wasm_f32x4_add(wasm_v128_load(c4), c40), c41 = wasm_f32x4_add(wasm_v128_load(c4 + 4), c41);
   }
   wasm_v128_store(c0, c00), wasm_v128_store(c0 + 4, c01);
   wasm_v128_store(c1, c10), wasm_v128_store(c1 + 4, c11);
   wasm_v128_store(c2, c20), wasm_v128_store(c2 + 4, c21);
   wasm_v128_store(c3, c30), wasm_v128_store(c3 + 4, c31);
+  wasm_v128_store(c4, c40), wasm_v128_store(c4 + 4, c41);
 }
 
 // An edge block (mr < kMr or nr < kNr real rows/columns): through a scratch tile holding C's values, so
@@ -215,79 +228,6 @@ void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const
     }
   }
 }
-
-namespace {
-
-// exp on four lanes: Cephes expf (S. Moshier, Cephes Math Library, expf.c), the same range reduction and
-// polynomial as Eigen's pexp_float (GenericPacketMathFunctions.h), so web and native agree to ~1 ulp.
-// exp(x) = 2^m exp(r), m = floor(x log2(e) + 1/2), r = x - m ln2 with ln2 split in two for exactness.
-inline v128_t exp4(v128_t x_in) {
-  v128_t x = wasm_f32x4_min(wasm_f32x4_max(x_in, wasm_f32x4_splat(-88.723f)), wasm_f32x4_splat(88.723f));
-  const v128_t m = wasm_f32x4_floor(
-      wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)), wasm_f32x4_splat(0.5f)));
-  v128_t r = wasm_f32x4_add(wasm_f32x4_mul(m, wasm_f32x4_splat(-0.693359375f)), x);
-  r = wasm_f32x4_add(wasm_f32x4_mul(m, wasm_f32x4_splat(2.12194440e-4f)), r);
-  const v128_t r2 = wasm_f32x4_mul(r, r), r3 = wasm_f32x4_mul(r2, r);
-  auto madd = [](v128_t a, v128_t b, float c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), wasm_f32x4_splat(c)); };
-  v128_t y = madd(wasm_f32x4_splat(1.9875691500e-4f), r, 1.3981999507e-3f);
-  v128_t y1 = madd(wasm_f32x4_splat(4.1665795894e-2f), r, 1.6666665459e-1f);
-  const v128_t y2 = wasm_f32x4_add(r, wasm_f32x4_splat(1.0f));
-  y = madd(y, r, 8.3334519073e-3f);
-  y1 = madd(y1, r, 5.0000001201e-1f);
-  y = wasm_f32x4_add(wasm_f32x4_mul(y, r3), y1);
-  y = wasm_f32x4_add(wasm_f32x4_mul(y, r2), y2);
-  // y * 2^m with m in [-128, 128]: two factors 2^(m/2) and 2^(m - m/2), each a normal float, so the
-  // extremes (m = 128 near FLT_MAX, m = -128 in the subnormals) neither overflow nor flush early.
-  const v128_t mi = wasm_i32x4_trunc_sat_f32x4(m);
-  const v128_t h = wasm_i32x4_shr(mi, 1), l = wasm_i32x4_sub(mi, h);
-  const v128_t bias = wasm_i32x4_splat(127);
-  const v128_t f1 = wasm_i32x4_shl(wasm_i32x4_add(h, bias), 23), f2 = wasm_i32x4_shl(wasm_i32x4_add(l, bias), 23);
-  // exp(x) > x for every finite x, so the max changes nothing there but gives exp(+inf) = +inf (and
-  // keeps NaN), as Eigen's pexp_float does.
-  const v128_t e = wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_mul(y, f1), f2), x_in);
-  // Below the clamp the true value is under 3e-39: flush to 0 so that exp(-inf) = 0 exactly.
-  return wasm_v128_andnot(e, wasm_f32x4_lt(x_in, wasm_f32x4_splat(-88.723f)));
-}
-
-// tanh on four lanes: the odd/even rational approximation of Eigen's ptanh_float (13th/6th degree,
-// clamped at +-7.9053, where it reaches 1 in float), x itself below |x| = 0.0004.
-inline v128_t tanh4(v128_t a) {
-  const v128_t x = wasm_f32x4_min(wasm_f32x4_max(a, wasm_f32x4_splat(-7.90531110763549805f)),
-                                  wasm_f32x4_splat(7.90531110763549805f));
-  const v128_t tiny = wasm_f32x4_lt(wasm_f32x4_abs(a), wasm_f32x4_splat(0.0004f));
-  const v128_t x2 = wasm_f32x4_mul(x, x);
-  auto madd = [](v128_t a, v128_t b, float c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), wasm_f32x4_splat(c)); };
-  v128_t p = madd(x2, wasm_f32x4_splat(-2.76076847742355e-16f), 2.00018790482477e-13f);
-  p = madd(x2, p, -8.60467152213735e-11f);
-  p = madd(x2, p, 5.12229709037114e-08f);
-  p = madd(x2, p, 1.48572235717979e-05f);
-  p = madd(x2, p, 6.37261928875436e-04f);
-  p = madd(x2, p, 4.89352455891786e-03f);
-  p = wasm_f32x4_mul(x, p);
-  v128_t q = madd(x2, wasm_f32x4_splat(1.19825839466702e-06f), 1.18534705686654e-04f);
-  q = madd(x2, q, 2.26843463243900e-03f);
-  q = madd(x2, q, 4.89352518554385e-03f);
-  return wasm_v128_bitselect(x, wasm_f32x4_div(p, q), tiny);
-}
-
-// Whole vectors in place (unaligned loads are as fast as aligned ones in wasm); the last n % 4 elements
-// through a zero-padded copy, so each element's result depends on its value only.
-template <class F>
-void lanewise(float* x, int64_t n, F f) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, f(wasm_v128_load(x + i)));
-  if (i < n) {
-    alignas(16) float t[4] = {0, 0, 0, 0};
-    std::memcpy(t, x + i, size_t(n - i) * sizeof(float));
-    wasm_v128_store(t, f(wasm_v128_load(t)));
-    std::memcpy(x + i, t, size_t(n - i) * sizeof(float));
-  }
-}
-
-}  // namespace
-
-void exp_inplace(float* x, int64_t n) { lanewise(x, n, exp4); }
-void tanh_inplace(float* x, int64_t n) { lanewise(x, n, tanh4); }
 
 }  // namespace mc::train::wasm
 #endif

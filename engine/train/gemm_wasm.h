@@ -1,7 +1,7 @@
-// gemm_wasm.h - the training lab's sgemm, exp and tanh in WebAssembly SIMD128 (compiled only when the
-// compiler targets it, i.e. the web build with -msimd128; gemm.cpp calls these from its
-// `#if defined(__wasm_simd128__)` blocks). Eigen 3.4 has no wasm packet math, so without these its GEMM
-// and its exp/tanh run one float at a time.
+// gemm_wasm.h - the training lab's sgemm (gemm_wasm.cpp) and exp, tanh, GELU (elementwise_wasm.cpp) in
+// WebAssembly SIMD128, compiled only when the compiler targets it, i.e. the web build with -msimd128;
+// gemm.cpp and ops.cpp call these from their `#if defined(__wasm_simd128__)` blocks. Eigen 3.4 has no wasm
+// packet math, so without these its GEMM and its exp/tanh run one float at a time.
 #pragma once
 
 #if defined(__wasm_simd128__)
@@ -19,6 +19,11 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int 
 // alignment-dependent tails: the last partial vector goes through the same code via a padded copy).
 void exp_inplace(float* x, int64_t n);
 void tanh_inplace(float* x, int64_t n);
+
+// ops::gelu_forward and gelu_backward's element-wise work, the same bits as their scalar loops around
+// tanh_inplace: out = gelu(x); dx = dout * gelu'(x).
+void gelu_forward(float* out, const float* x, int64_t n);
+void gelu_backward(float* dx, const float* x, const float* dout, int64_t n);
 
 }  // namespace mc::train::wasm
 #endif

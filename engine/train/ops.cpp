@@ -1,6 +1,9 @@
 #include "train/ops.h"
 
 #include "train/gemm.h"
+#if defined(__wasm_simd128__)
+#include "train/gemm_wasm.h"  // fused SIMD128 GELU for the web build
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +35,10 @@ void for_ranges(int64_t n, int64_t work_floats, int64_t quantum, F f) {
 // vector loops), at most 8, fixed by the shape.
 template <class F>
 void for_columns(int64_t cols, int64_t work_floats, F f) {
+#if defined(__EMSCRIPTEN__)
+  // One thread: each piece would stream every row once more (megabytes, from L3), for the same sums.
+  return (void)work_floats, f(int64_t(0), cols);
+#endif
   const int p = int(std::min<int64_t>({int64_t(pieces_for(work_floats)), cols / 64, 8}));
   if (p <= 1) return f(int64_t(0), cols);
   parallel_for(p, [&](int i) {
@@ -104,20 +111,29 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
 }
 
 namespace {
+#if !defined(__wasm_simd128__)  // the web build's GELU is in elementwise_wasm.cpp
 constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
+#endif
 constexpr int64_t kChunk = 512;                // element-wise work in cache-resident chunks
 }  // namespace
 
 void gelu_forward(float* out, const float* x, int64_t n) {
   for_ranges(n, n, kChunk, [&](int64_t b, int64_t e) {
+#if defined(__wasm_simd128__)
+    wasm::gelu_forward(out + b, x + b, e - b);  // the same bits in one pass
+#else
     for (int64_t i = b; i < e; ++i) out[i] = kGeluK * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
     tanh_inplace(out + b, e - b);
     for (int64_t i = b; i < e; ++i) out[i] = 0.5f * x[i] * (1.0f + out[i]);
+#endif
   });
 }
 
 void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
   for_ranges(n, n, kChunk, [&](int64_t b0, int64_t e0) {
+#if defined(__wasm_simd128__)
+    wasm::gelu_backward(dx + b0, x + b0, dout + b0, e0 - b0);  // the same bits in one pass
+#else
     float th[kChunk];
     for (int64_t b = b0; b < e0; b += kChunk) {
       const int64_t m = std::min(kChunk, e0 - b);
@@ -132,6 +148,7 @@ void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
         dx[b + i] = dout[b + i] * g;
       }
     }
+#endif
   });
 }
 

@@ -5,6 +5,7 @@
 #include "train/gemm.h"
 #include "train/train.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -107,6 +108,13 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   const double timed_steps = double(seconds.size() > 1 ? seconds.size() - 1 : seconds.size());
   const double tokens_per_step = double(cfg.batch) * cfg.model.context;
   const double tps = timed > 0 ? tokens_per_step * timed_steps / timed : 0;
+  // The median of the same steps: on a shared machine a step slowed by another process moves the mean
+  // but not the median, so benchmarks compare this figure (native and wasm alike, scripts/bench-wasm.sh).
+  std::vector<double> sorted(seconds.begin() + (seconds.size() > 1 ? 1 : 0), seconds.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0
+                        : sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                            : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
 
   out["config"] = to_json(cfg);
   out["corpus"] = corpus_path;
@@ -119,6 +127,8 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   out["losses"] = tr.losses();
   out["wall_s"] = wall;
   out["tokens_per_s"] = tps;
+  out["step_seconds"] = seconds;
+  out["tokens_per_s_median_step"] = median > 0 ? tokens_per_step / median : 0;
   out["gflops"] = tps * tr.flops_per_token() / 1e9;
   out["sgemm_path"] = sgemm_path();
   nlohmann::json sent = nlohmann::json::array(), msgs = nlohmann::json::array(), ctl = nlohmann::json::array();

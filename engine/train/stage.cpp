@@ -41,7 +41,7 @@ int first_sequence(const Worker& w, int mb, const StepContext& c) {
 // activations a stage keeps come from Worker::spare_acts, everything else from here, so a step
 // allocates nothing once the first one has run.
 struct Scratch {
-  std::vector<std::vector<float>> a, b, send;  // per tp rank: partial sums / gradients / stage output
+  std::vector<std::vector<float>> a, b, send;  // per worker of the group: partial sums / gradients / stage output
   std::vector<float> dgelu, datty, dqkv, dlnf;
   std::vector<int32_t> targets;
 };

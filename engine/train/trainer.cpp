@@ -297,19 +297,18 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
   for (Worker& w : workers) {
     if (ops->bind_worker) ops->bind_worker(w.id);  // its GPU, when workers share several
     for (const OwnedRange& own : w.owned) {
-      // Pointers indexed by the flat offset i in [own.lo, own.hi): full buffers by i, shards by
-      // own.shard_off + (i - own.lo).
-      const int64_t to_shard = own.shard_off - own.lo;
-      float* P = zero >= 3 ? w.param_shard.data() + to_shard : w.params.data();
-      const float* G = zero >= 2 ? w.grad_shard.data() + to_shard : w.grads.data();
-      float* M = w.m.data() + to_shard;
-      float* Vv = w.v.data() + to_shard;
       for (const TensorSpec& ts : w.lay.tensors) {
         const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
         if (b <= a) continue;
+        // The slice [a, b) in each buffer: full buffers by flat offset, shards from own.shard_off on.
+        const int64_t sa = own.shard_off + (a - own.lo);
+        float* P = zero >= 3 ? w.param_shard.data() + sa : w.params.data() + a;
+        const float* G = zero >= 2 ? w.grad_shard.data() + sa : w.grads.data() + a;
+        float* M = w.m.data() + sa;
+        float* Vv = w.v.data() + sa;
         const float decay = ts.decay ? wd : 0.0f;
         if (ops != &cpu_backend()) {  // the GPU's AdamW kernel, same formula (ops_backend.h)
-          ops->adamw(P + a, G + a, M + a, Vv + a, b - a, flr, b1, b2, c1, c2, eps, decay, cs);
+          ops->adamw(P, G, M, Vv, b - a, flr, b1, b2, c1, c2, eps, decay, cs);
           continue;
         }
         // Element-wise, so any cut gives the same bits; pieces of at least 32K elements on the pool.
@@ -317,7 +316,7 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
         parallel_for(pieces, [&](int piece) {
           int64_t i0, i1;
           piece_range(b - a, pieces, piece, 16, i0, i1);
-          for (int64_t i = a + i0; i < a + i1; ++i) {
+          for (int64_t i = i0; i < i1; ++i) {
             // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay.
             const float g = G[i] * cs;
             M[i] = b1 * M[i] + (1 - b1) * g;
@@ -394,11 +393,11 @@ StepResult Trainer::step() {
     double sq = 0;
     if (owner)
       for (const OwnedRange& own : w.owned) {
-        const float* G = pc.zero >= 2 ? w.grad_shard.data() + (own.shard_off - own.lo) : w.grads.data();
         for (const TensorSpec& ts : w.lay.tensors) {
           if (!ts.in_norm) continue;
           const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
           if (b <= a) continue;
+          const float* G = pc.zero >= 2 ? w.grad_shard.data() + own.shard_off + (a - own.lo) : w.grads.data() + a;
           // Partial sums over pieces fixed by the tensor's size, added in piece order: the same bits
           // whatever the thread count.
           const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
@@ -407,7 +406,7 @@ StepResult Trainer::step() {
             int64_t i0, i1;
             piece_range(b - a, pieces, piece, 16, i0, i1);
             double acc = 0;
-            for (int64_t i = a + i0; i < a + i1; ++i) acc += double(G[i]) * double(G[i]);
+            for (int64_t i = i0; i < i1; ++i) acc += double(G[i]) * double(G[i]);
             part[piece] = acc;
           });
           for (int piece = 0; piece < pieces; ++piece) sq += part[piece];

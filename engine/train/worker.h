@@ -38,8 +38,8 @@ struct LayerOffsets {
 // A unit of ZeRO-2/3's partitioning: the embeddings, one transformer block, or the final LayerNorm (with
 // a pipeline's copy of the tied embedding). ZeRO-3 gathers a unit's parameters just before the module runs
 // and frees them after, and reduce-scatters its gradients as soon as its backward is done (Rajbhandari et
-// al. 2020, Sec. 5.2-5.3; DeepSpeed partitions and fetches per submodule the same way), so a worker never
-// holds more than a few units in full. Each unit is padded to a multiple of dp: rank d owns the d-th
+// al. 2020, Sec. 5.2-5.3; DeepSpeed partitions every tensor and fetches them submodule by submodule, as
+// here unit by unit), so a worker never holds more than a few units in full. Each unit is padded to a multiple of dp: rank d owns the d-th
 // equal piece of every unit.
 struct ParamUnit {
   int64_t begin = 0, end = 0;  // its tensors: [begin, end) of the flat buffer

@@ -110,7 +110,7 @@ TEST(TrainCheckpoint, DamagedFilesAreRefusedAndThePreviousKept) {
 // Version 1 files shard ZeRO-2/3 as one flat buffer; version 2 by unit (layer). A version-1 file of a
 // ZeRO-2/3 run is refused with what to do; the other stages' arrays did not change and still load.
 TEST(TrainCheckpoint, VersionOneFilesLoadWhereTheLayoutIsUnchanged) {
-  for (int zero : {1, 3}) {
+  for (int zero : {0, 1, 2, 3}) {
     const std::string dir = fresh_dir("v1_" + std::to_string(zero));
     const TrainConfig c = small(2, 1, 1, zero);
     Trainer t(c, default_corpus());

@@ -85,7 +85,7 @@ TEST(TrainDevice, UnknownDeviceIsALocatedConfigError) {
 TEST(TrainDevice, CudaRunFollowsTheCpuRun) {
   std::string why;
   if (!mc::train::cuda_backend(&why)) GTEST_SKIP() << why;
-  for (auto [dp, tp, pp, zero] : {std::array<int, 4>{1, 1, 1, 0}, {2, 2, 1, 1}, {1, 2, 2, 0}, {2, 1, 1, 3}}) {
+  for (auto [dp, tp, pp, zero] : {std::array<int, 4>{1, 1, 1, 0}, {2, 2, 1, 1}, {1, 2, 2, 0}, {2, 1, 1, 3}, {2, 2, 1, 3}, {2, 1, 1, 2}}) {
     TrainConfig a = small("cpu"), b = small("cuda");
     for (TrainConfig* c : {&a, &b}) c->parallel.dp = dp, c->parallel.tp = tp, c->parallel.pp = pp, c->parallel.zero = zero;
     Trainer cpu(a, mc::train::default_corpus()), gpu(b, mc::train::default_corpus());

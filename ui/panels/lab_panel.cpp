@@ -218,7 +218,9 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
       ImGui::SetTooltip("Weights, gradients and Adam's m and v are kept between steps (ZeRO shards them).\n"
                         "Whole layers and activations are the most a worker held at once during the last step:\n"
                         "ZeRO-3 gathers each layer's weights just before it runs and frees them after, and\n"
-                        "ZeRO-2/3 reduce-scatter a layer's gradients as soon as its backward is done.");
+                        "ZeRO-2/3 reduce-scatter a layer's gradients as soon as its backward is done. The\n"
+                        "embedding counts as a layer; it stays whole through each pass, since the output head\n"
+                        "reuses it (tied weights), and is often the largest part.");
     lab_memory_bars(t.memory(), ImVec2(-1, 26.0f * float(std::min(8, t.config().parallel.workers())) + 24));
     track(s, "lab.memory");
     if (t.config().parallel.pp > 1) {
@@ -263,9 +265,11 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     }
     track(s, "lab.bytes");
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("Predicted by engine/perf/comm_volume.h: ring all-reduce 2(p-1)/p N; ZeRO-3 with m "
-                        "micro-batches (1+2m)(p-1)/p N (a gather before each forward and backward); Megatron 4 "
-                        "all-reduces of b*s*h per layer; pipeline b*s*h per micro-batch.");
+    ImGui::TextDisabled("Predicted by engine/perf/comm_volume.h: ring all-reduce 2(p-1)/p N; with m micro-batches "
+                        "ZeRO-2 (m+1)(p-1)/p N (each layer's gradients reduce-scattered in every micro-batch, the "
+                        "weights gathered once) and ZeRO-3 3m(p-1)/p N (a gather before each forward and backward "
+                        "too), N padded layer by layer; Megatron 4 all-reduces of b*s*h per layer; pipeline b*s*h "
+                        "per micro-batch.");
     ImGui::PopTextWrapPos();
   }
   ImGui::EndChild();
