@@ -113,18 +113,24 @@ void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size) {
     f.dl->AddText(ImVec2(x + 6, y0), IM_COL32(190, 190, 200, 255),
                   format_quantity(m.persistent_bytes() + m.transient_peak_bytes + m.activations_peak_bytes, "bytes").c_str());
   }
-  if (mem.size() > rows) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "(+%zu more workers)", mem.size() - rows);
-    f.dl->AddText(ImVec2(L, f.p1.y - 16), IM_COL32(150, 150, 160, 255), buf);
-  } else {
-    float x = L;
-    for (int k = 0; k < 5; ++k) {
-      f.dl->AddRectFilled(ImVec2(x, f.p1.y - 13), ImVec2(x + 10, f.p1.y - 4), series_color(k));
-      f.dl->AddText(ImVec2(x + 13, f.p1.y - 17), IM_COL32(170, 170, 180, 255), names[k]);
-      x += 18 + ImGui::CalcTextSize(names[k]).x;
-    }
+  // The legend on the bottom line, with short names when the full ones do not fit the panel's width.
+  static const char* const short_names[5] = {"wts", "grads", "Adam", "whole", "act."};
+  char more[48] = "";
+  if (mem.size() > rows) std::snprintf(more, sizeof more, "(+%zu more workers)", mem.size() - rows);
+  auto width = [](const char* const* n) {
+    float w = 0;
+    for (int k = 0; k < 5; ++k) w += 18 + ImGui::CalcTextSize(n[k]).x;
+    return w;
+  };
+  float x = f.p0.x + 6;
+  const float room = f.p1.x - 6 - x - (more[0] ? ImGui::CalcTextSize(more).x + 8 : 0.0f);
+  const char* const* shown = width(names) <= room ? names : short_names;
+  for (int k = 0; k < 5; ++k) {
+    f.dl->AddRectFilled(ImVec2(x, f.p1.y - 13), ImVec2(x + 10, f.p1.y - 4), series_color(k));
+    f.dl->AddText(ImVec2(x + 13, f.p1.y - 17), IM_COL32(170, 170, 180, 255), shown[k]);
+    x += 18 + ImGui::CalcTextSize(shown[k]).x;
   }
+  if (more[0]) f.dl->AddText(ImVec2(x + 8, f.p1.y - 17), IM_COL32(150, 150, 160, 255), more);
 }
 
 void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 size) {
@@ -193,11 +199,16 @@ void lab_message_graph(const train::Trainer& t, ImVec2 size) {
     std::snprintf(buf, sizeof buf, "%d", i);
     f.dl->AddText(ImVec2(at[size_t(i)].x - 4, at[size_t(i)].y - 7), IM_COL32_WHITE, buf);
   }
-  float x = f.p0.x + 6;
+  // The legend spreads over the width it has (tighter than 70 px a class when the panel is narrow).
+  float x = f.p0.x + 6, label_w = 0;
+  for (int k = 0; k < train::kTrafficClasses; ++k) label_w += 18 + ImGui::CalcTextSize(train::to_string(train::Traffic(k))).x;
+  const float gap = std::max(0.0f, std::min(70.0f * train::kTrafficClasses - label_w, f.p1.x - 6 - x - label_w)) /
+                    float(train::kTrafficClasses);
   for (int k = 0; k < train::kTrafficClasses; ++k) {
+    const char* name = train::to_string(train::Traffic(k));
     f.dl->AddRectFilled(ImVec2(x, f.p0.y + 6), ImVec2(x + 10, f.p0.y + 16), traffic_color(train::Traffic(k)));
-    f.dl->AddText(ImVec2(x + 13, f.p0.y + 3), IM_COL32(190, 190, 200, 255), train::to_string(train::Traffic(k)));
-    x += 70;
+    f.dl->AddText(ImVec2(x + 13, f.p0.y + 3), IM_COL32(190, 190, 200, 255), name);
+    x += 18 + ImGui::CalcTextSize(name).x + gap;
   }
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
