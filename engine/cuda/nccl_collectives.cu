@@ -3,6 +3,7 @@
 // driven from the trainer's thread inside ncclGroupStart/End, NCCL's pattern for one thread steering
 // several GPUs. Host buffers are staged through per-GPU device buffers; every call is checked.
 #include "cuda/nccl_collectives.h"
+#include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
 #include "cuda/train_kernels.h"
 
@@ -17,16 +18,9 @@ namespace mc::cuda {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& call, const std::string& what) {
-  throw std::runtime_error("NCCL collectives: " + call + " failed: " + what);
-}
-
-void check(cudaError_t e, const char* call) {
-  if (e == cudaSuccess) return;
-  cudaGetLastError();
-  fail(call, std::string(cudaGetErrorString(e)) + " (" + std::to_string(int(e)) + ")");
-}
-#define MC_CUDA(call) check((call), #call)
+constexpr const char* kWho = "NCCL collectives";
+[[noreturn]] void fail(const std::string& call, const std::string& what) { fail_call(kWho, call, what); }
+#define MC_CUDA(call) check_call(kWho, (call), #call)
 
 struct Nccl {
   void* lib = nullptr;

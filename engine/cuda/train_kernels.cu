@@ -2,6 +2,7 @@
 // Each kernel computes what its CPU reference in engine/train/ops.cpp computes, with the same formulas,
 // so tests compare them element by element (only summation order and fused multiply-adds differ).
 #include "cuda/train_kernels.h"
+#include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
 
 #include <cublas_v2.h>
@@ -16,18 +17,11 @@
 namespace mc::cuda {
 namespace {
 
-[[noreturn]] void fail(const std::string& call, const std::string& what) {
-  throw std::runtime_error("CUDA: " + call + " failed: " + what);
-}
-
-void check(cudaError_t e, const char* call) {
-  if (e == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  fail(call, std::string(cudaGetErrorString(e)) + " (" + std::to_string(int(e)) + ")");
-}
-#define MC_CUDA(call) check((call), #call)
+constexpr const char* kWho = "CUDA";
+[[noreturn]] void fail(const std::string& call, const std::string& what) { fail_call(kWho, call, what); }
+#define MC_CUDA(call) check_call(kWho, (call), #call)
 // Launch errors (bad configuration, no kernel image for this GPU) surface at cudaGetLastError.
-#define MC_LAUNCHED(kernel) check(cudaGetLastError(), #kernel " launch")
+#define MC_LAUNCHED(kernel) check_call(kWho, cudaGetLastError(), #kernel " launch")
 
 // ---- cuBLAS, opened at run time (see header) ----------------------------------------------------------
 struct Cublas {

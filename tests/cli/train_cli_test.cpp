@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,14 @@ TEST(TrainCli, JsonHasLossesThroughputAndBytes) {
   EXPECT_LT(j["losses"][5].get<double>(), j["losses"][0].get<double>());
   EXPECT_GT(j["tokens_per_s"].get<double>(), 0);
   EXPECT_GT(j["gflops"].get<double>(), 0);
+  // One wall time per step; the median-step throughput is batch x context over the median of steps 2-6
+  // (the first step pays for allocation and is left out, as in tokens_per_s).
+  ASSERT_EQ(j["step_seconds"].size(), 6u);
+  std::vector<double> s;
+  for (size_t i = 1; i < 6; ++i) s.push_back(j["step_seconds"][i].get<double>());
+  std::sort(s.begin(), s.end());
+  const double tokens = j["config"]["batch"].get<double>() * j["config"]["model"]["context"].get<double>();
+  EXPECT_DOUBLE_EQ(j["tokens_per_s_median_step"].get<double>(), tokens / s[2]);
   ASSERT_EQ(j["bytes_sent_per_worker"].size(), 4u);
   EXPECT_EQ(j["bytes_sent_per_worker"], j["predicted_bytes_per_worker"]);
   EXPECT_GT(j["bytes_sent_per_worker"][0].get<double>(), 0);
