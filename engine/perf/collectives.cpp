@@ -12,6 +12,10 @@ Topology topology_of(const ClusterSpec& c) {
   // NVIDIA quotes NVLink per GPU as both directions together: one direction is half.
   t.intra_Bps = c.intra_node_GBps_per_gpu * 1e9 / 2 * c.intra_bus_efficiency;
   t.node_inter_Bps = c.node_network_Gbps * 1e9 / 8 * c.inter_bus_efficiency;  // Gb/s -> bytes/s, once
+  t.node_p2p_Bps = t.node_inter_Bps;
+  // A collective bus bandwidth measured on that machine replaces the line-rate estimate for collectives
+  // (Jean Zay's Omni-Path: NCCL's rings reached a tenth of the line rate); transfers keep the link's.
+  if (c.inter_busbw_GBps > 0) t.node_inter_Bps = c.inter_busbw_GBps * 1e9;
   t.intra_latency_s = c.intra_latency_s;
   t.inter_latency_s = c.inter_latency_s;
   t.oversubscription = std::max(1.0, c.oversubscription);
@@ -22,7 +26,10 @@ Topology topology_of(const ClusterSpec& c) {
 namespace {
 
 // `phases` = 1 for reduce-scatter or all-gather, 2 for all-reduce (= reduce-scatter + all-gather).
-Collective time_collective(const Topology& t, double bytes, int p, int per_node, int groups_per_node, int phases) {
+// `trees` = false prices the ring alone: NCCL implements all-gather and reduce-scatter as rings only
+// (its tree algorithms, NCCL >= 2.4, serve all-reduce; PAT for all-gather/reduce-scatter came in 2.23).
+Collective time_collective(const Topology& t, double bytes, int p, int per_node, int groups_per_node, int phases,
+                           bool trees) {
   Collective out;
   if (p <= 1 || bytes <= 0) return out;
   per_node = std::clamp(per_node, 1, p);
@@ -31,8 +38,8 @@ Collective time_collective(const Topology& t, double bytes, int p, int per_node,
   if (nodes == 1) {
     const double ring = phases * (frac * bytes / t.intra_Bps + (p - 1) * t.intra_latency_s);
     const double tree = phases * (frac * bytes / t.intra_Bps + std::ceil(std::log2(p)) * t.intra_latency_s);
-    out.time_s = std::min(ring, tree);
-    out.algorithm = tree < ring ? "tree" : "ring";
+    out.time_s = trees ? std::min(ring, tree) : ring;
+    out.algorithm = trees && tree < ring ? "tree" : "ring";
     return out;
   }
   // The group's share of the node's NICs, reduced by the fat-tree's oversubscription once the group
@@ -52,6 +59,7 @@ Collective time_collective(const Topology& t, double bytes, int p, int per_node,
                                 out_frac * bytes / nic + (nodes - 1) * t.inter_latency_s);
   out.time_s = ring;
   out.algorithm = "ring";
+  if (!trees) return out;
   if (tree < out.time_s) out = {tree, "tree"};
   if (per_node > 1 && hier < out.time_s) out = {hier, "hierarchical"};
   return out;
@@ -60,20 +68,20 @@ Collective time_collective(const Topology& t, double bytes, int p, int per_node,
 }  // namespace
 
 Collective all_reduce(const Topology& t, double bytes, int p, int per_node, int groups) {
-  return time_collective(t, bytes, p, per_node, groups, 2);
+  return time_collective(t, bytes, p, per_node, groups, 2, true);
 }
 Collective reduce_scatter(const Topology& t, double bytes, int p, int per_node, int groups) {
-  return time_collective(t, bytes, p, per_node, groups, 1);
+  return time_collective(t, bytes, p, per_node, groups, 1, t.gather_trees);
 }
 Collective all_gather(const Topology& t, double bytes, int p, int per_node, int groups) {
-  return time_collective(t, bytes, p, per_node, groups, 1);
+  return time_collective(t, bytes, p, per_node, groups, 1, t.gather_trees);
 }
 
-Collective point_to_point(const Topology& t, double bytes, bool cross_node) {
+Collective point_to_point(const Topology& t, double bytes, bool cross_node, bool as_collective) {
   if (bytes <= 0) return {};
   if (!cross_node) return {bytes / t.intra_Bps + t.intra_latency_s, "nvlink"};
   // One GPU's share of the node's NICs (with scatter/gather each of the t ranks sends its part at once).
-  const double per_gpu = t.node_inter_Bps / t.gpus_per_node;
+  const double per_gpu = (as_collective ? t.node_inter_Bps : t.node_p2p_Bps) / t.gpus_per_node;
   return {bytes / per_gpu + t.inter_latency_s, "infiniband"};
 }
 

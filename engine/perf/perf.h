@@ -61,6 +61,7 @@ struct ClusterSpec {
   double inter_latency_s = 8e-6;         // one NCCL step across the InfiniBand fabric
   double intra_bus_efficiency = 0.8;     // NCCL bus bandwidth / one-way NVLink rate (fabrics.json)
   double inter_bus_efficiency = 0.9;     // NCCL bus bandwidth / NIC line rate (fabrics.json)
+  double inter_busbw_GBps = 0;           // measured all-reduce bus bandwidth across nodes (>0 replaces the above)
   int leaf_nodes = 16;                   // nodes under one leaf switch; beyond it oversubscription applies
   double matmul_peak_fraction = 0.85;    // large-GEMM FLOP/s / peak (gpus.json matmul_peak_fraction)
   double elementwise_hbm_fraction = 0.8; // achieved / peak HBM bandwidth of memory-bound kernels
@@ -69,8 +70,37 @@ struct ClusterSpec {
   int gpus() const { return gpus_per_node * nodes; }
 };
 
+// How a training stack (framework, kernels, NCCL) runs a layout: software.json in the catalog, each value
+// sourced. Defaults are Megatron-LM 2021 on NCCL 2.8, the stack the model was first checked against.
+enum class Zero3Gather { per_tensor, per_module, per_layer };
+struct Software {
+  std::string id;                  // software.json id ("" = these defaults)
+  double gemm_fraction = 0;        // large-GEMM FLOP/s / peak in this stack on this GPU; 0 -> the GPU's own
+  double elementwise_factor = 1;   // HBM traffic of the memory-bound kernels relative to Megatron's fused ones
+  bool flash_attention = false;    // attention scores never written to HBM (Dao et al. 2022)
+  int nccl_version = 20800;        // major*10000 + minor*100: all-gather/reduce-scatter are ring-only < 2.23
+  Zero3Gather zero3_gather = Zero3Gather::per_layer;  // how ZeRO-3/FSDP issues its parameter collectives
+  bool zero3_overlap = false;      // gathers prefetched under compute (false: the GPU waits for each)
+  bool zero3_reduce_each_microbatch = false;  // gradients reduce-scattered after every micro-batch's
+                                              // backward (DeepSpeed, FSDP) or once per iteration
+  double zero3_prefetch_params = 0; // prefetch budget: a module with more parameters is not prefetched
+                                    // and its gather waits in the open (DeepSpeed); 0 = no budget (FSDP)
+  bool dp_overlap = false;         // gradient reduction overlapped with the backward pass
+  bool pipeline_scatter_gather = true;  // Megatron-LM Sec. 4.1: activations split over the tensor ranks
+  bool pipeline_full_gradients = false; // activation gradients sent back whole (DeepSpeed's engine)
+  bool pipeline_p2p_broadcast = false;  // transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4):
+                                        // they run at the fabric's collective, not point-to-point, rate
+  bool pipeline_blocking_p2p = false;   // separate blocking send and receive: both stages wait out each
+                                        // transfer (DeepSpeed); Megatron pairs them in one batched call
+  double per_microbatch_overhead_s = 0; // host-side work per micro-batch per stage (schedule, p2p setup)
+};
+
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
+// Pipeline stage work besides the transformer layers: the embedding (first stage) and the output layer
+// (last stage) as extra work on top of their layers (Megatron-LM), or counted as one layer each when the
+// layers are balanced over the stages (BLOOM's Megatron-DeepSpeed partition method).
+enum class EmbeddingStages { extra, as_layers };
 enum class Precision { fp16, bf16, fp32 };
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
@@ -87,6 +117,8 @@ struct Layout {
   bool sequence_parallel = false;
   bool overlap_dp_comm = false;  // bucketed gradient all-reduce overlapped with the last backward pass
   bool scatter_gather = true;    // Megatron-LM 2021 Sec. 4.1: split pipeline sends over the t ranks
+  std::vector<int> layers_per_stage;  // explicit split (pp entries summing to the layers); empty = even
+  EmbeddingStages embedding_stages = EmbeddingStages::extra;
   int micro_batches() const { return global_batch / (micro_batch * dp); }  // m
 };
 
@@ -100,7 +132,13 @@ struct Config {
   ClusterSpec cluster;
   Layout layout;
   Training training;
+  Software software;
 };
+
+// The transformer layers each pipeline stage holds: the layout's explicit list, or the layers split as
+// evenly as possible (the first stages take one more when they do not divide; with EmbeddingStages::
+// as_layers the embedding and the output layer count as one layer each on the first and last stage).
+std::vector<int> stage_layers(const ModelSpec& m, const Layout& L);
 
 // ---- outputs --------------------------------------------------------------------------------------
 
@@ -115,6 +153,7 @@ struct TimeBreakdown {  // seconds per iteration, exposed (not hidden by overlap
   double dp_comm = 0;    // data-parallel gradient exchange (and ZeRO-3 parameter gathers), not overlapped part
   double bubble = 0;     // pipeline fill and drain
   double optimizer = 0;  // Adam update (memory bound)
+  double framework = 0;  // the stack's host-side work per micro-batch (software.json)
   double total = 0;
 };
 
@@ -137,6 +176,9 @@ struct Estimate {
   double stage_forward_s = 0, stage_backward_s = 0;  // backward includes recompute
   double p2p_s = 0;                                  // one boundary transfer
   double gemm_efficiency = 0;                        // achieved / peak for this layer's matmuls
+  int slowest_stage = 0;                             // the stage that sets the pipeline's pace
+  std::vector<int> stage_layers;                     // transformer layers per stage
+  double zero3_collectives = 0;                      // parameter gathers + gradient reduce-scatters per step
   std::string dp_algorithm, tp_algorithm;            // "ring", "tree", "hierarchical", "none"
   std::vector<std::string> notes;                    // assumptions applied (e.g. ZeRO-3 with pp > 1)
 };
@@ -144,6 +186,7 @@ struct Estimate {
 // ---- model arithmetic (each cites its formula in perf_model.cpp) -----------------------------------
 
 double param_count(const ModelSpec& m);                         // exact: embeddings, layers, final norm
+double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param);  // one layer's shard
 double megatron_param_count(const ModelSpec& m);                // Narayanan et al. 2021 eq. (2)
 double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // eq. (3) without recompute
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);
@@ -176,6 +219,11 @@ nlohmann::json to_json(const Estimate& e, const Config& c);
 Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel = true);
 Config parse_config(const Catalog& cat, const nlohmann::json& config, const std::string& file_for_errors,
                     bool require_parallel = true);
+// A software.json record as the model uses it (unknown ids throw std::out_of_range naming the known ones).
+Software software_from_catalog(const Catalog& cat, const std::string& id, const std::string& gpu_id);
+// The stack a config runs when it names none: the model preset's own (models.json "software"), else the
+// cluster preset's, else Megatron-LM 2021.
+std::string default_software(const Catalog& cat, const std::string& model_id, const std::string& cluster_id);
 
 // Exactly the object `megacluster estimate` prints. Throws LoadError for invalid configs.
 nlohmann::json estimate_json(const Catalog& cat, const nlohmann::json& config,

@@ -2,7 +2,9 @@
 // presets and per-key overrides; checking it; printing an estimate as JSON.
 #include "perf/perf.h"
 
+#include <cctype>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 namespace mc::perf {
@@ -48,8 +50,8 @@ void apply_fabric(ClusterSpec& cs, const Record& f) {
 
 ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gpus_out) {
   j.only_keys({"preset", "gpus", "gpu", "gpus_per_node", "nodes", "node_network_Gbps", "intra_node_GBps_per_gpu",
-               "oversubscription", "price_per_gpu_hour_usd", "fabric", "intra_latency_us", "inter_latency_us",
-               "leaf_nodes", "matmul_peak_fraction", "hbm_bytes"});
+               "oversubscription", "price_per_gpu_hour_usd", "fabric", "intra_fabric", "intra_latency_us",
+               "inter_latency_us", "leaf_nodes", "matmul_peak_fraction", "hbm_bytes", "inter_busbw_GBps"});
   ClusterSpec cs;
   long long total = 0;
   if (auto p = j.get("preset")) {
@@ -67,8 +69,11 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
     cs.node_network_Gbps = cl.get_or("network_per_server_Gbps", cs.node_network_Gbps);
     cs.oversubscription = cl.get_or("oversubscription", cs.oversubscription);
     cs.price_per_gpu_hour_usd = cl.get_or("usd_per_gpu_hour", 0);
-    if (const Table* f = cat.table("fabrics"))
+    if (const Table* f = cat.table("fabrics")) {
       if (const Record* r = f->find(cl.text_or("fabric", ""))) apply_fabric(cs, *r);
+      if (const Record* r = f->find(cl.text_or("intra_fabric", ""))) apply_fabric(cs, *r);
+    }
+    cs.inter_busbw_GBps = cl.get_or("inter_busbw_GBps", 0);
     total = (long long)cl.get_or("gpus", 0);
   } else if (!j.has("gpu")) {
     j.fail("a cluster needs \"preset\" (a clusters.json id) or \"gpu\" (a gpus.json id) with gpus_per_node, nodes "
@@ -76,6 +81,8 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
   }
   if (auto g = j.get("gpu")) apply_gpu(cs, find_record(cat, "gpus", *g));
   if (auto f = j.get("fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
+  if (auto f = j.get("intra_fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
+  if (auto v = j.get("inter_busbw_GBps")) cs.inter_busbw_GBps = v->number_in(0.001, 1e5);
   if (auto v = j.get("gpus_per_node")) cs.gpus_per_node = positive_int(*v, 1024);
   if (auto v = j.get("node_network_Gbps")) cs.node_network_Gbps = v->number_in(0.001, 1e6);
   if (auto v = j.get("intra_node_GBps_per_gpu")) cs.intra_node_GBps_per_gpu = v->number_in(0.001, 1e6);
@@ -107,7 +114,7 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
 Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel) {
   JsonCursor root = doc.root();
   if (!root.is_object()) root.fail("a config is a JSON object with \"model\", \"cluster\", \"parallel\", \"training\"");
-  root.only_keys({"model", "cluster", "parallel", "training"});
+  root.only_keys({"model", "cluster", "parallel", "training", "software"});
   Config c;
   // ---- model ----
   JsonCursor jm = root["model"];
@@ -144,6 +151,21 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   long long gpus = 0;
   c.cluster = parse_cluster(cat, root["cluster"], gpus);
 
+  // ---- software: the stack that runs it (software.json), by default the one the preset ran with ----
+  {
+    std::string sw_id;
+    const auto jsw = root.get("software");
+    if (jsw) {
+      sw_id = jsw->string();
+      find_record(cat, "software", *jsw);  // unknown ids: located error listing the known ones
+    } else {
+      std::string cluster_id;
+      if (auto jc = root["cluster"].get("preset")) cluster_id = jc->string();
+      sw_id = default_software(cat, c.model.id, cluster_id);
+    }
+    if (!sw_id.empty()) c.software = software_from_catalog(cat, sw_id, c.cluster.gpu);
+  }
+
   // ---- training ----
   if (preset) c.training.tokens = preset->get_or("tokens", c.training.tokens);
   if (c.cluster.peak_fp16_flops <= 0 && c.cluster.peak_bf16_flops > 0) c.training.precision = Precision::bf16;
@@ -167,7 +189,7 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   bool dp_given = false;
   if (jp) {
     jp->only_keys({"tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
-                   "sequence_parallel", "overlap_dp_comm", "scatter_gather"});
+                   "sequence_parallel", "overlap_dp_comm", "scatter_gather", "layers_per_stage", "embedding_stages"});
     if (auto v = jp->get("tp")) L.tp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("pp")) L.pp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("dp")) L.dp = positive_int(*v, 1 << 24), dp_given = true;
@@ -186,6 +208,24 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     if (auto v = jp->get("sequence_parallel")) L.sequence_parallel = v->boolean();
     if (auto v = jp->get("overlap_dp_comm")) L.overlap_dp_comm = v->boolean();
     if (auto v = jp->get("scatter_gather")) L.scatter_gather = v->boolean();
+    if (auto v = jp->get("embedding_stages"))
+      L.embedding_stages = v->one_of({"extra", "as-layers"}) == "extra" ? EmbeddingStages::extra
+                                                                         : EmbeddingStages::as_layers;
+    if (auto v = jp->get("layers_per_stage")) {
+      if (!v->is_array()) v->fail("layers_per_stage is a list of layer counts, one per pipeline stage");
+      long long sum = 0;
+      for (const JsonCursor& n : v->elements()) {
+        L.layers_per_stage.push_back(int(n.integer_in(0, 100000)));
+        sum += L.layers_per_stage.back();
+      }
+      if (sum != c.model.layers)
+        v->fail("layers_per_stage adds up to " + std::to_string(sum) + " layers; the model has " +
+                std::to_string(c.model.layers) + ": make the counts sum to the layers");
+      if (!jp->has("pp")) L.pp = int(L.layers_per_stage.size());
+      if (int(L.layers_per_stage.size()) != L.pp)
+        v->fail("layers_per_stage has " + std::to_string(L.layers_per_stage.size()) + " entries but pp is " +
+                std::to_string(L.pp) + ": give one count per pipeline stage");
+    }
   }
   if (!dp_given) L.dp = int(std::max<long long>(1, gpus / (long long)(L.tp * L.pp)));
   if (!jp || !require_parallel) return c;  // a search config: the layout is the search's to choose
@@ -199,6 +239,7 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                       : p.rfind("pp", 0) == 0           ? "pp"
                       : p.rfind("tp", 0) == 0           ? "tp"
                       : p.rfind("virtual_stages", 0) == 0 ? "virtual_stages"
+                      : p.rfind("layers_per_stage", 0) == 0 ? "layers_per_stage"
                                                           : "micro_batch";
     at(key).fail(p);
   }
@@ -224,11 +265,17 @@ std::vector<std::string> layout_problems(const Config& c) {
                   s((long long)L.micro_batch * L.dp));
   if (m.heads % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide the " + s(m.heads) + " attention heads");
   if (m.ffn() % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide ffn_hidden " + s(m.ffn()));
-  if (m.layers % L.pp != 0) out.push_back("pp " + s(L.pp) + " must divide the " + s(m.layers) + " layers");
+  // Any layer count splits over the stages (stage_layers: as evenly as possible, or the explicit list);
+  // a stage needs at least one layer, or with the embedding/output layer counted as layers, one unit.
+  if (L.pp > m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0))
+    out.push_back("pp " + s(L.pp) + " is more stages than the " + s(m.layers) + " layers can fill");
   if (L.schedule == Schedule::interleaved && L.pp > 1) {
-    if (m.layers % (L.pp * L.virtual_stages) != 0)
-      out.push_back("virtual_stages: pp*virtual_stages = " + s(L.pp * L.virtual_stages) + " must divide the " +
-                    s(m.layers) + " layers");
+    if ((long long)L.pp * L.virtual_stages > m.layers)
+      out.push_back("virtual_stages: pp*virtual_stages = " + s((long long)L.pp * L.virtual_stages) +
+                    " model chunks for " + s(m.layers) + " layers; each chunk needs a layer");
+    else if (!L.layers_per_stage.empty())
+      out.push_back("layers_per_stage: an explicit split works with the 1f1b or gpipe schedule; the interleaved "
+                    "one splits the layers into chunks itself");
     else if (L.global_batch % ((long long)L.micro_batch * L.dp) == 0 && L.micro_batches() % L.pp != 0)
       out.push_back("global_batch: the interleaved schedule needs micro-batches per iteration (" +
                     s(L.micro_batches()) + ") to be a multiple of pp (" + s(L.pp) + ") (Megatron-LM)");
@@ -249,7 +296,8 @@ json to_json(const Estimate& e, const Config& c) {
   j["fits"] = e.fits;
   j["iteration_time_s"] = e.iteration_time_s;
   j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
-                           {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer}};
+                           {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer},
+                           {"framework", e.time.framework}};
   j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;
   j["mfu"] = e.mfu;
   j["tokens_per_s"] = e.tokens_per_s;
@@ -263,6 +311,10 @@ json to_json(const Estimate& e, const Config& c) {
   j["per_micro_batch_s"] = {{"stage_forward", e.stage_forward_s}, {"stage_backward", e.stage_backward_s},
                             {"p2p", e.p2p_s}};
   j["algorithms"] = {{"tp", e.tp_algorithm}, {"dp", e.dp_algorithm}};
+  j["software"] = c.software.id.empty() ? "megatron-lm-2021" : c.software.id;
+  j["stage_layers"] = e.stage_layers;
+  j["slowest_stage"] = e.slowest_stage;
+  if (L.zero >= 3) j["zero3_collectives_per_iteration"] = e.zero3_collectives;
   j["layout"] = {{"tp", L.tp},
                  {"pp", L.pp},
                  {"dp", L.dp},
@@ -277,6 +329,52 @@ json to_json(const Estimate& e, const Config& c) {
   j["precision"] = to_string(c.training.precision);
   j["notes"] = e.notes;
   return j;
+}
+
+Software software_from_catalog(const Catalog& cat, const std::string& id, const std::string& gpu_id) {
+  const Table* t = cat.table("software");
+  const Record* r = t ? t->find(id) : nullptr;
+  if (!r) {
+    std::string ids;
+    if (t)
+      for (const auto& x : t->records) ids += (ids.empty() ? "" : ", ") + x.id;
+    throw std::out_of_range("unknown software id \"" + id + "\"; known: " + ids);
+  }
+  Software sw;
+  sw.id = r->id;
+  // The stack's achieved large-GEMM fraction on this GPU's generation (gemm_fraction_volta, ...).
+  std::string arch;
+  if (const Table* g = cat.table("gpus"))
+    if (const Record* gr = g->find(gpu_id)) arch = gr->text_or("architecture", "");
+  for (char& ch : arch) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (!arch.empty()) sw.gemm_fraction = r->get_or("gemm_fraction_" + arch, 0);
+  sw.elementwise_factor = r->get_or("elementwise_factor", sw.elementwise_factor);
+  sw.flash_attention = r->get_or("flash_attention", 0) != 0;
+  sw.nccl_version = int(r->get_or("nccl_version", sw.nccl_version));
+  const std::string g = r->text_or("zero3_gather", "per-layer");
+  sw.zero3_gather = g == "per-tensor" ? Zero3Gather::per_tensor
+                    : g == "per-module" ? Zero3Gather::per_module : Zero3Gather::per_layer;
+  sw.zero3_overlap = r->get_or("zero3_overlap", 0) != 0;
+  sw.zero3_reduce_each_microbatch = r->get_or("zero3_reduce_each_microbatch", 0) != 0;
+  sw.zero3_prefetch_params = r->get_or("zero3_prefetch_params", 0);
+  sw.dp_overlap = r->get_or("dp_overlap", 0) != 0;
+  sw.pipeline_scatter_gather = r->get_or("pipeline_scatter_gather", 1) != 0;
+  sw.pipeline_full_gradients = r->get_or("pipeline_full_gradients", 0) != 0;
+  sw.pipeline_blocking_p2p = r->get_or("pipeline_blocking_p2p", 0) != 0;
+  sw.pipeline_p2p_broadcast = r->get_or("pipeline_p2p_broadcast", 0) != 0;
+  sw.per_microbatch_overhead_s = r->get_or("per_microbatch_overhead_us", 0) * 1e-6;
+  return sw;
+}
+
+std::string default_software(const Catalog& cat, const std::string& model_id, const std::string& cluster_id) {
+  for (const auto& [table, id] : {std::pair<const char*, std::string>{"models", model_id}, {"clusters", cluster_id}})
+    if (const Table* t = cat.table(table))
+      if (const Record* r = t->find(id)) {
+        const std::string sw = r->text_or("software", "");
+        if (!sw.empty()) return sw;
+      }
+  const Table* t = cat.table("software");
+  return t && t->find("megatron-lm-2021") ? "megatron-lm-2021" : "";
 }
 
 json estimate_json(const Catalog& cat, const json& config, const std::string& file) {

@@ -56,6 +56,10 @@ double layer_forward_flops_per_seq(const ModelSpec& m) {
 }
 }  // namespace
 
+double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param) {
+  return layer_params(m) / std::max(1, tp) * bytes_per_param;
+}
+
 // Exact count: token + position embeddings, layers, final LayerNorm; the output layer shares the token
 // embedding (GPT-2/3). For the standard block this is Narayanan et al. 2021 eq. (2) plus the final 2h.
 double param_count(const ModelSpec& m) {
@@ -134,52 +138,82 @@ double bubble_over_ideal(Schedule s, int p, int m, int v) {
   return s == Schedule::interleaved ? base / std::max(1, v) : base;
 }
 
-// Memory of the most loaded GPU. The first pipeline stage holds the most in-flight micro-batches
-// (Korthikanti et al. 2022, Sec. 4.2.3: p micro-batches of l/p layers under 1F1B = l layers' worth,
-// times 1 + (p-1)/(p v) when interleaved; GPipe keeps all m). The last stage holds the logits instead.
-MemoryBreakdown memory_per_gpu(const Config& c) {
+std::vector<int> stage_layers(const ModelSpec& m, const Layout& L) {
+  const int p = std::max(1, L.pp);
+  if (int(L.layers_per_stage.size()) == p) return L.layers_per_stage;
+  // Units to balance: the layers, plus the embedding and the output layer when they count as layers.
+  const bool as_layers = L.embedding_stages == EmbeddingStages::as_layers && p > 1;
+  const int units = m.layers + (as_layers ? 2 : 0);
+  std::vector<int> out(size_t(p), units / p);
+  // The remainder goes to the middle stages first: the end stages also hold the embedding and the output
+  // layer (their activations and logits), so they are the ones to keep light.
+  int extra = units % p;
+  for (int i = 1; i < p - 1 && extra > 0; ++i, --extra) ++out[size_t(i)];
+  for (int i : {0, p - 1})
+    if (extra > 0) ++out[size_t(i)], --extra;
+  if (as_layers) --out.front(), --out.back();
+  for (int& n : out) n = std::max(0, n);
+  return out;
+}
+
+namespace {
+// Micro-batches whose activations stage `i` holds at its peak: all m under GPipe; p - i under 1F1B
+// (Narayanan et al. 2021 Sec. 2.2.1: the first stage p, the last 1), times 1 + (p-1)/(p v) interleaved
+// (Korthikanti et al. 2022, Sec. 4.2.3).
+double in_flight(const Layout& L, int i) {
+  const double p = L.pp, m = L.micro_batches();
+  switch (L.schedule) {
+    case Schedule::gpipe: return m;
+    case Schedule::one_f_one_b: return std::min(p - i, m);
+    case Schedule::interleaved: return std::min(p - i, m) * (1 + (p - 1) / (p * std::max(1, L.virtual_stages)));
+  }
+  return m;
+}
+
+// Memory of stage i holding `layers` transformer layers.
+MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   const ModelSpec& m = c.model;
   const Layout& L = c.layout;
-  const double t = L.tp, p = L.pp;
-  const double layers_per_stage = double(m.layers) / p;
-  const double h = m.hidden;
-  // Weights of a stage shard: its layers / t, plus the embeddings (token / t and positions) on the first
-  // stage and the tied output embedding on the last one.
-  const double layer_w = layers_per_stage * layer_params(m) / t;
-  const double embed = double(m.vocab) * h / t + (p == 1 ? double(m.seq_len) * h : 0);
-  const double first_params = layer_w + embed + (p > 1 ? double(m.seq_len) * h : 0);
-  MemoryBreakdown mb = zero_model_state_bytes(first_params, L.dp, L.zero, c.training.precision);
-
-  const int micro = L.micro_batches();
-  double in_flight = 0;
-  switch (L.schedule) {
-    case Schedule::gpipe: in_flight = micro; break;
-    case Schedule::one_f_one_b: in_flight = std::min<double>(p, micro); break;
-    case Schedule::interleaved:
-      in_flight = std::min<double>(p, micro) * (1 + (p - 1) / (p * std::max(1, L.virtual_stages)));
-      break;
-  }
+  const double t = L.tp, h = m.hidden;
+  const bool first = i == 0, last = i == L.pp - 1;
+  // Weights of the stage's shard: its layers / t, the token embedding / t and positions on the first
+  // stage, the tied output embedding on the last one (one copy when both are the same stage).
+  double params = layers * layer_params(m) / t;
+  if (first) params += double(m.vocab) * h / t + double(m.seq_len) * h;
+  if (last && !first) params += double(m.vocab) * h / t;
+  MemoryBreakdown mb = zero_model_state_bytes(params, L.dp, L.zero, c.training.precision);
   const double act_scale = c.training.precision == Precision::fp32 ? 2.0 : 1.0;
-  double acts = act_scale * layers_per_stage * in_flight *
+  const double n = in_flight(L, i);
+  double acts = act_scale * layers * n *
                 activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);
-  if (L.recompute == Recompute::full)  // one layer's full activations while it is recomputed
+  if (L.recompute == Recompute::full && layers > 0)  // one layer's full activations while it is recomputed
     acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none);
-  // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch (first stage).
-  acts += act_scale * in_flight * 2.0 * m.seq_len * L.micro_batch * h / (L.sequence_parallel ? t : 1.0);
-  // Last stage: fp32 logits and their gradient, 4 + 4 bytes x s b V / t for the micro-batch in flight.
-  const double logits = 8.0 * m.seq_len * L.micro_batch * double(m.vocab) / t;
-  if (p == 1) acts += logits;
+  // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch.
+  if (first) acts += act_scale * n * 2.0 * m.seq_len * L.micro_batch * h / (L.sequence_parallel ? t : 1.0);
+  // Output layer: fp32 logits and their gradient, 4 + 4 bytes x s b V / t for the micro-batch in flight.
+  if (last) acts += 8.0 * m.seq_len * L.micro_batch * double(m.vocab) / t;
   mb.activations = acts;
   mb.total = mb.weights + mb.gradients + mb.optimizer + mb.activations;
-  if (p > 1) {  // compare with the last stage: 1 micro-batch of activations... at most, plus the logits
-    MemoryBreakdown last = zero_model_state_bytes(layer_w + double(m.vocab) * h / t, L.dp, L.zero, c.training.precision);
-    last.activations = act_scale * layers_per_stage *
-                           activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute) +
-                       logits;
-    last.total = last.weights + last.gradients + last.optimizer + last.activations;
-    if (last.total > mb.total) return last;
-  }
   return mb;
+}
+}  // namespace
+
+// Memory of the most loaded GPU: every stage is priced (its layers, its embedding or output layer, the
+// micro-batches it holds in flight) and the largest returned. With an even split that is the first
+// stage (Korthikanti et al. 2022, Sec. 4.2.3), or the last when the logits outweigh the activations.
+MemoryBreakdown memory_per_gpu(const Config& c) {
+  const std::vector<int> layers = stage_layers(c.model, c.layout);
+  MemoryBreakdown worst;
+  int prev = -1;
+  for (int i = 0; i < int(layers.size()); ++i) {
+    // Middle stages with the same layer count as the one before hold less (fewer in flight): skip them.
+    const bool end = i == 0 || i == int(layers.size()) - 1;
+    if (!end && layers[size_t(i)] <= prev) continue;
+    prev = layers[size_t(i)];
+    const MemoryBreakdown mb = stage_memory(c, i, layers[size_t(i)]);
+    if (mb.total > worst.total) worst = mb;
+  }
+  return worst;
 }
 
 }  // namespace mc::perf

@@ -46,9 +46,9 @@ struct LayerTimes {
 
 // One transformer layer on one GPU for one micro-batch of b sequences, tensor-parallel over t
 // (Megatron-LM: QKV and fc1 column-split, proj and fc2 row-split; Shoeybi et al. 2019, Sec. 3).
-LayerTimes layer_times(const Config& cfg) {
+LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
   const ModelSpec& m = cfg.model;
-  const ClusterSpec& c = cfg.cluster;
+  const Software& sw = cfg.software;
   const Layout& L = cfg.layout;
   const double peak = peak_for(c, cfg.training.precision);
   const double bytes = cfg.training.precision == Precision::fp32 ? 4 : 2;
@@ -72,26 +72,40 @@ LayerTimes layer_times(const Config& cfg) {
   const double split = 2 * s * b * mlp_in / t;
   const double scores = 4.5 * a * s * s * b / t;
   const double hbm = c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction;
-  lt.elementwise_fwd = bytes * (repl + split) / hbm + 6 * c.kernel_overhead_s;
-  lt.attn_elementwise_fwd = bytes * scores / hbm + 2 * c.kernel_overhead_s;
+  // A stack without Megatron's fused kernels moves each intermediate through HBM once per unfused op
+  // (software.json elementwise_factor). Flash attention keeps the scores in on-chip memory: no s^2 traffic.
+  lt.elementwise_fwd = sw.elementwise_factor * bytes * (repl + split) / hbm + 6 * c.kernel_overhead_s;
+  lt.attn_elementwise_fwd =
+      sw.flash_attention ? 0.0 : sw.elementwise_factor * bytes * scores / hbm + 2 * c.kernel_overhead_s;
   lt.flops_fwd = 2 * tokens * (h * (h + 2 * kvd) + h * h + (m.gated_mlp ? 3 : 2) * h * f) / t + 4 * b * s * s * h / t;
   lt.gemm_efficiency = lt.flops_fwd / ((lt.gemm_fwd + lt.attn_core_fwd) * peak);
   return lt;
 }
 
+// Parameter tensors of one transformer layer as a framework holds them: the Q/K/V, output, fc1 (and
+// gate) and fc2 matrices with their biases, and two LayerNorms' gain and bias.
+int tensors_per_layer(const ModelSpec& m) { return (m.gated_mlp ? 5 : 4) * 2 + 4; }
+// Modules of one layer (the linears and the two norms): DeepSpeed >= 0.5 gathers one module's tensors
+// together.
+int modules_per_layer(const ModelSpec& m) { return (m.gated_mlp ? 5 : 4) + 2; }
+
 }  // namespace
 
 Estimate estimate(const Config& cfg) {
   const ModelSpec& m = cfg.model;
-  const ClusterSpec& c = cfg.cluster;
   const Layout& L = cfg.layout;
+  const Software& sw = cfg.software;
+  // The stack's achieved large-GEMM fraction replaces the GPU's (same silicon, other kernels and clocks).
+  ClusterSpec c = cfg.cluster;
+  if (sw.gemm_fraction > 0) c.matmul_peak_fraction = sw.gemm_fraction;
   Estimate e;
   const double bytes = cfg.training.precision == Precision::fp32 ? 4 : 2;
   const double peak = peak_for(c, cfg.training.precision);
   const double b = L.micro_batch, s = m.seq_len, h = m.hidden;
   const int micro = L.micro_batches();
   const int v = L.schedule == Schedule::interleaved ? std::max(1, L.virtual_stages) : 1;
-  const double layers_per_stage = double(m.layers) / L.pp;
+  e.stage_layers = stage_layers(m, L);
+  const int p = int(e.stage_layers.size());
 
   e.params = param_count(m);
   e.model_flops_per_iteration = model_flops_per_iteration(m, L.global_batch);
@@ -102,7 +116,7 @@ Estimate estimate(const Config& cfg) {
   e.fits = e.memory.total <= c.hbm_bytes;
 
   // ---- per layer, per micro-batch ----
-  const LayerTimes lt = layer_times(cfg);
+  const LayerTimes lt = layer_times(cfg, c);
   e.gemm_efficiency = lt.gemm_efficiency;
   const double fwd_compute = lt.gemm_fwd + lt.attn_core_fwd + lt.elementwise_fwd + lt.attn_elementwise_fwd;
   // Backward: two GEMMs per forward GEMM (input and weight gradients) and about twice the element-wise
@@ -114,72 +128,136 @@ Estimate estimate(const Config& cfg) {
   // Tensor-parallel communication: 2 all-reduces of b s h in the forward pass, 2 in the backward, 2 more
   // when the forward is recomputed (comm_volume.h); with sequence parallelism each all-reduce becomes a
   // reduce-scatter + all-gather of the same total volume (Korthikanti et al. 2022, Sec. 4.2.2).
-  const Topology topo = topology_of(c);
+  Topology topo = topology_of(c);
+  topo.gather_trees = sw.nccl_version >= 22300;
   const int tp_per_node = std::min(L.tp, c.gpus_per_node);
   const Collective tp_ar = all_reduce(topo, b * s * h * bytes, L.tp, tp_per_node, 1);
   e.tp_algorithm = L.tp > 1 ? tp_ar.algorithm : "none";
   const double tp_fwd = 2 * tp_ar.time_s;
   double tp_bwd = 2 * tp_ar.time_s + (L.recompute == Recompute::full ? tp_fwd : 0);
 
-  // ---- per stage, per micro-batch: chunks of l/(p v) layers; the last stage also runs the logits ----
+  // ---- per stage, per micro-batch: its layers; the last stage also runs the logits ----
   const double logits_fwd = gemm_time_s(c, peak, 1, b * s, double(m.vocab) / L.tp, h, bytes) +
                             bytes * 3 * b * s * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
-  const double stage_f = layers_per_stage * (fwd_compute + tp_fwd) + logits_fwd;
-  const double stage_b = layers_per_stage * (bwd_compute + tp_bwd) + 2 * logits_fwd;
-  e.stage_forward_s = stage_f / v;  // one chunk
-  e.stage_backward_s = stage_b / v;
+  std::vector<double> stage_f(static_cast<size_t>(p)), stage_b(static_cast<size_t>(p));
+  int slow = 0;
+  for (int i = 0; i < p; ++i) {
+    const double n = e.stage_layers[size_t(i)];
+    const bool last = i == p - 1;
+    stage_f[size_t(i)] = n * (fwd_compute + tp_fwd) + (last ? logits_fwd : 0) + sw.per_microbatch_overhead_s / 2;
+    stage_b[size_t(i)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd : 0) + sw.per_microbatch_overhead_s / 2;
+    if (stage_f[size_t(i)] + stage_b[size_t(i)] > stage_f[size_t(slow)] + stage_b[size_t(slow)]) slow = i;
+  }
+  e.slowest_stage = slow;
+  const double slow_layers = e.stage_layers[size_t(slow)];
+  const bool slow_is_last = slow == p - 1;
+  e.stage_forward_s = stage_f[size_t(slow)] / v;  // one chunk of the slowest stage
+  e.stage_backward_s = stage_b[size_t(slow)] / v;
 
   // Pipeline point-to-point: b s h per boundary (s b h / t each over t NICs with scatter/gather,
   // Narayanan et al. 2021 Sec. 4.1), over the InfiniBand when the next stage lives on another node.
-  double p2p = 0;
+  // The backward sends the activations' gradients the same way, or whole from every tensor rank
+  // (DeepSpeed's engine); a blocking send and a blocking receive make both stages wait out the transfer.
+  double p2p = 0, p2p_back = 0;
   if (L.pp > 1) {
-    const bool sg = L.scatter_gather && L.tp > 1;
-    const double msg = pp_boundary_bytes(b, s, h, bytes) / (sg ? L.tp : 1);
+    const bool sg = L.scatter_gather && sw.pipeline_scatter_gather && L.tp > 1;
+    const double whole = pp_boundary_bytes(b, s, h, bytes);
     const bool cross_node = L.tp * L.dp >= c.gpus_per_node || c.gpus_per_node == 1;
-    p2p = point_to_point(topo, msg, cross_node).time_s;
-    if (sg) p2p += all_gather(topo, pp_boundary_bytes(b, s, h, bytes), L.tp, tp_per_node, 1).time_s;
+    const bool bc = sw.pipeline_p2p_broadcast;
+    p2p = point_to_point(topo, whole / (sg ? L.tp : 1), cross_node, bc).time_s;
+    if (sg) p2p += all_gather(topo, whole, L.tp, tp_per_node, 1).time_s;
+    p2p_back = sw.pipeline_full_gradients ? point_to_point(topo, whole, cross_node, bc).time_s : p2p;
+    if (sw.pipeline_blocking_p2p) p2p *= 2, p2p_back *= 2;
   }
   e.p2p_s = p2p;
 
   // ---- data parallel: gradients of the stage shard (fp16, or fp32 in fp32 training) ----
-  const double shard_params = memory_per_gpu(Config{m, c, Layout{L.tp, L.pp, 1, L.micro_batch, L.global_batch,
-                                                                 L.schedule, L.virtual_stages, 0}, cfg.training})
-                                  .weights / bytes;
-  double dp_time = 0;
+  Layout shard_layout = L;
+  shard_layout.dp = 1, shard_layout.zero = 0;
+  const double shard_params =
+      memory_per_gpu(Config{m, cfg.cluster, shard_layout, cfg.training, sw}).weights / bytes;
+  double dp_time = 0, dp_exposed = 0;
   e.dp_algorithm = "none";
+  const bool overlap = L.overlap_dp_comm || sw.dp_overlap;
   if (L.dp > 1) {
     const int dp_per_node = std::max(1, std::min(L.dp, c.gpus_per_node / std::min(c.gpus_per_node, L.tp)));
     const int groups_per_node = std::max(1, c.gpus_per_node / (dp_per_node));
     const Collective g = all_reduce(topo, shard_params * bytes, L.dp, dp_per_node, groups_per_node);
     dp_time = g.time_s;
     e.dp_algorithm = g.algorithm;
+    dp_exposed = overlap ? std::max(0.0, dp_time - stage_b[size_t(slow)] / v) : dp_time;
     if (L.zero >= 3) {
-      // ZeRO-3 (Rajbhandari et al. 2020, Sec. 7.2.2): a reduce-scatter of the gradients plus an all-gather
-      // of the weights in every micro-batch's forward and backward (3 Psi per step at m = 1); no
-      // all-gather after the step, so the gradient term is the reduce-scatter alone, not an all-reduce.
-      const Collective ag = all_gather(topo, shard_params * bytes, L.dp, dp_per_node, groups_per_node);
-      dp_time = reduce_scatter(topo, shard_params * bytes, L.dp, dp_per_node, groups_per_node).time_s +
-                2.0 * micro * ag.time_s;
-      e.notes.push_back("ZeRO-3 re-gathers the weights in each micro-batch's forward and backward pass");
+      // ZeRO-3 / fully sharded data parallelism (Rajbhandari et al. 2020, Sec. 7.2.2): every micro-batch
+      // gathers each layer's weights before its forward and its backward (and again for the recomputed
+      // forward when the gathers hang on module hooks, as DeepSpeed's do), and reduce-scatters the layer's
+      // gradients after its backward. How many collectives that is, and whether they hide under compute,
+      // is the stack's (software.json): one per tensor with a device sync before each (DeepSpeed 2021),
+      // one per module, or one per layer prefetched (FSDP). Each is a ring over the dp ranks: N - 1
+      // latency steps plus its bytes at the ring's bandwidth.
+      const int per_layer = sw.zero3_gather == Zero3Gather::per_tensor   ? tensors_per_layer(m)
+                            : sw.zero3_gather == Zero3Gather::per_module ? modules_per_layer(m)
+                                                                         : 1;
+      const double layer_bytes = layer_params_bytes(m, L.tp, bytes);
+      const Collective ag = all_gather(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
+      const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
+      e.dp_algorithm = ag.algorithm;
+      const double gather_layer = per_layer * ag.time_s, reduce_layer = per_layer * rs.time_s;
+      // The embedding (and the untied or tied output layer) is one more tensor of each kind.
+      const double embed_bytes = double(m.vocab) * h / L.tp * bytes;
+      const double gather_embed = all_gather(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s;
+      const double reduce_embed = reduce_scatter(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s;
+      const bool regather = L.recompute == Recompute::full && sw.zero3_gather != Zero3Gather::per_layer;
+      const double fwd_gathers = slow_layers * gather_layer + gather_embed;
+      const double bwd_gathers = (regather ? 2 : 1) * slow_layers * gather_layer + gather_embed;
+      // Reduce-scatters after each micro-batch's backward, or of the accumulated gradients once at the end
+      // (the textbook ZeRO-3 of Rajbhandari et al. Sec. 7.2.2, and the default stack's).
+      const double bwd_reduces = sw.zero3_reduce_each_microbatch ? slow_layers * reduce_layer + reduce_embed : 0.0;
+      const double end_reduce = sw.zero3_reduce_each_microbatch ? 0.0 : slow_layers * reduce_layer + reduce_embed;
+      const double f_compute = stage_f[size_t(slow)], b_compute = stage_b[size_t(slow)];
+      // A prefetch budget smaller than a module leaves that module's gather in the open: the share of
+      // the layer's parameters in modules above the budget (the big matrices of a wide model).
+      double open_share = sw.zero3_overlap ? 0.0 : 1.0;
+      if (sw.zero3_overlap && sw.zero3_prefetch_params > 0) {
+        const double hh = h, ff = m.ffn(), kv = double(m.kv()) * (h / m.heads);
+        const double mats[] = {hh * (hh + 2 * kv) / L.tp, hh * hh / L.tp, (m.gated_mlp ? 2 : 1) * hh * ff / L.tp,
+                               hh * ff / L.tp};
+        double big = 0, all = 0;
+        for (double n : mats) all += n, big += n > sw.zero3_prefetch_params ? n : 0;
+        open_share = all > 0 ? big / all : 0;
+      }
+      const double hidden_f = (1 - open_share) * fwd_gathers, hidden_b = (1 - open_share) * bwd_gathers;
+      double per_mb = open_share * (fwd_gathers + bwd_gathers);
+      if (sw.zero3_overlap)  // prefetched: only what compute cannot cover, and the first layer's gather
+        per_mb += std::max(0.0, hidden_f - f_compute) + std::max(0.0, hidden_b + bwd_reduces - b_compute) +
+                  2 * (1 - open_share) * gather_layer;
+      else
+        per_mb += bwd_reduces;
+      dp_time = micro * (fwd_gathers + bwd_gathers + bwd_reduces) + end_reduce;
+      dp_exposed = micro * per_mb + end_reduce;
+      const double reduces_per_mb = sw.zero3_reduce_each_microbatch ? slow_layers * per_layer + 1 : 0;
+      e.zero3_collectives = micro * (slow_layers * per_layer * (regather ? 3 : 2) + (regather ? 3 : 2) + reduces_per_mb) +
+                            (sw.zero3_reduce_each_microbatch ? 0 : slow_layers * per_layer + 1);
+      e.notes.push_back("ZeRO-3 gathers each layer's weights in every micro-batch's forward and backward pass");
     }
   }
-  double dp_exposed = dp_time;
-  if (L.overlap_dp_comm) dp_exposed = std::max(0.0, dp_time - stage_b / v);
 
   // Adam step: reads and writes fp32 master weights, momentum, variance (24 bytes), reads the gradient
   // and writes the fp16 weights (4 bytes): memory bound, on the optimizer shard this GPU owns.
   const double opt_params = shard_params / (L.zero >= 1 ? L.dp : 1);
   const double optimizer_s = 28.0 * opt_params / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
 
-  // ---- assemble (Narayanan et al. 2021 eq. (1): batch time = (m + (p-1)/v) (t_f + t_b)) ----
-  const double per_mb = stage_f + stage_b;
-  const double ideal = micro * per_mb;
-  const double bubble = bubble_over_ideal(L.schedule, L.pp, micro, v) * ideal;
-  const double pp_comm = L.pp > 1 ? 2.0 * (micro * v + L.pp - 1) * p2p : 0;
+  // ---- assemble: the slowest stage sets the pace (Narayanan et al. 2021 eq. (1) with equal stages:
+  // (m + (p-1)/v)(t_f + t_b)); the others add their fill and drain: m t_max + (sum_i t_i - t_max) / v ----
+  double sum_stages = 0;
+  for (int i = 0; i < p; ++i) sum_stages += stage_f[size_t(i)] + stage_b[size_t(i)];
+  const double t_max = stage_f[size_t(slow)] + stage_b[size_t(slow)];
+  const double ideal = micro * t_max;
+  const double bubble = L.pp > 1 ? (sum_stages - t_max) / v : 0;
+  const double pp_comm = L.pp > 1 ? (micro * v + L.pp - 1) * (p2p + p2p_back) : 0;
   TimeBreakdown& T = e.time;
-  const double stage_compute = micro * (layers_per_stage * (fwd_compute + bwd_compute) + 3 * logits_fwd);
-  T.compute = stage_compute;
-  T.tp_comm = micro * layers_per_stage * (tp_fwd + tp_bwd);
+  T.compute = micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd : 0));
+  T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);
+  T.framework = micro * sw.per_microbatch_overhead_s;
   T.pp_comm = pp_comm;
   T.dp_comm = dp_exposed;
   T.bubble = bubble;
@@ -198,6 +276,7 @@ Estimate estimate(const Config& cfg) {
   e.cost_usd = e.gpu_hours * c.price_per_gpu_hour_usd;
   if (L.pp > 1 && L.zero >= 2)
     e.notes.push_back("ZeRO-2/3 with pipeline parallelism: gradients are reduced once per iteration here");
+  (void)dp_time;
   return e;
 }
 

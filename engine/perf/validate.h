@@ -18,7 +18,8 @@ struct ValidationRow {
   bool relative = true;        // tolerance type
   double error = 0;            // (predicted - published) / published, or absolute difference
   bool within = false;
-  std::string group;           // "throughput" or "arithmetic"
+  std::string group;           // "throughput" (Table 1), "runs" (more-public-cases) or "arithmetic"
+  std::string software;        // the training stack the prediction used (runs)
 };
 
 // The layout Megatron-LM 2021 used for a Table 1 row, as a `megacluster estimate` config. The paper gives
@@ -29,12 +30,27 @@ nlohmann::json table1_config(const nlohmann::json& case_inputs);
 // Evaluates every case of the file this model can reproduce. Throws LoadError for a malformed file.
 std::vector<ValidationRow> validate_cases(const Catalog& cat, const std::string& cases_path);
 
-// Median and max |error| of the Table 1 achieved-TFLOP/s rows.
+// Published training runs of 2019-2024 (more-public-cases.json) predicted as `megacluster estimate`
+// configs built by run-setups.json (the cluster each ran on, its training stack, the FLOP convention of
+// its TFLOP/s or MFU, and our rule for every input the source leaves open). Rows are group "runs";
+// their tolerance is the setup's band (the noisy Jean Zay V100 runs) or 25%. Runs the setups mark as
+// not predictable (no model shape published) are skipped and listed by `unpredicted`.
+std::vector<ValidationRow> validate_runs(const Catalog& cat, const std::string& cases_path,
+                                         const std::string& setups_path,
+                                         std::vector<std::string>* unpredicted = nullptr);
+// The config a run setup builds (exposed for tests and for `megacluster estimate` users who want to
+// start from a published run). Throws LoadError naming the setups file for a malformed entry.
+nlohmann::json run_config(const Catalog& cat, const nlohmann::json& run_case, const nlohmann::json& setup,
+                          const std::string& setups_path);
+
+// Median and max |error| of throughput rows: `table1` = Megatron-LM 2021 Table 1's achieved TFLOP/s;
+// `all` = every throughput row of both files (Table 1 and the runs, every quantity).
 struct ThroughputSummary {
   int rows = 0;
   double median_abs_error = 0, max_abs_error = 0;
 };
-ThroughputSummary throughput_summary(const std::vector<ValidationRow>& rows);
+ThroughputSummary throughput_summary(const std::vector<ValidationRow>& rows);      // Table 1 TFLOP/s
+ThroughputSummary all_throughput_summary(const std::vector<ValidationRow>& rows);  // both files
 
 std::string validation_markdown(const std::vector<ValidationRow>& rows);
 std::string validation_text(const std::vector<ValidationRow>& rows);

@@ -9,7 +9,7 @@ namespace mc::sim {
 
 namespace {
 
-const std::vector<std::string> kAnalyticKeys = {"model", "cluster", "parallel", "training"};
+const std::vector<std::string> kAnalyticKeys = {"model", "cluster", "parallel", "training", "software"};
 const std::vector<std::string> kSimKeys = {"stragglers", "degraded_links", "sim", "failures", "checkpoint", "data"};
 
 double catalog_value(const Catalog& cat, const char* table, const std::string& id, const char* key, double fallback) {
