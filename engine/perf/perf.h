@@ -85,6 +85,8 @@ struct Software {
                                               // backward (DeepSpeed, FSDP) or once per iteration
   double zero3_prefetch_params = 0; // prefetch budget: a module with more parameters is not prefetched
                                     // and its gather waits in the open (DeepSpeed); 0 = no budget (FSDP)
+  double zero3_reduce_bucket_params = 0;  // gradient bucket: a module with more parameters overflows it and
+                                          // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
   bool dp_overlap = false;         // gradient reduction overlapped with the backward pass
   bool pipeline_scatter_gather = true;  // Megatron-LM Sec. 4.1: activations split over the tensor ranks
   bool pipeline_full_gradients = false; // activation gradients sent back whole (DeepSpeed's engine)
@@ -92,7 +94,6 @@ struct Software {
                                         // they run at the fabric's collective, not point-to-point, rate
   bool pipeline_blocking_p2p = false;   // separate blocking send and receive: both stages wait out each
                                         // transfer (DeepSpeed); Megatron pairs them in one batched call
-  double per_microbatch_overhead_s = 0; // host-side work per micro-batch per stage (schedule, p2p setup)
 };
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
@@ -153,7 +154,6 @@ struct TimeBreakdown {  // seconds per iteration, exposed (not hidden by overlap
   double dp_comm = 0;    // data-parallel gradient exchange (and ZeRO-3 parameter gathers), not overlapped part
   double bubble = 0;     // pipeline fill and drain
   double optimizer = 0;  // Adam update (memory bound)
-  double framework = 0;  // the stack's host-side work per micro-batch (software.json)
   double total = 0;
 };
 
@@ -175,6 +175,8 @@ struct Estimate {
   // Per micro-batch, per pipeline stage (for the Gantt and the simulator).
   double stage_forward_s = 0, stage_backward_s = 0;  // backward includes recompute
   double p2p_s = 0;                                  // one boundary transfer
+  double layer_forward_s = 0, layer_backward_s = 0;  // one layer, one micro-batch, with its tp collectives
+  double logits_s = 0;                               // the output layer's forward + backward (last stage)
   double gemm_efficiency = 0;                        // achieved / peak for this layer's matmuls
   int slowest_stage = 0;                             // the stage that sets the pipeline's pace
   std::vector<int> stage_layers;                     // transformer layers per stage

@@ -270,9 +270,10 @@ std::vector<std::string> layout_problems(const Config& c) {
   if (L.pp > m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0))
     out.push_back("pp " + s(L.pp) + " is more stages than the " + s(m.layers) + " layers can fill");
   if (L.schedule == Schedule::interleaved && L.pp > 1) {
-    if ((long long)L.pp * L.virtual_stages > m.layers)
-      out.push_back("virtual_stages: pp*virtual_stages = " + s((long long)L.pp * L.virtual_stages) +
-                    " model chunks for " + s(m.layers) + " layers; each chunk needs a layer");
+    if (m.layers % ((long long)L.pp * L.virtual_stages) != 0)
+      out.push_back("virtual_stages: the interleaved schedule splits the layers into pp*virtual_stages = " +
+                    s((long long)L.pp * L.virtual_stages) + " equal chunks, which must divide the " + s(m.layers) +
+                    " layers (Megatron-LM); use 1f1b for an uneven split");
     else if (!L.layers_per_stage.empty())
       out.push_back("layers_per_stage: an explicit split works with the 1f1b or gpipe schedule; the interleaved "
                     "one splits the layers into chunks itself");
@@ -296,8 +297,7 @@ json to_json(const Estimate& e, const Config& c) {
   j["fits"] = e.fits;
   j["iteration_time_s"] = e.iteration_time_s;
   j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
-                           {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer},
-                           {"framework", e.time.framework}};
+                           {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer}};
   j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;
   j["mfu"] = e.mfu;
   j["tokens_per_s"] = e.tokens_per_s;
@@ -357,12 +357,12 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.zero3_overlap = r->get_or("zero3_overlap", 0) != 0;
   sw.zero3_reduce_each_microbatch = r->get_or("zero3_reduce_each_microbatch", 0) != 0;
   sw.zero3_prefetch_params = r->get_or("zero3_prefetch_params", 0);
+  sw.zero3_reduce_bucket_params = r->get_or("zero3_reduce_bucket_params", 0);
   sw.dp_overlap = r->get_or("dp_overlap", 0) != 0;
   sw.pipeline_scatter_gather = r->get_or("pipeline_scatter_gather", 1) != 0;
   sw.pipeline_full_gradients = r->get_or("pipeline_full_gradients", 0) != 0;
   sw.pipeline_blocking_p2p = r->get_or("pipeline_blocking_p2p", 0) != 0;
   sw.pipeline_p2p_broadcast = r->get_or("pipeline_p2p_broadcast", 0) != 0;
-  sw.per_microbatch_overhead_s = r->get_or("per_microbatch_overhead_us", 0) * 1e-6;
   return sw;
 }
 

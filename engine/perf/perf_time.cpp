@@ -144,11 +144,14 @@ Estimate estimate(const Config& cfg) {
   for (int i = 0; i < p; ++i) {
     const double n = e.stage_layers[size_t(i)];
     const bool last = i == p - 1;
-    stage_f[size_t(i)] = n * (fwd_compute + tp_fwd) + (last ? logits_fwd : 0) + sw.per_microbatch_overhead_s / 2;
-    stage_b[size_t(i)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd : 0) + sw.per_microbatch_overhead_s / 2;
+    stage_f[size_t(i)] = n * (fwd_compute + tp_fwd) + (last ? logits_fwd : 0);
+    stage_b[size_t(i)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd : 0);
     if (stage_f[size_t(i)] + stage_b[size_t(i)] > stage_f[size_t(slow)] + stage_b[size_t(slow)]) slow = i;
   }
   e.slowest_stage = slow;
+  e.layer_forward_s = fwd_compute + tp_fwd;
+  e.layer_backward_s = bwd_compute + tp_bwd;
+  e.logits_s = 3 * logits_fwd;
   const double slow_layers = e.stage_layers[size_t(slow)];
   const bool slow_is_last = slow == p - 1;
   e.stage_forward_s = stage_f[size_t(slow)] / v;  // one chunk of the slowest stage
@@ -214,24 +217,25 @@ Estimate estimate(const Config& cfg) {
       const double bwd_reduces = sw.zero3_reduce_each_microbatch ? slow_layers * reduce_layer + reduce_embed : 0.0;
       const double end_reduce = sw.zero3_reduce_each_microbatch ? 0.0 : slow_layers * reduce_layer + reduce_embed;
       const double f_compute = stage_f[size_t(slow)], b_compute = stage_b[size_t(slow)];
-      // A prefetch budget smaller than a module leaves that module's gather in the open: the share of
-      // the layer's parameters in modules above the budget (the big matrices of a wide model).
-      double open_share = sw.zero3_overlap ? 0.0 : 1.0;
-      if (sw.zero3_overlap && sw.zero3_prefetch_params > 0) {
-        const double hh = h, ff = m.ffn(), kv = double(m.kv()) * (h / m.heads);
-        const double mats[] = {hh * (hh + 2 * kv) / L.tp, hh * hh / L.tp, (m.gated_mlp ? 2 : 1) * hh * ff / L.tp,
-                               hh * ff / L.tp};
+      // A prefetch budget smaller than a module leaves that module's gather in the open, and a gradient
+      // bucket smaller than a module makes its reduce-scatter hold up the backward: the share of the
+      // layer's parameters in modules above each limit (the big matrices of a wide model).
+      const double hh = h, ff = m.ffn(), kv = double(m.kv()) * (h / m.heads);
+      const double mats[] = {hh * (hh + 2 * kv) / L.tp, hh * hh / L.tp, (m.gated_mlp ? 2 : 1) * hh * ff / L.tp,
+                             hh * ff / L.tp};
+      auto share_above = [&](double limit) {
+        if (limit <= 0) return 0.0;
         double big = 0, all = 0;
-        for (double n : mats) all += n, big += n > sw.zero3_prefetch_params ? n : 0;
-        open_share = all > 0 ? big / all : 0;
-      }
+        for (double n : mats) all += n, big += n > limit ? n : 0;
+        return all > 0 ? big / all : 0.0;
+      };
+      const double open_share = sw.zero3_overlap ? share_above(sw.zero3_prefetch_params) : 1.0;
+      const double open_reduce = sw.zero3_overlap ? share_above(sw.zero3_reduce_bucket_params) : 1.0;
       const double hidden_f = (1 - open_share) * fwd_gathers, hidden_b = (1 - open_share) * bwd_gathers;
-      double per_mb = open_share * (fwd_gathers + bwd_gathers);
-      if (sw.zero3_overlap)  // prefetched: only what compute cannot cover, and the first layer's gather
-        per_mb += std::max(0.0, hidden_f - f_compute) + std::max(0.0, hidden_b + bwd_reduces - b_compute) +
-                  2 * (1 - open_share) * gather_layer;
-      else
-        per_mb += bwd_reduces;
+      const double per_mb = open_share * (fwd_gathers + bwd_gathers) + open_reduce * bwd_reduces +
+                            std::max(0.0, hidden_f - f_compute) +
+                            std::max(0.0, hidden_b + (1 - open_reduce) * bwd_reduces - b_compute) +
+                            (sw.zero3_overlap ? 2 * (1 - open_share) * gather_layer : 0.0);
       dp_time = micro * (fwd_gathers + bwd_gathers + bwd_reduces) + end_reduce;
       dp_exposed = micro * per_mb + end_reduce;
       const double reduces_per_mb = sw.zero3_reduce_each_microbatch ? slow_layers * per_layer + 1 : 0;
@@ -257,7 +261,6 @@ Estimate estimate(const Config& cfg) {
   TimeBreakdown& T = e.time;
   T.compute = micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd : 0));
   T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);
-  T.framework = micro * sw.per_microbatch_overhead_s;
   T.pp_comm = pp_comm;
   T.dp_comm = dp_exposed;
   T.bubble = bubble;

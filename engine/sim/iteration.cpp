@@ -211,9 +211,10 @@ void Engine::build_classes() {
 
 void Engine::build_ops(Worker& w) {
   const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
-  const int lpc = s_.layers / (p * v);  // layers per model chunk
+  // Layers per model chunk: this stage's share (uneven pipelines), or layers / (p v).
+  const int lpc = v == 1 && int(s_.stage_layers.size()) == p ? s_.stage_layers[size_t(w.stage)] : s_.layers / (p * v);
   const int m = s_.micro_batches;
-  const double per_layer_grad = s_.dp_bytes_per_stage / double(lpc * v);
+  const double per_layer_grad = s_.dp_bytes_per_stage / double(std::max(1, lpc * v));
   const bool tp = s_.tp > 1;
   double cum = 0;
   int next_bucket = 0;
@@ -457,7 +458,9 @@ void Engine::start() {
   if (s_.tp * s_.pp * s_.dp > topo_.gpus())
     throw std::invalid_argument("simulate_iteration: tp*pp*dp = " + std::to_string(s_.tp * s_.pp * s_.dp) +
                                 " GPUs but the topology has " + std::to_string(topo_.gpus()));
-  if (s_.layers % (p * v) != 0)
+  if (!s_.stage_layers.empty() && (int(s_.stage_layers.size()) != p || v != 1))
+    throw std::invalid_argument("simulate_iteration: stage_layers needs one count per stage and a 1f1b/gpipe schedule");
+  if (s_.stage_layers.empty() && s_.layers % (p * v) != 0)
     throw std::invalid_argument("simulate_iteration: layers (" + std::to_string(s_.layers) +
                                 ") must be divisible by pp * virtual_stages (" + std::to_string(p * v) + ")");
   V_ = p * v;
@@ -602,7 +605,7 @@ void Engine::on_timer(const Timer& tm, double now) {
     const FlowGroupSpec& src = send_phase_.at(std::make_tuple(r.cls, w.stage, r.dst_vs % s_.pp)).flows;
     FlowGroupSpec f = src;
     note_group(&src, kFlowSend);
-    f.bytes_per_flow *= s_.pp_bytes;
+    f.bytes_per_flow *= r.dir == 1 && s_.pp_bytes_backward > 0 ? s_.pp_bytes_backward : s_.pp_bytes;
     net_.start(now, std::move(f), flow_tag(kFlowSend, tm.a));
     ++res_.flow_groups;
   } else {

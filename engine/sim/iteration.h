@@ -34,7 +34,10 @@ struct IterationSpec {
   int micro_batches = 1;      // m per replica
   int virtual_stages = 1;     // v (interleaved only)
   PipeSchedule schedule = PipeSchedule::one_f_one_b;
-  int layers = 1;             // transformer layers of the model (divisible by pp * v)
+  int layers = 1;             // transformer layers of the model (divisible by pp * v when interleaved)
+  // Layers of each pipeline stage (engine/perf stage_layers: uneven splits, BLOOM's embedding-as-layer,
+  // explicit lists); empty = layers / pp each. Interleaved schedules split evenly.
+  std::vector<int> stage_layers;
   // Compute of one micro-batch through one layer on one GPU (the tp shard), in seconds.
   double layer_forward_s = 0;
   double layer_backward_s = 0;  // includes the recomputed forward when activations are recomputed
@@ -47,6 +50,7 @@ struct IterationSpec {
   Algorithm tp_algorithm = Algorithm::ring;
   // Pipeline: bytes per boundary per micro-batch per GPU (b s h * bytes; / tp with scatter-gather).
   double pp_bytes = 0;
+  double pp_bytes_backward = 0;    // > 0: the backward's gradients are this size (DeepSpeed sends them whole)
   // Megatron-LM's p2p (batched isend/irecv, then wait) holds the sender until its message has left.
   bool blocking_p2p = true;
   // Scatter/gather (Narayanan et al. 2021, Sec. 4.1): the receiver all-gathers the b s h activation

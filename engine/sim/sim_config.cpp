@@ -154,23 +154,27 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   const int v = it.schedule == PipeSchedule::interleaved ? std::max(1, L.virtual_stages) : 1;
   it.virtual_stages = v;
   it.layers = c.model.layers;
-  const double lps = double(c.model.layers) / L.pp;
+  if (L.schedule != perf::Schedule::interleaved) it.stage_layers = e.stage_layers;
   const bool full = L.recompute == perf::Recompute::full;
   it.tp_collectives_forward = 2;
   it.tp_collectives_backward = full ? 4 : 2;
-  // The analytic model's tp time per layer (all micro-batches and layers share it evenly); its stage
-  // times include the logits on every stage, which the simulator keeps so that the two agree.
-  const double tp_per_layer = it.micro_batches > 0 && lps > 0 ? e.time.tp_comm / (it.micro_batches * lps) : 0;
+  // The analytic model's per-layer times less its tp collectives (the simulator runs those as flows),
+  // and its output layer on the last stage.
+  const double slow_layers = e.stage_layers.empty() ? 0 : e.stage_layers[size_t(e.slowest_stage)];
+  const double tp_per_layer = it.micro_batches > 0 && slow_layers > 0 ? e.time.tp_comm / (it.micro_batches * slow_layers) : 0;
   const double tp_fwd = tp_per_layer * 2.0 / (2 + it.tp_collectives_backward);
   const double tp_bwd = tp_per_layer - tp_fwd;
-  it.layer_forward_s = std::max(0.0, e.stage_forward_s * v / lps - tp_fwd);
-  it.layer_backward_s = std::max(0.0, e.stage_backward_s * v / lps - tp_bwd);
+  it.layer_forward_s = std::max(0.0, e.layer_forward_s - tp_fwd);
+  it.layer_backward_s = std::max(0.0, e.layer_backward_s - tp_bwd);
+  it.last_stage_extra_s = e.logits_s;
   const double bytes = c.training.precision == perf::Precision::fp32 ? 4 : 2;
   const double bsh = double(L.micro_batch) * c.model.seq_len * c.model.hidden * bytes;
   it.tp_buffer_bytes = bsh;
   const bool sg = L.scatter_gather && L.tp > 1;
-  it.pp_bytes = sg ? bsh / L.tp : bsh;
-  it.pp_all_gather = sg && L.pp > 1;
+  const bool stack_sg = sg && c.software.pipeline_scatter_gather;
+  it.pp_bytes = stack_sg ? bsh / L.tp : bsh;
+  if (c.software.pipeline_full_gradients) it.pp_bytes_backward = bsh;
+  it.pp_all_gather = stack_sg && L.pp > 1;
   it.blocking_p2p = r.sec.blocking_p2p;
   // Gradient bytes of one GPU's shard of one stage: the analytic model's weights per GPU without ZeRO.
   perf::Config shard = c;
