@@ -79,6 +79,7 @@ PlanResult plan(const PlanConfig& cfg) {
   r.build_cost_usd = r.gpu_hours * r.build.usd_per_gpu_hour;
   r.days_on_cluster = cfg.cluster_gpus > 0 ? r.gpu_hours / cfg.cluster_gpus / 24.0 : 0;
   r.model = allocate(r.flops, cfg.rule, cfg.kaplan, cfg.chinchilla);
+  for (int i = 0; i < 3; ++i) r.chinchilla[i] = allocate_chinchilla(r.flops, ChinchillaApproach(i + 1), cfg.chinchilla);
   return r;
 }
 
@@ -163,7 +164,21 @@ json to_json(const PlanResult& r) {
           {"build_capex_usd_per_gpu_hour", r.build.capex_usd_per_gpu_hour},
           {"build_power_usd_per_gpu_hour", r.build.power_usd_per_gpu_hour},
           {"build_capex_per_gpu_usd", r.build.capex_per_gpu_usd},
-          {"days_on_cluster", r.days_on_cluster}};
+          {"days_on_cluster", r.days_on_cluster},
+          {"chinchilla_approaches", [&] {
+             json a = json::array();
+             for (int i = 0; i < 3; ++i) {
+               const auto approach = ChinchillaApproach(i + 1);
+               a.push_back({{"approach", i + 1},
+                            {"method", to_string(approach)},
+                            {"exponent_a", chinchilla_fit(approach).a},
+                            {"params", r.chinchilla[i].params},
+                            {"tokens", r.chinchilla[i].tokens},
+                            {"tokens_per_param", r.chinchilla[i].tokens_per_param},
+                            {"predicted_loss", r.chinchilla[i].predicted_loss}});
+             }
+             return a;
+           }()}};
 }
 
 json plan_json(const Catalog& cat, const json& config) {

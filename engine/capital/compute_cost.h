@@ -65,6 +65,7 @@ PlanConfig default_plan_config(const Catalog& cat);
 
 struct PlanResult {
   Allocation model;               // params, tokens, predicted loss under the rule
+  Allocation chinchilla[3];       // the same budget under Chinchilla's approaches 1, 2, 3 (side by side)
   double flops = 0, pf_days = 0;
   double effective_flops_per_s = 0;  // per GPU
   double gpu_hours = 0;

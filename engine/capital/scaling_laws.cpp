@@ -44,6 +44,45 @@ ScalingRule parse_scaling_rule(const std::string& s) {
   throw std::invalid_argument("unknown scaling rule \"" + s + "\": expected \"kaplan\" or \"chinchilla\"");
 }
 
+ChinchillaApproachFit chinchilla_fit(ChinchillaApproach a) {
+  switch (a) {
+    case ChinchillaApproach::envelope: return {0.50, kGopherFlops, 67e9};  // Table 2; Table 3's 67B row
+    case ChinchillaApproach::isoflop: return {0.49, kGopherFlops, 70e9};   // Table 2; the Chinchilla model
+    case ChinchillaApproach::parametric: break;
+  }
+  const ChinchillaConstants c;
+  return {chinchilla_a(c), 0, 0};
+}
+
+const char* to_string(ChinchillaApproach a) {
+  switch (a) {
+    case ChinchillaApproach::envelope: return "envelope";
+    case ChinchillaApproach::isoflop: return "isoflop";
+    case ChinchillaApproach::parametric: return "parametric";
+  }
+  return "?";
+}
+
+Allocation allocate_chinchilla(double flops, ChinchillaApproach approach, const ChinchillaConstants& c) {
+  Allocation a;
+  a.rule = ScalingRule::chinchilla;
+  a.flops = flops;
+  if (!(flops > 0)) return a;
+  if (approach == ChinchillaApproach::parametric) {
+    // Chinchilla eq. (4): N_opt = G (C/6)^a, D_opt = G^-1 (C/6)^b.
+    const double g = chinchilla_G(c);
+    a.params = g * std::pow(flops / 6.0, chinchilla_a(c));
+    a.tokens = std::pow(flops / 6.0, chinchilla_b(c)) / g;
+  } else {
+    const ChinchillaApproachFit f = chinchilla_fit(approach);
+    a.params = f.anchor_params * std::pow(flops / f.anchor_flops, f.a);
+    a.tokens = flops / (6.0 * a.params);  // C = 6 N D
+  }
+  a.predicted_loss = chinchilla_loss(a.params, a.tokens, c);
+  a.tokens_per_param = a.tokens / a.params;
+  return a;
+}
+
 Allocation allocate(double flops, ScalingRule rule, const KaplanConstants& k, const ChinchillaConstants& c) {
   Allocation a;
   a.rule = rule;
@@ -55,11 +94,7 @@ Allocation allocate(double flops, ScalingRule rule, const KaplanConstants& k, co
     a.tokens = flops / (6.0 * a.params);
     a.predicted_loss = kaplan_loss_ND(a.params, a.tokens, k);
   } else {
-    // Chinchilla eq. (4): N_opt = G (C/6)^a, D_opt = G^-1 (C/6)^b.
-    const double g = chinchilla_G(c);
-    a.params = g * std::pow(flops / 6.0, chinchilla_a(c));
-    a.tokens = std::pow(flops / 6.0, chinchilla_b(c)) / g;
-    a.predicted_loss = chinchilla_loss(a.params, a.tokens, c);
+    return allocate_chinchilla(flops, ChinchillaApproach::envelope, c);
   }
   a.tokens_per_param = a.tokens / a.params;
   return a;

@@ -43,6 +43,26 @@ double chinchilla_G(const ChinchillaConstants& c = {});
 double chinchilla_a(const ChinchillaConstants& c = {});
 double chinchilla_b(const ChinchillaConstants& c = {});
 
+// Hoffmann et al. 2022 estimate the compute-optimal size three ways (Sec. 3.1-3.3, Table 2):
+//   1. the envelope of training curves of fixed sizes (N_opt ~ C^0.50),
+//   2. IsoFLOP profiles, the best size at each of nine budgets (N_opt ~ C^0.49),
+//   3. the parametric loss L(N, D) above, minimised in closed form (N_opt ~ C^0.46 in Table 2).
+// Approaches 1 and 2 are power laws through a published point: approach 1's own projection in Table 3
+// (67B parameters for Gopher's 5.76e23 FLOPs, 1.5T tokens); approach 2 through the Chinchilla model the
+// paper trained from approaches 1 and 2 at that budget (70B, 1.4T; Sec. 4), an assumption of ours since its
+// coefficient is not printed. Approach 3 with the published, rounded constants gives a = 0.452, not 0.46, so
+// its optimum at Gopher's budget is near 32B: the closed form is very sensitive to alpha and beta (the
+// paper's own fit used unrounded values; Besiroglu et al. 2024 could not reproduce it).
+enum class ChinchillaApproach { envelope = 1, isoflop = 2, parametric = 3 };
+struct ChinchillaApproachFit {
+  double a;                 // N_opt ~ C^a (Table 2)
+  double anchor_flops;      // the published point the power law passes through (approaches 1 and 2)
+  double anchor_params;
+};
+constexpr double kGopherFlops = 5.76e23;  // Hoffmann et al. 2022, Table 3: Gopher's budget
+ChinchillaApproachFit chinchilla_fit(ChinchillaApproach a);
+const char* to_string(ChinchillaApproach a);  // "envelope", "isoflop", "parametric"
+
 enum class ScalingRule { kaplan, chinchilla };
 const char* to_string(ScalingRule r);
 // "kaplan" or "chinchilla"; throws std::invalid_argument naming the accepted values.
@@ -54,6 +74,9 @@ struct Allocation {
   double flops = 0, params = 0, tokens = 0, predicted_loss = 0;
   double tokens_per_param = 0;
 };
+// Rule "chinchilla" is approach 1, whose Table 3 the paper published (Gopher's budget -> 67B, 1.4-1.5T).
 Allocation allocate(double flops, ScalingRule rule, const KaplanConstants& k = {}, const ChinchillaConstants& c = {});
+// One Chinchilla approach; the loss is the parametric L(N, D) at that allocation for all three.
+Allocation allocate_chinchilla(double flops, ChinchillaApproach approach, const ChinchillaConstants& c = {});
 
 }  // namespace mc::capital

@@ -84,6 +84,16 @@ int run_plan(mc::cli::Args& a) {
       "owning (amortised hardware + power x PUE; prices mostly assumed)");
   row("days_on_cluster", std::to_string(r["days_on_cluster"].get<double>()),
       ("days on " + mc::format_si(c.cluster_gpus) + " GPUs").c_str());
+  std::printf("\nChinchilla's three estimates for this budget (Hoffmann et al. 2022, Sec. 3 and Table 2):\n");
+  std::printf("  %-26s %8s %12s %12s %10s\n", "approach", "N ~ C^a", "params", "tokens", "tok/param");
+  const char* names[] = {"1 envelope of curves", "2 IsoFLOP profiles", "3 parametric L(N, D)"};
+  for (const auto& x : r["chinchilla_approaches"])
+    std::printf("  %-26s %8.3f %12s %12s %10.1f\n", names[x["approach"].get<int>() - 1], x["exponent_a"].get<double>(),
+                sci(x["params"].get<double>()).c_str(), sci(x["tokens"].get<double>()).c_str(),
+                x["tokens_per_param"].get<double>());
+  std::printf("  They differ in how the optimum is read off the same training runs: 1 and 2 follow the best runs\n"
+              "  directly; 3 fits a loss surface whose published constants are rounded, and its optimum is very\n"
+              "  sensitive to them (a = 0.452 from the rounded alpha and beta, 0.46 in the paper).\n");
   std::printf("(prices and their sources: `megacluster catalog --table prices`; --json for every field)\n");
   return 0;
 }

@@ -65,7 +65,7 @@ TEST(CapitalScaling, ChinchillaParametricLoss) {
   EXPECT_PUBLISHED(chinchilla_loss(280e9, 300e9), "chinchilla-parametric-loss", "L(280e9, 300e9) Gopher");
   EXPECT_PUBLISHED(chinchilla_a(), "chinchilla-parametric-loss", "a = beta/(alpha+beta) from rounded constants");
   EXPECT_PUBLISHED(chinchilla_G(), "chinchilla-parametric-loss", "G = (alpha A/(beta B))^(1/(alpha+beta))");
-  Allocation a = allocate(5.76e23, ScalingRule::chinchilla);
+  Allocation a = allocate_chinchilla(5.76e23, ChinchillaApproach::parametric);
   EXPECT_PUBLISHED(a.params, "chinchilla-parametric-loss", "N_opt(C=5.76e23) via Approach-3 closed form");
 }
 
@@ -81,7 +81,7 @@ TEST(CapitalScaling, AllocationSpendsTheBudget) {
 TEST(CapitalScaling, ChinchillaOptimumIsTheMinimumOfItsIsoFlopCurve) {
   // Finite differences: moving N by +-2% at fixed C = 6ND raises the parametric loss.
   const double c = 3.14e23;
-  Allocation a = allocate(c, ScalingRule::chinchilla);
+  Allocation a = allocate_chinchilla(c, ChinchillaApproach::parametric);
   for (double f : {0.98, 1.02}) {
     const double n = a.params * f, d = c / (6 * n);
     EXPECT_GT(chinchilla_loss(n, d), a.predicted_loss) << f;

@@ -87,6 +87,40 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   ImGui::EndGroup();
   track(s, "capital.plan");
   ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
+
+  // Chinchilla's three estimates for the same budget (engine: capital::allocate_chinchilla).
+  ImGui::Spacing();
+  ImGui::TextWrapped("Chinchilla (Hoffmann et al. 2022) read the optimum off the same training runs three ways:");
+  if (ImGui::BeginTable("##chinchilla", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    for (const char* h : {"approach", "N ~ C^a", "parameters", "tokens", "tokens/param"}) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    const char* names[] = {"1. envelope of training curves", "2. IsoFLOP profiles", "3. parametric loss L(N, D)"};
+    for (int i = 0; i < 3; ++i) {
+      const capital::Allocation& a = r.chinchilla[i];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(names[i]);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f", capital::chinchilla_fit(capital::ChinchillaApproach(i + 1)).a);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_si(a.params).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(format_si(a.tokens).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f", a.tokens_per_param);
+    }
+    ImGui::EndTable();
+  }
+  track(s, "capital.chinchilla");
+  const capital::Allocation g1 = capital::allocate_chinchilla(capital::kGopherFlops, capital::ChinchillaApproach::envelope);
+  const capital::Allocation g3 = capital::allocate_chinchilla(capital::kGopherFlops, capital::ChinchillaApproach::parametric);
+  ImGui::TextWrapped("1 and 2 follow the best runs directly and agree: Gopher's budget (%.3g FLOPs) buys %s parameters "
+                     "on %s tokens, the size of the Chinchilla model. 3 fits a loss surface and minimises it; with the "
+                     "paper's rounded constants its exponent is %.3f and its optimum there is %s parameters: the "
+                     "closed form is very sensitive to them. The \"Chinchilla 2022\" rule above is approach 1, whose "
+                     "projections the paper printed (Table 3).",
+                     capital::kGopherFlops, format_si(g1.params).c_str(), format_si(g1.tokens).c_str(),
+                     capital::chinchilla_a(), format_si(g3.params).c_str());
 }
 
 void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {

@@ -81,6 +81,13 @@ void recompute(ExplorerState& s) {
       }
       v.gantt_micro_batches = shown.layout.micro_batches();
       v.timeline = perf::pipeline_timeline(shown, v.estimate, 40000);
+      v.by_stack.clear();
+      if (const Table* sw = s.catalog->table("software"))
+        for (const Record& r : sw->records) {
+          perf::Config other = v.parsed;
+          other.software = perf::software_from_catalog(*s.catalog, r.id, other.cluster.gpu);
+          v.by_stack.push_back({r.id, perf::estimate(other)});
+        }
       v.valid = true;
       v.error.clear();
     } catch (const LoadError& e) {
@@ -181,6 +188,18 @@ void draw_controls(ExplorerState& s) {
     track(s, "perf.nodes");
     ImGui::TextDisabled("%lld GPUs, %d per node", (long long)nodes * gpn, gpn);
   }
+  ImGui::TextDisabled("Training stack");
+  if (const Table* sw = cat.table("software")) {
+    const std::string cur = v.valid ? v.parsed.software.id : cfg.value("software", std::string());
+    const Record* r = sw->find(cur);
+    if (ImGui::BeginCombo("software##perf", r ? r->name.c_str() : "(preset default)")) {
+      if (ImGui::Selectable("(the preset's own stack)", !cfg.contains("software"))) cfg.erase("software");
+      for (const Record& rec : sw->records)
+        if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) cfg["software"] = rec.id;
+      ImGui::EndCombo();
+    }
+    track(s, "perf.software");
+  }
   ImGui::Separator();
   ImGui::TextDisabled("Parallel layout");
   if (!cfg["parallel"].is_object()) cfg["parallel"] = json::object();  // a scenario may set a search config
@@ -229,6 +248,47 @@ void draw_price_source(ExplorerState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("per GPU-hour");
   }
+}
+
+// What the chosen stack is, with its sources, and the same layout under every other stack.
+void draw_stacks(ExplorerState& s) {
+  PerfView& v = s.perf;
+  const Table* sw = s.catalog->table("software");
+  const Record* cur = sw ? sw->find(v.parsed.software.id) : nullptr;
+  if (!cur) return;
+  ImGui::Spacing();
+  wrapped_text(false, "Run by %s: %s.", cur->name.c_str(), cur->text_or("kernels", "").c_str());
+  const perf::Software& k = v.parsed.software;
+  // The large-GEMM fraction this stack reaches on this GPU (its own value, else the GPU's).
+  const double gemm = k.gemm_fraction > 0 ? k.gemm_fraction : v.parsed.cluster.matmul_peak_fraction;
+  wrapped_text(true, "Large GEMMs at %.0f%% of peak%s; memory-bound kernels x%.1f the traffic of fused ones; %s.",
+                      100 * gemm, k.gemm_fraction > 0 ? " (this stack on this GPU)" : " (the GPU's own)",
+                      k.elementwise_factor, k.flash_attention ? "flash attention" : "attention scores through HBM");
+  track(s, "perf.stack");
+  if (v.by_stack.empty() || !ImGui::TreeNode("The same layout on every training stack")) return;
+  if (ImGui::BeginTable("##stacks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("stack");
+    ImGui::TableSetupColumn("iteration");
+    ImGui::TableSetupColumn("TFLOP/s per GPU");
+    ImGui::TableSetupColumn("vs this one");
+    ImGui::TableHeadersRow();
+    for (const auto& [id, e] : v.by_stack) {
+      const Record* r = sw->find(id);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (ImGui::Selectable(r ? r->name.c_str() : id.c_str(), id == cur->id, ImGuiSelectableFlags_SpanAllColumns))
+        v.config["software"] = id;
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3g s", e.iteration_time_s);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.0f", e.achieved_tflops_per_gpu);
+      ImGui::TableNextColumn();
+      ImGui::Text("%+.0f%%", 100 * (e.iteration_time_s / v.estimate.iteration_time_s - 1));
+    }
+    ImGui::EndTable();
+  }
+  track(s, "perf.stacks");
+  ImGui::TreePop();
 }
 
 void draw_results(ExplorerState& s) {
@@ -281,6 +341,7 @@ void draw_results(ExplorerState& s) {
                              {"bubble", T.bubble, part_color(5)},   {"optimizer", T.optimizer, part_color(6)}};
   stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26);
   track(s, "perf.time");
+  draw_stacks(s);
 
   ImGui::Spacing();
   const int m = v.parsed.layout.micro_batches();

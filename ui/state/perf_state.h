@@ -30,6 +30,9 @@ struct PerfView {
   mc::perf::Config parsed;
   mc::perf::Estimate estimate;
   std::vector<mc::perf::PipelineOp> timeline;
+  // The same layout run by every training stack of software.json (id, its estimate): why the software
+  // makes the same machine faster or slower.
+  std::vector<std::pair<std::string, mc::perf::Estimate>> by_stack;
 
   // Layout search, run a slice (one tp, pp pair) per frame so the UI stays at 60 fps.
   bool search_auto = true;             // re-run when model, cluster or batch change
