@@ -1,7 +1,8 @@
 // perf_search.cpp - every parallel layout of a model on a cluster, ranked by time to train, with the
 // reason each rejected layout fails.
 //
-// Enumerated: tp in powers of two up to 64, pp over the divisors of the layer count (and powers of two),
+// Enumerated: tp in powers of two up to 64, pp over the divisors of the layer count and powers of two (a
+// pp that does not divide the layers splits them as evenly as possible; the interleaved schedule needs it to),
 // dp over the divisors of the global batch, with tp*pp*dp GPUs (whole nodes, or part of one node) not
 // more than the cluster has; then micro-batch (powers of two), ZeRO stage, recomputation, schedule and
 // virtual stages. Sequence parallelism is on whenever tp > 1 (it only saves memory and element-wise
@@ -70,7 +71,8 @@ SearchResult search(const Config& base, const SearchOptions& o) {
         const long long n = (long long)tp * pp * dp;
         if (n > cluster_gpus) continue;  // not a layout of this cluster at all (not counted)
         if (m.heads % tp != 0 || m.ffn() % tp != 0) { col.reject(L, "tp does not divide the attention heads"); continue; }
-        if (m.layers % pp != 0) { col.reject(L, "pp does not divide the layers"); continue; }
+        // Uneven splits are layouts too (stage_layers); only more stages than layers is not.
+        if (pp > m.layers) { col.reject(L, "more pipeline stages than layers"); continue; }
         if (n > gpn && n % gpn != 0) { col.reject(L, "tp*pp*dp is not a whole number of nodes"); continue; }
         Config c = base;
         c.cluster.nodes = int(n > gpn ? n / gpn : 1);
