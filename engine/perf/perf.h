@@ -67,7 +67,7 @@ struct ClusterSpec {
   double elementwise_hbm_fraction = 0.8; // achieved / peak HBM bandwidth of memory-bound kernels
   double kernel_overhead_s = 2e-6;       // ramp-up and tail of each kernel (launches overlap)
   double price_per_gpu_hour_usd = 0;     // cloud price (0 -> cost not computed)
-  int gpus() const { return gpus_per_node * nodes; }
+  long long gpus() const { return (long long)gpus_per_node * nodes; }  // 64-bit: nodes x GPUs can pass 2^31
 };
 
 // How a training stack (framework, kernels, NCCL) runs a layout: software.json in the catalog, each value
@@ -120,7 +120,11 @@ struct Layout {
   bool scatter_gather = true;    // Megatron-LM 2021 Sec. 4.1: split pipeline sends over the t ranks
   std::vector<int> layers_per_stage;  // explicit split (pp entries summing to the layers); empty = even
   EmbeddingStages embedding_stages = EmbeddingStages::extra;
-  int micro_batches() const { return global_batch / (micro_batch * dp); }  // m
+  // m, in 64-bit so that an unchecked micro_batch x dp cannot wrap (to zero: a division by zero)
+  int micro_batches() const {
+    const long long per = (long long)micro_batch * dp;
+    return per > 0 ? int(global_batch / per) : 0;
+  }
 };
 
 struct Training {

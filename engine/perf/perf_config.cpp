@@ -2,6 +2,7 @@
 // presets and per-key overrides; checking it; printing an estimate as JSON.
 #include "perf/perf.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
@@ -102,6 +103,11 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
   }
   if (total <= 0) total = cs.gpus_per_node;  // one node when nothing says how many
   if (total % cs.gpus_per_node != 0) total = (total / cs.gpus_per_node) * cs.gpus_per_node;
+  // The model's limit: 2^30 GPUs (nodes x gpus_per_node is checked here, in 64-bit, not left to wrap).
+  if (total > (1LL << 30))
+    (j.has("nodes") ? j["nodes"] : j.has("gpus") ? j["gpus"] : j).fail(
+        "the cluster has " + std::to_string(total) + " GPUs; the model handles at most 1073741824 (2^30): "
+        "reduce nodes or gpus_per_node");
   cs.nodes = int(total / cs.gpus_per_node);
   if (cs.nodes > 1 && !j.has("preset") && !j.has("node_network_Gbps"))
     j.fail("a custom cluster of several nodes needs \"node_network_Gbps\" (all NICs of one node, gigabits/s)");
@@ -227,7 +233,7 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                 std::to_string(L.pp) + ": give one count per pipeline stage");
     }
   }
-  if (!dp_given) L.dp = int(std::max<long long>(1, gpus / (long long)(L.tp * L.pp)));
+  if (!dp_given) L.dp = int(std::clamp<long long>(gpus / ((long long)L.tp * L.pp), 1, 1 << 24));
   if (!jp || !require_parallel) return c;  // a search config: the layout is the search's to choose
   auto at = [&](const char* key) { return jp->has(key) ? (*jp)[key] : *jp; };
   if ((long long)L.tp * L.pp * L.dp != gpus)

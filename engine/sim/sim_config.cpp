@@ -124,6 +124,16 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   for (const auto& k : kAnalyticKeys)
     if (doc.value().contains(k)) analytic[k] = doc.value()[k];
   r.cfg = perf::parse_config(cat, analytic, doc.file(), true);
+  // The simulator keeps every GPU's and link's state: its budget is 131,072 GPUs (2^17, thirteen times
+  // the 2020 machine), about 1 GB and a few seconds; the analytic model (`estimate`) has no such limit.
+  constexpr long long kMaxSimGpus = 1LL << 17;
+  if (r.cfg.cluster.gpus() > kMaxSimGpus) {
+    JsonCursor cl = root["cluster"];
+    (cl.has("nodes") ? cl["nodes"] : cl.has("gpus") ? cl["gpus"] : cl)
+        .fail("the simulator handles at most 131072 GPUs (its memory and time budget); this cluster has " +
+              std::to_string(r.cfg.cluster.gpus()) + ": reduce nodes, or use `megacluster estimate` for the "
+              "analytic model, which has no such limit");
+  }
   r.est = perf::estimate(r.cfg);
   const perf::Config& c = r.cfg;
   const perf::Layout& L = c.layout;

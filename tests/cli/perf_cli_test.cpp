@@ -79,3 +79,40 @@ TEST(PerfCli, ValidatePrintsTheErrorTable) {
   EXPECT_NE(r.out.find("| megatron21-table1-1008p0b | achieved_tflops_per_gpu |"), std::string::npos);
   EXPECT_NE(r.out.find("median |error|"), std::string::npos);
 }
+
+TEST(PerfCli, HugeDegreesAndClustersAreRefusedNotWrapped) {
+  // tp x pp = 2^32 used to wrap an int to 0 and divide by it (SIGFPE in estimate, search, simulate).
+  const std::string wrap = R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "azure-openai-2020",
+    "gpus": 8}, "parallel": {"tp": 65536, "pp": 65536}})";
+  for (const char* cmd : {"estimate -", "simulate -"}) {
+    auto r = run_cli(cmd, wrap);
+    EXPECT_EQ(r.code, 1) << cmd << r.err;
+    EXPECT_NE(r.err.find("4294967296"), std::string::npos) << cmd << r.err;
+  }
+  // 4,194,304 nodes x 1,024 GPUs passed the node cap and wrapped to 0 GPUs.
+  const std::string big = R"({"model": {"preset": "gpt3-175b"}, "cluster": {"gpu": "v100-32gb",
+    "gpus_per_node": 1024, "nodes": 4194304, "node_network_Gbps": 100}, "parallel": {"tp": 8}})";
+  for (const char* cmd : {"estimate -", "search -", "simulate -"}) {
+    auto r = run_cli(cmd, big);
+    EXPECT_EQ(r.code, 1) << cmd;
+    EXPECT_NE(r.err.find("cluster/nodes"), std::string::npos) << cmd << r.err;
+    EXPECT_NE(r.err.find("2^30"), std::string::npos) << cmd << r.err;
+  }
+  // 2,097,152 single-GPU nodes: the search header says so (it printed -2147483648).
+  auto r = run_cli("search - --top 1", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"gpu": "v100-32gb",
+    "gpus_per_node": 1, "nodes": 2097152, "node_network_Gbps": 100}})");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["cluster_gpus"].get<long long>(), 2097152LL);
+}
+
+TEST(PerfCli, SimulatorRefusesMoreGpusThanItsBudgetAtOnce) {
+  // 2^30 GPUs is a valid analytic config; the simulator used to try to allocate 39 GB for it.
+  const std::string cfg = R"({"model": {"preset": "gpt3-175b"}, "cluster": {"gpu": "v100-32gb", "gpus_per_node": 1024,
+    "nodes": 1048576, "node_network_Gbps": 100}, "parallel": {"tp": 8, "pp": 16, "micro_batch": 1,
+    "global_batch": 8388608, "schedule": "1f1b"}})";
+  EXPECT_EQ(run_cli("estimate -", cfg).code, 0);
+  auto r = run_cli("simulate -", cfg);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("at most 131072 GPUs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cluster/nodes"), std::string::npos) << r.err;
+}
