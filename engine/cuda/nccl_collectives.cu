@@ -64,7 +64,7 @@ Nccl load_nccl() {
 
 enum class Op { all_reduce, reduce_scatter, all_gather };
 
-class NcclBackend final : public train::CollectiveBackend {
+class NcclBackend final : public mc::CollectiveBackend {
  public:
   NcclBackend(Nccl api, int gpus) : api_(api), gpus_(gpus) {}
   ~NcclBackend() override {
@@ -172,7 +172,7 @@ class NcclBackend final : public train::CollectiveBackend {
 
 }  // namespace
 
-std::unique_ptr<train::CollectiveBackend> make_nccl_backend(std::string* why) {
+std::unique_ptr<mc::CollectiveBackend> make_nccl_backend(std::string* why) {
   std::string reason;
   if (!available(&reason)) {
     if (why) *why = "no NCCL collectives: " + reason;

@@ -2,13 +2,13 @@
 // with the CUDA toolkit), when it has two or more: virtual worker w runs on GPU w % G (its kernels through
 // set_thread_device, train_kernels.h) and its collectives go through ncclAllReduce / ncclReduceScatter /
 // ncclAllGather between those GPUs. The engine's own rings (engine/train/comm.cpp) stay the reference and
-// the CPU path; Comm counts the same ring bytes either way (train/comm.h: CollectiveBackend).
+// the CPU path; Comm counts the same ring bytes either way (core/collective_backend.h).
 //
 // Plain C++ (no CUDA or NCCL types), so the engine includes it without the toolkit's headers. libnccl is
 // opened at run time with dlopen (like cuBLAS), so binaries start on machines without it.
 #pragma once
 
-#include "train/comm.h"
+#include "core/collective_backend.h"
 
 #include <algorithm>
 #include <memory>
@@ -33,6 +33,6 @@ inline std::vector<int> group_devices(const std::vector<int>& workers, int gpus)
 
 // NCCL collectives over this machine's GPUs; nullptr (and *why) when there are fewer than two GPUs, the
 // CUDA context does not come up, or libnccl cannot be opened.
-std::unique_ptr<train::CollectiveBackend> make_nccl_backend(std::string* why = nullptr);
+std::unique_ptr<mc::CollectiveBackend> make_nccl_backend(std::string* why = nullptr);
 
 }  // namespace mc::cuda

@@ -9,6 +9,8 @@
 // chunks for p-1 more steps. Every member ends with bit-identical data (one summation order per chunk).
 #pragma once
 
+#include "core/collective_backend.h"
+
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -38,23 +40,9 @@ struct WorkerCounters {
   double data_messages_sent() const;  // all classes but control
 };
 
-// Where the arithmetic of the ring collectives may run instead of the engine's own ring (the reference):
-// NCCL on a workstation's GPUs (engine/cuda/nccl_collectives.h). Buffers are the members' host buffers of
-// n floats (n divisible by the group size); chunk i of the buffer is member i's, as in Comm's rings. A
-// call returns false when this backend cannot serve the group (e.g. two members on one GPU): Comm then
-// runs its own ring. Comm counts the ring's bytes and messages either way, so the counters, the message
-// log and the predictions stay the same; only the summation order (and so the last bits) may differ.
-class CollectiveBackend {
- public:
-  virtual ~CollectiveBackend() = default;
-  virtual const char* name() const = 0;
-  // Every member ends with the sum of chunk i in its chunk i (the other chunks are left unspecified).
-  virtual bool reduce_scatter(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n) = 0;
-  // Every member ends with member i's chunk i in its chunk i, for every i.
-  virtual bool all_gather(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n) = 0;
-  // Every member ends with the element-wise sum of all the buffers.
-  virtual bool all_reduce(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n) = 0;
-};
+// CollectiveBackend (where the rings' arithmetic may run instead, e.g. NCCL) lives in
+// core/collective_backend.h so that engine/cuda can implement it without including train/.
+using mc::CollectiveBackend;
 
 // What one directed link (src -> dst) carried, by traffic class.
 struct LinkCounters {
