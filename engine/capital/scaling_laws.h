@@ -5,12 +5,13 @@
 // token on each paper's own data set, so a Kaplan loss and a Chinchilla loss are not comparable.
 #pragma once
 
+#include "core/units.h"
+
 #include <string>
 
 namespace mc::capital {
 
-// One petaflop/s-day: 1e15 FLOP/s for 86,400 s (Brown et al. 2020, Table D.1 caption).
-constexpr double kFlopsPerPfDay = 1e15 * 86400.0;
+using mc::kFlopsPerPfDay;  // core/units.h
 double flops_to_pf_days(double flops);
 double pf_days_to_flops(double pf_days);
 

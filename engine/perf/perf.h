@@ -19,6 +19,7 @@
 
 #include "catalog/catalog.h"
 #include "core/json_doc.h"
+#include "core/units.h"
 
 #include <string>
 #include <vector>
@@ -197,7 +198,6 @@ double megatron_param_count(const ModelSpec& m);                // Narayanan et 
 double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // eq. (3) without recompute
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);
 double six_nd_flops(double params, double tokens);              // Kaplan et al. 2020: C = 6 N D
-constexpr double kPetaflopDay = 1e15 * 86400.0;                 // GPT-3 Table D.1 caption
 
 // Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for micro-batch b.
 double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel,

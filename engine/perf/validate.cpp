@@ -2,7 +2,7 @@
 #include "perf/validate.h"
 
 #include "perf/comm_volume.h"
-#include "perf/scaling.h"
+#include "capital/scaling_laws.h"
 
 #include <algorithm>
 #include <cmath>
@@ -104,9 +104,9 @@ std::vector<ValidationRow> validate_cases(const Catalog& cat, const std::string&
       const double n = param_count(m), tokens = in.value("training_tokens", 300e9);
       x.add("n_params (Table D.1)", n);
       x.add("total_training_compute", six_nd_flops(n, tokens));
-      x.add("total_training_compute_pf_days", six_nd_flops(n, tokens) / kPetaflopDay);
+      x.add("total_training_compute_pf_days", six_nd_flops(n, tokens) / kFlopsPerPfDay);
     } else if (id == "gpt3-pf-day-unit") {
-      x.add("pf_day", kPetaflopDay);
+      x.add("pf_day", kFlopsPerPfDay);
     } else if (id == "gpt3-training-hparams") {
       const Table* t = cat.table("models");
       const Record* r = t ? t->find("gpt3-175b") : nullptr;
@@ -167,19 +167,20 @@ std::vector<ValidationRow> validate_cases(const Catalog& cat, const std::string&
       x.add("P_os+g (reduce-scatter + all-gather)", dp_gradient_volume(1, 1, nd, 2).bytes_sent_per_rank / ring);
       x.add("P_os+g+p (2 all-gathers + reduce-scatter)", dp_gradient_volume(1, 1, nd, 3).bytes_sent_per_rank / ring);
     } else if (id == "kaplan-power-laws") {
-      KaplanLaw k;
-      x.add("L(N=1e9)", kaplan_loss_of_params(k, 1e9));
-      x.add("L(D=3e11)", kaplan_loss_of_tokens(k, 3e11));
-      x.add("L(C_min=3640 PF-days)", kaplan_loss_of_compute(k, 3640));
-      x.add("B_crit(L=2.0)", kaplan_critical_batch_tokens(k, 2.0));
-      x.add("loss factor for doubling N (2^-alpha_N)", kaplan_loss_of_params(k, 2e9) / kaplan_loss_of_params(k, 1e9));
+      using namespace mc::capital;
+      x.add("L(N=1e9)", kaplan_loss_N(1e9));
+      x.add("L(D=3e11)", kaplan_loss_D(3e11));
+      x.add("L(C_min=3640 PF-days)", kaplan_loss_C(pf_days_to_flops(3640)));
+      x.add("B_crit(L=2.0)", kaplan_critical_batch_tokens(2.0));
+      x.add("loss factor for doubling N (2^-alpha_N)", kaplan_loss_N(2e9) / kaplan_loss_N(1e9));
     } else if (id == "chinchilla-parametric-loss") {
-      ChinchillaLaw ch;
-      x.add("L(70e9, 1.4e12) Chinchilla", chinchilla_loss(ch, 70e9, 1.4e12));
-      x.add("L(280e9, 300e9) Gopher", chinchilla_loss(ch, 280e9, 300e9));
-      x.add("a = beta/(alpha+beta) from rounded constants", chinchilla_a(ch));
-      x.add("G = (alpha A/(beta B))^(1/(alpha+beta))", chinchilla_G(ch));
-      x.add("N_opt(C=5.76e23) via Approach-3 closed form", chinchilla_optimal_params(ch, 5.76e23));
+      using namespace mc::capital;
+      x.add("L(70e9, 1.4e12) Chinchilla", chinchilla_loss(70e9, 1.4e12));
+      x.add("L(280e9, 300e9) Gopher", chinchilla_loss(280e9, 300e9));
+      x.add("a = beta/(alpha+beta) from rounded constants", chinchilla_a());
+      x.add("G = (alpha A/(beta B))^(1/(alpha+beta))", chinchilla_G());
+      x.add("N_opt(C=5.76e23) via Approach-3 closed form",
+            allocate_chinchilla(5.76e23, ChinchillaApproach::parametric).params);
     } else if (id == "korthikanti-activation-formulas-gpt3") {
       ModelSpec m;
       m.seq_len = in.at("s"), m.hidden = in.at("h"), m.heads = in.at("a"), m.layers = 1;

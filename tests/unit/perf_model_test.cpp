@@ -3,7 +3,7 @@
 #include "catalog/catalog.h"
 #include "perf/comm_volume.h"
 #include "perf/perf.h"
-#include "perf/scaling.h"
+#include "capital/scaling_laws.h"
 
 #include <gtest/gtest.h>
 
@@ -66,7 +66,7 @@ TEST(PerfModel, Gpt3ParamsAndComputeOfAllEightModels) {
     const double n = mc::perf::param_count(m);
     expect_published(cid, "n_params (Table D.1)", n);
     expect_published(cid, "total_training_compute", mc::perf::six_nd_flops(n, 300e9));
-    expect_published(cid, "total_training_compute_pf_days", mc::perf::six_nd_flops(n, 300e9) / mc::perf::kPetaflopDay);
+    expect_published(cid, "total_training_compute_pf_days", mc::perf::six_nd_flops(n, 300e9) / mc::kFlopsPerPfDay);
   }
 }
 
@@ -85,7 +85,7 @@ TEST(PerfModel, Gpt3TableTypos) {
 }
 
 TEST(PerfModel, PfDayAndStepsOfGpt3) {
-  expect_published("gpt3-pf-day-unit", "pf_day", mc::perf::kPetaflopDay);
+  expect_published("gpt3-pf-day-unit", "pf_day", mc::kFlopsPerPfDay);
   const mc::Record* r = catalog().table("models")->find("gpt3-175b");
   expect_published("gpt3-training-hparams", "steps_at_full_batch_175b (upper bound, ignores batch ramp)",
                    r->get("tokens") / (r->get("global_batch") * r->get("seq_len")));
@@ -195,32 +195,33 @@ TEST(PerfModel, TrainingTimeEq4) {
 
 TEST(PerfScaling, KaplanAndChinchillaLaws) {
   // Constants come from the cases' inputs, so the test checks the formulas, not our defaults.
+  using namespace mc::capital;
   const auto& ki = find_case("kaplan-power-laws")["inputs"];
-  mc::perf::KaplanLaw k;
+  KaplanConstants k;
   k.alpha_N = ki["alpha_N"], k.N_c = ki["N_c"], k.alpha_D = ki["alpha_D"], k.D_c = ki["D_c"];
   k.alpha_C_min = ki["alpha_C_min"], k.C_c_min_pf_days = ki["C_c_min_pf_days"];
   k.alpha_B = ki["alpha_B"], k.B_star_tokens = ki["B_star_tokens"];
-  expect_published("kaplan-power-laws", "L(N=1e9)", mc::perf::kaplan_loss_of_params(k, ki["example_N"]));
-  expect_published("kaplan-power-laws", "L(D=3e11)", mc::perf::kaplan_loss_of_tokens(k, ki["example_D"]));
-  expect_published("kaplan-power-laws", "L(C_min=3640 PF-days)", mc::perf::kaplan_loss_of_compute(k, ki["example_C_pf_days"]));
-  expect_published("kaplan-power-laws", "B_crit(L=2.0)", mc::perf::kaplan_critical_batch_tokens(k, ki["example_L_for_Bcrit"]));
+  expect_published("kaplan-power-laws", "L(N=1e9)", kaplan_loss_N(ki["example_N"], k));
+  expect_published("kaplan-power-laws", "L(D=3e11)", kaplan_loss_D(ki["example_D"], k));
+  expect_published("kaplan-power-laws", "L(C_min=3640 PF-days)", kaplan_loss_C(pf_days_to_flops(ki["example_C_pf_days"]), k));
+  expect_published("kaplan-power-laws", "B_crit(L=2.0)", kaplan_critical_batch_tokens(ki["example_L_for_Bcrit"], k));
   // L(N, D) tends to L(N) with unlimited data and to L(D) with unlimited parameters (eq. 1.5).
-  EXPECT_NEAR(mc::perf::kaplan_loss(k, 1e9, 1e30), mc::perf::kaplan_loss_of_params(k, 1e9), 1e-9);
-  EXPECT_NEAR(mc::perf::kaplan_loss(k, 1e30, 3e11), mc::perf::kaplan_loss_of_tokens(k, 3e11), 1e-6);
+  EXPECT_NEAR(kaplan_loss_ND(1e9, 1e30, k), kaplan_loss_N(1e9, k), 1e-9);
+  EXPECT_NEAR(kaplan_loss_ND(1e30, 3e11, k), kaplan_loss_D(3e11, k), 1e-6);
 
   const auto& ci = find_case("chinchilla-parametric-loss")["inputs"];
-  mc::perf::ChinchillaLaw ch;
+  ChinchillaConstants ch;
   ch.E = ci["E"], ch.A = ci["A"], ch.B = ci["B"], ch.alpha = ci["alpha"], ch.beta = ci["beta"];
   const std::string id = "chinchilla-parametric-loss";
-  expect_published(id, "L(70e9, 1.4e12) Chinchilla", mc::perf::chinchilla_loss(ch, 70e9, 1.4e12));
-  expect_published(id, "L(280e9, 300e9) Gopher", mc::perf::chinchilla_loss(ch, 280e9, 300e9));
-  expect_published(id, "G = (alpha A/(beta B))^(1/(alpha+beta))", mc::perf::chinchilla_G(ch));
+  expect_published(id, "L(70e9, 1.4e12) Chinchilla", chinchilla_loss(70e9, 1.4e12, ch));
+  expect_published(id, "L(280e9, 300e9) Gopher", chinchilla_loss(280e9, 300e9, ch));
+  expect_published(id, "G = (alpha A/(beta B))^(1/(alpha+beta))", chinchilla_G(ch));
   const double c = 5.76e23;
-  expect_published(id, "N_opt(C=5.76e23) via Approach-3 closed form", mc::perf::chinchilla_optimal_params(ch, c));
+  const Allocation opt = allocate_chinchilla(c, ChinchillaApproach::parametric, ch);
+  expect_published(id, "N_opt(C=5.76e23) via Approach-3 closed form", opt.params);
   // The optimum spends the whole budget (6 N D = C) and is a minimum of the loss along that budget.
-  const double n = mc::perf::chinchilla_optimal_params(ch, c), d = mc::perf::chinchilla_optimal_tokens(ch, c);
-  EXPECT_NEAR(6 * n * d / c, 1.0, 1e-9);
-  const double l0 = mc::perf::chinchilla_loss(ch, n, d);
-  EXPECT_LT(l0, mc::perf::chinchilla_loss(ch, n * 1.1, d / 1.1));
-  EXPECT_LT(l0, mc::perf::chinchilla_loss(ch, n / 1.1, d * 1.1));
+  EXPECT_NEAR(6 * opt.params * opt.tokens / c, 1.0, 1e-9);
+  const double l0 = chinchilla_loss(opt.params, opt.tokens, ch);
+  EXPECT_LT(l0, chinchilla_loss(opt.params * 1.1, opt.tokens / 1.1, ch));
+  EXPECT_LT(l0, chinchilla_loss(opt.params / 1.1, opt.tokens * 1.1, ch));
 }
