@@ -239,7 +239,8 @@ Estimate estimate(const Config& cfg) {
       dp_time = micro * (fwd_gathers + bwd_gathers + bwd_reduces) + end_reduce;
       dp_exposed = micro * per_mb + end_reduce;
       const double reduces_per_mb = sw.zero3_reduce_each_microbatch ? slow_layers * per_layer + 1 : 0;
-      e.zero3_collectives = micro * (slow_layers * per_layer * (regather ? 3 : 2) + (regather ? 3 : 2) + reduces_per_mb) +
+      // The embedding is gathered for the forward and the backward (it is not recomputed).
+      e.zero3_collectives = micro * (slow_layers * per_layer * (regather ? 3 : 2) + 2 + reduces_per_mb) +
                             (sw.zero3_reduce_each_microbatch ? 0 : slow_layers * per_layer + 1);
       e.notes.push_back("ZeRO-3 gathers each layer's weights in every micro-batch's forward and backward pass");
     }
