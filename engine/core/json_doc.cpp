@@ -5,12 +5,53 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 namespace mc {
 
-LoadError::LoadError(std::string f, int l, int c, std::string k, std::string m)
+namespace {
+// A message may quote the input (an unknown id, a key): control bytes and invalid UTF-8 are written as
+// \xNN, and a quote longer than a reader can use is cut with a count of what was left out.
+std::string printable(const std::string& in, size_t max_bytes = 2000) {
+  std::string out;
+  auto hex = [&](unsigned char b) {
+    static const char* d = "0123456789abcdef";
+    out += "\\x";
+    out += d[b >> 4];
+    out += d[b & 15];
+  };
+  size_t i = 0;
+  while (i < in.size() && out.size() < max_bytes) {
+    const unsigned char b = static_cast<unsigned char>(in[i]);
+    if (b < 0x20 || b == 0x7f) {
+      hex(b), ++i;
+      continue;
+    }
+    if (b < 0x80) {
+      out += char(b), ++i;
+      continue;
+    }
+    // Length of a well-formed UTF-8 sequence starting here, or 0.
+    const size_t n = (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 0;
+    bool ok = n > 0 && i + n <= in.size();
+    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(in[i + k]) & 0xc0) == 0x80;
+    if (ok) {
+      out.append(in, i, n), i += n;
+    } else {
+      hex(b), ++i;
+    }
+  }
+  if (i < in.size()) out += "... (" + std::to_string(in.size() - i) + " more bytes)";
+  return out;
+}
+}  // namespace
+
+LoadError::LoadError(std::string f, int l, int c, std::string k, std::string m0)
+    : LoadError(std::move(f), l, c, printable(k, 300), printable(m0), 0) {}
+
+LoadError::LoadError(std::string f, int l, int c, std::string k, std::string m, int)
     : std::runtime_error([&] {
         std::ostringstream os;
         os << (f.empty() ? "<input>" : f);
@@ -39,6 +80,7 @@ struct Locator {
   const std::string& s;
   std::unordered_map<std::string, size_t>& out;
   size_t i = 0;
+  std::vector<std::pair<std::string, size_t>> duplicates;  // a key seen twice in one object, where again
 
   void ws() {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
@@ -72,7 +114,7 @@ struct Locator {
         size_t at = i;
         std::string k = str();
         std::string p = ptr + "/" + json_pointer_escape(k);
-        out.emplace(p, at);
+        if (!out.emplace(p, at).second) duplicates.push_back({p, at});
         ws();
         ++i;  // ':'
         value(p, depth + 1);
@@ -114,6 +156,10 @@ JsonDoc JsonDoc::parse(std::string text, std::string file) {
   d.line_starts_.push_back(0);
   for (size_t k = 0; k < d.text_.size(); ++k)
     if (d.text_[k] == '\n') d.line_starts_.push_back(k + 1);
+  if (size_t nul = d.text_.find('\0'); nul != std::string::npos) {
+    auto [l, c] = d.line_col(nul);
+    throw LoadError(d.file_, l, c, "", "a NUL byte at this place: a JSON file is text (is this the right file?)");
+  }
   try {
     d.root_ = json::parse(d.text_);
   } catch (const json::parse_error& e) {
@@ -127,8 +173,17 @@ JsonDoc JsonDoc::parse(std::string text, std::string file) {
     throw LoadError(d.file_, l, c, "", "invalid JSON: " + msg + " (fix the syntax at this place)");
   }
   d.offsets_.emplace("", 0);
-  Locator loc{d.text_, d.offsets_};
+  Locator loc{d.text_, d.offsets_, 0, {}};
   loc.value("", 0);
+  // nlohmann keeps the last of two equal keys silently; a config that says two things is refused.
+  if (!loc.duplicates.empty()) {
+    const auto& [ptr, at] = loc.duplicates.front();
+    auto [l, c] = d.line_col(at);
+    auto [l0, c0] = d.line_col(d.offsets_.at(ptr));
+    throw LoadError(d.file_, l, c, ptr.substr(1),
+                    "this key appears twice in its object (first at line " + std::to_string(l0) + ", column " +
+                        std::to_string(c0) + "): keep one");
+  }
   return d;
 }
 
@@ -254,12 +309,24 @@ double JsonCursor::number_in(double lo, double hi) const {
 
 long long JsonCursor::integer() const {
   if (!v_->is_number()) fail_type("an integer");
+  const bool too_big = v_->is_number_unsigned() ? v_->get<unsigned long long>() > 9000000000000000ULL
+                       : v_->is_number_integer() ? std::llabs(v_->get<long long>()) > 9000000000000000LL
+                                                 : std::fabs(v_->get<double>()) > 9.0e15;
+  if (too_big && (v_->is_number_integer() || std::floor(v_->get<double>()) == v_->get<double>()))
+    fail("value " + v_->dump() + " is out of range: an integer here is at most 9e15 in magnitude");
+  if (v_->is_number_integer()) return v_->get<long long>();
   double x = v_->get<double>();
-  if (std::floor(x) != x || std::fabs(x) > 9.0e15) fail_type("an integer");
+  if (std::floor(x) != x) fail_type("an integer");
   return static_cast<long long>(x);
 }
 
 long long JsonCursor::integer_in(long long lo, long long hi) const {
+  if (v_->is_number_float()) {  // compare before converting: 1e308 must not wrap into range
+    const double d = v_->get<double>();
+    if (std::floor(d) == d && (d < double(lo) || d > double(hi)))
+      fail("value " + v_->dump() + " is out of range: expected between " + std::to_string(lo) + " and " +
+           std::to_string(hi));
+  }
   long long x = integer();
   if (x < lo || x > hi)
     fail("value " + std::to_string(x) + " is out of range: expected between " + std::to_string(lo) + " and " +

@@ -30,6 +30,10 @@ using json = nlohmann::json;
 class LoadError : public std::runtime_error {
  public:
   LoadError(std::string file, int line, int column, std::string key, std::string message);
+ private:
+  LoadError(std::string file, int line, int column, std::string key, std::string message, int /*printable*/);
+
+ public:
   const std::string file;
   const int line;    // 1-based; 0 when unknown
   const int column;  // 1-based; 0 when unknown

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 using mc::JsonDoc;
 using mc::LoadError;
 
@@ -84,5 +86,68 @@ TEST(JsonDoc, UnreadableFileSaysSo) {
   } catch (const LoadError& e) {
     EXPECT_EQ(e.file, "/nonexistent/file.json");
     EXPECT_NE(e.message.find("cannot open"), std::string::npos);
+  }
+}
+
+// ---- crafted inputs (issue: every parser fuzzed; clean errors for crafted files) -------------------
+
+namespace {
+std::string load_error(const std::string& text, const std::function<void(const mc::JsonDoc&)>& use = {}) {
+  try {
+    mc::JsonDoc d = mc::JsonDoc::parse(text, "crafted.json");
+    if (use) use(d);
+  } catch (const mc::LoadError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(JsonDocCrafted, DuplicateKeysAreRefusedWithBothPlaces) {
+  const std::string e = load_error("{\"a\": 1,\n \"b\": 2,\n \"a\": 3}");
+  EXPECT_NE(e.find("crafted.json:3:2"), std::string::npos) << e;      // the second "a"
+  EXPECT_NE(e.find("first at line 1, column 2"), std::string::npos) << e;  // the first
+  EXPECT_NE(e.find("appears twice"), std::string::npos) << e;
+  EXPECT_EQ(load_error("{\"a\": {\"x\": 1}, \"b\": {\"x\": 2}}"), "");  // same key in two objects is fine
+}
+
+TEST(JsonDocCrafted, NulBytesAreRefusedWhereTheyAre) {
+  const std::string text = std::string("{\"a\": 1}\n") + '\0' + "garbage";
+  const std::string e = load_error(text);
+  EXPECT_NE(e.find("crafted.json:2:1"), std::string::npos) << e;
+  EXPECT_NE(e.find("NUL"), std::string::npos) << e;
+}
+
+TEST(JsonDocCrafted, HugeIntegersSayOutOfRange) {
+  auto read = [](const mc::JsonDoc& d) { (void)d.root()["n"].integer_in(1, 1000); };
+  for (const char* v : {"1e308", "1e20", "18446744073709551615", "-9223372036854775808"}) {
+    const std::string e = load_error(std::string("{\"n\": ") + v + "}", read);
+    EXPECT_NE(e.find("out of range"), std::string::npos) << v << ": " << e;
+  }
+  EXPECT_NE(load_error("{\"n\": 2.5}", read).find("expected an integer"), std::string::npos);
+  EXPECT_EQ(load_error("{\"n\": 1000}", read), "");
+}
+
+TEST(JsonDocCrafted, MessagesQuoteInputEscapedAndBounded) {
+  // A 1 MB id with control bytes and invalid UTF-8 is quoted escaped and cut, not echoed whole.
+  std::string id(1 << 20, 'x');
+  id[3] = '\x01';
+  id[5] = '\xff';
+  auto use = [&](const mc::JsonDoc& d) { d.root()["id"].fail("unknown id \"" + d.root()["id"].string() + "\""); };
+  const std::string e = load_error("{\"id\": \"" + std::string("xxx\\u0001x") + "\"}", use);
+  EXPECT_NE(e.find("\\x01"), std::string::npos) << e;
+  try {
+    throw mc::LoadError("f.json", 1, 1, "id", "unknown id \"" + id + "\"");
+  } catch (const mc::LoadError& err) {
+    const std::string w = err.what();
+    EXPECT_LT(w.size(), 2200u);
+    EXPECT_NE(w.find("\\xff"), std::string::npos);
+    EXPECT_NE(w.find("more bytes"), std::string::npos);
+  }
+  // Valid UTF-8 stays as it is.
+  try {
+    throw mc::LoadError("f.json", 1, 1, "", "Jean Zay \xc3\xa9t\xc3\xa9");
+  } catch (const mc::LoadError& err) {
+    EXPECT_NE(std::string(err.what()).find("\xc3\xa9t\xc3\xa9"), std::string::npos);
   }
 }
