@@ -15,8 +15,6 @@
 namespace mc::scenario {
 namespace {
 
-const char* const kConfigs[] = {"plan", "waterfall", "partnership", "estimate", "simulate", "train"};
-
 bool is_capital(const std::string& c) { return c == "plan" || c == "waterfall" || c == "partnership"; }
 
 // Checks `path` against the capital config's keys and `value` against the default's type and range.
@@ -58,9 +56,11 @@ void check_capital_set(const JsonCursor& a, const std::string& config, const std
 
 void validate_set(const JsonCursor& a, const Catalog* cat) {
   std::string config = a["config"].string();
-  if (std::find(std::begin(kConfigs), std::end(kConfigs), config) == std::end(kConfigs))
-    a["config"].fail("unknown config \"" + config +
-                     "\"; expected one of: plan, waterfall, partnership, estimate, simulate, train");
+  if (!find_config_kind(config)) {
+    std::string names;
+    for (const ConfigKind& k : config_kinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+    a["config"].fail("unknown config \"" + config + "\"; expected one of: " + names);
+  }
   std::string path = a["path"].string();
   if (!path.empty() && path[0] != '/') a["path"].fail("a JSON pointer starts with '/' (or is \"\" for the whole config)");
   try {
@@ -156,6 +156,24 @@ capital::PlanConfig plan_defaults(const Catalog* cat) {
 
 }  // namespace
 
+const std::vector<ConfigKind>& config_kinds() {
+  static const std::vector<ConfigKind> kinds = {
+      {"plan", "capital", "money -> GPU-hours -> FLOPs -> model and loss (capital::plan)"},
+      {"waterfall", "capital", "the capped-profit waterfall (capital::run_waterfall)"},
+      {"partnership", "capital", "the 2019 $1B in installments, cash and credit (capital::run_partnership)"},
+      {"estimate", "perf", "the analytic model and the layout search (perf::estimate_json, perf::search_json)"},
+      {"simulate", "sim", "one iteration event by event and a whole run (sim::simulate_json)"},
+      {"train", "lab", "real training steps in the training lab (train::run_json)"},
+  };
+  return kinds;
+}
+
+const ConfigKind* find_config_kind(const std::string& name) {
+  for (const ConfigKind& k : config_kinds())
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
 PlayState initial_state(const Catalog* catalog) {
   PlayState s;
   capital::PlanConfig pc = plan_defaults(catalog);
@@ -166,9 +184,8 @@ PlayState initial_state(const Catalog* catalog) {
   part.usd_per_gpu_hour = pc.rent_usd_per_gpu_hour;
   part.gpu_flops_per_s = pc.gpu_peak_flops_per_s * pc.utilisation;
   s.configs["partnership"] = capital::to_json(part);
-  s.configs["estimate"] = json::object();
-  s.configs["simulate"] = json::object();
-  s.configs["train"] = json::object();
+  for (const ConfigKind& k : config_kinds())
+    if (!s.configs.contains(k.name)) s.configs[k.name] = json::object();
   return s;
 }
 

@@ -65,6 +65,8 @@ void register_engine_actions(ActionRegistry& reg) {
              o.include_link_series = false;
              o.timeline_gpu = -1;
              json r = sim::simulate_json(cat, ctx.state->configs["simulate"], o, "scenario config \"simulate\"");
+             ctx.state->engine_calls["simulate"] = {
+                 {"config", ctx.state->configs["simulate"]}, {"seed", o.seed}, {"run_days", o.run_days}};
              // Wall-clock figures of the simulator itself would make the digest differ run to run.
              for (const char* part : {"sim", "run"})
                if (r.contains(part) && r[part].is_object())
@@ -85,6 +87,7 @@ void register_engine_actions(ActionRegistry& reg) {
              // depend on whether the machine playing it has a GPU.
              if (!c.contains("device")) c["device"] = "cpu";
              json r = train::run_json(c);
+             ctx.state->engine_calls["train"] = {{"config", c}, {"base", ctx.state->configs["train"]}};
              // Wall-clock figures differ run to run; keep only what the seed determines.
              for (const char* k : {"wall_s", "tokens_per_s", "tokens_per_s_median_step", "step_seconds", "gflops",
                                   "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads", "device_note"})

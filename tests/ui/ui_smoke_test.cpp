@@ -4,6 +4,7 @@
 #include "catalog/catalog.h"
 #include "ui/app.h"
 #include "ui/explorer.h"
+#include "tests/ui/headless.h"
 
 #include <imgui.h>
 
@@ -15,61 +16,11 @@
 #include <map>
 #include <thread>
 
-namespace {
-
-class NullPlatform : public mc::ui::Platform {
- public:
-  const char* name() const override { return "test"; }
-  std::string save_file(const std::string& name, const std::string& content, std::string&) override {
-    saved[name] = content;
-    return name;
-  }
-  void open_url(const std::string&) override {}
-  std::map<std::string, std::string> saved;
-};
-
-struct Headless {
-  Headless(float w, float h) {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(w, h);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* px;
-    int tw, th;
-    io.Fonts->GetTexDataAsRGBA32(&px, &tw, &th);
-  }
-  ~Headless() { ImGui::DestroyContext(); }
-  void frame(mc::ui::App& app) {
-    ImGui::NewFrame();
-    app.frame();
-    ImGui::Render();
-  }
-};
-
-std::string assets() { return std::string(MC_SOURCE_DIR) + "/assets"; }
-
-// A user's click at `at`: hover for a frame, press for a frame, release (ImGui acts on release), settle.
-void click_at(Headless& h, mc::ui::App& app, ImVec2 at) {
-  ImGuiIO& io = ImGui::GetIO();
-  io.MousePos = at;
-  h.frame(app);
-  io.MouseDown[0] = true;
-  h.frame(app);
-  io.MouseDown[0] = false;
-  h.frame(app);
-  h.frame(app);
-}
-
-// Clicks the middle of the tracked widget `id` (ExplorerState::widget_rects of the last frame).
-void click_widget(Headless& h, mc::ui::App& app, const std::string& id) {
-  const auto rects = app.state().widget_rects;
-  auto it = rects.find(id);
-  ASSERT_NE(it, rects.end()) << "widget " << id << " is not on screen";
-  click_at(h, app, ImVec2(it->second.x + it->second.w / 2, it->second.y + it->second.h / 2));
-}
-
-}  // namespace
+using mc::test::assets;
+using mc::test::click_at;
+using mc::test::click_widget;
+using mc::test::Headless;
+using mc::test::NullPlatform;
 
 TEST(UiSmoke, EveryPanelDrawsAtTwoSizes) {
   ASSERT_FALSE(mc::ui::panel_registry().empty());

@@ -4,6 +4,7 @@
 #include "core/paths.h"
 #include "scenario/player.h"
 #include "ui/explorer.h"
+#include "ui/scenario_bindings.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -43,12 +44,7 @@ void apply_step(ExplorerState& s) {
   s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
   s.highlight_widget = st.highlight_widget;
   if (!st.focus_panel.empty()) open_panel(s, st.focus_panel);
-  const json& c = st.configs;
-  if (c.contains("estimate") && !c["estimate"].empty()) s.perf.config = c["estimate"];
-  if (c.contains("train") && !c["train"].empty()) s.lab.config = c["train"];
-  if (c.contains("plan")) s.capital.plan = c["plan"];
-  if (c.contains("waterfall")) s.capital.waterfall = c["waterfall"];
-  if (c.contains("partnership")) s.capital.partnership = c["partnership"];
+  apply_configs(s, st.configs, st.engine_calls);  // every config kind into its panel (scenario_bindings.h)
   v.follow_script = true;
 }
 

@@ -1,0 +1,102 @@
+// headless.h - Dear ImGui with no renderer (as in its example_null) driving the whole explorer, for the
+// headless UI tests: frames, a user's clicks, and playing a shipped scenario step by step.
+#pragma once
+
+#include "ui/app.h"
+#include "ui/explorer.h"
+
+#include <imgui.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mc::test {
+
+class NullPlatform : public mc::ui::Platform {
+ public:
+  const char* name() const override { return "test"; }
+  std::string save_file(const std::string& name, const std::string& content, std::string&) override {
+    saved[name] = content;
+    return name;
+  }
+  void open_url(const std::string&) override {}
+  std::map<std::string, std::string> saved;
+};
+
+struct Headless {
+  Headless(float w, float h) {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(w, h);
+    io.DeltaTime = 1.0f / 60.0f;
+    unsigned char* px;
+    int tw, th;
+    io.Fonts->GetTexDataAsRGBA32(&px, &tw, &th);
+  }
+  ~Headless() { ImGui::DestroyContext(); }
+  Headless(const Headless&) = delete;
+  Headless& operator=(const Headless&) = delete;
+  void frame(mc::ui::App& app) {
+    ImGui::NewFrame();
+    app.frame();
+    ImGui::Render();
+  }
+};
+
+inline std::string assets() { return std::string(MC_SOURCE_DIR) + "/assets"; }
+
+// A user's click at `at`: hover for a frame, press for a frame, release (ImGui acts on release), settle.
+inline void click_at(Headless& h, mc::ui::App& app, ImVec2 at) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = at;
+  h.frame(app);
+  io.MouseDown[0] = true;
+  h.frame(app);
+  io.MouseDown[0] = false;
+  h.frame(app);
+  h.frame(app);
+}
+
+// Clicks the middle of the tracked widget `id` (ExplorerState::widget_rects of the last frame).
+inline void click_widget(Headless& h, mc::ui::App& app, const std::string& id) {
+  const auto rects = app.state().widget_rects;
+  auto it = rects.find(id);
+  ASSERT_NE(it, rects.end()) << "widget " << id << " is not on screen";
+  click_at(h, app, ImVec2(it->second.x + it->second.w / 2, it->second.y + it->second.h / 2));
+}
+
+// The ids of scenarios/index.json, in gallery order.
+inline std::vector<std::string> shipped_scenarios() {
+  std::ifstream idx(std::string(MC_SOURCE_DIR) + "/scenarios/index.json");
+  std::vector<std::string> ids;
+  if (!idx.good()) return ids;
+  nlohmann::json index = nlohmann::json::parse(idx);
+  for (const auto& e : index["scenarios"]) {
+    std::string id = e.is_string() ? e.get<std::string>() : e.value("file", e.value("id", ""));
+    if (id.size() > 5 && id.substr(id.size() - 5) == ".json") id.resize(id.size() - 5);
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// Frames until `done()` or the deadline: native panels compute on worker threads, so wait by the clock
+// (a loaded CI machine may take a while), not by a count of frames.
+template <class F>
+bool frames_until(Headless& h, mc::ui::App& app, F done, double seconds = 120) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    h.frame(app);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace mc::test

@@ -1,0 +1,94 @@
+// The scenario player and the panels beside it, headless: every config a scenario edits reaches the panel
+// that shows it (one map, ui/scenario_bindings.h), and the panel repeats the scenario's engine call.
+#include "scenario/actions.h"
+#include "scenario/player.h"
+#include "tests/ui/headless.h"
+#include "ui/scenario_bindings.h"
+
+using mc::test::assets;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+namespace {
+
+// Opens scenario `id` at step `k` (0-based) the way a ?scenario=ID&step=N link does, and draws a few frames.
+void open_step(Headless& h, mc::ui::App& app, const std::string& id, int k) {
+  auto& sv = app.state().scenarios;
+  sv.request_id = id;
+  sv.request_step = k;
+  for (int f = 0; f < 3; ++f) h.frame(app);
+}
+
+}  // namespace
+
+TEST(ScenarioBindings, EveryConfigKindHasAPanel) {
+  for (const auto& kind : mc::scenario::config_kinds()) {
+    SCOPED_TRACE(kind.name);
+    EXPECT_NE(mc::ui::find_config_binding(kind.name), nullptr) << "no panel takes the scenario config \"" << kind.name
+                                                                << "\": add it to ui/scenario_bindings.cpp";
+    const std::string panel = kind.panel;
+    EXPECT_NE(mc::ui::find_panel(panel.substr(0, panel.find('/'))), nullptr) << "no panel \"" << panel << "\"";
+  }
+  for (const auto& b : mc::ui::config_bindings())
+    EXPECT_NE(mc::scenario::find_config_kind(b.kind), nullptr) << "a binding for an unknown config kind " << b.kind;
+  // The initial state of a scenario has every kind (so a "set" on any of them reaches a panel).
+  const auto st = mc::scenario::initial_state(nullptr);
+  for (const auto& kind : mc::scenario::config_kinds()) EXPECT_TRUE(st.configs.contains(kind.name)) << kind.name;
+}
+
+// After every step of every shipped scenario, each panel holds the config the scenario set for it.
+TEST(ScenarioBindings, EveryStepsConfigsReachTheirPanels) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  int checked = 0;
+  for (const std::string& id : mc::test::shipped_scenarios()) {
+    SCOPED_TRACE(id);
+    open_step(h, app, id, 0);
+    auto& sv = app.state().scenarios;
+    ASSERT_TRUE(sv.player) << (sv.errors.empty() ? "" : sv.errors.front());
+    for (int k = 0; k < sv.player->step_count(); ++k) {
+      SCOPED_TRACE("step " + std::to_string(k + 1));
+      open_step(h, app, id, k);
+      const auto& st = sv.player->state();
+      const auto initial = mc::scenario::initial_state(&*app.state().catalog);
+      for (const auto& kind : mc::scenario::config_kinds()) {
+        if (st.configs[kind.name] == initial.configs[kind.name]) continue;  // untouched: the panel's own default
+        const nlohmann::json call = st.engine_calls.contains(kind.name) ? st.engine_calls[kind.name] : nlohmann::json();
+        const nlohmann::json want = mc::ui::config_for_panel(kind.name, st.configs[kind.name], call);
+        if (want.is_null()) continue;
+        const auto* b = mc::ui::find_config_binding(kind.name);
+        ASSERT_NE(b, nullptr) << kind.name;
+        EXPECT_EQ(mc::ui::without_empty_sections(b->current(app.state())), mc::ui::without_empty_sections(want)) << "the " << kind.panel << " panel does not show the scenario's \""
+                                                 << kind.name << "\" config";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 20);
+}
+
+// failures-at-scale narrates a month on 1,024 GPUs; the run panel beside it shows that same month (same
+// config, seed and length), not its own 9,984-GPU default.
+TEST(ScenarioBindings, RunPanelShowsTheNarratedMonth) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  open_step(h, app, "failures-at-scale", 0);
+  auto& s = app.state();
+  ASSERT_TRUE(s.scenarios.player);
+  const nlohmann::json& results = s.scenarios.player->state().results;
+  ASSERT_TRUE(results.contains("run"));
+  EXPECT_EQ(s.sim.config["cluster"]["gpus"], 1024);
+  mc::ui::open_panel(s, "run");
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && !s.sim.run.is_null(); }))
+      << s.sim.run_error;
+  EXPECT_EQ(s.sim.run["interruptions"], results["run"]["run"]["interruptions"]);
+  EXPECT_DOUBLE_EQ(s.sim.run["goodput"].get<double>(), results["run"]["run"]["goodput"].get<double>());
+  // Step 2 changes the checkpoint interval: the panel follows.
+  open_step(h, app, "failures-at-scale", 1);
+  mc::ui::open_panel(s, "run");
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && !s.sim.run.is_null() && !s.sim.run_requested; }));
+  const nlohmann::json& r2 = s.scenarios.player->state().results;
+  EXPECT_DOUBLE_EQ(s.sim.run["goodput"].get<double>(), r2["rare"]["run"]["goodput"].get<double>());
+}
