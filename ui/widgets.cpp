@@ -73,7 +73,7 @@ void sourced_tooltip(const Catalog& cat, const Sourced& v) {
 }
 
 void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit) {
-  std::string s = format_quantity(v.value, unit) + confidence_mark(v.confidence);
+  std::string s = display_value(v, unit) + confidence_mark(v.confidence);
   ImGui::TextColored(confidence_color(v.confidence), "%s", s.c_str());
   if (ImGui::IsItemHovered()) sourced_tooltip(cat, v);
 }
@@ -113,7 +113,7 @@ void draw_selection_inspector(ExplorerState& s) {
     ImGui::Spacing();
     ImGui::Text("%s", f.label.c_str());
     ImGui::SameLine();
-    std::string val = format_quantity(v->value, f.unit);
+    std::string val = display_value(*v, f.unit);
     ImGui::TextColored(confidence_color(v->confidence), "%s  (%s)", val.c_str(), to_string(v->confidence));
     if (const Source* src = s.catalog->source(v->source)) {
       ImGui::TextDisabled("  %s. %s, %s", src->title.c_str(), src->publisher.c_str(), src->date.c_str());
@@ -180,7 +180,9 @@ std::string table_to_csv(const Catalog& cat, const Table& t) {
       const Sourced* v = r.find(f.key);
       if (!v) { os << ",,,"; continue; }
       const Source* s = cat.source(v->source);
-      os << ',' << v->value << ',' << to_string(v->confidence) << ',' << csv_escape(s ? s->title : v->source);
+      if (v->date.empty()) os << ',' << v->value;
+      else os << ',' << v->date;  // a date as the source gives it
+      os << ',' << to_string(v->confidence) << ',' << csv_escape(s ? s->title : v->source);
     }
     os << '\n';
   }

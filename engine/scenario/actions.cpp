@@ -280,7 +280,7 @@ void register_builtin_actions(ActionRegistry& reg) {
              capital::ComputeTrend t = capital::load_trend(*ctx.catalog, a.value("anchor", std::string("openai-five-2019")));
              json runs = json::object();
              for (const auto& p : capital::run_points(*ctx.catalog))
-               runs[p.id] = {{"year", p.year}, {"flops", p.flops}, {"pf_days", capital::flops_to_pf_days(p.flops)},
+               runs[p.id] = {{"date", p.date}, {"year", p.year}, {"flops", p.flops}, {"pf_days", capital::flops_to_pf_days(p.flops)},
                              {"over_trend", p.flops / t.flops_at(p.year)}};
              store(ctx, result_name(a, "trend"),
                    {{"doubling_months", t.doubling_months}, {"growth", t.growth}, {"period_years", t.period_years()},
@@ -365,7 +365,7 @@ void register_builtin_actions(ActionRegistry& reg) {
                std::string r = ref;
                auto s1 = r.find('/'), s2 = r.rfind('/');
                const Sourced* v = ctx.catalog->table(r.substr(0, s1))->find(r.substr(s1 + 1, s2 - s1 - 1))->find(r.substr(s2 + 1));
-               out[name] = v->value;
+               out[name] = v->date.empty() ? json(v->value) : json(v->date);  // a date as the source gives it
                out[name + "_source"] = v->source;
                out[name + "_confidence"] = to_string(v->confidence);
              }

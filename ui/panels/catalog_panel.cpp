@@ -45,7 +45,7 @@ void draw(ExplorerState& s) {
       if (ImGui::BeginTabItem(t.title.c_str(), nullptr, fl)) {
         if (!selected_tab) {
           s.catalog_view.table = t.name;
-          s.catalog_view.sort_key = t.field("year") ? "year" : "name";
+          s.catalog_view.sort_key = t.field("year") ? "year" : t.field("date") ? "date" : "name";
           s.catalog_view.sort_ascending = true;
         }
         ImGui::EndTabItem();

@@ -84,18 +84,19 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
   }
   std::vector<const Record*> rows;
   for (const auto& r : ev->records) rows.push_back(&r);
-  std::stable_sort(rows.begin(), rows.end(), [](const Record* a, const Record* b) { return a->get_or("year", 0) < b->get_or("year", 0); });
+  std::stable_sort(rows.begin(), rows.end(), [](const Record* a, const Record* b) { return a->get_or("date", 0) < b->get_or("date", 0); });
   for (const Record* r : rows) {
     ImGui::PushID(r->id.c_str());
-    ImGui::TextColored(accent_color(), "%s", r->text_or("date", "").c_str());
+    const Sourced* date = r->find("date");
+    ImGui::TextColored(accent_color(), "%s", date ? date->date.c_str() : "");
     ImGui::SameLine(ImGui::GetFontSize() * 6);
     bool sel = s.selection.table == "events" && s.selection.record == r->id;
     if (ImGui::Selectable(r->name.c_str(), sel)) s.selection = Selection{"events", r->id, ""};
     track(s, "story.event." + r->id);
     ImGui::Indent(ImGui::GetFontSize() * 6);
     ImGui::TextWrapped("%s", r->text_or("summary", "").c_str());
-    if (const Sourced* y = r->find("year"))
-      if (const Source* so = cat.source(y->source)) ImGui::TextDisabled("%s, %s", so->title.c_str(), so->publisher.c_str());
+    if (date)
+      if (const Source* so = cat.source(date->source)) ImGui::TextDisabled("%s, %s", so->title.c_str(), so->publisher.c_str());
     ImGui::Unindent(ImGui::GetFontSize() * 6);
     ImGui::PopID();
   }
