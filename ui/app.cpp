@@ -8,6 +8,8 @@
 #include <imgui.h>
 #include <imgui_internal.h>  // ErrorCheckEndWindowRecover
 
+#include <cstdio>
+
 namespace mc::ui {
 
 // ImGui 1.86 indexes keys by the backend's own codes; its SDL2 backend (both shells) uses SDL scancodes,
@@ -72,8 +74,8 @@ void App::frame() {
   ImGui::Begin("##status", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
-  ImGui::TextDisabled("%s | %s | %.0f fps | F1: keys", s_.platform ? s_.platform->name() : "headless",
-                      device_info().message.c_str(), ImGui::GetIO().Framerate);
+  ImGui::TextDisabled("%s", status_line().c_str());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", device_info().message.c_str());
   if (!s_.status.empty()) {
     ImGui::SameLine();
     ImGui::TextUnformatted(("| " + s_.status).c_str());
@@ -170,6 +172,14 @@ void App::draw_help() {
   ImGui::End();
 }
 
+std::string App::status_line() const {
+  std::string compute = s_.platform ? s_.platform->compute_label() : std::string();
+  if (compute.empty()) compute = device_info().label;
+  char fps[32];
+  std::snprintf(fps, sizeof fps, "%.0f fps", ImGui::GetCurrentContext() ? ImGui::GetIO().Framerate : 0.0f);
+  return std::string(s_.platform ? s_.platform->name() : "headless") + " | " + compute + " | " + fps + " | F1: keys";
+}
+
 nlohmann::json App::state_json() const {
   nlohmann::json j;
   j["frame"] = s_.frame;
@@ -185,6 +195,7 @@ nlohmann::json App::state_json() const {
   for (const auto& [id, r] : s_.widget_rects) rects[id] = {r.x, r.y, r.w, r.h};
   j["widgets"] = rects;
   j["status"] = s_.status;
+  j["status_bar"] = status_line();
   j["narration_title"] = s_.narration_title;
   j["highlight_widget"] = s_.highlight_widget;
   return j;

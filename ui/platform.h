@@ -17,6 +17,9 @@ class Platform {
   // Web: query parameters of the page URL (?scenario=...&step=3); native: command-line --KEY VALUE.
   virtual std::string query_param(const std::string& key) const { (void)key; return ""; }
   virtual void set_query_param(const std::string& key, const std::string& value) { (void)key; (void)value; }
+  // What computes, in plain words for the status bar ("WebAssembly, CPU"); "" = the engine's device label
+  // (DeviceInfo::label), which describes a native build.
+  virtual std::string compute_label() const { return ""; }
 };
 
 }  // namespace mc::ui

@@ -45,6 +45,9 @@ namespace {
 class WebPlatform final : public mc::ui::Platform {
  public:
   const char* name() const override { return "web"; }
+  // The browser build has no CUDA and no threads; the engine's device probe speaks of nvcc, which means
+  // nothing to a class.
+  std::string compute_label() const override { return "WebAssembly, CPU"; }
   std::string save_file(const std::string& name, const std::string& content, std::string&) override {
     js_download(name.c_str(), content.data(), int(content.size()));
     return name + " (download)";

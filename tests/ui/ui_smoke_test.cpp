@@ -2,6 +2,7 @@
 // frames at two window sizes: no ImGui assert, no sanitizer report, and the catalog panel reacts to a
 // simulated click the way a user's click would.
 #include "catalog/catalog.h"
+#include "device/device.h"
 #include "ui/app.h"
 #include "ui/explorer.h"
 #include "tests/ui/headless.h"
@@ -225,4 +226,27 @@ TEST(UiSmoke, SimCancelledThenSimulateAgain) {
   EXPECT_FALSE(v.iteration_cancelled);
   EXPECT_NE(v.iteration_for, key);
   settle();
+}
+
+// The status bar speaks to a class: the web build says "WebAssembly, CPU", never how it was configured.
+TEST(UiSmoke, StatusBarSaysWhatComputesInPlainWords) {
+  class WebLike : public NullPlatform {
+   public:
+    const char* name() const override { return "web"; }
+    std::string compute_label() const override { return "WebAssembly, CPU"; }
+  };
+  Headless h(1280, 720);
+  WebLike web;
+  mc::ui::App app({assets(), &web, ""});
+  h.frame(app);
+  const std::string line = app.state_json()["status_bar"];
+  EXPECT_NE(line.find("web | WebAssembly, CPU"), std::string::npos) << line;
+  NullPlatform plain;
+  mc::ui::App native({assets(), &plain, ""});
+  h.frame(native);
+  for (const std::string l : {line, native.state_json()["status_bar"].get<std::string>()}) {
+    EXPECT_EQ(l.find("nvcc"), std::string::npos) << l;
+    EXPECT_EQ(l.find("configure"), std::string::npos) << l;
+    if (!mc::device_info().gpu_available) EXPECT_NE(l.find("CPU"), std::string::npos) << l;
+  }
 }
