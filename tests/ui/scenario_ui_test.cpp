@@ -5,6 +5,9 @@
 #include "tests/ui/headless.h"
 #include "ui/scenario_bindings.h"
 
+#include <fstream>
+#include <sstream>
+
 using mc::test::assets;
 using mc::test::Headless;
 using mc::test::NullPlatform;
@@ -91,4 +94,40 @@ TEST(ScenarioBindings, RunPanelShowsTheNarratedMonth) {
   ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && !s.sim.run.is_null() && !s.sim.run_requested; }));
   const nlohmann::json& r2 = s.scenarios.player->state().results;
   EXPECT_DOUBLE_EQ(s.sim.run["goodput"].get<double>(), r2["rare"]["run"]["goodput"].get<double>());
+}
+
+// A link with a misspelt id says which scenario was meant, in the narration pane the class sees.
+TEST(ScenarioProblems, ABadLinkNamesTheNearestScenario) {
+  Headless h(1280, 720);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "catalog"});
+  app.state().scenarios.request_id = "gpt3-on-the-machin";
+  h.frame(app);
+  h.frame(app);
+  const auto& s = app.state();
+  EXPECT_FALSE(s.scenarios.player);
+  EXPECT_NE(s.narration_markdown.find("did you mean \"gpt3-on-the-machine\""), std::string::npos) << s.narration_markdown;
+  EXPECT_NE(s.narration_markdown.find("failures-at-scale"), std::string::npos) << "the ids that exist are listed";
+  EXPECT_EQ(s.status.find("problem(s)"), std::string::npos) << s.status;
+  EXPECT_EQ(s.active_panel, "catalog") << "the class stays where it was; the narration pane explains";
+}
+
+// A dropped file with several problems: all of them, each located (file:line:column, key, what to do),
+// in the narration pane and in the Scenarios panel.
+TEST(ScenarioProblems, EveryProblemOfADroppedFileIsListed) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  std::ifstream in(std::string(MC_SOURCE_DIR) + "/tests/data/scenarios/several_problems.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_TRUE(app.open_file("several_problems.json", text.str()));
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  const auto& s = app.state();
+  EXPECT_EQ(s.active_panel, "scenarios");
+  ASSERT_EQ(s.scenarios.errors.size(), 4u);
+  for (const char* where : {"several_problems.json:7:", "several_problems.json:9:", "\"steps/0/actions/0/do\"",
+                            "\"steps/1/actions/0/value\""})
+    EXPECT_NE(s.narration_markdown.find(where), std::string::npos) << where << " in " << s.narration_markdown;
+  EXPECT_NE(s.status.find("4 problems"), std::string::npos) << s.status;
 }

@@ -185,6 +185,23 @@ TEST(BrokenScenarioSyntax, NamesLineAndColumn) {
   EXPECT_GT(r.errors[0].column, 1);
 }
 
+// Every problem of a file at once, each located: a header problem does not hide the steps' problems.
+TEST(BrokenScenario, ReportsEveryProblemAtOnceEachLocated) {
+  ParseResult r = load_scenario(kBroken + "/several_problems.json", default_actions(), &catalog());
+  ASSERT_EQ(r.errors.size(), 4u) << r.message();
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"minutes", "out of range"}, {"sources/0", "unknown source"},
+      {"steps/0/actions/0/do", "unknown action"}, {"steps/1/actions/0/value", "wrong type"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const mc::LoadError& e = r.errors[i];
+    EXPECT_NE(e.file.find("several_problems.json"), std::string::npos) << e.what();
+    EXPECT_GT(e.line, 0) << e.what();
+    EXPECT_GT(e.column, 0) << e.what();
+    EXPECT_EQ(e.key, want[i].first) << e.what();
+    EXPECT_NE(e.message.find(want[i].second), std::string::npos) << e.what();
+  }
+}
+
 TEST(BrokenScenarioText, NeverThrows) {
   for (const char* text : {"", "[]", "{\"format\": 1}", "{\"format\": \"megacluster-scenario\", \"version\": 99}", "nul"}) {
     ParseResult r = parse_scenario_text(text, "x.json", default_actions(), &catalog());

@@ -48,14 +48,60 @@ void apply_step(ExplorerState& s) {
   v.follow_script = true;
 }
 
+// A file that cannot be played: every problem, located, in the Scenarios panel and in the narration pane
+// (which the class sees whatever panel is shown), and a count in the status bar.
+void show_problems(ExplorerState& s, const std::string& file, const std::vector<std::string>& problems) {
+  ScenarioView& v = s.scenarios;
+  v.errors = problems;
+  v.player.reset();
+  s.highlight_widget.clear();
+  const std::string n = std::to_string(problems.size()) + (problems.size() == 1 ? " problem" : " problems");
+  s.narration_title = "cannot play " + file;
+  s.narration_markdown = file + " has " + n + ", each with where it is and what to do:";
+  for (const auto& p : problems) s.narration_markdown += "\n\n- " + p;
+  s.status = file + ": " + n + " (listed in the narration pane and the Scenarios panel)";
+}
+
+// Edit distance, for "did you mean" on a misspelt scenario id in a link.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A requested id (link, environment) that names no shipped scenario: say which exist and the nearest.
+std::string unknown_id_problem(ExplorerState& s, const std::string& id) {
+  ScenarioView& v = s.scenarios;
+  if (!v.gallery_loaded) load_gallery(s);
+  std::string nearest, all;
+  size_t best = ~size_t(0);
+  for (const auto& e : v.gallery) {
+    const std::string gid = e.id.empty() ? e.file.substr(0, e.file.rfind(".json")) : e.id;
+    all += (all.empty() ? "" : ", ") + gid;
+    if (const size_t d = edit_distance(id, gid); d < best) best = d, nearest = gid;
+  }
+  std::string msg = "scenario=" + id + ": no shipped scenario has the id \"" + id + "\"";
+  if (!nearest.empty() && best <= std::max<size_t>(3, id.size() / 3)) msg += "; did you mean \"" + nearest + "\"?";
+  return msg + " Fix the link (?scenario=ID&step=N) with one of: " + all + ".";
+}
+
 void open_parsed(ExplorerState& s, scenario::ParseResult r, const std::string& file, int step) {
   ScenarioView& v = s.scenarios;
   v.errors.clear();
   v.file = file;
   if (!r.ok()) {
-    for (const auto& e : r.errors) v.errors.push_back(e.what());
-    v.player.reset();
-    s.status = "the scenario has " + std::to_string(r.errors.size()) + " problem(s): see the Scenarios panel";
+    std::vector<std::string> problems;
+    for (const auto& e : r.errors) problems.push_back(e.what());
+    show_problems(s, file.substr(file.find_last_of('/') + 1), problems);
     return;
   }
   v.player = std::make_shared<scenario::Player>(*r.scenario, s.catalog ? &*s.catalog : nullptr);
@@ -87,8 +133,12 @@ void draw_gallery(ExplorerState& s) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
     ImGui::TextWrapped("%s", e.title.c_str());
-    if (!e.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "invalid: hover for details");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.error.empty() ? e.summary.c_str() : e.error.c_str());
+    if (ImGui::IsItemHovered() && !e.summary.empty()) ImGui::SetTooltip("%s", e.summary.c_str());
+    if (!e.error.empty()) {  // every problem, located, wrapped in the column
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
+      ImGui::TextWrapped("%s", e.error.c_str());
+      ImGui::PopStyleColor();
+    }
     if (!e.audience.empty()) ImGui::TextDisabled("%s", e.audience.c_str());
     ImGui::TableSetColumnIndex(1);
     ImGui::Text("%.0f", e.minutes);
@@ -205,7 +255,12 @@ void draw(ExplorerState& s) {
   ImGui::TextWrapped("Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
                      "explains the result; the same files replay headless with `megacluster play`. Drop a scenario "
                      ".json on the window to open your own.");
-  for (const auto& e : v.errors) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.c_str());
+  if (!v.errors.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
+    ImGui::TextWrapped("%s: %zu %s", v.file.c_str(), v.errors.size(), v.errors.size() == 1 ? "problem" : "problems");
+    for (const auto& e : v.errors) ImGui::TextWrapped("- %s", e.c_str());
+    ImGui::PopStyleColor();
+  }
   if (v.player) {
     draw_player(s);
     ImGui::Separator();
@@ -272,9 +327,16 @@ void scenario_frame(ExplorerState& s) {
   try {
     if (!v.request_id.empty()) {  // from the URL, the environment or a test: open it wherever we are
       if (v.scenarios_dir.empty()) v.scenarios_dir = find_scenarios_dir();
-      const std::string path = v.scenarios_dir + "/" + v.request_id + ".json";
+      const std::string id = v.request_id;
       v.request_id.clear();
-      open_path(s, path, v.request_step);
+      bool shipped = id.find('/') == std::string::npos && id.find("..") == std::string::npos;
+      if (shipped) {
+        if (!v.gallery_loaded) load_gallery(s);
+        shipped = false;
+        for (const auto& e : v.gallery) shipped = shipped || e.id == id || e.file == id + ".json";
+      }
+      if (shipped) open_path(s, v.scenarios_dir + "/" + id + ".json", v.request_step);
+      else show_problems(s, "the link", {unknown_id_problem(s, id)});
     }
   } catch (const std::exception& e) {
     v.errors.push_back(e.what());
