@@ -27,6 +27,13 @@ App::App(AppConfig cfg) {
   }
 }
 
+// Tests (ExplorerState::capture_text): ImGui's log records the text a window draws, and End() of a
+// top-level window hands it to the clipboard callback, which the headless tests read. Everything the
+// window draws is then laid out unclipped, so hidden text is caught too.
+static void capture_window_text(const ExplorerState& s) {
+  if (s.capture_text) ImGui::LogToClipboard();
+}
+
 void App::handle_keys() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
@@ -74,6 +81,7 @@ void App::frame() {
   ImGui::Begin("##status", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
+  capture_window_text(s_);
   ImGui::TextDisabled("%s", status_line().c_str());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", device_info().message.c_str());
   if (!s_.status.empty()) {
@@ -92,6 +100,7 @@ void App::draw_sidebar(float x, float y, float w, float h) {
   ImGui::SetNextWindowPos(ImVec2(x, y));
   ImGui::SetNextWindowSize(ImVec2(w, h));
   ImGui::Begin("Megacluster Explorer", nullptr, kFixed);
+  capture_window_text(s_);
   ImGui::TextDisabled("The machine behind modern AI");
   ImGui::Separator();
   int chapter_no = 0;
@@ -124,6 +133,7 @@ void App::draw_main(float x, float y, float w, float h) {
   }
   std::string title = (p ? p->title : std::string("Explorer")) + "###main";
   ImGui::Begin(title.c_str(), nullptr, kFixed);
+  capture_window_text(s_);
   // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
   // it left open, show the error in its place and keep running.
   std::string failure;
@@ -148,15 +158,19 @@ void App::draw_inspector(float x, float y, float w, float h) {
   ImGui::SetNextWindowPos(ImVec2(x, y));
   ImGui::SetNextWindowSize(ImVec2(w, insp_h));
   ImGui::Begin("Inspector", nullptr, kFixed);
+  capture_window_text(s_);
   draw_selection_inspector(s_);
   ImGui::End();
   if (narrating) {
     ImGui::SetNextWindowPos(ImVec2(x, y + insp_h));
     ImGui::SetNextWindowSize(ImVec2(w, h - insp_h));
     ImGui::Begin(("Narration: " + s_.narration_title + "###narration").c_str(), nullptr, kFixed);
+    capture_window_text(s_);
     draw_scenario_controls(s_);
     ImGui::Separator();
     ImGui::TextWrapped("%s", s_.narration_markdown.c_str());
+    track(s_, "narration.text");
+    draw_scenario_questions(s_);
     ImGui::End();
   }
 }
@@ -197,6 +211,7 @@ nlohmann::json App::state_json() const {
   j["status"] = s_.status;
   j["status_bar"] = status_line();
   j["narration_title"] = s_.narration_title;
+  j["narration"] = s_.narration_markdown;
   j["highlight_widget"] = s_.highlight_widget;
   return j;
 }

@@ -71,6 +71,7 @@ struct ExplorerState {
   bool show_help = false;
   unsigned long long frame = 0;
   std::map<std::string, Rect> widget_rects;  // tracked widgets, rebuilt each frame (for tests, highlights)
+  bool capture_text = false;  // tests: log each window's text to the clipboard callback (app.cpp)
 };
 
 struct Panel {

@@ -36,6 +36,8 @@ struct Headless {
     io.IniFilename = nullptr;
     io.DisplaySize = ImVec2(w, h);
     io.DeltaTime = 1.0f / 60.0f;
+    io.SetClipboardTextFn = set_clipboard;
+    io.GetClipboardTextFn = get_clipboard;
     unsigned char* px;
     int tw, th;
     io.Fonts->GetTexDataAsRGBA32(&px, &tw, &th);
@@ -43,11 +45,29 @@ struct Headless {
   ~Headless() { ImGui::DestroyContext(); }
   Headless(const Headless&) = delete;
   Headless& operator=(const Headless&) = delete;
+  // One frame; `text` then holds every piece of text the frame drew (ImGui's log, which sees what Text,
+  // buttons, labels and tables render), so tests can read what the class would read.
   void frame(mc::ui::App& app) {
     ImGui::NewFrame();
+    app.state().capture_text = true;  // each window's End() hands its text to set_clipboard below
+    logged().clear();
     app.frame();
     ImGui::Render();
+    // Whitespace runs as one space: wrapped text is logged with its line breaks.
+    text.clear();
+    for (const char* c = logged().c_str(); *c; ++c) {
+      const bool space = *c == ' ' || *c == '\n' || *c == '\r' || *c == '\t';
+      if (!space) text += *c;
+      else if (!text.empty() && text.back() != ' ') text += ' ';
+    }
   }
+  static std::string& logged() {
+    static std::string s;
+    return s;
+  }
+  static void set_clipboard(void*, const char* t) { logged() += std::string(t) + "\n"; }
+  static const char* get_clipboard(void*) { return logged().c_str(); }
+  std::string text;
 };
 
 inline std::string assets() { return std::string(MC_SOURCE_DIR) + "/assets"; }
