@@ -50,9 +50,18 @@ bool open_panel(ExplorerState& s, const std::string& id_and_tab) {
   return true;
 }
 
-bool take_tab_request(ExplorerState& s, const char* tab) {
+bool take_tab_request(ExplorerState& s, const std::string& tab) {
   if (s.tab_request != tab) return false;
   s.tab_request.clear();
+  return true;
+}
+
+bool reveal_widget(ExplorerState& s, const std::string& widget) {
+  const Panel* p = find_panel(widget.substr(0, widget.find('.')));
+  if (!p) return false;
+  s.active_panel = p->id;
+  const std::string tab = p->tab_of_widget ? p->tab_of_widget(s, widget) : std::string();
+  if (!tab.empty()) s.tab_request = tab;
   return true;
 }
 
@@ -65,6 +74,10 @@ void track(ExplorerState& s, const std::string& id) {
   ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   s.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};
   if (!s.highlight_widget.empty() && s.highlight_widget == id) {
+    if (s.highlight_scrolled != id) {  // scroll it into view once
+      s.highlight_scrolled = id;
+      ImGui::SetScrollHereY(0.5f);
+    }
     float t = float(ImGui::GetTime());
     float pulse = 0.5f + 0.5f * float(std::sin(t * 4.0));
     ImGui::GetForegroundDrawList()->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3),

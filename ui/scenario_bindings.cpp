@@ -68,6 +68,22 @@ const std::vector<ConfigBinding>& config_bindings() {
          }
        },
        [](const ExplorerState& s) { return s.lab.config; }},
+      {"scaling",
+       [](ExplorerState& s, const json& c, const json&) {
+         LabView& v = s.lab;
+         const std::string corpus = c.value("corpus", std::string("synthetic"));
+         if (corpus != v.corpus_id) {  // the sweep runs on the scenario's text, which the lab then shows
+           v.corpus_id = corpus;
+           v.corpus_text.clear();
+           v.corpus_error.clear();
+         }
+         if (v.sweep_config != c || !v.sweep) {
+           v.sweep_config = c;
+           v.sweep.reset();
+           v.sweep_requested = true;  // the same sweep as the scenario's, run live in the lab
+         }
+       },
+       [](const ExplorerState& s) { return s.lab.sweep_config; }},
   };
   return bindings;
 }

@@ -158,14 +158,24 @@ capital::PlanConfig plan_defaults(const Catalog* cat) {
 
 const std::vector<ConfigKind>& config_kinds() {
   static const std::vector<ConfigKind> kinds = {
-      {"plan", "capital", "money -> GPU-hours -> FLOPs -> model and loss (capital::plan)"},
-      {"waterfall", "capital", "the capped-profit waterfall (capital::run_waterfall)"},
-      {"partnership", "capital", "the 2019 $1B in installments, cash and credit (capital::run_partnership)"},
-      {"estimate", "perf", "the analytic model and the layout search (perf::estimate_json, perf::search_json)"},
-      {"simulate", "sim", "one iteration event by event and a whole run (sim::simulate_json)"},
-      {"train", "lab", "real training steps in the training lab (train::run_json)"},
+      {"plan", "capital", "money -> GPU-hours -> FLOPs -> model and loss (capital::plan)", {"plan"}},
+      {"waterfall", "capital", "the capped-profit waterfall (capital::run_waterfall)", {"waterfall"}},
+      {"partnership", "capital", "the 2019 $1B in installments, cash and credit (capital::run_partnership)",
+       {"partnership"}},
+      {"estimate", "perf", "the analytic model (perf::estimate_json)", {"estimate"}},
+      {"simulate", "run", "one iteration event by event and a whole run (sim::simulate_json)", {"simulate"}},
+      {"train", "lab/train", "real training steps in the training lab (train::run_json)", {"train"}},
+      {"scaling", "lab/scaling", "the predictable-scaling sweep: small runs, a fit, a prediction (train::ScalingSweep)",
+       {"scaling"}},
   };
   return kinds;
+}
+
+const ConfigKind* config_kind_of_action(const std::string& action) {
+  for (const ConfigKind& k : config_kinds())
+    for (const auto& a : k.actions)
+      if (a == action) return &k;
+  return nullptr;
 }
 
 const ConfigKind* find_config_kind(const std::string& name) {

@@ -30,9 +30,13 @@ struct ConfigKind {
   const char* name;     // "plan": the key in PlayState::configs and a "set" action's "config"
   const char* panel;    // "capital": the panel (optionally "panel/tab") that shows this config
   const char* summary;  // what the config drives
+  std::vector<std::string> actions;  // the actions that run the engine on it; their results are what the
+                                     // panel shows (the last one's, when a step runs several)
 };
 const std::vector<ConfigKind>& config_kinds();
 const ConfigKind* find_config_kind(const std::string& name);
+// The config kind an action runs the engine on ("search" -> "estimate"); null for the others (facts, fit...).
+const ConfigKind* config_kind_of_action(const std::string& action);
 
 // The state a scenario drives. Configs are the JSON inputs of each engine entry point (config_kinds());
 // results are their outputs by name.

@@ -4,6 +4,8 @@
 #include "perf/perf.h"
 #include "scenario/actions.h"
 #include "sim/sim.h"
+#include "train/corpus.h"
+#include "train/scaling.h"
 #include "train/train.h"
 
 #include <algorithm>
@@ -32,6 +34,20 @@ void store(ActionContext& ctx, const std::string& name, json value) {
 }  // namespace
 
 void register_engine_actions(ActionRegistry& reg) {
+  reg.add({"scaling",
+           "the lab's predictable-scaling sweep on the \"scaling\" config: train the small widths, fit L(C), predict "
+           "the larger one, then train it",
+           {"as"}, [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           [](const json& a, ActionContext& ctx) {
+             const json& c = ctx.state->configs["scaling"];
+             train::ScalingConfig cfg = train::scaling_config_from_json(c, "scenario config \"scaling\"");
+             const train::Corpus corpus = train::resolve_corpus(c.value("corpus", std::string("synthetic")));
+             cfg.corpus_entropy_nats_per_byte = corpus.entropy_nats_per_byte;
+             train::ScalingSweep sweep(cfg, corpus.text);
+             while (!sweep.done()) sweep.advance(1000);
+             ctx.state->engine_calls["scaling"] = {{"config", c}};
+             store(ctx, a.value("as", std::string("scaling")), train::sweep_summary_json(sweep.result()));
+           }});
   reg.add({"estimate", "run the analytic model on the \"estimate\" config", {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {

@@ -135,6 +135,9 @@ void Player::run_step(int i) {
   o.index = i, o.id = st.id, o.title = st.title;
   state_.wait_s = 0;
   state_.wait_user = false;
+  // An outline belongs to the step that asked for it: carried over, it would point at a panel the next
+  // step may have left.
+  state_.highlight_widget.clear();
   int k = 0;
   for (const Action& a : st.actions) {
     ActionContext ctx;

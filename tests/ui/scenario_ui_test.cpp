@@ -177,3 +177,33 @@ TEST(ScenarioQuestions, InTheNarrationPaneWithRevealAndNoRawChecks) {
   h.frame(app);
   EXPECT_NE(h.text.find(answer), std::string::npos) << h.text << "\n" << s.widget_rects["question." + q.id + ".0"].y;
 }
+
+// A step that highlights a widget shows it: its panel and tab are brought forward and the outline is drawn
+// inside the window, at a projector's size as on a laptop.
+TEST(ScenarioHighlights, TheHighlightedWidgetIsOnScreen) {
+  for (auto size : {ImVec2(1440, 900), ImVec2(1280, 720)}) {
+    Headless h(size.x, size.y);
+    NullPlatform platform;
+    mc::ui::App app({assets(), &platform, ""});
+    auto& s = app.state();
+    int highlights = 0;
+    for (const std::string& id : mc::test::shipped_scenarios()) {
+      open_step(h, app, id, 0);
+      ASSERT_TRUE(s.scenarios.player) << id;
+      for (int k = 0; k < s.scenarios.player->step_count(); ++k) {
+        SCOPED_TRACE(id + " step " + std::to_string(k + 1) + " at " + std::to_string(int(size.x)));
+        open_step(h, app, id, k);
+        const std::string w = s.highlight_widget;
+        if (w.empty()) continue;
+        ++highlights;
+        for (int f = 0; f < 3; ++f) h.frame(app);  // a tab selected this frame is drawn from the next
+        ASSERT_TRUE(s.widget_rects.count(w)) << "the highlighted " << w << " was not drawn (hidden tab?) on panel "
+                                             << s.active_panel;
+        const mc::ui::Rect r = s.widget_rects[w];
+        EXPECT_TRUE(r.y + std::min(r.h, 20.0f) <= size.y && r.y >= 0 && r.x >= 0 && r.x < size.x)
+            << w << " is drawn off screen at y " << r.y;
+      }
+    }
+    EXPECT_GE(highlights, 10);
+  }
+}

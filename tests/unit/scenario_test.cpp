@@ -4,6 +4,7 @@
 #include "catalog/catalog.h"
 #include "core/paths.h"
 #include "scenario/player.h"
+#include "train/scaling.h"
 
 #include <gtest/gtest.h>
 
@@ -210,3 +211,19 @@ TEST(BrokenScenarioText, NeverThrows) {
 }
 
 }  // namespace
+
+// The sweep's JSON config: a preset plus overrides, and a located refusal of anything else.
+TEST(ScalingConfigJson, PresetOverridesAndRefusals) {
+  const mc::train::ScalingConfig q = mc::train::scaling_config_from_json({{"quick", true}, {"steps", 30}}, "t");
+  EXPECT_EQ(q.widths, mc::train::ScalingConfig::quick().widths);
+  EXPECT_EQ(q.steps, 30);
+  EXPECT_EQ(mc::train::scaling_config_from_json(mc::json::object(), "t").widths, mc::train::ScalingConfig{}.widths);
+  for (const char* bad : {R"({"widths": [8, 16]})", R"({"stpes": 3})", R"({"steps": 0})", R"({"quick": 1})"}) {
+    try {
+      (void)mc::train::scaling_config_from_json(mc::json::parse(bad), "cfg.json");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("cfg.json: "), std::string::npos) << e.what();
+    }
+  }
+}

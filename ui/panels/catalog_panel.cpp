@@ -41,7 +41,7 @@ void draw(ExplorerState& s) {
     for (const auto& t : cat.tables) {
       bool selected_tab = s.catalog_view.table == t.name;
       ImGuiTabItemFlags fl = 0;
-      if (selected_tab && s.frame < 3) fl |= ImGuiTabItemFlags_SetSelected;
+      if ((selected_tab && s.frame < 3) || take_tab_request(s, t.name)) fl |= ImGuiTabItemFlags_SetSelected;
       if (ImGui::BeginTabItem(t.title.c_str(), nullptr, fl)) {
         if (!selected_tab) {
           s.catalog_view.table = t.name;
@@ -134,7 +134,17 @@ PanelRegistrar reg{Panel{.id = "catalog",
                          .chapter = Chapter::cluster,
                          .order = 10,
                          .draw = draw,
-                         .summary = "GPUs, servers and clusters of the era, each value with its source"}};
+                         .summary = "GPUs, servers and clusters of the era, each value with its source",
+                         // A row's tab is its table (the current one if it has the record).
+                         .tab_of_widget = [](const ExplorerState& s, const std::string& w) -> std::string {
+                           const std::string row = "catalog.row.";
+                           if (!s.catalog || w.rfind(row, 0) != 0) return "";
+                           const std::string id = w.substr(row.size());
+                           if (const Table* t = s.catalog->table(s.catalog_view.table); t && t->find(id)) return t->name;
+                           for (const auto& t : s.catalog->tables)
+                             if (t.find(id)) return t.name;
+                           return "";
+                         }}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -86,6 +86,24 @@ void train_slice(LabView& v) {
   if (v.trainer->step_index() >= total) v.running = false;
 }
 
+// A new sweep from the scenario's config (sweep_config) or the quick checkbox, on the lab's corpus.
+void start_sweep(LabView& v) {
+  v.sweep_requested = false;
+  v.sweep_error.clear();
+  try {
+    train::ScalingConfig cfg = v.sweep_config.empty()
+                                   ? (v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{})
+                                   : train::scaling_config_from_json(v.sweep_config, "the scenario's scaling config");
+    cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
+    v.sweep = std::make_shared<train::ScalingSweep>(cfg, v.corpus_text);
+    v.sweep_running = true;
+  } catch (const std::exception& e) {
+    v.sweep.reset();
+    v.sweep_running = false;
+    v.sweep_error = e.what();
+  }
+}
+
 void sweep_slice(LabView& v) {
   if (!v.sweep || !v.sweep_running) return;
   const auto t0 = std::chrono::steady_clock::now();
@@ -279,24 +297,32 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
   ImGui::TextWrapped("Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
                      "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
                      "loss from runs a thousand times smaller, at the size of this machine.");
-  ImGui::Checkbox("quick sweep", &v.sweep_quick);
+  if (v.sweep_config.empty()) {
+    ImGui::Checkbox("quick sweep", &v.sweep_quick);
+  } else {
+    ImGui::TextDisabled("the scenario's sweep");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.sweep_config.dump().c_str());
+  }
   ImGui::SameLine();
   ensure_corpus(s, v);
   if (v.corpus_text.empty()) {
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "No corpus: %s", v.corpus_error.c_str());
     return;
   }
+  if (v.sweep_requested) start_sweep(v);
   if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep->done() ? "Resume sweep" : "Run sweep"))) {
-    if (!v.sweep || v.sweep->done()) {
-      train::ScalingConfig cfg = v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{};
-      cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
-      v.sweep = std::make_shared<train::ScalingSweep>(cfg, v.corpus_text);
-    }
-    v.sweep_running = !v.sweep_running;
+    if (!v.sweep || v.sweep->done()) start_sweep(v);
+    else v.sweep_running = !v.sweep_running;
   }
   track(s, "lab.sweep");
+  if (!v.sweep_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", v.sweep_error.c_str());
   sweep_slice(v);
-  if (!v.sweep) return;
+  if (!v.sweep) {
+    // The chart's place, empty until a sweep runs (a scenario may point at it before).
+    ImGui::Dummy(ImVec2(ImGui::GetContentRegionAvail().x, 300));
+    track(s, "lab.scaling_chart");
+    return;
+  }
   ImGui::SameLine();
   ImGui::ProgressBar(float(v.sweep->progress()), ImVec2(ImGui::GetFontSize() * 12, 0), v.sweep->current_label().c_str());
   const train::ScalingResult& r = v.sweep->result();
@@ -339,6 +365,7 @@ void draw(ExplorerState& s) {
       draw_scaling_tab(s, v);
       ImGui::EndTabItem();
     } else {
+      if (v.sweep_requested && !v.corpus_text.empty()) start_sweep(v);
       sweep_slice(v);
     }
     ImGui::EndTabBar();
@@ -369,7 +396,10 @@ PanelRegistrar reg{Panel{.id = "lab",
                          .order = 10,
                          .draw = draw,
                          .summary = "a small GPT trained live with data, tensor and pipeline parallelism and ZeRO",
-                         .tabs = {"train", "scaling"}}};
+                         .tabs = {"train", "scaling"},
+                         .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+                           return w == "lab.sweep" || w.rfind("lab.scaling", 0) == 0 ? "scaling" : "train";
+                         }}};
 FileHandlerRegistrar corpus_reg{FileHandler{.id = "lab.corpus", .open = open_corpus}};
 
 }  // namespace

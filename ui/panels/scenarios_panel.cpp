@@ -43,7 +43,11 @@ void apply_step(ExplorerState& s) {
   s.narration_title = v.player->scenario().title;
   s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
   s.highlight_widget = st.highlight_widget;
+  s.highlight_scrolled.clear();
   if (!st.focus_panel.empty()) open_panel(s, st.focus_panel);
+  // The highlighted widget's tab comes forward with it (on the focused panel: the step shows that one).
+  const std::string& h = st.highlight_widget;
+  if (!h.empty() && (st.focus_panel.empty() || h.rfind(s.active_panel + ".", 0) == 0)) reveal_widget(s, h);
   apply_configs(s, st.configs, st.engine_calls);  // every config kind into its panel (scenario_bindings.h)
   v.follow_script = true;
 }

@@ -609,7 +609,10 @@ PanelRegistrar reg{{.id = "sim",
                     .order = 10,
                     .draw = draw,
                     .summary = "every GPU of the machine through one iteration, with the network shared flow by flow",
-                    .tabs = {"timeline", "links"}}};
+                    .tabs = {"timeline", "links"},
+                    .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+                      return w == "sim.hot_links" || w == "sim.link_series" || w == "sim.heatmap" ? "links" : "";
+                    }}};
 
 }  // namespace
 }  // namespace mc::ui

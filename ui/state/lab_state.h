@@ -51,6 +51,11 @@ struct LabView {
   std::shared_ptr<train::ScalingSweep> sweep;
   bool sweep_running = false;
   bool sweep_quick = true;
+  // The sweep's config (train::scaling_config_from_json) when a scenario set one, else empty (the "quick
+  // sweep" checkbox decides); sweep_requested starts it on the next frame the lab draws or ticks.
+  nlohmann::json sweep_config = nlohmann::json::object();
+  bool sweep_requested = false;
+  std::string sweep_error;  // why the sweep's config was refused
 };
 
 }  // namespace mc::ui
