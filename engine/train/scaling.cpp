@@ -174,10 +174,11 @@ void ScalingSweep::advance(int steps) {
 
 ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::string& what) {
   if (!j.is_object()) throw std::invalid_argument(what + ": a scaling config is an object");
-  ScalingConfig c = j.value("quick", false) ? ScalingConfig::quick() : ScalingConfig{};
   auto bad = [&](const std::string& key, const std::string& rule) {
     return std::invalid_argument(what + ": key \"" + key + "\": " + rule + ", got " + j[key].dump());
   };
+  if (j.contains("quick") && !j["quick"].is_boolean()) throw bad("quick", "true or false");
+  ScalingConfig c = j.value("quick", false) ? ScalingConfig::quick() : ScalingConfig{};
   auto integer = [&](const char* key, int lo, int hi, int& out) {
     if (!j.contains(key)) return;
     if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
@@ -189,7 +190,6 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
         k != "batch" && k != "steps" && k != "seed" && k != "corpus")
       throw std::invalid_argument(what + ": unknown key \"" + k + "\"; expected quick, widths, predict_width, layers, "
                                   "heads, context, batch, steps, seed, corpus");
-  if (j.contains("quick") && !j["quick"].is_boolean()) throw bad("quick", "true or false");
   if (j.contains("corpus") && !j["corpus"].is_string()) throw bad("corpus", "an id of assets/corpus/index.json");
   if (j.contains("widths")) {
     const auto& w = j["widths"];
