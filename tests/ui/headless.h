@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -90,6 +91,22 @@ inline void click_widget(Headless& h, mc::ui::App& app, const std::string& id) {
   auto it = rects.find(id);
   ASSERT_NE(it, rects.end()) << "widget " << id << " is not on screen";
   click_at(h, app, ImVec2(it->second.x + it->second.w / 2, it->second.y + it->second.h / 2));
+}
+
+// The first "nan" or "inf" drawn as a word (what printf makes of a non-finite number), or "".
+inline std::string non_finite_word(const std::string& text) {
+  std::string word;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      word += char(std::tolower(static_cast<unsigned char>(c)));
+      continue;
+    }
+    if (word == "nan" || word == "inf" || word == "infinity")
+      return text.substr(i >= 40 ? i - 40 : 0, 60);
+    word.clear();
+  }
+  return "";
 }
 
 // The ids of scenarios/index.json, in gallery order.

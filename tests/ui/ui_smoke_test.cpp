@@ -250,3 +250,26 @@ TEST(UiSmoke, StatusBarSaysWhatComputesInPlainWords) {
     if (!mc::device_info().gpu_available) EXPECT_NE(l.find("CPU"), std::string::npos) << l;
   }
 }
+
+// Changing a layout through an invalid one (tp 3 on the way to 4) shows why it cannot run and then goes
+// on training: it neither pauses silently nor shows "loss nan".
+TEST(UiSmoke, LabKeepsTrainingThroughAnInvalidLayout) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "lab"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto& lab = app.state().lab;
+  ASSERT_TRUE(lab.trainer) << lab.error;
+  ASSERT_TRUE(lab.running);
+  lab.config["tp"] = 3;  // 4 heads do not split 3 ways
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_FALSE(lab.error.empty());
+  EXPECT_TRUE(lab.running) << "an invalid layout on the way must not pause the run";
+  EXPECT_EQ(mc::test::non_finite_word(h.text), "");
+  lab.config["tp"] = 2;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(lab.trainer) << lab.error;
+  EXPECT_TRUE(lab.error.empty());
+  EXPECT_GT(lab.trainer->step_index(), 0) << "training went on by itself";
+  EXPECT_EQ(mc::test::non_finite_word(h.text), "");
+}

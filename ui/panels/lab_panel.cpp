@@ -27,6 +27,12 @@ std::string layout_label(const nlohmann::json& c) {
   return buf;
 }
 
+std::string format_fixed(double x, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
 void keep_curve(LabView& v) {
   if (!v.trainer || v.trainer->losses().empty()) return;
   v.curves.push_back({layout_label(train::to_json(v.trainer->config())), v.trainer->losses()});
@@ -63,8 +69,9 @@ void ensure_trainer(LabView& v) {
     train::validate(c);
     v.trainer = std::make_shared<train::Trainer>(c, v.corpus_text);
   } catch (const std::exception& e) {
+    // `running` stays as the user left it: typing "tp 3" on the way to "tp 4" passes through a layout that
+    // cannot run, and training resumes by itself once the layout is valid again.
     v.error = e.what();
-    v.running = false;
   }
 }
 
@@ -194,7 +201,12 @@ void draw_controls(ExplorerState& s, LabView& v) {
   if (ImGui::Button("Clear curves")) v.curves.clear();
   ImGui::SameLine();
   ImGui::Checkbox("log loss axis", &v.log_axis);
-  if (!v.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "Cannot run this layout: %s", v.error.c_str());
+  if (!v.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+    ImGui::TextWrapped("Cannot run this layout: %s%s", v.error.c_str(),
+                       v.running ? " (training goes on as soon as the layout is valid)" : "");
+    ImGui::PopStyleColor();
+  }
 }
 
 void draw_train_tab(ExplorerState& s, LabView& v) {
@@ -203,8 +215,8 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   if (!v.trainer) return;
   const train::Trainer& t = *v.trainer;
   const int step = t.step_index(), total = t.config().steps;
-  const double last = t.losses().empty() ? NAN : t.losses().back();
-  ImGui::Text("step %d / %d   loss %.4f nats/byte   %lld parameters on %d workers", step, total, last,
+  const std::string loss = t.losses().empty() ? std::string("-") : format_fixed(t.losses().back(), 4);
+  ImGui::Text("step %d / %d   loss %s nats/byte   %lld parameters on %d workers", step, total, loss.c_str(),
               (long long)t.parameter_count(), t.config().parallel.workers());
   ImGui::SameLine();
   ImGui::TextDisabled("   kernels: %s", t.backend_name());
