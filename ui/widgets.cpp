@@ -78,6 +78,26 @@ void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit)
   if (ImGui::IsItemHovered()) sourced_tooltip(cat, v);
 }
 
+bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int step_fast) {
+  long long x = v;
+  const long long s = step, sf = step_fast;
+  if (!ImGui::InputScalar(label, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr, "%lld"))
+    return false;
+  v = int(std::clamp<long long>(x, lo, hi));
+  return true;
+}
+
+bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
+  long long x = v;
+  const long long a = lo, b = hi;
+  std::string f = fmt;  // "%d nodes" -> "%lld nodes"
+  if (auto p = f.find("%d"); p != std::string::npos) f.replace(p, 2, "%lld");
+  if (!ImGui::SliderScalar(label, ImGuiDataType_S64, &x, &a, &b, f.c_str(), flags | ImGuiSliderFlags_AlwaysClamp))
+    return false;
+  v = int(std::clamp<long long>(x, lo, hi));
+  return true;
+}
+
 void confidence_legend() {
   ImGui::TextDisabled("Confidence:");
   ImGui::SameLine();

@@ -25,6 +25,11 @@ void confidence_legend();
 // wrapping (TextWrapped, PushTextWrapPos) also breaks after '.', which splits "1.04 s" into "1." / "04 s".
 void wrapped_text(bool disabled, const char* fmt, ...) IM_FMTARGS(2);
 
+// Integer entry that cannot wrap: ImGui's InputInt/SliderInt parse typed text into a 32-bit int, so
+// "999999999999" became a negative count. These parse 64-bit and clamp to [lo, hi] (typed values too).
+bool input_int_clamped(const char* label, int& v, int lo, int hi, int step = 1, int step_fast = 0);
+bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt = "%d", ImGuiSliderFlags flags = 0);
+
 // The inspector: the selected record's values, each with source title, URL, confidence and note.
 void draw_selection_inspector(ExplorerState& s);
 

@@ -273,3 +273,36 @@ TEST(UiSmoke, LabKeepsTrainingThroughAnInvalidLayout) {
   EXPECT_GT(lab.trainer->step_index(), 0) << "training went on by itself";
   EXPECT_EQ(mc::test::non_finite_word(h.text), "");
 }
+
+// A class types 999999999999 into the nodes slider (Ctrl+click, as ImGui offers): the count is clamped to
+// the machine, never wrapped to "-5819039752 GPUs", and the layout search header follows the cluster.
+TEST(UiSmoke, TypedHugeNodeCountIsClampedNotWrapped) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto rects = app.state().widget_rects;
+  ASSERT_TRUE(rects.count("perf.nodes"));
+  const mc::ui::Rect r = rects["perf.nodes"];
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyCtrl = true;
+  click_at(h, app, ImVec2(r.x + r.w / 2, r.y + r.h / 2));
+  io.KeyCtrl = false;
+  io.AddInputCharactersUTF8("999999999999");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  click_at(h, app, ImVec2(5, 895));  // click away: the edit ends
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  const nlohmann::json& gpus = app.state().perf.config["cluster"]["gpus"];
+  ASSERT_TRUE(gpus.is_number());
+  EXPECT_GT(gpus.get<long long>(), 1024) << "the typed value took effect (clamped to the cluster's size)";
+  EXPECT_LE(gpus.get<long long>(), 10000);
+  const std::string& t = h.text;
+  for (size_t at = t.find(" GPUs"); at != std::string::npos; at = t.find(" GPUs", at + 1)) {
+    size_t b = at;
+    while (b > 0 && (std::isdigit(static_cast<unsigned char>(t[b - 1])) || t[b - 1] == ',')) --b;
+    EXPECT_FALSE(b > 0 && t[b - 1] == '-') << "negative GPU count drawn: " << t.substr(b - 1, at - b + 6);
+  }
+  // The search header names the cluster now configured.
+  for (int i = 0; i < 200 && !app.state().perf.search_done; ++i) h.frame(app);
+  EXPECT_EQ((long long)app.state().perf.search_config.cluster.gpus(), gpus.get<long long>());
+}

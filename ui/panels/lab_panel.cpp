@@ -123,8 +123,8 @@ void sweep_slice(LabView& v) {
 bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, int hi, int fallback) {
   int x = c.value(key, fallback);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::InputInt(label, &x)) {
-    c[key] = std::clamp(x, lo, hi);
+  if (input_int_clamped(label, x, lo, hi)) {
+    c[key] = x;
     return true;
   }
   return false;

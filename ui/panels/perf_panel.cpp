@@ -31,10 +31,12 @@ void start_search(const Catalog& cat, PerfView& v) {
   v.search = {};
   v.search_pending.clear();
   v.search_done = false;
+  v.search_error.clear();
   try {
     v.search_config = perf::parse_config(cat, sc, "panel search", false);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     v.search_done = true;  // the estimate shows the error
+    v.search_error = e.what();
     return;
   }
   std::set<int> pps;
@@ -173,9 +175,12 @@ void draw_controls(ExplorerState& s) {
                            ? cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>())
                            : nullptr;
     const int max_nodes = std::max(1, int((cr ? cr->get_or("gpus", 10000) : 10000) / gpn));
-    int nodes = int(cfg["cluster"].value("gpus", 8LL) / gpn);
-    if (ImGui::SliderInt("nodes##perf", &nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
-      cfg["cluster"]["gpus"] = (long long)nodes * gpn;
+    // 64-bit and clamped before it becomes an int: a typed 999999999999 must not wrap to negative GPUs.
+    const json& g = cfg["cluster"]["gpus"];
+    const long long gpus_now = g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18) : 8LL;
+    int nodes = int(std::clamp(gpus_now / gpn, 1LL, (long long)max_nodes));
+    if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
+      cfg["cluster"]["gpus"] = (long long)std::clamp(nodes, 1, max_nodes) * gpn;
       fix_dp(v);
     }
     track(s, "perf.nodes");
@@ -197,7 +202,7 @@ void draw_controls(ExplorerState& s) {
   pow2_slider("micro-batch", par, "micro_batch", 6);
   track(s, "perf.micro_batch");
   int gb = par.value("global_batch", 512);
-  if (ImGui::InputInt("global batch", &gb, 64, 512)) par["global_batch"] = std::max(1, gb);
+  if (input_int_clamped("global batch", gb, 1, 1 << 24, 64, 512)) par["global_batch"] = gb;
   string_combo("schedule", par, "schedule", {"1f1b", "gpipe", "interleaved"});
   track(s, "perf.schedule");
   int vs = par.value("virtual_stages", 1);
@@ -313,6 +318,10 @@ void apply_layout(PerfView& v, const perf::Layout& L) {
 
 void draw_search(ExplorerState& s) {
   PerfView& v = s.perf;
+  if (!v.search_error.empty()) {
+    ImGui::TextWrapped("Layout search: no search while the configuration above is refused.");
+    return;
+  }
   ImGui::Text("Layout search (up to %lld GPUs):", (long long)v.search_config.cluster.gpus());
   ImGui::SameLine();
   if (!v.search_done)

@@ -53,7 +53,7 @@ void knobs(ExplorerState& s) {
   track(s, "run.days");
   ImGui::SameLine();
   int seed = int(v.seed);
-  if (ImGui::InputInt("seed", &seed)) v.seed = (unsigned long long)std::max(0, seed);
+  if (input_int_clamped("seed", seed, 0, 1 << 30)) v.seed = (unsigned long long)seed;
   track(s, "run.seed");
   // Read without writing: an empty section added here would change the iteration's cache key and make
   // the iteration panel simulate again for nothing. Sections are written only when a knob moves.

@@ -301,7 +301,7 @@ void draw_gantt(ExplorerState& s, const json& it) {
   if (v.view_span_s <= 0 || v.view_span_s > T) v.view_span_s = T;
   v.view_start_s = std::clamp(v.view_start_s, 0.0, std::max(0.0, T - v.view_span_s));
   ImGui::PushItemWidth(120);
-  ImGui::InputInt("first GPU", &v.slice_first);
+  input_int_clamped("first GPU", v.slice_first, 0, 1 << 30);
   track(s, "sim.slice_first");
   ImGui::SameLine();
   ImGui::SliderInt("rows", &v.slice_count, 1, 64);
