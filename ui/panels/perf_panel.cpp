@@ -176,7 +176,8 @@ void draw_controls(ExplorerState& s) {
                            : nullptr;
     const int max_nodes = std::max(1, int((cr ? cr->get_or("gpus", 10000) : 10000) / gpn));
     // 64-bit and clamped before it becomes an int: a typed 999999999999 must not wrap to negative GPUs.
-    const json& g = cfg["cluster"]["gpus"];
+    const json& cl = cfg["cluster"];
+    const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json(8);  // read, never insert
     const long long gpus_now = g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18) : 8LL;
     int nodes = int(std::clamp(gpus_now / gpn, 1LL, (long long)max_nodes));
     if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
