@@ -3,6 +3,7 @@
 
 #include "core/format.h"
 #include "device/device.h"
+#include "ui/scenario_bindings.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -62,6 +63,7 @@ void App::handle_keys() {
 void App::frame() {
   ++s_.frame;
   s_.widget_rects.clear();
+  s_.shown_tab.clear();
   handle_keys();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float W = vp->WorkSize.x, H = vp->WorkSize.y, X = vp->WorkPos.x, Y = vp->WorkPos.y;
@@ -142,6 +144,10 @@ void App::draw_main(float x, float y, float w, float h) {
   } catch (const std::exception& e) {
     failure = e.what();
   }
+  if (p) {
+    if (failure.empty()) s_.panel_errors.erase(p->id);
+    else s_.panel_errors[p->id] = failure;
+  }
   if (!failure.empty()) {
     ImGui::ErrorCheckEndWindowRecover(nullptr);
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This view hit an error and stopped drawing:");
@@ -212,6 +218,15 @@ nlohmann::json App::state_json() const {
   j["status_bar"] = status_line();
   j["narration_title"] = s_.narration_title;
   j["narration"] = s_.narration_markdown;
+  j["tab"] = s_.shown_tab;
+  j["errors"] = explorer_errors(s_);
+  // What each panel shows now, in the shape of the engine result a scenario action produces for its
+  // config kind (ui/scenario_bindings.h): tests compare the narration's numbers with these.
+  nlohmann::json shown = nlohmann::json::object();
+  for (const auto& b : config_bindings())
+    if (b.shown) shown[b.kind] = b.shown(s_);
+  j["shown"] = shown;
+  j["busy"] = panels_busy(s_);
   j["highlight_widget"] = s_.highlight_widget;
   return j;
 }

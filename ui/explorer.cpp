@@ -65,6 +65,25 @@ bool reveal_widget(ExplorerState& s, const std::string& widget) {
   return true;
 }
 
+std::vector<std::string> explorer_errors(const ExplorerState& s) {
+  std::vector<std::string> out;
+  for (const auto& [id, e] : s.panel_errors) out.push_back(id + ": " + e);
+  auto add = [&](const char* what, const std::string& e) {
+    if (!e.empty() && e != "cancelled") out.push_back(std::string(what) + ": " + e);
+  };
+  add("perf", s.perf.error);
+  add("sim", s.sim.iteration_error);
+  add("run", s.sim.run_error);
+  add("lab", s.lab.error);
+  add("lab sweep", s.lab.sweep_error);
+  add("lab corpus", s.lab.corpus_error);
+  add("capital", s.capital.error);
+  for (const auto& e : s.scenarios.errors) out.push_back("scenario: " + e);
+  if (s.scenarios.player && s.scenarios.player->outcome())
+    for (const auto& e : s.scenarios.player->outcome()->errors) out.push_back("scenario step: " + e);
+  return out;
+}
+
 std::vector<FileHandler>& file_handlers() {
   static std::vector<FileHandler> h;
   return h;

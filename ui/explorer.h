@@ -69,6 +69,10 @@ struct ExplorerState {
   std::string highlight_scrolled;  // the highlight last scrolled into view (once, so the user may scroll away)
 
   std::string status;  // one line at the bottom (last export path, errors)
+  // A panel that threw while drawing: panel id -> message (cleared when it draws cleanly again). The status
+  // line shows it too, but tests assert on this, so an exception can never pass for a clean frame.
+  std::map<std::string, std::string> panel_errors;
+  std::string shown_tab;  // the tab a panel with tabs drew this frame ("scaling"), "" if none
   bool show_help = false;
   unsigned long long frame = 0;
   std::map<std::string, Rect> widget_rects;  // tracked widgets, rebuilt each frame (for tests, highlights)
@@ -99,6 +103,9 @@ bool take_tab_request(ExplorerState& s, const std::string& tab);
 // Brings forward the panel and tab that show tracked widget `widget` (its id starts with the panel id and a
 // dot: "catalog.row.dgx1-p100"); false when no panel claims it.
 bool reveal_widget(ExplorerState& s, const std::string& widget);
+// Every error a panel reports now: a panel that threw, a refused config of any panel, a failed simulation,
+// the scenario step's failed actions. Empty when all is well (a user's cancel is not an error).
+std::vector<std::string> explorer_errors(const ExplorerState& s);
 
 struct PanelRegistrar {
   explicit PanelRegistrar(Panel p) { panel_registry().push_back(std::move(p)); }

@@ -24,6 +24,9 @@ struct ConfigBinding {
   std::function<void(ExplorerState&, const nlohmann::json& config, const nlohmann::json& call)> apply;
   // The config the panel holds now (for tests: after a step it equals what apply() was given).
   std::function<nlohmann::json(const ExplorerState&)> current;
+  // What the panel shows now, in the shape of the result of this kind's scenario action (so a narration's
+  // "{{run.run.goodput}}" is looked up as "run.goodput" here); null while it is still computing.
+  std::function<nlohmann::json(const ExplorerState&)> shown;
 };
 
 const std::vector<ConfigBinding>& config_bindings();
@@ -37,6 +40,10 @@ nlohmann::json config_for_panel(const std::string& kind, const nlohmann::json& c
 // `c` without its empty sections, recursively: a panel's widgets may add an empty "sim" or "training"
 // object while reading a config, which means the same as the section being absent.
 nlohmann::json without_empty_sections(const nlohmann::json& c);
+
+// True while the active panel is still computing what it will show (a simulation, a training run up to its
+// step count, a sweep): tests wait for this before comparing numbers. Panels compute only while shown.
+bool panels_busy(const ExplorerState& s);
 
 // Pushes every config of the player's state into its panel (scenarios_panel.cpp calls this per step).
 void apply_configs(ExplorerState& s, const nlohmann::json& configs, const nlohmann::json& engine_calls);

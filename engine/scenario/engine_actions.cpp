@@ -108,15 +108,6 @@ void register_engine_actions(ActionRegistry& reg) {
              for (const char* k : {"wall_s", "tokens_per_s", "tokens_per_s_median_step", "step_seconds", "gflops",
                                   "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads", "device_note"})
                r.erase(k);
-             const json& losses = r["losses"];
-             if (losses.is_array() && !losses.empty()) {
-               // The mean of the last (up to) 5 losses: less noisy than the last one alone.
-               size_t n = std::min<size_t>(5, losses.size());
-               double sum = 0;
-               for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i].get<double>();
-               r["final_loss"] = sum / double(n);
-               r["first_loss"] = losses.front();
-             }
              const json& cfg = r["config"];
              const double tokens = double(r.value("steps_run", 0)) * cfg.value("batch", 0) *
                                    cfg["model"].value("context", 0);

@@ -2,6 +2,7 @@
 // that shows it (one map, ui/scenario_bindings.h), and the panel repeats the scenario's engine call.
 #include "scenario/actions.h"
 #include "scenario/player.h"
+#include "scenario/scenario.h"
 #include "tests/ui/headless.h"
 #include "ui/scenario_bindings.h"
 
@@ -206,4 +207,82 @@ TEST(ScenarioHighlights, TheHighlightedWidgetIsOnScreen) {
     }
     EXPECT_GE(highlights, 10);
   }
+}
+
+namespace {
+
+// {{ref|format}} references of a narration, in order.
+std::vector<std::pair<std::string, std::string>> narration_refs(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t open = text.find("{{"); open != std::string::npos; open = text.find("{{", open + 2)) {
+    const size_t close = text.find("}}", open);
+    if (close == std::string::npos) break;
+    std::string ref = text.substr(open + 2, close - open - 2), how = "si";
+    if (auto bar = ref.find('|'); bar != std::string::npos) how = ref.substr(bar + 1), ref = ref.substr(0, bar);
+    out.push_back({ref, how});
+  }
+  return out;
+}
+
+// Per config kind, the result name of the last engine call on it in steps 0..k: the call its panel repeats.
+std::map<std::string, std::string> latest_calls(const mc::scenario::Scenario& sc, int k) {
+  std::map<std::string, std::string> out;
+  for (int i = 0; i <= k; ++i)
+    for (const auto& a : sc.steps[size_t(i)].actions)
+      if (const auto* kind = mc::scenario::config_kind_of_action(a.name))
+        out[kind->name] = a.params.value("as", a.name);
+  return out;
+}
+
+}  // namespace
+
+// Every step of every shipped scenario, played in the app as a class sees it: the panel and tab it asks for
+// are open, its outline is drawn, no panel reports an error, nothing non-finite is drawn, and every number
+// the narration quotes from an engine call equals what the panel beside it shows (state JSON "shown").
+TEST(ScenarioSteps, EveryStepTellsOneTruth) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  int compared = 0;
+  for (const std::string& id : mc::test::shipped_scenarios()) {
+    open_step(h, app, id, 0);
+    ASSERT_TRUE(s.scenarios.player) << id;
+    const mc::scenario::Scenario sc = s.scenarios.player->scenario();  // a copy: each step opens a new player
+    for (int k = 0; k < s.scenarios.player->step_count(); ++k) {
+      SCOPED_TRACE(id + " step " + std::to_string(k + 1));
+      open_step(h, app, id, k);
+      ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(s); }))
+          << "a panel is still computing after two minutes";
+      h.frame(app);
+      const nlohmann::json state = app.state_json();
+      const std::string focus = s.scenarios.player->state().focus_panel;
+      if (!focus.empty()) {
+        EXPECT_EQ(state["active_panel"], focus.substr(0, focus.find('/')));
+        if (focus.find('/') != std::string::npos) EXPECT_EQ(state["tab"], focus.substr(focus.find('/') + 1));
+      }
+      if (!s.highlight_widget.empty()) EXPECT_TRUE(s.widget_rects.count(s.highlight_widget)) << s.highlight_widget;
+      EXPECT_EQ(state["errors"], nlohmann::json::array()) << state["errors"].dump(1);
+      EXPECT_EQ(mc::test::non_finite_word(h.text), "") << "a non-finite number is drawn";
+      const auto latest = latest_calls(sc, k);
+      for (const auto& [ref, how] : narration_refs(sc.steps[size_t(k)].narration)) {
+        const std::string name = ref.substr(0, ref.find('.'));
+        std::string kind;
+        for (const auto& [kd, n] : latest) kind = n == name ? kd : kind;
+        if (kind.empty()) continue;  // a catalog fact, a fit, or an earlier call than the panel shows
+        const nlohmann::json& shown = state["shown"][kind];
+        const nlohmann::json* v = mc::scenario::lookup_result(shown, ref.substr(ref.find('.') + 1));
+        ASSERT_NE(v, nullptr) << "the " << kind << " panel does not show " << ref << "; it shows " << shown.dump().substr(0, 300);
+        const nlohmann::json said = mc::scenario::lookup_result(s.scenarios.player->state().results, ref)
+                                        ? *mc::scenario::lookup_result(s.scenarios.player->state().results, ref)
+                                        : nlohmann::json();
+        const std::string tmpl = "{{x|" + how + "}}";
+        EXPECT_EQ(mc::scenario::render_narration(tmpl, {{"x", *v}}, nullptr),
+                  mc::scenario::render_narration(tmpl, {{"x", said}}, nullptr))
+            << ref << ": the narration says one number, the " << kind << " panel shows another";
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, 25);
 }

@@ -368,12 +368,14 @@ void draw(ExplorerState& s) {
     const ImGuiTabItemFlags train_flag = take_tab_request(s, "train") ? ImGuiTabItemFlags_SetSelected : 0;
     const ImGuiTabItemFlags scaling_flag = take_tab_request(s, "scaling") ? ImGuiTabItemFlags_SetSelected : 0;
     if (ImGui::BeginTabItem("Train", nullptr, train_flag)) {
+      s.shown_tab = "train";
       draw_train_tab(s, v);
       ImGui::EndTabItem();
     } else {
       train_slice(v);  // a run keeps going while the other tab is shown
     }
     if (ImGui::BeginTabItem("Predictable scaling", nullptr, scaling_flag)) {
+      s.shown_tab = "scaling";
       draw_scaling_tab(s, v);
       ImGui::EndTabItem();
     } else {

@@ -592,10 +592,12 @@ void draw(ExplorerState& s) {
     const auto want = [&](const char* tab) { return take_tab_request(s, tab) ? ImGuiTabItemFlags_SetSelected : 0; };
     const ImGuiTabItemFlags timeline_flag = want("timeline"), links_flag = want("links");
     if (ImGui::BeginTabItem("Timeline", nullptr, timeline_flag)) {
+      s.shown_tab = "timeline";
       draw_gantt(s, it);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Links", nullptr, links_flag)) {
+      s.shown_tab = "links";
       draw_links(s, it);
       ImGui::EndTabItem();
     }
