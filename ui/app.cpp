@@ -69,7 +69,11 @@ void App::frame() {
   const float W = vp->WorkSize.x, H = vp->WorkSize.y, X = vp->WorkPos.x, Y = vp->WorkPos.y;
   const float em = ImGui::GetFontSize();
   const float status_h = ImGui::GetFrameHeight() + 4;
-  const float side_w = std::max(12.0f * em, std::min(16.0f * em, W * 0.17f));
+  // The sidebar fits its longest entry (an indented panel title), so no title is cut off.
+  float titles_w = ImGui::CalcTextSize("The machine behind modern AI").x;
+  for (const auto& p : panel_registry()) titles_w = std::max(titles_w, ImGui::CalcTextSize(p.title.c_str()).x + 0.8f * em);
+  const float side_w =
+      std::max(titles_w + 2 * ImGui::GetStyle().WindowPadding.x + em, std::max(12.0f * em, std::min(16.0f * em, W * 0.17f)));
   const float insp_w = std::max(15.0f * em, std::min(24.0f * em, W * 0.25f));
   const float main_w = std::max(10.0f * em, W - side_w - insp_w);
   draw_sidebar(X, Y, side_w, H - status_h);
@@ -170,11 +174,15 @@ void App::draw_inspector(float x, float y, float w, float h) {
   if (narrating) {
     ImGui::SetNextWindowPos(ImVec2(x, y + insp_h));
     ImGui::SetNextWindowSize(ImVec2(w, h - insp_h));
-    ImGui::Begin(("Narration: " + s_.narration_title + "###narration").c_str(), nullptr, kFixed);
+    ImGui::Begin("Narration###narration", nullptr, kFixed);
     capture_window_text(s_);
+    // The scenario's title wraps here; a window title bar would cut it off.
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(accent_color(), "%s", s_.narration_title.c_str());
+    ImGui::PopTextWrapPos();
     draw_scenario_controls(s_);
     ImGui::Separator();
-    ImGui::TextWrapped("%s", s_.narration_markdown.c_str());
+    wrapped_text(false, "%s", s_.narration_markdown.c_str());
     track(s_, "narration.text");
     draw_scenario_questions(s_);
     ImGui::End();

@@ -6,6 +6,7 @@
 #include "ui/explorer.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ImGuiWindow: content extents for overflowing_windows()
 
 #include <gtest/gtest.h>
 
@@ -31,9 +32,16 @@ class NullPlatform : public mc::ui::Platform {
 };
 
 struct Headless {
-  Headless(float w, float h) {
+  // app_look: the app's own font (DejaVu Sans at 17 px, as the shells load it) and theme, for layout tests;
+  // otherwise ImGui's built-in 13 px font.
+  Headless(float w, float h, bool app_look = false) {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
+    if (app_look) {
+      mc::ui::apply_theme(1.0f);
+      const char* ttf = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+      if (std::ifstream(ttf).good()) io.Fonts->AddFontFromFileTTF(ttf, 17.0f);
+    }
     io.IniFilename = nullptr;
     io.DisplaySize = ImVec2(w, h);
     io.DeltaTime = 1.0f / 60.0f;
@@ -91,6 +99,20 @@ inline void click_widget(Headless& h, mc::ui::App& app, const std::string& id) {
   auto it = rects.find(id);
   ASSERT_NE(it, rects.end()) << "widget " << id << " is not on screen";
   click_at(h, app, ImVec2(it->second.x + it->second.w / 2, it->second.y + it->second.h / 2));
+}
+
+// Windows (and child windows) whose content reached past their right edge in the last frame: some text
+// or widget there is cut off instead of wrapped. Windows with a horizontal scrollbar, tooltips and popups
+// are exempt. Each entry: "window name: N px too wide".
+inline std::vector<std::string> overflowing_windows() {
+  std::vector<std::string> out;
+  for (ImGuiWindow* w : GImGui->Windows) {
+    if (!w->WasActive || w->Hidden || w->ScrollbarX) continue;
+    if (w->Flags & (ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup | ImGuiWindowFlags_HorizontalScrollbar)) continue;
+    const float over = w->DC.CursorMaxPos.x - w->ContentRegionRect.Max.x;
+    if (over > 1.0f) out.push_back(std::string(w->Name) + ": " + std::to_string(int(over)) + " px too wide");
+  }
+  return out;
 }
 
 // The first "nan" or "inf" drawn as a word (what printf makes of a non-finite number), or "".

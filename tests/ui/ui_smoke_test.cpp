@@ -306,3 +306,25 @@ TEST(UiSmoke, TypedHugeNodeCountIsClampedNotWrapped) {
   for (int i = 0; i < 200 && !app.state().perf.search_done; ++i) h.frame(app);
   EXPECT_EQ((long long)app.state().perf.search_config.cluster.gpus(), gpus.get<long long>());
 }
+
+// Readable on a projector (1280x720) and a big screen (1920x1080): on every panel, with a scenario's
+// narration beside it, no window's content ends past its right edge (text wraps instead of being cut).
+TEST(UiSmoke, NothingIsCutOffAtProjectorAndDesktopSizes) {
+  for (auto size : {ImVec2(1280, 720), ImVec2(1920, 1080)}) {
+    Headless h(size.x, size.y, /*app_look=*/true);
+    NullPlatform platform;
+    mc::ui::App app({assets(), &platform, ""});
+    app.state().scenarios.request_id = "failures-at-scale";  // a narration pane with a question
+    app.state().scenarios.request_step = 1;
+    h.frame(app);
+    for (const auto& p : mc::ui::panel_registry()) {
+      SCOPED_TRACE(p.id + " at " + std::to_string(int(size.x)) + "x" + std::to_string(int(size.y)));
+      for (const std::string tab : p.tabs.empty() ? std::vector<std::string>{""} : p.tabs) {
+        EXPECT_EQ(app.command({{"panel", tab.empty() ? p.id : p.id + "/" + tab}}), "");
+        for (int i = 0; i < 4; ++i) h.frame(app);
+        const auto over = mc::test::overflowing_windows();
+        EXPECT_TRUE(over.empty()) << tab << ": " << testing::PrintToString(over);
+      }
+    }
+  }
+}

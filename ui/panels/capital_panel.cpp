@@ -73,7 +73,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   try {
     r = capital::plan(c);
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
     return;
   }
   ImGui::Separator();
@@ -135,7 +135,7 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
     price_line(cat, "Published, low end", "gpt3-low-estimate", "cost_usd", "USD");
     track(s, "capital.gpt3");
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
   }
 }
 
@@ -165,7 +165,7 @@ void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
   try {
     r = capital::run_waterfall(c);
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
     return;
   }
   // Stacked bars per year, as fractions of that year's profit.
@@ -220,7 +220,7 @@ void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
                 t["gpu_years"].get<double>(), usd(c.usd_per_gpu_hour).c_str());
     track(s, "capital.partnership");
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
   }
 }
 
@@ -245,7 +245,7 @@ void draw(ExplorerState& s) {
   } catch (const std::exception& e) {
     v.error = e.what();
   }
-  if (!v.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "config refused: %s", v.error.c_str());
+  if (!v.error.empty()) error_text("config refused: %s", v.error.c_str());
   confidence_legend();
   // A scenario highlight on another tab brings that tab forward once.
   int want = -1;

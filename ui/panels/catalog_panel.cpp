@@ -37,27 +37,27 @@ void draw(ExplorerState& s) {
                      "a row to see every value's source in the inspector.");
   confidence_legend();
 
-  if (ImGui::BeginTabBar("tables", ImGuiTabBarFlags_FittingPolicyScroll)) {
-    for (const auto& t : cat.tables) {
-      bool selected_tab = s.catalog_view.table == t.name;
-      ImGuiTabItemFlags fl = 0;
-      if ((selected_tab && s.frame < 3) || take_tab_request(s, t.name)) fl |= ImGuiTabItemFlags_SetSelected;
-      if (ImGui::BeginTabItem(t.title.c_str(), nullptr, fl)) {
-        if (!selected_tab) {
-          s.catalog_view.table = t.name;
-          s.catalog_view.sort_key = t.field("year") ? "year" : t.field("date") ? "date" : "name";
-          s.catalog_view.sort_ascending = true;
-        }
-        ImGui::EndTabItem();
-      }
-      track(s, "catalog.tab." + t.name);
+  // The tables as a row of buttons that wraps onto more lines when the window is narrow: a scrolling tab
+  // bar hid its last tables off the right edge on a projector.
+  for (const auto& t : cat.tables) {
+    const bool current = s.catalog_view.table == t.name;
+    bool pick = take_tab_request(s, t.name);
+    if (&t != &cat.tables.front())
+      same_line_if_fits(ImGui::CalcTextSize(t.title.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x);
+    if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_TabActive));
+    if (ImGui::Button(t.title.c_str())) pick = true;
+    if (current) ImGui::PopStyleColor();
+    track(s, "catalog.tab." + t.name);
+    if (pick && !current) {
+      s.catalog_view.table = t.name;
+      s.catalog_view.sort_key = t.field("year") ? "year" : t.field("date") ? "date" : "name";
+      s.catalog_view.sort_ascending = true;
     }
-    ImGui::EndTabBar();
   }
   const Table* t = cat.table(s.catalog_view.table);
   if (!t) t = &cat.tables.front();
 
-  ImGui::TextDisabled("%s", t->description.c_str());
+  wrapped_text(true, "%s", t->description.c_str());
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s", s.catalog_view.filter.c_str());

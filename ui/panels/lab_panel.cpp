@@ -150,32 +150,37 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
     ImGui::EndCombo();
   }
   track(s, "lab.corpus");
-  ImGui::SameLine();
-  ImGui::TextDisabled("%.1f KiB%s; or drop a UTF-8 .txt file to train on it", double(v.corpus_text.size()) / 1024,
-                      v.corpus_entropy > 0 ? ", entropy known" : "");
+  char about[160];
+  std::snprintf(about, sizeof about, "%.1f KiB%s; or drop a UTF-8 .txt file to train on it",
+                double(v.corpus_text.size()) / 1024, v.corpus_entropy > 0 ? ", entropy known" : "");
+  same_line_if_fits(about);
+  wrapped_text(true, "%s", about);
 }
 
 void draw_controls(ExplorerState& s, LabView& v) {
   nlohmann::json& c = v.config;
+  // One row of fields that wraps onto the next line when the panel is narrow (a projector).
+  const float field_w = ImGui::GetFontSize() * 6 + ImGui::GetStyle().ItemInnerSpacing.x;
+  auto next = [&](const char* label) { same_line_if_fits(field_w + ImGui::CalcTextSize(label).x); };
   int_field("dp", c, "dp", 1, 8, 1);
   track(s, "lab.dp");
-  ImGui::SameLine();
+  next("tp");
   int_field("tp", c, "tp", 1, 4, 1);
   track(s, "lab.tp");
-  ImGui::SameLine();
+  next("pp");
   int_field("pp", c, "pp", 1, 4, 1);
   track(s, "lab.pp");
   int zero = c.value("zero", 0);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::SliderInt("ZeRO", &zero, 0, 3)) c["zero"] = zero;
   track(s, "lab.zero");
-  ImGui::SameLine();
+  next("schedule");
   int sched = c.value("schedule", "1f1b") == "gpipe" ? 0 : 1;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::Combo("schedule", &sched, "GPipe\0" "1F1B\0")) c["schedule"] = sched == 0 ? "gpipe" : "1f1b";
-  ImGui::SameLine();
+  next("micro-batches");
   int_field("micro-batches", c, "micro_batches", 0, 8, 0);
-  ImGui::SameLine();
+  next("steps");
   int_field("steps", c, "steps", 1, 100000, 300);
 
   draw_corpus_combo(s, v);
@@ -197,9 +202,9 @@ void draw_controls(ExplorerState& s, LabView& v) {
   }
   track(s, "lab.reset");
   if (!can) ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("Clear curves").x + 2 * ImGui::GetStyle().FramePadding.x);
   if (ImGui::Button("Clear curves")) v.curves.clear();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("log loss axis").x + ImGui::GetFrameHeight() * 1.5f);
   ImGui::Checkbox("log loss axis", &v.log_axis);
   if (!v.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
@@ -216,16 +221,15 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   const train::Trainer& t = *v.trainer;
   const int step = t.step_index(), total = t.config().steps;
   const std::string loss = t.losses().empty() ? std::string("-") : format_fixed(t.losses().back(), 4);
-  ImGui::Text("step %d / %d   loss %s nats/byte   %lld parameters on %d workers", step, total, loss.c_str(),
-              (long long)t.parameter_count(), t.config().parallel.workers());
-  ImGui::SameLine();
-  ImGui::TextDisabled("   kernels: %s", t.backend_name());
+  wrapped_text(false, "step %d / %d   loss %s nats/byte   %lld parameters on %d workers   kernels: %s", step, total,
+               loss.c_str(), (long long)t.parameter_count(), t.config().parallel.workers(), t.backend_name());
+  track(s, "lab.status");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.backend_note().c_str());
   if (v.corpus_entropy > 0)
-    ImGui::TextDisabled("This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
-                        v.corpus_entropy);
+    wrapped_text(true, "This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
+                 v.corpus_entropy);
   else
-    ImGui::TextDisabled("The entropy of this text is unknown, so no floor is drawn.");
+    wrapped_text(true, "The entropy of this text is unknown, so no floor is drawn.");
 
   const float w = ImGui::GetContentRegionAvail().x;
   const float left = std::max(300.0f, w * 0.55f);
@@ -262,7 +266,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   ImGui::SameLine();
   ImGui::BeginChild("lab_right", ImVec2(0, 0), false);
   {
-    ImGui::TextUnformatted("Messages between workers in the last step");
+    wrapped_text(false, "Messages between workers in the last step");
     lab_message_graph(t, ImVec2(-1, 260));
     track(s, "lab.messages");
     ImGui::TextUnformatted("Bytes sent per worker in the last step");
@@ -327,7 +331,7 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     else v.sweep_running = !v.sweep_running;
   }
   track(s, "lab.sweep");
-  if (!v.sweep_error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", v.sweep_error.c_str());
+  if (!v.sweep_error.empty()) error_text("%s", v.sweep_error.c_str());
   sweep_slice(v);
   if (!v.sweep) {
     // The chart's place, empty until a sweep runs (a scenario may point at it before).

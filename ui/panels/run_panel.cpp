@@ -51,7 +51,7 @@ void knobs(ExplorerState& s) {
     ImGui::SetTooltip("The run stops when the model has seen its training tokens, or after this many days of\n"
                       "wall-clock time, whichever comes first.");
   track(s, "run.days");
-  ImGui::SameLine();
+  same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("seed").x);
   int seed = int(v.seed);
   if (input_int_clamped("seed", seed, 0, 1 << 30)) v.seed = (unsigned long long)seed;
   track(s, "run.seed");
@@ -63,7 +63,7 @@ void knobs(ExplorerState& s) {
   if (ImGui::SliderFloat("checkpoint every (h, 0 = Daly)", &interval_h, 0, 24, "%.2f"))
     c["checkpoint"]["interval_s"] = double(interval_h) * 3600;
   track(s, "run.interval");
-  ImGui::SameLine();
+  same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("storage accounts").x);
   float accounts = float(ck.value("storage_accounts", 1.0));
   if (ImGui::SliderFloat("storage accounts", &accounts, 1, 64, "%.0f", ImGuiSliderFlags_Logarithmic))
     c["checkpoint"]["storage_accounts"] = std::round(accounts);
@@ -80,7 +80,7 @@ void knobs(ExplorerState& s) {
   track(s, "run.cores");
   const std::string profile = fail.value("profile", std::string("llama3-405b-2024"));
   if (const Table* t = s.catalog->table("failures")) {
-    ImGui::SameLine();
+    same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
     if (ImGui::BeginCombo("failure rates", profile.c_str())) {
       for (const Record& r : t->records)
         if (ImGui::Selectable(r.name.c_str(), r.id == profile)) c["failures"]["profile"] = r.id;
@@ -149,7 +149,7 @@ void draw(ExplorerState& s) {
     track(s, "run.start");
     if (v.run.is_null() && v.run_error.empty()) v.run_requested = true;  // first visit: run once
   }
-  if (!v.run_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", v.run_error.c_str());
+  if (!v.run_error.empty()) error_text("%s", v.run_error.c_str());
   if (v.run.is_null()) return;
   const json& r = v.run;
   ImGui::Text("%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",

@@ -10,6 +10,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 
@@ -182,8 +183,10 @@ void draw_player(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   scenario::Player& p = *v.player;
   const scenario::Scenario& sc = p.scenario();
-  ImGui::Text("%s", sc.title.c_str());
-  ImGui::TextDisabled("%s  |  %.0f min  |  %d steps", sc.audience.c_str(), sc.minutes, p.step_count());
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(accent_color(), "%s", sc.title.c_str());
+  ImGui::PopTextWrapPos();
+  wrapped_text(true, "%s  |  %.0f min  |  %d steps", sc.audience.c_str(), sc.minutes, p.step_count());
   if (ImGui::Button("Restart")) {
     p.restart();
     p.next();
@@ -224,7 +227,9 @@ void draw_player(ExplorerState& s) {
   const scenario::StepOutcome* o = p.outcome();
   if (!o) return;
   ImGui::Separator();
+  ImGui::PushTextWrapPos(0);
   ImGui::TextColored(accent_color(), "%d. %s", o->index + 1, o->title.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::TextWrapped("%s", o->narration.c_str());
   const scenario::Step& st = sc.steps[size_t(o->index)];
   if (!st.sources.empty() || !sc.sources.empty()) {
@@ -233,7 +238,7 @@ void draw_player(ExplorerState& s) {
       const Source* so = s.catalog ? s.catalog->source(id) : nullptr;
       src += (src.empty() ? "" : "; ") + (so ? so->title + " (" + so->date + ")" : id);
     }
-    ImGui::TextDisabled("Sources: %s", src.c_str());
+    wrapped_text(true, "Sources: %s", src.c_str());
   }
   draw_step_checks(s, *o);
   if (!st.questions.empty()) ImGui::TextDisabled("Questions: in the narration pane, beside whatever panel is shown.");
@@ -292,8 +297,13 @@ void draw_scenario_questions(ExplorerState& s) {
     if (!q.choices.empty()) {
       int pick = a.is_number_integer() ? a.get<int>() : -1;
       for (int i = 0; i < int(q.choices.size()); ++i) {
-        if (ImGui::RadioButton(q.choices[size_t(i)].c_str(), pick == i)) a = i;
+        // The button, then its choice wrapped beside it: a long choice must not run off the pane.
+        ImGui::PushID(i);
+        if (ImGui::RadioButton("##choice", pick == i)) a = i;
+        ImGui::PopID();
         track(s, "question." + q.id + "." + std::to_string(i));
+        ImGui::SameLine();
+        wrapped_text(false, "%s", q.choices[size_t(i)].c_str());
       }
     } else {
       double x = a.is_number() ? a.get<double>() : 0.0;
@@ -339,10 +349,13 @@ void draw_scenario_controls(ExplorerState& s) {
   ImGui::SameLine();
   if (ImGui::SmallButton(">") && p.next()) apply_step(s);
   track(s, "narration.next");
-  ImGui::SameLine();
-  ImGui::TextDisabled("step %d/%d", p.current() + 1, p.step_count());
-  ImGui::SameLine();
-  if (ImGui::SmallButton(v.follow_script ? "Scenario" : "Back to the script")) {
+  char counter[32];
+  std::snprintf(counter, sizeof counter, "step %d/%d", p.current() + 1, p.step_count());
+  same_line_if_fits(counter);
+  ImGui::TextDisabled("%s", counter);
+  const char* back = v.follow_script ? "Scenario" : "Back to the script";
+  same_line_if_fits(ImGui::CalcTextSize(back).x + 2 * ImGui::GetStyle().FramePadding.x);
+  if (ImGui::SmallButton(back)) {
     if (!v.follow_script) apply_step(s);
     else s.active_panel = "scenarios";
   }

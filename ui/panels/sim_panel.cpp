@@ -555,7 +555,7 @@ void draw(ExplorerState& s) {
     track(s, "sim.restart");
   }
   if (!v.iteration_error.empty()) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", v.iteration_error.c_str());
+    error_text("%s", v.iteration_error.c_str());
     return;
   }
   if (v.iteration.is_null() || !v.iteration.contains("sim")) return;

@@ -91,12 +91,19 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
     ImGui::TextColored(accent_color(), "%s", date ? date->date.c_str() : "");
     ImGui::SameLine(ImGui::GetFontSize() * 6);
     bool sel = s.selection.table == "events" && s.selection.record == r->id;
-    if (ImGui::Selectable(r->name.c_str(), sel)) s.selection = Selection{"events", r->id, ""};
+    // A selectable as tall as the name wrapped to the column (a long name ran past the edge), the name
+    // drawn over it.
+    const float wrap_w = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+    const ImVec2 name_size = ImGui::CalcTextSize(r->name.c_str(), nullptr, false, wrap_w);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    if (ImGui::Selectable("##event", sel, 0, ImVec2(wrap_w, name_size.y))) s.selection = Selection{"events", r->id, ""};
+    ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, ImGui::GetColorU32(ImGuiCol_Text),
+                                        r->name.c_str(), nullptr, wrap_w);
     track(s, "story.event." + r->id);
     ImGui::Indent(ImGui::GetFontSize() * 6);
     ImGui::TextWrapped("%s", r->text_or("summary", "").c_str());
     if (date)
-      if (const Source* so = cat.source(date->source)) ImGui::TextDisabled("%s, %s", so->title.c_str(), so->publisher.c_str());
+      if (const Source* so = cat.source(date->source)) wrapped_text(true, "%s, %s", so->title.c_str(), so->publisher.c_str());
     ImGui::Unindent(ImGui::GetFontSize() * 6);
     ImGui::PopID();
   }
@@ -113,7 +120,7 @@ void draw(ExplorerState& s) {
   confidence_legend();
   const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("chart", ImVec2(w * 0.55f, h), false);
-  ImGui::TextDisabled("Training compute (FLOPs, log scale) by year; squares are machines, dots are runs");
+  wrapped_text(true, "Training compute (FLOPs, log scale) by year; squares are machines, dots are runs");
   draw_chart(s, cat, ImVec2(ImGui::GetContentRegionAvail().x, std::min(h - 8, ImGui::GetFontSize() * 28)));
   ImGui::EndChild();
   ImGui::SameLine();
