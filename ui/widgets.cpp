@@ -123,7 +123,21 @@ void same_line_if_fits(float w) {
   if (x + w <= right) ImGui::SameLine();
 }
 
-void same_line_if_fits(const char* text) { same_line_if_fits(ImGui::CalcTextSize(text).x); }
+void same_line_if_fits(const char* text) { same_line_if_fits(ImGui::CalcTextSize(text, nullptr, true).x); }
+
+void same_line_if_fits_item(const char* label) {
+  same_line_if_fits(ImGui::CalcItemWidth() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize(label, nullptr, true).x);
+}
+
+void same_line_if_fits_button(const char* label) {
+  same_line_if_fits(ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x);
+}
+
+void same_line_if_fits_checkbox(const char* label) {
+  same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize(label, nullptr, true).x);
+}
 
 void confidence_legend() {
   ImGui::TextDisabled("Confidence:");

@@ -38,6 +38,10 @@ void error_text(const char* fmt, ...) IM_FMTARGS(1);
 void same_line_if_fits(float w);
 // The same for a text item (its width measured).
 void same_line_if_fits(const char* text);
+// The same before a slider or input with `label` at the current item width, a button, a checkbox.
+void same_line_if_fits_item(const char* label);
+void same_line_if_fits_button(const char* label);
+void same_line_if_fits_checkbox(const char* label);
 
 // The inspector: the selected record's values, each with source title, URL, confidence and note.
 void draw_selection_inspector(ExplorerState& s);

@@ -5,6 +5,7 @@
 #include "device/device.h"
 #include "ui/app.h"
 #include "ui/explorer.h"
+#include "ui/scenario_bindings.h"
 #include "tests/ui/headless.h"
 
 #include <imgui.h>
@@ -322,6 +323,9 @@ TEST(UiSmoke, NothingIsCutOffAtProjectorAndDesktopSizes) {
       for (const std::string tab : p.tabs.empty() ? std::vector<std::string>{""} : p.tabs) {
         EXPECT_EQ(app.command({{"panel", tab.empty() ? p.id : p.id + "/" + tab}}), "");
         for (int i = 0; i < 4; ++i) h.frame(app);
+        // Wait for what the panel computes (a run, a training): its results are text to lay out too.
+        mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(app.state()); }, 60);
+        for (int i = 0; i < 2; ++i) h.frame(app);
         const auto over = mc::test::overflowing_windows();
         EXPECT_TRUE(over.empty()) << tab << ": " << testing::PrintToString(over);
       }

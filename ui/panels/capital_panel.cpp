@@ -78,12 +78,12 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   }
   ImGui::Separator();
   ImGui::BeginGroup();
-  ImGui::Text("Money     %s at %s per GPU-hour", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str());
-  ImGui::Text("Compute   %.3g GPU-hours -> %.3g FLOPs (%.3g PF-days)", r.gpu_hours, r.flops, r.pf_days);
-  ImGui::Text("Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
+  wrapped_text(false, "Money     %s at %s per GPU-hour", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str());
+  wrapped_text(false, "Compute   %.3g GPU-hours -> %.3g FLOPs (%.3g PF-days)", r.gpu_hours, r.flops, r.pf_days);
+  wrapped_text(false, "Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
               format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
-  ImGui::Text("Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
-  ImGui::Text("Time      %.1f days on %.0f GPUs", r.days_on_cluster, c.cluster_gpus);
+  wrapped_text(false, "Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
+  wrapped_text(false, "Time      %.1f days on %.0f GPUs", r.days_on_cluster, c.cluster_gpus);
   ImGui::EndGroup();
   track(s, "capital.plan");
   ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
@@ -117,18 +117,18 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   f = float(b.amortisation_years);
   if (ImGui::SliderFloat("years of use", &f, 1, 8, "%.1f")) b.amortisation_years = f;
   const capital::BuildCostBreakdown bc = capital::build_cost(b);
-  ImGui::Text("Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
+  wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
               usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
   track(s, "capital.rent_vs_build");
   ImGui::Separator();
   try {
     json g = capital::gpt3_priced_json(cat, c);
     ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g["flops"].get<double>());
-    ImGui::Text("At Lambda's 28 TFLOP/s per V100: rent %s, build %s, %.1f days on the 10,000-GPU machine",
+    wrapped_text(false, "At Lambda's 28 TFLOP/s per V100: rent %s, build %s, %.1f days on the 10,000-GPU machine",
                 usd(g["at_published_rate"]["rent_usd"].get<double>()).c_str(),
                 usd(g["at_published_rate"]["build_usd"].get<double>()).c_str(),
                 g["at_published_rate"]["days_on_cluster"].get<double>());
-    ImGui::Text("At your utilisation (%.2f): rent %s, build %s", c.utilisation,
+    wrapped_text(false, "At your utilisation (%.2f): rent %s, build %s", c.utilisation,
                 usd(g["at_config_rate"]["rent_usd"].get<double>()).c_str(),
                 usd(g["at_config_rate"]["build_usd"].get<double>()).c_str());
     price_line(cat, "Published (Lambda)", "gpt3-lambda-estimate", "cost_usd", "USD");
@@ -216,7 +216,7 @@ void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
     for (const auto& y : years)
       ImGui::Text("%d   cash %-9s credit %-9s -> %.3g GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
                   y.gpu_hours);
-    ImGui::Text("Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t["gpu_hours"].get<double>(),
+    wrapped_text(false, "Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t["gpu_hours"].get<double>(),
                 t["gpu_years"].get<double>(), usd(c.usd_per_gpu_hour).c_str());
     track(s, "capital.partnership");
   } catch (const std::exception& e) {

@@ -152,19 +152,19 @@ void draw(ExplorerState& s) {
   if (!v.run_error.empty()) error_text("%s", v.run_error.c_str());
   if (v.run.is_null()) return;
   const json& r = v.run;
-  ImGui::Text("%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",
+  wrapped_text(false, "%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",
               r["days"].get<double>(), r["fraction_done"].get<double>() * 100,
               r["finished"].get<bool>() ? " (finished)" : "", r["goodput"].get<double>() * 100,
               r["effective_mfu"].get<double>() * 100);
   track(s, "run.summary");
-  ImGui::Text("%d interruptions (MTBF %s), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
+  wrapped_text(false, "%d interruptions (MTBF %s), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
               r["interruptions"].get<int>(),
               r["mtbf_s"].is_null() ? "none" : format_quantity(r["mtbf_s"], "s").c_str(),
               format_quantity(r["lost_gpu_hours"], "").c_str(), r["checkpoint_overhead_fraction"].get<double>() * 100,
               r["cost_usd"].get<double>() > 0 ? ("$" + format_quantity(r["cost_usd"], "")).c_str() : "no price");
   const json& ck = r["checkpoint"];
   auto q = [](const json& x) { return x.is_null() ? std::string("-") : format_quantity(x, "s"); };
-  ImGui::Text("Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(ck["write_s"]).c_str(),
+  wrapped_text(false, "Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(ck["write_s"]).c_str(),
               q(ck["read_s"]).c_str(), q(ck["interval_s"]).c_str(), q(ck["young_interval_s"]).c_str(),
               q(ck["daly_interval_s"]).c_str());
   track(s, "run.checkpoint");
