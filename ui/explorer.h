@@ -73,6 +73,12 @@ struct ExplorerState {
   // line shows it too, but tests assert on this, so an exception can never pass for a clean frame.
   std::map<std::string, std::string> panel_errors;
   std::string shown_tab;  // the tab a panel with tabs drew this frame ("scaling"), "" if none
+  // A region of this frame to save as a PNG (the lab's loss chart): the shell reads the pixels after it
+  // renders the frame and hands the file to Platform::save_file. Headless, nothing renders and it stays.
+  struct Capture {
+    std::string name;  // "loss-curves.png"; empty: nothing asked
+    Rect rect;         // in ImGui's logical pixels
+  } capture;
   bool show_help = false;
   unsigned long long frame = 0;
   std::map<std::string, Rect> widget_rects;  // tracked widgets, rebuilt each frame (for tests, highlights)

@@ -3,6 +3,7 @@
 // simulated click the way a user's click would.
 #include "catalog/catalog.h"
 #include "device/device.h"
+#include "train/train.h"
 #include "ui/app.h"
 #include "ui/explorer.h"
 #include "ui/scenario_bindings.h"
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -331,4 +333,69 @@ TEST(UiSmoke, NothingIsCutOffAtProjectorAndDesktopSizes) {
       }
     }
   }
+}
+
+// The lab shows its speed, exports its loss curves (CSV, and a PNG request the shell fulfils) and the trained
+// model as the checkpoint `megacluster train --resume` reads, and a page reload resumes the run.
+TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
+  class KeepingPlatform : public NullPlatform {
+   public:
+    bool persistent() const override { return true; }
+    void store(const std::string& k, const std::string& v) override { kept[k] = v; }
+    std::string stored(const std::string& k) const override { return kept.count(k) ? kept.at(k) : ""; }
+    std::map<std::string, std::string> kept;
+  };
+  KeepingPlatform platform;
+  int step_before = 0;
+  std::vector<double> losses_before;
+  {
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &platform, "lab"});
+    auto& lab = app.state().lab;
+    lab.persist_every_s = 0;
+    for (int i = 0; i < 5; ++i) h.frame(app);
+    ASSERT_TRUE(lab.trainer);
+    EXPECT_TRUE(app.state().widget_rects.count("lab.speed"));
+    EXPECT_NE(h.text.find("tokens/s"), std::string::npos);
+    click_widget(h, app, "lab.start");  // pause, so the exports and the kept run describe one step
+    click_widget(h, app, "lab.export_csv");
+    ASSERT_TRUE(platform.saved.count("loss-curves.csv"));
+    const std::string& csv = platform.saved["loss-curves.csv"];
+    EXPECT_EQ(size_t(std::count(csv.begin(), csv.end(), '\n')), lab.trainer->losses().size() + 1);
+    click_widget(h, app, "lab.export_png");
+    EXPECT_EQ(app.state().capture.name, "loss-curves.png") << "the shell reads these pixels after rendering";
+    EXPECT_GT(app.state().capture.rect.w, 100);
+    click_widget(h, app, "lab.export_model");
+    step_before = lab.trainer->step_index();
+    losses_before = lab.trainer->losses();
+    std::string ck;
+    for (const auto& [name, bytes] : platform.saved)
+      if (name.size() > 5 && name.substr(name.size() - 5) == ".mcck") ck = name;
+    ASSERT_FALSE(ck.empty()) << app.state().status;
+    ASSERT_TRUE(platform.saved.count("lab-config.json"));
+    // The exported pair resumes with `megacluster train` (run_json is that command's engine call).
+    const std::string dir = testing::TempDir() + "/mc-lab-export";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/" + ck, std::ios::binary) << platform.saved[ck];
+    nlohmann::json cfg = nlohmann::json::parse(platform.saved["lab-config.json"]);
+    cfg["checkpoint"] = dir;
+    cfg["resume"] = true;
+    cfg["steps"] = step_before + 2;
+    const nlohmann::json r = mc::train::run_json(cfg);
+    EXPECT_EQ(r.value("resumed_from", std::string()), dir + "/" + ck);
+    ASSERT_EQ(r["losses"].size(), size_t(step_before + 2));
+    for (int i = 0; i < step_before; ++i) EXPECT_EQ(r["losses"][size_t(i)].get<double>(), losses_before[size_t(i)]);
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    ASSERT_TRUE(platform.kept.count("lab.checkpoint"));
+  }
+  // A reload: a new app on the same storage resumes at the kept step.
+  Headless h(1440, 900);
+  mc::ui::App app({assets(), &platform, "lab"});
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  auto& lab = app.state().lab;
+  ASSERT_TRUE(lab.trainer) << lab.error << app.state().status;
+  EXPECT_EQ(lab.trainer->step_index(), step_before);
+  EXPECT_EQ(lab.trainer->losses(), losses_before);
+  EXPECT_NE(lab.resume_note.find("resumed at step"), std::string::npos);
 }

@@ -15,6 +15,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace mc::ui {
 namespace {
@@ -62,6 +65,8 @@ void ensure_trainer(LabView& v) {
   v.trainer.reset();
   v.error.clear();
   v.sample.clear();
+  v.step_seconds.clear();
+  v.resume_note.clear();
   v.built_for = v.config.dump();
   try {
     if (v.corpus_text.empty()) throw std::runtime_error(v.corpus_error.empty() ? "no corpus loaded" : v.corpus_error);
@@ -80,7 +85,9 @@ void train_slice(LabView& v) {
   const auto t0 = std::chrono::steady_clock::now();
   const int total = v.trainer->config().steps;
   auto step = [&] {
-    v.trainer->step();
+    const train::StepResult r = v.trainer->step();
+    v.step_seconds.push_back(r.seconds);
+    if (v.step_seconds.size() > 32) v.step_seconds.erase(v.step_seconds.begin());
     if (v.trainer->step_index() % v.sample_every == 0 || v.trainer->step_index() == total)
       v.sample = v.trainer->sample(64, 0.8, uint64_t(v.trainer->step_index()));
   };
@@ -157,6 +164,112 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
   wrapped_text(true, "%s", about);
 }
 
+// ---- exports, and the run kept across page reloads -----------------------------------------------------
+
+// The loss curves on screen as CSV: a step column, then one column per run (earlier runs, then this one).
+std::string curves_csv(const LabView& v) {
+  std::vector<LabCurve> all = v.curves;
+  if (v.trainer) all.push_back({layout_label(train::to_json(v.trainer->config())) + " (now)", v.trainer->losses()});
+  std::string out = "step";
+  size_t rows = 0;
+  for (const auto& c : all) {
+    out += ",\"" + c.label + "\"";
+    rows = std::max(rows, c.losses.size());
+  }
+  out += "\n";
+  for (size_t i = 0; i < rows; ++i) {
+    out += std::to_string(i + 1);
+    for (const auto& c : all) out += "," + (i < c.losses.size() ? format_fixed(c.losses[i], 6) : std::string());
+    out += "\n";
+  }
+  return out;
+}
+
+// The trainer as a checkpoint file (the format and name, ckpt-STEP.mcck, that `megacluster train
+// --checkpoint DIR --resume` looks for), written through a scratch directory: {file name, bytes}.
+std::pair<std::string, std::string> checkpoint_file(const train::Trainer& t) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "megacluster-lab-export";
+  fs::remove_all(dir);
+  const std::string path = t.save_checkpoint(dir.string());
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  fs::remove_all(dir);
+  return {fs::path(path).filename().string(), bytes.str()};
+}
+
+// The lab's config as `megacluster train` reads it: the layout, the model, and the corpus it trains on.
+nlohmann::json exported_config(const LabView& v) {
+  nlohmann::json c = v.config;
+  if (!v.corpus_id.empty()) c["corpus"] = v.corpus_id;
+  return c;
+}
+
+void export_model(ExplorerState& s, LabView& v) {
+  if (!v.trainer || !s.platform) return;
+  std::string err;
+  const auto [name, bytes] = checkpoint_file(*v.trainer);
+  const std::string ck = s.platform->save_file(name, bytes, err);
+  const std::string cfg = ck.empty() ? "" : s.platform->save_file("lab-config.json", exported_config(v).dump(2), err);
+  if (ck.empty() || cfg.empty()) {
+    s.status = "export failed: " + err;
+    return;
+  }
+  s.status = "exported " + ck + " and " + cfg + ": put the .mcck file in a folder DIR, then `megacluster train "
+             "lab-config.json --checkpoint DIR --resume` continues this run";
+}
+
+// Saves the run to the platform's storage every persist_every_s while it changes (web: a reload resumes it).
+void persist(ExplorerState& s, LabView& v) {
+  if (!s.platform || !s.platform->persistent() || !v.trainer || v.trainer->step_index() == 0) return;
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const bool changed = v.trainer->step_index() != v.persisted_step || v.running != v.persisted_running;
+  if (!changed || (now - v.persisted_at_s < v.persist_every_s && v.running == v.persisted_running)) return;
+  try {
+    s.platform->store("lab.checkpoint", checkpoint_file(*v.trainer).second);
+    s.platform->store("lab.config", nlohmann::json{{"config", exported_config(v)}, {"running", v.running}}.dump());
+    v.persisted_at_s = now;
+    v.persisted_step = v.trainer->step_index();
+    v.persisted_running = v.running;
+  } catch (const std::exception& e) {
+    s.status = std::string("the run could not be kept for a reload: ") + e.what();
+  }
+}
+
+// Once, when the lab first draws: the run kept by persist() before a reload, if any.
+void restore(ExplorerState& s, LabView& v) {
+  if (v.restore_checked) return;
+  v.restore_checked = true;
+  if (!s.platform || !s.platform->persistent()) return;
+  const std::string kept = s.platform->stored("lab.config"), ck = s.platform->stored("lab.checkpoint");
+  if (kept.empty() || ck.empty()) return;
+  namespace fs = std::filesystem;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(kept);
+    nlohmann::json cfg = j.at("config");
+    const std::string corpus = cfg.value("corpus", std::string("synthetic"));
+    cfg.erase("corpus");
+    if (corpus != v.corpus_id) v.corpus_id = corpus, v.corpus_text.clear(), v.corpus_error.clear();
+    ensure_corpus(s, v);
+    v.config = cfg;
+    ensure_trainer(v);
+    if (!v.trainer) throw std::runtime_error(v.error);
+    const fs::path dir = fs::temp_directory_path() / "megacluster-lab-restore";
+    fs::create_directories(dir);
+    const fs::path file = dir / "kept.mcck";
+    std::ofstream(file, std::ios::binary) << ck;
+    v.trainer->load_checkpoint(file.string());
+    fs::remove_all(dir);
+    v.running = j.value("running", false) && v.trainer->step_index() < v.trainer->config().steps;
+    v.persisted_step = v.trainer->step_index();
+    v.persisted_running = v.running;
+    v.resume_note = "resumed at step " + std::to_string(v.trainer->step_index()) + ", kept by the browser";
+  } catch (const std::exception& e) {
+    s.status = std::string("the kept run could not be resumed (starting afresh): ") + e.what();
+  }
+}
+
 void draw_controls(ExplorerState& s, LabView& v) {
   nlohmann::json& c = v.config;
   // One row of fields that wraps onto the next line when the panel is narrow (a projector).
@@ -224,6 +337,17 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   wrapped_text(false, "step %d / %d   loss %s nats/byte   %lld parameters on %d workers   kernels: %s", step, total,
                loss.c_str(), (long long)t.parameter_count(), t.config().parallel.workers(), t.backend_name());
   track(s, "lab.status");
+  if (!v.step_seconds.empty()) {
+    // The median of the latest steps: a frame that waited for the browser does not move it.
+    std::vector<double> sorted = v.step_seconds;
+    std::sort(sorted.begin(), sorted.end());
+    const double med = sorted[sorted.size() / 2];
+    const double tokens = double(t.config().batch) * t.config().model.context;
+    wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
+                 format_quantity(tokens / std::max(med, 1e-9), "").c_str(), med * 1e3, sorted.size());
+    track(s, "lab.speed");
+  }
+  if (!v.resume_note.empty()) wrapped_text(true, "%s", v.resume_note.c_str());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.backend_note().c_str());
   if (v.corpus_entropy > 0)
     wrapped_text(true, "This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
@@ -240,6 +364,18 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     const double floor = v.corpus_entropy;  // drawn only when known (the synthetic language)
     lab_loss_chart("##loss", all, total, floor, v.log_axis, ImVec2(-1, 220));
     track(s, "lab.loss_chart");
+    std::string err;
+    if (ImGui::SmallButton("Export CSV") && s.platform) {
+      const std::string where = s.platform->save_file("loss-curves.csv", curves_csv(v), err);
+      s.status = where.empty() ? "export failed: " + err : "exported " + where;
+    }
+    track(s, "lab.export_csv");
+    same_line_if_fits_button("Export PNG");
+    if (ImGui::SmallButton("Export PNG")) s.capture = {"loss-curves.png", s.widget_rects["lab.loss_chart"]};
+    track(s, "lab.export_png");
+    same_line_if_fits_button("Export trained model");
+    if (ImGui::SmallButton("Export trained model")) export_model(s, v);
+    track(s, "lab.export_model");
     ImGui::TextUnformatted("Sample (temperature 0.8):");
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.75f, 0.9f, 0.75f, 1));
     std::string shown;
@@ -368,6 +504,7 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
 
 void draw(ExplorerState& s) {
   LabView& v = s.lab;
+  restore(s, v);
   if (ImGui::BeginTabBar("lab_tabs")) {
     const ImGuiTabItemFlags train_flag = take_tab_request(s, "train") ? ImGuiTabItemFlags_SetSelected : 0;
     const ImGuiTabItemFlags scaling_flag = take_tab_request(s, "scaling") ? ImGuiTabItemFlags_SetSelected : 0;
@@ -388,6 +525,7 @@ void draw(ExplorerState& s) {
     }
     ImGui::EndTabBar();
   }
+  persist(s, v);
 }
 
 bool open_corpus(ExplorerState& s, const std::string& name, const std::string& content) {
