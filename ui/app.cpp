@@ -226,6 +226,8 @@ nlohmann::json App::state_json() const {
   j["status_bar"] = status_line();
   j["narration_title"] = s_.narration_title;
   j["narration"] = s_.narration_markdown;
+  j["scenario_step"] = s_.scenarios.player ? s_.scenarios.player->current() + 1 : 0;  // 1-based, as in a link
+  j["scenario_steps"] = s_.scenarios.player ? s_.scenarios.player->step_count() : 0;
   j["tab"] = s_.shown_tab;
   j["errors"] = explorer_errors(s_);
   // What each panel shows now, in the shape of the engine result a scenario action produces for its
@@ -253,6 +255,10 @@ std::string App::command(const nlohmann::json& cmd) {
   }
   if (cmd.contains("select")) {
     s_.selection = Selection{cmd["select"][0].get<std::string>(), cmd["select"][1].get<std::string>(), ""};
+  }
+  if (cmd.contains("scenario")) {  // ["ID", step (1-based)]: what a ?scenario=ID&step=N link opens
+    s_.scenarios.request_id = cmd["scenario"][0].get<std::string>();
+    s_.scenarios.request_step = cmd["scenario"].size() > 1 ? std::max(0, cmd["scenario"][1].get<int>() - 1) : -1;
   }
   if (cmd.contains("sort")) {
     s_.catalog_view.sort_key = cmd["sort"][0].get<std::string>();

@@ -286,3 +286,15 @@ TEST(ScenarioSteps, EveryStepTellsOneTruth) {
   }
   EXPECT_GE(compared, 25);
 }
+
+// A step that focuses a panel's tab ("lab/scaling") is followed, not mistaken for the class wandering off.
+TEST(ScenarioSteps, FocusOnATabKeepsFollowingTheScript) {
+  Headless h(1280, 720);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  open_step(h, app, "predictable-scaling", 0);
+  for (int i = 0; i < 5; ++i) h.frame(app);
+  EXPECT_EQ(app.state().active_panel, "lab");
+  EXPECT_TRUE(app.state().scenarios.follow_script);
+  EXPECT_EQ(h.text.find("Back to the script"), std::string::npos);
+}

@@ -394,8 +394,9 @@ void scenario_frame(ExplorerState& s) {
   if (!v.player || v.ticked_frame == s.frame) return;
   v.ticked_frame = s.frame;
   // The user moved away from what the step set up: say so (the panel offers the way back).
-  const std::string& focus = v.player->state().focus_panel;
-  if (v.follow_script && s.active_panel != "scenarios" && !focus.empty() && s.active_panel != focus)
+  const std::string& focus = v.player->state().focus_panel;  // "lab/scaling": the panel is "lab"
+  if (v.follow_script && s.active_panel != "scenarios" && !focus.empty() &&
+      s.active_panel != focus.substr(0, focus.find('/')))
     v.follow_script = false;
   try {
     const int before = v.player->current();
