@@ -99,6 +99,11 @@ void track(ExplorerState& s, const std::string& id) {
     }
     float t = float(ImGui::GetTime());
     float pulse = 0.5f + 0.5f * float(std::sin(t * 4.0));
+    // Inside the window that shows it: a table row spans all its columns, most of them scrolled away, and
+    // its outline must not run across the next window.
+    const ImVec2 w0 = ImGui::GetWindowPos(), w1(w0.x + ImGui::GetWindowWidth(), w0.y + ImGui::GetWindowHeight());
+    a = ImVec2(std::max(a.x, w0.x + 3), std::max(a.y, w0.y + 3));
+    b = ImVec2(std::min(b.x, w1.x - 3), std::min(b.y, w1.y - 3));
     ImGui::GetForegroundDrawList()->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3),
                                             ImGui::GetColorU32(ImVec4(1.0f, 0.75f, 0.2f, 0.5f + 0.5f * pulse)), 4.0f,
                                             0, 3.0f);
