@@ -52,8 +52,10 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     if (!measured && int(yr * 4) % 2) continue;
     dl->AddLine(ImVec2(X(a), Y(t.flops_at(a))), ImVec2(X(b), Y(t.flops_at(b))), trend_col, measured ? 2.0f : 1.2f);
   }
-  dl->AddText(ImVec2(X(2016.8), Y(t.flops_at(2015.2))), trend_col,
-              ("doubling every " + std::to_string(t.doubling_months).substr(0, 3) + " months").c_str());
+  const std::string doubling = "doubling every " + std::to_string(t.doubling_months).substr(0, 3) + " months";
+  const float dw = ImGui::CalcTextSize(doubling.c_str()).x;  // kept inside the chart when it is narrow
+  dl->AddText(ImVec2(std::max(p0.x + left, std::min(X(2016.8), p1.x - right - dw)), Y(t.flops_at(2015.2))), trend_col,
+              doubling.c_str());
   // The runs.
   for (const auto& r : runs) {
     const ImVec2 c(X(r.year), Y(r.flops));
@@ -65,9 +67,12 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     char label[160];
     std::snprintf(label, sizeof label, "%s  %.3g PF-days", r.name.substr(0, r.name.find(" (")).c_str(),
                   capital::flops_to_pf_days(r.flops));
-    const float tw = ImGui::CalcTextSize(label).x;
-    float lx = c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7;
-    if (lx < p0.x + left) lx = c.x + 7;  // too wide for either side: keep it right of the point
+    auto place = [&](float tw) { return c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7; };
+    float lx = place(ImGui::CalcTextSize(label).x);
+    if (lx < p0.x + left) {  // too wide for either side on a narrow chart: the name alone (hover: the rest)
+      std::snprintf(label, sizeof label, "%s", r.name.substr(0, r.name.find(" (")).c_str());
+      lx = std::max(place(ImGui::CalcTextSize(label).x), p0.x + left);
+    }
     dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), label);
     const ImVec2 m = ImGui::GetIO().MousePos;
     if (ImGui::IsItemHovered() && std::fabs(m.x - c.x) < 7 && std::fabs(m.y - c.y) < 7 && r.flops_value) {
@@ -101,7 +106,7 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
                                         r->name.c_str(), nullptr, wrap_w);
     track(s, "story.event." + r->id);
     ImGui::Indent(ImGui::GetFontSize() * 6);
-    ImGui::TextWrapped("%s", r->text_or("summary", "").c_str());
+    wrapped_text(false, "%s", r->text_or("summary", "").c_str());  // breaks at spaces, never inside "$129,000"
     if (date)
       if (const Source* so = cat.source(date->source)) wrapped_text(true, "%s, %s", so->title.c_str(), so->publisher.c_str());
     ImGui::Unindent(ImGui::GetFontSize() * 6);
