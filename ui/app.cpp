@@ -155,8 +155,8 @@ void App::draw_main(float x, float y, float w, float h) {
   if (!failure.empty()) {
     ImGui::ErrorCheckEndWindowRecover(nullptr);
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This view hit an error and stopped drawing:");
-    ImGui::TextWrapped("%s", failure.c_str());
-    ImGui::TextWrapped("Change the setting that caused it, or pick another view; the rest of the explorer works.");
+    wrapped_text(false, "%s", failure.c_str());
+    wrapped_text(false, "Change the setting that caused it, or pick another view; the rest of the explorer works.");
     s_.status = (p ? p->id : std::string("view")) + ": " + failure;
   }
   ImGui::End();

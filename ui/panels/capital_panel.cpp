@@ -91,7 +91,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
 
 void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   capital::BuildConfig& b = c.build;
-  ImGui::TextWrapped("Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
+  wrapped_text(false, "Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
                      "written off over the years, plus power at the wall (PUE). Most build prices are not public: "
                      "they are marked assumed; move them.");
   price_line(cat, "V100, 3-year reserved", "v100-cloud-reserved", "usd_per_gpu_hour", "USD/h");
@@ -140,7 +140,7 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
 }
 
 void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
-  ImGui::TextWrapped("OpenAI LP (2019-03-11): first-round returns capped at 100x, later rounds lower, the rest to "
+  wrapped_text(false, "OpenAI LP (2019-03-11): first-round returns capped at 100x, later rounds lower, the rest to "
                      "the nonprofit. Shares, bases and the Microsoft cap are assumptions: play with them.");
   for (size_t i = 0; i < c.holders.size(); ++i) {
     capital::Holder& h = c.holders[i];
@@ -203,7 +203,7 @@ void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
 }
 
 void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
-  ImGui::TextWrapped("Microsoft and OpenAI, 2019-07-22: $1B, possibly in installments over years; Azure the exclusive "
+  wrapped_text(false, "Microsoft and OpenAI, 2019-07-22: $1B, possibly in installments over years; Azure the exclusive "
                      "cloud. The cash/credit split was not published: it is a parameter here.");
   float f = float(c.cloud_credit_fraction);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
@@ -226,7 +226,7 @@ void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   const Catalog& cat = *s.catalog;

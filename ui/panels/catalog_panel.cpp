@@ -28,12 +28,12 @@ void export_table(ExplorerState& s, const Table& t, bool as_json) {
 void draw(ExplorerState& s) {
   if (!s.catalog) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The catalog could not be loaded:");
-    ImGui::TextWrapped("%s", s.catalog_error.c_str());
-    ImGui::TextWrapped("Fix the file named above (or restore it from the repository) and restart.");
+    wrapped_text(false, "%s", s.catalog_error.c_str());
+    wrapped_text(false, "Fix the file named above (or restore it from the repository) and restart.");
     return;
   }
   const Catalog& cat = *s.catalog;
-  ImGui::TextWrapped("The hardware of the era, as its makers and users published it. Click a column to sort, "
+  wrapped_text(false, "The hardware of the era, as its makers and users published it. Click a column to sort, "
                      "a row to see every value's source in the inspector.");
   confidence_legend();
 

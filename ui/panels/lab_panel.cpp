@@ -321,7 +321,7 @@ void draw_controls(ExplorerState& s, LabView& v) {
   ImGui::Checkbox("log loss axis", &v.log_axis);
   if (!v.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
-    ImGui::TextWrapped("Cannot run this layout: %s%s", v.error.c_str(),
+    wrapped_text(false, "Cannot run this layout: %s%s", v.error.c_str(),
                        v.running ? " (training goes on as soon as the layout is valid)" : "");
     ImGui::PopStyleColor();
   }
@@ -380,10 +380,10 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.75f, 0.9f, 0.75f, 1));
     std::string shown;
     for (unsigned char ch : v.sample) shown.push_back(ch >= 32 && ch < 127 ? char(ch) : '.');
-    ImGui::TextWrapped("%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
+    wrapped_text(false, "%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
     ImGui::PopStyleColor();
     ImGui::Separator();
-    ImGui::TextWrapped("Memory per worker (hover: what each colour holds)");
+    wrapped_text(false, "Memory per worker (hover: what each colour holds)");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Weights, gradients and Adam's m and v are kept between steps (ZeRO shards them).\n"
                         "Whole layers and activations are the most a worker held at once during the last step:\n"
@@ -446,7 +446,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
 }
 
 void draw_scaling_tab(ExplorerState& s, LabView& v) {
-  ImGui::TextWrapped("Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
+  wrapped_text(false, "Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
                      "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
                      "loss from runs a thousand times smaller, at the size of this machine.");
   if (v.sweep_config.empty()) {

@@ -240,12 +240,12 @@ void draw_results(ExplorerState& s) {
   PerfView& v = s.perf;
   if (!v.valid) {
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This layout is not valid:");
-    ImGui::TextWrapped("%s", v.error.c_str());
+    wrapped_text(false, "%s", v.error.c_str());
     track(s, "perf.error");
     return;
   }
   const perf::Estimate& e = v.estimate;
-  ImGui::TextWrapped("%.1f B parameters, iteration %.2f s, %.0f TFLOP/s per GPU, MFU %.0f%%, %s tokens/s",
+  wrapped_text(false, "%.1f B parameters, iteration %.2f s, %.0f TFLOP/s per GPU, MFU %.0f%%, %s tokens/s",
                      e.params / 1e9, e.iteration_time_s, e.achieved_tflops_per_gpu, 100 * e.mfu,
                      format_si(e.tokens_per_s).c_str());
   track(s, "perf.headline");
@@ -292,7 +292,7 @@ void draw_results(ExplorerState& s) {
   const int m = v.parsed.layout.micro_batches();
   const double bubble = perf::bubble_over_ideal(v.parsed.layout.schedule, v.parsed.layout.pp, m,
                                                 v.parsed.layout.virtual_stages);
-  ImGui::TextWrapped("Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
+  wrapped_text(false, "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
                      "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
                      perf::to_string(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m,
                      v.gantt_micro_batches < m ? "; drawn with fewer micro-batches to stay legible:" : ":");
@@ -317,7 +317,7 @@ void apply_layout(PerfView& v, const perf::Layout& L) {
 void draw_search(ExplorerState& s) {
   PerfView& v = s.perf;
   if (!v.search_error.empty()) {
-    ImGui::TextWrapped("Layout search: no search while the configuration above is refused.");
+    wrapped_text(false, "Layout search: no search while the configuration above is refused.");
     return;
   }
   ImGui::Text("Layout search (up to %lld GPUs):", (long long)v.search_config.cluster.gpus());
@@ -371,14 +371,14 @@ void draw_search(ExplorerState& s) {
     for (const auto& [reason, count] : v.search.rejected_by_reason)
       why += reason + " (" + std::to_string(count) + "); ";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", why.c_str());
+    wrapped_text(false, "%s", why.c_str());
     ImGui::PopStyleColor();
   }
 }
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   // A scenario may hand over a config with sections left out (a search config has no "parallel"): the

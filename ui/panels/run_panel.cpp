@@ -130,12 +130,12 @@ void timeline(ExplorerState& s, const json& r) {
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   poll(s);
   SimView& v = s.sim;
-  ImGui::TextWrapped("A month on the machine: any lost GPU, host, NIC, switch or software crash stops the whole "
+  wrapped_text(false, "A month on the machine: any lost GPU, host, NIC, switch or software crash stops the whole "
                      "job, which is noticed, rescheduled, restarted and redoes the work since its last checkpoint. "
                      "Rates come from published large runs (hover the table in the catalog: failures).");
   knobs(s);

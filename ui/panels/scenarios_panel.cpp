@@ -125,7 +125,7 @@ void draw_gallery(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   if (!v.gallery_error.empty()) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The scenario index could not be read:");
-    ImGui::TextWrapped("%s", v.gallery_error.c_str());
+    wrapped_text(false, "%s", v.gallery_error.c_str());
     return;
   }
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
@@ -138,11 +138,11 @@ void draw_gallery(ExplorerState& s) {
   for (const auto& e : v.gallery) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
-    ImGui::TextWrapped("%s", e.title.c_str());
+    wrapped_text(false, "%s", e.title.c_str());
     if (ImGui::IsItemHovered() && !e.summary.empty()) ImGui::SetTooltip("%s", e.summary.c_str());
     if (!e.error.empty()) {  // every problem, located, wrapped in the column
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
-      ImGui::TextWrapped("%s", e.error.c_str());
+      wrapped_text(false, "%s", e.error.c_str());
       ImGui::PopStyleColor();
     }
     if (!e.audience.empty()) ImGui::TextDisabled("%s", e.audience.c_str());
@@ -151,7 +151,7 @@ void draw_gallery(ExplorerState& s) {
     ImGui::TableSetColumnIndex(2);
     std::string topics;
     for (const auto& t : e.topics) topics += (topics.empty() ? "" : ", ") + t;
-    ImGui::TextWrapped("%s", topics.c_str());
+    wrapped_text(false, "%s", topics.c_str());
     ImGui::TableSetColumnIndex(3);
     ImGui::PushID(e.file.c_str());
     if (ImGui::Button("Open")) open_path(s, e.path, -1);
@@ -169,7 +169,7 @@ void draw_step_checks(ExplorerState& s, const scenario::StepOutcome& o) {
   const std::string id = s.scenarios.player->scenario().id;
   if (!o.errors.empty() || failed > 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.5f, 0.4f, 1));
-    ImGui::TextWrapped("This step did not run as its author expected (%d of %zu checks failed, %zu errors). "
+    wrapped_text(false, "This step did not run as its author expected (%d of %zu checks failed, %zu errors). "
                        "`megacluster play %s` shows each check with the value found.",
                        failed, o.expectations.size(), o.errors.size(), id.c_str());
     ImGui::PopStyleColor();
@@ -230,7 +230,7 @@ void draw_player(ExplorerState& s) {
   ImGui::PushTextWrapPos(0);
   ImGui::TextColored(accent_color(), "%d. %s", o->index + 1, o->title.c_str());
   ImGui::PopTextWrapPos();
-  ImGui::TextWrapped("%s", o->narration.c_str());
+  wrapped_text(false, "%s", o->narration.c_str());
   const scenario::Step& st = sc.steps[size_t(o->index)];
   if (!st.sources.empty() || !sc.sources.empty()) {
     std::string src;
@@ -248,13 +248,13 @@ void draw(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   if (!v.gallery_loaded) load_gallery(s);
   scenario_frame(s);
-  ImGui::TextWrapped("Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
+  wrapped_text(false, "Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
                      "explains the result; the same files replay headless with `megacluster play`. Drop a scenario "
                      ".json on the window to open your own.");
   if (!v.errors.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
-    ImGui::TextWrapped("%s: %zu %s", v.file.c_str(), v.errors.size(), v.errors.size() == 1 ? "problem" : "problems");
-    for (const auto& e : v.errors) ImGui::TextWrapped("- %s", e.c_str());
+    wrapped_text(false, "%s: %zu %s", v.file.c_str(), v.errors.size(), v.errors.size() == 1 ? "problem" : "problems");
+    for (const auto& e : v.errors) wrapped_text(false, "- %s", e.c_str());
     ImGui::PopStyleColor();
   }
   if (v.player) {
@@ -292,7 +292,7 @@ void draw_scenario_questions(ExplorerState& s) {
     ImGui::Separator();
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(accent_color(), "Question");
-    ImGui::TextWrapped("%s", q.prompt.c_str());
+    wrapped_text(false, "%s", q.prompt.c_str());
     json& a = v.answers[q.id];
     if (!q.choices.empty()) {
       int pick = a.is_number_integer() ? a.get<int>() : -1;
@@ -324,8 +324,8 @@ void draw_scenario_questions(ExplorerState& s) {
         const std::string expected = q.choices.empty() ? ans.expected : q.choices[size_t(q.answer_index)];
         if (ans.answered && ans.correct) ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "Right.");
         else if (ans.answered && !revealed) ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "Not yet: try again, or reveal the answer.");
-        if (revealed) ImGui::TextWrapped("Answer: %s", expected.c_str());
-        if ((revealed || ans.correct) && !q.explanation.empty()) ImGui::TextWrapped("%s", q.explanation.c_str());
+        if (revealed) wrapped_text(false, "Answer: %s", expected.c_str());
+        if ((revealed || ans.correct) && !q.explanation.empty()) wrapped_text(false, "%s", q.explanation.c_str());
       }
     }
     ImGui::PopTextWrapPos();

@@ -534,12 +534,12 @@ void draw_links(ExplorerState& s, const json& it) {
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   poll(s);
   SimView& v = s.sim;
-  ImGui::TextWrapped("Every GPU of the machine through one training iteration: compute in schedule order, "
+  wrapped_text(false, "Every GPU of the machine through one training iteration: compute in schedule order, "
                      "tensor-parallel collectives, pipeline sends and bucketed gradient collectives, with every "
                      "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
   draw_knobs(s);

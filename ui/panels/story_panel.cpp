@@ -116,11 +116,11 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   const Catalog& cat = *s.catalog;
-  ImGui::TextWrapped("From one donated box to a machine built for one customer: the events of the story, and the "
+  wrapped_text(false, "From one donated box to a machine built for one customer: the events of the story, and the "
                      "compute of its runs against the 'AI and Compute' trend. Hover a point for its source.");
   confidence_legend();
   const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetContentRegionAvail().y;
