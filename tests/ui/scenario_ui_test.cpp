@@ -264,6 +264,14 @@ TEST(ScenarioSteps, EveryStepTellsOneTruth) {
       if (!s.highlight_widget.empty()) EXPECT_TRUE(s.widget_rects.count(s.highlight_widget)) << s.highlight_widget;
       EXPECT_EQ(state["errors"], nlohmann::json::array()) << state["errors"].dump(1);
       EXPECT_EQ(mc::test::non_finite_word(h.text), "") << "a non-finite number is drawn";
+      // A year is written as a year: "2,029" (a count's thousands separator) is a wrong date on screen.
+      for (size_t at = s.narration_markdown.find(",0"); at != std::string::npos; at = s.narration_markdown.find(",0", at + 1))
+        EXPECT_FALSE(at >= 1 && at + 3 < s.narration_markdown.size() && s.narration_markdown[at - 1] == '2' &&
+                     (at < 2 || !std::isdigit(static_cast<unsigned char>(s.narration_markdown[at - 2]))) &&
+                     std::isdigit(static_cast<unsigned char>(s.narration_markdown[at + 2])) &&
+                     std::isdigit(static_cast<unsigned char>(s.narration_markdown[at + 3])) &&
+                     (at + 4 >= s.narration_markdown.size() || !std::isdigit(static_cast<unsigned char>(s.narration_markdown[at + 4]))))
+            << "a year with a thousands separator: " << s.narration_markdown.substr(at - 1, 6);
       const auto latest = latest_calls(sc, k);
       for (const auto& [ref, how] : narration_refs(sc.steps[size_t(k)].narration)) {
         const std::string name = ref.substr(0, ref.find('.'));
