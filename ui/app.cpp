@@ -3,10 +3,13 @@
 
 #include "core/format.h"
 #include "device/device.h"
+#include "ui/scenario_bindings.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // ErrorCheckEndWindowRecover
+
+#include <cstdio>
 
 namespace mc::ui {
 
@@ -23,6 +26,13 @@ App::App(AppConfig cfg) {
   } catch (const std::exception& e) {
     s_.catalog_error = e.what();
   }
+}
+
+// Tests (ExplorerState::capture_text): ImGui's log records the text a window draws, and End() of a
+// top-level window hands it to the clipboard callback, which the headless tests read. Everything the
+// window draws is then laid out unclipped, so hidden text is caught too.
+static void capture_window_text(const ExplorerState& s) {
+  if (s.capture_text) ImGui::LogToClipboard();
 }
 
 void App::handle_keys() {
@@ -53,12 +63,17 @@ void App::handle_keys() {
 void App::frame() {
   ++s_.frame;
   s_.widget_rects.clear();
+  s_.shown_tab.clear();
   handle_keys();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float W = vp->WorkSize.x, H = vp->WorkSize.y, X = vp->WorkPos.x, Y = vp->WorkPos.y;
   const float em = ImGui::GetFontSize();
   const float status_h = ImGui::GetFrameHeight() + 4;
-  const float side_w = std::max(12.0f * em, std::min(16.0f * em, W * 0.17f));
+  // The sidebar fits its longest entry (an indented panel title), so no title is cut off.
+  float titles_w = ImGui::CalcTextSize("The machine behind modern AI").x;
+  for (const auto& p : panel_registry()) titles_w = std::max(titles_w, ImGui::CalcTextSize(p.title.c_str()).x + 0.8f * em);
+  const float side_w =
+      std::max(titles_w + 2 * ImGui::GetStyle().WindowPadding.x + em, std::max(12.0f * em, std::min(16.0f * em, W * 0.17f)));
   const float insp_w = std::max(15.0f * em, std::min(24.0f * em, W * 0.25f));
   const float main_w = std::max(10.0f * em, W - side_w - insp_w);
   draw_sidebar(X, Y, side_w, H - status_h);
@@ -72,8 +87,9 @@ void App::frame() {
   ImGui::Begin("##status", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
-  ImGui::TextDisabled("%s | %s | %.0f fps | F1: keys", s_.platform ? s_.platform->name() : "headless",
-                      device_info().message.c_str(), ImGui::GetIO().Framerate);
+  capture_window_text(s_);
+  ImGui::TextDisabled("%s", status_line().c_str());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", device_info().message.c_str());
   if (!s_.status.empty()) {
     ImGui::SameLine();
     ImGui::TextUnformatted(("| " + s_.status).c_str());
@@ -90,6 +106,7 @@ void App::draw_sidebar(float x, float y, float w, float h) {
   ImGui::SetNextWindowPos(ImVec2(x, y));
   ImGui::SetNextWindowSize(ImVec2(w, h));
   ImGui::Begin("Megacluster Explorer", nullptr, kFixed);
+  capture_window_text(s_);
   ImGui::TextDisabled("The machine behind modern AI");
   ImGui::Separator();
   int chapter_no = 0;
@@ -122,6 +139,7 @@ void App::draw_main(float x, float y, float w, float h) {
   }
   std::string title = (p ? p->title : std::string("Explorer")) + "###main";
   ImGui::Begin(title.c_str(), nullptr, kFixed);
+  capture_window_text(s_);
   // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
   // it left open, show the error in its place and keep running.
   std::string failure;
@@ -130,11 +148,15 @@ void App::draw_main(float x, float y, float w, float h) {
   } catch (const std::exception& e) {
     failure = e.what();
   }
+  if (p) {
+    if (failure.empty()) s_.panel_errors.erase(p->id);
+    else s_.panel_errors[p->id] = failure;
+  }
   if (!failure.empty()) {
     ImGui::ErrorCheckEndWindowRecover(nullptr);
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This view hit an error and stopped drawing:");
-    ImGui::TextWrapped("%s", failure.c_str());
-    ImGui::TextWrapped("Change the setting that caused it, or pick another view; the rest of the explorer works.");
+    wrapped_text(false, "%s", failure.c_str());
+    wrapped_text(false, "Change the setting that caused it, or pick another view; the rest of the explorer works.");
     s_.status = (p ? p->id : std::string("view")) + ": " + failure;
   }
   ImGui::End();
@@ -146,15 +168,23 @@ void App::draw_inspector(float x, float y, float w, float h) {
   ImGui::SetNextWindowPos(ImVec2(x, y));
   ImGui::SetNextWindowSize(ImVec2(w, insp_h));
   ImGui::Begin("Inspector", nullptr, kFixed);
+  capture_window_text(s_);
   draw_selection_inspector(s_);
   ImGui::End();
   if (narrating) {
     ImGui::SetNextWindowPos(ImVec2(x, y + insp_h));
     ImGui::SetNextWindowSize(ImVec2(w, h - insp_h));
-    ImGui::Begin(("Narration: " + s_.narration_title + "###narration").c_str(), nullptr, kFixed);
+    ImGui::Begin("Narration###narration", nullptr, kFixed);
+    capture_window_text(s_);
+    // The scenario's title wraps here; a window title bar would cut it off.
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(accent_color(), "%s", s_.narration_title.c_str());
+    ImGui::PopTextWrapPos();
     draw_scenario_controls(s_);
     ImGui::Separator();
-    ImGui::TextWrapped("%s", s_.narration_markdown.c_str());
+    wrapped_text(false, "%s", s_.narration_markdown.c_str());
+    track(s_, "narration.text");
+    draw_scenario_questions(s_);
     ImGui::End();
   }
 }
@@ -168,6 +198,14 @@ void App::draw_help() {
   ImGui::TextUnformatted("Tab, arrows    move between widgets; Enter/Space activates");
   ImGui::TextUnformatted("Click a header sort a table; click a row to inspect its sources");
   ImGui::End();
+}
+
+std::string App::status_line() const {
+  std::string compute = s_.platform ? s_.platform->compute_label() : std::string();
+  if (compute.empty()) compute = device_info().label;
+  char fps[32];
+  std::snprintf(fps, sizeof fps, "%.0f fps", ImGui::GetCurrentContext() ? ImGui::GetIO().Framerate : 0.0f);
+  return std::string(s_.platform ? s_.platform->name() : "headless") + " | " + compute + " | " + fps + " | F1: keys";
 }
 
 nlohmann::json App::state_json() const {
@@ -185,7 +223,20 @@ nlohmann::json App::state_json() const {
   for (const auto& [id, r] : s_.widget_rects) rects[id] = {r.x, r.y, r.w, r.h};
   j["widgets"] = rects;
   j["status"] = s_.status;
+  j["status_bar"] = status_line();
   j["narration_title"] = s_.narration_title;
+  j["narration"] = s_.narration_markdown;
+  j["scenario_step"] = s_.scenarios.player ? s_.scenarios.player->current() + 1 : 0;  // 1-based, as in a link
+  j["scenario_steps"] = s_.scenarios.player ? s_.scenarios.player->step_count() : 0;
+  j["tab"] = s_.shown_tab;
+  j["errors"] = explorer_errors(s_);
+  // What each panel shows now, in the shape of the engine result a scenario action produces for its
+  // config kind (ui/scenario_bindings.h): tests compare the narration's numbers with these.
+  nlohmann::json shown = nlohmann::json::object();
+  for (const auto& b : config_bindings())
+    if (b.shown) shown[b.kind] = b.shown(s_);
+  j["shown"] = shown;
+  j["busy"] = panels_busy(s_);
   j["highlight_widget"] = s_.highlight_widget;
   return j;
 }
@@ -204,6 +255,10 @@ std::string App::command(const nlohmann::json& cmd) {
   }
   if (cmd.contains("select")) {
     s_.selection = Selection{cmd["select"][0].get<std::string>(), cmd["select"][1].get<std::string>(), ""};
+  }
+  if (cmd.contains("scenario")) {  // ["ID", step (1-based)]: what a ?scenario=ID&step=N link opens
+    s_.scenarios.request_id = cmd["scenario"][0].get<std::string>();
+    s_.scenarios.request_step = cmd["scenario"].size() > 1 ? std::max(0, cmd["scenario"][1].get<int>() - 1) : -1;
   }
   if (cmd.contains("sort")) {
     s_.catalog_view.sort_key = cmd["sort"][0].get<std::string>();

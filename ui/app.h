@@ -21,8 +21,11 @@ class App {
   ExplorerState& state() { return s_; }
   // A compact JSON view of the state, for tests (web: exported to JavaScript) and debugging.
   nlohmann::json state_json() const;
+  // The status bar's text: platform, what computes (in plain words), frame rate, the last message.
+  std::string status_line() const;
   // Applies a small command (for tests/scenarios): {"panel": id} | {"select": [table, record]} |
-  // {"sort": [key, ascending]}. Returns "" or an error message.
+  // {"sort": [key, ascending]} | {"scenario": [id, step]} (step 1-based, as in a link). Returns "" or an
+  // error message.
   std::string command(const nlohmann::json& cmd);
   // Offers a file the user opened to the registered FileHandlers; returns false (and sets the status line)
   // if none took it. `name` is for messages and the type (extension); `content` is the whole file.

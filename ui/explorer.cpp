@@ -50,10 +50,38 @@ bool open_panel(ExplorerState& s, const std::string& id_and_tab) {
   return true;
 }
 
-bool take_tab_request(ExplorerState& s, const char* tab) {
+bool take_tab_request(ExplorerState& s, const std::string& tab) {
   if (s.tab_request != tab) return false;
   s.tab_request.clear();
   return true;
+}
+
+bool reveal_widget(ExplorerState& s, const std::string& widget) {
+  const Panel* p = find_panel(widget.substr(0, widget.find('.')));
+  if (!p) return false;
+  s.active_panel = p->id;
+  const std::string tab = p->tab_of_widget ? p->tab_of_widget(s, widget) : std::string();
+  if (!tab.empty()) s.tab_request = tab;
+  return true;
+}
+
+std::vector<std::string> explorer_errors(const ExplorerState& s) {
+  std::vector<std::string> out;
+  for (const auto& [id, e] : s.panel_errors) out.push_back(id + ": " + e);
+  auto add = [&](const char* what, const std::string& e) {
+    if (!e.empty() && e != "cancelled") out.push_back(std::string(what) + ": " + e);
+  };
+  add("perf", s.perf.error);
+  add("sim", s.sim.iteration_error);
+  add("run", s.sim.run_error);
+  add("lab", s.lab.error);
+  add("lab sweep", s.lab.sweep_error);
+  add("lab corpus", s.lab.corpus_error);
+  add("capital", s.capital.error);
+  for (const auto& e : s.scenarios.errors) out.push_back("scenario: " + e);
+  if (s.scenarios.player && s.scenarios.player->outcome())
+    for (const auto& e : s.scenarios.player->outcome()->errors) out.push_back("scenario step: " + e);
+  return out;
 }
 
 std::vector<FileHandler>& file_handlers() {
@@ -65,8 +93,17 @@ void track(ExplorerState& s, const std::string& id) {
   ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   s.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};
   if (!s.highlight_widget.empty() && s.highlight_widget == id) {
+    if (s.highlight_scrolled != id) {  // scroll it into view once
+      s.highlight_scrolled = id;
+      ImGui::SetScrollHereY(0.5f);
+    }
     float t = float(ImGui::GetTime());
     float pulse = 0.5f + 0.5f * float(std::sin(t * 4.0));
+    // Inside the window that shows it: a table row spans all its columns, most of them scrolled away, and
+    // its outline must not run across the next window.
+    const ImVec2 w0 = ImGui::GetWindowPos(), w1(w0.x + ImGui::GetWindowWidth(), w0.y + ImGui::GetWindowHeight());
+    a = ImVec2(std::max(a.x, w0.x + 3), std::max(a.y, w0.y + 3));
+    b = ImVec2(std::min(b.x, w1.x - 3), std::min(b.y, w1.y - 3));
     ImGui::GetForegroundDrawList()->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3),
                                             ImGui::GetColorU32(ImVec4(1.0f, 0.75f, 0.2f, 0.5f + 0.5f * pulse)), 4.0f,
                                             0, 3.0f);

@@ -66,11 +66,23 @@ struct ExplorerState {
   // Scenario narration dock (filled by the scenario player).
   std::string narration_title, narration_markdown;
   std::string highlight_widget;  // id of a tracked widget to outline
+  std::string highlight_scrolled;  // the highlight last scrolled into view (once, so the user may scroll away)
 
   std::string status;  // one line at the bottom (last export path, errors)
+  // A panel that threw while drawing: panel id -> message (cleared when it draws cleanly again). The status
+  // line shows it too, but tests assert on this, so an exception can never pass for a clean frame.
+  std::map<std::string, std::string> panel_errors;
+  std::string shown_tab;  // the tab a panel with tabs drew this frame ("scaling"), "" if none
+  // A region of this frame to save as a PNG (the lab's loss chart): the shell reads the pixels after it
+  // renders the frame and hands the file to Platform::save_file. Headless, nothing renders and it stays.
+  struct Capture {
+    std::string name;  // "loss-curves.png"; empty: nothing asked
+    Rect rect;         // in ImGui's logical pixels
+  } capture;
   bool show_help = false;
   unsigned long long frame = 0;
   std::map<std::string, Rect> widget_rects;  // tracked widgets, rebuilt each frame (for tests, highlights)
+  bool capture_text = false;  // tests: log each window's text to the clipboard callback (app.cpp)
 };
 
 struct Panel {
@@ -80,6 +92,10 @@ struct Panel {
   std::function<void(ExplorerState&)> draw;
   std::string summary;  // one line shown under the title in the sidebar tooltip
   std::vector<std::string> tabs;  // ids open_panel accepts after "id/" (the panel's tab bar), if any
+  // For a panel with tabs: the tab that shows tracked widget `widget` ("lab.sweep" -> "scaling"), or "" when
+  // the panel brings it forward itself or has no such widget. A scenario's highlight opens that tab, so a
+  // class never looks for an outline on a hidden tab.
+  std::function<std::string(const ExplorerState&, const std::string& widget)> tab_of_widget;
 };
 
 std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use
@@ -89,7 +105,13 @@ const Panel* find_panel(const std::string& id);
 // changes) when there is no such panel or the panel has no such tab.
 bool open_panel(ExplorerState& s, const std::string& id_and_tab);
 // For a panel with tabs: true once (the request is then cleared) when the last open_panel asked for `tab`.
-bool take_tab_request(ExplorerState& s, const char* tab);
+bool take_tab_request(ExplorerState& s, const std::string& tab);
+// Brings forward the panel and tab that show tracked widget `widget` (its id starts with the panel id and a
+// dot: "catalog.row.dgx1-p100"); false when no panel claims it.
+bool reveal_widget(ExplorerState& s, const std::string& widget);
+// Every error a panel reports now: a panel that threw, a refused config of any panel, a failed simulation,
+// the scenario step's failed actions. Empty when all is well (a user's cancel is not an error).
+std::vector<std::string> explorer_errors(const ExplorerState& s);
 
 struct PanelRegistrar {
   explicit PanelRegistrar(Panel p) { panel_registry().push_back(std::move(p)); }

@@ -17,6 +17,14 @@ class Platform {
   // Web: query parameters of the page URL (?scenario=...&step=3); native: command-line --KEY VALUE.
   virtual std::string query_param(const std::string& key) const { (void)key; return ""; }
   virtual void set_query_param(const std::string& key, const std::string& value) { (void)key; (void)value; }
+  // What computes, in plain words for the status bar ("WebAssembly, CPU"); "" = the engine's device label
+  // (DeviceInfo::label), which describes a native build.
+  virtual std::string compute_label() const { return ""; }
+  // Storage that outlives the page (web: the browser's localStorage), so a reload resumes the lab's run.
+  // Native keeps nothing here (a desktop run is exported as a checkpoint instead): stored() returns "".
+  virtual bool persistent() const { return false; }
+  virtual void store(const std::string& key, const std::string& bytes) { (void)key; (void)bytes; }
+  virtual std::string stored(const std::string& key) const { (void)key; return ""; }
 };
 
 }  // namespace mc::ui

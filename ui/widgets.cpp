@@ -37,21 +37,29 @@ void wrapped_text(bool disabled, const char* fmt, ...) {
   // Greedy: each word goes on the current line if the line still fits the width with it, else starts
   // the next one. Runs of spaces inside a line are kept ("MFU 20%   14 days"); at a break they are dropped.
   const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x);
-  std::string out, line, gap;  // gap: the spaces between the line so far and the next word
-  for (size_t i = 0; i < text.size();) {
-    const size_t end = std::min(text.find(' ', i), text.size());
-    const std::string word = text.substr(i, end - i);
-    if (!line.empty() && ImGui::CalcTextSize((line + gap + word).c_str()).x > width) {
-      out += line + '\n';
-      line = word;
-    } else {
-      line += gap + word;
+  std::string out;
+  // Each paragraph ('\n' in the text) is wrapped on its own.
+  for (size_t p = 0; p <= text.size();) {
+    const size_t para_end = std::min(text.find('\n', p), text.size());
+    const std::string para = text.substr(p, para_end - p);
+    std::string line, gap;  // gap: the spaces between the line so far and the next word
+    for (size_t i = 0; i < para.size();) {
+      const size_t end = std::min(para.find(' ', i), para.size());
+      const std::string word = para.substr(i, end - i);
+      if (!line.empty() && ImGui::CalcTextSize((line + gap + word).c_str()).x > width) {
+        out += line + '\n';
+        line = word;
+      } else {
+        line += gap + word;
+      }
+      const size_t next = std::min(para.find_first_not_of(' ', end), para.size());
+      gap = para.substr(end, next - end);
+      i = next;
     }
-    const size_t next = std::min(text.find_first_not_of(' ', end), text.size());
-    gap = text.substr(end, next - end);
-    i = next;
+    out += line;
+    if (para_end < text.size()) out += '\n';
+    p = para_end + 1;
   }
-  out += line;
   if (disabled) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextUnformatted(out.c_str(), out.c_str() + out.size());
   if (disabled) ImGui::PopStyleColor();
@@ -73,20 +81,73 @@ void sourced_tooltip(const Catalog& cat, const Sourced& v) {
 }
 
 void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit) {
-  std::string s = format_quantity(v.value, unit) + confidence_mark(v.confidence);
+  std::string s = display_value(v, unit) + confidence_mark(v.confidence);
   ImGui::TextColored(confidence_color(v.confidence), "%s", s.c_str());
   if (ImGui::IsItemHovered()) sourced_tooltip(cat, v);
 }
 
+bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int step_fast) {
+  long long x = v;
+  const long long s = step, sf = step_fast;
+  if (!ImGui::InputScalar(label, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr, "%lld"))
+    return false;
+  v = int(std::clamp<long long>(x, lo, hi));
+  return true;
+}
+
+bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
+  long long x = v;
+  const long long a = lo, b = hi;
+  std::string f = fmt;  // "%d nodes" -> "%lld nodes"
+  if (auto p = f.find("%d"); p != std::string::npos) f.replace(p, 2, "%lld");
+  if (!ImGui::SliderScalar(label, ImGuiDataType_S64, &x, &a, &b, f.c_str(), flags | ImGuiSliderFlags_AlwaysClamp))
+    return false;
+  v = int(std::clamp<long long>(x, lo, hi));
+  return true;
+}
+
+void error_text(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  char buf[2048];
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+  wrapped_text(false, "%s", buf);
+  ImGui::PopStyleColor();
+}
+
+void same_line_if_fits(float w) {
+  const float x = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (x + w <= right) ImGui::SameLine();
+}
+
+void same_line_if_fits(const char* text) { same_line_if_fits(ImGui::CalcTextSize(text, nullptr, true).x); }
+
+void same_line_if_fits_item(const char* label) {
+  same_line_if_fits(ImGui::CalcItemWidth() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize(label, nullptr, true).x);
+}
+
+void same_line_if_fits_button(const char* label) {
+  same_line_if_fits(ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x);
+}
+
+void same_line_if_fits_checkbox(const char* label) {
+  same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize(label, nullptr, true).x);
+}
+
 void confidence_legend() {
   ImGui::TextDisabled("Confidence:");
-  ImGui::SameLine();
+  same_line_if_fits("reported");
   ImGui::TextColored(confidence_color(Confidence::reported), "reported");
-  ImGui::SameLine();
+  same_line_if_fits("~ inferred");
   ImGui::TextColored(confidence_color(Confidence::inferred), "~ inferred");
-  ImGui::SameLine();
+  same_line_if_fits("? assumed");
   ImGui::TextColored(confidence_color(Confidence::assumed), "? assumed");
-  ImGui::SameLine();
+  same_line_if_fits("(hover a value for its source)");
   ImGui::TextDisabled("(hover a value for its source)");
 }
 
@@ -113,10 +174,10 @@ void draw_selection_inspector(ExplorerState& s) {
     ImGui::Spacing();
     ImGui::Text("%s", f.label.c_str());
     ImGui::SameLine();
-    std::string val = format_quantity(v->value, f.unit);
+    std::string val = display_value(*v, f.unit);
     ImGui::TextColored(confidence_color(v->confidence), "%s  (%s)", val.c_str(), to_string(v->confidence));
     if (const Source* src = s.catalog->source(v->source)) {
-      ImGui::TextDisabled("  %s. %s, %s", src->title.c_str(), src->publisher.c_str(), src->date.c_str());
+      wrapped_text(true, "  %s. %s, %s", src->title.c_str(), src->publisher.c_str(), src->date.c_str());
       if (!src->url.empty()) {
         ImGui::PushID(f.key.c_str());
         if (ImGui::SmallButton("open source") && s.platform) s.platform->open_url(src->url);
@@ -180,7 +241,9 @@ std::string table_to_csv(const Catalog& cat, const Table& t) {
       const Sourced* v = r.find(f.key);
       if (!v) { os << ",,,"; continue; }
       const Source* s = cat.source(v->source);
-      os << ',' << v->value << ',' << to_string(v->confidence) << ',' << csv_escape(s ? s->title : v->source);
+      if (v->date.empty()) os << ',' << v->value;
+      else os << ',' << v->date;  // a date as the source gives it
+      os << ',' << to_string(v->confidence) << ',' << csv_escape(s ? s->title : v->source);
     }
     os << '\n';
   }

@@ -25,6 +25,24 @@ void confidence_legend();
 // wrapping (TextWrapped, PushTextWrapPos) also breaks after '.', which splits "1.04 s" into "1." / "04 s".
 void wrapped_text(bool disabled, const char* fmt, ...) IM_FMTARGS(2);
 
+// Integer entry that cannot wrap: ImGui's InputInt/SliderInt parse typed text into a 32-bit int, so
+// "999999999999" became a negative count. These parse 64-bit and clamp to [lo, hi] (typed values too).
+bool input_int_clamped(const char* label, int& v, int lo, int hi, int step = 1, int step_fast = 0);
+bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt = "%d", ImGuiSliderFlags flags = 0);
+
+// An error in red, wrapped at the window's edge (an error cut off mid-sentence cannot be acted on).
+void error_text(const char* fmt, ...) IM_FMTARGS(1);
+
+// Before an item `w` pixels wide that should follow the previous one: SameLine when it fits in the
+// window, else it starts the next line (a row of labels that wraps instead of running off the edge).
+void same_line_if_fits(float w);
+// The same for a text item (its width measured).
+void same_line_if_fits(const char* text);
+// The same before a slider or input with `label` at the current item width, a button, a checkbox.
+void same_line_if_fits_item(const char* label);
+void same_line_if_fits_button(const char* label);
+void same_line_if_fits_checkbox(const char* label);
+
 // The inspector: the selected record's values, each with source title, URL, confidence and note.
 void draw_selection_inspector(ExplorerState& s);
 

@@ -36,6 +36,25 @@ EM_JS(void, js_set_query_param, (const char* key, const char* value), {
   u.searchParams.set(UTF8ToString(key), UTF8ToString(value));
   window.history.replaceState(null, "", u.toString());
 });
+// localStorage holds strings: bytes go in as base64 (a checkpoint of the lab's model is a few hundred KB,
+// well inside the browser's quota). A full quota or disabled storage is reported, never fatal.
+EM_JS(int, js_store, (const char* key, const char* data, int len), {
+  try {
+    const bytes = HEAPU8.subarray(data, data + len);
+    let bin = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    window.localStorage.setItem("megacluster." + UTF8ToString(key), btoa(bin));
+    return 1;
+  } catch (e) { return 0; }
+});
+EM_JS(char*, js_stored, (const char* key, int* len), {
+  let bin = "";
+  try { bin = atob(window.localStorage.getItem("megacluster." + UTF8ToString(key)) || ""); } catch (e) { bin = ""; }
+  const p = _malloc(bin.length + 1);
+  for (let i = 0; i < bin.length; ++i) HEAPU8[p + i] = bin.charCodeAt(i);
+  HEAP32[len >> 2] = bin.length;
+  return p;
+});
 EM_JS(void, js_fatal, (const char* msg), { if (window.mcShowError) window.mcShowError(UTF8ToString(msg)); });
 EM_JS(int, js_window_width, (), { return window.innerWidth; });
 EM_JS(int, js_window_height, (), { return window.innerHeight; });
@@ -45,6 +64,21 @@ namespace {
 class WebPlatform final : public mc::ui::Platform {
  public:
   const char* name() const override { return "web"; }
+  // The browser build has no CUDA and no threads; the engine's device probe speaks of nvcc, which means
+  // nothing to a class.
+  std::string compute_label() const override { return "WebAssembly, CPU"; }
+  bool persistent() const override { return true; }
+  void store(const std::string& key, const std::string& bytes) override {
+    if (!js_store(key.c_str(), bytes.data(), int(bytes.size())))
+      std::fprintf(stderr, "the browser refused to keep %s (storage full or disabled)\n", key.c_str());
+  }
+  std::string stored(const std::string& key) const override {
+    int len = 0;
+    char* p = js_stored(key.c_str(), &len);
+    std::string v(p, size_t(len));
+    free(p);
+    return v;
+  }
   std::string save_file(const std::string& name, const std::string& content, std::string&) override {
     js_download(name.c_str(), content.data(), int(content.size()));
     return name + " (download)";

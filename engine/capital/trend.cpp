@@ -22,7 +22,7 @@ ComputeTrend load_trend(const Catalog& cat, const std::string& anchor_run) {
     t.start_year = r->get_or("start_year", t.start_year);
   }
   if (const Record* a = runs->find(anchor_run)) {
-    t.anchor_year = a->get_or("year", t.anchor_year);
+    t.anchor_year = a->get_or("date", t.anchor_year);  // the decimal middle of the run's date
     t.anchor_flops = a->get_or("train_flops", t.anchor_flops);
   }
   return t;
@@ -35,7 +35,8 @@ std::vector<RunPoint> run_points(const Catalog& cat) {
   for (const Record& r : runs->records) {
     const Sourced* f = r.find("train_flops");
     if (!f) continue;
-    out.push_back({r.id, r.name, r.text_or("kind", "run"), r.get_or("year", 0), f->value, f});
+    const Sourced* d = r.find("date");
+    out.push_back({r.id, r.name, r.text_or("kind", "run"), d ? d->date : "", d ? d->value : 0, f->value, f});
   }
   std::sort(out.begin(), out.end(), [](const RunPoint& a, const RunPoint& b) { return a.year < b.year; });
   return out;

@@ -1,6 +1,8 @@
 // catalog.cpp - see catalog.h.
 #include "catalog/catalog.h"
 
+#include "core/format.h"
+
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -107,7 +109,20 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
       }
       v.only_keys({"value", "source", "confidence", "note"});
       Sourced s;
-      s.value = v["value"].number();
+      const std::string& unit = t.field(key)->unit;
+      if (unit == "date") {
+        s.date = v["value"].string();
+        try {
+          s.value = decimal_year_of_date(s.date);
+        } catch (const std::invalid_argument& e) {
+          v["value"].fail(e.what());
+        }
+      } else {
+        s.value = v["value"].number();
+        if (unit == "year" && s.value != std::floor(s.value))
+          v["value"].fail("a \"year\" field holds a whole year; for a month or a day declare the field with unit "
+                          "\"date\" and write \"YYYY-MM\" or \"YYYY-MM-DD\" as the source gives it");
+      }
       s.source = v["source"].string();
       bool known = false;
       for (const auto& src : sources) known = known || src.id == s.source;
@@ -140,8 +155,41 @@ Catalog load_catalog(const std::string& assets_dir) {
   return c;
 }
 
+double decimal_year_of_date(const std::string& d) {
+  auto digits = [&](size_t at, size_t n) {
+    if (d.size() < at + n) return -1;
+    int x = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (d[i] < '0' || d[i] > '9') return -1;
+      x = x * 10 + (d[i] - '0');
+    }
+    return x;
+  };
+  const std::string want = "a date is \"YYYY\", \"YYYY-MM\" or \"YYYY-MM-DD\", got \"" + d + "\"";
+  const int y = digits(0, 4);
+  if (y < 0 || !(d.size() == 4 || d.size() == 7 || d.size() == 10)) throw std::invalid_argument(want);
+  if (d.size() == 4) return y + 0.5;
+  const int m = digits(5, 2);
+  if (d[4] != '-' || m < 1 || m > 12) throw std::invalid_argument(want + " (month 01-12)");
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  const int month_days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int before = 0;  // days of the year before this month
+  for (int i = 0; i < m - 1; ++i) before += month_days[i];
+  const double year_days = leap ? 366 : 365;
+  if (d.size() == 7) return y + (before + month_days[m - 1] / 2.0) / year_days;
+  const int day = digits(8, 2);
+  if (d[7] != '-' || day < 1 || day > month_days[m - 1])
+    throw std::invalid_argument(want + " (no day " + d.substr(8) + " in that month)");
+  return y + (before + day - 0.5) / year_days;
+}
+
+std::string display_value(const Sourced& v, const std::string& unit) {
+  return unit == "date" ? v.date : format_quantity(v.value, unit);
+}
+
 json to_json(const Sourced& s) {
-  json j = {{"value", s.value}, {"source", s.source}, {"confidence", to_string(s.confidence)}};
+  json j = {{"value", s.date.empty() ? json(s.value) : json(s.date)}, {"source", s.source},
+            {"confidence", to_string(s.confidence)}};
   if (!s.note.empty()) j["note"] = s.note;
   return j;
 }

@@ -7,6 +7,8 @@
 //   <table>.json  {"table", "title", "description", "fields": [{"key","label","unit","description"}],
 //                  "records": [{"id", "name", "text": {...}, "values": {KEY: {"value", "source",
 //                               "confidence": "reported|inferred|assumed", "note"}}}]}
+// A field of unit "date" holds a date as its source gives it: "2019", "2019-07" or "2019-07-22" (never a
+// decimal year, which would print rounded: July 2019 as "2020"). A field of unit "year" holds a whole year.
 // Field keys carry their unit (hbm_bytes, peak_fp16_tensor_flops, network_Gbps) and the table declares it
 // again for display; the engine converts units nowhere else (see engine/core/units.h).
 #pragma once
@@ -29,7 +31,10 @@ struct Source {
 };
 
 struct Sourced {
+  // For a "date" field: the decimal year of the middle of the period `date` names (2019-07 -> 2019.54),
+  // for ordering and plotting only; what is shown and exported is `date`.
   double value = 0;
+  std::string date;    // "date" fields: "YYYY", "YYYY-MM" or "YYYY-MM-DD", as the source gives it; else empty
   std::string source;  // Source::id
   Confidence confidence = Confidence::reported;
   std::string note;
@@ -73,6 +78,13 @@ Catalog load_catalog(const std::string& assets_dir);
 // Loads one table file (used by load_catalog and by tests of malformed files).
 Table load_table(const std::string& path, const std::vector<Source>& sources);
 std::vector<Source> load_sources(const std::string& path);
+
+// The middle of the period a date names, as a decimal year ("2019-07-22" -> the middle of that day).
+// Throws std::invalid_argument saying what is wrong for anything but YYYY, YYYY-MM or YYYY-MM-DD.
+double decimal_year_of_date(const std::string& date);
+
+// A value as the catalog shows it: the date as given for "date" fields, else format_quantity.
+std::string display_value(const Sourced& v, const std::string& unit);
 
 json to_json(const Catalog& c);
 json to_json(const Sourced& s);

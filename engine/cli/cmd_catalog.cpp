@@ -36,7 +36,7 @@ int run_catalog(mc::cli::Args& a) {
       for (const auto& f : t.fields) {
         const mc::Sourced* s = r.find(f.key);
         if (!s) continue;
-        std::printf("      %-28s %-16s %-9s %s\n", f.label.c_str(), mc::format_quantity(s->value, f.unit).c_str(),
+        std::printf("      %-28s %-16s %-9s %s\n", f.label.c_str(), mc::display_value(*s, f.unit).c_str(),
                     mc::to_string(s->confidence), s->source.c_str());
       }
     }

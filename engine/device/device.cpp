@@ -15,12 +15,16 @@ static DeviceInfo probe() {
   d.gpu_available = p.device_count > 0;
   d.gpu_name = p.name;
   d.gpu_memory_bytes = p.memory_bytes;
-  if (d.gpu_available)
+  if (d.gpu_available) {
     d.message = "CUDA GPU found: " + d.gpu_name + " (" + std::to_string(d.gpu_count) + " device(s)); GPU kernels enabled";
-  else
+    d.label = "CUDA GPU: " + d.gpu_name;
+  } else {
     d.message = "built with CUDA, but no GPU was found (" + p.error + "); using the CPU";
+    d.label = "CPU (no GPU found)";
+  }
 #else
   d.message = "built without CUDA (nvcc was not found at configure time); using the CPU";
+  d.label = "CPU";
 #endif
   return d;
 }

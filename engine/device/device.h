@@ -14,6 +14,7 @@ struct DeviceInfo {
   std::string gpu_name;        // first device
   double gpu_memory_bytes = 0; // first device
   std::string message;         // one human sentence: what was found and what will be used
+  std::string label;           // the same in a few plain words for a status bar: "CPU", "CUDA GPU: NAME"
 };
 
 // Probes once and caches the answer (cheap to call every frame).

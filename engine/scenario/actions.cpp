@@ -15,8 +15,6 @@
 namespace mc::scenario {
 namespace {
 
-const char* const kConfigs[] = {"plan", "waterfall", "partnership", "estimate", "simulate", "train"};
-
 bool is_capital(const std::string& c) { return c == "plan" || c == "waterfall" || c == "partnership"; }
 
 // Checks `path` against the capital config's keys and `value` against the default's type and range.
@@ -58,9 +56,11 @@ void check_capital_set(const JsonCursor& a, const std::string& config, const std
 
 void validate_set(const JsonCursor& a, const Catalog* cat) {
   std::string config = a["config"].string();
-  if (std::find(std::begin(kConfigs), std::end(kConfigs), config) == std::end(kConfigs))
-    a["config"].fail("unknown config \"" + config +
-                     "\"; expected one of: plan, waterfall, partnership, estimate, simulate, train");
+  if (!find_config_kind(config)) {
+    std::string names;
+    for (const ConfigKind& k : config_kinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+    a["config"].fail("unknown config \"" + config + "\"; expected one of: " + names);
+  }
   std::string path = a["path"].string();
   if (!path.empty() && path[0] != '/') a["path"].fail("a JSON pointer starts with '/' (or is \"\" for the whole config)");
   try {
@@ -156,6 +156,34 @@ capital::PlanConfig plan_defaults(const Catalog* cat) {
 
 }  // namespace
 
+const std::vector<ConfigKind>& config_kinds() {
+  static const std::vector<ConfigKind> kinds = {
+      {"plan", "capital", "money -> GPU-hours -> FLOPs -> model and loss (capital::plan)", {"plan"}},
+      {"waterfall", "capital", "the capped-profit waterfall (capital::run_waterfall)", {"waterfall"}},
+      {"partnership", "capital", "the 2019 $1B in installments, cash and credit (capital::run_partnership)",
+       {"partnership"}},
+      {"estimate", "perf", "the analytic model (perf::estimate_json)", {"estimate"}},
+      {"simulate", "run", "one iteration event by event and a whole run (sim::simulate_json)", {"simulate"}},
+      {"train", "lab/train", "real training steps in the training lab (train::run_json)", {"train"}},
+      {"scaling", "lab/scaling", "the predictable-scaling sweep: small runs, a fit, a prediction (train::ScalingSweep)",
+       {"scaling"}},
+  };
+  return kinds;
+}
+
+const ConfigKind* config_kind_of_action(const std::string& action) {
+  for (const ConfigKind& k : config_kinds())
+    for (const auto& a : k.actions)
+      if (a == action) return &k;
+  return nullptr;
+}
+
+const ConfigKind* find_config_kind(const std::string& name) {
+  for (const ConfigKind& k : config_kinds())
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
 PlayState initial_state(const Catalog* catalog) {
   PlayState s;
   capital::PlanConfig pc = plan_defaults(catalog);
@@ -166,9 +194,8 @@ PlayState initial_state(const Catalog* catalog) {
   part.usd_per_gpu_hour = pc.rent_usd_per_gpu_hour;
   part.gpu_flops_per_s = pc.gpu_peak_flops_per_s * pc.utilisation;
   s.configs["partnership"] = capital::to_json(part);
-  s.configs["estimate"] = json::object();
-  s.configs["simulate"] = json::object();
-  s.configs["train"] = json::object();
+  for (const ConfigKind& k : config_kinds())
+    if (!s.configs.contains(k.name)) s.configs[k.name] = json::object();
   return s;
 }
 
@@ -263,7 +290,7 @@ void register_builtin_actions(ActionRegistry& reg) {
              capital::ComputeTrend t = capital::load_trend(*ctx.catalog, a.value("anchor", std::string("openai-five-2019")));
              json runs = json::object();
              for (const auto& p : capital::run_points(*ctx.catalog))
-               runs[p.id] = {{"year", p.year}, {"flops", p.flops}, {"pf_days", capital::flops_to_pf_days(p.flops)},
+               runs[p.id] = {{"date", p.date}, {"year", p.year}, {"flops", p.flops}, {"pf_days", capital::flops_to_pf_days(p.flops)},
                              {"over_trend", p.flops / t.flops_at(p.year)}};
              store(ctx, result_name(a, "trend"),
                    {{"doubling_months", t.doubling_months}, {"growth", t.growth}, {"period_years", t.period_years()},
@@ -348,7 +375,7 @@ void register_builtin_actions(ActionRegistry& reg) {
                std::string r = ref;
                auto s1 = r.find('/'), s2 = r.rfind('/');
                const Sourced* v = ctx.catalog->table(r.substr(0, s1))->find(r.substr(s1 + 1, s2 - s1 - 1))->find(r.substr(s2 + 1));
-               out[name] = v->value;
+               out[name] = v->date.empty() ? json(v->value) : json(v->date);  // a date as the source gives it
                out[name + "_source"] = v->source;
                out[name + "_confidence"] = to_string(v->confidence);
              }

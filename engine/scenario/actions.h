@@ -22,12 +22,31 @@ struct Catalog;
 
 namespace mc::scenario {
 
-// The state a scenario drives. Configs are the JSON inputs of each engine entry point ("plan",
-// "waterfall", "partnership": capital model; "estimate": the analytic model and layout search;
-// "simulate": the simulator; "train": the training lab); results are their outputs by name.
+// The configs a scenario edits: each is the JSON input of one engine entry point and is shown by one
+// panel of the explorer (`panel`, an id of ui/ panels; the UI binds every kind to its panel in
+// ui/scenario_bindings.cpp, and a test fails when a kind has no binding). Adding a kind is one entry here
+// and one binding there.
+struct ConfigKind {
+  const char* name;     // "plan": the key in PlayState::configs and a "set" action's "config"
+  const char* panel;    // "capital": the panel (optionally "panel/tab") that shows this config
+  const char* summary;  // what the config drives
+  std::vector<std::string> actions;  // the actions that run the engine on it; their results are what the
+                                     // panel shows (the last one's, when a step runs several)
+};
+const std::vector<ConfigKind>& config_kinds();
+const ConfigKind* find_config_kind(const std::string& name);
+// The config kind an action runs the engine on ("search" -> "estimate"); null for the others (facts, fit...).
+const ConfigKind* config_kind_of_action(const std::string& action);
+
+// The state a scenario drives. Configs are the JSON inputs of each engine entry point (config_kinds());
+// results are their outputs by name.
 struct PlayState {
   json configs = json::object();
   json results = json::object();
+  // Per config kind, exactly what the last engine call on it received beyond the config: {"config": ...,
+  // "seed": N, "run_days": D} for "simulate", {"config": ..., "base": ...} for "train" (the config
+  // with steps, seed and device filled in, and the scenario's config it was made from). A panel shown beside the narration repeats that call, so its numbers are the narration's.
+  json engine_calls = json::object();
   std::string focus_panel;       // panel id the UI should show
   std::string highlight_widget;  // tracked widget id to outline
   double wait_s = 0;             // the step asks to stay this long before auto-advance

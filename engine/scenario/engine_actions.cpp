@@ -4,6 +4,8 @@
 #include "perf/perf.h"
 #include "scenario/actions.h"
 #include "sim/sim.h"
+#include "train/corpus.h"
+#include "train/scaling.h"
 #include "train/train.h"
 
 #include <algorithm>
@@ -32,6 +34,20 @@ void store(ActionContext& ctx, const std::string& name, json value) {
 }  // namespace
 
 void register_engine_actions(ActionRegistry& reg) {
+  reg.add({"scaling",
+           "the lab's predictable-scaling sweep on the \"scaling\" config: train the small widths, fit L(C), predict "
+           "the larger one, then train it",
+           {"as"}, [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           [](const json& a, ActionContext& ctx) {
+             const json& c = ctx.state->configs["scaling"];
+             train::ScalingConfig cfg = train::scaling_config_from_json(c, "scenario config \"scaling\"");
+             const train::Corpus corpus = train::resolve_corpus(c.value("corpus", std::string("synthetic")));
+             cfg.corpus_entropy_nats_per_byte = corpus.entropy_nats_per_byte;
+             train::ScalingSweep sweep(cfg, corpus.text);
+             while (!sweep.done()) sweep.advance(1000);
+             ctx.state->engine_calls["scaling"] = {{"config", c}};
+             store(ctx, a.value("as", std::string("scaling")), train::sweep_summary_json(sweep.result()));
+           }});
   reg.add({"estimate", "run the analytic model on the \"estimate\" config", {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
@@ -65,6 +81,8 @@ void register_engine_actions(ActionRegistry& reg) {
              o.include_link_series = false;
              o.timeline_gpu = -1;
              json r = sim::simulate_json(cat, ctx.state->configs["simulate"], o, "scenario config \"simulate\"");
+             ctx.state->engine_calls["simulate"] = {
+                 {"config", ctx.state->configs["simulate"]}, {"seed", o.seed}, {"run_days", o.run_days}};
              // Wall-clock figures of the simulator itself would make the digest differ run to run.
              for (const char* part : {"sim", "run"})
                if (r.contains(part) && r[part].is_object())
@@ -85,19 +103,11 @@ void register_engine_actions(ActionRegistry& reg) {
              // depend on whether the machine playing it has a GPU.
              if (!c.contains("device")) c["device"] = "cpu";
              json r = train::run_json(c);
+             ctx.state->engine_calls["train"] = {{"config", c}, {"base", ctx.state->configs["train"]}};
              // Wall-clock figures differ run to run; keep only what the seed determines.
              for (const char* k : {"wall_s", "tokens_per_s", "tokens_per_s_median_step", "step_seconds", "gflops",
                                   "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads", "device_note"})
                r.erase(k);
-             const json& losses = r["losses"];
-             if (losses.is_array() && !losses.empty()) {
-               // The mean of the last (up to) 5 losses: less noisy than the last one alone.
-               size_t n = std::min<size_t>(5, losses.size());
-               double sum = 0;
-               for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i].get<double>();
-               r["final_loss"] = sum / double(n);
-               r["first_loss"] = losses.front();
-             }
              const json& cfg = r["config"];
              const double tokens = double(r.value("steps_run", 0)) * cfg.value("batch", 0) *
                                    cfg["model"].value("context", 0);

@@ -35,6 +35,7 @@ std::string fmt_number(double x, const std::string& how) {
     while (std::fabs(v) >= 1000 && k < 4) v /= 1000, ++k;
     std::snprintf(buf, sizeof buf, "%.3g%s", v, names[k]);
   }
+  else if (how == "year") std::snprintf(buf, sizeof buf, "%.0f", x);  // 2029, never "2,029"
   else if (how == "sci") std::snprintf(buf, sizeof buf, "%.3g", x);
   else if (how == "f1") std::snprintf(buf, sizeof buf, "%.1f", x);
   else if (how == "f2") std::snprintf(buf, sizeof buf, "%.2f", x);
@@ -135,6 +136,9 @@ void Player::run_step(int i) {
   o.index = i, o.id = st.id, o.title = st.title;
   state_.wait_s = 0;
   state_.wait_user = false;
+  // An outline belongs to the step that asked for it: carried over, it would point at a panel the next
+  // step may have left.
+  state_.highlight_widget.clear();
   int k = 0;
   for (const Action& a : st.actions) {
     ActionContext ctx;

@@ -26,11 +26,10 @@ std::vector<std::string> strings(const JsonCursor& c) {
   return out;
 }
 
-void check_sources(const JsonCursor& c, const Catalog* cat) {
-  for (const JsonCursor& e : c.elements()) {
-    std::string id = e.string();
-    if (cat && !cat->source(id)) e.fail("unknown source \"" + id + "\"; add it to assets/catalog/sources.json or fix the id");
-  }
+void check_sources_one(const JsonCursor& e, const Catalog* cat) {
+  if (!e.value().is_string()) return;  // the list's own check reports the wrong type
+  std::string id = e.string();
+  if (cat && !cat->source(id)) e.fail("unknown source \"" + id + "\"; add it to assets/catalog/sources.json or fix the id");
 }
 
 Question parse_question(const JsonCursor& q) {
@@ -125,28 +124,42 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
   Scenario s;
   s.file = doc.file();
   JsonCursor root = doc.root();
+  if (!root.is_object()) {
+    collect(out.errors, "", [&] { root.fail("a scenario is a JSON object"); });
+    return out;
+  }
+  // Every problem is reported at once, each located: one check per key, and the steps are checked even
+  // when the header has problems (a class fixing a file should not meet its errors one run at a time).
   collect(out.errors, "", [&] {
-    if (!root.is_object()) root.fail("a scenario is a JSON object");
     root.only_keys({"format", "version", "id", "title", "audience", "minutes", "summary", "topics", "sources", "seed",
                     "steps"});
-    if (root["format"].string() != kFormatName)
-      root["format"].fail(std::string("expected \"") + kFormatName + "\"");
+  });
+  collect(out.errors, "", [&] {
+    if (root["format"].string() != kFormatName) root["format"].fail(std::string("expected \"") + kFormatName + "\"");
+  });
+  collect(out.errors, "", [&] {
     s.version = int(root["version"].integer());
     if (s.version != kFormatVersion)
       root["version"].fail("this explorer reads scenario format version " + std::to_string(kFormatVersion) +
                            "; the file is version " + std::to_string(s.version));
-    s.id = root["id"].string();
-    s.title = root["title"].string();
-    s.audience = root["audience"].string();
-    s.summary = root.string_or("summary", "");
-    s.minutes = root["minutes"].number_in(1, 120);
-    s.topics = strings(root["topics"]);
-    s.sources = strings(root["sources"]);
-    check_sources(root["sources"], cat);
-    s.seed = (unsigned long long)root.integer_or("seed", 1);
-    if (root["steps"].elements().empty()) root["steps"].fail("a scenario needs at least one step");
   });
-  if (!out.errors.empty()) return out;
+  collect(out.errors, "", [&] { s.id = root["id"].string(); });
+  collect(out.errors, "", [&] { s.title = root["title"].string(); });
+  collect(out.errors, "", [&] { s.audience = root["audience"].string(); });
+  collect(out.errors, "", [&] { s.summary = root.string_or("summary", ""); });
+  collect(out.errors, "", [&] { s.minutes = root["minutes"].number_in(1, 120); });
+  collect(out.errors, "", [&] { s.topics = strings(root["topics"]); });
+  collect(out.errors, "", [&] { s.sources = strings(root["sources"]); });
+  if (root.has("sources") && root["sources"].is_array())
+    for (const JsonCursor& e : root["sources"].elements())
+      collect(out.errors, "", [&] { check_sources_one(e, cat); });
+  collect(out.errors, "", [&] { s.seed = (unsigned long long)root.integer_or("seed", 1); });
+  bool steps_ok = false;
+  collect(out.errors, "", [&] {
+    if (root["steps"].elements().empty()) root["steps"].fail("a scenario needs at least one step");
+    steps_ok = true;
+  });
+  if (!steps_ok) return out;
 
   std::set<std::string> step_ids, question_ids;
   int index = 0;
@@ -154,19 +167,23 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
     ++index;
     Step step;
     std::string label = "step " + std::to_string(index);
+    if (!st.is_object()) {
+      collect(out.errors, label, [&] { st.fail("wrong type: a step is an object"); });
+      continue;
+    }
+    collect(out.errors, label, [&] { st.only_keys({"id", "title", "narration", "sources", "actions", "questions", "expect"}); });
     collect(out.errors, label, [&] {
-      if (!st.is_object()) st.fail("wrong type: a step is an object");
-      st.only_keys({"id", "title", "narration", "sources", "actions", "questions", "expect"});
       step.id = st["id"].string();
-      label += " \"" + step.id + "\"";
       if (!step_ids.insert(step.id).second) st["id"].fail("duplicate step id \"" + step.id + "\"");
-      step.title = st["title"].string();
-      step.narration = st["narration"].string();
-      if (auto src = st.get("sources")) {
-        step.sources = strings(*src);
-        check_sources(*src, cat);
-      }
     });
+    if (!step.id.empty()) label += " \"" + step.id + "\"";
+    collect(out.errors, label, [&] { step.title = st["title"].string(); });
+    collect(out.errors, label, [&] { step.narration = st["narration"].string(); });
+    if (auto src = st.get("sources")) {
+      collect(out.errors, label, [&] { step.sources = strings(*src); });
+      if (src->is_array())
+        for (const JsonCursor& e : src->elements()) collect(out.errors, label, [&] { check_sources_one(e, cat); });
+    }
     if (auto acts = st.is_object() ? st.get("actions") : std::nullopt) {
       collect(out.errors, label, [&] { (void)acts->elements(); });
       if (acts->is_array())

@@ -172,6 +172,65 @@ void ScalingSweep::advance(int steps) {
   }
 }
 
+ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::string& what) {
+  if (!j.is_object()) throw std::invalid_argument(what + ": a scaling config is an object");
+  auto bad = [&](const std::string& key, const std::string& rule) {
+    return std::invalid_argument(what + ": key \"" + key + "\": " + rule + ", got " + j[key].dump());
+  };
+  if (j.contains("quick") && !j["quick"].is_boolean()) throw bad("quick", "true or false");
+  ScalingConfig c = j.value("quick", false) ? ScalingConfig::quick() : ScalingConfig{};
+  auto integer = [&](const char* key, int lo, int hi, int& out) {
+    if (!j.contains(key)) return;
+    if (!j[key].is_number_integer() || j[key].get<long long>() < lo || j[key].get<long long>() > hi)
+      throw bad(key, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    out = j[key].get<int>();
+  };
+  for (const auto& [k, v] : j.items())
+    if (k != "quick" && k != "widths" && k != "predict_width" && k != "layers" && k != "heads" && k != "context" &&
+        k != "batch" && k != "steps" && k != "seed" && k != "corpus")
+      throw std::invalid_argument(what + ": unknown key \"" + k + "\"; expected quick, widths, predict_width, layers, "
+                                  "heads, context, batch, steps, seed, corpus");
+  if (j.contains("corpus") && !j["corpus"].is_string()) throw bad("corpus", "an id of assets/corpus/index.json");
+  if (j.contains("widths")) {
+    const auto& w = j["widths"];
+    if (!w.is_array() || w.size() < 3) throw bad("widths", "3 or more widths (a fit with an offset needs 3 points)");
+    c.widths.clear();
+    for (const auto& x : w) {
+      if (!x.is_number_integer() || x.get<int>() < 4 || x.get<int>() > 512) throw bad("widths", "integers in [4, 512]");
+      c.widths.push_back(x.get<int>());
+    }
+  }
+  integer("predict_width", 4, 1024, c.predict_width);
+  integer("layers", 1, 12, c.layers);
+  integer("heads", 1, 16, c.heads);
+  integer("context", 4, 1024, c.context);
+  integer("batch", 1, 256, c.batch);
+  integer("steps", 1, 100000, c.steps);
+  if (j.contains("seed")) {
+    if (!j["seed"].is_number_unsigned()) throw bad("seed", "a non-negative integer");
+    c.seed = j["seed"].get<uint64_t>();
+  }
+  return c;
+}
+
+nlohmann::json to_json(const ScalingConfig& c) {
+  return {{"widths", c.widths}, {"predict_width", c.predict_width}, {"layers", c.layers}, {"heads", c.heads},
+          {"context", c.context}, {"batch", c.batch}, {"steps", c.steps}, {"seed", c.seed}};
+}
+
+nlohmann::json sweep_summary_json(const ScalingResult& r) {
+  nlohmann::json j = to_json(r);
+  if (r.done && r.target.loss > 0) {
+    const double err = (r.predicted_loss - r.target.loss) / r.target.loss;
+    j["target"]["relative_error"] = err;
+    j["target"]["abs_relative_error"] = std::fabs(err);
+  }
+  double largest = 0;
+  for (const auto& p : r.points) largest = std::max(largest, p.compute_flops);
+  if (largest > 0) j["target"]["extrapolation"] = r.target.compute_flops / largest;
+  return j;
+}
+
 nlohmann::json to_json(const ScalingResult& r) {
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : r.points)

@@ -79,4 +79,16 @@ class ScalingSweep {
 
 nlohmann::json to_json(const ScalingResult& r);
 
+// The sweep's config as JSON (a scenario's "scaling" config, the lab's Predictable-scaling tab):
+// {"quick": true} starts from ScalingConfig::quick(), then any of "widths", "predict_width", "layers",
+// "heads", "context", "batch", "steps", "seed" override it. "corpus" (an id of assets/corpus/index.json)
+// is the caller's to resolve and is accepted here. Throws std::invalid_argument naming `what`, the key,
+// the rule and the value for anything else.
+ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::string& what);
+nlohmann::json to_json(const ScalingConfig& c);
+// The numbers a class is told about a finished sweep: to_json(r) plus the prediction's error
+// ("target.relative_error", "target.abs_relative_error") and "target.extrapolation" (its compute over the
+// largest fitted run's). The scenario action and the lab's tab both report this, so they agree.
+nlohmann::json sweep_summary_json(const ScalingResult& r);
+
 }  // namespace mc::train

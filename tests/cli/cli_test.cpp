@@ -52,6 +52,22 @@ TEST(Cli, CatalogTextAndTableFilter) {
   EXPECT_NE(bad.err.find("no table \"nosuch\""), std::string::npos);
 }
 
+// Dates print as the source gives them (Microsoft's $1B: 2019-07-22), in the text table and in JSON.
+TEST(Cli, CatalogEventsShowDatesNotRoundedYears) {
+  CliRun r = run_cli("catalog --table events");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2019-07-22"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2016-08"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2022-08"), std::string::npos) << r.out;
+  CliRun j = run_cli("catalog --json --table events");
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json ev = nlohmann::json::parse(j.out)["tables"]["events"];
+  bool found = false;
+  for (const auto& rec : ev["records"])
+    if (rec["id"] == "microsoft-1b") found = rec["values"]["date"]["value"] == "2019-07-22";
+  EXPECT_TRUE(found) << ev.dump();
+}
+
 TEST(Cli, UnknownOptionPrintsUsage) {
   CliRun r = run_cli("catalog --jsn");
   EXPECT_EQ(r.code, 2);

@@ -59,6 +59,10 @@ try {
   console.log(`frames ${s.frame}, panel ${s.active_panel}, table ${s.catalog.table}, sort ${s.catalog.sort_key}`);
   if (!s.catalog.loaded) fail("catalog not loaded: " + s.catalog.error);
   if (s.active_panel !== "catalog") fail("the first screen is not the catalog");
+  // The status bar speaks plainly to a class (no "nvcc ... configure time").
+  console.log(`status bar: ${s.status_bar}`);
+  if (!/WebAssembly, CPU/.test(s.status_bar) || /nvcc|configure/.test(s.status_bar))
+    fail("the status bar does not say \"WebAssembly, CPU\" in plain words: " + s.status_bar);
 
   // Click the "Memory" column header twice: ascending, then descending by hbm_bytes.
   const hdr = s.widgets["catalog.header.hbm_bytes"];

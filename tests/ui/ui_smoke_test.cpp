@@ -2,74 +2,29 @@
 // frames at two window sizes: no ImGui assert, no sanitizer report, and the catalog panel reacts to a
 // simulated click the way a user's click would.
 #include "catalog/catalog.h"
+#include "device/device.h"
+#include "train/train.h"
 #include "ui/app.h"
 #include "ui/explorer.h"
+#include "ui/scenario_bindings.h"
+#include "tests/ui/headless.h"
 
 #include <imgui.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <thread>
 
-namespace {
-
-class NullPlatform : public mc::ui::Platform {
- public:
-  const char* name() const override { return "test"; }
-  std::string save_file(const std::string& name, const std::string& content, std::string&) override {
-    saved[name] = content;
-    return name;
-  }
-  void open_url(const std::string&) override {}
-  std::map<std::string, std::string> saved;
-};
-
-struct Headless {
-  Headless(float w, float h) {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(w, h);
-    io.DeltaTime = 1.0f / 60.0f;
-    unsigned char* px;
-    int tw, th;
-    io.Fonts->GetTexDataAsRGBA32(&px, &tw, &th);
-  }
-  ~Headless() { ImGui::DestroyContext(); }
-  void frame(mc::ui::App& app) {
-    ImGui::NewFrame();
-    app.frame();
-    ImGui::Render();
-  }
-};
-
-std::string assets() { return std::string(MC_SOURCE_DIR) + "/assets"; }
-
-// A user's click at `at`: hover for a frame, press for a frame, release (ImGui acts on release), settle.
-void click_at(Headless& h, mc::ui::App& app, ImVec2 at) {
-  ImGuiIO& io = ImGui::GetIO();
-  io.MousePos = at;
-  h.frame(app);
-  io.MouseDown[0] = true;
-  h.frame(app);
-  io.MouseDown[0] = false;
-  h.frame(app);
-  h.frame(app);
-}
-
-// Clicks the middle of the tracked widget `id` (ExplorerState::widget_rects of the last frame).
-void click_widget(Headless& h, mc::ui::App& app, const std::string& id) {
-  const auto rects = app.state().widget_rects;
-  auto it = rects.find(id);
-  ASSERT_NE(it, rects.end()) << "widget " << id << " is not on screen";
-  click_at(h, app, ImVec2(it->second.x + it->second.w / 2, it->second.y + it->second.h / 2));
-}
-
-}  // namespace
+using mc::test::assets;
+using mc::test::click_at;
+using mc::test::click_widget;
+using mc::test::Headless;
+using mc::test::NullPlatform;
 
 TEST(UiSmoke, EveryPanelDrawsAtTwoSizes) {
   ASSERT_FALSE(mc::ui::panel_registry().empty());
@@ -274,4 +229,173 @@ TEST(UiSmoke, SimCancelledThenSimulateAgain) {
   EXPECT_FALSE(v.iteration_cancelled);
   EXPECT_NE(v.iteration_for, key);
   settle();
+}
+
+// The status bar speaks to a class: the web build says "WebAssembly, CPU", never how it was configured.
+TEST(UiSmoke, StatusBarSaysWhatComputesInPlainWords) {
+  class WebLike : public NullPlatform {
+   public:
+    const char* name() const override { return "web"; }
+    std::string compute_label() const override { return "WebAssembly, CPU"; }
+  };
+  Headless h(1280, 720);
+  WebLike web;
+  mc::ui::App app({assets(), &web, ""});
+  h.frame(app);
+  const std::string line = app.state_json()["status_bar"];
+  EXPECT_NE(line.find("web | WebAssembly, CPU"), std::string::npos) << line;
+  NullPlatform plain;
+  mc::ui::App native({assets(), &plain, ""});
+  h.frame(native);
+  for (const std::string l : {line, native.state_json()["status_bar"].get<std::string>()}) {
+    EXPECT_EQ(l.find("nvcc"), std::string::npos) << l;
+    EXPECT_EQ(l.find("configure"), std::string::npos) << l;
+    if (!mc::device_info().gpu_available) EXPECT_NE(l.find("CPU"), std::string::npos) << l;
+  }
+}
+
+// Changing a layout through an invalid one (tp 3 on the way to 4) shows why it cannot run and then goes
+// on training: it neither pauses silently nor shows "loss nan".
+TEST(UiSmoke, LabKeepsTrainingThroughAnInvalidLayout) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "lab"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto& lab = app.state().lab;
+  ASSERT_TRUE(lab.trainer) << lab.error;
+  ASSERT_TRUE(lab.running);
+  lab.config["tp"] = 3;  // 4 heads do not split 3 ways
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_FALSE(lab.error.empty());
+  EXPECT_TRUE(lab.running) << "an invalid layout on the way must not pause the run";
+  EXPECT_EQ(mc::test::non_finite_word(h.text), "");
+  lab.config["tp"] = 2;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(lab.trainer) << lab.error;
+  EXPECT_TRUE(lab.error.empty());
+  EXPECT_GT(lab.trainer->step_index(), 0) << "training went on by itself";
+  EXPECT_EQ(mc::test::non_finite_word(h.text), "");
+}
+
+// A class types 999999999999 into the nodes slider (Ctrl+click, as ImGui offers): the count is clamped to
+// the machine, never wrapped to "-5819039752 GPUs", and the layout search header follows the cluster.
+TEST(UiSmoke, TypedHugeNodeCountIsClampedNotWrapped) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto rects = app.state().widget_rects;
+  ASSERT_TRUE(rects.count("perf.nodes"));
+  const mc::ui::Rect r = rects["perf.nodes"];
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyCtrl = true;
+  click_at(h, app, ImVec2(r.x + r.w / 2, r.y + r.h / 2));
+  io.KeyCtrl = false;
+  io.AddInputCharactersUTF8("999999999999");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  click_at(h, app, ImVec2(5, 895));  // click away: the edit ends
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  const nlohmann::json& gpus = app.state().perf.config["cluster"]["gpus"];
+  ASSERT_TRUE(gpus.is_number());
+  EXPECT_GT(gpus.get<long long>(), 1024) << "the typed value took effect (clamped to the cluster's size)";
+  EXPECT_LE(gpus.get<long long>(), 10000);
+  const std::string& t = h.text;
+  for (size_t at = t.find(" GPUs"); at != std::string::npos; at = t.find(" GPUs", at + 1)) {
+    size_t b = at;
+    while (b > 0 && (std::isdigit(static_cast<unsigned char>(t[b - 1])) || t[b - 1] == ',')) --b;
+    EXPECT_FALSE(b > 0 && t[b - 1] == '-') << "negative GPU count drawn: " << t.substr(b - 1, at - b + 6);
+  }
+  // The search header names the cluster now configured.
+  for (int i = 0; i < 200 && !app.state().perf.search_done; ++i) h.frame(app);
+  EXPECT_EQ((long long)app.state().perf.search_config.cluster.gpus(), gpus.get<long long>());
+}
+
+// Readable on a projector (1280x720) and a big screen (1920x1080): on every panel, with a scenario's
+// narration beside it, no window's content ends past its right edge (text wraps instead of being cut).
+TEST(UiSmoke, NothingIsCutOffAtProjectorAndDesktopSizes) {
+  for (auto size : {ImVec2(1280, 720), ImVec2(1920, 1080)}) {
+    Headless h(size.x, size.y, /*app_look=*/true);
+    NullPlatform platform;
+    mc::ui::App app({assets(), &platform, ""});
+    app.state().scenarios.request_id = "failures-at-scale";  // a narration pane with a question
+    app.state().scenarios.request_step = 1;
+    h.frame(app);
+    for (const auto& p : mc::ui::panel_registry()) {
+      SCOPED_TRACE(p.id + " at " + std::to_string(int(size.x)) + "x" + std::to_string(int(size.y)));
+      for (const std::string tab : p.tabs.empty() ? std::vector<std::string>{""} : p.tabs) {
+        EXPECT_EQ(app.command({{"panel", tab.empty() ? p.id : p.id + "/" + tab}}), "");
+        for (int i = 0; i < 4; ++i) h.frame(app);
+        // Wait for what the panel computes (a run, a training): its results are text to lay out too.
+        mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(app.state()); }, 60);
+        for (int i = 0; i < 2; ++i) h.frame(app);
+        const auto over = mc::test::overflowing_windows();
+        EXPECT_TRUE(over.empty()) << tab << ": " << testing::PrintToString(over);
+      }
+    }
+  }
+}
+
+// The lab shows its speed, exports its loss curves (CSV, and a PNG request the shell fulfils) and the trained
+// model as the checkpoint `megacluster train --resume` reads, and a page reload resumes the run.
+TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
+  class KeepingPlatform : public NullPlatform {
+   public:
+    bool persistent() const override { return true; }
+    void store(const std::string& k, const std::string& v) override { kept[k] = v; }
+    std::string stored(const std::string& k) const override { return kept.count(k) ? kept.at(k) : ""; }
+    std::map<std::string, std::string> kept;
+  };
+  KeepingPlatform platform;
+  int step_before = 0;
+  std::vector<double> losses_before;
+  {
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &platform, "lab"});
+    auto& lab = app.state().lab;
+    lab.persist_every_s = 0;
+    for (int i = 0; i < 5; ++i) h.frame(app);
+    ASSERT_TRUE(lab.trainer);
+    EXPECT_TRUE(app.state().widget_rects.count("lab.speed"));
+    EXPECT_NE(h.text.find("tokens/s"), std::string::npos);
+    click_widget(h, app, "lab.start");  // pause, so the exports and the kept run describe one step
+    click_widget(h, app, "lab.export_csv");
+    ASSERT_TRUE(platform.saved.count("loss-curves.csv"));
+    const std::string& csv = platform.saved["loss-curves.csv"];
+    EXPECT_EQ(size_t(std::count(csv.begin(), csv.end(), '\n')), lab.trainer->losses().size() + 1);
+    click_widget(h, app, "lab.export_png");
+    EXPECT_EQ(app.state().capture.name, "loss-curves.png") << "the shell reads these pixels after rendering";
+    EXPECT_GT(app.state().capture.rect.w, 100);
+    click_widget(h, app, "lab.export_model");
+    step_before = lab.trainer->step_index();
+    losses_before = lab.trainer->losses();
+    std::string ck;
+    for (const auto& [name, bytes] : platform.saved)
+      if (name.size() > 5 && name.substr(name.size() - 5) == ".mcck") ck = name;
+    ASSERT_FALSE(ck.empty()) << app.state().status;
+    ASSERT_TRUE(platform.saved.count("lab-config.json"));
+    // The exported pair resumes with `megacluster train` (run_json is that command's engine call).
+    const std::string dir = testing::TempDir() + "/mc-lab-export";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/" + ck, std::ios::binary) << platform.saved[ck];
+    nlohmann::json cfg = nlohmann::json::parse(platform.saved["lab-config.json"]);
+    cfg["checkpoint"] = dir;
+    cfg["resume"] = true;
+    cfg["steps"] = step_before + 2;
+    const nlohmann::json r = mc::train::run_json(cfg);
+    EXPECT_EQ(r.value("resumed_from", std::string()), dir + "/" + ck);
+    ASSERT_EQ(r["losses"].size(), size_t(step_before + 2));
+    for (int i = 0; i < step_before; ++i) EXPECT_EQ(r["losses"][size_t(i)].get<double>(), losses_before[size_t(i)]);
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    ASSERT_TRUE(platform.kept.count("lab.checkpoint"));
+  }
+  // A reload: a new app on the same storage resumes at the kept step.
+  Headless h(1440, 900);
+  mc::ui::App app({assets(), &platform, "lab"});
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  auto& lab = app.state().lab;
+  ASSERT_TRUE(lab.trainer) << lab.error << app.state().status;
+  EXPECT_EQ(lab.trainer->step_index(), step_before);
+  EXPECT_EQ(lab.trainer->losses(), losses_before);
+  EXPECT_NE(lab.resume_note.find("resumed at step"), std::string::npos);
 }

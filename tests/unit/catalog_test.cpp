@@ -125,3 +125,41 @@ TEST(CatalogErrors, AssumedValueNeedsANote) {
   EXPECT_EQ(e.key, "records/0/values/hbm_bytes");
   EXPECT_NE(e.message.find("note"), std::string::npos);
 }
+
+// Dates are kept as the source gives them and shown that way: July 2019 never prints as "2020".
+TEST(CatalogDates, ShownAsTheSourceGivesThem) {
+  const mc::Table& ev = *catalog().table("events");
+  const mc::Sourced* d = ev.find("microsoft-1b")->find("date");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->date, "2019-07-22");
+  EXPECT_EQ(mc::display_value(*d, "date"), "2019-07-22");
+  EXPECT_EQ(mc::to_json(*d)["value"], "2019-07-22");
+  EXPECT_EQ(mc::display_value(*ev.find("dgx1-delivered")->find("date"), "date"), "2016-08");
+  // The decimal is the middle of the period, for ordering and plotting only.
+  EXPECT_NEAR(d->value, 2019 + (181 + 21.5) / 365.0, 1e-9);
+  EXPECT_NEAR(mc::decimal_year_of_date("2016-08"), 2016 + (213 + 15.5) / 366.0, 1e-9);
+  EXPECT_DOUBLE_EQ(mc::decimal_year_of_date("2020"), 2020.5);
+  for (const char* bad : {"2019-13", "2019-02-29", "19-07", "2019/07", "2019-7", "July 2019", ""})
+    EXPECT_THROW(mc::decimal_year_of_date(bad), std::invalid_argument) << bad;
+  EXPECT_NO_THROW(mc::decimal_year_of_date("2020-02-29"));
+  // No table keeps a fractional year: every "year" field is whole, every "date" field a date.
+  for (const auto& t : catalog().tables)
+    for (const auto& f : t.fields)
+      for (const auto& r : t.records)
+        if (const mc::Sourced* v = r.find(f.key)) {
+          if (f.unit == "year") EXPECT_EQ(v->value, std::floor(v->value)) << t.name << "/" << r.id;
+          if (f.unit == "date") EXPECT_FALSE(v->date.empty()) << t.name << "/" << r.id;
+        }
+}
+
+TEST(CatalogErrors, DecimalYearIsRefusedWithTheFix) {
+  mc::LoadError e = load_bad("decimal_year.json");
+  EXPECT_EQ(e.line, 9);
+  EXPECT_NE(std::string(e.what()).find("YYYY-MM"), std::string::npos) << e.what();
+}
+
+TEST(CatalogErrors, ImpossibleDateIsRefused) {
+  mc::LoadError e = load_bad("bad_date.json");
+  EXPECT_EQ(e.line, 9);
+  EXPECT_NE(std::string(e.what()).find("no day 30"), std::string::npos) << e.what();
+}

@@ -4,6 +4,7 @@
 #include "catalog/catalog.h"
 #include "core/paths.h"
 #include "scenario/player.h"
+#include "train/scaling.h"
 
 #include <gtest/gtest.h>
 
@@ -185,6 +186,23 @@ TEST(BrokenScenarioSyntax, NamesLineAndColumn) {
   EXPECT_GT(r.errors[0].column, 1);
 }
 
+// Every problem of a file at once, each located: a header problem does not hide the steps' problems.
+TEST(BrokenScenario, ReportsEveryProblemAtOnceEachLocated) {
+  ParseResult r = load_scenario(kBroken + "/several_problems.json", default_actions(), &catalog());
+  ASSERT_EQ(r.errors.size(), 4u) << r.message();
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"minutes", "out of range"}, {"sources/0", "unknown source"},
+      {"steps/0/actions/0/do", "unknown action"}, {"steps/1/actions/0/value", "wrong type"}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    const mc::LoadError& e = r.errors[i];
+    EXPECT_NE(e.file.find("several_problems.json"), std::string::npos) << e.what();
+    EXPECT_GT(e.line, 0) << e.what();
+    EXPECT_GT(e.column, 0) << e.what();
+    EXPECT_EQ(e.key, want[i].first) << e.what();
+    EXPECT_NE(e.message.find(want[i].second), std::string::npos) << e.what();
+  }
+}
+
 TEST(BrokenScenarioText, NeverThrows) {
   for (const char* text : {"", "[]", "{\"format\": 1}", "{\"format\": \"megacluster-scenario\", \"version\": 99}", "nul"}) {
     ParseResult r = parse_scenario_text(text, "x.json", default_actions(), &catalog());
@@ -193,3 +211,19 @@ TEST(BrokenScenarioText, NeverThrows) {
 }
 
 }  // namespace
+
+// The sweep's JSON config: a preset plus overrides, and a located refusal of anything else.
+TEST(ScalingConfigJson, PresetOverridesAndRefusals) {
+  const mc::train::ScalingConfig q = mc::train::scaling_config_from_json({{"quick", true}, {"steps", 30}}, "t");
+  EXPECT_EQ(q.widths, mc::train::ScalingConfig::quick().widths);
+  EXPECT_EQ(q.steps, 30);
+  EXPECT_EQ(mc::train::scaling_config_from_json(mc::json::object(), "t").widths, mc::train::ScalingConfig{}.widths);
+  for (const char* bad : {R"({"widths": [8, 16]})", R"({"stpes": 3})", R"({"steps": 0})", R"({"quick": 1})"}) {
+    try {
+      (void)mc::train::scaling_config_from_json(mc::json::parse(bad), "cfg.json");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("cfg.json: "), std::string::npos) << e.what();
+    }
+  }
+}

@@ -73,17 +73,17 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   try {
     r = capital::plan(c);
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
     return;
   }
   ImGui::Separator();
   ImGui::BeginGroup();
-  ImGui::Text("Money     %s at %s per GPU-hour", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str());
-  ImGui::Text("Compute   %.3g GPU-hours -> %.3g FLOPs (%.3g PF-days)", r.gpu_hours, r.flops, r.pf_days);
-  ImGui::Text("Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
+  wrapped_text(false, "Money     %s at %s per GPU-hour", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str());
+  wrapped_text(false, "Compute   %.3g GPU-hours -> %.3g FLOPs (%.3g PF-days)", r.gpu_hours, r.flops, r.pf_days);
+  wrapped_text(false, "Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
               format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
-  ImGui::Text("Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
-  ImGui::Text("Time      %.1f days on %.0f GPUs", r.days_on_cluster, c.cluster_gpus);
+  wrapped_text(false, "Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
+  wrapped_text(false, "Time      %.1f days on %.0f GPUs", r.days_on_cluster, c.cluster_gpus);
   ImGui::EndGroup();
   track(s, "capital.plan");
   ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
@@ -125,7 +125,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
 
 void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   capital::BuildConfig& b = c.build;
-  ImGui::TextWrapped("Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
+  wrapped_text(false, "Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
                      "written off over the years, plus power at the wall (PUE). Most build prices are not public: "
                      "they are marked assumed; move them.");
   price_line(cat, "V100, 3-year reserved", "v100-cloud-reserved", "usd_per_gpu_hour", "USD/h");
@@ -151,30 +151,30 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   f = float(b.amortisation_years);
   if (ImGui::SliderFloat("years of use", &f, 1, 8, "%.1f")) b.amortisation_years = f;
   const capital::BuildCostBreakdown bc = capital::build_cost(b);
-  ImGui::Text("Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
+  wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
               usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
   track(s, "capital.rent_vs_build");
   ImGui::Separator();
   try {
     json g = capital::gpt3_priced_json(cat, c);
     ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g["flops"].get<double>());
-    ImGui::Text("At Lambda's 28 TFLOP/s per V100: rent %s, build %s, %.1f days on the 10,000-GPU machine",
+    wrapped_text(false, "At Lambda's 28 TFLOP/s per V100: rent %s, build %s, %.1f days on the 10,000-GPU machine",
                 usd(g["at_published_rate"]["rent_usd"].get<double>()).c_str(),
                 usd(g["at_published_rate"]["build_usd"].get<double>()).c_str(),
                 g["at_published_rate"]["days_on_cluster"].get<double>());
-    ImGui::Text("At your utilisation (%.2f): rent %s, build %s", c.utilisation,
+    wrapped_text(false, "At your utilisation (%.2f): rent %s, build %s", c.utilisation,
                 usd(g["at_config_rate"]["rent_usd"].get<double>()).c_str(),
                 usd(g["at_config_rate"]["build_usd"].get<double>()).c_str());
     price_line(cat, "Published (Lambda)", "gpt3-lambda-estimate", "cost_usd", "USD");
     price_line(cat, "Published, low end", "gpt3-low-estimate", "cost_usd", "USD");
     track(s, "capital.gpt3");
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
   }
 }
 
 void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
-  ImGui::TextWrapped("OpenAI LP (2019-03-11): first-round returns capped at 100x, later rounds lower, the rest to "
+  wrapped_text(false, "OpenAI LP (2019-03-11): first-round returns capped at 100x, later rounds lower, the rest to "
                      "the nonprofit. Shares, bases and the Microsoft cap are assumptions: play with them.");
   for (size_t i = 0; i < c.holders.size(); ++i) {
     capital::Holder& h = c.holders[i];
@@ -199,7 +199,7 @@ void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
   try {
     r = capital::run_waterfall(c);
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
     return;
   }
   // Stacked bars per year, as fractions of that year's profit.
@@ -237,7 +237,7 @@ void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
 }
 
 void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
-  ImGui::TextWrapped("Microsoft and OpenAI, 2019-07-22: $1B, possibly in installments over years; Azure the exclusive "
+  wrapped_text(false, "Microsoft and OpenAI, 2019-07-22: $1B, possibly in installments over years; Azure the exclusive "
                      "cloud. The cash/credit split was not published: it is a parameter here.");
   float f = float(c.cloud_credit_fraction);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
@@ -250,17 +250,17 @@ void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
     for (const auto& y : years)
       ImGui::Text("%d   cash %-9s credit %-9s -> %.3g GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
                   y.gpu_hours);
-    ImGui::Text("Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t["gpu_hours"].get<double>(),
+    wrapped_text(false, "Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t["gpu_hours"].get<double>(),
                 t["gpu_years"].get<double>(), usd(c.usd_per_gpu_hour).c_str());
     track(s, "capital.partnership");
   } catch (const std::exception& e) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.what());
+    error_text("%s", e.what());
   }
 }
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   const Catalog& cat = *s.catalog;
@@ -279,7 +279,7 @@ void draw(ExplorerState& s) {
   } catch (const std::exception& e) {
     v.error = e.what();
   }
-  if (!v.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "config refused: %s", v.error.c_str());
+  if (!v.error.empty()) error_text("config refused: %s", v.error.c_str());
   confidence_legend();
   // A scenario highlight on another tab brings that tab forward once.
   int want = -1;

@@ -28,36 +28,36 @@ void export_table(ExplorerState& s, const Table& t, bool as_json) {
 void draw(ExplorerState& s) {
   if (!s.catalog) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The catalog could not be loaded:");
-    ImGui::TextWrapped("%s", s.catalog_error.c_str());
-    ImGui::TextWrapped("Fix the file named above (or restore it from the repository) and restart.");
+    wrapped_text(false, "%s", s.catalog_error.c_str());
+    wrapped_text(false, "Fix the file named above (or restore it from the repository) and restart.");
     return;
   }
   const Catalog& cat = *s.catalog;
-  ImGui::TextWrapped("The hardware of the era, as its makers and users published it. Click a column to sort, "
+  wrapped_text(false, "The hardware of the era, as its makers and users published it. Click a column to sort, "
                      "a row to see every value's source in the inspector.");
   confidence_legend();
 
-  if (ImGui::BeginTabBar("tables", ImGuiTabBarFlags_FittingPolicyScroll)) {
-    for (const auto& t : cat.tables) {
-      bool selected_tab = s.catalog_view.table == t.name;
-      ImGuiTabItemFlags fl = 0;
-      if (selected_tab && s.frame < 3) fl |= ImGuiTabItemFlags_SetSelected;
-      if (ImGui::BeginTabItem(t.title.c_str(), nullptr, fl)) {
-        if (!selected_tab) {
-          s.catalog_view.table = t.name;
-          s.catalog_view.sort_key = t.field("year") ? "year" : "name";
-          s.catalog_view.sort_ascending = true;
-        }
-        ImGui::EndTabItem();
-      }
-      track(s, "catalog.tab." + t.name);
+  // The tables as a row of buttons that wraps onto more lines when the window is narrow: a scrolling tab
+  // bar hid its last tables off the right edge on a projector.
+  for (const auto& t : cat.tables) {
+    const bool current = s.catalog_view.table == t.name;
+    bool pick = take_tab_request(s, t.name);
+    if (&t != &cat.tables.front())
+      same_line_if_fits(ImGui::CalcTextSize(t.title.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x);
+    if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_TabActive));
+    if (ImGui::Button(t.title.c_str())) pick = true;
+    if (current) ImGui::PopStyleColor();
+    track(s, "catalog.tab." + t.name);
+    if (pick && !current) {
+      s.catalog_view.table = t.name;
+      s.catalog_view.sort_key = t.field("year") ? "year" : t.field("date") ? "date" : "name";
+      s.catalog_view.sort_ascending = true;
     }
-    ImGui::EndTabBar();
   }
   const Table* t = cat.table(s.catalog_view.table);
   if (!t) t = &cat.tables.front();
 
-  ImGui::TextDisabled("%s", t->description.c_str());
+  wrapped_text(true, "%s", t->description.c_str());
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s", s.catalog_view.filter.c_str());
@@ -134,7 +134,17 @@ PanelRegistrar reg{Panel{.id = "catalog",
                          .chapter = Chapter::cluster,
                          .order = 10,
                          .draw = draw,
-                         .summary = "GPUs, servers and clusters of the era, each value with its source"}};
+                         .summary = "GPUs, servers and clusters of the era, each value with its source",
+                         // A row's tab is its table (the current one if it has the record).
+                         .tab_of_widget = [](const ExplorerState& s, const std::string& w) -> std::string {
+                           const std::string row = "catalog.row.";
+                           if (!s.catalog || w.rfind(row, 0) != 0) return "";
+                           const std::string id = w.substr(row.size());
+                           if (const Table* t = s.catalog->table(s.catalog_view.table); t && t->find(id)) return t->name;
+                           for (const auto& t : s.catalog->tables)
+                             if (t.find(id)) return t.name;
+                           return "";
+                         }}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -249,7 +249,11 @@ void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size) {
     std::snprintf(buf, sizeof buf, "%.2f", y);
     f.dl->AddText(ImVec2(f.p0.x + 4, ty(y) - 7), IM_COL32(160, 160, 170, 255), buf);
     const double x = x0 * std::pow(x1 / x0, k / 3.0);
-    f.dl->AddText(ImVec2(tx(x) - 20, B + 3), IM_COL32(160, 160, 170, 255), format_quantity(x, "FLOP").c_str());
+    // Kept inside the chart: the last label used to run past its right edge.
+    const std::string label = format_quantity(x, "FLOP");
+    const float lw = ImGui::CalcTextSize(label.c_str()).x;
+    f.dl->AddText(ImVec2(std::clamp(tx(x) - 20, f.p0.x, f.p1.x - lw - 2), B + 3), IM_COL32(160, 160, 170, 255),
+                  label.c_str());
   }
   if (r.entropy_floor > 0) dashed_hline(f.dl, L, R, ty(r.entropy_floor), IM_COL32(220, 220, 120, 200));
   if (r.fitted) {

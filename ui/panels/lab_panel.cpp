@@ -15,6 +15,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace mc::ui {
 namespace {
@@ -24,6 +27,12 @@ std::string layout_label(const nlohmann::json& c) {
   std::snprintf(buf, sizeof buf, "dp %d x tp %d x pp %d, ZeRO-%d%s", c.value("dp", 1), c.value("tp", 1),
                 c.value("pp", 1), c.value("zero", 0),
                 c.value("pp", 1) > 1 ? (c.value("schedule", "1f1b") == "gpipe" ? ", GPipe" : ", 1F1B") : "");
+  return buf;
+}
+
+std::string format_fixed(double x, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
   return buf;
 }
 
@@ -56,6 +65,8 @@ void ensure_trainer(LabView& v) {
   v.trainer.reset();
   v.error.clear();
   v.sample.clear();
+  v.step_seconds.clear();
+  v.resume_note.clear();
   v.built_for = v.config.dump();
   try {
     if (v.corpus_text.empty()) throw std::runtime_error(v.corpus_error.empty() ? "no corpus loaded" : v.corpus_error);
@@ -63,8 +74,9 @@ void ensure_trainer(LabView& v) {
     train::validate(c);
     v.trainer = std::make_shared<train::Trainer>(c, v.corpus_text);
   } catch (const std::exception& e) {
+    // `running` stays as the user left it: typing "tp 3" on the way to "tp 4" passes through a layout that
+    // cannot run, and training resumes by itself once the layout is valid again.
     v.error = e.what();
-    v.running = false;
   }
 }
 
@@ -73,7 +85,9 @@ void train_slice(LabView& v) {
   const auto t0 = std::chrono::steady_clock::now();
   const int total = v.trainer->config().steps;
   auto step = [&] {
-    v.trainer->step();
+    const train::StepResult r = v.trainer->step();
+    v.step_seconds.push_back(r.seconds);
+    if (v.step_seconds.size() > 32) v.step_seconds.erase(v.step_seconds.begin());
     if (v.trainer->step_index() % v.sample_every == 0 || v.trainer->step_index() == total)
       v.sample = v.trainer->sample(64, 0.8, uint64_t(v.trainer->step_index()));
   };
@@ -84,6 +98,24 @@ void train_slice(LabView& v) {
     if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() > v.frame_budget_ms) break;
   }
   if (v.trainer->step_index() >= total) v.running = false;
+}
+
+// A new sweep from the scenario's config (sweep_config) or the quick checkbox, on the lab's corpus.
+void start_sweep(LabView& v) {
+  v.sweep_requested = false;
+  v.sweep_error.clear();
+  try {
+    train::ScalingConfig cfg = v.sweep_config.empty()
+                                   ? (v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{})
+                                   : train::scaling_config_from_json(v.sweep_config, "the scenario's scaling config");
+    cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
+    v.sweep = std::make_shared<train::ScalingSweep>(cfg, v.corpus_text);
+    v.sweep_running = true;
+  } catch (const std::exception& e) {
+    v.sweep.reset();
+    v.sweep_running = false;
+    v.sweep_error = e.what();
+  }
 }
 
 void sweep_slice(LabView& v) {
@@ -98,8 +130,8 @@ void sweep_slice(LabView& v) {
 bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, int hi, int fallback) {
   int x = c.value(key, fallback);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::InputInt(label, &x)) {
-    c[key] = std::clamp(x, lo, hi);
+  if (input_int_clamped(label, x, lo, hi)) {
+    c[key] = x;
     return true;
   }
   return false;
@@ -125,32 +157,143 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
     ImGui::EndCombo();
   }
   track(s, "lab.corpus");
-  ImGui::SameLine();
-  ImGui::TextDisabled("%.1f KiB%s; or drop a UTF-8 .txt file to train on it", double(v.corpus_text.size()) / 1024,
-                      v.corpus_entropy > 0 ? ", entropy known" : "");
+  char about[160];
+  std::snprintf(about, sizeof about, "%.1f KiB%s; or drop a UTF-8 .txt file to train on it",
+                double(v.corpus_text.size()) / 1024, v.corpus_entropy > 0 ? ", entropy known" : "");
+  same_line_if_fits(about);
+  wrapped_text(true, "%s", about);
+}
+
+// ---- exports, and the run kept across page reloads -----------------------------------------------------
+
+// The loss curves on screen as CSV: a step column, then one column per run (earlier runs, then this one).
+std::string curves_csv(const LabView& v) {
+  std::vector<LabCurve> all = v.curves;
+  if (v.trainer) all.push_back({layout_label(train::to_json(v.trainer->config())) + " (now)", v.trainer->losses()});
+  std::string out = "step";
+  size_t rows = 0;
+  for (const auto& c : all) {
+    out += ",\"" + c.label + "\"";
+    rows = std::max(rows, c.losses.size());
+  }
+  out += "\n";
+  for (size_t i = 0; i < rows; ++i) {
+    out += std::to_string(i + 1);
+    for (const auto& c : all) out += "," + (i < c.losses.size() ? format_fixed(c.losses[i], 6) : std::string());
+    out += "\n";
+  }
+  return out;
+}
+
+// The trainer as a checkpoint file (the format and name, ckpt-STEP.mcck, that `megacluster train
+// --checkpoint DIR --resume` looks for), written through a scratch directory: {file name, bytes}.
+std::pair<std::string, std::string> checkpoint_file(const train::Trainer& t) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "megacluster-lab-export";
+  fs::remove_all(dir);
+  const std::string path = t.save_checkpoint(dir.string());
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  fs::remove_all(dir);
+  return {fs::path(path).filename().string(), bytes.str()};
+}
+
+// The lab's config as `megacluster train` reads it: the layout, the model, and the corpus it trains on.
+nlohmann::json exported_config(const LabView& v) {
+  nlohmann::json c = v.config;
+  if (!v.corpus_id.empty()) c["corpus"] = v.corpus_id;
+  return c;
+}
+
+void export_model(ExplorerState& s, LabView& v) {
+  if (!v.trainer || !s.platform) return;
+  std::string err;
+  const auto [name, bytes] = checkpoint_file(*v.trainer);
+  const std::string ck = s.platform->save_file(name, bytes, err);
+  const std::string cfg = ck.empty() ? "" : s.platform->save_file("lab-config.json", exported_config(v).dump(2), err);
+  if (ck.empty() || cfg.empty()) {
+    s.status = "export failed: " + err;
+    return;
+  }
+  s.status = "exported " + ck + " and " + cfg + ": put the .mcck file in a folder DIR, then `megacluster train "
+             "lab-config.json --checkpoint DIR --resume` continues this run";
+}
+
+// Saves the run to the platform's storage every persist_every_s while it changes (web: a reload resumes it).
+void persist(ExplorerState& s, LabView& v) {
+  if (!s.platform || !s.platform->persistent() || !v.trainer || v.trainer->step_index() == 0) return;
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const bool changed = v.trainer->step_index() != v.persisted_step || v.running != v.persisted_running;
+  if (!changed || (now - v.persisted_at_s < v.persist_every_s && v.running == v.persisted_running)) return;
+  try {
+    s.platform->store("lab.checkpoint", checkpoint_file(*v.trainer).second);
+    s.platform->store("lab.config", nlohmann::json{{"config", exported_config(v)}, {"running", v.running}}.dump());
+    v.persisted_at_s = now;
+    v.persisted_step = v.trainer->step_index();
+    v.persisted_running = v.running;
+  } catch (const std::exception& e) {
+    s.status = std::string("the run could not be kept for a reload: ") + e.what();
+  }
+}
+
+// Once, when the lab first draws: the run kept by persist() before a reload, if any.
+void restore(ExplorerState& s, LabView& v) {
+  if (v.restore_checked) return;
+  v.restore_checked = true;
+  if (!s.platform || !s.platform->persistent()) return;
+  const std::string kept = s.platform->stored("lab.config"), ck = s.platform->stored("lab.checkpoint");
+  if (kept.empty() || ck.empty()) return;
+  namespace fs = std::filesystem;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(kept);
+    nlohmann::json cfg = j.at("config");
+    const std::string corpus = cfg.value("corpus", std::string("synthetic"));
+    cfg.erase("corpus");
+    if (corpus != v.corpus_id) v.corpus_id = corpus, v.corpus_text.clear(), v.corpus_error.clear();
+    ensure_corpus(s, v);
+    v.config = cfg;
+    ensure_trainer(v);
+    if (!v.trainer) throw std::runtime_error(v.error);
+    const fs::path dir = fs::temp_directory_path() / "megacluster-lab-restore";
+    fs::create_directories(dir);
+    const fs::path file = dir / "kept.mcck";
+    std::ofstream(file, std::ios::binary) << ck;
+    v.trainer->load_checkpoint(file.string());
+    fs::remove_all(dir);
+    v.running = j.value("running", false) && v.trainer->step_index() < v.trainer->config().steps;
+    v.persisted_step = v.trainer->step_index();
+    v.persisted_running = v.running;
+    v.resume_note = "resumed at step " + std::to_string(v.trainer->step_index()) + ", kept by the browser";
+  } catch (const std::exception& e) {
+    s.status = std::string("the kept run could not be resumed (starting afresh): ") + e.what();
+  }
 }
 
 void draw_controls(ExplorerState& s, LabView& v) {
   nlohmann::json& c = v.config;
+  // One row of fields that wraps onto the next line when the panel is narrow (a projector).
+  const float field_w = ImGui::GetFontSize() * 6 + ImGui::GetStyle().ItemInnerSpacing.x;
+  auto next = [&](const char* label) { same_line_if_fits(field_w + ImGui::CalcTextSize(label).x); };
   int_field("dp", c, "dp", 1, 8, 1);
   track(s, "lab.dp");
-  ImGui::SameLine();
+  next("tp");
   int_field("tp", c, "tp", 1, 4, 1);
   track(s, "lab.tp");
-  ImGui::SameLine();
+  next("pp");
   int_field("pp", c, "pp", 1, 4, 1);
   track(s, "lab.pp");
   int zero = c.value("zero", 0);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::SliderInt("ZeRO", &zero, 0, 3)) c["zero"] = zero;
   track(s, "lab.zero");
-  ImGui::SameLine();
+  next("schedule");
   int sched = c.value("schedule", "1f1b") == "gpipe" ? 0 : 1;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::Combo("schedule", &sched, "GPipe\0" "1F1B\0")) c["schedule"] = sched == 0 ? "gpipe" : "1f1b";
-  ImGui::SameLine();
+  next("micro-batches");
   int_field("micro-batches", c, "micro_batches", 0, 8, 0);
-  ImGui::SameLine();
+  next("steps");
   int_field("steps", c, "steps", 1, 100000, 300);
 
   draw_corpus_combo(s, v);
@@ -172,11 +315,16 @@ void draw_controls(ExplorerState& s, LabView& v) {
   }
   track(s, "lab.reset");
   if (!can) ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("Clear curves").x + 2 * ImGui::GetStyle().FramePadding.x);
   if (ImGui::Button("Clear curves")) v.curves.clear();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("log loss axis").x + ImGui::GetFrameHeight() * 1.5f);
   ImGui::Checkbox("log loss axis", &v.log_axis);
-  if (!v.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "Cannot run this layout: %s", v.error.c_str());
+  if (!v.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
+    wrapped_text(false, "Cannot run this layout: %s%s", v.error.c_str(),
+                       v.running ? " (training goes on as soon as the layout is valid)" : "");
+    ImGui::PopStyleColor();
+  }
 }
 
 void draw_train_tab(ExplorerState& s, LabView& v) {
@@ -185,17 +333,27 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   if (!v.trainer) return;
   const train::Trainer& t = *v.trainer;
   const int step = t.step_index(), total = t.config().steps;
-  const double last = t.losses().empty() ? NAN : t.losses().back();
-  ImGui::Text("step %d / %d   loss %.4f nats/byte   %lld parameters on %d workers", step, total, last,
-              (long long)t.parameter_count(), t.config().parallel.workers());
-  ImGui::SameLine();
-  ImGui::TextDisabled("   kernels: %s", t.backend_name());
+  const std::string loss = t.losses().empty() ? std::string("-") : format_fixed(t.losses().back(), 4);
+  wrapped_text(false, "step %d / %d   loss %s nats/byte   %lld parameters on %d workers   kernels: %s", step, total,
+               loss.c_str(), (long long)t.parameter_count(), t.config().parallel.workers(), t.backend_name());
+  track(s, "lab.status");
+  if (!v.step_seconds.empty()) {
+    // The median of the latest steps: a frame that waited for the browser does not move it.
+    std::vector<double> sorted = v.step_seconds;
+    std::sort(sorted.begin(), sorted.end());
+    const double med = sorted[sorted.size() / 2];
+    const double tokens = double(t.config().batch) * t.config().model.context;
+    wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
+                 format_quantity(tokens / std::max(med, 1e-9), "").c_str(), med * 1e3, sorted.size());
+    track(s, "lab.speed");
+  }
+  if (!v.resume_note.empty()) wrapped_text(true, "%s", v.resume_note.c_str());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.backend_note().c_str());
   if (v.corpus_entropy > 0)
-    ImGui::TextDisabled("This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
-                        v.corpus_entropy);
+    wrapped_text(true, "This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
+                 v.corpus_entropy);
   else
-    ImGui::TextDisabled("The entropy of this text is unknown, so no floor is drawn.");
+    wrapped_text(true, "The entropy of this text is unknown, so no floor is drawn.");
 
   const float w = ImGui::GetContentRegionAvail().x;
   const float left = std::max(300.0f, w * 0.55f);
@@ -206,14 +364,26 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     const double floor = v.corpus_entropy;  // drawn only when known (the synthetic language)
     lab_loss_chart("##loss", all, total, floor, v.log_axis, ImVec2(-1, 220));
     track(s, "lab.loss_chart");
+    std::string err;
+    if (ImGui::SmallButton("Export CSV") && s.platform) {
+      const std::string where = s.platform->save_file("loss-curves.csv", curves_csv(v), err);
+      s.status = where.empty() ? "export failed: " + err : "exported " + where;
+    }
+    track(s, "lab.export_csv");
+    same_line_if_fits_button("Export PNG");
+    if (ImGui::SmallButton("Export PNG")) s.capture = {"loss-curves.png", s.widget_rects["lab.loss_chart"]};
+    track(s, "lab.export_png");
+    same_line_if_fits_button("Export trained model");
+    if (ImGui::SmallButton("Export trained model")) export_model(s, v);
+    track(s, "lab.export_model");
     ImGui::TextUnformatted("Sample (temperature 0.8):");
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.75f, 0.9f, 0.75f, 1));
     std::string shown;
     for (unsigned char ch : v.sample) shown.push_back(ch >= 32 && ch < 127 ? char(ch) : '.');
-    ImGui::TextWrapped("%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
+    wrapped_text(false, "%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
     ImGui::PopStyleColor();
     ImGui::Separator();
-    ImGui::TextWrapped("Memory per worker (hover: what each colour holds)");
+    wrapped_text(false, "Memory per worker (hover: what each colour holds)");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Weights, gradients and Adam's m and v are kept between steps (ZeRO shards them).\n"
                         "Whole layers and activations are the most a worker held at once during the last step:\n"
@@ -232,7 +402,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   ImGui::SameLine();
   ImGui::BeginChild("lab_right", ImVec2(0, 0), false);
   {
-    ImGui::TextUnformatted("Messages between workers in the last step");
+    wrapped_text(false, "Messages between workers in the last step");
     lab_message_graph(t, ImVec2(-1, 260));
     track(s, "lab.messages");
     ImGui::TextUnformatted("Bytes sent per worker in the last step");
@@ -276,27 +446,35 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
 }
 
 void draw_scaling_tab(ExplorerState& s, LabView& v) {
-  ImGui::TextWrapped("Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
+  wrapped_text(false, "Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
                      "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
                      "loss from runs a thousand times smaller, at the size of this machine.");
-  ImGui::Checkbox("quick sweep", &v.sweep_quick);
+  if (v.sweep_config.empty()) {
+    ImGui::Checkbox("quick sweep", &v.sweep_quick);
+  } else {
+    ImGui::TextDisabled("the scenario's sweep");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.sweep_config.dump().c_str());
+  }
   ImGui::SameLine();
   ensure_corpus(s, v);
   if (v.corpus_text.empty()) {
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "No corpus: %s", v.corpus_error.c_str());
     return;
   }
+  if (v.sweep_requested) start_sweep(v);
   if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep->done() ? "Resume sweep" : "Run sweep"))) {
-    if (!v.sweep || v.sweep->done()) {
-      train::ScalingConfig cfg = v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{};
-      cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
-      v.sweep = std::make_shared<train::ScalingSweep>(cfg, v.corpus_text);
-    }
-    v.sweep_running = !v.sweep_running;
+    if (!v.sweep || v.sweep->done()) start_sweep(v);
+    else v.sweep_running = !v.sweep_running;
   }
   track(s, "lab.sweep");
+  if (!v.sweep_error.empty()) error_text("%s", v.sweep_error.c_str());
   sweep_slice(v);
-  if (!v.sweep) return;
+  if (!v.sweep) {
+    // The chart's place, empty until a sweep runs (a scenario may point at it before).
+    ImGui::Dummy(ImVec2(ImGui::GetContentRegionAvail().x, 300));
+    track(s, "lab.scaling_chart");
+    return;
+  }
   ImGui::SameLine();
   ImGui::ProgressBar(float(v.sweep->progress()), ImVec2(ImGui::GetFontSize() * 12, 0), v.sweep->current_label().c_str());
   const train::ScalingResult& r = v.sweep->result();
@@ -326,23 +504,28 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
 
 void draw(ExplorerState& s) {
   LabView& v = s.lab;
+  restore(s, v);
   if (ImGui::BeginTabBar("lab_tabs")) {
     const ImGuiTabItemFlags train_flag = take_tab_request(s, "train") ? ImGuiTabItemFlags_SetSelected : 0;
     const ImGuiTabItemFlags scaling_flag = take_tab_request(s, "scaling") ? ImGuiTabItemFlags_SetSelected : 0;
     if (ImGui::BeginTabItem("Train", nullptr, train_flag)) {
+      s.shown_tab = "train";
       draw_train_tab(s, v);
       ImGui::EndTabItem();
     } else {
       train_slice(v);  // a run keeps going while the other tab is shown
     }
     if (ImGui::BeginTabItem("Predictable scaling", nullptr, scaling_flag)) {
+      s.shown_tab = "scaling";
       draw_scaling_tab(s, v);
       ImGui::EndTabItem();
     } else {
+      if (v.sweep_requested && !v.corpus_text.empty()) start_sweep(v);
       sweep_slice(v);
     }
     ImGui::EndTabBar();
   }
+  persist(s, v);
 }
 
 bool open_corpus(ExplorerState& s, const std::string& name, const std::string& content) {
@@ -369,7 +552,10 @@ PanelRegistrar reg{Panel{.id = "lab",
                          .order = 10,
                          .draw = draw,
                          .summary = "a small GPT trained live with data, tensor and pipeline parallelism and ZeRO",
-                         .tabs = {"train", "scaling"}}};
+                         .tabs = {"train", "scaling"},
+                         .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+                           return w == "lab.sweep" || w.rfind("lab.scaling", 0) == 0 ? "scaling" : "train";
+                         }}};
 FileHandlerRegistrar corpus_reg{FileHandler{.id = "lab.corpus", .open = open_corpus}};
 
 }  // namespace

@@ -31,10 +31,12 @@ void start_search(const Catalog& cat, PerfView& v) {
   v.search = {};
   v.search_pending.clear();
   v.search_done = false;
+  v.search_error.clear();
   try {
     v.search_config = perf::parse_config(cat, sc, "panel search", false);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     v.search_done = true;  // the estimate shows the error
+    v.search_error = e.what();
     return;
   }
   std::set<int> pps;
@@ -180,9 +182,13 @@ void draw_controls(ExplorerState& s) {
                            ? cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>())
                            : nullptr;
     const int max_nodes = std::max(1, int((cr ? cr->get_or("gpus", 10000) : 10000) / gpn));
-    int nodes = int(cfg["cluster"].value("gpus", 8LL) / gpn);
-    if (ImGui::SliderInt("nodes##perf", &nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
-      cfg["cluster"]["gpus"] = (long long)nodes * gpn;
+    // 64-bit and clamped before it becomes an int: a typed 999999999999 must not wrap to negative GPUs.
+    const json& cl = cfg["cluster"];
+    const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json(8);  // read, never insert
+    const long long gpus_now = g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18) : 8LL;
+    int nodes = int(std::clamp(gpus_now / gpn, 1LL, (long long)max_nodes));
+    if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
+      cfg["cluster"]["gpus"] = (long long)std::clamp(nodes, 1, max_nodes) * gpn;
       fix_dp(v);
     }
     track(s, "perf.nodes");
@@ -216,7 +222,7 @@ void draw_controls(ExplorerState& s) {
   pow2_slider("micro-batch", par, "micro_batch", 6);
   track(s, "perf.micro_batch");
   int gb = par.value("global_batch", 512);
-  if (ImGui::InputInt("global batch", &gb, 64, 512)) par["global_batch"] = std::max(1, gb);
+  if (input_int_clamped("global batch", gb, 1, 1 << 24, 64, 512)) par["global_batch"] = gb;
   string_combo("schedule", par, "schedule", {"1f1b", "gpipe", "interleaved"});
   track(s, "perf.schedule");
   int vs = par.value("virtual_stages", 1);
@@ -241,8 +247,7 @@ void draw_price_source(ExplorerState& s) {
   if (!cl.contains("preset") || cl.contains("price_per_gpu_hour_usd")) return;
   const Record* r = s.catalog->table("clusters")->find(cl["preset"].get<std::string>());
   if (const Sourced* p = r ? r->find("usd_per_gpu_hour") : nullptr) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("at");
+    ImGui::TextDisabled("at");  // on its own line: beside the cost it ran off a projector's screen
     ImGui::SameLine();
     sourced_text(*s.catalog, *p, "USD/h");
     ImGui::SameLine();
@@ -295,31 +300,30 @@ void draw_results(ExplorerState& s) {
   PerfView& v = s.perf;
   if (!v.valid) {
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This layout is not valid:");
-    ImGui::TextWrapped("%s", v.error.c_str());
+    wrapped_text(false, "%s", v.error.c_str());
     track(s, "perf.error");
     return;
   }
   const perf::Estimate& e = v.estimate;
-  ImGui::TextWrapped("%.1f B parameters, iteration %.2f s, %.0f TFLOP/s per GPU, MFU %.0f%%, %s tokens/s",
+  wrapped_text(false, "%.1f B parameters, iteration %.2f s, %.0f TFLOP/s per GPU, MFU %.0f%%, %s tokens/s",
                      e.params / 1e9, e.iteration_time_s, e.achieved_tflops_per_gpu, 100 * e.mfu,
                      format_si(e.tokens_per_s).c_str());
   track(s, "perf.headline");
   if (v.parsed.cluster.price_per_gpu_hour_usd > 0) {
-    ImGui::Text("%.1f days for %.0f B tokens, %s GPU-hours, $%s", e.training_days, v.parsed.training.tokens / 1e9,
-                format_si(e.gpu_hours).c_str(), format_si(e.cost_usd).c_str());
+    wrapped_text(false, "%.1f days for %.0f B tokens, %s GPU-hours, $%s", e.training_days,
+                 v.parsed.training.tokens / 1e9, format_si(e.gpu_hours).c_str(), format_si(e.cost_usd).c_str());
     draw_price_source(s);
   } else {
     // A custom cluster has no price: say so rather than print "$0".
-    ImGui::Text("%.1f days for %.0f B tokens, %s GPU-hours", e.training_days, v.parsed.training.tokens / 1e9,
-                format_si(e.gpu_hours).c_str());
-    ImGui::SameLine();
-    ImGui::TextDisabled("(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
+    wrapped_text(false, "%.1f days for %.0f B tokens, %s GPU-hours", e.training_days, v.parsed.training.tokens / 1e9,
+                 format_si(e.gpu_hours).c_str());
+    wrapped_text(true, "(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
   }
   track(s, "perf.cost");
 
   ImGui::Spacing();
-  ImGui::Text("Memory per GPU: %s of %s %s", format_quantity(e.memory.total, "bytes").c_str(),
-              format_quantity(e.hbm_bytes, "bytes").c_str(), e.fits ? "(fits)" : "- does NOT fit");
+  wrapped_text(false, "Memory per GPU: %s of %s %s", format_quantity(e.memory.total, "bytes").c_str(),
+               format_quantity(e.hbm_bytes, "bytes").c_str(), e.fits ? "(fits)" : "- does NOT fit");
   const double gib = double(1ull << 30);
   std::vector<BarPart> mem = {{"weights", e.memory.weights / gib, part_color(0)},
                               {"gradients", e.memory.gradients / gib, part_color(1)},
@@ -328,13 +332,15 @@ void draw_results(ExplorerState& s) {
   stacked_bar("##mem", mem, std::max(e.memory.total, e.hbm_bytes) / gib * 1.05, e.hbm_bytes / gib, "HBM", "%.1f GiB", 26);
   track(s, "perf.memory");
   for (size_t i = 0; i < mem.size(); ++i) {
-    if (i) ImGui::SameLine();
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mem[i].color), "%s %.1f GiB", mem[i].label, mem[i].value);
+    char label[64];
+    std::snprintf(label, sizeof label, "%s %.1f GiB", mem[i].label, mem[i].value);
+    if (i) same_line_if_fits(label);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mem[i].color), "%s", label);
   }
 
   ImGui::Spacing();
-  ImGui::Text("Where the %.2f s of one iteration go (tp %s, dp %s):", e.iteration_time_s, e.tp_algorithm.c_str(),
-              e.dp_algorithm.c_str());
+  wrapped_text(false, "Where the %.2f s of one iteration go (tp %s, dp %s):", e.iteration_time_s,
+               e.tp_algorithm.c_str(), e.dp_algorithm.c_str());
   const auto& T = e.time;
   std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)}, {"tp comm", T.tp_comm, part_color(1)},
                              {"pp comm", T.pp_comm, part_color(4)}, {"dp comm", T.dp_comm, part_color(2)},
@@ -347,14 +353,11 @@ void draw_results(ExplorerState& s) {
   const int m = v.parsed.layout.micro_batches();
   const double bubble = perf::bubble_over_ideal(v.parsed.layout.schedule, v.parsed.layout.pp, m,
                                                 v.parsed.layout.virtual_stages);
-  ImGui::TextWrapped("Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
+  wrapped_text(false, "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
                      "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
                      perf::to_string(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m,
                      v.gantt_micro_batches < m ? "; drawn with fewer micro-batches to stay legible:" : ":");
-  if (v.gantt_micro_batches < m) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("m = %d shown", v.gantt_micro_batches);
-  }
+  if (v.gantt_micro_batches < m) wrapped_text(true, "m = %d shown", v.gantt_micro_batches);
   if (v.timeline.empty() && v.parsed.layout.pp > 0)
     ImGui::TextDisabled("(too many operations to draw; lower the micro-batch count)");
   else
@@ -374,17 +377,24 @@ void apply_layout(PerfView& v, const perf::Layout& L) {
 
 void draw_search(ExplorerState& s) {
   PerfView& v = s.perf;
+  if (!v.search_error.empty()) {
+    wrapped_text(false, "Layout search: no search while the configuration above is refused.");
+    return;
+  }
   ImGui::Text("Layout search (up to %lld GPUs):", (long long)v.search_config.cluster.gpus());
-  ImGui::SameLine();
-  if (!v.search_done)
-    ImGui::TextDisabled("searching... %zu slices left", v.search_pending.size());
+  char progress[96];
+  if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_pending.size());
   else
-    ImGui::TextDisabled("%lld layouts, %lld estimated, %.0f ms", v.search.considered, v.search.evaluated,
-                        v.search.elapsed_s * 1e3);
-  ImGui::SameLine();
+    std::snprintf(progress, sizeof progress, "%lld layouts, %lld estimated, %.0f ms", v.search.considered,
+                  v.search.evaluated, v.search.elapsed_s * 1e3);
+  same_line_if_fits(progress);
+  ImGui::TextDisabled("%s", progress);
+  same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.clear();
+  // ScrollX: on a narrow screen the columns keep their width and the table scrolls, instead of shrinking
+  // to unreadable columns.
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                             ImGuiTableFlags_SizingFixedFit;
+                             ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("##perf_search", 11, fl, ImVec2(0, 200))) {
     for (const char* h : {"#", "tp", "pp", "dp", "mb", "ZeRO", "recomp.", "schedule", "days", "TFLOP/s", "mem"})
       ImGui::TableSetupColumn(h);
@@ -422,14 +432,14 @@ void draw_search(ExplorerState& s) {
     for (const auto& [reason, count] : v.search.rejected_by_reason)
       why += reason + " (" + std::to_string(count) + "); ";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", why.c_str());
+    wrapped_text(false, "%s", why.c_str());
     ImGui::PopStyleColor();
   }
 }
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   // A scenario may hand over a config with sections left out (a search config has no "parallel"): the
@@ -439,7 +449,8 @@ void draw(ExplorerState& s) {
     if (!s.perf.config[sec].is_object()) s.perf.config[sec] = json::object();
   recompute(s);
   ImGui::BeginChild("##perf_controls", ImVec2(ImGui::GetFontSize() * 17, 0), true);
-  ImGui::PushItemWidth(ImGui::GetFontSize() * 9);
+  // Widgets end where the longest label still fits inside the column.
+  ImGui::PushItemWidth(-ImGui::CalcTextSize("tokens (billions)").x - ImGui::GetStyle().ItemInnerSpacing.x);
   draw_controls(s);
   ImGui::PopItemWidth();
   ImGui::EndChild();

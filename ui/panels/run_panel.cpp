@@ -51,9 +51,9 @@ void knobs(ExplorerState& s) {
     ImGui::SetTooltip("The run stops when the model has seen its training tokens, or after this many days of\n"
                       "wall-clock time, whichever comes first.");
   track(s, "run.days");
-  ImGui::SameLine();
+  same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("seed").x);
   int seed = int(v.seed);
-  if (ImGui::InputInt("seed", &seed)) v.seed = (unsigned long long)std::max(0, seed);
+  if (input_int_clamped("seed", seed, 0, 1 << 30)) v.seed = (unsigned long long)seed;
   track(s, "run.seed");
   // Read without writing: an empty section added here would change the iteration's cache key and make
   // the iteration panel simulate again for nothing. Sections are written only when a knob moves.
@@ -63,7 +63,7 @@ void knobs(ExplorerState& s) {
   if (ImGui::SliderFloat("checkpoint every (h, 0 = Daly)", &interval_h, 0, 24, "%.2f"))
     c["checkpoint"]["interval_s"] = double(interval_h) * 3600;
   track(s, "run.interval");
-  ImGui::SameLine();
+  same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("storage accounts").x);
   float accounts = float(ck.value("storage_accounts", 1.0));
   if (ImGui::SliderFloat("storage accounts", &accounts, 1, 64, "%.0f", ImGuiSliderFlags_Logarithmic))
     c["checkpoint"]["storage_accounts"] = std::round(accounts);
@@ -80,7 +80,7 @@ void knobs(ExplorerState& s) {
   track(s, "run.cores");
   const std::string profile = fail.value("profile", std::string("llama3-405b-2024"));
   if (const Table* t = s.catalog->table("failures")) {
-    ImGui::SameLine();
+    same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
     if (ImGui::BeginCombo("failure rates", profile.c_str())) {
       for (const Record& r : t->records)
         if (ImGui::Selectable(r.name.c_str(), r.id == profile)) c["failures"]["profile"] = r.id;
@@ -130,12 +130,12 @@ void timeline(ExplorerState& s, const json& r) {
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   poll(s);
   SimView& v = s.sim;
-  ImGui::TextWrapped("A month on the machine: any lost GPU, host, NIC, switch or software crash stops the whole "
+  wrapped_text(false, "A month on the machine: any lost GPU, host, NIC, switch or software crash stops the whole "
                      "job, which is noticed, rescheduled, restarted and redoes the work since its last checkpoint. "
                      "Rates come from published large runs (hover the table in the catalog: failures).");
   knobs(s);
@@ -149,22 +149,22 @@ void draw(ExplorerState& s) {
     track(s, "run.start");
     if (v.run.is_null() && v.run_error.empty()) v.run_requested = true;  // first visit: run once
   }
-  if (!v.run_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", v.run_error.c_str());
+  if (!v.run_error.empty()) error_text("%s", v.run_error.c_str());
   if (v.run.is_null()) return;
   const json& r = v.run;
-  ImGui::Text("%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",
+  wrapped_text(false, "%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",
               r["days"].get<double>(), r["fraction_done"].get<double>() * 100,
               r["finished"].get<bool>() ? " (finished)" : "", r["goodput"].get<double>() * 100,
               r["effective_mfu"].get<double>() * 100);
   track(s, "run.summary");
-  ImGui::Text("%d interruptions (MTBF %s), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
+  wrapped_text(false, "%d interruptions (MTBF %s), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
               r["interruptions"].get<int>(),
               r["mtbf_s"].is_null() ? "none" : format_quantity(r["mtbf_s"], "s").c_str(),
               format_quantity(r["lost_gpu_hours"], "").c_str(), r["checkpoint_overhead_fraction"].get<double>() * 100,
               r["cost_usd"].get<double>() > 0 ? ("$" + format_quantity(r["cost_usd"], "")).c_str() : "no price");
   const json& ck = r["checkpoint"];
   auto q = [](const json& x) { return x.is_null() ? std::string("-") : format_quantity(x, "s"); };
-  ImGui::Text("Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(ck["write_s"]).c_str(),
+  wrapped_text(false, "Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(ck["write_s"]).c_str(),
               q(ck["read_s"]).c_str(), q(ck["interval_s"]).c_str(), q(ck["young_interval_s"]).c_str(),
               q(ck["daly_interval_s"]).c_str());
   track(s, "run.checkpoint");

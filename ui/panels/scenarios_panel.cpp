@@ -4,11 +4,13 @@
 #include "core/paths.h"
 #include "scenario/player.h"
 #include "ui/explorer.h"
+#include "ui/scenario_bindings.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 
@@ -42,14 +44,59 @@ void apply_step(ExplorerState& s) {
   s.narration_title = v.player->scenario().title;
   s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
   s.highlight_widget = st.highlight_widget;
+  s.highlight_scrolled.clear();
   if (!st.focus_panel.empty()) open_panel(s, st.focus_panel);
-  const json& c = st.configs;
-  if (c.contains("estimate") && !c["estimate"].empty()) s.perf.config = c["estimate"];
-  if (c.contains("train") && !c["train"].empty()) s.lab.config = c["train"];
-  if (c.contains("plan")) s.capital.plan = c["plan"];
-  if (c.contains("waterfall")) s.capital.waterfall = c["waterfall"];
-  if (c.contains("partnership")) s.capital.partnership = c["partnership"];
+  // The highlighted widget's tab comes forward with it (on the focused panel: the step shows that one).
+  const std::string& h = st.highlight_widget;
+  if (!h.empty() && (st.focus_panel.empty() || h.rfind(s.active_panel + ".", 0) == 0)) reveal_widget(s, h);
+  apply_configs(s, st.configs, st.engine_calls);  // every config kind into its panel (scenario_bindings.h)
   v.follow_script = true;
+}
+
+// A file that cannot be played: every problem, located, in the Scenarios panel and in the narration pane
+// (which the class sees whatever panel is shown), and a count in the status bar.
+void show_problems(ExplorerState& s, const std::string& file, const std::vector<std::string>& problems) {
+  ScenarioView& v = s.scenarios;
+  v.errors = problems;
+  v.player.reset();
+  s.highlight_widget.clear();
+  const std::string n = std::to_string(problems.size()) + (problems.size() == 1 ? " problem" : " problems");
+  s.narration_title = "cannot play " + file;
+  s.narration_markdown = file + " has " + n + ", each with where it is and what to do:";
+  for (const auto& p : problems) s.narration_markdown += "\n\n- " + p;
+  s.status = file + ": " + n + " (listed in the narration pane and the Scenarios panel)";
+}
+
+// Edit distance, for "did you mean" on a misspelt scenario id in a link.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A requested id (link, environment) that names no shipped scenario: say which exist and the nearest.
+std::string unknown_id_problem(ExplorerState& s, const std::string& id) {
+  ScenarioView& v = s.scenarios;
+  if (!v.gallery_loaded) load_gallery(s);
+  std::string nearest, all;
+  size_t best = ~size_t(0);
+  for (const auto& e : v.gallery) {
+    const std::string gid = e.id.empty() ? e.file.substr(0, e.file.rfind(".json")) : e.id;
+    all += (all.empty() ? "" : ", ") + gid;
+    if (const size_t d = edit_distance(id, gid); d < best) best = d, nearest = gid;
+  }
+  std::string msg = "scenario=" + id + ": no shipped scenario has the id \"" + id + "\"";
+  if (!nearest.empty() && best <= std::max<size_t>(3, id.size() / 3)) msg += "; did you mean \"" + nearest + "\"?";
+  return msg + " Fix the link (?scenario=ID&step=N) with one of: " + all + ".";
 }
 
 void open_parsed(ExplorerState& s, scenario::ParseResult r, const std::string& file, int step) {
@@ -57,13 +104,14 @@ void open_parsed(ExplorerState& s, scenario::ParseResult r, const std::string& f
   v.errors.clear();
   v.file = file;
   if (!r.ok()) {
-    for (const auto& e : r.errors) v.errors.push_back(e.what());
-    v.player.reset();
-    s.status = "the scenario has " + std::to_string(r.errors.size()) + " problem(s): see the Scenarios panel";
+    std::vector<std::string> problems;
+    for (const auto& e : r.errors) problems.push_back(e.what());
+    show_problems(s, file.substr(file.find_last_of('/') + 1), problems);
     return;
   }
   v.player = std::make_shared<scenario::Player>(*r.scenario, s.catalog ? &*s.catalog : nullptr);
   v.answers.clear();
+  v.revealed.clear();
   if (step >= 0) v.player->jump(step);
   else v.player->next();
   apply_step(s);
@@ -77,7 +125,7 @@ void draw_gallery(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   if (!v.gallery_error.empty()) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The scenario index could not be read:");
-    ImGui::TextWrapped("%s", v.gallery_error.c_str());
+    wrapped_text(false, "%s", v.gallery_error.c_str());
     return;
   }
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp;
@@ -90,16 +138,20 @@ void draw_gallery(ExplorerState& s) {
   for (const auto& e : v.gallery) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
-    ImGui::TextWrapped("%s", e.title.c_str());
-    if (!e.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "invalid: hover for details");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.error.empty() ? e.summary.c_str() : e.error.c_str());
+    wrapped_text(false, "%s", e.title.c_str());
+    if (ImGui::IsItemHovered() && !e.summary.empty()) ImGui::SetTooltip("%s", e.summary.c_str());
+    if (!e.error.empty()) {  // every problem, located, wrapped in the column
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
+      wrapped_text(false, "%s", e.error.c_str());
+      ImGui::PopStyleColor();
+    }
     if (!e.audience.empty()) ImGui::TextDisabled("%s", e.audience.c_str());
     ImGui::TableSetColumnIndex(1);
     ImGui::Text("%.0f", e.minutes);
     ImGui::TableSetColumnIndex(2);
     std::string topics;
     for (const auto& t : e.topics) topics += (topics.empty() ? "" : ", ") + t;
-    ImGui::TextWrapped("%s", topics.c_str());
+    wrapped_text(false, "%s", topics.c_str());
     ImGui::TableSetColumnIndex(3);
     ImGui::PushID(e.file.c_str());
     if (ImGui::Button("Open")) open_path(s, e.path, -1);
@@ -109,41 +161,32 @@ void draw_gallery(ExplorerState& s) {
   ImGui::EndTable();
 }
 
-void draw_questions(ExplorerState& s, const scenario::Step& step) {
-  ScenarioView& v = s.scenarios;
-  for (const auto& q : step.questions) {
-    ImGui::PushID(q.id.c_str());
-    ImGui::Separator();
-    ImGui::TextWrapped("Question: %s", q.prompt.c_str());
-    json& a = v.answers[q.id];
-    if (!q.choices.empty()) {
-      int pick = a.is_number_integer() ? a.get<int>() : -1;
-      for (int i = 0; i < int(q.choices.size()); ++i)
-        if (ImGui::RadioButton(q.choices[size_t(i)].c_str(), pick == i)) a = i;
-    } else {
-      double x = a.is_number() ? a.get<double>() : 0.0;
-      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-      if (ImGui::InputDouble("your answer", &x, 0, 0, "%.4g")) a = x;
-    }
-    if (!a.is_null()) {
-      scenario::Report r = v.player->report({{q.id, a}});
-      for (const auto& ans : r.answers)
-        if (ans.question == q.id && ans.answered) {
-          if (ans.correct) ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "Right.");
-          else ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "Not quite (expected %s).", ans.expected.c_str());
-          if (!q.explanation.empty()) ImGui::TextWrapped("%s", q.explanation.c_str());
-        }
-    }
-    ImGui::PopID();
+// The step's expectations are for whoever wrote the scenario, not for the class: one plain line (a
+// failure names the command that shows the details), never the raw "a.b < c.d" syntax.
+void draw_step_checks(ExplorerState& s, const scenario::StepOutcome& o) {
+  int failed = 0;
+  for (const auto& e : o.expectations) failed += e.passed ? 0 : 1;
+  const std::string id = s.scenarios.player->scenario().id;
+  if (!o.errors.empty() || failed > 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.5f, 0.4f, 1));
+    wrapped_text(false, "This step did not run as its author expected (%d of %zu checks failed, %zu errors). "
+                       "`megacluster play %s` shows each check with the value found.",
+                       failed, o.expectations.size(), o.errors.size(), id.c_str());
+    ImGui::PopStyleColor();
+  } else if (!o.expectations.empty()) {
+    ImGui::TextDisabled("The engine's numbers in this step are within the ranges its author expected.");
   }
+  track(s, "scenarios.checks");
 }
 
 void draw_player(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   scenario::Player& p = *v.player;
   const scenario::Scenario& sc = p.scenario();
-  ImGui::Text("%s", sc.title.c_str());
-  ImGui::TextDisabled("%s  |  %.0f min  |  %d steps", sc.audience.c_str(), sc.minutes, p.step_count());
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(accent_color(), "%s", sc.title.c_str());
+  ImGui::PopTextWrapPos();
+  wrapped_text(true, "%s  |  %.0f min  |  %d steps", sc.audience.c_str(), sc.minutes, p.step_count());
   if (ImGui::Button("Restart")) {
     p.restart();
     p.next();
@@ -184,8 +227,10 @@ void draw_player(ExplorerState& s) {
   const scenario::StepOutcome* o = p.outcome();
   if (!o) return;
   ImGui::Separator();
+  ImGui::PushTextWrapPos(0);
   ImGui::TextColored(accent_color(), "%d. %s", o->index + 1, o->title.c_str());
-  ImGui::TextWrapped("%s", o->narration.c_str());
+  ImGui::PopTextWrapPos();
+  wrapped_text(false, "%s", o->narration.c_str());
   const scenario::Step& st = sc.steps[size_t(o->index)];
   if (!st.sources.empty() || !sc.sources.empty()) {
     std::string src;
@@ -193,23 +238,25 @@ void draw_player(ExplorerState& s) {
       const Source* so = s.catalog ? s.catalog->source(id) : nullptr;
       src += (src.empty() ? "" : "; ") + (so ? so->title + " (" + so->date + ")" : id);
     }
-    ImGui::TextDisabled("Sources: %s", src.c_str());
+    wrapped_text(true, "Sources: %s", src.c_str());
   }
-  for (const auto& e : o->expectations)
-    ImGui::TextColored(e.passed ? ImVec4(0.4f, 0.9f, 0.4f, 1) : ImVec4(1, 0.4f, 0.4f, 1), "%s %s (%s)",
-                       e.passed ? "check" : "FAILED", e.text.c_str(), e.actual.c_str());
-  for (const auto& e : o->errors) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "error: %s", e.c_str());
-  draw_questions(s, st);
+  draw_step_checks(s, *o);
+  if (!st.questions.empty()) ImGui::TextDisabled("Questions: in the narration pane, beside whatever panel is shown.");
 }
 
 void draw(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   if (!v.gallery_loaded) load_gallery(s);
   scenario_frame(s);
-  ImGui::TextWrapped("Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
+  wrapped_text(false, "Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
                      "explains the result; the same files replay headless with `megacluster play`. Drop a scenario "
                      ".json on the window to open your own.");
-  for (const auto& e : v.errors) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", e.c_str());
+  if (!v.errors.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
+    wrapped_text(false, "%s: %zu %s", v.file.c_str(), v.errors.size(), v.errors.size() == 1 ? "problem" : "problems");
+    for (const auto& e : v.errors) wrapped_text(false, "- %s", e.c_str());
+    ImGui::PopStyleColor();
+  }
   if (v.player) {
     draw_player(s);
     ImGui::Separator();
@@ -236,6 +283,56 @@ FileHandlerRegistrar drop_reg{FileHandler{.id = "scenarios.file", .open = open_d
 
 }  // namespace
 
+void draw_scenario_questions(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  if (!v.player || !v.player->outcome()) return;
+  const scenario::Step& step = v.player->scenario().steps[size_t(v.player->outcome()->index)];
+  for (const auto& q : step.questions) {
+    ImGui::PushID(q.id.c_str());
+    ImGui::Separator();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(accent_color(), "Question");
+    wrapped_text(false, "%s", q.prompt.c_str());
+    json& a = v.answers[q.id];
+    if (!q.choices.empty()) {
+      int pick = a.is_number_integer() ? a.get<int>() : -1;
+      for (int i = 0; i < int(q.choices.size()); ++i) {
+        // The button, then its choice wrapped beside it: a long choice must not run off the pane.
+        ImGui::PushID(i);
+        if (ImGui::RadioButton("##choice", pick == i)) a = i;
+        ImGui::PopID();
+        track(s, "question." + q.id + "." + std::to_string(i));
+        ImGui::SameLine();
+        wrapped_text(false, "%s", q.choices[size_t(i)].c_str());
+      }
+    } else {
+      double x = a.is_number() ? a.get<double>() : 0.0;
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+      if (ImGui::InputDouble("your answer", &x, 0, 0, "%.4g")) a = x;
+      track(s, "question." + q.id + ".input");
+    }
+    const bool revealed = v.revealed.count(q.id) > 0;
+    if (!revealed) {
+      if (ImGui::SmallButton("Reveal the answer")) v.revealed.insert(q.id);
+      track(s, "question." + q.id + ".reveal");
+    }
+    if (!a.is_null() || revealed) {
+      scenario::Report r = v.player->report(a.is_null() ? std::map<std::string, json>{} : std::map<std::string, json>{{q.id, a}});
+      for (const auto& ans : r.answers) {
+        if (ans.question != q.id) continue;
+        // The right answer in the class's words: the choice itself, or the number and its tolerance.
+        const std::string expected = q.choices.empty() ? ans.expected : q.choices[size_t(q.answer_index)];
+        if (ans.answered && ans.correct) ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "Right.");
+        else if (ans.answered && !revealed) ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "Not yet: try again, or reveal the answer.");
+        if (revealed) wrapped_text(false, "Answer: %s", expected.c_str());
+        if ((revealed || ans.correct) && !q.explanation.empty()) wrapped_text(false, "%s", q.explanation.c_str());
+      }
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::PopID();
+  }
+}
+
 void draw_scenario_controls(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   if (!v.player) return;
@@ -252,10 +349,13 @@ void draw_scenario_controls(ExplorerState& s) {
   ImGui::SameLine();
   if (ImGui::SmallButton(">") && p.next()) apply_step(s);
   track(s, "narration.next");
-  ImGui::SameLine();
-  ImGui::TextDisabled("step %d/%d", p.current() + 1, p.step_count());
-  ImGui::SameLine();
-  if (ImGui::SmallButton(v.follow_script ? "Scenario" : "Back to the script")) {
+  char counter[32];
+  std::snprintf(counter, sizeof counter, "step %d/%d", p.current() + 1, p.step_count());
+  same_line_if_fits(counter);
+  ImGui::TextDisabled("%s", counter);
+  const char* back = v.follow_script ? "Scenario" : "Back to the script";
+  same_line_if_fits(ImGui::CalcTextSize(back).x + 2 * ImGui::GetStyle().FramePadding.x);
+  if (ImGui::SmallButton(back)) {
     if (!v.follow_script) apply_step(s);
     else s.active_panel = "scenarios";
   }
@@ -276,9 +376,16 @@ void scenario_frame(ExplorerState& s) {
   try {
     if (!v.request_id.empty()) {  // from the URL, the environment or a test: open it wherever we are
       if (v.scenarios_dir.empty()) v.scenarios_dir = find_scenarios_dir();
-      const std::string path = v.scenarios_dir + "/" + v.request_id + ".json";
+      const std::string id = v.request_id;
       v.request_id.clear();
-      open_path(s, path, v.request_step);
+      bool shipped = id.find('/') == std::string::npos && id.find("..") == std::string::npos;
+      if (shipped) {
+        if (!v.gallery_loaded) load_gallery(s);
+        shipped = false;
+        for (const auto& e : v.gallery) shipped = shipped || e.id == id || e.file == id + ".json";
+      }
+      if (shipped) open_path(s, v.scenarios_dir + "/" + id + ".json", v.request_step);
+      else show_problems(s, "the link", {unknown_id_problem(s, id)});
     }
   } catch (const std::exception& e) {
     v.errors.push_back(e.what());
@@ -287,8 +394,9 @@ void scenario_frame(ExplorerState& s) {
   if (!v.player || v.ticked_frame == s.frame) return;
   v.ticked_frame = s.frame;
   // The user moved away from what the step set up: say so (the panel offers the way back).
-  const std::string& focus = v.player->state().focus_panel;
-  if (v.follow_script && s.active_panel != "scenarios" && !focus.empty() && s.active_panel != focus)
+  const std::string& focus = v.player->state().focus_panel;  // "lab/scaling": the panel is "lab"
+  if (v.follow_script && s.active_panel != "scenarios" && !focus.empty() &&
+      s.active_panel != focus.substr(0, focus.find('/')))
     v.follow_script = false;
   try {
     const int before = v.player->current();

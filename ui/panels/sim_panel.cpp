@@ -129,16 +129,18 @@ ImU32 span_color(const std::string& kind) {
   return IM_COL32(128, 128, 128, 255);
 }
 
+// Colour swatches with their names, flowing onto the next line when the panel is narrow.
 void legend() {
+  bool first = true;
   for (const char* k : {"forward", "backward", "tp_comm", "pp_send", "pp_wait", "dp_comm", "dp_wait", "optimizer"}) {
+    if (!first) same_line_if_fits(12 + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(k).x);
+    first = false;
     ImVec2 p = ImGui::GetCursorScreenPos();
     ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + 10, p.y + 10), span_color(k));
     ImGui::Dummy(ImVec2(12, 10));
     ImGui::SameLine();
     ImGui::TextUnformatted(k);
-    ImGui::SameLine();
   }
-  ImGui::NewLine();
 }
 
 std::vector<int> slice_gpus(const SimView& v) {
@@ -248,7 +250,7 @@ void draw_knobs(ExplorerState& s) {
     else c["stragglers"] = json::array({{{"gpu", 0}, {"speed", speed}}});
   }
   track(s, "sim.straggler");
-  ImGui::SameLine();
+  same_line_if_fits_item("node 3 NIC");
   float frac = 1.0f;
   if (c.contains("degraded_links") && c["degraded_links"].is_array() && !c["degraded_links"].empty())
     frac = c["degraded_links"][0].value("bandwidth_fraction", 1.0f);
@@ -259,7 +261,7 @@ void draw_knobs(ExplorerState& s) {
   track(s, "sim.degraded");
   float nic = c["cluster"].value("node_network_Gbps", 400.0f);
   knob_float(c["cluster"], "node_network_Gbps", "NIC Gb/s per node", nic, 25, 1600, "%.0f", s, "sim.nic", true);
-  ImGui::SameLine();
+  same_line_if_fits_item("oversubscription");
   float over = c["cluster"].value("oversubscription", 1.0f);
   knob_float(c["cluster"], "oversubscription", "oversubscription", over, 1, 8, "%.1f : 1", s, "sim.oversubscription");
   if (!c.contains("sim")) c["sim"] = json::object();
@@ -267,7 +269,7 @@ void draw_knobs(ExplorerState& s) {
   if (ImGui::SliderFloat("bucket MB", &bucket_MB, 1, 1000, "%.0f", ImGuiSliderFlags_Logarithmic))
     c["sim"]["bucket_bytes"] = double(bucket_MB) * 1e6;
   track(s, "sim.bucket");
-  ImGui::SameLine();
+  same_line_if_fits_checkbox("overlap gradients with backward");
   bool overlap = c["sim"].value("overlap_dp", c["parallel"].value("overlap_dp_comm", false));
   if (ImGui::Checkbox("overlap gradients with backward", &overlap)) c["sim"]["overlap_dp"] = overlap;
   track(s, "sim.overlap");
@@ -301,19 +303,19 @@ void draw_gantt(ExplorerState& s, const json& it) {
   if (v.view_span_s <= 0 || v.view_span_s > T) v.view_span_s = T;
   v.view_start_s = std::clamp(v.view_start_s, 0.0, std::max(0.0, T - v.view_span_s));
   ImGui::PushItemWidth(120);
-  ImGui::InputInt("first GPU", &v.slice_first);
+  input_int_clamped("first GPU", v.slice_first, 0, 1 << 30);
   track(s, "sim.slice_first");
-  ImGui::SameLine();
+  same_line_if_fits_item("rows");
   ImGui::SliderInt("rows", &v.slice_count, 1, 64);
-  ImGui::SameLine();
+  same_line_if_fits_item("stride");
   ImGui::SliderInt("stride", &v.slice_stride, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
   ImGui::PopItemWidth();
   const int gpus = it.value("gpus", 1);
   v.slice_first = std::clamp(v.slice_first, 0, gpus - 1);
-  ImGui::SameLine();
+  same_line_if_fits_button("one per stage");
   if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it["layout"]["tp"].get<int>() * it["layout"]["dp"].get<int>());
   track(s, "sim.one_per_stage");
-  ImGui::SameLine();
+  same_line_if_fits_button("whole iteration");
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
   wrapped_text(true, "wheel: zoom at the mouse, drag: pan; %s shown of %s; white: the critical path",
                format_quantity(v.view_span_s, "s").c_str(), format_quantity(T, "s").c_str());
@@ -493,7 +495,7 @@ void draw_links(ExplorerState& s, const json& it) {
   const float cell = std::clamp(ImGui::GetContentRegionAvail().x / float(cols), 2.0f, 10.0f);
   double mx = 1e-12;
   for (double x : nodes) mx = std::max(mx, x);
-  ImGui::Text("Node NIC utilisation (each cell a node; brightest = %.1f%% of the NIC)", mx * 100);
+  wrapped_text(false, "Node NIC utilisation (each cell a node; brightest = %.1f%% of the NIC)", mx * 100);
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (int i = 0; i < n; ++i) {
@@ -532,12 +534,12 @@ void draw_links(ExplorerState& s, const json& it) {
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   poll(s);
   SimView& v = s.sim;
-  ImGui::TextWrapped("Every GPU of the machine through one training iteration: compute in schedule order, "
+  wrapped_text(false, "Every GPU of the machine through one training iteration: compute in schedule order, "
                      "tensor-parallel collectives, pipeline sends and bucketed gradient collectives, with every "
                      "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
   draw_knobs(s);
@@ -555,7 +557,7 @@ void draw(ExplorerState& s) {
     track(s, "sim.restart");
   }
   if (!v.iteration_error.empty()) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "%s", v.iteration_error.c_str());
+    error_text("%s", v.iteration_error.c_str());
     return;
   }
   if (v.iteration.is_null() || !v.iteration.contains("sim")) return;
@@ -592,10 +594,12 @@ void draw(ExplorerState& s) {
     const auto want = [&](const char* tab) { return take_tab_request(s, tab) ? ImGuiTabItemFlags_SetSelected : 0; };
     const ImGuiTabItemFlags timeline_flag = want("timeline"), links_flag = want("links");
     if (ImGui::BeginTabItem("Timeline", nullptr, timeline_flag)) {
+      s.shown_tab = "timeline";
       draw_gantt(s, it);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Links", nullptr, links_flag)) {
+      s.shown_tab = "links";
       draw_links(s, it);
       ImGui::EndTabItem();
     }
@@ -609,7 +613,10 @@ PanelRegistrar reg{{.id = "sim",
                     .order = 10,
                     .draw = draw,
                     .summary = "every GPU of the machine through one iteration, with the network shared flow by flow",
-                    .tabs = {"timeline", "links"}}};
+                    .tabs = {"timeline", "links"},
+                    .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+                      return w == "sim.hot_links" || w == "sim.link_series" || w == "sim.heatmap" ? "links" : "";
+                    }}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -52,8 +52,10 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     if (!measured && int(yr * 4) % 2) continue;
     dl->AddLine(ImVec2(X(a), Y(t.flops_at(a))), ImVec2(X(b), Y(t.flops_at(b))), trend_col, measured ? 2.0f : 1.2f);
   }
-  dl->AddText(ImVec2(X(2016.8), Y(t.flops_at(2015.2))), trend_col,
-              ("doubling every " + std::to_string(t.doubling_months).substr(0, 3) + " months").c_str());
+  const std::string doubling = "doubling every " + std::to_string(t.doubling_months).substr(0, 3) + " months";
+  const float dw = ImGui::CalcTextSize(doubling.c_str()).x;  // kept inside the chart when it is narrow
+  dl->AddText(ImVec2(std::max(p0.x + left, std::min(X(2016.8), p1.x - right - dw)), Y(t.flops_at(2015.2))), trend_col,
+              doubling.c_str());
   // The runs.
   for (const auto& r : runs) {
     const ImVec2 c(X(r.year), Y(r.flops));
@@ -65,9 +67,12 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     char label[160];
     std::snprintf(label, sizeof label, "%s  %.3g PF-days", r.name.substr(0, r.name.find(" (")).c_str(),
                   capital::flops_to_pf_days(r.flops));
-    const float tw = ImGui::CalcTextSize(label).x;
-    float lx = c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7;
-    if (lx < p0.x + left) lx = c.x + 7;  // too wide for either side: keep it right of the point
+    auto place = [&](float tw) { return c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7; };
+    float lx = place(ImGui::CalcTextSize(label).x);
+    if (lx < p0.x + left) {  // too wide for either side on a narrow chart: the name alone (hover: the rest)
+      std::snprintf(label, sizeof label, "%s", r.name.substr(0, r.name.find(" (")).c_str());
+      lx = std::max(place(ImGui::CalcTextSize(label).x), p0.x + left);
+    }
     dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), label);
     const ImVec2 m = ImGui::GetIO().MousePos;
     if (ImGui::IsItemHovered() && std::fabs(m.x - c.x) < 7 && std::fabs(m.y - c.y) < 7 && r.flops_value) {
@@ -84,18 +89,26 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
   }
   std::vector<const Record*> rows;
   for (const auto& r : ev->records) rows.push_back(&r);
-  std::stable_sort(rows.begin(), rows.end(), [](const Record* a, const Record* b) { return a->get_or("year", 0) < b->get_or("year", 0); });
+  std::stable_sort(rows.begin(), rows.end(), [](const Record* a, const Record* b) { return a->get_or("date", 0) < b->get_or("date", 0); });
   for (const Record* r : rows) {
     ImGui::PushID(r->id.c_str());
-    ImGui::TextColored(accent_color(), "%s", r->text_or("date", "").c_str());
+    const Sourced* date = r->find("date");
+    ImGui::TextColored(accent_color(), "%s", date ? date->date.c_str() : "");
     ImGui::SameLine(ImGui::GetFontSize() * 6);
     bool sel = s.selection.table == "events" && s.selection.record == r->id;
-    if (ImGui::Selectable(r->name.c_str(), sel)) s.selection = Selection{"events", r->id, ""};
+    // A selectable as tall as the name wrapped to the column (a long name ran past the edge), the name
+    // drawn over it.
+    const float wrap_w = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+    const ImVec2 name_size = ImGui::CalcTextSize(r->name.c_str(), nullptr, false, wrap_w);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    if (ImGui::Selectable("##event", sel, 0, ImVec2(wrap_w, name_size.y))) s.selection = Selection{"events", r->id, ""};
+    ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, ImGui::GetColorU32(ImGuiCol_Text),
+                                        r->name.c_str(), nullptr, wrap_w);
     track(s, "story.event." + r->id);
     ImGui::Indent(ImGui::GetFontSize() * 6);
-    ImGui::TextWrapped("%s", r->text_or("summary", "").c_str());
-    if (const Sourced* y = r->find("year"))
-      if (const Source* so = cat.source(y->source)) ImGui::TextDisabled("%s, %s", so->title.c_str(), so->publisher.c_str());
+    wrapped_text(false, "%s", r->text_or("summary", "").c_str());  // breaks at spaces, never inside "$129,000"
+    if (date)
+      if (const Source* so = cat.source(date->source)) wrapped_text(true, "%s, %s", so->title.c_str(), so->publisher.c_str());
     ImGui::Unindent(ImGui::GetFontSize() * 6);
     ImGui::PopID();
   }
@@ -103,16 +116,16 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
 
 void draw(ExplorerState& s) {
   if (!s.catalog) {
-    ImGui::TextWrapped("The catalog could not be loaded: %s", s.catalog_error.c_str());
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
     return;
   }
   const Catalog& cat = *s.catalog;
-  ImGui::TextWrapped("From one donated box to a machine built for one customer: the events of the story, and the "
+  wrapped_text(false, "From one donated box to a machine built for one customer: the events of the story, and the "
                      "compute of its runs against the 'AI and Compute' trend. Hover a point for its source.");
   confidence_legend();
   const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("chart", ImVec2(w * 0.55f, h), false);
-  ImGui::TextDisabled("Training compute (FLOPs, log scale) by year; squares are machines, dots are runs");
+  wrapped_text(true, "Training compute (FLOPs, log scale) by year; squares are machines, dots are runs");
   draw_chart(s, cat, ImVec2(ImGui::GetContentRegionAvail().x, std::min(h - 8, ImGui::GetFontSize() * 28)));
   ImGui::EndChild();
   ImGui::SameLine();

@@ -1,6 +1,8 @@
 // sdl_gl_shell.cpp - see sdl_gl_shell.h. Follows Dear ImGui's example_sdl_opengl3/main.cpp.
 #include "ui/shell/sdl_gl_shell.h"
 
+#include "core/png.h"
+
 #include <SDL.h>
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
@@ -132,6 +134,7 @@ bool Shell::frame() {
   glClearColor(0.07f, 0.08f, 0.10f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  save_capture();
   ++frames_;
   if (opt_.frames > 0 && int(frames_) >= opt_.frames) {
     if (!opt_.screenshot_path.empty() && !dump_png(opt_.screenshot_path, error_)) quit_ = true;
@@ -162,6 +165,29 @@ bool Shell::dump_png(const std::string& path, std::string& err) {
   }
   return true;
 #endif
+}
+
+// The region the app asked for (ExplorerState::capture), read back from the frame just drawn, as a PNG
+// given to the platform (native: ./exports/NAME; web: a download).
+void Shell::save_capture() {
+  ExplorerState& s = app_->state();
+  if (s.capture.name.empty()) return;
+  const ExplorerState::Capture c = s.capture;
+  s.capture = {};
+  const ImGuiIO& io = ImGui::GetIO();
+  const float sx = io.DisplayFramebufferScale.x, sy = io.DisplayFramebufferScale.y;
+  const int fb_h = int(io.DisplaySize.y * sy);
+  const int x = std::max(0, int(c.rect.x * sx)), w = std::max(1, int(c.rect.w * sx));
+  const int h = std::max(1, int(c.rect.h * sy)), y = std::max(0, fb_h - int((c.rect.y + c.rect.h) * sy));
+  std::vector<unsigned char> px(size_t(w) * h * 4), flipped(px.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(x, y, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  for (int row = 0; row < h; ++row)  // GL's origin is bottom-left, PNG's top-left
+    std::copy_n(&px[size_t(h - 1 - row) * w * 4], size_t(w) * 4, &flipped[size_t(row) * w * 4]);
+  for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
+  std::string err;
+  const std::string where = s.platform ? s.platform->save_file(c.name, png_encode_rgba(w, h, flipped.data()), err) : "";
+  s.status = where.empty() ? "export failed: " + (err.empty() ? std::string("no platform") : err) : "exported " + where;
 }
 
 void Shell::set_size(int w, int h) {

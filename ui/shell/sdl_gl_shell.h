@@ -44,6 +44,7 @@ class Shell {
   std::string error_;
   float dpi_scale_ = 1.0f;
   bool dump_png(const std::string& path, std::string& err);
+  void save_capture();
 };
 
 }  // namespace mc::ui

@@ -37,6 +37,16 @@ struct LabView {
   std::string sample;                       // generated text, refreshed every sample_every steps
   int sample_every = 50;
   bool log_axis = true;
+  std::vector<double> step_seconds;  // wall time of the latest steps (tokens/s and step time on screen)
+
+  // The run kept across page reloads (Platform::persistent, the web build): saved every persist_every_s
+  // while it changes, restored once when the lab first draws.
+  double persist_every_s = 5;
+  double persisted_at_s = -1e9;  // steady-clock seconds of the last save
+  int persisted_step = -1;
+  bool persisted_running = false;
+  bool restore_checked = false;
+  std::string resume_note;       // "resumed at step 120 from the browser's storage"
 
   // The training text: a built-in corpus of assets/corpus/index.json (corpus_id) or a dropped file
   // (corpus_id empty). Loaded on first use, and again when the combo picks another built-in.
@@ -51,6 +61,11 @@ struct LabView {
   std::shared_ptr<train::ScalingSweep> sweep;
   bool sweep_running = false;
   bool sweep_quick = true;
+  // The sweep's config (train::scaling_config_from_json) when a scenario set one, else empty (the "quick
+  // sweep" checkbox decides); sweep_requested starts it on the next frame the lab draws or ticks.
+  nlohmann::json sweep_config = nlohmann::json::object();
+  bool sweep_requested = false;
+  std::string sweep_error;  // why the sweep's config was refused
 };
 
 }  // namespace mc::ui

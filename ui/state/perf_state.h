@@ -41,6 +41,7 @@ struct PerfView {
   std::vector<std::pair<int, int>> search_pending;  // (tp, pp) slices still to run
   mc::perf::SearchResult search;
   bool search_done = false;
+  std::string search_error;            // the search config was refused (the header then names no stale size)
   int gantt_max_micro_batches = 24;    // above this the Gantt replays the schedule with fewer micro-batches
   int gantt_micro_batches = 0;         // micro-batches in `timeline`
 };

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ void scenario_frame(ExplorerState& s);
 // Compact player controls (previous, play/pause, next, step i/n, open the Scenarios panel) for the narration
 // dock, so a class can follow the script from any panel. Draws nothing when no scenario is loaded.
 void draw_scenario_controls(ExplorerState& s);
+// The current step's questions with an answer box and "Reveal the answer", for the narration pane (and the
+// Scenarios panel). Draws nothing when no scenario is loaded or the step asks nothing.
+void draw_scenario_questions(ExplorerState& s);
 
 struct ScenarioView {
   std::vector<scenario::IndexEntry> gallery;
@@ -33,6 +37,7 @@ struct ScenarioView {
   std::string file;                          // what is loaded (path or dropped file name)
   std::vector<std::string> errors;           // validation errors of the last file opened (shown, never fatal)
   std::map<std::string, nlohmann::json> answers;
+  std::set<std::string> revealed;            // questions whose answer the class asked to see
   int applied_step = -2;                     // the step whose effects were last pushed into the panels
   bool follow_script = true;                 // false while the user explores on their own
   unsigned long long ticked_frame = ~0ull;   // the frame scenario_frame last advanced (once per frame)

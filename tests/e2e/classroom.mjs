@@ -1,0 +1,124 @@
+// Classroom check of the web build in headless Chromium, as an instructor preparing a lecture would: every
+// step of every shipped scenario at 1440x900 and 1280x720 (a projector), each screenshotted; per step the
+// page must report no panel error, draw the highlighted widget, narrate without "nan", and say in plain
+// words what computes. Then a misspelt link, the lab's PNG export and a reload that resumes the lab's run.
+//   node classroom.mjs --site build/web/site --out DIR [--scenarios scenarios/index.json]
+import { chromium } from "playwright-core";
+import { serveStatic } from "./serve.mjs";
+import fs from "node:fs";
+import path from "node:path";
+
+const arg = (k, d) => { const i = process.argv.indexOf(k); return i > 0 ? process.argv[i + 1] : d; };
+const site = arg("--site");
+const out = arg("--out", "classroom-shots");
+const index = arg("--scenarios", path.join(path.dirname(new URL(import.meta.url).pathname), "../../scenarios/index.json"));
+if (!site || !fs.existsSync(path.join(site, "index.html"))) {
+  console.error(`classroom: no web build at ${site} (cmake --build --preset web first)`);
+  process.exit(1);
+}
+fs.mkdirSync(out, { recursive: true });
+const fail = (msg) => { console.error("classroom FAILED: " + msg); process.exitCode = 1; };
+const appReady = () => {
+  try { return !!(window.Module && Module.calledRun && Module._app_frame_count() > 10); } catch (e) { return false; }
+};
+const ids = JSON.parse(fs.readFileSync(index, "utf8")).scenarios.map((f) => f.replace(/\.json$/, ""));
+
+const server = await serveStatic(site, 0);
+const base = `http://127.0.0.1:${server.address().port}/index.html`;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-gpu-sandbox",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-quic"],
+});
+const state = (page) => page.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())));
+const command = (page, cmd) => page.evaluate((c) => Module.ccall("app_command", "string", ["string"], [c]),
+                                            JSON.stringify(cmd));
+const frames = (page, n) => page.evaluate((k) => new Promise((res) => {
+  const t = Module._app_frame_count() + k;
+  const poll = () => (Module._app_frame_count() >= t ? res() : setTimeout(poll, 20));
+  poll();
+}), n);
+
+try {
+  for (const [w, h] of [[1440, 900], [1280, 720]]) {
+    const page = await browser.newPage({ viewport: { width: w, height: h } });
+    page.on("console", (m) => { if (m.type() === "error") console.error("page:", m.text()); });
+    await page.goto(base);
+    await page.waitForFunction(appReady, null, { timeout: 60000 });
+    let s = await state(page);
+    if (!/WebAssembly, CPU/.test(s.status_bar)) fail(`status bar at ${w}: ${s.status_bar}`);
+    for (const id of ids) {
+      for (let step = 1; step <= 12; ++step) {
+        const err = await command(page, { scenario: [id, step] });
+        if (err) fail(`${id} step ${step}: ${err}`);
+        await frames(page, 4);
+        await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null,
+                                   { timeout: 120000 }).catch(() => fail(`${id} step ${step}: still busy`));
+        await frames(page, 4);
+        s = await state(page);
+        const shot = path.join(out, `${id}-${step}-${w}x${h}.png`);
+        await page.screenshot({ path: shot });
+        const where = `${id} step ${step} at ${w}x${h}`;
+        if (s.errors.length) fail(`${where}: ${s.errors.join(" | ")}`);
+        if (/\bnan\b|\binf\b/i.test(s.narration)) fail(`${where}: non-finite number in the narration`);
+        if (s.highlight_widget && !s.widgets[s.highlight_widget]) fail(`${where}: ${s.highlight_widget} not drawn`);
+        console.log(`${where}: panel ${s.active_panel}${s.tab ? "/" + s.tab : ""}, ${shot}`);
+        if (s.scenario_step >= s.scenario_steps) break;
+      }
+    }
+    await page.close();
+  }
+  // A misspelt link explains itself on the page.
+  const bad = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  await bad.goto(base + "?scenario=gpt3-on-the-machin&step=2");
+  await bad.waitForFunction(appReady, null, { timeout: 60000 });
+  await frames(bad, 5);
+  const sb = await state(bad);
+  if (!/did you mean "gpt3-on-the-machine"/.test(sb.narration)) fail("a misspelt link does not say which one was meant");
+  await bad.screenshot({ path: path.join(out, "bad-link-1280x720.png") });
+  await bad.close();
+  // The lab: export the chart as a PNG (a download), then a reload resumes the run.
+  const lab = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+  await lab.goto(base + "?panel=lab");
+  await lab.waitForFunction(appReady, null, { timeout: 60000 });
+  await frames(lab, 60);
+  let ls = await state(lab);
+  const btn = ls.widgets["lab.export_png"];
+  if (!btn) fail("no Export PNG button in the lab");
+  else {
+    const download = lab.waitForEvent("download", { timeout: 20000 });
+    await lab.mouse.move(btn[0] + btn[2] / 2, btn[1] + btn[3] / 2);
+    await frames(lab, 2);
+    await lab.mouse.down();
+    await frames(lab, 2);
+    await lab.mouse.up();
+    const d = await download;
+    const file = path.join(out, "lab-" + d.suggestedFilename());
+    await d.saveAs(file);
+    const head = fs.readFileSync(file).subarray(0, 8).toString("latin1");
+    if (head !== "\x89PNG\r\n\x1a\n") fail("the exported chart is not a PNG");
+    console.log(`lab export: ${file} (${fs.statSync(file).size} bytes)`);
+  }
+  await frames(lab, 30);
+  ls = await state(lab);
+  const before = ls.shown.train ? ls.shown.train.step : 0;
+  await lab.waitForTimeout(6000);  // the run is kept every 5 s
+  ls = await state(lab);
+  const kept = ls.shown.train ? ls.shown.train.step : 0;
+  await lab.reload();
+  await lab.waitForFunction(appReady, null, { timeout: 60000 });
+  await frames(lab, 5);
+  ls = await state(lab);
+  const resumed = ls.shown.train ? ls.shown.train.step : 0;
+  console.log(`lab: step ${before} -> ${kept} before the reload, ${resumed} after it`);
+  if (!(resumed > 0 && resumed + 5 >= before)) fail(`a reload did not resume the run (step ${resumed} after ${kept})`);
+  await lab.screenshot({ path: path.join(out, "lab-after-reload-1440x900.png") });
+  await lab.close();
+} catch (e) {
+  fail(String(e && e.stack || e));
+} finally {
+  await browser.close();
+  server.close();
+}
+console.log(process.exitCode ? "classroom: FAILED" : "classroom: passed");

@@ -1,0 +1,189 @@
+// scenario_bindings.cpp - scenario config kind -> panel state (see scenario_bindings.h).
+#include "ui/scenario_bindings.h"
+
+#include "capital/compute_cost.h"
+#include "capital/waterfall.h"
+#include "perf/perf.h"
+#include "train/scaling.h"
+#include "train/train.h"
+#include "ui/explorer.h"
+
+namespace mc::ui {
+
+using nlohmann::json;
+
+namespace {
+
+bool empty_config(const json& c) { return c.is_null() || (c.is_object() && c.empty()); }
+
+}  // namespace
+
+json without_empty_sections(const json& c) {
+  if (!c.is_object()) return c;
+  json out = json::object();
+  for (const auto& [k, v] : c.items()) {
+    json x = without_empty_sections(v);
+    if (!(x.is_object() && x.empty())) out[k] = std::move(x);
+  }
+  return out;
+}
+
+json config_for_panel(const std::string& kind, const json& config, const json& call) {
+  if (kind == "plan" || kind == "waterfall" || kind == "partnership") return config;  // always complete
+  if (empty_config(config)) return nullptr;
+  // The engine call was made on this very config: the panel repeats it (with its filled-in steps and seed).
+  if (!call.is_object() || !call.contains("config")) return config;
+  const json& made_on = call.contains("base") ? call["base"] : call["config"];
+  return made_on == config ? call["config"] : config;
+}
+
+namespace {
+
+// The capital panel computes on every frame from its configs; what it shows is these engine calls on them
+// (capital_panel.cpp makes the same calls with the same defaults).
+capital::PlanConfig panel_plan(const ExplorerState& s) {
+  capital::PlanConfig c = capital::plan_config_from_json(s.capital.plan, capital::default_plan_config(*s.catalog));
+  if (c.budget_usd <= 0 && c.budget_flops <= 0) c.budget_usd = 1e7;  // the panel's budget when none is set
+  return c;
+}
+
+json shown_plan(const ExplorerState& s) {
+  if (!s.catalog || !s.capital.error.empty()) return nullptr;
+  return capital::to_json(capital::plan(panel_plan(s)));
+}
+
+json shown_waterfall(const ExplorerState& s) {
+  if (!s.capital.error.empty()) return nullptr;
+  const capital::WaterfallConfig c = capital::waterfall_config_from_json(s.capital.waterfall, {});
+  return capital::to_json(c, capital::run_waterfall(c));
+}
+
+json shown_partnership(const ExplorerState& s) {
+  if (!s.catalog || !s.capital.error.empty()) return nullptr;
+  const capital::PlanConfig plan = panel_plan(s);
+  capital::PartnershipConfig part;
+  part.usd_per_gpu_hour = plan.rent_usd_per_gpu_hour;
+  part.gpu_flops_per_s = plan.gpu_peak_flops_per_s * plan.utilisation;
+  return capital::to_json(capital::run_partnership(capital::partnership_config_from_json(s.capital.partnership, part)));
+}
+
+// The perf panel's cached estimate, when it belongs to the config shown.
+json shown_estimate(const ExplorerState& s) {
+  const PerfView& v = s.perf;
+  if (!v.valid || v.computed_for != v.config.dump()) return nullptr;
+  return perf::to_json(v.estimate, v.parsed);
+}
+
+// The simulator panels' results: the iteration (sim panel) and the run (run panel) of the current config.
+json shown_simulation(const ExplorerState& s) {
+  const SimView& v = s.sim;
+  json r = v.iteration.is_object() && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? v.iteration
+                                                                                            : json::object();
+  const std::string run_key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
+  if (!v.run.is_null() && v.run_for == run_key && !v.run_job) r["run"] = v.run;
+  return r.empty() ? json() : r;
+}
+
+json shown_training(const ExplorerState& s) {
+  const LabView& v = s.lab;
+  if (!v.trainer || v.built_for != v.config.dump()) return nullptr;
+  return train::trainer_results_json(*v.trainer);
+}
+
+json shown_sweep(const ExplorerState& s) {
+  const LabView& v = s.lab;
+  if (!v.sweep || !v.sweep->done()) return nullptr;
+  return train::sweep_summary_json(v.sweep->result());
+}
+
+void set_lab_corpus(LabView& v, const std::string& corpus) {
+  if (corpus == v.corpus_id) return;  // the run uses the scenario's text, which the lab then shows
+  v.corpus_id = corpus;
+  v.corpus_text.clear();
+  v.corpus_error.clear();
+  v.built_for.clear();
+}
+
+}  // namespace
+
+const std::vector<ConfigBinding>& config_bindings() {
+  static const std::vector<ConfigBinding> bindings = {
+      {"plan", [](ExplorerState& s, const json& c, const json&) { s.capital.plan = c; },
+       [](const ExplorerState& s) { return s.capital.plan; }, shown_plan},
+      {"waterfall", [](ExplorerState& s, const json& c, const json&) { s.capital.waterfall = c; },
+       [](const ExplorerState& s) { return s.capital.waterfall; }, shown_waterfall},
+      {"partnership", [](ExplorerState& s, const json& c, const json&) { s.capital.partnership = c; },
+       [](const ExplorerState& s) { return s.capital.partnership; }, shown_partnership},
+      {"estimate", [](ExplorerState& s, const json& c, const json&) { s.perf.config = c; },
+       [](const ExplorerState& s) { return s.perf.config; }, shown_estimate},
+      {"simulate",
+       [](ExplorerState& s, const json& c, const json& call) {
+         SimView& v = s.sim;
+         const bool changed = without_empty_sections(v.config) != without_empty_sections(c);
+         v.config = c;
+         // The same seed and length as the scenario's simulation: the run panel then shows its numbers.
+         if (call.is_object() && call.value("config", json()) == c) {
+           const unsigned long long seed = call.value("seed", 1ull);
+           const double days = call.value("run_days", 0.0);
+           if (seed != v.seed || (days > 0 && days != v.run_days) || changed || v.run.is_null()) {
+             v.seed = seed;
+             if (days > 0) v.run_days = days;
+             if (v.run_job) v.run_job->cancel = true;  // a run of an older config is of no use now
+             v.run_requested = true;
+           }
+         }
+       },
+       [](const ExplorerState& s) { return s.sim.config; }, shown_simulation},
+      {"train",
+       [](ExplorerState& s, const json& c, const json&) {
+         set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default" ? "synthetic"
+                                                                                          : c.value("corpus", std::string("synthetic")));
+         if (without_empty_sections(s.lab.config) != without_empty_sections(c)) {
+           s.lab.config = c;
+           s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
+         }
+       },
+       [](const ExplorerState& s) { return s.lab.config; }, shown_training},
+      {"scaling",
+       [](ExplorerState& s, const json& c, const json&) {
+         LabView& v = s.lab;
+         set_lab_corpus(v, c.value("corpus", std::string("synthetic")));
+         if (v.sweep_config != c || !v.sweep) {
+           v.sweep_config = c;
+           v.sweep.reset();
+           v.sweep_requested = true;  // the same sweep as the scenario's, run live in the lab
+         }
+       },
+       [](const ExplorerState& s) { return s.lab.sweep_config; }, shown_sweep},
+  };
+  return bindings;
+}
+
+bool panels_busy(const ExplorerState& s) {
+  // Panels compute while they are shown: only the active one can be waited for.
+  const LabView& l = s.lab;
+  if (s.active_panel == "lab")
+    return (l.running && l.trainer && l.trainer->step_index() < l.trainer->config().steps) || l.sweep_running ||
+           l.sweep_requested;
+  if (s.active_panel == "run") return s.sim.run_job || s.sim.run_requested;
+  if (s.active_panel == "sim") return bool(s.sim.iteration_job);
+  return false;
+}
+
+const ConfigBinding* find_config_binding(const std::string& kind) {
+  for (const auto& b : config_bindings())
+    if (b.kind == kind) return &b;
+  return nullptr;
+}
+
+void apply_configs(ExplorerState& s, const json& configs, const json& engine_calls) {
+  for (const auto& [kind, config] : configs.items()) {
+    const ConfigBinding* b = find_config_binding(kind);
+    if (!b) continue;  // tests assert every kind has a binding (ScenarioBindings.EveryConfigKindHasAPanel)
+    const json call = engine_calls.is_object() && engine_calls.contains(kind) ? engine_calls[kind] : json();
+    const json shown = config_for_panel(kind, config, call);
+    if (!shown.is_null()) b->apply(s, shown, call);
+  }
+}
+
+}  // namespace mc::ui
