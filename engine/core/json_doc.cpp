@@ -310,7 +310,8 @@ double JsonCursor::number_in(double lo, double hi) const {
 long long JsonCursor::integer() const {
   if (!v_->is_number()) fail_type("an integer");
   const bool too_big = v_->is_number_unsigned() ? v_->get<unsigned long long>() > 9000000000000000ULL
-                       : v_->is_number_integer() ? std::llabs(v_->get<long long>()) > 9000000000000000LL
+                       : v_->is_number_integer() ? (v_->get<long long>() > 9000000000000000LL ||
+                                                    v_->get<long long>() < -9000000000000000LL)
                                                  : std::fabs(v_->get<double>()) > 9.0e15;
   if (too_big && (v_->is_number_integer() || std::floor(v_->get<double>()) == v_->get<double>()))
     fail("value " + v_->dump() + " is out of range: an integer here is at most 9e15 in magnitude");
