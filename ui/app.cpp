@@ -177,9 +177,9 @@ void App::draw_inspector(float x, float y, float w, float h) {
     ImGui::Begin("Narration###narration", nullptr, kFixed);
     capture_window_text(s_);
     // The scenario's title wraps here; a window title bar would cut it off.
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(accent_color(), "%s", s_.narration_title.c_str());
-    ImGui::PopTextWrapPos();
+    ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
+    wrapped_text(false, "%s", s_.narration_title.c_str());
+    ImGui::PopStyleColor();
     draw_scenario_controls(s_);
     ImGui::Separator();
     wrapped_text(false, "%s", s_.narration_markdown.c_str());

@@ -322,9 +322,10 @@ void draw_results(ExplorerState& s) {
   track(s, "perf.cost");
 
   ImGui::Spacing();
-  wrapped_text(false, "Memory per GPU: %s of %s %s", format_quantity(e.memory.total, "bytes").c_str(),
-               format_quantity(e.hbm_bytes, "bytes").c_str(), e.fits ? "(fits)" : "- does NOT fit");
+  // In GiB, as the legend below and the scenarios' narration ({{...|gib}}) write it: one unit on one screen.
   const double gib = double(1ull << 30);
+  wrapped_text(false, "Memory per GPU: %.2f GiB of %.0f GiB %s", e.memory.total / gib, e.hbm_bytes / gib,
+               e.fits ? "(fits)" : "- does NOT fit");
   std::vector<BarPart> mem = {{"weights", e.memory.weights / gib, part_color(0)},
                               {"gradients", e.memory.gradients / gib, part_color(1)},
                               {"optimizer", e.memory.optimizer / gib, part_color(2)},

@@ -183,9 +183,9 @@ void draw_player(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   scenario::Player& p = *v.player;
   const scenario::Scenario& sc = p.scenario();
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(accent_color(), "%s", sc.title.c_str());
-  ImGui::PopTextWrapPos();
+  ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
+  wrapped_text(false, "%s", sc.title.c_str());
+  ImGui::PopStyleColor();
   wrapped_text(true, "%s  |  %.0f min  |  %d steps", sc.audience.c_str(), sc.minutes, p.step_count());
   if (ImGui::Button("Restart")) {
     p.restart();
@@ -227,9 +227,9 @@ void draw_player(ExplorerState& s) {
   const scenario::StepOutcome* o = p.outcome();
   if (!o) return;
   ImGui::Separator();
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(accent_color(), "%d. %s", o->index + 1, o->title.c_str());
-  ImGui::PopTextWrapPos();
+  ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
+  wrapped_text(false, "%d. %s", o->index + 1, o->title.c_str());
+  ImGui::PopStyleColor();
   wrapped_text(false, "%s", o->narration.c_str());
   const scenario::Step& st = sc.steps[size_t(o->index)];
   if (!st.sources.empty() || !sc.sources.empty()) {
