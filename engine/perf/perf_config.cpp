@@ -1,5 +1,12 @@
-// perf_config.cpp - reading a run config (model, cluster, parallel layout, training) with catalog
-// presets and per-key overrides; checking it; printing an estimate as JSON.
+// perf_config.cpp - reading a run config (model, cluster, parallel layout, training, software) with
+// catalog presets and per-key overrides; checking it; printing an estimate as JSON.
+//
+// Sections:
+//   catalog records      find_record, apply_gpu, apply_fabric, parse_cluster (64-bit GPU counts)
+//   parse_config         model, cluster, software (software.json), training, parallel layout
+//   layout_problems      what makes a layout meaningless, each message led by its key
+//   to_json              what `megacluster estimate` prints
+//   software             software_from_catalog, default_software (the preset's own stack)
 #include "perf/perf.h"
 
 #include <algorithm>

@@ -1,4 +1,11 @@
 // validate.cpp - evaluates the model on the published cases and formats the error table.
+//
+// Sections:
+//   table1_config        Megatron-LM 2021 Table 1 rows as estimate configs
+//   validate_cases       public-cases.json: Table 1 throughput and the arithmetic cases
+//   published runs       more-public-cases.json through run-setups.json (run_config, validate_runs)
+//   summaries            median / max |error| of the throughput rows
+//   formatting           the Markdown (docs/validation.md) and text tables
 #include "perf/validate.h"
 
 #include "perf/comm_volume.h"
@@ -325,6 +332,8 @@ std::vector<ValidationRow> validate_runs(const Catalog& cat, const std::string& 
 }
 
 namespace {
+// ---- summaries -------------------------------------------------------------------------------------
+
 ThroughputSummary summarize(std::vector<double> errs) {
   ThroughputSummary s;
   s.rows = int(errs.size());
