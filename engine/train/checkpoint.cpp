@@ -6,6 +6,7 @@
 //   u64 FNV-1a 64 of every byte before it.
 // Written to NAME.tmp, flushed and fsync'ed, then renamed over NAME: a crash mid-write leaves the previous
 // files intact (rename is atomic on POSIX file systems; the fsync makes sure the bytes are on disk first).
+#include "core/json_doc.h"
 #include "train/trainer_impl.h"
 
 #include <algorithm>
@@ -195,8 +196,31 @@ void Trainer::load_checkpoint(const std::string& path) {
                              "nothing was loaded; resume from an earlier ckpt-*.mcck or delete this one");
   const uint64_t hlen = r.get<uint64_t>();
   r.need(hlen);
-  const nlohmann::json h = nlohmann::json::parse(data.substr(r.pos, hlen));
+  // The header is checked like any input file: located errors naming the field, the rule and the fix
+  // (a checksum only says the bytes are the ones written, not that a hand-made file is sane).
+  const JsonDoc hdoc = JsonDoc::parse(data.substr(r.pos, hlen), path + " (header)");
+  const nlohmann::json& h = hdoc.value();
   r.pos += hlen;
+  const JsonCursor hroot = hdoc.root();
+  if (!hroot.is_object()) hroot.fail("the checkpoint header is a JSON object; the file is not one this program wrote");
+  const int saved_step = int(hroot["step"].integer_in(0, 1 << 30));
+  std::vector<double> saved_losses;
+  const JsonCursor jl = hroot["losses"];
+  if (!jl.is_array()) jl.fail("losses is a list of numbers, one per step trained; the file is not one this program wrote");
+  for (const JsonCursor& x : jl.elements()) saved_losses.push_back(x.number());
+  if (saved_losses.size() > size_t(saved_step))
+    jl.fail("holds " + std::to_string(saved_losses.size()) + " losses for " + std::to_string(saved_step) +
+            " steps; resume from another checkpoint");
+  const JsonCursor jr = hroot["data_rng"];
+  const std::string rng_text = jr.string();
+  if (rng_text.empty() || rng_text.size() > 20 || rng_text.find_first_not_of("0123456789") != std::string::npos)
+    jr.fail("data_rng is the data sampler's state as decimal digits; \"" + rng_text + "\" is not one");
+  uint64_t rng_state = 0;
+  for (char ch : rng_text) {
+    const uint64_t digit = uint64_t(ch - '0');
+    if (rng_state > (UINT64_MAX - digit) / 10) jr.fail("data_rng is larger than 2^64 - 1");
+    rng_state = rng_state * 10 + digit;
+  }
   const TrainConfig saved = parse_config(h.at("config"), path);
   if (identity(saved) != identity(s.cfg))
     throw CheckpointMismatch(path + ": checkpoint was written by a different run configuration (" +
@@ -212,9 +236,9 @@ void Trainer::load_checkpoint(const std::string& path) {
   }
   if (r.pos + 8 != data.size()) throw std::runtime_error(path + ": checkpoint has unexpected trailing bytes");
   s.workers = std::move(ws);
-  s.step = h.at("step").get<int>();
-  s.losses = h.at("losses").get<std::vector<double>>();
-  s.data_rng.state = std::stoull(h.at("data_rng").get<std::string>());
+  s.step = saved_step;
+  s.losses = std::move(saved_losses);
+  s.data_rng.state = rng_state;
 }
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -216,3 +219,76 @@ TEST(TrainCheckpoint, ResumeSkipsADamagedNewestFileAndSaysSo) {
 }
 
 }  // namespace
+
+// A file whose checksum is right but whose header was crafted (by hand or by a fuzzer): each bad field is
+// refused with the file, the field and the rule, and nothing is loaded.
+TEST(TrainCheckpoint, CraftedHeaderFieldsAreRefusedLocated) {
+  const std::string dir = fresh_dir("crafted");
+  const TrainConfig c = small(1, 1, 1, 0);
+  Trainer t(c, default_corpus());
+  t.step();
+  t.step();
+  const std::string path = t.save_checkpoint(dir);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  uint64_t hlen = 0;
+  std::memcpy(&hlen, bytes.data() + 12, 8);
+  const std::string header = bytes.substr(20, hlen);
+  // Rewrites one header field (a JSON fragment replacing "key": value) and fixes length and checksum.
+  auto crafted = [&](const std::string& key, const std::string& value) {
+    nlohmann::json h = nlohmann::json::parse(header);
+    std::string text = h.dump();
+    const std::string k = "\"" + key + "\":";
+    const size_t at = text.find(k);
+    size_t end = at + k.size();
+    int depth = 0;
+    for (; end < text.size(); ++end) {  // the value ends at the next ',' or '}' outside brackets
+      const char ch = text[end];
+      if (ch == '[' || ch == '{') ++depth;
+      if (ch == ']' || ch == '}') {
+        if (depth == 0) break;
+        --depth;
+      }
+      if (ch == ',' && depth == 0) break;
+    }
+    text = text.substr(0, at + k.size()) + value + text.substr(end);
+    std::string out = bytes.substr(0, 12);
+    const uint64_t n = text.size();
+    out.append(reinterpret_cast<const char*>(&n), 8);
+    out += text;
+    out += bytes.substr(20 + hlen);
+    uint64_t sum = 0xcbf29ce484222325ull;  // FNV-1a 64 over everything but the stored sum (checkpoint.cpp)
+    for (size_t i = 0; i + 8 < out.size(); ++i) sum = (sum ^ uint8_t(out[i])) * 0x100000001b3ull;
+    std::memcpy(out.data() + out.size() - 8, &sum, 8);
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << out;
+  };
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"step", "9e99", "out of range"},  {"step", "-5", "out of range"},
+      {"step", "1099511627776", "out of range"}, {"step", "1", "holds 2 losses for 1 steps"},
+      {"data_rng", "\"12ab\"", "decimal digits"}, {"data_rng", "\"99999999999999999999\"", "2^64"},
+      {"losses", "{\"a\": 1}", "list of numbers"}, {"losses", "[1, \"x\"]", "expected a number"},
+  };
+  for (const auto& [key, value, expect] : cases) {
+    crafted(key, value);
+    Trainer other(c, default_corpus());
+    try {
+      other.load_checkpoint(path);
+      ADD_FAILURE() << key << " = " << value << " was accepted";
+    } catch (const std::runtime_error& e) {
+      const std::string w = e.what();
+      EXPECT_NE(w.find(path), std::string::npos) << w;
+      EXPECT_NE(w.find(key), std::string::npos) << w;
+      EXPECT_NE(w.find(expect), std::string::npos) << key << " = " << value << ": " << w;
+    }
+    EXPECT_EQ(other.step_index(), 0) << key;  // nothing was loaded
+  }
+  crafted("step", "2");  // the original value loads again
+  Trainer ok(c, default_corpus());
+  ok.load_checkpoint(path);
+  EXPECT_EQ(ok.step_index(), 2);
+  fs::remove_all(dir);
+}
