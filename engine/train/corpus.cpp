@@ -270,6 +270,20 @@ void check_corpus_text(const std::string& text, const std::string& name) {
                              ") does not begin a valid UTF-8 sequence. Save the file as UTF-8 (for a Latin-1 file: "
                              "iconv -f latin1 -t utf-8 IN > OUT)");
   }
+  // Valid UTF-8 can still be binary: a NUL byte, or control characters beyond tab, newline, carriage
+  // return and form feed in more than 1% of the bytes, are not what a text corpus holds.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw std::runtime_error(name + ": not text: a NUL byte at offset " + std::to_string(nul) +
+                             " (binary data). Give a UTF-8 text file");
+  size_t controls = 0;
+  for (char ch : text) {
+    const auto b = uint8_t(ch);
+    if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r' && b != '\f') || b == 0x7f) ++controls;
+  }
+  if (controls * 100 > text.size())
+    throw std::runtime_error(name + ": not text: " + std::to_string(controls) + " of its " +
+                             std::to_string(text.size()) + " bytes are control characters (binary data). Give a UTF-8 "
+                             "text file");
   if (text.size() < kMinCorpusBytes)
     throw std::runtime_error(name + ": a corpus needs at least " + std::to_string(kMinCorpusBytes) + " bytes of text, this has " +
                              std::to_string(text.size()) + ". Use a longer file");

@@ -195,3 +195,26 @@ TEST(TrainCorpus, EntropyOfAHandSolvedChain) {
 }
 
 }  // namespace
+
+TEST(TrainCorpus, BinaryDataIsNotTextEvenWhenItIsValidUtf8) {
+  auto message = [](const std::string& text) {
+    try {
+      check_corpus_text(text, "f.txt");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // 4,096 NUL bytes are valid UTF-8 and used to be taken as a corpus.
+  std::string e = message(std::string(4096, '\0'));
+  EXPECT_NE(e.find("NUL byte at offset 0"), std::string::npos) << e;
+  std::string noisy(4000, 'a');
+  for (size_t i = 0; i < noisy.size(); i += 50) noisy[i] = '\x01';  // 2% control characters
+  e = message(noisy);
+  EXPECT_NE(e.find("80 of its 4000 bytes are control characters"), std::string::npos) << e;
+  // Text with tabs, line ends and a rare form feed is text.
+  std::string prose;
+  while (prose.size() < 4000) prose += "A line\tof text.\r\n";
+  prose += '\f';
+  EXPECT_EQ(message(prose), "");
+}
