@@ -256,3 +256,16 @@ TEST(ReferenceGpt, APerturbedKernelMissesTheGoldenFile) {
 }
 
 }  // namespace
+
+namespace {
+
+// The CUDA kernels (ops_backend.h) against the same golden file, on a machine where they can run.
+TEST(ReferenceGpt, CudaKernelsMatchPyTorchAutograd) {
+  std::string why;
+  const OpsBackend* cuda = cuda_backend(&why);
+  if (!cuda) GTEST_SKIP() << "no CUDA kernels here: " << why;
+  Golden g;
+  EXPECT_LT(golden_miss(g, *cuda), 1.0);
+}
+
+}  // namespace
