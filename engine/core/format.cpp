@@ -37,11 +37,24 @@ std::string format_si(double v, int sig) {
 std::string format_quantity(double v, const std::string& unit) {
   char buf[64];
   if (unit == "bytes") {
-    // HBM sizes are binary in practice (16 GB = 16 GiB of HBM2), but we print "GB" as the datasheets do.
-    double gib = v / (1024.0 * 1024.0 * 1024.0);
-    if (std::fabs(gib) >= 1024) std::snprintf(buf, sizeof buf, "%.3g TB", gib / 1024.0);
-    else if (std::fabs(gib) >= 1) std::snprintf(buf, sizeof buf, "%.4g GB", gib);
-    else std::snprintf(buf, sizeof buf, "%.4g MB", v / (1024.0 * 1024.0));
+    // Memory is sized in powers of two (a "32 GB" V100 holds 2^35 bytes = 32 GiB), disks and host RAM
+    // datasheets in powers of ten (1.5 TB = 1.5e12 bytes). A count that is a whole number of MiB prints
+    // in binary units with their IEC names, any other in decimal units, so neither is mislabelled by 7%.
+    const double mib = 1024.0 * 1024.0;
+    const bool binary = v != 0 && std::fabs(v) >= mib && std::fmod(std::fabs(v), mib) == 0;
+    if (binary) {
+      const double gib = v / (mib * 1024.0);
+      if (std::fabs(gib) >= 1024) std::snprintf(buf, sizeof buf, "%.4g TiB", gib / 1024.0);
+      else if (std::fabs(gib) >= 1) std::snprintf(buf, sizeof buf, "%.4g GiB", gib);
+      else std::snprintf(buf, sizeof buf, "%.4g MiB", v / mib);
+    } else {
+      const double a = std::fabs(v);
+      if (a >= 1e12) std::snprintf(buf, sizeof buf, "%.4g TB", v / 1e12);
+      else if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.4g GB", v / 1e9);
+      else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.4g MB", v / 1e6);
+      else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.4g kB", v / 1e3);
+      else std::snprintf(buf, sizeof buf, "%.4g bytes", v);
+    }
     return buf;
   }
   if (unit == "year" || unit == "count") {
