@@ -4,6 +4,7 @@
 #include "core/format.h"
 #include "core/paths.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace {
@@ -31,12 +32,14 @@ int run_catalog(mc::cli::Args& a) {
   for (const auto& t : cat.tables) {
     if (only && t.name != *only) continue;
     std::printf("== %s (%s, %zu records)\n", t.title.c_str(), t.name.c_str(), t.records.size());
+    int label_width = 28;  // the longest label of the table, so its values line up
+    for (const auto& f : t.fields) label_width = std::max(label_width, int(f.label.size()));
     for (const auto& r : t.records) {
       std::printf("  %-22s %s\n", r.id.c_str(), r.name.c_str());
       for (const auto& f : t.fields) {
         const mc::Sourced* s = r.find(f.key);
         if (!s) continue;
-        std::printf("      %-28s %-16s %-9s %s\n", f.label.c_str(), mc::display_value(*s, f.unit).c_str(),
+        std::printf("      %-*s %-16s %-9s %s\n", label_width, f.label.c_str(), mc::display_value(*s, f.unit).c_str(),
                     mc::to_string(s->confidence), s->source.c_str());
       }
     }

@@ -57,6 +57,17 @@ std::string format_quantity(double v, const std::string& unit) {
     }
     return buf;
   }
+  if (unit == "version code") {  // major*10000 + minor*100 + patch (NCCL_VERSION_CODE): 20708 -> "2.7.8"
+    const long long c = std::llround(v);
+    std::snprintf(buf, sizeof buf, "%lld.%lld.%lld", c / 10000, c / 100 % 100, c % 100);
+    return buf;
+  }
+  if (unit == "flag") return v != 0 ? "yes" : "no";
+  if (unit == "parameters") {
+    std::string s = format_si(v);
+    if (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + " parameters";
+  }
   if (unit == "year" || unit == "count") {
     std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;

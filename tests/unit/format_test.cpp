@@ -15,3 +15,11 @@ TEST(FormatQuantity, BytesUseBinaryUnitsOnlyForPowerOfTwoSizes) {
   EXPECT_EQ(mc::format_quantity(2.5e6, "bytes"), "2.5 MB");
   EXPECT_EQ(mc::format_quantity(512, "bytes"), "512 bytes");
 }
+
+TEST(FormatQuantity, VersionCodesFlagsAndParameterCounts) {
+  EXPECT_EQ(mc::format_quantity(20708, "version code"), "2.7.8");  // NCCL_VERSION_CODE of NCCL 2.7.8
+  EXPECT_EQ(mc::format_quantity(21805, "version code"), "2.18.5");
+  EXPECT_EQ(mc::format_quantity(1, "flag"), "yes");
+  EXPECT_EQ(mc::format_quantity(0, "flag"), "no");
+  EXPECT_EQ(mc::format_quantity(5e7, "parameters"), "50 M parameters");
+}
