@@ -6,6 +6,12 @@
 //   u64 FNV-1a 64 of every byte before it.
 // Written to NAME.tmp, flushed and fsync'ed, then renamed over NAME: a crash mid-write leaves the previous
 // files intact (rename is atomic on POSIX file systems; the fsync makes sure the bytes are on disk first).
+//
+// Across processes (engine/mpi) the file is the same: every rank sends its worker's arrays to rank 0,
+// which writes and renames it, then tells every rank whether that worked (so a full disk stops the whole
+// gang with one message, and no rank reports a checkpoint that is not on disk). Each rank resumes by
+// reading its own worker's arrays from it. One file for every layout means a run can be continued with
+// another number of processes: an MPI run's checkpoint resumes in one process and the other way round.
 #include "core/json_doc.h"
 #include "train/trainer_impl.h"
 
@@ -66,6 +72,11 @@ struct Reader {
     std::memcpy(&v, s.data() + pos, sizeof(T));
     pos += sizeof(T);
     return v;
+  }
+  void skip_floats() {  // another process's worker: its own process checks and loads it
+    const uint64_t n = get<uint64_t>();
+    if (n > (s.size() - pos) / sizeof(float)) need(size_t(-1) / 2);
+    pos += n * sizeof(float);
   }
   std::vector<float> floats(size_t expected, const char* what) {
     const uint64_t n = get<uint64_t>();
@@ -145,27 +156,50 @@ std::string Trainer::save_checkpoint(const std::string& dir) const {
   const std::string hs = h.dump();
   put(body, uint64_t(hs.size()));
   body += hs;
-  for (const Worker& w : s.workers) {
-    put_floats(body, w.params);
-    put_floats(body, w.param_shard);
-    put_floats(body, w.m);
-    put_floats(body, w.v);
-  }
-  put(body, fnv1a(body, body.size()));
+  auto arrays = [](const Worker& w) {
+    std::string a;
+    put_floats(a, w.params);
+    put_floats(a, w.param_shard);
+    put_floats(a, w.m);
+    put_floats(a, w.v);
+    return a;
+  };
   char name[64];
   std::snprintf(name, sizeof name, "ckpt-%08d.mcck", s.step);
   const std::string path = (std::filesystem::path(dir) / name).string();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(body.data(), std::streamsize(body.size()));
-    out.flush();
-    if (!out) throw std::runtime_error(tmp + ": cannot write the checkpoint (disk full or no permission)");
+  auto write = [&](std::string& file) {
+    put(file, fnv1a(file, file.size()));
+    const std::string tmp = path + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(file.data(), std::streamsize(file.size()));
+      out.flush();
+      if (!out) throw std::runtime_error(tmp + ": cannot write the checkpoint (disk full or no permission)");
+    }
+    sync_file(tmp);
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw std::runtime_error(path + ": cannot move the checkpoint into place: " + ec.message());
+  };
+  if (!s.transport) {
+    for (const Worker& w : s.workers) body += arrays(w);
+    write(body);
+    return path;
   }
-  sync_file(tmp);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": cannot move the checkpoint into place: " + ec.message());
+  // Across processes: rank 0 gathers the workers' arrays (in worker order), writes, and tells everyone.
+  const std::vector<std::string> parts = s.transport->gather(arrays(s.workers[size_t(s.me())]));
+  std::string error;
+  if (s.me() == 0) {
+    try {
+      for (const std::string& p : parts) body += p;
+      write(body);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  error = s.transport->all_gather(error)[0];
+  if (!error.empty()) throw std::runtime_error(error);
+  s.transport->note_checkpoint(path);
   return path;
 }
 
@@ -229,6 +263,10 @@ void Trainer::load_checkpoint(const std::string& path) {
   // Read everything first, then commit: a failure leaves the trainer as it was.
   std::vector<Worker> ws = s.workers;
   for (Worker& w : ws) {
+    if (!s.local(w.id)) {  // across processes: each reads its own worker's arrays
+      for (int k = 0; k < 4; ++k) r.skip_floats();
+      continue;
+    }
     w.params = r.floats(w.params.size(), "params");
     w.param_shard = r.floats(w.param_shard.size(), "param_shard");
     w.m = r.floats(w.m.size(), "adam_m");
@@ -239,6 +277,7 @@ void Trainer::load_checkpoint(const std::string& path) {
   s.step = saved_step;
   s.losses = std::move(saved_losses);
   s.data_rng.state = rng_state;
+  if (s.transport) s.transport->note_checkpoint(path);
 }
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {
