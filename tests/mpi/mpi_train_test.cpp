@@ -1,0 +1,281 @@
+// mpi_train_test.cpp - `mpirun -np N megacluster train` against the same command in one process (the
+// reference: the in-process lab, itself tested against one worker). Registered only when the build found
+// MPI; the environment Open MPI needs as root is set on these tests' own mpirun command lines (mpirun()).
+//
+// [SECTION] running commands
+// [SECTION] the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3
+// [SECTION] wrong rank counts and MPI's native collectives
+// [SECTION] checkpoints across process counts
+// [SECTION] gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// [SECTION] running commands -------------------------------------------------------------------------
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch_root() { return fs::temp_directory_path() / ("mc_mpi_test_" + std::to_string(getpid())); }
+
+// Removes this run's scratch folders when the tests end.
+struct CleanUp : ::testing::Environment {
+  void TearDown() override { fs::remove_all(scratch_root()); }
+};
+const auto* const clean_up = ::testing::AddGlobalTestEnvironment(new CleanUp);
+
+fs::path scratch(const std::string& name) {
+  fs::path d = scratch_root() / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+Result run(const std::string& args, const fs::path& dir) {
+  const std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
+  const int st = std::system((args + " > " + out + " 2> " + err).c_str());
+  return Result{WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out), slurp(err)};
+}
+
+std::string cli() { return MC_CLI; }
+// Open MPI refuses root unless both variables are set: set here, for the harness's own mpirun only.
+// --oversubscribe: more ranks than this machine's cores.
+std::string mpirun(int n) {
+  const std::string root = getuid() == 0 ? "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " : "";
+  return root + MC_MPIEXEC + " --oversubscribe -np " + std::to_string(n) + " " + cli();
+}
+
+json parse(const Result& r) {
+  try {
+    return json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not JSON: " << e.what() << "\nstdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err;
+    return json::object();
+  }
+}
+
+// The keys that must be equal bit for bit (everything but timings and the transport's own report).
+json numbers(const json& j) {
+  json out;
+  for (const char* k : {"losses", "bytes_sent_per_worker", "messages_sent_per_worker", "control_bytes_per_worker",
+                        "links_last_step", "memory_per_worker", "predicted_bytes_per_worker", "parameters"})
+    out[k] = j.value(k, json());
+  return out;
+}
+
+// [SECTION] the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3 --------------
+
+struct Layout {
+  int ranks;
+  const char* args;
+};
+void PrintTo(const Layout& l, std::ostream* os) { *os << "mpirun -np " << l.ranks << " train " << l.args; }
+
+class SameAsOneProcess : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(SameAsOneProcess, LossesBytesAndMemoryEqualBitForBit) {
+  const Layout l = GetParam();
+  const fs::path dir = scratch("same");
+  const std::string common = std::string(" train ") + l.args + " --steps 4 --json --quiet";
+  const Result ref = run(cli() + common, dir);
+  ASSERT_EQ(ref.rc, 0) << ref.err;
+  const Result mpi = run(mpirun(l.ranks) + common, dir);
+  ASSERT_EQ(mpi.rc, 0) << mpi.err;
+  const json a = parse(ref), b = parse(mpi);
+  EXPECT_EQ(b.value("transport", ""), "mpi");
+  EXPECT_EQ(b.value("ranks", 0), l.ranks);
+  EXPECT_EQ(a["losses"].size(), 4u);
+  // json equality compares the doubles exactly: the loss curve is the in-process one, bit for bit.
+  EXPECT_EQ(numbers(a), numbers(b)) << "in-process: " << numbers(a).dump() << "\nmpi: " << numbers(b).dump();
+  // What each rank's transport carried is what Comm counted for its worker (data + control).
+  for (size_t w = 0; w < b["wire_bytes_per_worker"].size(); ++w)
+    EXPECT_EQ(b["wire_bytes_per_worker"][w].get<double>(),
+              b["bytes_sent_per_worker"][w].get<double>() + b["control_bytes_per_worker"][w].get<double>())
+        << "worker " << w;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, SameAsOneProcess,
+    ::testing::Values(Layout{2, "--dp 2"}, Layout{2, "--pp 2"}, Layout{2, "--dp 2 --zero 2"},
+                      Layout{4, "--dp 2 --tp 2"}, Layout{4, "--tp 2 --pp 2 --schedule gpipe"},
+                      Layout{4, "--dp 2 --pp 2 --zero 1"}, Layout{4, "--dp 2 --tp 2 --zero 3"},
+                      Layout{8, "--dp 2 --tp 2 --pp 2"}, Layout{8, "--dp 4 --tp 2 --zero 3"}),
+    [](const ::testing::TestParamInfo<Layout>& i) {
+      std::string n = std::to_string(i.param.ranks) + "ranks";
+      for (const char* c = i.param.args; *c; ++c)
+        if (std::isalnum(static_cast<unsigned char>(*c))) n += *c;
+      return n;
+    });
+
+// [SECTION] wrong rank counts and MPI's native collectives --------------------------------------------
+
+TEST(MpiTrain, WrongRankCountIsRefusedOnceNamingTheFix) {
+  const fs::path dir = scratch("wrong");
+  const Result r = run(mpirun(3) + " train --dp 2 --tp 2 --steps 2 --json", dir);
+  EXPECT_NE(r.rc, 0);
+  const std::string what = "mpirun started 3 ranks, but the layout dp 2 x tp 2 x pp 1 has 4 workers";
+  const size_t at = r.err.find(what);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(what, at + 1), std::string::npos) << "printed by more than rank 0:\n" << r.err;
+  EXPECT_NE(r.err.find("mpirun -np 4"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(MpiTrain, NativeCollectivesCountTheRingAndStayClose) {
+  const fs::path dir = scratch("native");
+  const std::string common = " train --dp 2 --tp 2 --steps 4 --json --quiet";
+  const json a = parse(run(cli() + common, dir));
+  const json b = parse(run(mpirun(4) + common + " --mpi-native", dir));
+  ASSERT_EQ(b.value("mpi_collectives", ""), "mpi-native");
+  EXPECT_EQ(a["bytes_sent_per_worker"], b["bytes_sent_per_worker"]);  // Comm counts the ring it replaces
+  ASSERT_EQ(a["losses"].size(), b["losses"].size());
+  // MPI chooses its own summation order: equal to float rounding, not bit for bit.
+  for (size_t i = 0; i < a["losses"].size(); ++i)
+    EXPECT_NEAR(a["losses"][i].get<double>(), b["losses"][i].get<double>(), 1e-4) << "step " << i + 1;
+}
+
+// [SECTION] checkpoints across process counts ------------------------------------------------------------
+
+// A run of 8 steps saved at step 4 by `writer`, resumed from step 4 by `reader` (the step-8 file removed),
+// finishes with the losses of an uninterrupted run.
+void resume_across(const std::string& writer, const std::string& reader, const char* name) {
+  const fs::path dir = scratch(name), ck = dir / "ckpt";
+  const std::string common = " train --dp 2 --tp 2 --steps 8 --json --quiet";
+  const json whole = parse(run(cli() + common, dir));
+  const Result w = run(writer + common + " --checkpoint " + ck.string() + " --checkpoint-every 4", dir);
+  ASSERT_EQ(w.rc, 0) << w.err;
+  ASSERT_TRUE(fs::exists(ck / "ckpt-00000004.mcck"));
+  fs::remove(ck / "ckpt-00000008.mcck");
+  const Result r = run(reader + common + " --checkpoint " + ck.string() + " --resume", dir);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json j = parse(r);
+  EXPECT_EQ(j.value("resumed_from", ""), (ck / "ckpt-00000004.mcck").string());
+  EXPECT_EQ(j.value("steps_run", 0), 4);
+  EXPECT_EQ(j["losses"], whole["losses"]);
+}
+
+TEST(MpiTrain, CheckpointOfFourRanksResumesInOneProcess) { resume_across(mpirun(4), cli(), "ck41"); }
+TEST(MpiTrain, CheckpointOfOneProcessResumesOnFourRanks) { resume_across(cli(), mpirun(4), "ck14"); }
+
+TEST(MpiTrain, ResumingWithAnotherLayoutIsRefusedNamingWhy) {
+  const fs::path dir = scratch("cklayout"), ck = dir / "ckpt";
+  ASSERT_EQ(run(mpirun(4) + " train --dp 2 --tp 2 --steps 2 --quiet --json --checkpoint " + ck.string(), dir).rc, 0);
+  const Result r = run(mpirun(2) + " train --dp 2 --steps 4 --quiet --json --resume --checkpoint " + ck.string(), dir);
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("tp: checkpoint 2, this run 1"), std::string::npos) << r.err;
+}
+
+// [SECTION] gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run ------
+
+// The pid of MPI rank `rank` among mpirun's children (its environment says OMPI_COMM_WORLD_RANK).
+pid_t rank_pid(pid_t mpirun_pid, int rank) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::istringstream stat(slurp((e.path() / "stat").string()));
+    std::string pid, comm, state;
+    long ppid = 0;
+    stat >> pid >> comm >> state >> ppid;
+    if (ppid != mpirun_pid) continue;
+    std::string env = slurp((e.path() / "environ").string());
+    for (char& c : env)
+      if (c == '\0') c = '\n';
+    if (env.find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") != std::string::npos) return pid_t(std::stol(name));
+  }
+  return -1;
+}
+
+TEST(MpiTrain, KilledRankStopsTheGangNamingItAndResumeFinishesTheSameRun) {
+  const fs::path dir = scratch("gang"), ck = dir / "ckpt";
+  // A small model so that 300 steps take a few seconds; a checkpoint every 10 steps.
+  {
+    std::ofstream cfg(dir / "small.json");
+    cfg << R"({"model": {"layers": 1, "width": 32, "heads": 2, "context": 32}, "batch": 8, "steps": 300})";
+  }
+  const std::string common = " train " + (dir / "small.json").string() + " --dp 2 --tp 2 --json --quiet --checkpoint " +
+                             ck.string() + " --checkpoint-every 10";
+  const std::string out = (dir / "killed.out").string(), err = (dir / "killed.err").string();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string cmd = "exec " + mpirun(4) + common + " > " + out + " 2> " + err;
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait for the checkpoint of step 20, then SIGKILL rank 2 mid-run.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  while (!fs::exists(ck / "ckpt-00000020.mcck") && since() < 60) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(fs::exists(ck / "ckpt-00000020.mcck")) << slurp(err);
+  const pid_t victim = rank_pid(child, 2);
+  ASSERT_GT(victim, 0) << "rank 2 not found among mpirun's children";
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  const auto killed_at = since();
+  // Every other rank stops within a few seconds (never hangs in a collective).
+  int st = 0;
+  pid_t done = 0;
+  while ((done = waitpid(child, &st, WNOHANG)) == 0 && since() - killed_at < 20)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (done == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &st, 0);
+    FAIL() << "the gang did not stop within 20 s of the kill:\n" << slurp(err);
+  }
+  const double stop_s = since() - killed_at;
+  EXPECT_LT(stop_s, 10.0);
+  EXPECT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "mpirun reported success after a rank was killed";
+  const std::string e = slurp(err);
+  // Each survivor names the dead rank and the last checkpoint that is on disk.
+  for (int r : {0, 1, 3}) {
+    const std::string who = "rank " + std::to_string(r) + " of 4: stopped by mpirun";
+    const size_t at = e.find(who);
+    ASSERT_NE(at, std::string::npos) << "no message from rank " << r << ":\n" << e;
+    const std::string line = e.substr(at, e.find('\n', at) - at);
+    EXPECT_NE(line.find("the gang lost rank 2 (pid " + std::to_string(victim) + ")"), std::string::npos) << line;
+    const size_t c = line.find("Last sound checkpoint: ");
+    ASSERT_NE(c, std::string::npos) << line;
+    const std::string path = line.substr(c + 23, line.find(". Restart", c) - c - 23);
+    EXPECT_TRUE(fs::exists(path)) << line;
+  }
+  std::printf("[ gang ] rank 2 killed at %.2f s; the gang stopped %.2f s later\n", killed_at, stop_s);
+
+  // --resume on 4 ranks finishes the run; its losses equal an uninterrupted run's.
+  const Result resumed = run(mpirun(4) + common + " --resume", dir);
+  ASSERT_EQ(resumed.rc, 0) << resumed.err;
+  const json j = parse(resumed);
+  EXPECT_NE(j.value("resumed_from", ""), "");
+  const Result whole = run(cli() + " train " + (dir / "small.json").string() + " --dp 2 --tp 2 --json --quiet", dir);
+  ASSERT_EQ(whole.rc, 0) << whole.err;
+  const json w = parse(whole);
+  ASSERT_EQ(j["losses"].size(), 300u);
+  EXPECT_EQ(j["losses"], w["losses"]);
+  std::printf("[ gang ] resumed from %s; 300 losses equal the uninterrupted run's (last %.6f)\n",
+              j.value("resumed_from", "").c_str(), j["losses"].back().get<double>());
+}
+
+}  // namespace
