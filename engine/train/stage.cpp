@@ -3,6 +3,9 @@
 // layer is split by columns (attention: by heads; MLP: by hidden units) and the second by rows, so a block
 // needs one all-reduce after attention and one after the MLP in the forward pass (operator g) and the
 // mirror pair on the inputs' gradients in the backward pass (operator f): 4 per layer per micro-batch.
+//
+// Across processes (comm.h, Transport) every process runs these passes for the whole group, but computes
+// only for its own worker: for the others it books their pipeline messages' envelopes and moves on.
 #include "train/gemm.h"
 #include "train/ops.h"
 #include "train/ops_backend.h"

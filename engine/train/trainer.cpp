@@ -1,6 +1,10 @@
 // trainer.cpp - one optimizer step across the grid of virtual workers: pipelines of micro-batches, the
 // tied-embedding exchange, the data-parallel gradient exchange (plain or ZeRO), global-norm clipping and
 // AdamW. Every byte between workers goes through Comm.
+//
+// Across processes (a Transport, engine/mpi) every process runs this same schedule; loops over workers
+// skip the ones other processes hold (Impl::local), and a collective's buffer of another process's worker
+// is nullptr (Comm runs this process's part of the ring only).
 #include "train/trainer_impl.h"
 
 #include "perf/comm_volume.h"
