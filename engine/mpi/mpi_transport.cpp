@@ -56,7 +56,7 @@ namespace {
 
 // What the signal handler and the timeout messages print: kept in fixed buffers, written by the
 // transport as the run goes (the handler may only use async-signal-safe calls such as write(2)).
-char g_checkpoint[1024] = "none yet (this run has written no checkpoint)";
+char g_checkpoint[1024] = "";  // empty: no checkpoint written or resumed from yet
 int g_rank = -1, g_size = 0;
 
 // MPI tags are non-negative; the lab's collective tags are negative (comm.cpp), pipeline tags are
@@ -74,11 +74,12 @@ std::string mpi_error(int rc) {
 // The gang stops: one line naming this rank, the peer and the last sound checkpoint, then MPI_Abort
 // (mpirun ends every other rank; never a hang).
 [[noreturn]] void stop_gang(int peer, const std::string& what) {
-  std::fprintf(stderr,
-               "megacluster train: rank %d of %d: %s%s%s; the gang stops (all ranks). Last sound checkpoint: %s. "
-               "Restart with the same command and --resume.\n",
-               g_rank, g_size, what.c_str(), peer >= 0 ? " (rank " : "", peer >= 0 ? (std::to_string(peer) + ")").c_str() : "",
-               g_checkpoint);
+  const std::string restart = g_checkpoint[0] ? std::string("Last sound checkpoint: ") + g_checkpoint +
+                                                   ". Restart with the same command and --resume."
+                                             : std::string("This run has no checkpoint yet (--checkpoint DIR).");
+  std::fprintf(stderr, "megacluster train: rank %d of %d: %s%s%s; the gang stops (all ranks). %s\n", g_rank, g_size,
+               what.c_str(), peer >= 0 ? " (rank " : "", peer >= 0 ? (std::to_string(peer) + ")").c_str() : "",
+               restart.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 3);
   std::_Exit(3);
@@ -292,10 +293,14 @@ void on_terminate(int sig) {
       ++dead;
     }
   }
-  if (dead == 0) l.add(": a rank on another host died, or the job was interrupted");
-  l.add(". Last sound checkpoint: ");
-  l.add(g_checkpoint);
-  l.add(". Restart with the same command and --resume.\n");
+  if (dead == 0) l.add(": another rank stopped (its message is above), died on another host, or the job was interrupted");
+  if (g_checkpoint[0]) {
+    l.add(". Last sound checkpoint: ");
+    l.add(g_checkpoint);
+    l.add(". Restart with the same command and --resume.\n");
+  } else {
+    l.add(". This run has no checkpoint yet (--checkpoint DIR).\n");
+  }
   ssize_t ignored = write(2, l.buf, l.n);
   (void)ignored;
   // Stay alive a moment so that the other survivors, checking pids too, do not take this rank for dead
