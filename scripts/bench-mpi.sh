@@ -43,7 +43,7 @@ best() {
 }
 
 printf 'reference model, %d steps, %s cores, best of %d; wire bytes per step summed over ranks\n' "$steps" "$(nproc)" "$repeat"
-printf '%-6s %-16s %14s %14s %16s %16s %8s\n' ranks layout "1-proc tok/s" "MPI tok/s" "1-proc B/step" "MPI wire B/step" ratio
+printf '%-6s %-22s %13s %10s %15s %16s %6s\n' ranks layout "1-proc tok/s" "MPI tok/s" "1-proc B/step" "MPI wire B/step" ratio
 for spec in "1:--dp 1" "2:--dp 2" "2:--pp 2" "4:--dp 2 --tp 2"; do
   n=${spec%%:*} layout=${spec#*:}
   one=$(best "$cli" train "$cfg" $layout --json --quiet)
@@ -64,7 +64,7 @@ for spec in "1:--dp 1" "2:--dp 2" "2:--pp 2" "4:--dp 2 --tp 2"; do
     fi
     name="$layout"
     [ "$mode" = native ] && name="$layout native"
-    printf '%-6s %-16s %14.0f %14.0f %16s %16s %8.2f\n' "$n" "$name" "$t1" "$tm" "$b1" "$bm" \
+    printf '%-6s %-22s %13.0f %10.0f %15s %16s %6.2f\n' "$n" "$name" "$t1" "$tm" "$b1" "$bm" \
       "$(awk -v a="$tm" -v b="$t1" 'BEGIN{print (b>0 ? a/b : 0)}')"
   done
 done
