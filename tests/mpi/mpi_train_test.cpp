@@ -5,11 +5,12 @@
 // [SECTION] running commands
 // [SECTION] the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3
 // [SECTION] wrong rank counts and MPI's native collectives
-// [SECTION] checkpoints across process counts
+// [SECTION] checkpoints across process counts, shards
 // [SECTION] gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -159,7 +160,7 @@ TEST(MpiTrain, NativeCollectivesCountTheRingAndStayClose) {
     EXPECT_NEAR(a["losses"][i].get<double>(), b["losses"][i].get<double>(), 1e-4) << "step " << i + 1;
 }
 
-// [SECTION] checkpoints across process counts ------------------------------------------------------------
+// [SECTION] checkpoints across process counts, shards ------------------------------------------------------------
 
 // A run of 8 steps saved at step 4 by `writer`, resumed from step 4 by `reader` (the step-8 file removed),
 // finishes with the losses of an uninterrupted run.
@@ -181,6 +182,44 @@ void resume_across(const std::string& writer, const std::string& reader, const c
 
 TEST(MpiTrain, CheckpointOfFourRanksResumesInOneProcess) { resume_across(mpirun(4), cli(), "ck41"); }
 TEST(MpiTrain, CheckpointOfOneProcessResumesOnFourRanks) { resume_across(cli(), mpirun(4), "ck14"); }
+
+// Each rank writes its shard, rank 0 one manifest; a damaged shard of one rank makes every rank skip that
+// checkpoint together; the re-saved step keeps only its new save's shards.
+TEST(MpiTrain, EachRankWritesItsShardAndADamagedShardIsSkippedByAll) {
+  const fs::path dir = scratch("shards"), ck = dir / "ckpt";
+  const std::string common = " train --dp 2 --tp 2 --steps 8 --json --quiet --checkpoint " + ck.string();
+  ASSERT_EQ(run(mpirun(4) + common + " --checkpoint-every 4", dir).rc, 0);
+  auto files = [&](const std::string& prefix, const std::string& ext) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(ck)) {
+      const std::string n = e.path().filename().string();
+      if (n.rfind(prefix, 0) == 0 && e.path().extension() == ext) out.push_back(n);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(files("ckpt-", ".mcck"), (std::vector<std::string>{"ckpt-00000004.mcck", "ckpt-00000008.mcck"}));
+  EXPECT_EQ(files("ckpt-", ".tmp").size(), 0u);
+  const std::vector<std::string> step8 = files("ckpt-00000008.", ".mcsh");
+  ASSERT_EQ(step8.size(), 4u);  // one shard per rank
+  for (int w = 0; w < 4; ++w) EXPECT_NE(step8[size_t(w)].find(".w0000" + std::to_string(w) + ".mcsh"), std::string::npos);
+  {  // damage rank 3's shard of step 8
+    std::fstream f(ck / step8[3], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x5a');
+  }
+  const Result r = run(mpirun(4) + common + " --resume", dir);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json j = parse(r);
+  EXPECT_EQ(j.value("resumed_from", ""), (ck / "ckpt-00000004.mcck").string());
+  ASSERT_EQ(j["skipped_checkpoints"].size(), 1u) << j.dump();
+  EXPECT_NE(j["skipped_checkpoints"][0]["error"].get<std::string>().find(step8[3]), std::string::npos) << j.dump();
+  const json whole = parse(run(cli() + " train --dp 2 --tp 2 --steps 8 --json --quiet", dir));
+  EXPECT_EQ(j["losses"], whole["losses"]);
+  const std::vector<std::string> resaved = files("ckpt-00000008.", ".mcsh");
+  EXPECT_EQ(resaved.size(), 4u);
+  for (const std::string& n : resaved) EXPECT_EQ(std::find(step8.begin(), step8.end(), n), step8.end()) << n;
+}
 
 TEST(MpiTrain, ResumingWithAnotherLayoutIsRefusedNamingWhy) {
   const fs::path dir = scratch("cklayout"), ck = dir / "ckpt";
