@@ -17,6 +17,11 @@
 // gang with one message and no rank reports a checkpoint that is not on disk. Both kinds are read in
 // both modes (each process loads the workers it runs), so a run continues with another number of
 // processes: an MPI run's checkpoint resumes in one process and the other way round.
+//
+// [SECTION] bytes, readers, identity and atomic writes
+// [SECTION] saving: one file, or shards and a manifest across processes
+// [SECTION] loading: every worker this process runs; across processes all ranks agree
+// [SECTION] finding checkpoints
 #include "core/json_doc.h"
 #include "train/trainer_impl.h"
 
@@ -34,6 +39,8 @@
 #endif
 
 namespace mc::train {
+
+// [SECTION] bytes, readers, identity and atomic writes -----------------------------------------------
 
 namespace {
 
@@ -174,6 +181,8 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
+// [SECTION] saving: one file, or shards and a manifest across processes --------------------------------
+
 std::string Trainer::save_checkpoint(const std::string& dir) const {
   const Impl& s = *impl_;
   std::filesystem::create_directories(dir);
@@ -270,6 +279,8 @@ std::string Trainer::save_checkpoint(const std::string& dir) const {
   s.transport->note_checkpoint(path);
   return path;
 }
+
+// [SECTION] loading: every worker this process runs; across processes all ranks agree --------------------
 
 namespace {
 
@@ -411,6 +422,8 @@ void Trainer::load_checkpoint(const std::string& path) {
   }
   s.transport->note_checkpoint(path);
 }
+
+// [SECTION] finding checkpoints ----------------------------------------------------------------------
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::error_code ec;

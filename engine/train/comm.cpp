@@ -1,3 +1,10 @@
+// comm.cpp - see comm.h: the counters, the mailboxes, the ring and tree collectives, and (with a
+// Transport) each process's part of them.
+//
+// [SECTION] counting            count_sent / count_received: one process counts both ends, else its own
+// [SECTION] point to point      send / recv / has (envelopes only across processes)
+// [SECTION] rings               reduce_scatter, all_gather, all_reduce; ring_part across processes
+// [SECTION] tree                tree_all_reduce; tree_part across processes
 #include "train/comm.h"
 
 #include <cstring>
@@ -37,6 +44,8 @@ double LinkCounters::data_messages() const { return sum_but_control(messages); }
 
 Comm::Comm(int workers) : inbox_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
 
+// [SECTION] counting ---------------------------------------------------------------------------------
+
 void Comm::count_sent(int src, int dst, double bytes, Traffic t) {
   for (auto* c : {&counters_[size_t(src)], &step_[size_t(src)]}) {
     c->bytes_sent[int(t)] += bytes;
@@ -60,6 +69,8 @@ void Comm::count(int src, int dst, double bytes, Traffic t) {
   if (local(src)) count_sent(src, dst, bytes, t);
   if (!transport_) count_received(dst, bytes);
 }
+
+// [SECTION] point to point --------------------------------------------------------------------------
 
 void Comm::send(int src, int dst, int tag, const float* data, size_t n, Traffic t, int tick) {
   if (src == dst) throw std::logic_error("Comm::send to self");
@@ -111,6 +122,8 @@ void Comm::begin_step() {
   step_links_.clear();
   for (auto& c : step_) c = WorkerCounters{};
 }
+
+// [SECTION] rings ------------------------------------------------------------------------------------
 
 void Comm::count_ring(const std::vector<int>& g, size_t chunk, Traffic t) {
   const int p = int(g.size());
@@ -223,6 +236,8 @@ void Comm::all_reduce(const std::vector<int>& g, const std::vector<float*>& bufs
   reduce_scatter(g, bufs, n, t);
   all_gather(g, bufs, n, t);
 }
+
+// [SECTION] tree -------------------------------------------------------------------------------------
 
 void Comm::tree_all_reduce(const std::vector<int>& g, const std::vector<double*>& bufs, size_t n, Traffic t) {
   const int p = int(g.size());
