@@ -6,7 +6,8 @@
 // [SECTION] the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3
 // [SECTION] wrong rank counts and MPI's native collectives
 // [SECTION] checkpoints across process counts, shards
-// [SECTION] gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run
+// [SECTION] gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run;
+//           a hung rank (SIGSTOP) stops the gang after --mpi-timeout
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -315,6 +316,51 @@ TEST(MpiTrain, KilledRankStopsTheGangNamingItAndResumeFinishesTheSameRun) {
   EXPECT_EQ(j["losses"], w["losses"]);
   std::printf("[ gang ] resumed from %s; 300 losses equal the uninterrupted run's (last %.6f)\n",
               j.value("resumed_from", "").c_str(), j["losses"].back().get<double>());
+}
+
+// A rank that hangs (SIGSTOP: alive, but silent) is what the heartbeat is for: the ranks waiting on it
+// stop the gang after --mpi-timeout seconds, naming a rank they waited on and the last sound checkpoint.
+TEST(MpiTrain, HungRankStopsTheGangAfterTheTimeout) {
+  const fs::path dir = scratch("hang"), ck = dir / "ckpt";
+  {
+    std::ofstream cfg(dir / "small.json");
+    cfg << R"({"model": {"layers": 1, "width": 32, "heads": 2, "context": 32}, "batch": 8, "steps": 100000})";
+  }
+  const std::string err = (dir / "hung.err").string();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string cmd = "exec " + mpirun(4) + " train " + (dir / "small.json").string() +
+                            " --dp 2 --tp 2 --quiet --mpi-timeout 3 --checkpoint " + ck.string() +
+                            " --checkpoint-every 10 > /dev/null 2> " + err;
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  while (!fs::exists(ck / "ckpt-00000010.mcck") && since() < 60) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(fs::exists(ck / "ckpt-00000010.mcck")) << slurp(err);
+  const pid_t victim = rank_pid(child, 2);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  const double stopped_at = since();
+  int st = 0;
+  pid_t done = 0;
+  while ((done = waitpid(child, &st, WNOHANG)) == 0 && since() - stopped_at < 30)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (done == 0) {
+    kill(victim, SIGKILL);
+    kill(child, SIGKILL);
+    waitpid(child, &st, 0);
+    FAIL() << "the gang hung for 30 s behind a stopped rank:\n" << slurp(err);
+  }
+  const double stop_s = since() - stopped_at;
+  EXPECT_GT(stop_s, 2.5);  // not before the timeout
+  EXPECT_LT(stop_s, 15.0);
+  const std::string e = slurp(err);
+  EXPECT_NE(e.find("that rank has died or hangs (--mpi-timeout sets the limit) (rank "), std::string::npos) << e;
+  EXPECT_NE(e.find("Last sound checkpoint: " + ck.string() + "/ckpt-000000"), std::string::npos) << e;
+  std::printf("[ hang ] rank 2 stopped (SIGSTOP); the gang ended %.2f s later\n", stop_s);
 }
 
 }  // namespace
