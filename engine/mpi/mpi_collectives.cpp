@@ -96,6 +96,13 @@ bool nccl_bootstrap(MpiTransport& t, std::string* why) {
   // without a GPU or without libnccl makes the whole gang stay on MPI.
   std::string reason;
   int usable = mc::cuda::available(&reason) && mc::cuda::device_count() > 0 ? 1 : 0;
+  // NCCL runs one rank per GPU: more ranks on this host than GPUs cannot form a communicator.
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (usable && local_size && std::atoi(local_size) > mc::cuda::device_count()) {
+    usable = 0;
+    reason = std::string(local_size) + " ranks on this host share " + std::to_string(mc::cuda::device_count()) +
+             " GPU(s); NCCL needs one GPU per rank";
+  }
   // ncclUniqueId is 128 bytes (NCCL_UNIQUE_ID_BYTES) passed by value; ncclComm_t an opaque pointer. The
   // library is opened at run time like engine/cuda does, so binaries start without it.
   struct UniqueId {
