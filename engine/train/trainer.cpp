@@ -95,7 +95,8 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus, Transport* transport) : im
         // Across processes, another process holds this worker: its layout and shard map only.
         const bool mine = s.local(w.id);
         if (mine) w.params.assign(size_t(w.lay.padded), 0.0f);
-        for (const auto& ts : mine ? w.lay.tensors : std::vector<TensorSpec>{}) {
+        for (const auto& ts : w.lay.tensors) {
+          if (!mine) break;
           const TensorSpec& ft = *find_tensor(full_lay, ts.name);
           for (int64_t r = 0; r < ts.rows; ++r)
             for (int64_t c = 0; c < ts.cols; ++c)
