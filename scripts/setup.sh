@@ -20,6 +20,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 native_pkgs=(build-essential cmake ninja-build pkg-config ccache libsdl2-dev libgl-dev libgl1-mesa-dri
   libeigen3-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev libstb-dev fonts-dejavu-core dpkg-dev)
+# Open MPI: `mpirun -np N megacluster train` and tests/mpi (optional in the build; installed so CI runs them).
+native_pkgs+=(openmpi-bin libopenmpi-dev)
 web_pkgs=(emscripten)
 test_pkgs=(chromium xvfb xauth nodejs)
 

@@ -1,14 +1,47 @@
 // `megacluster train`: trains the lab's GPT across virtual workers (dp x tp x pp, ZeRO 0-3), with a
 // progress bar on stderr and a summary (or one JSON object) on stdout. `--bench` runs the reference
 // configuration (4 layers, width 256, 4 heads, context 256, batch 8, bytes, fp32) and adds the SGEMM rate.
+//
+// Under mpirun (engine/mpi, when the build found MPI): each rank runs one worker of the layout, the
+// collectives go over MPI point-to-point, and only rank 0 prints. The same losses as in one process.
 #include "cli/cli.h"
 #include "core/format.h"
 #include "core/json_doc.h"
 #include "train/train.h"
+#if MC_HAVE_MPI
+#include "mpi/mpi_transport.h"
+#endif
 
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 
 namespace {
+
+// Whether this process runs one worker of an MPI job: started by mpirun with 2+ ranks, or asked (--mpi).
+struct MpiLaunch {
+  bool mpi = false, error = false;
+  int rank = 0;
+  std::string message;
+};
+
+MpiLaunch mpi_launch(bool asked) {
+#if MC_HAVE_MPI
+  const mc::mpi::Launch l = mc::mpi::launched();
+  return {asked || l.size > 1, false, l.rank, ""};
+#else
+  // Without MPI in this build, N copies under mpirun would each train the whole layout: refuse instead.
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (!size) size = std::getenv("PMI_SIZE"), rank = std::getenv("PMI_RANK");
+  const int n = size ? std::atoi(size) : 0;
+  if (!asked && n <= 1) return {};
+  return {false, true, rank ? std::atoi(rank) : 0,
+          "this megacluster was built without MPI, so it cannot run one worker per rank; install Open MPI "
+          "(scripts/setup.sh installs openmpi-bin and libopenmpi-dev) and rebuild, or run it without mpirun "
+          "(one process then runs every worker)"};
+#endif
+}
 
 void progress_bar(const mc::train::StepResult& r, int total) {
   char text[96];
@@ -26,6 +59,8 @@ int run_train(mc::cli::Args& a) {
   auto batch = a.option("--batch"), schedule = a.option("--schedule"), corpus = a.option("--corpus");
   auto ckpt = a.option("--checkpoint"), every = a.option("--checkpoint-every"), mem = a.option("--memory-limit-GB");
   auto sample = a.option("--sample"), sample_every = a.option("--sample-every"), device = a.option("--device");
+  const bool force_mpi = a.flag("--mpi"), mpi_native = a.flag("--mpi-native");
+  auto mpi_timeout = a.option("--mpi-timeout");
   std::vector<std::string> pos = a.positionals();
   a.finish();
   if (pos.size() > 1) throw mc::cli::UsageError("at most one CONFIG.json");
@@ -97,16 +132,75 @@ int run_train(mc::cli::Args& a) {
                  e.what());
     return 1;
   }
+  // Across processes? mpirun announces itself in the environment; --mpi asks for MPI with one rank too.
+  const MpiLaunch launch = mpi_launch(force_mpi || mpi_native || mpi_timeout.has_value());
+  if (launch.error) {
+    if (launch.rank == 0) std::fprintf(stderr, "megacluster train: %s\n", launch.message.c_str());
+    return 1;
+  }
+  int rank = 0;
+  mc::train::Transport* transport = nullptr;
+  std::string nccl_note;
+#if MC_HAVE_MPI
+  std::unique_ptr<mc::mpi::Session> session;
+  std::unique_ptr<mc::mpi::MpiTransport> mpi;
+  if (launch.mpi) {
+    double timeout_s = 60;
+    if (mpi_timeout) {
+      mc::cli::Args one(a.command(), {"--mpi-timeout", *mpi_timeout}, a.exe_path());
+      timeout_s = one.option_double("--mpi-timeout", 60);
+      if (!(timeout_s > 0)) throw mc::cli::UsageError("--mpi-timeout is seconds, more than 0");
+    }
+    session = std::make_unique<mc::mpi::Session>(nullptr, nullptr);
+    rank = session->rank();
+    if (session->size() != tc.parallel.workers()) {
+      // Every rank knows; only rank 0 says it.
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "megacluster train: mpirun started %d ranks, but the layout dp %d x tp %d x pp %d has %d workers "
+                     "(one per rank); run `mpirun -np %d megacluster train ...`, or choose --dp/--tp/--pp whose product "
+                     "is %d\n",
+                     session->size(), tc.parallel.dp, tc.parallel.tp, tc.parallel.pp, tc.parallel.workers(),
+                     tc.parallel.workers(), session->size());
+      return 1;
+    }
+    mpi = std::make_unique<mc::mpi::MpiTransport>(timeout_s);
+    mc::mpi::install_gang_handler(*mpi);
+    if (mpi_native) mpi->use_native_collectives();
+    mc::mpi::nccl_bootstrap(*mpi, &nccl_note);
+    transport = mpi.get();
+  }
+#endif
+  const bool speak = rank == 0;  // across processes only rank 0 prints (progress, samples, results)
+  const bool quiet_here = quiet || !speak;
   const int total = tc.steps;
-  mc::json out = mc::train::run_json(
-      cfg, [&](const mc::train::StepResult& r) { if (!quiet) progress_bar(r, total); },
+  mc::json out;
+  try {
+    out = mc::train::run_json(
+      cfg, [&](const mc::train::StepResult& r) { if (!quiet_here) progress_bar(r, total); },
       [&](int step, const std::string& text) {
-        if (quiet) return;
+        if (quiet_here) return;
         // Above the progress bar: clear its line, print the sample, and let the next step redraw the bar.
         std::string one = text;
         for (char& ch : one) if (ch == '\n' || ch == '\t') ch = ' ';
         std::fprintf(stderr, "\r\033[K  step %d sample: %s\n", step, one.c_str());
-      });
+      },
+      transport);
+  } catch (const std::exception& e) {
+    if (!transport) throw;
+#if MC_HAVE_MPI
+    // One rank failing stops the gang (the others would wait for it): say why, then MPI_Abort.
+    std::fprintf(stderr, "megacluster train: rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    mc::mpi::Session::abort(1);
+#endif
+    return 1;
+  }
+  if (!speak) return 0;
+  if (transport) {
+    out["mpi_collectives"] = mpi_native ? "mpi-native" : "engine rings over MPI point-to-point";
+    out["nccl"] = nccl_note;
+  }
   if (out.contains("skipped_checkpoints"))
     for (const auto& sk : out["skipped_checkpoints"])
       std::fprintf(stderr, "megacluster train: warning: skipped %s (left on disk until this run saves that step): %s\n",
@@ -140,6 +234,9 @@ int run_train(mc::cli::Args& a) {
                 100.0 * out["gflops"].get<double>() / std::max(1e-9, out["sgemm_gflops"].get<double>()));
   if (out.contains("threads"))
     std::printf("threads: %d (MC_THREADS, or the CPUs this process may run on)\n", out["threads"].get<int>());
+  if (transport)
+    std::printf("transport: MPI, %d ranks (one worker each), collectives: %s; NCCL: %s\n", out["ranks"].get<int>(),
+                out["mpi_collectives"].get<std::string>().c_str(), nccl_note.c_str());
   if (tc.parallel.workers() > 1) {
     std::printf("bytes sent per worker in the last step (counted / predicted by the communication model):\n");
     for (size_t w = 0; w < out["bytes_sent_per_worker"].size(); ++w)
@@ -152,11 +249,19 @@ int run_train(mc::cli::Args& a) {
   return 0;
 }
 
-mc::cli::Registrar reg{{"train", "train the lab's small GPT across virtual workers (data, tensor, pipeline, ZeRO)",
+mc::cli::Registrar reg{{"train", "train the lab's small GPT across virtual workers (data, tensor, pipeline, ZeRO); "
+                        "under `mpirun -np N` one worker per MPI rank, across processes and hosts",
                         "megacluster train [CONFIG.json] [--dp N] [--tp N] [--pp N] [--zero 0-3] [--steps N] [--seed N]\n"
                         "       [--batch N] [--micro-batches N] [--schedule gpipe|1f1b] [--corpus synthetic|story|FILE]\n"
                         "       [--checkpoint DIR [--checkpoint-every K]] [--resume] [--memory-limit-GB X]\n"
-                        "       [--sample BYTES] [--sample-every K] [--device auto|cpu|cuda] [--quiet] [--json] | --bench [--json]",
+                        "       [--sample BYTES] [--sample-every K] [--device auto|cpu|cuda] [--quiet] [--json] | --bench [--json]\n"
+                        "       [--mpi] [--mpi-native] [--mpi-timeout S]\n"
+                        "  Across processes and hosts: mpirun -np N megacluster train --dp .. --tp .. --pp .. (N = dp x tp x pp);\n"
+                        "  each MPI rank runs one worker, the engine's rings run over MPI point-to-point (same bytes and\n"
+                        "  bit-identical losses as one process), only rank 0 prints. --mpi: use MPI even with one rank;\n"
+                        "  --mpi-native: MPI's own collectives (faster, not bit-identical); --mpi-timeout S: a rank that\n"
+                        "  waits S seconds (default 60) on a peer stops the gang naming it. Hosts: mpirun --hostfile FILE\n"
+                        "  (README, \"Across processes and hosts\"); checkpoints need a directory every host sees.",
                         run_train}};
 
 }  // namespace

@@ -6,10 +6,27 @@
 //   u64 FNV-1a 64 of every byte before it.
 // Written to NAME.tmp, flushed and fsync'ed, then renamed over NAME: a crash mid-write leaves the previous
 // files intact (rename is atomic on POSIX file systems; the fsync makes sure the bytes are on disk first).
+//
+// Across processes (engine/mpi) every rank writes its own worker's arrays to a shard file
+//   ckpt-NNNNNNNN.<save id>.wRRRRR.mcsh: "MCSHARD\0" u32 version u64 step u32 worker, the four arrays, FNV-1a
+// (temp file, fsync, rename), then rank 0 writes the manifest ckpt-NNNNNNNN.mcck (version 3: the same
+// header plus "shards": [{file, bytes, fnv1a}] and no arrays) the same atomic way: the manifest's rename
+// is the commit. The save id is new for every save, so a save never overwrites the shards a committed
+// manifest names (a crash mid-save leaves the previous checkpoint whole); rank 0 removes the step's older
+// shards after the commit. Every rank learns whether every write worked, so a full disk stops the whole
+// gang with one message and no rank reports a checkpoint that is not on disk. Both kinds are read in
+// both modes (each process loads the workers it runs), so a run continues with another number of
+// processes: an MPI run's checkpoint resumes in one process and the other way round.
+//
+// [SECTION] bytes, readers, identity and atomic writes
+// [SECTION] saving: one file, or shards and a manifest across processes
+// [SECTION] loading: every worker this process runs; across processes all ranks agree
+// [SECTION] finding checkpoints
 #include "core/json_doc.h"
 #include "train/trainer_impl.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +40,8 @@
 
 namespace mc::train {
 
+// [SECTION] bytes, readers, identity and atomic writes -----------------------------------------------
+
 namespace {
 
 constexpr char kMagic[8] = {'M', 'C', 'C', 'K', 'P', 'T', 0, 0};
@@ -30,6 +49,8 @@ constexpr char kMagic[8] = {'M', 'C', 'C', 'K', 'P', 'T', 0, 0};
 // shards and Adam state are laid out differently from version 1's one flat partition. Version 1 files of
 // the other stages hold the same arrays and are still read.
 constexpr uint32_t kVersion = 2;
+constexpr uint32_t kManifestVersion = 3;  // the arrays are in shard files named by the header
+constexpr char kShardMagic[8] = {'M', 'C', 'S', 'H', 'A', 'R', 'D', 0};
 
 uint64_t fnv1a(const std::string& s, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -66,6 +87,11 @@ struct Reader {
     std::memcpy(&v, s.data() + pos, sizeof(T));
     pos += sizeof(T);
     return v;
+  }
+  void skip_floats() {  // another process's worker: its own process checks and loads it
+    const uint64_t n = get<uint64_t>();
+    if (n > (s.size() - pos) / sizeof(float)) need(size_t(-1) / 2);
+    pos += n * sizeof(float);
   }
   std::vector<float> floats(size_t expected, const char* what) {
     const uint64_t n = get<uint64_t>();
@@ -130,7 +156,32 @@ void sync_file(const std::string& path) {
 #endif
 }
 
+// NAME.tmp, flushed and fsync'ed, then renamed over NAME.
+void write_atomic(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.flush();
+    if (!out) throw std::runtime_error(tmp + ": cannot write the checkpoint (disk full or no permission)");
+  }
+  sync_file(tmp);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot move the checkpoint into place: " + ec.message());
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read the checkpoint");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
 }  // namespace
+
+// [SECTION] saving: one file, or shards and a manifest across processes --------------------------------
 
 std::string Trainer::save_checkpoint(const std::string& dir) const {
   const Impl& s = *impl_;
@@ -145,37 +196,98 @@ std::string Trainer::save_checkpoint(const std::string& dir) const {
   const std::string hs = h.dump();
   put(body, uint64_t(hs.size()));
   body += hs;
-  for (const Worker& w : s.workers) {
-    put_floats(body, w.params);
-    put_floats(body, w.param_shard);
-    put_floats(body, w.m);
-    put_floats(body, w.v);
-  }
-  put(body, fnv1a(body, body.size()));
+  auto arrays = [](const Worker& w) {
+    std::string a;
+    put_floats(a, w.params);
+    put_floats(a, w.param_shard);
+    put_floats(a, w.m);
+    put_floats(a, w.v);
+    return a;
+  };
   char name[64];
   std::snprintf(name, sizeof name, "ckpt-%08d.mcck", s.step);
   const std::string path = (std::filesystem::path(dir) / name).string();
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(body.data(), std::streamsize(body.size()));
-    out.flush();
-    if (!out) throw std::runtime_error(tmp + ": cannot write the checkpoint (disk full or no permission)");
+  auto write = [&](std::string& file) {
+    put(file, fnv1a(file, file.size()));
+    write_atomic(path, file);
+  };
+  if (!s.transport) {
+    for (const Worker& w : s.workers) body += arrays(w);
+    write(body);
+    return path;
   }
-  sync_file(tmp);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path + ": cannot move the checkpoint into place: " + ec.message());
+  // Across processes: each rank writes its shard, rank 0 the manifest (see the top of this file).
+  std::string id;  // this save's id, from rank 0: time and pid in hex
+  if (s.me() == 0) {
+    char hex[40];
+    std::snprintf(hex, sizeof hex, "%llx%x",
+                  static_cast<unsigned long long>(std::chrono::system_clock::now().time_since_epoch().count()),
+                  static_cast<unsigned>(getpid()));
+    id = hex;
+  }
+  id = s.transport->all_gather(id)[0];
+  char shard_name[96];
+  std::snprintf(shard_name, sizeof shard_name, "ckpt-%08d.%s.w%05d.mcsh", s.step, id.c_str(), s.me());
+  std::string report;  // "ok NAME BYTES FNV" or "error MESSAGE"
+  try {
+    std::string shard(kShardMagic, 8);
+    put(shard, kManifestVersion);
+    put(shard, uint64_t(s.step));
+    put(shard, uint32_t(s.me()));
+    shard += arrays(s.workers[size_t(s.me())]);
+    const uint64_t sum = fnv1a(shard, shard.size());
+    put(shard, sum);
+    write_atomic((std::filesystem::path(dir) / shard_name).string(), shard);
+    report = "ok " + std::string(shard_name) + " " + std::to_string(shard.size()) + " " + std::to_string(sum);
+  } catch (const std::exception& e) {
+    report = "error rank " + std::to_string(s.me()) + ": " + e.what();
+  }
+  const std::vector<std::string> reports = s.transport->all_gather(report);
+  for (const std::string& r : reports)
+    if (r.rfind("error ", 0) == 0) throw std::runtime_error(r.substr(6));
+  std::string error;
+  if (s.me() == 0) {
+    try {
+      nlohmann::json shards = nlohmann::json::array();
+      for (const std::string& r : reports) {
+        std::istringstream in(r.substr(3));
+        std::string file, bytes, sum;
+        in >> file >> bytes >> sum;
+        shards.push_back({{"file", file}, {"bytes", std::stoull(bytes)}, {"fnv1a", sum}});
+      }
+      h["shards"] = shards;
+      std::string manifest(kMagic, 8);
+      put(manifest, kManifestVersion);
+      const std::string mh = h.dump();
+      put(manifest, uint64_t(mh.size()));
+      manifest += mh;
+      write(manifest);
+      // Committed: the step's shards of earlier saves (a crashed one, or the run before a resume) go.
+      const std::string prefix = std::string(shard_name).substr(0, 14), mine = "." + id + ".";
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string n = e.path().filename().string();
+        if (n.rfind(prefix, 0) == 0 && n.size() > 5 && n.substr(n.size() - 5) == ".mcsh" && n.find(mine) == std::string::npos)
+          std::filesystem::remove(e.path(), ec);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  error = s.transport->all_gather(error)[0];
+  if (!error.empty()) throw std::runtime_error(error);
+  s.transport->note_checkpoint(path);
   return path;
 }
 
-void Trainer::load_checkpoint(const std::string& path) {
-  Impl& s = *impl_;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot read the checkpoint");
-  std::ostringstream os;
-  os << in.rdbuf();
-  const std::string data = os.str();
+// [SECTION] loading: every worker this process runs; across processes all ranks agree --------------------
+
+namespace {
+
+// One process's load: every worker it runs, from the single file or from the manifest's shards. Reads
+// everything first, then commits: a failure leaves the trainer as it was.
+void load_file(Trainer::Impl& s, const std::string& path) {
+  const std::string data = read_all(path);
   Reader r{data, path};
   r.need(8 + 4 + 8 + 8);
   if (std::memcmp(data.data(), kMagic, 8) != 0)
@@ -186,9 +298,9 @@ void Trainer::load_checkpoint(const std::string& path) {
     throw CheckpointMismatch(path + ": checkpoint version 1, this build reads version " + std::to_string(kVersion) +
                              " for ZeRO-2/3 runs (they now shard the model layer by layer); restart the run in "
                              "another --checkpoint directory, or resume with the build that wrote it");
-  if (version != kVersion && version != 1)
-    throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads version " +
-                             std::to_string(kVersion));
+  if (version != kVersion && version != 1 && version != kManifestVersion)
+    throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads versions 1 to " +
+                             std::to_string(kManifestVersion));
   uint64_t stored;
   std::memcpy(&stored, data.data() + data.size() - 8, 8);
   if (stored != fnv1a(data, data.size() - 8))
@@ -228,11 +340,55 @@ void Trainer::load_checkpoint(const std::string& path) {
                              "); resume with the checkpoint's settings, or use another --checkpoint directory");
   // Read everything first, then commit: a failure leaves the trainer as it was.
   std::vector<Worker> ws = s.workers;
-  for (Worker& w : ws) {
-    w.params = r.floats(w.params.size(), "params");
-    w.param_shard = r.floats(w.param_shard.size(), "param_shard");
-    w.m = r.floats(w.m.size(), "adam_m");
-    w.v = r.floats(w.v.size(), "adam_v");
+  auto read_arrays = [](Reader& from, Worker& w) {
+    w.params = from.floats(w.params.size(), "params");
+    w.param_shard = from.floats(w.param_shard.size(), "param_shard");
+    w.m = from.floats(w.m.size(), "adam_m");
+    w.v = from.floats(w.v.size(), "adam_v");
+  };
+  if (version == kManifestVersion) {
+    // Written across processes: the arrays are in the shard files the manifest names, beside it.
+    const JsonCursor js = hroot["shards"];
+    if (!js.is_array() || js.elements().size() != ws.size())
+      js.fail("shards lists one file per worker (" + std::to_string(ws.size()) + " for this layout)");
+    const std::vector<JsonCursor> shards = js.elements();
+    for (Worker& w : ws) {
+      if (!s.local(w.id)) continue;  // another process loads it
+      const JsonCursor e = shards[size_t(w.id)];
+      const std::string file = e["file"].string();
+      if (file.empty() || file.find('/') != std::string::npos || file.find("..") != std::string::npos)
+        e["file"].fail("a shard is a file name beside the manifest, not a path");
+      const std::string shard_path = (std::filesystem::path(path).parent_path() / file).string();
+      const std::string bytes = read_all(shard_path);
+      // The manifest's size and checksum of the shard, and the shard's own trailing checksum.
+      uint64_t trailer = 0;
+      if (bytes.size() >= 8) std::memcpy(&trailer, bytes.data() + bytes.size() - 8, 8);
+      const uint64_t sum = bytes.size() >= 8 ? fnv1a(bytes, bytes.size() - 8) : 0;
+      if (bytes.size() != uint64_t(e["bytes"].integer_in(0, int64_t(1) << 50)) || bytes.size() < 8 + 4 + 8 + 4 + 8 ||
+          std::to_string(sum) != e["fnv1a"].string() || trailer != sum)
+        throw std::runtime_error(shard_path + ": this shard is not the one " + path +
+                                 " was saved with (missing, truncated, corrupt or from another save); the checkpoint "
+                                 "was refused and nothing was loaded; resume from an earlier ckpt-*.mcck");
+      Reader sr{bytes, shard_path};
+      sr.pos = 8;
+      const uint32_t sv = sr.get<uint32_t>();
+      const uint64_t sstep = sr.get<uint64_t>();
+      const uint32_t sw = sr.get<uint32_t>();
+      if (std::memcmp(bytes.data(), kShardMagic, 8) != 0 || sv != kManifestVersion || sstep != uint64_t(saved_step) ||
+          sw != uint32_t(w.id))
+        throw std::runtime_error(shard_path + ": not worker " + std::to_string(w.id) + "'s shard of step " +
+                                 std::to_string(saved_step) + "; the checkpoint was refused and nothing was loaded");
+      read_arrays(sr, w);
+      if (sr.pos + 8 != bytes.size()) throw std::runtime_error(shard_path + ": shard has unexpected trailing bytes");
+    }
+  } else {
+    for (Worker& w : ws) {
+      if (!s.local(w.id)) {  // across processes: each reads its own worker's arrays
+        for (int k = 0; k < 4; ++k) r.skip_floats();
+        continue;
+      }
+      read_arrays(r, w);
+    }
   }
   if (r.pos + 8 != data.size()) throw std::runtime_error(path + ": checkpoint has unexpected trailing bytes");
   s.workers = std::move(ws);
@@ -240,6 +396,34 @@ void Trainer::load_checkpoint(const std::string& path) {
   s.losses = std::move(saved_losses);
   s.data_rng.state = rng_state;
 }
+
+}  // namespace
+
+void Trainer::load_checkpoint(const std::string& path) {
+  Impl& s = *impl_;
+  if (!s.transport) return load_file(s, path);
+  // Across processes every rank must load the same checkpoint or none: each says how its part went, and
+  // if any failed, all throw that rank's error (the kind kept, so a mismatch still refuses the directory).
+  // A rank that did load is overwritten by the next checkpoint tried, or the run stops.
+  std::string mine;
+  try {
+    load_file(s, path);
+  } catch (const CheckpointMismatch& e) {
+    mine = std::string("M") + e.what();
+  } catch (const std::exception& e) {
+    mine = std::string("R") + e.what();
+  }
+  const std::vector<std::string> all = s.transport->all_gather(mine);
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    const std::string what = (r == size_t(s.me()) ? std::string() : "rank " + std::to_string(r) + ": ") + all[r].substr(1);
+    if (all[r][0] == 'M') throw CheckpointMismatch(what);
+    throw std::runtime_error(what);
+  }
+  s.transport->note_checkpoint(path);
+}
+
+// [SECTION] finding checkpoints ----------------------------------------------------------------------
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::error_code ec;

@@ -1,3 +1,10 @@
+// comm.cpp - see comm.h: the counters, the mailboxes, the ring and tree collectives, and (with a
+// Transport) each process's part of them.
+//
+// [SECTION] counting            count_sent / count_received: one process counts both ends, else its own
+// [SECTION] point to point      send / recv / has (envelopes only across processes)
+// [SECTION] rings               reduce_scatter, all_gather, all_reduce; ring_part across processes
+// [SECTION] tree                tree_all_reduce; tree_part across processes
 #include "train/comm.h"
 
 #include <cstring>
@@ -17,6 +24,10 @@ const char* to_string(Traffic t) {
 }
 
 namespace {
+constexpr int kTagRing = -1000;  // collectives use negative tags; pipelines use micro-batch tags >= 0
+}  // namespace
+
+namespace {
 // Everything but the control scalars (loss, gradient norm): the traffic the model predicts.
 double sum_but_control(const double (&by_class)[kTrafficClasses]) {
   double s = 0;
@@ -33,13 +44,13 @@ double LinkCounters::data_messages() const { return sum_but_control(messages); }
 
 Comm::Comm(int workers) : inbox_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
 
-void Comm::count(int src, int dst, double bytes, Traffic t) {
+// [SECTION] counting ---------------------------------------------------------------------------------
+
+void Comm::count_sent(int src, int dst, double bytes, Traffic t) {
   for (auto* c : {&counters_[size_t(src)], &step_[size_t(src)]}) {
     c->bytes_sent[int(t)] += bytes;
     c->messages_sent[int(t)] += 1;
   }
-  counters_[size_t(dst)].bytes_received += bytes;
-  step_[size_t(dst)].bytes_received += bytes;
   for (auto* l : {&links_[{src, dst}], &step_links_[{src, dst}]}) {
     l->bytes[int(t)] += bytes;
     l->messages[int(t)] += 1;
@@ -47,8 +58,31 @@ void Comm::count(int src, int dst, double bytes, Traffic t) {
   log_.push_back({src, dst, bytes, t});
 }
 
+void Comm::count_received(int dst, double bytes) {
+  counters_[size_t(dst)].bytes_received += bytes;
+  step_[size_t(dst)].bytes_received += bytes;
+}
+
+// In one process both ends are counted at the send. Across processes each counts its own end, when its
+// bytes really leave or arrive, so a rank's counters are what its transport carried.
+void Comm::count(int src, int dst, double bytes, Traffic t) {
+  if (local(src)) count_sent(src, dst, bytes, t);
+  if (!transport_) count_received(dst, bytes);
+}
+
+// [SECTION] point to point --------------------------------------------------------------------------
+
 void Comm::send(int src, int dst, int tag, const float* data, size_t n, Traffic t, int tick) {
   if (src == dst) throw std::logic_error("Comm::send to self");
+  if (transport_) {
+    // The envelope on every process (the pipeline clock asks has()); the data only from its owner.
+    inbox_[size_t(dst)].push_back({src, tag, tick, {}});
+    if (local(src)) {
+      transport_->send(dst, tag, data, n * sizeof(float));
+      count(src, dst, double(n) * sizeof(float), t);
+    }
+    return;
+  }
   inbox_[size_t(dst)].push_back({src, tag, tick, std::vector<float>(data, data + n)});
   count(src, dst, double(n) * sizeof(float), t);
 }
@@ -59,6 +93,12 @@ std::vector<float> Comm::recv(int dst, int src, int tag) {
     if (it->src == src && it->tag == tag) {
       std::vector<float> d = std::move(it->data);
       q.erase(it);
+      if (transport_ && local(dst)) {
+        const std::vector<char> raw = transport_->recv(src, tag);
+        d.resize(raw.size() / sizeof(float));
+        std::memcpy(d.data(), raw.data(), d.size() * sizeof(float));
+        count_received(dst, double(raw.size()));
+      }
       return d;
     }
   throw std::logic_error("Comm::recv: worker " + std::to_string(dst) + " has no message from " +
@@ -83,14 +123,45 @@ void Comm::begin_step() {
   for (auto& c : step_) c = WorkerCounters{};
 }
 
-namespace {
-constexpr int kTagRing = -1000;  // collectives use negative tags; pipelines use micro-batch tags >= 0
-}
+// [SECTION] rings ------------------------------------------------------------------------------------
 
 void Comm::count_ring(const std::vector<int>& g, size_t chunk, Traffic t) {
   const int p = int(g.size());
   for (int k = 0; k < p - 1; ++k)
-    for (int i = 0; i < p; ++i) count(g[size_t(i)], g[size_t((i + 1) % p)], double(chunk) * sizeof(float), t);
+    for (int i = 0; i < p; ++i) {
+      const int dst = g[size_t((i + 1) % p)];
+      count(g[size_t(i)], dst, double(chunk) * sizeof(float), t);
+      if (transport_ && local(dst)) count_received(dst, double(chunk) * sizeof(float));
+    }
+}
+
+int Comm::local_index(const std::vector<int>& g) const {
+  for (size_t i = 0; i < g.size(); ++i)
+    if (local(g[i])) return int(i);
+  return -1;
+}
+
+void Comm::ring_part(const std::vector<int>& g, float* buf, size_t chunk, Traffic t, bool reduce) {
+  const int p = int(g.size());
+  const int i = local_index(g);
+  if (i < 0) return;  // none of this group's members runs here
+  const int next = g[size_t((i + 1) % p)], prev = g[size_t((i - 1 + p) % p)];
+  const int shift = reduce ? 1 : 0;
+  const size_t bytes = chunk * sizeof(float);
+  std::vector<float> in(chunk);
+  for (int k = 0; k < p - 1; ++k) {
+    // The in-process ring's step k seen from member i: it sends chunk (i-k-shift) to i+1 and receives
+    // chunk (i-1-k-shift) from i-1, then adds it (in the same order: own value + the arriving sum).
+    const int c_out = ((i - k - shift) % p + p) % p, c_in = ((i - 1 - k - shift) % p + p) % p;
+    transport_->sendrecv(next, buf + size_t(c_out) * chunk, prev, in.data(), bytes, kTagRing);
+    count_sent(g[size_t(i)], next, double(bytes), t);
+    count_received(g[size_t(i)], double(bytes));
+    float* dst = buf + size_t(c_in) * chunk;
+    if (reduce)
+      for (size_t j = 0; j < chunk; ++j) dst[j] += in[j];
+    else
+      std::copy(in.begin(), in.end(), dst);
+  }
 }
 
 void Comm::reduce_scatter(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
@@ -101,6 +172,11 @@ void Comm::reduce_scatter(const std::vector<int>& g, const std::vector<float*>& 
   if (backend_ && backend_->reduce_scatter(g, bufs, n)) {
     ++backend_calls_;
     count_ring(g, chunk, t);
+    return;
+  }
+  if (transport_) {
+    const int i = local_index(g);
+    ring_part(g, i < 0 ? nullptr : bufs[size_t(i)], chunk, t, true);
     return;
   }
   for (int k = 0; k < p - 1; ++k) {
@@ -127,6 +203,11 @@ void Comm::all_gather(const std::vector<int>& g, const std::vector<float*>& bufs
   if (backend_ && backend_->all_gather(g, bufs, n)) {
     ++backend_calls_;
     count_ring(g, chunk, t);
+    return;
+  }
+  if (transport_) {
+    const int i = local_index(g);
+    ring_part(g, i < 0 ? nullptr : bufs[size_t(i)], chunk, t, false);
     return;
   }
   for (int k = 0; k < p - 1; ++k) {
@@ -156,9 +237,15 @@ void Comm::all_reduce(const std::vector<int>& g, const std::vector<float*>& bufs
   all_gather(g, bufs, n, t);
 }
 
+// [SECTION] tree -------------------------------------------------------------------------------------
+
 void Comm::tree_all_reduce(const std::vector<int>& g, const std::vector<double*>& bufs, size_t n, Traffic t) {
   const int p = int(g.size());
   if (p <= 1) return;
+  if (transport_) {
+    tree_part(g, bufs, n, t);
+    return;
+  }
   // Doubles travel as pairs of floats' worth of bytes; counted as 8 bytes each.
   auto send_d = [&](int i, int j, const double* d) {
     std::vector<float> raw(n * 2);
@@ -186,6 +273,42 @@ void Comm::tree_all_reduce(const std::vector<int>& g, const std::vector<double*>
       if (i + step < p) {
         send_d(i, i + step, bufs[size_t(i)]);
         recv_d(i + step, i, bufs[size_t(i + step)], false);
+      }
+}
+
+// The tree of tree_all_reduce from one member's side: it sends when it is the child of a pair and receives
+// (adding in the same round order) when it is the parent.
+void Comm::tree_part(const std::vector<int>& g, const std::vector<double*>& bufs, size_t n, Traffic t) {
+  const int p = int(g.size());
+  const int me = local_index(g);
+  if (me < 0) return;
+  double* mine = bufs[size_t(me)];
+  const size_t bytes = n * sizeof(double);
+  auto receive = [&](int from, bool add) {
+    const std::vector<char> raw = transport_->recv(g[size_t(from)], kTagRing - 500);
+    if (raw.size() != bytes) throw std::logic_error("tree_all_reduce: a message of the wrong size");
+    std::vector<double> d(n);
+    std::memcpy(d.data(), raw.data(), bytes);
+    for (size_t k = 0; k < n; ++k) mine[k] = add ? mine[k] + d[k] : d[k];
+    count_received(g[size_t(me)], double(bytes));
+  };
+  auto give = [&](int to) {
+    transport_->send(g[size_t(to)], kTagRing - 500, mine, bytes);
+    count_sent(g[size_t(me)], g[size_t(to)], double(bytes), t);
+  };
+  for (int step = 1; step < p; step *= 2)
+    for (int i = 0; i < p; i += 2 * step)
+      if (i + step < p) {
+        if (me == i + step) give(i);
+        if (me == i) receive(i + step, true);
+      }
+  int top = 1;
+  while (top < p) top *= 2;
+  for (int step = top / 2; step >= 1; step /= 2)
+    for (int i = 0; i < p; i += 2 * step)
+      if (i + step < p) {
+        if (me == i) give(i + step);
+        if (me == i + step) receive(i, false);
       }
 }
 

@@ -7,6 +7,13 @@
 // in reduce-scatter step k, member i sends chunk (i-k-1) mod p to member i+1, which adds it into its own
 // copy; after p-1 steps member i holds the full sum of chunk i. All-gather then circulates the reduced
 // chunks for p-1 more steps. Every member ends with bit-identical data (one summation order per chunk).
+//
+// Across processes (engine/mpi: `mpirun -np N megacluster train`), a Transport carries the bytes: every
+// process replays the same schedule, but only computes and sends for its own worker. The mailbox then
+// holds each message's envelope only (so `has` and the pipeline clock agree on every rank), the data
+// travels through the transport, and the collectives run the same rings and tree with the member's own
+// part of each step (send its chunk to the next member, receive the previous member's, add in the same
+// order), so the counted bytes and the sums are those of the in-process lab, bit for bit.
 #pragma once
 
 #include "core/collective_backend.h"
@@ -53,13 +60,43 @@ struct LinkCounters {
 };
 using LinkMap = std::map<std::pair<int, int>, LinkCounters>;  // (src, dst) -> counters
 
+// Moves one process's messages to the others (engine/mpi/mpi_transport.h: MPI point-to-point). Ranks are
+// worker ids: this process runs worker rank(). Sends are non-blocking (the transport keeps a copy until it
+// is delivered); receives block until the message arrives, or throw when the peer is gone.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual void send(int dst, int tag, const void* data, size_t bytes) = 0;
+  virtual std::vector<char> recv(int src, int tag) = 0;  // the next message from src with this tag
+  // One ring step: `bytes` to dst and as many from src into `in` (MPI_Sendrecv).
+  virtual void sendrecv(int dst, const void* out, int src, void* in, size_t bytes, int tag) = 0;
+  virtual void flush() = 0;  // waits until every send has been delivered
+  // Bookkeeping outside the counted traffic (results, checkpoint shards, timings): every rank's bytes
+  // (all_gather), or rank 0 gets them and the others an empty list (gather).
+  virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
+  virtual std::vector<std::string> gather(const std::string& mine) = 0;
+  virtual double wire_bytes() const = 0;  // every byte this rank handed to the transport so far
+  // The last checkpoint every rank has on disk (written or resumed from): what a failure message names.
+  virtual void note_checkpoint(const std::string& path) { (void)path; }
+  // Collectives this transport runs itself (MPI's own, `train --mpi-native`); nullptr: the engine's rings.
+  virtual CollectiveBackend* collectives() { return nullptr; }
+};
+
 class Comm {
  public:
   explicit Comm(int workers = 1);
   int workers() const { return int(counters_.size()); }
+  // Across processes: this process runs worker transport->rank() only (not owned; nullptr = all here).
+  void set_transport(Transport* t) { transport_ = t; }
+  Transport* transport() const { return transport_; }
+  bool local(int worker) const { return !transport_ || transport_->rank() == worker; }
 
   // Point to point. recv pops the oldest message from src with this tag; throws std::logic_error if there
   // is none (a schedule bug, never a silent zero). `tick` is the pipeline clock the message was sent at.
+  // With a transport, a send or receive of another process's worker only books the envelope (data may
+  // be null; recv returns nothing), so every process's mailbox and pipeline clock agree.
   void send(int src, int dst, int tag, const float* data, size_t n, Traffic t, int tick = 0);
   std::vector<float> recv(int dst, int src, int tag);
   bool has(int dst, int src, int tag, int before_tick) const;  // a message sent before this tick waits
@@ -94,11 +131,19 @@ class Comm {
   std::vector<WorkerCounters> counters_, step_;
   LinkMap links_, step_links_;
   CollectiveBackend* backend_ = nullptr;
+  Transport* transport_ = nullptr;
   long long backend_calls_ = 0;
   // Counts what the ring (reduce-scatter or all-gather phase) sends, hop by hop, without moving data.
   void count_ring(const std::vector<int>& g, size_t chunk, Traffic t);
   std::vector<MessageRecord> log_;
   void count(int src, int dst, double bytes, Traffic t);
+  void count_sent(int src, int dst, double bytes, Traffic t);
+  void count_received(int dst, double bytes);
+  // With a transport: this process's position in g (-1: none of its members run here).
+  int local_index(const std::vector<int>& g) const;
+  // This process's part of a ring phase over g (reduce: add what arrives, reduce-scatter; else copy it).
+  void ring_part(const std::vector<int>& g, float* buf, size_t chunk, Traffic t, bool reduce);
+  void tree_part(const std::vector<int>& g, const std::vector<double*>& bufs, size_t n, Traffic t);
 };
 
 }  // namespace mc::train

@@ -64,7 +64,7 @@ nlohmann::json trainer_results_json(const Trainer& tr) {
 nlohmann::json run_json(const nlohmann::json& config) { return run_json(config, nullptr); }
 
 nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress,
-                        const std::function<void(int, const std::string&)>& on_sample) {
+                        const std::function<void(int, const std::string&)>& on_sample, Transport* transport) {
   const TrainConfig cfg = parse_config(config, "config");
   (void)thread_count();  // a bad MC_THREADS is reported here, before any work
   const std::string corpus_path = config.value("corpus", std::string("default"));
@@ -76,7 +76,7 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   const int sample_every = config.value("sample_every", 0);
 
   const Corpus corpus = resolve_corpus(corpus_path);  // an id of assets/corpus/index.json or a path
-  Trainer tr(cfg, corpus.text);
+  Trainer tr(cfg, corpus.text, transport);
   nlohmann::json out;
   if (resume) {
     if (ckpt_dir.empty()) throw std::invalid_argument("resume needs a checkpoint directory");
@@ -157,28 +157,34 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   out["tokens_per_s_median_step"] = median > 0 ? tokens_per_step / median : 0;
   out["gflops"] = tps * tr.flops_per_token() / 1e9;
   out["sgemm_path"] = sgemm_path();
+  // Each worker's counters of the last step (across processes, each counted by its own process and
+  // gathered here; every process takes part).
+  const nlohmann::json stats = tr.gathered_worker_stats();
   nlohmann::json sent = nlohmann::json::array(), msgs = nlohmann::json::array(), ctl = nlohmann::json::array();
-  for (int w = 0; w < cfg.parallel.workers(); ++w) {
-    sent.push_back(tr.comm().step_counters(w).data_bytes_sent());
-    msgs.push_back(tr.comm().step_counters(w).data_messages_sent());
-    ctl.push_back(tr.comm().step_counters(w).bytes_sent[int(Traffic::control)]);
+  nlohmann::json links = nlohmann::json::array(), mem = nlohmann::json::array(), wire = nlohmann::json::array();
+  for (const nlohmann::json& w : stats) {
+    sent.push_back(w["bytes_sent"]);
+    msgs.push_back(w["messages_sent"]);
+    ctl.push_back(w["control_bytes"]);
+    mem.push_back(w["memory"]);
+    wire.push_back(w["wire_bytes"]);
+    for (const nlohmann::json& l : w["links"]) links.push_back(l);
   }
   out["bytes_sent_per_worker"] = sent;  // in the last step, all traffic but the control scalars
   out["messages_sent_per_worker"] = msgs;
   out["control_bytes_per_worker"] = ctl;
   // Per directed link in the last step, data traffic by class (what the lab's message view draws).
-  nlohmann::json links = nlohmann::json::array();
-  for (const auto& [link, lc] : tr.comm().step_links()) {
-    nlohmann::json by = nlohmann::json::object();
-    for (int k = 0; k < kTrafficClasses; ++k)
-      if (lc.messages[k] > 0) by[to_string(Traffic(k))] = {{"bytes", lc.bytes[k]}, {"messages", lc.messages[k]}};
-    links.push_back({{"src", link.first}, {"dst", link.second}, {"bytes", lc.data_bytes()},
-                     {"messages", lc.data_messages()}, {"by_traffic", by}});
-  }
   out["links_last_step"] = links;
+  if (transport) {  // (one process adds nothing: its output, and the scenario digests over it, stay as they were)
+    out["transport"] = "mpi";
+    out["ranks"] = transport->size();
+    // What each rank's MPI transport carried in the last step (data and control): the bytes on the wire.
+    out["wire_bytes_per_worker"] = wire;
+  }
   out["predicted_bytes_per_worker"] = tr.predicted_bytes_per_worker();
   out["predicted_messages_per_worker"] = tr.predicted_messages_per_worker();
   out.update(trainer_results_json(tr));
+  out["memory_per_worker"] = mem;  // across processes each worker's own, gathered (trainer_results_json: this one's)
   if (!saved.empty()) out["checkpoints"] = saved;
   if (sample_every > 0) out["samples"] = samples;
   if (sample_bytes > 0) out["sample"] = utf8_text(tr.sample(sample_bytes, 0.8, cfg.seed));

@@ -3,6 +3,9 @@
 // layer is split by columns (attention: by heads; MLP: by hidden units) and the second by rows, so a block
 // needs one all-reduce after attention and one after the MLP in the forward pass (operator g) and the
 // mirror pair on the inputs' gradients in the backward pass (operator f): 4 per layer per micro-batch.
+//
+// Across processes (comm.h, Transport) every process runs these passes for the whole group, but computes
+// only for its own worker: for the others it books their pipeline messages' envelopes and moves on.
 #include "train/gemm.h"
 #include "train/ops.h"
 #include "train/ops_backend.h"
@@ -27,7 +30,7 @@ void tp_all_reduce(Comm& comm, std::vector<Worker*>& g, int tp, std::vector<std:
     std::vector<float*> ptrs;
     for (size_t i = first; i < first + size_t(tp); ++i) {
       ids.push_back(g[i]->id);
-      ptrs.push_back(bufs[i]->data());
+      ptrs.push_back(comm.local(g[i]->id) ? bufs[i]->data() : nullptr);  // another process's: not here
     }
     comm.all_reduce(ids, ptrs, n, Traffic::tp);
   }
@@ -100,7 +103,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
   Scratch& S = scratch(size_t(R));
   std::vector<std::vector<float>*> tmp_ptrs;
   for (int r = 0; r < R; ++r) {
-    S.a[size_t(r)].resize(NC);
+    if (comm.local(g[size_t(r)]->id)) S.a[size_t(r)].resize(NC);
     tmp_ptrs.push_back(&S.a[size_t(r)]);
   }
   // Where layer l's input (l = layers: the stage's output) lives for rank r.
@@ -115,6 +118,10 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
   if (H && lay.has_embed) H->begin(lay.embed_unit, false);
   for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
+    if (!comm.local(w.id)) {  // another process computes it; the envelope keeps the mailboxes in step
+      if (!lay.has_embed) comm.recv(w.id, ids[size_t(lay.pp_rank - 1)][size_t(w.t)], mb);
+      continue;
+    }
     bind(K, w);
     MicroActs& A = take_acts(w, mb);
     A.layers.resize(size_t(lay.layers));
@@ -141,6 +148,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
     if (H) H->begin(lay.layer_unit(l), false);
     for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
+      if (!comm.local(w.id)) continue;
       bind(K, w);
       const LayerOffsets& o = lay.layer[size_t(l)];
       LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -159,6 +167,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
     tp_all_reduce(comm, g, tp, tmp_ptrs, NC);
     for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
+      if (!comm.local(w.id)) continue;
       bind(K, w);
       const LayerOffsets& o = lay.layer[size_t(l)];
       LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -178,6 +187,7 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
     tp_all_reduce(comm, g, tp, tmp_ptrs, NC);
     for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
+      if (!comm.local(w.id)) continue;
       bind(K, w);
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -192,6 +202,10 @@ void stage_forward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::v
 
   for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
+    if (!comm.local(w.id)) {
+      if (!lay.has_head) comm.send(w.id, ids[size_t(lay.pp_rank + 1)][size_t(w.t)], mb, nullptr, NC, Traffic::pp, c.tick);
+      continue;
+    }
     bind(K, w);
     MicroActs& A = w.acts.at(mb);
     if (lay.has_head) {
@@ -230,7 +244,7 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
   std::vector<std::vector<float>>& dx = S.b;     // d(residual stream) per rank
   std::vector<std::vector<float>>& dpart = S.a;  // partial input gradients per rank (all-reduced)
   std::vector<std::vector<float>*> dpart_ptrs;
-  for (int r = 0; r < R; ++r) dpart_ptrs.push_back(&dpart[size_t(r)]);
+  for (int r = 0; r < R; ++r) dpart_ptrs.push_back(&dpart[size_t(r)]);  // tp_all_reduce skips others' ranks
   S.dgelu.resize(size_t(N) * Fl);
   S.datty.resize(size_t(N) * Dl);
   S.dqkv.resize(size_t(N) * 3 * Dl);
@@ -242,6 +256,10 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
   if (H && lay.has_embed) H->begin(lay.embed_unit, true);
   for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
+    if (!comm.local(w.id)) {
+      if (!lay.has_head) comm.recv(w.id, ids[size_t(lay.pp_rank + 1)][size_t(w.t)], mb);
+      continue;
+    }
     bind(K, w);
     MicroActs& A = w.acts.at(mb);
     if (lay.has_head) {
@@ -269,6 +287,7 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
     if (H) H->begin(lay.layer_unit(l), true);
     for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
+      if (!comm.local(w.id)) continue;
       bind(K, w);
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -282,6 +301,7 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
     tp_all_reduce(comm, g, tp, dpart_ptrs, NC);
     for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
+      if (!comm.local(w.id)) continue;
       bind(K, w);
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -296,6 +316,7 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
     tp_all_reduce(comm, g, tp, dpart_ptrs, NC);
     for (int r = 0; r < R; ++r) {
       Worker& w = *g[size_t(r)];
+      if (!comm.local(w.id)) continue;
       bind(K, w);
       const LayerOffsets& o = lay.layer[size_t(l)];
       const LayerActs& a = w.acts.at(mb).layers[size_t(l)];
@@ -310,6 +331,10 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
 
   for (int r = 0; r < R; ++r) {
     Worker& w = *g[size_t(r)];
+    if (!comm.local(w.id)) {
+      if (!lay.has_embed) comm.send(w.id, ids[size_t(lay.pp_rank - 1)][size_t(w.t)], mb, nullptr, NC, Traffic::pp, c.tick);
+      continue;
+    }
     bind(K, w);
     if (lay.has_embed) {
       // Scatter-add by columns: every element still sums its rows in order (tokens repeat within a batch).

@@ -115,7 +115,10 @@ struct PipelineOp {
 
 class Trainer {
  public:
-  Trainer(TrainConfig cfg, std::string corpus_text);
+  // With a transport (engine/mpi), this process runs worker transport->rank() of the layout and talks to
+  // the others through it (dp x tp x pp must equal transport->size()); every process makes the same calls
+  // in the same order (step, checkpoints, samples, full_parameters), as on one machine.
+  Trainer(TrainConfig cfg, std::string corpus_text, Transport* transport = nullptr);
   ~Trainer();
   Trainer(Trainer&&) noexcept;
   Trainer& operator=(Trainer&&) noexcept;
@@ -147,6 +150,9 @@ class Trainer {
   // Checkpoints (checkpoint.cpp): versioned, checksummed, written atomically. save returns the path.
   std::string save_checkpoint(const std::string& dir) const;
   void load_checkpoint(const std::string& path);  // throws std::runtime_error naming the file and fault
+  // Across processes: the last step's counters, memory and predictions of every worker, gathered from
+  // their processes (what run_json reports; in one process, what comm() and memory() say).
+  nlohmann::json gathered_worker_stats() const;
 
   struct Impl;
 
@@ -177,7 +183,8 @@ nlohmann::json run_json(const nlohmann::json& config);
 // also generates "sample_bytes" (default 80) of text every K steps, passes each to `on_sample` and lists
 // them in "samples" ([{step, text}]): what the model writes as it learns.
 nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress,
-                        const std::function<void(int step, const std::string& text)>& on_sample = nullptr);
+                        const std::function<void(int step, const std::string& text)>& on_sample = nullptr,
+                        Transport* transport = nullptr);  // across processes: see Trainer's constructor
 // What a trainer holds now, in run_json's keys: "parameters", "flops_per_token", "step" (steps taken),
 // "losses", "first_loss", "last_loss" (the loss the lab shows), "final_loss" (the mean of the last 5 steps,
 // less noisy), "memory_per_worker" and the last step's bytes sent and predicted per worker. run_json

@@ -1,6 +1,10 @@
 // trainer.cpp - one optimizer step across the grid of virtual workers: pipelines of micro-batches, the
 // tied-embedding exchange, the data-parallel gradient exchange (plain or ZeRO), global-norm clipping and
 // AdamW. Every byte between workers goes through Comm.
+//
+// Across processes (a Transport, engine/mpi) every process runs this same schedule; loops over workers
+// skip the ones other processes hold (Impl::local), and a collective's buffer of another process's worker
+// is nullptr (Comm runs this process's part of the ring only).
 #include "train/trainer_impl.h"
 
 #include "perf/comm_volume.h"
@@ -31,11 +35,19 @@ std::vector<int> Trainer::Impl::dp_group(int p, int t) const {
   return g;
 }
 
-Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<Impl>()) {
+Trainer::Trainer(TrainConfig cfg, std::string corpus, Transport* transport) : impl_(std::make_unique<Impl>()) {
   validate(cfg);
   Impl& s = *impl_;
   s.cfg = cfg;
   const ParallelConfig& pc = cfg.parallel;
+  if (transport && transport->size() != pc.workers())
+    throw std::invalid_argument("the layout dp " + std::to_string(pc.dp) + " x tp " + std::to_string(pc.tp) + " x pp " +
+                                std::to_string(pc.pp) + " has " + std::to_string(pc.workers()) + " workers, but " +
+                                std::to_string(transport->size()) + " processes were started; start " +
+                                std::to_string(pc.workers()) + " (mpirun -np " + std::to_string(pc.workers()) +
+                                ") or change --dp/--tp/--pp so that their product is " +
+                                std::to_string(transport->size()));
+  s.transport = transport;
   if (corpus.size() < size_t(cfg.model.context) * 4)
     throw std::invalid_argument("the corpus has " + std::to_string(corpus.size()) + " bytes; it needs at least " +
                                 std::to_string(cfg.model.context * 4) + " (4 contexts) to train and evaluate");
@@ -47,6 +59,8 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
   s.micro_batches = pc.micro_batches > 0 ? pc.micro_batches : pc.pp;
   s.micro_batch_size = s.local_batch / s.micro_batches;
   s.comm = Comm(pc.workers());
+  s.comm.set_transport(transport);
+  if (transport && transport->collectives()) s.comm.set_collective_backend(transport->collectives());
   // The kernels: chosen once for the whole run (mixing backends inside a step would copy both ways).
   s.ops = &select_backend(cfg.device != "cpu", &s.ops_note);
   if (cfg.device == "cuda" && std::string(s.ops->name) != "cuda") {
@@ -58,7 +72,7 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
     throw std::invalid_argument("device \"cuda\" was asked for, but the GPU cannot be used: " + why +
                                 "; use \"device\": \"auto\" (or --device auto) to fall back to the CPU");
   }
-  if (s.ops->bind_worker && pc.workers() > 1) {
+  if (s.ops->bind_worker && pc.workers() > 1 && !transport) {
     // Several GPUs: workers share them round-robin and the ring collectives run through NCCL.
     std::string why;
     s.collectives = gpu_collectives(&why);
@@ -78,8 +92,11 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
         w.p = p;
         w.t = t;
         w.lay = make_layout(cfg.model, pc.tp, t, pc.pp, p, pc.dp, pc.zero >= 2);
-        w.params.assign(size_t(w.lay.padded), 0.0f);
+        // Across processes, another process holds this worker: its layout and shard map only.
+        const bool mine = s.local(w.id);
+        if (mine) w.params.assign(size_t(w.lay.padded), 0.0f);
         for (const auto& ts : w.lay.tensors) {
+          if (!mine) break;
           const TensorSpec& ft = *find_tensor(full_lay, ts.name);
           for (int64_t r = 0; r < ts.rows; ++r)
             for (int64_t c = 0; c < ts.cols; ++c)
@@ -103,6 +120,7 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus) : impl_(std::make_unique<I
         }
         w.shard_size = 0;
         for (const OwnedRange& o : w.owned) w.shard_size += o.hi - o.lo;
+        if (!mine) continue;
         w.m.assign(size_t(w.shard_size), 0.0f);
         w.v.assign(size_t(w.shard_size), 0.0f);
         if (pc.zero <= 1) w.grads.assign(size_t(w.lay.padded), 0.0f);
@@ -140,6 +158,10 @@ class ZeroUnits : public UnitHooks {
         std::vector<float*> bufs;
         for (int i : g) {
           Worker& w = s_.workers[size_t(i)];
+          if (!s_.local(i)) {  // another process's: it gathers there
+            bufs.push_back(nullptr);
+            continue;
+          }
           const OwnedRange& o = w.owned[size_t(u)];
           std::vector<float>& b = w.unit_params[size_t(u)];
           b.assign(size_t(w.lay.units[size_t(u)].padded), 0.0f);
@@ -152,6 +174,7 @@ class ZeroUnits : public UnitHooks {
       }
       if (backward)
         for (int i : g) {
+          if (!s_.local(i)) continue;
           Worker& w = s_.workers[size_t(i)];
           w.unit_grads[size_t(u)].assign(size_t(w.lay.units[size_t(u)].padded), 0.0f);
           recount(w);
@@ -161,6 +184,7 @@ class ZeroUnits : public UnitHooks {
   void end_params(int u) override {
     if (s_.cfg.parallel.zero < 3) return;
     for (Worker& w : s_.workers) {
+      if (!s_.local(w.id)) continue;
       std::vector<float>().swap(w.unit_params[size_t(u)]);
       recount(w);
     }
@@ -171,9 +195,10 @@ class ZeroUnits : public UnitHooks {
     for (int t = 0; t < s_.cfg.parallel.tp; ++t) {
       std::vector<int> g = s_.dp_group(0, t);
       std::vector<float*> bufs;
-      for (int i : g) bufs.push_back(s_.workers[size_t(i)].unit_grads[size_t(u)].data());
+      for (int i : g) bufs.push_back(s_.local(i) ? s_.workers[size_t(i)].unit_grads[size_t(u)].data() : nullptr);
       s_.comm.reduce_scatter(g, bufs, size_t(s_.workers[size_t(g[0])].lay.units[size_t(u)].padded), Traffic::dp);
       for (int i : g) {
+        if (!s_.local(i)) continue;
         Worker& w = s_.workers[size_t(i)];
         const OwnedRange& o = w.owned[size_t(u)];
         const float* src = w.unit_grads[size_t(u)].data() + (o.lo - w.lay.units[size_t(u)].begin);
@@ -295,6 +320,7 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
   const float c1 = float(1.0 / (1.0 - std::pow(o.beta1, t))), c2 = float(1.0 / (1.0 - std::pow(o.beta2, t)));
   const float flr = float(lr), wd = float(o.weight_decay), eps = float(o.eps), cs = float(clip_scale);
   for (Worker& w : workers) {
+    if (!local(w.id)) continue;  // updated by its own process
     if (ops->bind_worker) ops->bind_worker(w.id);  // its GPU, when workers share several
     for (const OwnedRange& own : w.owned) {
       for (const TensorSpec& ts : w.lay.tensors) {
@@ -337,6 +363,7 @@ StepResult Trainer::step() {
   const ModelConfig& m = s.cfg.model;
   const auto t0 = std::chrono::steady_clock::now();
   s.comm.begin_step();
+  const double wire0 = s.transport ? s.transport->wire_bytes() : 0.0;
 
   // The global batch: the same windows whatever the layout (one data stream, read by every worker).
   const int T = m.context;
@@ -370,8 +397,9 @@ StepResult Trainer::step() {
       for (int t = 0; t < pc.tp; ++t) {
         Worker& a = s.workers[size_t(s.id(d, 0, t))];
         Worker& b = s.workers[size_t(s.id(d, pc.pp - 1, t))];
-        s.comm.all_reduce({a.id, b.id}, {a.grads.data() + a.lay.wte, b.grads.data() + b.lay.wte},
-                          size_t(m.vocab) * size_t(m.width), Traffic::tie);
+        float* ga = s.local(a.id) ? a.grads.data() + a.lay.wte : nullptr;
+        float* gb = s.local(b.id) ? b.grads.data() + b.lay.wte : nullptr;
+        s.comm.all_reduce({a.id, b.id}, {ga, gb}, size_t(m.vocab) * size_t(m.width), Traffic::tie);
       }
 
   // Data parallel: sum the replicas' gradients (each already carries 1/(global batch tokens)). ZeRO-2/3
@@ -389,6 +417,7 @@ StepResult Trainer::step() {
   // Global gradient norm and the loss: each worker sums the squares it owns, then one small all-reduce.
   std::vector<std::vector<double>> ctl(s.workers.size(), std::vector<double>(2, 0.0));
   for (Worker& w : s.workers) {
+    if (!s.local(w.id)) continue;  // its process adds its squares
     const bool owner = pc.zero >= 1 || w.d == 0;
     double sq = 0;
     if (owner)
@@ -421,8 +450,9 @@ StepResult Trainer::step() {
     cbufs.push_back(ctl[size_t(w.id)].data());
   }
   s.comm.tree_all_reduce(everyone, cbufs, 2, Traffic::control);
-  const double loss = ctl[0][0] / (double(s.cfg.batch) * T);
-  const double norm = std::sqrt(ctl[0][1]);
+  // After the tree's broadcast every worker holds the same two sums (bit for bit); read this process's.
+  const double loss = ctl[size_t(s.me())][0] / (double(s.cfg.batch) * T);
+  const double norm = std::sqrt(ctl[size_t(s.me())][1]);
   const double clip = s.cfg.optim.clip_norm > 0 && norm > s.cfg.optim.clip_norm ? s.cfg.optim.clip_norm / norm : 1.0;
   const double lr = learning_rate(s.cfg.optim, s.step, s.cfg.steps);
   s.optimizer_step(clip, lr);
@@ -437,11 +467,16 @@ StepResult Trainer::step() {
         std::vector<ParamUnit> spans = pc.zero == 1 ? std::vector<ParamUnit>{{0, lay.padded, lay.padded}} : lay.units;
         for (const ParamUnit& u : spans) {
           std::vector<float*> bufs;
-          for (int i : g) bufs.push_back(s.workers[size_t(i)].params.data() + u.begin);
+          for (int i : g) bufs.push_back(s.local(i) ? s.workers[size_t(i)].params.data() + u.begin : nullptr);
           s.comm.all_gather(g, bufs, size_t(u.padded), Traffic::dp);
         }
       }
 
+  // Across processes: every send of the step delivered before the next one (bounded buffers).
+  if (s.transport) {
+    s.transport->flush();
+    s.last_step_wire_bytes = s.transport->wire_bytes() - wire0;
+  }
   s.step += 1;
   s.losses.push_back(loss);
   StepResult r;

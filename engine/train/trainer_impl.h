@@ -24,6 +24,14 @@ struct Trainer::Impl {
   const OpsBackend* ops = nullptr;  // chosen once from cfg.device (ops_backend.h)
   std::string ops_note;
   std::unique_ptr<CollectiveBackend> collectives;  // NCCL on 2+ GPUs with the CUDA kernels, else null
+  Transport* transport = nullptr;  // across processes: this one runs worker transport->rank() only
+  double last_step_wire_bytes = 0;  // what this process's transport carried in the last step
+
+  bool local(int worker) const { return !transport || transport->rank() == worker; }
+  // The worker whose results this process reports (its own; worker 0 in one process).
+  int me() const { return transport ? transport->rank() : 0; }
+  // The params and shards of every worker, from their processes (in one process: the workers).
+  std::vector<Worker> gathered_params() const;
 
   int id(int d, int p, int t) const { return (d * cfg.parallel.pp + p) * cfg.parallel.tp + t; }
   std::vector<int> dp_group(int p, int t) const;

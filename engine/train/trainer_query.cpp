@@ -6,18 +6,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 
 namespace mc::train {
 
 namespace {
 
 // The parameters worker (0, p, t) would use now: its buffer, or with ZeRO-3 its dp group's shards.
-std::vector<float> current_params(const Trainer::Impl& s, int p, int t) {
-  const Worker& w0 = s.workers[size_t(s.id(0, p, t))];
+std::vector<float> current_params(const Trainer::Impl& s, const std::vector<Worker>& workers, int p, int t) {
+  const Worker& w0 = workers[size_t(s.id(0, p, t))];
   if (s.cfg.parallel.zero < 3 || !w0.params.empty()) return w0.params;
   std::vector<float> out(size_t(w0.lay.padded), 0.0f);
   for (int d = 0; d < s.cfg.parallel.dp; ++d) {
-    const Worker& w = s.workers[size_t(s.id(d, p, t))];
+    const Worker& w = workers[size_t(s.id(d, p, t))];
     for (const OwnedRange& o : w.owned)
       std::copy(w.param_shard.begin() + o.shard_off, w.param_shard.begin() + o.shard_off + (o.hi - o.lo),
                 out.begin() + o.lo);
@@ -51,14 +53,68 @@ double forward_full(const ModelConfig& m, const std::vector<float>& params, cons
 
 }  // namespace
 
+namespace {
+
+void put_floats(std::string& out, const std::vector<float>& v) {
+  const uint64_t n = v.size();
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+std::vector<float> get_floats(const std::string& in, size_t& pos) {
+  uint64_t n = 0;
+  if (pos + sizeof n > in.size()) throw std::runtime_error("a gathered worker buffer is truncated");
+  std::memcpy(&n, in.data() + pos, sizeof n);
+  pos += sizeof n;
+  if (pos + n * sizeof(float) > in.size()) throw std::runtime_error("a gathered worker buffer is truncated");
+  std::vector<float> v(n);
+  if (n > 0) std::memcpy(v.data(), in.data() + pos, n * sizeof(float));
+  pos += n * sizeof(float);
+  return v;
+}
+
+}  // namespace
+
+std::vector<Worker> Trainer::Impl::gathered_params() const {
+  std::vector<Worker> out(workers.size());
+  for (size_t i = 0; i < workers.size(); ++i) {
+    Worker& w = out[i];
+    w.id = workers[i].id, w.d = workers[i].d, w.p = workers[i].p, w.t = workers[i].t;
+    w.lay = workers[i].lay;
+    w.owned = workers[i].owned;
+    w.shard_size = workers[i].shard_size;
+  }
+  if (!transport) {
+    for (size_t i = 0; i < workers.size(); ++i) {
+      out[i].params = workers[i].params;
+      out[i].param_shard = workers[i].param_shard;
+    }
+    return out;
+  }
+  std::string mine;
+  put_floats(mine, workers[size_t(me())].params);
+  put_floats(mine, workers[size_t(me())].param_shard);
+  const std::vector<std::string> all = transport->all_gather(mine);
+  for (size_t i = 0; i < out.size(); ++i) {
+    size_t pos = 0;
+    out[i].params = get_floats(all[i], pos);
+    out[i].param_shard = get_floats(all[i], pos);
+  }
+  return out;
+}
+
 std::vector<float> Trainer::full_parameters() const {
   const Impl& s = *impl_;
   const Layout full = make_layout(s.cfg.model, 1, 0, 1, 0, 1);
   std::vector<float> out(size_t(full.size), 0.0f);
+  // Across processes the other workers' buffers live elsewhere: gather them (every process calls this).
+  std::vector<Worker> gathered;
+  if (s.transport) gathered = s.gathered_params();
+  const std::vector<Worker>& workers = s.transport ? gathered : s.workers;
   for (int p = 0; p < s.cfg.parallel.pp; ++p)
     for (int t = 0; t < s.cfg.parallel.tp; ++t) {
-      const Worker& w = s.workers[size_t(s.id(0, p, t))];
-      const std::vector<float> P = current_params(s, p, t);
+      const Worker& w = workers[size_t(s.id(0, p, t))];
+      const std::vector<float> P = current_params(s, workers, p, t);
       for (const TensorSpec& ts : w.lay.tensors) {
         if (ts.name == "wte" && !w.lay.has_embed) continue;  // the pipeline's copy of the tied embedding
         const TensorSpec& ft = *find_tensor(full, ts.name);
@@ -173,6 +229,43 @@ Volume predicted(const Trainer::Impl& s, const Worker& w) {
 }
 
 }  // namespace
+
+nlohmann::json Trainer::gathered_worker_stats() const {
+  const Impl& s = *impl_;
+  const std::vector<WorkerMemory> mem = memory();
+  auto one = [&](int w) {
+    const WorkerCounters& c = s.comm.step_counters(w);
+    nlohmann::json links = nlohmann::json::array();
+    for (const auto& [link, lc] : s.comm.step_links()) {
+      if (link.first != w) continue;
+      nlohmann::json by = nlohmann::json::object();
+      for (int k = 0; k < kTrafficClasses; ++k)
+        if (lc.messages[k] > 0) by[to_string(Traffic(k))] = {{"bytes", lc.bytes[k]}, {"messages", lc.messages[k]}};
+      links.push_back({{"src", link.first}, {"dst", link.second}, {"bytes", lc.data_bytes()},
+                       {"messages", lc.data_messages()}, {"by_traffic", by}});
+    }
+    const WorkerMemory& m = mem[size_t(w)];
+    return nlohmann::json{{"bytes_sent", c.data_bytes_sent()},
+                          {"messages_sent", c.data_messages_sent()},
+                          {"control_bytes", c.bytes_sent[int(Traffic::control)]},
+                          {"bytes_received", c.bytes_received},
+                          {"wire_bytes", s.transport ? s.last_step_wire_bytes : 0.0},
+                          {"memory",
+                           {{"params_bytes", m.params_bytes},
+                            {"grads_bytes", m.grads_bytes},
+                            {"optimizer_bytes", m.optimizer_bytes},
+                            {"activations_peak_bytes", m.activations_peak_bytes},
+                            {"transient_peak_bytes", m.transient_peak_bytes}}},
+                          {"links", links}};
+  };
+  nlohmann::json out = nlohmann::json::array();
+  if (!s.transport) {
+    for (int w = 0; w < int(s.workers.size()); ++w) out.push_back(one(w));
+    return out;
+  }
+  for (const std::string& blob : s.transport->all_gather(one(s.me()).dump())) out.push_back(nlohmann::json::parse(blob));
+  return out;
+}
 
 std::vector<double> Trainer::predicted_bytes_per_worker() const {
   std::vector<double> out;

@@ -1,0 +1,155 @@
+// mpi_collectives.cpp - MPI's own collectives behind `train --mpi-native` (see mpi_transport.h), and the
+// NCCL bootstrap across ranks (ncclGetUniqueId on rank 0, broadcast over MPI, ncclCommInitRank on each).
+#include "mpi/mpi_transport.h"
+
+#if MC_HAVE_CUDA
+#include "cuda/dl_open.h"
+#include "cuda/train_kernels.h"
+#endif
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+
+namespace mc::mpi {
+
+namespace {
+
+// One communicator per group of ranks (a dp, tp or embedding group), made on first use with
+// MPI_Comm_create_group: only the group's members call it, as only they run its collectives.
+class NativeCollectives final : public CollectiveBackend {
+ public:
+  explicit NativeCollectives(MpiTransport& t) : t_(t), world_(*static_cast<MPI_Comm*>(t.comm_handle())) {}
+  ~NativeCollectives() override {
+    for (auto& [g, c] : comms_) MPI_Comm_free(&c);
+  }
+  const char* name() const override { return "mpi-native"; }
+
+  bool reduce_scatter(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n) override {
+    const int i = position(g);
+    if (i < 0) return true;  // no member here: the members' processes run it
+    const size_t chunk = n / g.size();
+    std::vector<float> mine(chunk);
+    ok(MPI_Reduce_scatter_block(bufs[size_t(i)], mine.data(), int(chunk), MPI_FLOAT, MPI_SUM, comm(g)));
+    std::copy(mine.begin(), mine.end(), bufs[size_t(i)] + size_t(i) * chunk);
+    return true;
+  }
+  bool all_gather(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n) override {
+    const int i = position(g);
+    if (i < 0) return true;
+    ok(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, bufs[size_t(i)], int(n / g.size()), MPI_FLOAT, comm(g)));
+    return true;
+  }
+  bool all_reduce(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n) override {
+    const int i = position(g);
+    if (i < 0) return true;
+    ok(MPI_Allreduce(MPI_IN_PLACE, bufs[size_t(i)], int(n), MPI_FLOAT, MPI_SUM, comm(g)));
+    return true;
+  }
+
+ private:
+  MpiTransport& t_;
+  MPI_Comm world_;
+  std::map<std::vector<int>, MPI_Comm> comms_;
+
+  int position(const std::vector<int>& g) const {
+    const auto it = std::find(g.begin(), g.end(), t_.rank());
+    return it == g.end() ? -1 : int(it - g.begin());
+  }
+  MPI_Comm comm(const std::vector<int>& g) {
+    auto it = comms_.find(g);
+    if (it != comms_.end()) return it->second;
+    MPI_Group world_group, group;
+    MPI_Comm_group(world_, &world_group);
+    MPI_Group_incl(world_group, int(g.size()), g.data(), &group);  // ranks in ring order
+    MPI_Comm c;
+    ok(MPI_Comm_create_group(world_, group, 7, &c));
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Group_free(&group);
+    MPI_Group_free(&world_group);
+    return comms_[g] = c;
+  }
+  static void ok(int rc) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    throw std::runtime_error("MPI native collective failed: " + std::string(text, size_t(len)));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CollectiveBackend> make_native_collectives(MpiTransport& t) {
+  return std::make_unique<NativeCollectives>(t);
+}
+
+void MpiTransport::use_native_collectives() { native_ = make_native_collectives(*this); }
+
+bool nccl_bootstrap(MpiTransport& t, std::string* why) {
+  MPI_Comm comm = *static_cast<MPI_Comm*>(t.comm_handle());
+#if MC_HAVE_CUDA
+  // Every rank must take part in the broadcast, so the decision "NCCL or not" is agreed first: a rank
+  // without a GPU or without libnccl makes the whole gang stay on MPI.
+  std::string reason;
+  int usable = mc::cuda::available(&reason) && mc::cuda::device_count() > 0 ? 1 : 0;
+  // NCCL runs one rank per GPU: more ranks on this host than GPUs cannot form a communicator.
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (usable && local_size && std::atoi(local_size) > mc::cuda::device_count()) {
+    usable = 0;
+    reason = std::string(local_size) + " ranks on this host share " + std::to_string(mc::cuda::device_count()) +
+             " GPU(s); NCCL needs one GPU per rank";
+  }
+  // ncclUniqueId is 128 bytes (NCCL_UNIQUE_ID_BYTES) passed by value; ncclComm_t an opaque pointer. The
+  // library is opened at run time like engine/cuda does, so binaries start without it.
+  struct UniqueId {
+    char internal[128];
+  };
+  using GetId = int (*)(UniqueId*);
+  using InitRank = int (*)(void**, int, UniqueId, int);
+  GetId get_id = nullptr;
+  InitRank init_rank = nullptr;
+  std::string errors;
+  void* lib = usable ? mc::cuda::dl_open_first({"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"}, &errors)
+                     : nullptr;
+  if (usable && (!lib || !mc::cuda::dl_symbol(lib, "ncclGetUniqueId", get_id) ||
+                 !mc::cuda::dl_symbol(lib, "ncclCommInitRank", init_rank))) {
+    usable = 0;
+    reason = "libnccl cannot be opened: " + errors;
+  }
+  int all = 0;
+  MPI_Allreduce(&usable, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all) {
+    if (why) *why = usable ? "another rank has no usable GPU or NCCL; the collectives stay on MPI" : reason;
+    return false;
+  }
+  UniqueId id{};
+  if (t.rank() == 0 && get_id(&id) != 0) {
+    if (why) *why = "ncclGetUniqueId failed";
+    MPI_Abort(comm, 4);
+  }
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
+  // One GPU per rank on its host: the local rank picks the device (mpirun's OMPI_COMM_WORLD_LOCAL_RANK).
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const int device = (local ? std::atoi(local) : t.rank()) % mc::cuda::device_count();
+  mc::cuda::set_thread_device(device);
+  void* nccl_comm = nullptr;
+  if (init_rank(&nccl_comm, t.size(), id, t.rank()) != 0) {
+    if (why) *why = "ncclCommInitRank failed on rank " + std::to_string(t.rank());
+    return false;
+  }
+  if (why) *why = "NCCL communicator over " + std::to_string(t.size()) + " ranks (rank " + std::to_string(t.rank()) +
+                  " on GPU " + std::to_string(device) + ")";
+  return true;
+#else
+  (void)comm;
+  (void)t;
+  if (why) *why = "this build has no CUDA (nvcc was not found at configure time): no NCCL on any rank";
+  return false;
+#endif
+}
+
+}  // namespace mc::mpi
