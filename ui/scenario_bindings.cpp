@@ -77,10 +77,10 @@ json shown_estimate(const ExplorerState& s) {
 // The simulator panels' results: the iteration (sim panel) and the run (run panel) of the current config.
 json shown_simulation(const ExplorerState& s) {
   const SimView& v = s.sim;
-  json r = v.iteration.is_object() && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? v.iteration
-                                                                                            : json::object();
+  json r = v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration)
+                                                                                : json::object();
   const std::string run_key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
-  if (!v.run.is_null() && v.run_for == run_key && !v.run_job) r["run"] = v.run;
+  if (v.run && v.run_for == run_key && !v.run_job) r["run"] = sim::to_json(*v.run);
   return r.empty() ? json() : r;
 }
 
@@ -125,7 +125,7 @@ const std::vector<ConfigBinding>& config_bindings() {
          if (call.is_object() && call.value("config", json()) == c) {
            const unsigned long long seed = call.value("seed", 1ull);
            const double days = call.value("run_days", 0.0);
-           if (seed != v.seed || (days > 0 && days != v.run_days) || changed || v.run.is_null()) {
+           if (seed != v.seed || (days > 0 && days != v.run_days) || changed || !v.run) {
              v.seed = seed;
              if (days > 0) v.run_days = days;
              if (v.run_job) v.run_job->cancel = true;  // a run of an older config is of no use now

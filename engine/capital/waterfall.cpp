@@ -172,19 +172,26 @@ PartnershipConfig partnership_config_from_json(const json& j, const PartnershipC
   return c;
 }
 
+PartnershipTotals partnership_totals(const std::vector<PartnershipYear>& years) {
+  PartnershipTotals t;
+  for (const auto& y : years) {
+    t.cash_usd += y.cash_usd;
+    t.credit_usd += y.credit_usd;
+    t.gpu_hours += y.gpu_hours;
+    t.flops += y.flops;
+  }
+  t.gpu_years = t.gpu_hours / (24.0 * 365.25);
+  return t;
+}
+
 json to_json(const std::vector<PartnershipYear>& years) {
   json ys = json::array();
-  double cash = 0, credit = 0, hours = 0, flops = 0;
-  for (const auto& y : years) {
+  for (const auto& y : years)
     ys.push_back({{"year", y.year}, {"cash_usd", y.cash_usd}, {"credit_usd", y.credit_usd}, {"gpu_hours", y.gpu_hours},
                   {"flops", y.flops}});
-    cash += y.cash_usd;
-    credit += y.credit_usd;
-    hours += y.gpu_hours;
-    flops += y.flops;
-  }
-  return {{"years", ys}, {"cash_usd", cash}, {"credit_usd", credit}, {"gpu_hours", hours}, {"flops", flops},
-          {"gpu_years", hours / (24.0 * 365.25)}};
+  const PartnershipTotals t = partnership_totals(years);
+  return {{"years", ys},       {"cash_usd", t.cash_usd}, {"credit_usd", t.credit_usd}, {"gpu_hours", t.gpu_hours},
+          {"flops", t.flops}, {"gpu_years", t.gpu_years}};
 }
 
 }  // namespace mc::capital

@@ -84,6 +84,12 @@ WaterfallConfig waterfall_config_from_json(const json& j, const WaterfallConfig&
 json to_json(const WaterfallConfig& c, const WaterfallResult& r);
 json to_json(const PartnershipConfig& c);
 PartnershipConfig partnership_config_from_json(const json& j, const PartnershipConfig& base);
+// The installments added up (to_json(years) carries these beside the years).
+struct PartnershipTotals {
+  double cash_usd = 0, credit_usd = 0, gpu_hours = 0, flops = 0;
+  double gpu_years = 0;  // gpu_hours / (24 x 365.25)
+};
+PartnershipTotals partnership_totals(const std::vector<PartnershipYear>& years);
 json to_json(const std::vector<PartnershipYear>& years);
 
 }  // namespace mc::capital

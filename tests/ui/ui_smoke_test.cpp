@@ -202,13 +202,13 @@ TEST(UiSmoke, SimCancelledThenSimulateAgain) {
   // take a while), not by a count of frames, which pass in microseconds here.
   auto settle = [&] {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while ((v.iteration_job || v.iteration.is_null()) && std::chrono::steady_clock::now() < deadline) {
+    while ((v.iteration_job || !v.iteration) && std::chrono::steady_clock::now() < deadline) {
       h.frame(app);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   };
   settle();
-  ASSERT_FALSE(v.iteration.is_null()) << v.iteration_error;
+  ASSERT_TRUE(v.iteration.has_value()) << v.iteration_error;
   const std::string key = v.iteration_for;
   // What poll() leaves after the worker reports "cancelled".
   v.iteration_cancelled = true;

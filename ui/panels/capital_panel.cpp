@@ -156,15 +156,13 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   track(s, "capital.rent_vs_build");
   ImGui::Separator();
   try {
-    json g = capital::gpt3_priced_json(cat, c);
-    ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g["flops"].get<double>());
+    const capital::Gpt3Priced g = capital::gpt3_priced(cat, c);
+    ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g.flops);
     wrapped_text(false, "At Lambda's 28 TFLOP/s per V100: rent %s, build %s, %.1f days on the 10,000-GPU machine",
-                usd(g["at_published_rate"]["rent_usd"].get<double>()).c_str(),
-                usd(g["at_published_rate"]["build_usd"].get<double>()).c_str(),
-                g["at_published_rate"]["days_on_cluster"].get<double>());
+                usd(g.at_published_rate.rent_usd).c_str(), usd(g.at_published_rate.build_usd).c_str(),
+                g.at_published_rate.days_on_cluster);
     wrapped_text(false, "At your utilisation (%.2f): rent %s, build %s", c.utilisation,
-                usd(g["at_config_rate"]["rent_usd"].get<double>()).c_str(),
-                usd(g["at_config_rate"]["build_usd"].get<double>()).c_str());
+                usd(g.at_config_rate.rent_usd).c_str(), usd(g.at_config_rate.build_usd).c_str());
     price_line(cat, "Published (Lambda)", "gpt3-lambda-estimate", "cost_usd", "USD");
     price_line(cat, "Published, low end", "gpt3-low-estimate", "cost_usd", "USD");
     track(s, "capital.gpt3");
@@ -246,12 +244,11 @@ void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
   ImGui::SliderInt("installment years (assumed)", &c.installment_years, 1, 10);
   try {
     auto years = capital::run_partnership(c);
-    json t = capital::to_json(years);
+    const capital::PartnershipTotals t = capital::partnership_totals(years);
     for (const auto& y : years)
       ImGui::Text("%d   cash %-9s credit %-9s -> %.3g GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
                   y.gpu_hours);
-    wrapped_text(false, "Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t["gpu_hours"].get<double>(),
-                t["gpu_years"].get<double>(), usd(c.usd_per_gpu_hour).c_str());
+    wrapped_text(false, "Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t.gpu_hours, t.gpu_years, usd(c.usd_per_gpu_hour).c_str());
     track(s, "capital.partnership");
   } catch (const std::exception& e) {
     error_text("%s", e.what());

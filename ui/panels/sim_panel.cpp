@@ -51,8 +51,8 @@ void set_iteration_progress(SimJob& job, double f) { job.progress = (job.run_day
 
 void finish_job(SimJob& job, sim::Simulation& sim) {
   try {
-    job.result = sim.result();  // builds the JSON (and simulates the run, when asked)
-    if (job.result.contains("run") && job.result["run"].value("cancelled", false)) job.error = "cancelled";
+    job.result = sim.report();  // builds the report (and simulates the run, when asked)
+    if (job.result->run && job.result->run->cancelled) job.error = "cancelled";
   } catch (const std::exception& e) {
     job.error = e.what();
   }
@@ -149,33 +149,31 @@ std::vector<int> slice_gpus(const SimView& v) {
   return g;
 }
 
-// Flattens the result's timelines (and the critical path) into rows, once per result: the Gantt is
-// drawn every frame and must not walk JSON then.
+// Flattens the report's timelines (and the critical path) into rows, once per result: the Gantt is
+// drawn every frame and must not walk the report's per-GPU structures then.
 void build_gantt(SimView& v) {
   v.gantt.clear();
   v.gantt_label_w = 0;
-  if (!v.iteration.contains("sim") || !v.iteration["sim"].contains("timelines")) return;
-  auto kind_index = [](const std::string& k) {
+  if (!v.iteration || !v.iteration->sim.has_timelines) return;
+  const sim::IterationReport& it = v.iteration->sim;
+  auto kind_index = [](sim::SpanKind kind) {
+    const std::string k = sim::to_string(kind);
     for (size_t i = 0; i < std::size(kGanttKinds); ++i)
       if (k == kGanttKinds[i]) return uint8_t(i);
     return uint8_t(std::size(kGanttKinds) - 1);
   };
-  auto span_of = [&](const json& sp) {
-    return GanttSpan{sp["start_s"].get<double>(), sp["end_s"].get<double>(), kind_index(sp["kind"].get<std::string>()),
-                     int16_t(sp.value("micro_batch", -1)), int16_t(sp.value("chunk", -1))};
-  };
-  const json& cp = v.iteration["sim"]["critical_path"];
-  for (const json& row : v.iteration["sim"]["timelines"]) {
+  for (const sim::TimelineReport& row : it.timelines) {
     GanttRow r;
     char label[96];
-    std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d", row["gpu"].get<int>(), row["stage"].get<int>(),
-                  row["replica"].get<int>());
+    std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d", row.gpu, row.stage, row.replica);
     r.label = label;
-    r.slow = row["speed"].get<double>() < 1;
-    for (const json& sp : row["spans"]) (sp["kind"] == "dp_comm" ? r.side : r.spans).push_back(span_of(sp));
-    if (cp.contains("steps"))
-      for (const json& st : cp["steps"])
-        if (st["class"] == row["class"] && st["stage"] == row["stage"]) r.critical.push_back(span_of(st));
+    r.slow = row.speed < 1;
+    for (const sim::SpanReport& sp : row.spans)
+      (sp.kind == sim::SpanKind::dp_comm ? r.side : r.spans)
+          .push_back({sp.start_s, sp.end_s, kind_index(sp.kind), int16_t(sp.micro_batch), int16_t(sp.chunk)});
+    for (const sim::CriticalStepReport& st : it.critical_path.steps)
+      if (st.replica_class == row.replica_class && st.stage == row.stage)
+        r.critical.push_back({st.start_s, st.end_s, kind_index(st.kind), int16_t(-1), int16_t(-1)});
     auto by_start = [](const GanttSpan& a, const GanttSpan& b) { return a.start_s < b.start_s; };
     std::stable_sort(r.spans.begin(), r.spans.end(), by_start);
     std::stable_sort(r.side.begin(), r.side.end(), by_start);
@@ -184,19 +182,12 @@ void build_gantt(SimView& v) {
   }
 }
 
-// Flattens the hottest links' series once per result (drawn every frame).
+// The hottest links' series that can be drawn (a point or more, as many times as values).
 void build_hot_links(SimView& v) {
   v.hot_links.clear();
-  if (!v.iteration.contains("sim") || !v.iteration["sim"]["links"].contains("hottest_series")) return;
-  for (const json& h : v.iteration["sim"]["links"]["hottest_series"]) {
-    LinkSeriesView l;
-    l.name = h["name"].get<std::string>();
-    l.capacity_Bps = h["capacity_Bps"].get<double>();
-    l.mean = h["mean_utilisation"].get<double>();
-    l.t_s = h["t_s"].get<std::vector<double>>();
-    l.utilisation = h["utilisation"].get<std::vector<double>>();
-    if (!l.t_s.empty() && l.t_s.size() == l.utilisation.size()) v.hot_links.push_back(std::move(l));
-  }
+  if (!v.iteration || !v.iteration->sim.links.has_series) return;
+  for (const sim::LinkSeriesReport& l : v.iteration->sim.links.hottest_series)
+    if (!l.t_s.empty() && l.t_s.size() == l.utilisation.size()) v.hot_links.push_back(l);
 }
 
 void poll(ExplorerState& s) {
@@ -297,9 +288,9 @@ void draw_spans(ImDrawList* dl, const std::vector<GanttSpan>& spans, double a, d
   }
 }
 
-void draw_gantt(ExplorerState& s, const json& it) {
+void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   SimView& v = s.sim;
-  const double T = it["iteration_time_s"].get<double>();
+  const double T = it.simulated.iteration_time_s;
   if (v.view_span_s <= 0 || v.view_span_s > T) v.view_span_s = T;
   v.view_start_s = std::clamp(v.view_start_s, 0.0, std::max(0.0, T - v.view_span_s));
   ImGui::PushItemWidth(120);
@@ -310,10 +301,10 @@ void draw_gantt(ExplorerState& s, const json& it) {
   same_line_if_fits_item("stride");
   ImGui::SliderInt("stride", &v.slice_stride, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
   ImGui::PopItemWidth();
-  const int gpus = it.value("gpus", 1);
+  const int gpus = int(it.config.cluster.gpus());
   v.slice_first = std::clamp(v.slice_first, 0, gpus - 1);
   same_line_if_fits_button("one per stage");
-  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it["layout"]["tp"].get<int>() * it["layout"]["dp"].get<int>());
+  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.dp);
   track(s, "sim.one_per_stage");
   same_line_if_fits_button("whole iteration");
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
@@ -388,7 +379,7 @@ ImU32 hot_link_color(size_t i) {
 
 // The highest utilisation of a piecewise-constant series within each of n equal columns of [0, T] (the
 // peak, so a burst narrower than a pixel still shows): one pass, every segment starts in one column.
-std::vector<float> column_peaks(const LinkSeriesView& l, double T, int n) {
+std::vector<float> column_peaks(const sim::LinkSeriesReport& l, double T, int n) {
   std::vector<float> out(size_t(n), 0.0f);
   size_t i = 0;
   for (int c = 0; c < n; ++c) {
@@ -403,10 +394,10 @@ std::vector<float> column_peaks(const LinkSeriesView& l, double T, int n) {
 
 // The hottest links over the iteration: one line each (per-pixel peaks), a legend, and the nearest line's
 // link and value under the mouse.
-void draw_hot_links(ExplorerState& s, const json& it) {
+void draw_hot_links(ExplorerState& s, const sim::SimReport& it) {
   const SimView& v = s.sim;
   if (v.hot_links.empty()) return;
-  const double T = std::max(1e-12, it["iteration_time_s"].get<double>());
+  const double T = std::max(1e-12, it.simulated.iteration_time_s);
   ImGui::TextUnformatted("The busiest links over the iteration (fraction of each link's capacity):");
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("ranked by mean utilisation; each pixel shows the highest value within it. Spine switches "
@@ -431,7 +422,7 @@ void draw_hot_links(ExplorerState& s, const json& it) {
   const int cols = std::max(1, int(width));
   double top = 1;
   std::vector<std::vector<float>> peaks;
-  for (const LinkSeriesView& l : v.hot_links) {
+  for (const sim::LinkSeriesReport& l : v.hot_links) {
     peaks.push_back(column_peaks(l, T, cols));
     for (float x : peaks.back()) top = std::max(top, double(x));
   }
@@ -467,29 +458,37 @@ void draw_hot_links(ExplorerState& s, const json& it) {
       size_t best = 0;
       for (size_t i = 1; i < peaks.size(); ++i)
         if (std::abs(y_of(peaks[i][size_t(c)]) - m.y) < std::abs(y_of(peaks[best][size_t(c)]) - m.y)) best = i;
-      const LinkSeriesView& l = v.hot_links[best];
+      const sim::LinkSeriesReport& l = v.hot_links[best];
       ImGui::SetTooltip("%s: %.1f%% of %s at %s\nmean over the iteration %.1f%%", l.name.c_str(),
                         peaks[best][size_t(c)] * 100.0, format_quantity(l.capacity_Bps / 1e9, "GB/s").c_str(),
-                        format_quantity(T * (c + 0.5) / cols, "s").c_str(), l.mean * 100);
+                        format_quantity(T * (c + 0.5) / cols, "s").c_str(), l.mean_utilisation * 100);
     }
   }
 }
 
-void draw_links(ExplorerState& s, const json& it) {
-  const json& links = it["sim"]["links"];
+void draw_links(ExplorerState& s, const sim::SimReport& it) {
+  const sim::LinksReport& links = it.sim.links;
   ImGui::TextUnformatted("Link utilisation over the iteration, by class (fraction of the class's capacity):");
-  if (links.contains("utilisation_series"))
-    for (auto& [cls, series] : links["utilisation_series"]["classes"].items()) {
+  if (links.has_series) {
+    // In the order of the class names (as the panel has always listed them).
+    std::vector<int> order(sim::kLinkClasses);
+    for (int c = 0; c < sim::kLinkClasses; ++c) order[size_t(c)] = c;
+    std::sort(order.begin(), order.end(), [](int a, int b) {
+      return std::string(sim::to_string(sim::LinkClass(a))) < sim::to_string(sim::LinkClass(b));
+    });
+    for (int c : order) {
       std::vector<float> vals;
       float mx = 0;
-      for (double x : series) vals.push_back(float(x)), mx = std::max(mx, float(x));
+      for (double x : links.class_series[size_t(c)]) vals.push_back(float(x)), mx = std::max(mx, float(x));
       if (mx <= 0) continue;
-      ImGui::PlotLines(cls.c_str(), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f, ImVec2(360, 36));
+      ImGui::PlotLines(sim::to_string(sim::LinkClass(c)), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f,
+                       ImVec2(360, 36));
     }
+  }
   track(s, "sim.link_series");
   draw_hot_links(s, it);
   // Heat map: one cell per node, its NIC's utilisation (mean over the iteration).
-  const json& nodes = links["node_nic_utilisation"];
+  const std::vector<double>& nodes = links.node_nic_utilisation;
   const int n = int(nodes.size());
   const int cols = std::max(1, int(std::ceil(std::sqrt(n * 2.5))));
   const float cell = std::clamp(ImGui::GetContentRegionAvail().x / float(cols), 2.0f, 10.0f);
@@ -499,7 +498,7 @@ void draw_links(ExplorerState& s, const json& it) {
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (int i = 0; i < n; ++i) {
-    const float f = float(nodes[size_t(i)].get<double>() / mx);
+    const float f = float(nodes[size_t(i)] / mx);
     const float x = p0.x + (i % cols) * cell, y = p0.y + (i / cols) * cell;
     dl->AddRectFilled(ImVec2(x, y), ImVec2(x + cell - 1, y + cell - 1),
                       ImGui::ColorConvertFloat4ToU32(ImVec4(0.1f + 0.9f * f, 0.15f + 0.5f * f, 0.3f * (1 - f), 1)));
@@ -509,7 +508,7 @@ void draw_links(ExplorerState& s, const json& it) {
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = int((m.y - p0.y) / cell) * cols + int((m.x - p0.x) / cell);
-    if (i >= 0 && i < n) ImGui::SetTooltip("node %d: NIC %.1f%% busy", i, nodes[size_t(i)].get<double>() * 100);
+    if (i >= 0 && i < n) ImGui::SetTooltip("node %d: NIC %.1f%% busy", i, nodes[size_t(i)] * 100);
   }
   if (ImGui::BeginTable("hot", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("hottest link");
@@ -517,16 +516,16 @@ void draw_links(ExplorerState& s, const json& it) {
     ImGui::TableSetupColumn("busy");
     ImGui::TableSetupColumn("capacity");
     ImGui::TableHeadersRow();
-    for (const json& h : links["hottest"]) {
+    for (const sim::HotLinkReport& h : links.hottest) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(h["class"].get<std::string>().c_str());
+      ImGui::TextUnformatted(sim::to_string(h.cls));
       ImGui::TableNextColumn();
-      ImGui::Text("%d", h["index"].get<int>());
+      ImGui::Text("%d", h.index);
       ImGui::TableNextColumn();
-      ImGui::Text("%.1f%%", h["utilisation"].get<double>() * 100);
+      ImGui::Text("%.1f%%", h.utilisation * 100);
       ImGui::TableNextColumn();
-      ImGui::Text("%.0f GB/s", h["capacity_GBps"].get<double>());
+      ImGui::Text("%.0f GB/s", h.capacity_GBps);
     }
     ImGui::EndTable();
   }
@@ -560,34 +559,32 @@ void draw(ExplorerState& s) {
     error_text("%s", v.iteration_error.c_str());
     return;
   }
-  if (v.iteration.is_null() || !v.iteration.contains("sim")) return;
-  const json& it = v.iteration;
-  const json& sim = it["sim"];
-  const double T = it["iteration_time_s"], A = it["analytic"]["iteration_time_s"];
+  if (!v.iteration) return;
+  const sim::SimReport& it = *v.iteration;
+  const sim::IterationReport& sim = it.sim;
+  const double T = it.simulated.iteration_time_s, A = it.analytic.iteration_time_s;
   // The summary lines are longer than a narrow panel (the side bars leave ~500 px at 1000 px wide):
   // wrapped at the window's edge rather than clipped, so the breakdown's last terms stay readable.
   wrapped_text(false, "Iteration: %s simulated, %s analytic (%+.1f%%)   MFU %.1f%%   %s days for the run",
                format_quantity(T, "s").c_str(), format_quantity(A, "s").c_str(), (T / A - 1) * 100,
-               it["mfu"].get<double>() * 100, format_quantity(it["training_days"], "").c_str());
+               it.simulated.mfu * 100, format_quantity(it.simulated.training_days, "").c_str());
   track(s, "sim.iteration_time");
-  const json& b = sim["critical_gpu_breakdown_s"];
+  const sim::CriticalBreakdownReport& b = sim.critical_gpu_breakdown;
   wrapped_text(true, "critical GPU (stage %d): compute %s, tp %s, pp send %s, pp wait %s, dp wait %s, optimizer %s",
-               sim["critical"]["stage"].get<int>(), format_quantity(b["compute"], "s").c_str(),
-               format_quantity(b["tp_comm"], "s").c_str(), format_quantity(b["pp_send"], "s").c_str(),
-               format_quantity(b["pp_wait"], "s").c_str(), format_quantity(b["dp_wait"], "s").c_str(),
-               format_quantity(b["optimizer"], "s").c_str());
+               sim.critical_stage, format_quantity(b.compute_s, "s").c_str(),
+               format_quantity(b.tp_comm_s, "s").c_str(), format_quantity(b.pp_send_s, "s").c_str(),
+               format_quantity(b.pp_wait_s, "s").c_str(), format_quantity(b.dp_wait_s, "s").c_str(),
+               format_quantity(b.optimizer_s, "s").c_str());
   wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica classes simulated for %d replicas",
-               sim["events"].get<long long>(), sim["wall_s"].get<double>() * 1e3, sim["events_per_s"].get<double>(),
-               sim["replica_classes"].size(), it["layout"]["dp"].get<int>());
+               sim.events, sim.wall_s * 1e3, sim.events_per_s, sim.replica_class_replicas.size(), it.config.layout.dp);
   {
     // The critical path, and whether it crosses replicas (a straggler elsewhere holds everyone up).
-    const json& cp = sim["critical_path"];
+    const sim::CriticalPathReport& cp = sim.critical_path;
     std::string classes;
-    for (const json& c : cp.value("replica_classes", json::array())) classes += (classes.empty() ? "" : " > ") + c.dump();
-    wrapped_text(true, "critical path: %zu stage hops, replica classes %s; compute %s, dp %s", cp["stages"].size(),
-                 classes.c_str(),
-                 format_quantity(cp.value("forward_s", 0.0) + cp.value("backward_s", 0.0), "s").c_str(),
-                 format_quantity(cp.value("dp_wait_s", 0.0) + cp.value("dp_comm_s", 0.0), "s").c_str());
+    for (int c : cp.replica_classes) classes += (classes.empty() ? "" : " > ") + std::to_string(c);
+    wrapped_text(true, "critical path: %zu stage hops, replica classes %s; compute %s, dp %s", cp.stages.size(),
+                 classes.c_str(), format_quantity(cp.seconds("forward") + cp.seconds("backward"), "s").c_str(),
+                 format_quantity(cp.seconds("dp_wait") + cp.seconds("dp_comm"), "s").c_str());
     track(s, "sim.critical_path");
   }
   if (ImGui::BeginTabBar("simtabs")) {

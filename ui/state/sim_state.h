@@ -6,11 +6,14 @@
 // no threads, advances the iteration a slice of events per frame with sim::Simulation, pump_sim_job).
 #pragma once
 
+#include "sim/sim_report.h"
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,13 +35,13 @@ struct SimJob {
   std::atomic<bool> done{false};
   std::atomic<bool> cancel{false};
   std::atomic<double> progress{0};
-  nlohmann::json result;            // written by the worker before `done`
+  std::optional<sim::SimReport> result;  // written by the worker before `done`
   std::string error;                // "cancelled" when stopped by `cancel`
   // Browser build: the simulation in flight, advanced by pump_sim_job a time budget per frame.
   std::shared_ptr<sim::Simulation> sliced;
 };
 
-// One Gantt row, flattened from the result once (drawing walks these each frame, not the JSON).
+// One Gantt row, flattened from the report once (drawing walks these each frame, not the JSON).
 struct GanttSpan {
   double start_s, end_s;
   uint8_t kind;               // index into kGanttKinds
@@ -52,14 +55,6 @@ struct GanttRow {
   std::vector<GanttSpan> spans;     // compute stream, sorted by start
   std::vector<GanttSpan> side;      // dp_comm stream, sorted by start
   std::vector<GanttSpan> critical;  // the critical path where it runs on this row's class and stage
-};
-
-// One of the hottest links' utilisation over the iteration (sim.links.hottest_series), flattened from the
-// result once: piecewise constant, utilisation[i] from t_s[i] until t_s[i + 1].
-struct LinkSeriesView {
-  std::string name;           // "node 12 NIC up"
-  double capacity_Bps = 0, mean = 0;
-  std::vector<double> t_s, utilisation;
 };
 
 struct SimView {
@@ -78,18 +73,18 @@ struct SimView {
 
   // Iteration results (recomputed when config or slice changes).
   std::string iteration_for;        // dump of what `iteration` belongs to
-  nlohmann::json iteration;         // simulate_json output without "run"
+  std::optional<sim::SimReport> iteration;  // the simulated iteration (no run)
   std::string iteration_error;
   std::shared_ptr<SimJob> iteration_job;
   bool iteration_cancelled = false;  // the user stopped it: keep the last result until asked again
   std::string cancelled_for;         // the configuration (poll's key) whose simulation was cancelled
   std::vector<GanttRow> gantt;       // rows of `iteration`, flattened
   float gantt_label_w = 0;           // widest row label, pixels (measured when the rows change)
-  std::vector<LinkSeriesView> hot_links;  // the hottest links of `iteration` over time, flattened
+  std::vector<sim::LinkSeriesReport> hot_links;  // the hottest links of `iteration` that can be drawn
   // Run results (computed on request: the Run button, or a scenario setting run_requested).
   bool run_requested = false;
   std::string run_for;
-  nlohmann::json run;               // the "run" object
+  std::optional<sim::RunReport> run;
   std::string run_error;
   std::shared_ptr<SimJob> run_job;
 };
