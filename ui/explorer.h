@@ -9,6 +9,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "ui/jobs.h"
 #include "ui/platform.h"
 #include "ui/state/perf_state.h"
 #include "ui/state/lab_state.h"
@@ -52,6 +53,9 @@ struct ExplorerState {
   std::string assets_dir;
   std::optional<Catalog> catalog;
   std::string catalog_error;  // shown instead of the catalog when loading failed
+  // Long work of every panel and the scenario player (ui/jobs.h). Declared after the catalog, which jobs
+  // read: members are destroyed in reverse order, and the runner waits for its worker jobs first.
+  JobRunner jobs;
 
   std::string active_panel = "catalog";
   std::string tab_request;  // a tab of the active panel to bring forward once (open_panel "id/tab")

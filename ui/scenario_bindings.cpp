@@ -128,7 +128,7 @@ const std::vector<ConfigBinding>& config_bindings() {
            if (seed != v.seed || (days > 0 && days != v.run_days) || changed || !v.run) {
              v.seed = seed;
              if (days > 0) v.run_days = days;
-             if (v.run_job) v.run_job->cancel = true;  // a run of an older config is of no use now
+             if (v.run_job) v.run_job->cancel();  // a run of an older config is of no use now
              v.run_requested = true;
            }
          }
@@ -160,6 +160,7 @@ const std::vector<ConfigBinding>& config_bindings() {
 }
 
 bool panels_busy(const ExplorerState& s) {
+  if (s.scenarios.job) return true;  // a scenario step computing, whatever panel is shown
   // Panels compute while they are shown: only the active one can be waited for.
   const LabView& l = s.lab;
   if (s.active_panel == "lab")

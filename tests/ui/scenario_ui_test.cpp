@@ -17,9 +17,7 @@ namespace {
 
 // Opens scenario `id` at step `k` (0-based) the way a ?scenario=ID&step=N link does, and draws a few frames.
 void open_step(Headless& h, mc::ui::App& app, const std::string& id, int k) {
-  auto& sv = app.state().scenarios;
-  sv.request_id = id;
-  sv.request_step = k;
+  EXPECT_TRUE(mc::test::open_scenario_step(h, app, id, k)) << id << " step " << k + 1 << " still computing";
   for (int f = 0; f < 3; ++f) h.frame(app);
 }
 

@@ -99,15 +99,12 @@ TEST(UiSmoke, EveryShippedScenarioStepDrawsCleanly) {
     if (id == "predictable-scaling") continue;  // trains real models: covered by the scenario replay test
     SCOPED_TRACE(id);
     auto& sv = app.state().scenarios;
-    sv.request_id = id;
-    sv.request_step = 0;
-    h.frame(app);
+    ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, 0));
     ASSERT_TRUE(sv.player) << (sv.errors.empty() ? "" : sv.errors.front());
     const int n = sv.player->step_count();
     for (int k = 0; k < n; ++k) {
-      sv.request_id = id;
-      sv.request_step = k;
       app.state().status.clear();
+      ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, k)) << "step " << k + 1;
       for (int f = 0; f < 3; ++f) h.frame(app);
       EXPECT_TRUE(sv.errors.empty()) << "step " << k + 1 << ": " << sv.errors.front();
       EXPECT_FALSE(app.state().narration_title.empty());

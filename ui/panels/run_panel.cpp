@@ -20,10 +20,9 @@ using nlohmann::json;
 
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
-  if (v.run_job) pump_sim_job(*v.run_job);  // the browser build's slices; nothing natively
-  if (v.run_job && v.run_job->done) {
-    const bool cancelled = v.run_job->cancel.load();
-    if (!v.run_job->error.empty()) v.run_error = v.run_job->error;
+  if (v.run_job && v.run_job->done()) {
+    const bool cancelled = v.run_job->cancelled();
+    if (!v.run_job->error().empty()) v.run_error = v.run_job->error();
     else if (v.run_job->result && v.run_job->result->run) v.run = std::move(v.run_job->result->run), v.run_error.clear();
     if (cancelled) v.run_error = "cancelled";
     v.run_job.reset();
@@ -32,12 +31,8 @@ void poll(ExplorerState& s) {
   if (v.run_requested && !v.run_job) {
     v.run_requested = false;
     v.run_for = key;
-    auto job = std::make_shared<SimJob>();
-    job->config = v.config;
-    job->run_days = v.run_days;
-    job->seed = v.seed;
-    v.run_job = job;
-    start_sim_job(*s.catalog, job);
+    v.run_job = std::make_shared<SimJob>(*s.catalog, v.config, std::vector<int>{}, v.run_days, v.seed);
+    s.jobs.start(v.run_job);
   }
 }
 
@@ -139,9 +134,9 @@ void draw(ExplorerState& s) {
                      "Rates come from published large runs (hover the table in the catalog: failures).");
   knobs(s);
   if (v.run_job) {
-    ImGui::ProgressBar(float(v.run_job->progress.load()), ImVec2(240, 0));
+    ImGui::ProgressBar(float(v.run_job->progress()), ImVec2(240, 0));
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) v.run_job->cancel = true;
+    if (ImGui::Button("Cancel")) v.run_job->cancel();
     track(s, "run.cancel");
   } else {
     if (ImGui::Button("Simulate the run")) v.run_requested = true;

@@ -3,9 +3,9 @@
 // slice of GPUs (one row each, coloured by what the GPU does), the per-class link utilisation over the
 // iteration, the hottest individual links over the iteration, a heat map of every node's NIC, and the knobs that change the answer: stragglers, a
 // degraded node, NIC bandwidth, oversubscription, bucket size and overlap.
-// The simulation runs on a worker thread natively; the browser build (no threads) advances it a slice of
-// events per frame (sim::Simulation, pump_sim_job) under a progress bar with Cancel, so the page keeps
-// drawing while 10,000 GPUs are simulated.
+// The simulation is a job (SimJob, ui/jobs.h): on a worker thread natively, a slice of events per frame in
+// the browser build, under a progress bar with Cancel either way, so the page keeps drawing while 10,000
+// GPUs are simulated.
 #include "core/format.h"
 #include "sim/sim.h"
 #include "ui/explorer.h"
@@ -17,9 +17,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#ifndef __EMSCRIPTEN__
-#include <thread>
-#endif
 
 namespace mc::ui {
 
@@ -27,92 +24,45 @@ using nlohmann::json;
 
 namespace {
 
-// Events per slice: a few milliseconds of work at the native rate (~1e6 events/s), less in the browser.
+// Events between looks at the clock: well under a millisecond of work (~1e6 events/s natively, less in
+// the browser), so a slice ends close to its budget.
 constexpr long long kSliceEvents = 2000;
-
-sim::SimOptions job_options(SimJob& job) {
-  sim::SimOptions o;
-  o.run_days = job.run_days;
-  o.seed = job.seed;
-  o.timeline_gpu = -1;
-  o.timeline_gpus = job.gpus;
-  o.max_timeline_spans = 4000;
-  o.include_critical_path_steps = true;
-  o.include_link_series = job.run_days <= 0;  // the run panel draws no link series
-  o.cancel = &job.cancel;
-  // With a run, the iteration is the first tenth of the bar and the run the rest.
-  const double run_share = job.run_days > 0 ? 0.9 : 0.0;
-  SimJob* raw = &job;
-  o.progress = [raw, run_share](double f) { raw->progress = 1 - run_share + run_share * f; };
-  return o;
-}
-
-void set_iteration_progress(SimJob& job, double f) { job.progress = (job.run_days > 0 ? 0.1 : 1.0) * f; }
-
-void finish_job(SimJob& job, sim::Simulation& sim) {
-  try {
-    job.result = sim.report();  // builds the report (and simulates the run, when asked)
-    if (job.result->run && job.result->run->cancelled) job.error = "cancelled";
-  } catch (const std::exception& e) {
-    job.error = e.what();
-  }
-  job.progress = 1.0;
-  job.done = true;
-}
 
 }  // namespace
 
-void start_sim_job(const Catalog& cat, std::shared_ptr<SimJob> job) {
-#ifndef __EMSCRIPTEN__
-  // A worker thread with its own copy of the catalog; it stops between slices when cancelled.
-  std::thread([job, cat]() {
-    try {
-      sim::Simulation sim(cat, job->config, job_options(*job), "panel config");
-      while (!sim.step(kSliceEvents * 10)) {
-        set_iteration_progress(*job, sim.progress());
-        if (job->cancel) {
-          job->error = "cancelled";
-          job->done = true;
-          return;
-        }
-      }
-      finish_job(*job, sim);
-    } catch (const std::exception& e) {
-      job->error = e.what();
-      job->done = true;
-    }
-  }).detach();
-#else
-  try {
-    job->sliced = std::make_shared<sim::Simulation>(cat, job->config, job_options(*job), "panel config");
-  } catch (const std::exception& e) {
-    job->error = e.what();
-    job->done = true;
-  }
-#endif
-}
+SimJob::SimJob(const Catalog& cat, json config, std::vector<int> gpus, double run_days, unsigned long long seed)
+    : cat_(cat), config_(std::move(config)), gpus_(std::move(gpus)), run_days_(run_days), seed_(seed) {}
 
-void pump_sim_job(SimJob& job, double budget_s) {
-  if (!job.sliced || job.done) return;
-  if (job.cancel) {
-    job.sliced.reset();
-    job.error = "cancelled";
-    job.done = true;
-    return;
+SimJob::~SimJob() = default;
+
+bool SimJob::step(double budget_s) {
+  if (cancelled()) return true;
+  // With a run, the iteration is the first tenth of the bar and the run the rest.
+  const double run_share = run_days_ > 0 ? 0.9 : 0.0;
+  if (!sim_) {
+    sim::SimOptions o;
+    o.run_days = run_days_;
+    o.seed = seed_;
+    o.timeline_gpu = -1;
+    o.timeline_gpus = gpus_;
+    o.max_timeline_spans = 4000;
+    o.include_critical_path_steps = true;
+    o.include_link_series = run_days_ <= 0;  // the run panel draws no link series
+    o.cancel = cancel_flag();
+    o.progress = [this, run_share](double f) { set_progress(1 - run_share + run_share * f); };
+    sim_ = std::make_unique<sim::Simulation>(cat_, config_, std::move(o), "panel config");  // throws LoadError
   }
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  try {
-    while (!job.sliced->step(kSliceEvents)) {
-      set_iteration_progress(job, job.sliced->progress());
-      if (std::chrono::duration<double>(clock::now() - t0).count() > budget_s) return;  // next frame
-    }
-    finish_job(job, *job.sliced);
-  } catch (const std::exception& e) {
-    job.error = e.what();
-    job.done = true;
+  while (!sim_->step(kSliceEvents)) {
+    set_progress((1 - run_share) * sim_->progress());
+    if (cancelled()) return true;
+    if (std::chrono::duration<double>(clock::now() - t0).count() > budget_s) return false;  // next slice
   }
-  job.sliced.reset();
+  result = sim_->report();  // builds the report (and simulates the run, when asked)
+  sim_.reset();
+  if (result->run && result->run->cancelled) error_ = "cancelled", result.reset();
+  return true;
 }
 
 namespace {
@@ -194,9 +144,8 @@ void poll(ExplorerState& s) {
   SimView& v = s.sim;
   const std::string key = v.config.dump() + "|" + std::to_string(v.slice_first) + "," +
                           std::to_string(v.slice_count) + "," + std::to_string(v.slice_stride);
-  if (v.iteration_job) pump_sim_job(*v.iteration_job);
-  if (v.iteration_job && v.iteration_job->done) {
-    if (v.iteration_job->error == "cancelled") {
+  if (v.iteration_job && v.iteration_job->done()) {
+    if (v.iteration_job->error() == "cancelled") {
       // Keep the last result on screen and do not run this configuration again by itself; another
       // configuration (a knob, a scenario step) or the Simulate button runs again.
       v.iteration_cancelled = true;
@@ -204,7 +153,7 @@ void poll(ExplorerState& s) {
       v.iteration_for.clear();
     } else {
       v.iteration = std::move(v.iteration_job->result);
-      v.iteration_error = v.iteration_job->error;
+      v.iteration_error = v.iteration_job->error();
       build_gantt(v);
       build_hot_links(v);
     }
@@ -213,11 +162,8 @@ void poll(ExplorerState& s) {
   if (key != v.iteration_for && !v.iteration_job && !(v.iteration_cancelled && key == v.cancelled_for)) {
     v.iteration_cancelled = false;
     v.iteration_for = key;
-    auto job = std::make_shared<SimJob>();
-    job->config = v.config;
-    job->gpus = slice_gpus(v);
-    v.iteration_job = job;
-    start_sim_job(*s.catalog, job);
+    v.iteration_job = std::make_shared<SimJob>(*s.catalog, v.config, slice_gpus(v));
+    s.jobs.start(v.iteration_job);
   }
 }
 
@@ -543,9 +489,9 @@ void draw(ExplorerState& s) {
                      "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
   draw_knobs(s);
   if (v.iteration_job) {
-    ImGui::ProgressBar(float(v.iteration_job->progress.load()), ImVec2(240, 0));
+    ImGui::ProgressBar(float(v.iteration_job->progress()), ImVec2(240, 0));
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) v.iteration_job->cancel = true;
+    if (ImGui::Button("Cancel")) v.iteration_job->cancel();
     track(s, "sim.cancel");
     ImGui::SameLine();
     ImGui::TextColored(accent_color(), "simulating %d GPUs...", v.config["cluster"].value("gpus", 0));

@@ -2,11 +2,12 @@
 // The config is the JSON `megacluster simulate` reads (the estimate config plus stragglers,
 // degraded_links, sim, failures, checkpoint, data), so a scenario can set any key, e.g.
 //   s.sim.config["stragglers"] = json::array({{{"gpu", 0}, {"speed", 0.5}}});
-// and the panels re-simulate on the next frame (on a worker thread natively; the browser build, which has
-// no threads, advances the iteration a slice of events per frame with sim::Simulation, pump_sim_job).
+// and the panels re-simulate on the next frame, through the job runner (ui/jobs.h: a worker thread
+// natively; the browser build, which has no threads, advances it a slice of events per frame).
 #pragma once
 
 #include "sim/sim_report.h"
+#include "ui/jobs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,19 +27,23 @@ class Simulation;
 
 namespace mc::ui {
 
-// One simulation in flight (shared with its worker thread natively).
-struct SimJob {
-  nlohmann::json config;
-  double run_days = 0;
-  unsigned long long seed = 1;
-  std::vector<int> gpus;            // Gantt rows
-  std::atomic<bool> done{false};
-  std::atomic<bool> cancel{false};
-  std::atomic<double> progress{0};
-  std::optional<sim::SimReport> result;  // written by the worker before `done`
-  std::string error;                // "cancelled" when stopped by `cancel`
-  // Browser build: the simulation in flight, advanced by pump_sim_job a time budget per frame.
-  std::shared_ptr<sim::Simulation> sliced;
+// One simulation in flight (the iteration, and the run when run_days > 0), run by the job runner
+// (ui/jobs.h): a worker thread natively, slices of events per frame in the browser build.
+class SimJob final : public Job {
+ public:
+  SimJob(const Catalog& cat, nlohmann::json config, std::vector<int> gpus, double run_days = 0,
+         unsigned long long seed = 1);
+  ~SimJob() override;
+  bool step(double budget_s) override;
+  std::optional<sim::SimReport> result;  // set when done() unless it failed or was cancelled
+
+ private:
+  const Catalog& cat_;
+  nlohmann::json config_;
+  std::vector<int> gpus_;  // Gantt rows
+  double run_days_;
+  unsigned long long seed_;
+  std::unique_ptr<sim::Simulation> sim_;  // made by the first step (a bad config fails there)
 };
 
 // One Gantt row, flattened from the report once (drawing walks these each frame, not the JSON).
@@ -88,14 +93,5 @@ struct SimView {
   std::string run_error;
   std::shared_ptr<SimJob> run_job;
 };
-
-// Runs `job` (the iteration, and the run when run_days > 0) on a worker thread natively, within the call
-// in the browser build; sets job->done when finished (ui/panels/sim_panel.cpp).
-void start_sim_job(const Catalog& cat, std::shared_ptr<SimJob> job);
-
-// Browser build: advances `job` for about `budget_s` of host time (in slices of events), setting
-// job.done when finished; a cancelled job ends at once. Natively the worker thread does the work and
-// this does nothing. Call once per frame while the job is in flight.
-void pump_sim_job(SimJob& job, double budget_s = 0.008);
 
 }  // namespace mc::ui
