@@ -27,6 +27,7 @@ App::App(AppConfig cfg) {
   } catch (const std::exception& e) {
     s_.catalog_error = e.what();
   }
+  load_default_configs(s_);
 }
 
 // Tests (ExplorerState::capture_text): ImGui's log records the text a window draws, and End() of a

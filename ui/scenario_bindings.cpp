@@ -53,17 +53,17 @@ json shown_plan(const ExplorerState& s) {
 }
 
 json shown_waterfall(const ExplorerState& s) {
-  if (!s.capital.error.empty()) return nullptr;
-  const capital::WaterfallConfig c = capital::waterfall_config_from_json(s.capital.waterfall, {});
+  if (!s.catalog || !s.capital.error.empty()) return nullptr;
+  const capital::WaterfallConfig c =
+      capital::waterfall_config_from_json(s.capital.waterfall, capital::default_waterfall_config(*s.catalog));
   return capital::to_json(c, capital::run_waterfall(c));
 }
 
 json shown_partnership(const ExplorerState& s) {
   if (!s.catalog || !s.capital.error.empty()) return nullptr;
   const capital::PlanConfig plan = panel_plan(s);
-  capital::PartnershipConfig part;
-  part.usd_per_gpu_hour = plan.rent_usd_per_gpu_hour;
-  part.gpu_flops_per_s = plan.gpu_peak_flops_per_s * plan.utilisation;
+  const capital::PartnershipConfig part = capital::default_partnership_config(
+      *s.catalog, plan.rent_usd_per_gpu_hour, plan.gpu_peak_flops_per_s * plan.utilisation);
   return capital::to_json(capital::run_partnership(capital::partnership_config_from_json(s.capital.partnership, part)));
 }
 

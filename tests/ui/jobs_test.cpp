@@ -92,7 +92,7 @@ TEST(JobRunner, SlicedSimulationIsTheOneShotSimulation) {
   platform.threads = false;
   mc::ui::JobRunner runner;
   runner.set_platform(&platform);
-  const nlohmann::json config = mc::ui::SimView{}.config;
+  const nlohmann::json config = mc::JsonDoc::load(assets() + "/configs/simulate.json").value();  // the panel's default
   auto job = std::make_shared<mc::ui::SimJob>(cat, config, std::vector<int>{0, 624}, 5.0, 2);
   runner.start(job);
   int frames = 0;

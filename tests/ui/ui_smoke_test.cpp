@@ -396,3 +396,33 @@ TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
   EXPECT_EQ(lab.trainer->losses(), losses_before);
   EXPECT_NE(lab.resume_note.find("resumed at step"), std::string::npos);
 }
+
+// The panels open on the configs under assets/configs (the files tests and benchmarks read too); a broken
+// one is named with its line and column in the status bar, the other panels open as usual, and the app
+// keeps running (its panel's failure is caught and listed with the errors).
+TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  {
+    mc::ui::App app({assets(), &platform, ""});
+    const auto file = [&](const char* name) {
+      return mc::JsonDoc::load(assets() + "/configs/" + name + ".json").value();
+    };
+    EXPECT_EQ(app.state().perf.config, file("estimate"));
+    EXPECT_EQ(app.state().sim.config, file("simulate"));
+    EXPECT_EQ(app.state().lab.config, file("train"));
+    EXPECT_TRUE(app.state().status.empty()) << app.state().status;
+  }
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "mc_ui_bad_configs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(assets(), dir, std::filesystem::copy_options::recursive);
+  std::ofstream(dir / "configs" / "simulate.json") << "{\n  \"model\": {\"preset\": \"gpt3-175b\"},\n  oops\n}\n";
+  mc::ui::App app({dir.string(), &platform, "sim"});
+  const std::string& st = app.state().status;
+  EXPECT_NE(st.find("simulate.json:3:"), std::string::npos) << st;
+  EXPECT_NE(st.find("simulate panel's default"), std::string::npos) << st;
+  EXPECT_EQ(app.state().perf.config, mc::JsonDoc::load(assets() + "/configs/estimate.json").value());
+  for (int i = 0; i < 3; ++i) h.frame(app);  // the sim panel cannot draw its knobs: caught and reported
+  EXPECT_FALSE(mc::ui::explorer_errors(app.state()).empty()) << "the empty config is reported";
+  std::filesystem::remove_all(dir);
+}

@@ -80,12 +80,13 @@ TEST(CapitalCost, PlanRejectsBadBudgets) {
 TEST(CapitalWaterfall, FirstRoundCapIsThePublishedOne) {
   const double cap = published("openai-lp-cap", "first_round_return_cap");
   if (std::isnan(cap)) GTEST_SKIP();
-  EXPECT_EQ(WaterfallConfig{}.holders.front().cap_multiple, cap);
+  EXPECT_EQ(default_waterfall_config(catalog()).holders.front().cap_multiple, cap);
   EXPECT_EQ(catalog().table("prices")->find("openai-lp-2019")->get("cap_multiple"), cap);
 }
 
 TEST(CapitalWaterfall, ConservesMoneyAndNeverExceedsACap) {
-  WaterfallConfig c;
+  WaterfallConfig c = default_waterfall_config(catalog());
+  ASSERT_EQ(c.holders.size(), 3u) << "assets/catalog/capital.json: first round, employees, Microsoft";
   c.profit_growth = 2.5;  // a stream large enough to hit every cap
   WaterfallResult r = run_waterfall(c);
   double paid = r.nonprofit_total_usd;
@@ -103,7 +104,7 @@ TEST(CapitalWaterfall, ConservesMoneyAndNeverExceedsACap) {
 }
 
 TEST(CapitalWaterfall, BelowTheCapsEveryoneGetsTheirShare) {
-  WaterfallConfig c;
+  WaterfallConfig c = default_waterfall_config(catalog());
   c.profit_usd = {1e6, -5e5, 2e6};  // small, with a loss year
   WaterfallResult r = run_waterfall(c);
   for (size_t i = 0; i < c.holders.size(); ++i) EXPECT_NEAR(r.holder_total_usd[i], c.holders[i].share * 3e6, 1e-6);
@@ -115,9 +116,9 @@ TEST(CapitalWaterfall, BelowTheCapsEveryoneGetsTheirShare) {
 TEST(CapitalPartnership, InstallmentsAddUpToTheInvestment) {
   const double total = published("microsoft-openai-2019", "investment");
   if (std::isnan(total)) GTEST_SKIP();
-  PartnershipConfig c;
-  c.total_usd = catalog().table("prices")->find("microsoft-2019")->get("investment_usd");
-  EXPECT_EQ(c.total_usd, total);
+  PartnershipConfig c = default_partnership_config(catalog(), 1.5, 125e12 * 0.3);
+  EXPECT_EQ(c.total_usd, total) << "the default is the published $1B";
+  EXPECT_EQ(default_waterfall_config(catalog()).holders.back().basis_usd, total) << "Microsoft's basis is the same $1B";
   c.installment_years = 7;
   c.cloud_credit_fraction = 0.25;
   double cash = 0, credit = 0;

@@ -63,12 +63,8 @@ struct GanttRow {
 };
 
 struct SimView {
-  nlohmann::json config = nlohmann::json::parse(R"({
-    "model": {"preset": "gpt3-175b"},
-    "cluster": {"preset": "azure-openai-2020", "gpus": 9984},
-    "parallel": {"tp": 8, "pp": 16, "dp": 78, "micro_batch": 1, "global_batch": 1560,
-                 "schedule": "1f1b", "recompute": "full"},
-    "training": {"tokens": 300e9, "precision": "fp16"}})");
+  // The default, GPT-3 on 9,984 GPUs of the 2020 machine, is assets/configs/simulate.json (the App loads it).
+  nlohmann::json config = nlohmann::json::object();
   // Gantt: which GPUs are rows (a slice: first, count, stride) and the visible window.
   int slice_first = 0, slice_count = 16, slice_stride = 624;  // 624 = tp*dp: one GPU per pipeline stage
   double view_start_s = 0, view_span_s = 0;  // 0 span: the whole iteration
