@@ -148,6 +148,10 @@ void open_parsed(ExplorerState& s, scenario::ParseResult r, const std::string& f
   // while); the player, its answers and the panels change when it is done.
   start_move(s, std::make_shared<scenario::Player>(*r.scenario, s.catalog ? &*s.catalog : nullptr),
              step >= 0 ? step : 0, false, true);
+  if (!v.player) {  // nothing on screen yet: the narration pane says what is coming, with the job's bar
+    s.narration_title = r.scenario->title;
+    s.narration_markdown = r.scenario->summary.empty() ? r.scenario->title : r.scenario->summary;
+  }
 }
 
 // The player's move in flight: when done, its player becomes the player and the step reaches the panels.
@@ -398,7 +402,10 @@ void draw_scenario_questions(ExplorerState& s) {
 
 void draw_scenario_controls(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
-  if (!v.player) return;
+  if (!v.player) {  // a scenario being opened: only its progress
+    draw_move_progress(s, "narration.progress");
+    return;
+  }
   scenario::Player& p = *v.player;
   ImGui::PushID("scenario_controls");
   if (ImGui::SmallButton("<") && p.current() > 0 && !v.job) start_move(s, copy_of(p), p.current() - 1, true);
