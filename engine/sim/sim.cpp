@@ -1,6 +1,10 @@
 // sim.cpp - the simulator's surface: its report (sim_report.h) assembled from the simulated iteration
 // (the estimate's figures for it, the per-GPU timelines, link utilisation, the critical path) and the
 // run, the sliced Simulation, the benchmark and the Chrome trace. The report's JSON is in sim_report.cpp.
+//
+// Index: spans, link names and capped series | links_report | make_report (the report of an iteration
+// and its run) | [SECTION] sliced simulation (Simulation, simulate, simulate_json) | bench_iteration |
+// simulate_trace_json.
 #include "sim/sim.h"
 
 #include "sim/sim_config.h"

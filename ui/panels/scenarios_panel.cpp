@@ -1,6 +1,10 @@
 // scenarios_panel.cpp - the scenario gallery and player: pick a story, play/pause/next/previous/restart,
 // answer its questions; each step drives the other panels (active panel, highlight, narration, their
 // JSON configs). A broken file shows its located errors here instead of crashing.
+//
+// Index: ScenarioJob and start_move (every move of the player that computes runs as a job, ui/jobs.h) |
+// gallery, apply_step, problems of a file or a link | open_parsed, finish_move, draw_move_progress |
+// the panel (gallery, player, checks) | the narration dock's questions and controls | scenario_frame.
 #include "core/paths.h"
 #include "scenario/player.h"
 #include "ui/explorer.h"

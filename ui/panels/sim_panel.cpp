@@ -6,6 +6,10 @@
 // The simulation is a job (SimJob, ui/jobs.h): on a worker thread natively, a slice of events per frame in
 // the browser build, under a progress bar with Cancel either way, so the page keeps drawing while 10,000
 // GPUs are simulated.
+//
+// Index: SimJob (the simulation as a job) | Gantt rows and hot links flattened from the report, poll |
+// knobs | the Gantt (draw_spans, draw_gantt) | links (hot links over time, class series, NIC heat map,
+// hottest table) | draw and the panel's registration.
 #include "core/format.h"
 #include "sim/sim.h"
 #include "ui/explorer.h"
