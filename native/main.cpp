@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -35,6 +36,11 @@ class NativePlatform final : public mc::ui::Platform {
     std::string cmd = "xdg-open '" + url + "' >/dev/null 2>&1 &";
     if (url.find('\'') == std::string::npos && std::system(cmd.c_str()) != 0)
       std::fprintf(stderr, "open %s in a browser\n", url.c_str());
+  }
+  // A detached thread: the job owns everything it touches (ui/jobs.h), so it may outlive the window.
+  bool run_on_worker(std::function<void()> work) override {
+    std::thread(std::move(work)).detach();
+    return true;
   }
 };
 

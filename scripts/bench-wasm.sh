@@ -2,8 +2,8 @@
 # WebAssembly speed against native single-thread, side by side (issues 4 and 5). Builds nothing: it runs
 #   node WEB/engine/megacluster.js train --bench          (reference model: 4 layers, width 256, 4 heads,
 #   MC_THREADS=1 NATIVE/engine/megacluster train --bench   context 256, batch 8, byte vocabulary, fp32)
-#   node WEB/engine/megacluster.js simulate tests/data/sim/gpt3-9984.json --bench
-#   NATIVE/engine/megacluster simulate tests/data/sim/gpt3-9984.json --bench
+#   node WEB/engine/megacluster.js simulate assets/configs/simulate.json --bench
+#   NATIVE/engine/megacluster simulate assets/configs/simulate.json --bench
 # and prints the best of REPEAT runs of each (other work on the machine only ever slows a run down).
 # Targets: wasm training >= 50% of native single-thread tokens/s; one GPT-3 175B iteration on 9,984 GPUs
 # (tp 8 x pp 16 x dp 78) simulated in <= 300 ms in the browser (node stands in for the browser's engine;
@@ -27,7 +27,7 @@ webcli="$web/engine/megacluster.js" nativecli="$native/engine/megacluster"
 command -v node >/dev/null || { echo "bench-wasm.sh: node not found (scripts/setup.sh installs it)" >&2; exit 1; }
 [ -f "$webcli" ] || { echo "bench-wasm.sh: $webcli missing: cmake --preset web && cmake --build --preset web --target megacluster" >&2; exit 1; }
 [ -x "$nativecli" ] || { echo "bench-wasm.sh: $nativecli missing: cmake --preset native && cmake --build --preset native --target megacluster" >&2; exit 1; }
-simcfg=tests/data/sim/gpt3-9984.json
+simcfg=assets/configs/simulate.json
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 

@@ -19,6 +19,7 @@ constexpr int kKeyF1 = 58, kKey1 = 30;
 
 App::App(AppConfig cfg) {
   s_.platform = cfg.platform;
+  s_.jobs.set_platform(cfg.platform);
   s_.assets_dir = cfg.assets_dir;
   if (!cfg.start_panel.empty()) open_panel(s_, cfg.start_panel);
   try {
@@ -26,6 +27,7 @@ App::App(AppConfig cfg) {
   } catch (const std::exception& e) {
     s_.catalog_error = e.what();
   }
+  load_default_configs(s_);
 }
 
 // Tests (ExplorerState::capture_text): ImGui's log records the text a window draws, and End() of a
@@ -62,6 +64,9 @@ void App::handle_keys() {
 
 void App::frame() {
   ++s_.frame;
+  // Long work that runs in slices (the browser build; natively jobs run on worker threads): a share of
+  // this frame, before the panels look at their jobs.
+  s_.jobs.pump();
   s_.widget_rects.clear();
   s_.shown_tab.clear();
   handle_keys();

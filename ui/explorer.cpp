@@ -65,6 +65,22 @@ bool reveal_widget(ExplorerState& s, const std::string& widget) {
   return true;
 }
 
+void load_default_configs(ExplorerState& s) {
+  const std::pair<const char*, nlohmann::json*> files[] = {
+      {"estimate", &s.perf.config}, {"simulate", &s.sim.config}, {"train", &s.lab.config}};
+  for (const auto& [name, config] : files) {
+    const std::string path = s.assets_dir + "/configs/" + name + ".json";
+    try {
+      const JsonDoc doc = JsonDoc::load(path);  // errors name the file, line and column
+      if (!doc.value().is_object()) doc.fail("", "a panel config must be a JSON object");
+      *config = doc.value();
+    } catch (const std::exception& e) {
+      s.status = std::string(e.what()) + " (restore it from the release, or fix it: it is the " + name +
+                 " panel's default)";
+    }
+  }
+}
+
 std::vector<std::string> explorer_errors(const ExplorerState& s) {
   std::vector<std::string> out;
   for (const auto& [id, e] : s.panel_errors) out.push_back(id + ": " + e);

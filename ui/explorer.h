@@ -9,6 +9,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "ui/jobs.h"
 #include "ui/platform.h"
 #include "ui/state/perf_state.h"
 #include "ui/state/lab_state.h"
@@ -52,6 +53,9 @@ struct ExplorerState {
   std::string assets_dir;
   std::optional<Catalog> catalog;
   std::string catalog_error;  // shown instead of the catalog when loading failed
+  // Long work of every panel and the scenario player (ui/jobs.h). Declared after the catalog, which jobs
+  // read: members are destroyed in reverse order, and the runner waits for its worker jobs first.
+  JobRunner jobs;
 
   std::string active_panel = "catalog";
   std::string tab_request;  // a tab of the active panel to bring forward once (open_panel "id/tab")
@@ -109,6 +113,11 @@ bool take_tab_request(ExplorerState& s, const std::string& tab);
 // Brings forward the panel and tab that show tracked widget `widget` (its id starts with the panel id and a
 // dot: "catalog.row.dgx1-p100"); false when no panel claims it.
 bool reveal_widget(ExplorerState& s, const std::string& widget);
+// The panels' default configs, assets/configs/{estimate,simulate,train}.json (App's constructor calls it).
+// A file that cannot be read leaves its panel's config empty (the panel then says what is missing) and
+// names the file, line and column in `s.status`.
+void load_default_configs(ExplorerState& s);
+
 // Every error a panel reports now: a panel that threw, a refused config of any panel, a failed simulation,
 // the scenario step's failed actions. Empty when all is well (a user's cancel is not an error).
 std::vector<std::string> explorer_errors(const ExplorerState& s);

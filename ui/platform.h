@@ -2,6 +2,7 @@
 // anything that touches the outside world (saving an export, opening a link, the page URL).
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace mc::ui {
@@ -25,6 +26,10 @@ class Platform {
   virtual bool persistent() const { return false; }
   virtual void store(const std::string& key, const std::string& bytes) { (void)key; (void)bytes; }
   virtual std::string stored(const std::string& key) const { (void)key; return ""; }
+  // Long work (ui/jobs.h): runs `work` on a worker thread and returns true, or returns false when this
+  // platform has none (the browser build is single-threaded: no SharedArrayBuffer on a plain static host),
+  // and the job runner then advances the work a slice per frame instead.
+  virtual bool run_on_worker(std::function<void()> work) { (void)work; return false; }
 };
 
 }  // namespace mc::ui

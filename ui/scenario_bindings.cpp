@@ -53,17 +53,17 @@ json shown_plan(const ExplorerState& s) {
 }
 
 json shown_waterfall(const ExplorerState& s) {
-  if (!s.capital.error.empty()) return nullptr;
-  const capital::WaterfallConfig c = capital::waterfall_config_from_json(s.capital.waterfall, {});
+  if (!s.catalog || !s.capital.error.empty()) return nullptr;
+  const capital::WaterfallConfig c =
+      capital::waterfall_config_from_json(s.capital.waterfall, capital::default_waterfall_config(*s.catalog));
   return capital::to_json(c, capital::run_waterfall(c));
 }
 
 json shown_partnership(const ExplorerState& s) {
   if (!s.catalog || !s.capital.error.empty()) return nullptr;
   const capital::PlanConfig plan = panel_plan(s);
-  capital::PartnershipConfig part;
-  part.usd_per_gpu_hour = plan.rent_usd_per_gpu_hour;
-  part.gpu_flops_per_s = plan.gpu_peak_flops_per_s * plan.utilisation;
+  const capital::PartnershipConfig part = capital::default_partnership_config(
+      *s.catalog, plan.rent_usd_per_gpu_hour, plan.gpu_peak_flops_per_s * plan.utilisation);
   return capital::to_json(capital::run_partnership(capital::partnership_config_from_json(s.capital.partnership, part)));
 }
 
@@ -77,10 +77,10 @@ json shown_estimate(const ExplorerState& s) {
 // The simulator panels' results: the iteration (sim panel) and the run (run panel) of the current config.
 json shown_simulation(const ExplorerState& s) {
   const SimView& v = s.sim;
-  json r = v.iteration.is_object() && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? v.iteration
-                                                                                            : json::object();
+  json r = v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration)
+                                                                                : json::object();
   const std::string run_key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
-  if (!v.run.is_null() && v.run_for == run_key && !v.run_job) r["run"] = v.run;
+  if (v.run && v.run_for == run_key && !v.run_job) r["run"] = sim::to_json(*v.run);
   return r.empty() ? json() : r;
 }
 
@@ -125,10 +125,10 @@ const std::vector<ConfigBinding>& config_bindings() {
          if (call.is_object() && call.value("config", json()) == c) {
            const unsigned long long seed = call.value("seed", 1ull);
            const double days = call.value("run_days", 0.0);
-           if (seed != v.seed || (days > 0 && days != v.run_days) || changed || v.run.is_null()) {
+           if (seed != v.seed || (days > 0 && days != v.run_days) || changed || !v.run) {
              v.seed = seed;
              if (days > 0) v.run_days = days;
-             if (v.run_job) v.run_job->cancel = true;  // a run of an older config is of no use now
+             if (v.run_job) v.run_job->cancel();  // a run of an older config is of no use now
              v.run_requested = true;
            }
          }
@@ -160,6 +160,7 @@ const std::vector<ConfigBinding>& config_bindings() {
 }
 
 bool panels_busy(const ExplorerState& s) {
+  if (s.scenarios.job) return true;  // a scenario step computing, whatever panel is shown
   // Panels compute while they are shown: only the active one can be waited for.
   const LabView& l = s.lab;
   if (s.active_panel == "lab")

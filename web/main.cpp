@@ -139,6 +139,9 @@ int main() {
   opt.height = js_window_height();
   opt.font_path = "/assets/fonts/DejaVuSans.ttf";
   opt.start_panel = g_platform.query_param("panel");
+  opt.gl = {.es = true, .major = 3, .minor = 0, .glsl_version = "#version 300 es",  // WebGL2
+            .unavailable = "WebGL2 is not available in this browser"};
+  opt.ctrl_q_quits = false;
   std::string err;
   if (!g_shell.init(opt, "/assets", &g_platform, err)) {
     js_fatal(err.c_str());

@@ -185,26 +185,40 @@ json plan_json(const Catalog& cat, const json& config) {
   return to_json(plan(plan_config_from_json(config, default_plan_config(cat))));
 }
 
-json gpt3_priced_json(const Catalog& cat, const PlanConfig& base) {
+Gpt3Priced gpt3_priced(const Catalog& cat, const PlanConfig& base) {
   PlanConfig c = base;
   c.budget_usd = 0;
   c.budget_flops = field(cat, "runs", "gpt3-2020", "train_flops");
-  const double lambda_rate = field(cat, "prices", "gpt3-lambda-estimate", "effective_flops_per_s");
-  json out;
-  out["flops"] = c.budget_flops;
-  out["published_usd"] = field(cat, "prices", "gpt3-lambda-estimate", "cost_usd");
-  out["published_low_usd"] = field(cat, "prices", "gpt3-low-estimate", "cost_usd");
-  // At Lambda's 28 TFLOP/s per V100: the same assumption as the published $4.6M.
+  Gpt3Priced out;
+  out.flops = c.budget_flops;
+  out.published_usd = field(cat, "prices", "gpt3-lambda-estimate", "cost_usd");
+  out.published_low_usd = field(cat, "prices", "gpt3-low-estimate", "cost_usd");
+  out.published_flops_per_s = field(cat, "prices", "gpt3-lambda-estimate", "effective_flops_per_s");
+  out.cluster_gpus = c.cluster_gpus;
+  auto priced = [](const PlanConfig& at) {
+    const PlanResult r = plan(at);
+    return PricedAt{at.utilisation, r.gpu_hours, r.rent_cost_usd, r.build_cost_usd, r.days_on_cluster};
+  };
+  // At Lambda's sustained rate per V100: the same assumption as the published $4.6M.
   PlanConfig at_lambda = c;
-  at_lambda.utilisation = lambda_rate / c.gpu_peak_flops_per_s;
-  PlanResult a = plan(at_lambda);
-  out["at_published_rate"] = {{"utilisation", at_lambda.utilisation}, {"gpu_hours", a.gpu_hours},
-                              {"rent_usd", a.rent_cost_usd},        {"build_usd", a.build_cost_usd},
-                              {"days_on_cluster", a.days_on_cluster}};
-  PlanResult b = plan(c);
-  out["at_config_rate"] = {{"utilisation", c.utilisation}, {"gpu_hours", b.gpu_hours}, {"rent_usd", b.rent_cost_usd},
-                           {"build_usd", b.build_cost_usd}, {"days_on_cluster", b.days_on_cluster}};
+  at_lambda.utilisation = out.published_flops_per_s / c.gpu_peak_flops_per_s;
+  out.at_published_rate = priced(at_lambda);
+  out.at_config_rate = priced(c);
   return out;
 }
+
+json to_json(const Gpt3Priced& g) {
+  auto at = [](const PricedAt& p) {
+    return json{{"utilisation", p.utilisation}, {"gpu_hours", p.gpu_hours}, {"rent_usd", p.rent_usd},
+                {"build_usd", p.build_usd},     {"days_on_cluster", p.days_on_cluster}};
+  };
+  return {{"flops", g.flops},
+          {"published_usd", g.published_usd},
+          {"published_low_usd", g.published_low_usd},
+          {"at_published_rate", at(g.at_published_rate)},
+          {"at_config_rate", at(g.at_config_rate)}};
+}
+
+json gpt3_priced_json(const Catalog& cat, const PlanConfig& cfg) { return to_json(gpt3_priced(cat, cfg)); }
 
 }  // namespace mc::capital

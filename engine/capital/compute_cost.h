@@ -87,8 +87,21 @@ json to_json(const PlanResult& r);
 // Convenience for scenarios and the CLI: defaults from the catalog, overridden by `config`.
 json plan_json(const Catalog& cat, const json& config);
 
-// GPT-3 175B (3.14e23 FLOPs, Brown et al. 2020 Table D.1) priced both ways, at Lambda's sustained 28 TFLOP/s
-// per V100 and at the config's utilisation, beside the published estimates (prices table).
-json gpt3_priced_json(const Catalog& cat, const PlanConfig& cfg);
+// GPT-3 175B (3.14e23 FLOPs, Brown et al. 2020 Table D.1) priced both ways, at Lambda's sustained rate per
+// V100 (prices table: gpt3-lambda-estimate) and at the config's utilisation, beside the published estimates.
+struct PricedAt {
+  double utilisation = 0;  // of the GPU's peak
+  double gpu_hours = 0, rent_usd = 0, build_usd = 0, days_on_cluster = 0;
+};
+struct Gpt3Priced {
+  double flops = 0;                      // runs table: gpt3-2020 train_flops
+  double published_usd = 0, published_low_usd = 0;
+  double published_flops_per_s = 0;      // Lambda's sustained rate per GPU, the published estimate's assumption
+  double cluster_gpus = 0;               // the machine days_on_cluster counts on
+  PricedAt at_published_rate, at_config_rate;
+};
+Gpt3Priced gpt3_priced(const Catalog& cat, const PlanConfig& cfg);
+json to_json(const Gpt3Priced& g);
+json gpt3_priced_json(const Catalog& cat, const PlanConfig& cfg);  // to_json(gpt3_priced(...))
 
 }  // namespace mc::capital

@@ -8,6 +8,14 @@
 namespace mc::capital {
 namespace {
 
+const Record& record(const Catalog& cat, const char* table, const char* id) {
+  const Table* t = cat.table(table);
+  if (!t) throw std::out_of_range(std::string("catalog has no table \"") + table + "\"");
+  const Record* r = t->find(id);
+  if (!r) throw std::out_of_range(std::string("catalog table \"") + table + "\" has no record \"" + id + "\"");
+  return *r;
+}
+
 double num(const json& j, const char* key, double fallback) {
   if (!j.contains(key)) return fallback;
   const json& v = j.at(key);
@@ -86,6 +94,46 @@ std::vector<PartnershipYear> run_partnership(const PartnershipConfig& cfg) {
     out.push_back(y);
   }
   return out;
+}
+
+WaterfallConfig default_waterfall_config(const Catalog& cat) {
+  WaterfallConfig c;
+  const Table* t = cat.table("capital");
+  if (!t) throw std::out_of_range("catalog has no table \"capital\"");
+  // The holders are the table's records with a holder_kind, in file order. The facts that were
+  // published come from the prices table, once: the first round's cap and Microsoft's $1B.
+  for (const Record& r : t->records) {
+    const std::string kind = r.text_or("holder_kind", "");
+    if (kind.empty()) continue;
+    Holder h;
+    h.name = r.name;
+    h.kind = kind;
+    h.share = r.get("share");
+    h.basis_usd = r.id == "lp-microsoft-2019" ? record(cat, "prices", "microsoft-2019").get("investment_usd")
+                                              : r.get("basis_usd");
+    h.cap_multiple = r.id == "lp-first-round-investors" ? record(cat, "prices", "openai-lp-2019").get("cap_multiple")
+                                                        : r.get("cap_multiple");
+    c.holders.push_back(h);
+  }
+  const Record& stream = record(cat, "capital", "lp-profit-stream");
+  c.first_year_profit_usd = stream.get("first_year_profit_usd");
+  c.profit_growth = stream.get("profit_growth");
+  c.years = int(stream.get("years"));
+  c.start_year = int(stream.get("start_year"));
+  return c;
+}
+
+PartnershipConfig default_partnership_config(const Catalog& cat, double usd_per_gpu_hour, double gpu_flops_per_s) {
+  PartnershipConfig c;
+  const Record& invest = record(cat, "prices", "microsoft-2019");
+  const Record& terms = record(cat, "capital", "microsoft-2019-terms");
+  c.total_usd = invest.get("investment_usd");
+  c.start_year = int(invest.get("year"));
+  c.installment_years = int(terms.get("installment_years"));
+  c.cloud_credit_fraction = terms.get("cloud_credit_fraction");
+  c.usd_per_gpu_hour = usd_per_gpu_hour;
+  c.gpu_flops_per_s = gpu_flops_per_s;
+  return c;
 }
 
 json to_json(const WaterfallConfig& c) {
@@ -172,19 +220,26 @@ PartnershipConfig partnership_config_from_json(const json& j, const PartnershipC
   return c;
 }
 
+PartnershipTotals partnership_totals(const std::vector<PartnershipYear>& years) {
+  PartnershipTotals t;
+  for (const auto& y : years) {
+    t.cash_usd += y.cash_usd;
+    t.credit_usd += y.credit_usd;
+    t.gpu_hours += y.gpu_hours;
+    t.flops += y.flops;
+  }
+  t.gpu_years = t.gpu_hours / (24.0 * 365.25);
+  return t;
+}
+
 json to_json(const std::vector<PartnershipYear>& years) {
   json ys = json::array();
-  double cash = 0, credit = 0, hours = 0, flops = 0;
-  for (const auto& y : years) {
+  for (const auto& y : years)
     ys.push_back({{"year", y.year}, {"cash_usd", y.cash_usd}, {"credit_usd", y.credit_usd}, {"gpu_hours", y.gpu_hours},
                   {"flops", y.flops}});
-    cash += y.cash_usd;
-    credit += y.credit_usd;
-    hours += y.gpu_hours;
-    flops += y.flops;
-  }
-  return {{"years", ys}, {"cash_usd", cash}, {"credit_usd", credit}, {"gpu_hours", hours}, {"flops", flops},
-          {"gpu_years", hours / (24.0 * 365.25)}};
+  const PartnershipTotals t = partnership_totals(years);
+  return {{"years", ys},       {"cash_usd", t.cash_usd}, {"credit_usd", t.credit_usd}, {"gpu_hours", t.gpu_hours},
+          {"flops", t.flops}, {"gpu_years", t.gpu_years}};
 }
 
 }  // namespace mc::capital

@@ -13,6 +13,7 @@
 // would have received flows to the nonprofit, which also holds the unassigned share.
 #pragma once
 
+#include "catalog/catalog.h"
 #include "core/json_doc.h"
 
 #include <string>
@@ -28,21 +29,21 @@ struct Holder {
   double cap_multiple = 100;      // returns capped at cap_multiple * basis_usd
 };
 
+// The defaults (default_waterfall_config) are catalog rows: the holders of assets/catalog/capital.json
+// (first-round investors at the reported 100x cap of prices/openai-lp-2019; employees, same cap assumed;
+// Microsoft's 2019 round, its $1B from prices/microsoft-2019, at an assumed lower cap) and its profit
+// stream. A value-initialised config is empty: no holders, no stream.
 struct WaterfallConfig {
-  // Default holders: first-round investors at the reported 100x cap; employees (same cap: assumed);
-  // Microsoft's 2019 round at a lower cap (assumed 20x). Shares and bases are assumed.
-  std::vector<Holder> holders = {
-      {"First-round investors", "investor", 1.0e8, 0.25, 100},
-      {"Employees", "employee", 1.0e8, 0.25, 100},
-      {"Microsoft (2019 round)", "investor", 1.0e9, 0.30, 20},
-  };
+  std::vector<Holder> holders;
   // The hypothetical profit stream: explicit values per year, or (if empty) a geometric stream.
   std::vector<double> profit_usd;
-  double first_year_profit_usd = 1e8;
-  double profit_growth = 1.8;  // x per year
-  int years = 15;
-  int start_year = 2020;
+  double first_year_profit_usd = 0;
+  double profit_growth = 1;  // x per year
+  int years = 0;
+  int start_year = 0;
 };
+// Throws std::out_of_range naming the table, record and key the catalog lacks.
+WaterfallConfig default_waterfall_config(const Catalog& cat);
 
 struct WaterfallYear {
   int year = 0;
@@ -63,15 +64,19 @@ struct WaterfallResult {
 WaterfallResult run_waterfall(const WaterfallConfig& cfg);
 
 // The $1B: installments over `installment_years`, each split into cash and cloud credit; the credit buys
-// GPU-hours at `usd_per_gpu_hour` (the Azure rental price).
+// GPU-hours at `usd_per_gpu_hour` (the Azure rental price). default_partnership_config fills it from the
+// catalog: the reported $1B and its year (prices/microsoft-2019), the assumed installments and cash/credit
+// split (capital/microsoft-2019-terms), the V100 rent and peak x the plan's utilisation.
 struct PartnershipConfig {
-  double total_usd = 1e9;              // reported
-  int start_year = 2019;               // reported (2019-07-22)
-  int installment_years = 5;           // "could arrive over years": assumed 5 equal installments
-  double cloud_credit_fraction = 0.5;  // not public: assumed
-  double usd_per_gpu_hour = 1.5;       // price the credit is spent at (prices table)
-  double gpu_flops_per_s = 125e12 * 0.3;  // sustained per GPU (peak x utilisation)
+  double total_usd = 0;
+  int start_year = 0;
+  int installment_years = 1;
+  double cloud_credit_fraction = 0;
+  double usd_per_gpu_hour = 1;          // price the credit is spent at
+  double gpu_flops_per_s = 0;           // sustained per GPU (peak x utilisation)
 };
+// `usd_per_gpu_hour` and `gpu_flops_per_s` are the plan's (compute_cost.h): rent, and peak x utilisation.
+PartnershipConfig default_partnership_config(const Catalog& cat, double usd_per_gpu_hour, double gpu_flops_per_s);
 
 struct PartnershipYear {
   int year = 0;
@@ -84,6 +89,12 @@ WaterfallConfig waterfall_config_from_json(const json& j, const WaterfallConfig&
 json to_json(const WaterfallConfig& c, const WaterfallResult& r);
 json to_json(const PartnershipConfig& c);
 PartnershipConfig partnership_config_from_json(const json& j, const PartnershipConfig& base);
+// The installments added up (to_json(years) carries these beside the years).
+struct PartnershipTotals {
+  double cash_usd = 0, credit_usd = 0, gpu_hours = 0, flops = 0;
+  double gpu_years = 0;  // gpu_hours / (24 x 365.25)
+};
+PartnershipTotals partnership_totals(const std::vector<PartnershipYear>& years);
 json to_json(const std::vector<PartnershipYear>& years);
 
 }  // namespace mc::capital

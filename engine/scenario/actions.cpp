@@ -154,6 +154,22 @@ capital::PlanConfig plan_defaults(const Catalog* cat) {
   return cat ? capital::default_plan_config(*cat) : capital::PlanConfig{};
 }
 
+// The capital models' defaults are catalog rows (assets/catalog/capital.json, prices.json); with no
+// catalog (a scenario validated on its own) the configs are empty.
+capital::WaterfallConfig waterfall_defaults(const Catalog* cat) {
+  return cat ? capital::default_waterfall_config(*cat) : capital::WaterfallConfig{};
+}
+
+capital::PartnershipConfig partnership_defaults(const Catalog* cat) {
+  const capital::PlanConfig pc = plan_defaults(cat);
+  const double rent = pc.rent_usd_per_gpu_hour, flops = pc.gpu_peak_flops_per_s * pc.utilisation;
+  if (cat) return capital::default_partnership_config(*cat, rent, flops);
+  capital::PartnershipConfig part;
+  part.usd_per_gpu_hour = rent;
+  part.gpu_flops_per_s = flops;
+  return part;
+}
+
 }  // namespace
 
 const std::vector<ConfigKind>& config_kinds() {
@@ -189,11 +205,8 @@ PlayState initial_state(const Catalog* catalog) {
   capital::PlanConfig pc = plan_defaults(catalog);
   json plan = capital::to_json(pc);
   s.configs["plan"] = plan;
-  s.configs["waterfall"] = capital::to_json(capital::WaterfallConfig{});
-  capital::PartnershipConfig part;
-  part.usd_per_gpu_hour = pc.rent_usd_per_gpu_hour;
-  part.gpu_flops_per_s = pc.gpu_peak_flops_per_s * pc.utilisation;
-  s.configs["partnership"] = capital::to_json(part);
+  s.configs["waterfall"] = capital::to_json(waterfall_defaults(catalog));
+  s.configs["partnership"] = capital::to_json(partnership_defaults(catalog));
   for (const ConfigKind& k : config_kinds())
     if (!s.configs.contains(k.name)) s.configs[k.name] = json::object();
   return s;
@@ -266,7 +279,7 @@ void register_builtin_actions(ActionRegistry& reg) {
   reg.add({"waterfall", "split a profit stream between investors, employees and the nonprofit", {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
-             capital::WaterfallConfig c = capital::waterfall_config_from_json(ctx.state->configs["waterfall"], {});
+             capital::WaterfallConfig c = capital::waterfall_config_from_json(ctx.state->configs["waterfall"], waterfall_defaults(ctx.catalog));
              store(ctx, result_name(a, "waterfall"), capital::to_json(c, capital::run_waterfall(c)));
            }});
 
@@ -274,7 +287,7 @@ void register_builtin_actions(ActionRegistry& reg) {
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
              capital::PartnershipConfig c =
-                 capital::partnership_config_from_json(ctx.state->configs["partnership"], {});
+                 capital::partnership_config_from_json(ctx.state->configs["partnership"], partnership_defaults(ctx.catalog));
              store(ctx, result_name(a, "partnership"), capital::to_json(capital::run_partnership(c)));
            }});
 

@@ -209,21 +209,23 @@ void Player::jump(int step) {
 void Player::previous() { jump(current_ - 1); }
 
 void Player::tick(double dt_s, double default_step_s) {
-  if (!playing_) return;
-  if (current_ < 0) {
-    next();
-    return;
-  }
+  if (advance_time(dt_s, default_step_s)) next();
+}
+
+bool Player::advance_time(double dt_s, double default_step_s) {
+  if (!playing_) return false;
+  if (current_ < 0) return true;
   elapsed_s_ += dt_s;
   if (state_.wait_user) {
     playing_ = false;  // the step asked for the user: Next (or Play) continues
-    return;
+    return false;
   }
   const double dwell = state_.wait_s > 0 ? state_.wait_s : default_step_s;
   if (elapsed_s_ >= dwell) {
     if (finished()) playing_ = false;
-    else next();
+    else return true;
   }
+  return false;
 }
 
 Report Player::report(const std::map<std::string, json>& answers) const {

@@ -73,6 +73,9 @@ class Player {
   // Advances by `dt_s` when playing: a step with "wait seconds" moves on after that long, a step with
   // "wait for user" pauses; a step with neither moves on after `default_step_s`.
   void tick(double dt_s, double default_step_s = 6.0);
+  // tick() without running the step: the time passes, and true means next() is due now (the app runs
+  // that step off the frame, on a copy of the player: ui/jobs.h).
+  bool advance_time(double dt_s, double default_step_s = 6.0);
   double step_elapsed_s() const { return elapsed_s_; }
 
   Report report(const std::map<std::string, json>& answers = {}) const;

@@ -1,5 +1,10 @@
-// sim.cpp - the simulator's JSON surface: the estimate's keys for the simulated iteration, the
-// per-GPU timeline, link utilisation, the run, and the Chrome trace.
+// sim.cpp - the simulator's surface: its report (sim_report.h) assembled from the simulated iteration
+// (the estimate's figures for it, the per-GPU timelines, link utilisation, the critical path) and the
+// run, the sliced Simulation, the benchmark and the Chrome trace. The report's JSON is in sim_report.cpp.
+//
+// Index: spans, link names and capped series | links_report | make_report (the report of an iteration
+// and its run) | [SECTION] sliced simulation (Simulation, simulate, simulate_json) | bench_iteration |
+// simulate_trace_json.
 #include "sim/sim.h"
 
 #include "sim/sim_config.h"
@@ -17,13 +22,11 @@ namespace {
 
 constexpr int kSeriesBins = 100;
 
-json spans_json(const WorkerTimeline& w, int max_spans) {
-  json a = json::array();
-  int n = 0;
+std::vector<SpanReport> spans_report(const WorkerTimeline& w, int max_spans) {
+  std::vector<SpanReport> a;
   for (const Span& s : w.spans) {
-    if (n++ >= max_spans) break;
-    a.push_back({{"kind", to_string(s.kind)}, {"start_s", s.start_s}, {"end_s", s.end_s},
-                 {"micro_batch", s.micro_batch}, {"chunk", s.chunk}});
+    if (int(a.size()) >= max_spans) break;
+    a.push_back({s.kind, s.start_s, s.end_s, s.micro_batch, s.chunk});
   }
   return a;
 }
@@ -84,8 +87,8 @@ double cap_series(std::vector<double>& t, std::vector<double>& v, double end, in
   return bin;
 }
 
-json links_json(const Topology& topo, const IterationResult& it, const SimOptions& o) {
-  const bool series = o.include_link_series;
+LinksReport links_report(const Topology& topo, const IterationResult& it, const SimOptions& o) {
+  LinksReport out;
   const double T = std::max(1e-12, it.iteration_s);
   std::array<double, kLinkClasses> bytes{}, cap{};
   const auto& links = topo.links();
@@ -93,10 +96,8 @@ json links_json(const Topology& topo, const IterationResult& it, const SimOption
     bytes[size_t(links[l].cls)] += it.link_bytes[l];
     cap[size_t(links[l].cls)] += links[l].capacity_Bps;
   }
-  json cls = json::object();
   for (int c = 0; c < kLinkClasses; ++c)
-    cls[to_string(LinkClass(c))] = {{"bytes", bytes[size_t(c)]},
-                                    {"mean_utilisation", cap[size_t(c)] > 0 ? bytes[size_t(c)] / (cap[size_t(c)] * T) : 0}};
+    out.classes[size_t(c)] = {bytes[size_t(c)], cap[size_t(c)] > 0 ? bytes[size_t(c)] / (cap[size_t(c)] * T) : 0};
   // Hottest links: busiest fraction of the iteration.
   std::vector<int> order(links.size());
   std::iota(order.begin(), order.end(), 0);
@@ -104,20 +105,18 @@ json links_json(const Topology& topo, const IterationResult& it, const SimOption
   const size_t k = std::min<size_t>(10, order.size());
   std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
                     [&](int a, int b) { return util(a) > util(b) || (util(a) == util(b) && a < b); });
-  json hot = json::array();
   for (size_t i = 0; i < k; ++i) {
     const Link& L = links[size_t(order[i])];
-    hot.push_back({{"link", order[i]}, {"name", link_name(topo, order[i])}, {"class", to_string(L.cls)}, {"index", L.index},
-                   {"utilisation", util(order[i])}, {"capacity_GBps", L.capacity_Bps / 1e9}});
+    out.hottest.push_back({order[i], link_name(topo, order[i]), L.cls, L.index, util(order[i]), L.capacity_Bps / 1e9});
   }
   // Per node: NIC (up) utilisation, the heat map of the cluster.
   const auto& sp = topo.spec();
-  std::vector<double> node_util(size_t(sp.nodes), 0.0);
+  out.node_nic_utilisation.assign(size_t(sp.nodes), 0.0);
   for (size_t l = 0; l < links.size(); ++l)
     if (links[l].cls == LinkClass::nic_up)
-      node_util[size_t(links[l].index / sp.nics_per_node)] += util(int(l)) / sp.nics_per_node;
-  json out = {{"classes", cls}, {"hottest", hot}, {"node_nic_utilisation", node_util}};
-  if (series) {
+      out.node_nic_utilisation[size_t(links[l].index / sp.nics_per_node)] += util(int(l)) / sp.nics_per_node;
+  if (o.include_link_series) {
+    out.has_series = true;
     // Utilisation over time per class: integrate the piecewise-constant class rates into bins.
     std::vector<std::array<double, kLinkClasses>> bins(kSeriesBins);
     std::array<double, kLinkClasses> rate{};
@@ -139,72 +138,26 @@ json links_json(const Topology& topo, const IterationResult& it, const SimOption
       rate[size_t(ch.cls)] += ch.delta_Bps;
     }
     integrate(T);
-    json ser = json::object();
     for (int c = 0; c < kLinkClasses; ++c) {
-      std::vector<double> v(kSeriesBins);
+      std::vector<double>& v = out.class_series[size_t(c)];
+      v.resize(kSeriesBins);
       for (int b = 0; b < kSeriesBins; ++b) v[size_t(b)] = cap[size_t(c)] > 0 ? bins[size_t(b)][size_t(c)] / (w * cap[size_t(c)]) : 0;
-      ser[to_string(LinkClass(c))] = v;
     }
-    out["utilisation_series"] = {{"bin_s", w}, {"classes", ser}};
+    out.series_bin_s = w;
     // The links that carried the most bytes, over time (IterationResult::hottest_series): utilisation[i]
     // of the link's capacity from t_s[i] until t_s[i + 1], the last value until the iteration's end.
-    json hs = json::array();
     for (const LinkSeries& ls : it.hottest_series) {
-      std::vector<double> t = ls.t_s, u = ls.utilisation;
-      const double bucket = cap_series(t, u, it.iteration_s, o.max_link_series_points);
+      LinkSeriesReport r;
+      r.t_s = ls.t_s, r.utilisation = ls.utilisation;
+      r.bucket_s = cap_series(r.t_s, r.utilisation, it.iteration_s, o.max_link_series_points);
       const Link& L = links[size_t(ls.link)];
-      hs.push_back({{"link", ls.link}, {"name", link_name(topo, ls.link)}, {"class", to_string(L.cls)},
-                    {"index", L.index}, {"capacity_Bps", ls.capacity_Bps}, {"bytes", ls.bytes},
-                    {"passive", topo.passive(ls.link)}, {"mean_utilisation", util(ls.link)},
-                    {"bucket_s", bucket}, {"t_s", std::move(t)}, {"utilisation", std::move(u)}});
+      r.link = ls.link, r.name = link_name(topo, ls.link), r.cls = L.cls, r.index = L.index;
+      r.capacity_Bps = ls.capacity_Bps, r.bytes = ls.bytes, r.passive = topo.passive(ls.link);
+      r.mean_utilisation = util(ls.link);
+      out.hottest_series.push_back(std::move(r));
     }
-    out["hottest_series"] = std::move(hs);
   }
   return out;
-}
-
-json run_json(const RunResult& r) {
-  json by = json::object(), lost = json::object();
-  for (int c = 0; c < kCauses; ++c) {
-    by[to_string(Cause(c))] = r.interruptions_by_cause[size_t(c)];
-    lost[to_string(Cause(c))] = r.lost_gpu_hours_by_cause[size_t(c)];
-  }
-  // Not lost to interruptions, so kept out of lost_gpu_hours: GPU time spent writing checkpoints, and GPU
-  // time waiting for the data pipeline (zero unless it is slower than the GPUs).
-  const json overhead = {{"checkpoint_writes", r.checkpoint_gpu_hours}, {"data_stall", r.data_stall_gpu_hours}};
-  json ev = json::array();
-  for (const RunEvent& e : r.events) {
-    static const char* kinds[] = {"failure", "restart", "checkpoint", "done"};
-    json j = {{"t_s", e.t_s}, {"kind", kinds[e.kind]}, {"progress", e.progress}};
-    if (e.kind == RunEvent::failure || e.kind == RunEvent::restart) j["cause"] = to_string(e.cause);
-    if (e.kind == RunEvent::failure) j["lost_s"] = e.lost_s;
-    ev.push_back(std::move(j));
-  }
-  return {{"days", r.days},
-          {"finished", r.finished},
-          {"cancelled", r.cancelled},
-          {"iterations_done", r.iterations_done},
-          {"fraction_done", r.fraction_done},
-          {"projected_days", std::isfinite(r.projected_days) ? json(r.projected_days) : json(nullptr)},
-          {"interruptions", r.interruptions},
-          {"interruptions_by_cause", by},
-          {"goodput", r.goodput},
-          {"effective_mfu", r.effective_mfu},
-          {"lost_gpu_hours", r.lost_gpu_hours},
-          {"lost_gpu_hours_by_cause", lost},
-          {"overhead_gpu_hours", overhead},
-          {"checkpoint_overhead_fraction", r.checkpoint_overhead_fraction},
-          {"cost_usd", r.cost_usd},
-          {"iteration_s", r.iteration_s},
-          {"data_iteration_s", r.data_iteration_s},
-          {"mtbf_s", std::isfinite(r.mtbf_s) ? json(r.mtbf_s) : json(nullptr)},
-          {"checkpoint",
-           {{"write_s", r.checkpoint_write_s},
-            {"read_s", r.checkpoint_read_s},
-            {"interval_s", std::isfinite(r.interval_s) ? json(r.interval_s) : json(nullptr)},
-            {"young_interval_s", std::isfinite(r.young_s) ? json(r.young_s) : json(nullptr)},
-            {"daly_interval_s", std::isfinite(r.daly_s) ? json(r.daly_s) : json(nullptr)}}},
-          {"events", ev}};
 }
 
 struct Simulated {
@@ -227,115 +180,91 @@ void check_timeline_gpus(const Resolved& r, const SimOptions& o, const std::stri
                                         std::to_string(used - 1));
 }
 
-// simulate_json's output for a simulated iteration (and the run, when asked).
-json result_json(const Catalog& cat, const Resolved& r, const Topology& topo, const IterationResult& it,
-                 const SimOptions& o) {
-  json out = perf::to_json(r.est, r.cfg);
-  // The estimate's keys, for the simulated iteration.
+// The report of a simulated iteration (and the run, when asked): simulate_json prints to_json of it.
+SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& topo, const IterationResult& it,
+                      const SimOptions& o) {
+  SimReport out;
+  out.config = r.cfg;
+  out.analytic = r.est;
+  // The estimate's figures, for the simulated iteration.
+  perf::Estimate& e = out.simulated;
+  e = r.est;
   const double T = it.iteration_s;
   const double gpus = r.cfg.cluster.gpus();
   const double peak = r.cfg.training.precision == perf::Precision::bf16 ? r.cfg.cluster.peak_bf16_flops
                       : r.cfg.training.precision == perf::Precision::fp32 ? r.cfg.cluster.peak_fp32_flops
                                                                           : r.cfg.cluster.peak_fp16_flops;
-  out["analytic"] = {{"iteration_time_s", r.est.iteration_time_s}, {"time_breakdown_s", out["time_breakdown_s"]},
-                     {"mfu", r.est.mfu}};
-  out["iteration_time_s"] = T;
-  out["time_breakdown_s"] = {{"compute", it.compute_s},        {"tp_comm", it.tp_comm_s},
-                             {"pp_comm", it.pp_send_s},        {"dp_comm", it.dp_exposed_s},
-                             {"bubble", it.pp_wait_s + it.idle_s}, {"optimizer", it.optimizer_s}};
-  out["achieved_tflops_per_gpu"] = r.est.hardware_flops_per_iteration / (T * gpus) / 1e12;
-  out["mfu"] = r.est.model_flops_per_iteration / (T * gpus * peak);
-  out["tokens_per_s"] = double(r.cfg.layout.global_batch) * r.cfg.model.seq_len / T;
-  out["training_days"] = r.est.iterations * T / 86400;
-  out["gpu_hours"] = r.est.iterations * T / 3600 * gpus;
-  out["cost_usd"] = out["gpu_hours"].get<double>() * r.cfg.cluster.price_per_gpu_hour_usd;
+  e.iteration_time_s = T;
+  e.time = {.compute = it.compute_s, .tp_comm = it.tp_comm_s, .pp_comm = it.pp_send_s, .dp_comm = it.dp_exposed_s,
+            .bubble = it.pp_wait_s + it.idle_s, .optimizer = it.optimizer_s, .total = T};
+  e.achieved_tflops_per_gpu = r.est.hardware_flops_per_iteration / (T * gpus) / 1e12;
+  e.mfu = r.est.model_flops_per_iteration / (T * gpus * peak);
+  e.tokens_per_s = double(r.cfg.layout.global_batch) * r.cfg.model.seq_len / T;
+  e.training_days = r.est.iterations * T / 86400;
+  e.gpu_hours = r.est.iterations * T / 3600 * gpus;
+  e.cost_usd = e.gpu_hours * r.cfg.cluster.price_per_gpu_hour_usd;
   // The simulation itself.
-  json classes = json::array();
-  for (size_t c = 0; c * size_t(r.iter.pp) < it.workers.size(); ++c) {
-    const WorkerTimeline& w = it.workers[c * size_t(r.iter.pp)];
-    classes.push_back({{"replicas", w.replicas}});
-  }
-  json sim = {{"events", it.events},
-              {"flow_groups", it.flow_groups},
-              {"rate_solves", it.rate_solves},
-              {"wall_s", it.wall_s},
-              {"events_per_s", it.wall_s > 0 ? double(it.events) / it.wall_s : 0},
-              {"replica_classes", classes},
-              {"critical", {{"stage", it.critical_stage}, {"class", it.critical_class}}},
-              {"critical_gpu_breakdown_s",
-               {{"compute", it.compute_s}, {"tp_comm", it.tp_comm_s}, {"pp_send", it.pp_send_s},
-                {"pp_wait", it.pp_wait_s}, {"dp_wait", it.dp_exposed_s}, {"optimizer", it.optimizer_s},
-                {"idle", it.idle_s}}},
-              {"dp_algorithm", to_string(r.iter.dp_algorithm)},
-              {"buckets_per_stage", r.iter.dp_bytes_per_stage > 0 && r.iter.dp > 1
-                                        ? int(std::ceil(r.iter.dp_bytes_per_stage / r.iter.bucket_bytes - 1e-9))
-                                        : 0},
-              {"links", links_json(topo, it, o)},
-              {"topology",
-               {{"nodes", r.topo.nodes}, {"gpus_per_node", r.topo.gpus_per_node}, {"leaves", topo.leaves()},
-                {"spines", r.topo.spines}, {"nodes_per_leaf", r.topo.nodes_per_leaf},
-                {"oversubscription", r.topo.oversubscription}}}};
+  IterationReport& sim = out.sim;
+  for (size_t c = 0; c * size_t(r.iter.pp) < it.workers.size(); ++c)
+    sim.replica_class_replicas.push_back(it.workers[c * size_t(r.iter.pp)].replicas);
+  sim.events = it.events;
+  sim.flow_groups = it.flow_groups;
+  sim.rate_solves = it.rate_solves;
+  sim.wall_s = it.wall_s;
+  sim.events_per_s = it.wall_s > 0 ? double(it.events) / it.wall_s : 0;
+  sim.critical_stage = it.critical_stage;
+  sim.critical_class = it.critical_class;
+  sim.critical_gpu_breakdown = {it.compute_s, it.tp_comm_s, it.pp_send_s, it.pp_wait_s,
+                                it.dp_exposed_s, it.optimizer_s, it.idle_s};
+  sim.dp_algorithm = to_string(r.iter.dp_algorithm);
+  sim.buckets_per_stage = r.iter.dp_bytes_per_stage > 0 && r.iter.dp > 1
+                              ? int(std::ceil(r.iter.dp_bytes_per_stage / r.iter.bucket_bytes - 1e-9))
+                              : 0;
+  sim.links = links_report(topo, it, o);
+  sim.topology = {r.topo.nodes, r.topo.gpus_per_node, topo.leaves(), r.topo.spines, r.topo.nodes_per_leaf,
+                  r.topo.oversubscription};
   {
     // Critical path: seconds by kind, and the stages it crosses.
-    std::map<std::string, double> by;
-    json stages = json::array(), classes = json::array();
+    CriticalPathReport& cp = sim.critical_path;
     int last = -1, last_cls = -1;
     double covered = 0;
     for (const auto& st : it.critical_path) {
-      by[to_string(st.kind)] += st.end_s - st.start_s;
+      cp.seconds_by_kind[to_string(st.kind)] += st.end_s - st.start_s;
       covered += st.end_s - st.start_s;
       const int stage = it.workers[size_t(st.worker)].stage;
-      if (stage != last) stages.push_back(stage), last = stage;
+      if (stage != last) cp.stages.push_back(stage), last = stage;
       const int cls = it.workers[size_t(st.worker)].cls;
-      if (cls != last_cls) classes.push_back(cls), last_cls = cls;  // replica classes crossed, in order
+      if (cls != last_cls) cp.replica_classes.push_back(cls), last_cls = cls;  // replica classes crossed, in order
     }
-    json cp = json::object();
-    for (auto& [k, v] : by) cp[k + "_s"] = v;
     // The steps themselves (the panel overlays them on the Gantt rows of their class and stage).
-    json steps = json::array();
+    cp.has_steps = o.include_critical_path_steps;
     for (const auto& st : it.critical_path) {
-      if (!o.include_critical_path_steps || int(steps.size()) >= o.max_timeline_spans) break;
+      if (!o.include_critical_path_steps || int(cp.steps.size()) >= o.max_timeline_spans) break;
       const WorkerTimeline& w = it.workers[size_t(st.worker)];
-      steps.push_back({{"class", w.cls}, {"stage", w.stage}, {"kind", to_string(st.kind)}, {"start_s", st.start_s},
-                       {"end_s", st.end_s}});
+      cp.steps.push_back({w.cls, w.stage, st.kind, st.start_s, st.end_s});
     }
-    if (o.include_critical_path_steps) cp["steps"] = std::move(steps);
-    cp["idle_s"] = std::max(0.0, it.iteration_s - covered);
-    cp["stages"] = std::move(stages);
-    cp["replica_classes"] = std::move(classes);
-    sim["critical_path"] = std::move(cp);
+    cp.idle_s = std::max(0.0, it.iteration_s - covered);
   }
   const int used = r.iter.tp * r.iter.pp * r.iter.dp;
-  if (o.timeline_gpu >= 0 && o.timeline_gpu < used) {
-    const GpuCoord g = gpu_coord(r.iter, o.timeline_gpu);
+  auto timeline_of = [&](int gpu) {
+    const GpuCoord g = gpu_coord(r.iter, gpu);
     const int cls = it.replica_class[size_t(g.replica)];
     const WorkerTimeline& w = it.workers[size_t(cls * r.iter.pp + g.stage)];
-    sim["timeline"] = {{"gpu", o.timeline_gpu}, {"replica", g.replica}, {"stage", g.stage}, {"tp_rank", g.tp_rank},
-                       {"class", cls}, {"speed", w.speed}, {"end_s", w.end_s},
-                       {"spans", spans_json(w, o.max_timeline_spans)}};
-  }
-  if (!o.timeline_gpus.empty()) {
-    json rows = json::array();
-    for (int gpu : o.timeline_gpus) {
-      if (gpu < 0 || gpu >= used) continue;
-      const GpuCoord g = gpu_coord(r.iter, gpu);
-      const int cls = it.replica_class[size_t(g.replica)];
-      const WorkerTimeline& w = it.workers[size_t(cls * r.iter.pp + g.stage)];
-      rows.push_back({{"gpu", gpu}, {"replica", g.replica}, {"stage", g.stage}, {"tp_rank", g.tp_rank}, {"class", cls},
-                      {"speed", w.speed}, {"end_s", w.end_s}, {"spans", spans_json(w, o.max_timeline_spans)}});
-    }
-    sim["timelines"] = std::move(rows);
-  }
-  out["sim"] = std::move(sim);
+    return TimelineReport{gpu, g.replica, g.stage, g.tp_rank, cls, w.speed, w.end_s, spans_report(w, o.max_timeline_spans)};
+  };
+  if (o.timeline_gpu >= 0 && o.timeline_gpu < used) sim.timeline = timeline_of(o.timeline_gpu);
+  sim.has_timelines = !o.timeline_gpus.empty();
+  for (int gpu : o.timeline_gpus)
+    if (gpu >= 0 && gpu < used) sim.timelines.push_back(timeline_of(gpu));
   if (o.run_days > 0) {
     const RunSpec rs = run_spec(cat, r, T, o.run_days, o.seed);
     const auto t0 = std::chrono::steady_clock::now();
-    RunResult rr = simulate_run(rs, o.progress, o.cancel);
-    json rj = run_json(rr);
-    rj["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rj["seed"] = o.seed;
-    rj["failure_profile"] = r.sec.failure_profile;
-    out["run"] = std::move(rj);
+    RunReport run;
+    static_cast<RunResult&>(run) = simulate_run(rs, o.progress, o.cancel);
+    run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    run.seed = o.seed;
+    run.failure_profile = r.sec.failure_profile;
+    out.run = std::move(run);
   }
   return out;
 }
@@ -378,24 +307,32 @@ bool Simulation::done() const { return impl_->done; }
 
 double Simulation::progress() const { return impl_->done ? 1.0 : impl_->sim->progress(); }
 
-json Simulation::result() {
+SimReport Simulation::report() {
   if (!impl_->done || !impl_->sim)
-    throw std::logic_error("Simulation::result: call once, after step() returned true");
+    throw std::logic_error("Simulation::report: call once, after step() returned true");
   const IterationResult it = impl_->sim->take_result();
   impl_->sim.reset();
-  return result_json(*impl_->cat, impl_->r, *impl_->topo, it, impl_->o);
+  return make_report(*impl_->cat, impl_->r, *impl_->topo, it, impl_->o);
 }
+
+json Simulation::result() { return to_json(report()); }
 
 json simulate_json(const Catalog& cat, const json& config, const SimOptions& o, const std::string& file) {
   return simulate_json(cat, JsonDoc::parse(config.dump(2), file), o);
 }
 
-json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) {
+SimReport simulate(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) {
   Simulation s(cat, doc, o);
   while (!s.step(1LL << 40)) {
   }
-  return s.result();
+  return s.report();
 }
+
+SimReport simulate(const Catalog& cat, const json& config, const SimOptions& o, const std::string& file) {
+  return simulate(cat, JsonDoc::parse(config.dump(2), file), o);
+}
+
+json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) { return to_json(simulate(cat, doc, o)); }
 
 IterationBench bench_iteration(const Catalog& cat, const JsonDoc& doc, int repeats) {
   using clock = std::chrono::steady_clock;

@@ -20,9 +20,10 @@
 //
 // Usage:
 //   mc::sim::SimOptions o{.run_days = 30, .seed = 1};
-//   nlohmann::json out = mc::sim::simulate_json(catalog, config, o);   // throws LoadError on bad input
-//   // out: the estimate's keys for the simulated iteration, "sim" (per-GPU timelines, link use,
-//   // critical path, events/s) and, when o.run_days > 0, "run" (days, interruptions, goodput, ...).
+//   mc::sim::SimReport r = mc::sim::simulate(catalog, config, o);     // throws LoadError on bad input
+//   // r.simulated: the estimate's figures for the simulated iteration; r.sim: per-GPU timelines, link
+//   // use, critical path, events/s; r.run, when o.run_days > 0: days, interruptions, goodput, ...
+//   nlohmann::json out = mc::sim::to_json(r);   // what `megacluster simulate` prints (= simulate_json)
 //
 // Lower-level pieces: topology.h (links of the fat-tree), flow_net.h (max-min fair sharing),
 // collectives.h (ring/tree/hierarchical as transfers), iteration.h (the per-GPU schedule), run.h.
@@ -30,6 +31,7 @@
 
 #include "catalog/catalog.h"
 #include "core/json_doc.h"
+#include "sim/sim_report.h"
 
 #include <atomic>
 #include <functional>
@@ -62,7 +64,12 @@ struct SimOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
-// The whole result as JSON (what `megacluster simulate` prints, without the trace). Throws LoadError
+// The whole result (sim_report.h). Throws LoadError for invalid configs, naming the key and the rule.
+SimReport simulate(const Catalog& cat, const nlohmann::json& config, const SimOptions& o,
+                   const std::string& file_for_errors = "<config>");
+SimReport simulate(const Catalog& cat, const JsonDoc& doc, const SimOptions& o);
+
+// The whole result as JSON, to_json(simulate(...)) (what `megacluster simulate` prints, without the trace). Throws LoadError
 // for invalid configs, naming the key and the rule; `file_for_errors` names the config in messages.
 nlohmann::json simulate_json(const Catalog& cat, const nlohmann::json& config, const SimOptions& o,
                              const std::string& file_for_errors = "<config>");
@@ -73,10 +80,11 @@ nlohmann::json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOp
 // The same simulation advanced in bounded slices, for the single-threaded browser build (a slice per
 // frame, a progress bar, Cancel = destroy the object):
 //   mc::sim::Simulation s(catalog, config, options);     // resolves the config: throws LoadError
-//   if (s.step(20000)) { json out = s.result(); }         // else draw s.progress() and step next frame
-// step() runs at most that many events of the iteration; result() (once, after step() returned true)
-// builds exactly simulate_json's output (which is this object stepped to the end), so the answer does
-// not depend on the slicing; the run (o.run_days > 0) is simulated inside result(). The catalog must
+//   if (s.step(20000)) { SimReport r = s.report(); }      // else draw s.progress() and step next frame
+// step() runs at most that many events of the iteration; report() (once, after step() returned true)
+// builds exactly simulate's report (which is this object stepped to the end; result() is its JSON,
+// simulate_json's output), so the answer does not depend on the slicing; the run (o.run_days > 0) is
+// simulated inside report(). The catalog must
 // outlive the object.
 class Simulation {
  public:
@@ -88,7 +96,8 @@ class Simulation {
   bool step(long long max_events);
   bool done() const;
   double progress() const;  // 0..1: the fraction of every GPU's ops done
-  nlohmann::json result();
+  SimReport report();
+  nlohmann::json result();  // to_json(report())
 
  private:
   struct Impl;

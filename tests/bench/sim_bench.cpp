@@ -1,7 +1,7 @@
 // Benchmarks of the simulator (figures printed as counters): one iteration of GPT-3 175B on
 // tp 8 x pp 16 x dp 78 = 9,984 GPUs of azure-openai-2020 (target <= 100 ms natively), and a 30-day run at
 // 10,000 GPUs with the default failure rates (target < 1 s). The same figure from the command line (and
-// under node for the browser build): `megacluster simulate tests/data/sim/gpt3-9984.json --bench`.
+// under node for the browser build): `megacluster simulate assets/configs/simulate.json --bench`.
 #include "catalog/catalog.h"
 #include "sim/sim.h"
 #include "sim/sim_config.h"
@@ -15,13 +15,8 @@ const mc::Catalog& catalog() {
   return c;
 }
 
-mc::json gpt3_config() {
-  return {{"model", {{"preset", "gpt3-175b"}}},
-          {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 9984}}},
-          {"parallel",
-           {{"tp", 8}, {"pp", 16}, {"dp", 78}, {"micro_batch", 1}, {"global_batch", 1560}, {"schedule", "1f1b"},
-            {"recompute", "full"}}}};
-}
+// The simulator panels' default machine (assets/configs/simulate.json), the figure the README quotes.
+mc::json gpt3_config() { return mc::JsonDoc::load(MC_SOURCE_DIR "/assets/configs/simulate.json").value(); }
 
 void BM_IterationGpt3On9984Gpus(benchmark::State& st) {
   const mc::JsonDoc doc = mc::JsonDoc::parse(gpt3_config().dump(), "bench");

@@ -28,6 +28,14 @@ class NullPlatform : public mc::ui::Platform {
     return name;
   }
   void open_url(const std::string&) override {}
+  // Long work on a thread, as the native shell does (a test that wants the browser build's per-frame
+  // slices sets threads = false).
+  bool run_on_worker(std::function<void()> work) override {
+    if (!threads) return false;
+    std::thread(std::move(work)).detach();
+    return true;
+  }
+  bool threads = true;
   std::map<std::string, std::string> saved;
 };
 
@@ -156,6 +164,16 @@ bool frames_until(Headless& h, mc::ui::App& app, F done, double seconds = 120) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
+}
+
+// Opens scenario `id` at step `k` (0-based) the way a ?scenario=ID&step=N link does and waits (by the
+// clock) for its steps, which run as a job (ui/jobs.h); false if they are still computing after two minutes.
+inline bool open_scenario_step(Headless& h, mc::ui::App& app, const std::string& id, int k) {
+  auto& sv = app.state().scenarios;
+  sv.request_id = id;
+  sv.request_step = k;
+  h.frame(app);
+  return frames_until(h, app, [&] { return !sv.job; });
 }
 
 }  // namespace mc::test

@@ -17,9 +17,7 @@ namespace {
 
 // Opens scenario `id` at step `k` (0-based) the way a ?scenario=ID&step=N link does, and draws a few frames.
 void open_step(Headless& h, mc::ui::App& app, const std::string& id, int k) {
-  auto& sv = app.state().scenarios;
-  sv.request_id = id;
-  sv.request_step = k;
+  EXPECT_TRUE(mc::test::open_scenario_step(h, app, id, k)) << id << " step " << k + 1 << " still computing";
   for (int f = 0; f < 3; ++f) h.frame(app);
 }
 
@@ -85,16 +83,16 @@ TEST(ScenarioBindings, RunPanelShowsTheNarratedMonth) {
   ASSERT_TRUE(results.contains("run"));
   EXPECT_EQ(s.sim.config["cluster"]["gpus"], 1024);
   mc::ui::open_panel(s, "run");
-  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && !s.sim.run.is_null(); }))
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && s.sim.run.has_value(); }))
       << s.sim.run_error;
-  EXPECT_EQ(s.sim.run["interruptions"], results["run"]["run"]["interruptions"]);
-  EXPECT_DOUBLE_EQ(s.sim.run["goodput"].get<double>(), results["run"]["run"]["goodput"].get<double>());
+  EXPECT_EQ(s.sim.run->interruptions, results["run"]["run"]["interruptions"].get<int>());
+  EXPECT_DOUBLE_EQ(s.sim.run->goodput, results["run"]["run"]["goodput"].get<double>());
   // Step 2 changes the checkpoint interval: the panel follows.
   open_step(h, app, "failures-at-scale", 1);
   mc::ui::open_panel(s, "run");
-  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && !s.sim.run.is_null() && !s.sim.run_requested; }));
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && s.sim.run.has_value() && !s.sim.run_requested; }));
   const nlohmann::json& r2 = s.scenarios.player->state().results;
-  EXPECT_DOUBLE_EQ(s.sim.run["goodput"].get<double>(), r2["rare"]["run"]["goodput"].get<double>());
+  EXPECT_DOUBLE_EQ(s.sim.run->goodput, r2["rare"]["run"]["goodput"].get<double>());
 }
 
 // A link with a misspelt id says which scenario was meant, in the narration pane the class sees.

@@ -4,6 +4,7 @@
 #include "capital/trend.h"
 #include "capital/waterfall.h"
 #include "catalog/catalog.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,22 +14,7 @@
 namespace {
 
 using namespace mc::capital;
-
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(std::string(MC_SOURCE_DIR) + "/assets");
-  return c;
-}
-
-double published(const std::string& id, const std::string& quantity) {
-  std::ifstream in(std::string(MC_VALIDATION_DIR) + "/public-cases.json");
-  if (!in) return NAN;
-  mc::json all = mc::json::parse(in);
-  for (const auto& c : all)
-    if (c["id"] == id)
-      for (const auto& e : c["expected"])
-        if (e["quantity"] == quantity) return e["value"].get<double>();
-  return NAN;
-}
+using mc::test::catalog;
 
 TEST(CapitalCost, Gpt3AtLambdasAssumptionsReproducesTheirEstimate) {
   // Lambda: 3.14e23 FLOPs at 28 TFLOP/s per V100 at the lowest 3-year reserved price -> about $4.6M.
@@ -78,14 +64,14 @@ TEST(CapitalCost, PlanRejectsBadBudgets) {
 }
 
 TEST(CapitalWaterfall, FirstRoundCapIsThePublishedOne) {
-  const double cap = published("openai-lp-cap", "first_round_return_cap");
-  if (std::isnan(cap)) GTEST_SKIP();
-  EXPECT_EQ(WaterfallConfig{}.holders.front().cap_multiple, cap);
+  const double cap = mc::test::published_value("openai-lp-cap", "first_round_return_cap");
+  EXPECT_EQ(default_waterfall_config(catalog()).holders.front().cap_multiple, cap);
   EXPECT_EQ(catalog().table("prices")->find("openai-lp-2019")->get("cap_multiple"), cap);
 }
 
 TEST(CapitalWaterfall, ConservesMoneyAndNeverExceedsACap) {
-  WaterfallConfig c;
+  WaterfallConfig c = default_waterfall_config(catalog());
+  ASSERT_EQ(c.holders.size(), 3u) << "assets/catalog/capital.json: first round, employees, Microsoft";
   c.profit_growth = 2.5;  // a stream large enough to hit every cap
   WaterfallResult r = run_waterfall(c);
   double paid = r.nonprofit_total_usd;
@@ -103,7 +89,7 @@ TEST(CapitalWaterfall, ConservesMoneyAndNeverExceedsACap) {
 }
 
 TEST(CapitalWaterfall, BelowTheCapsEveryoneGetsTheirShare) {
-  WaterfallConfig c;
+  WaterfallConfig c = default_waterfall_config(catalog());
   c.profit_usd = {1e6, -5e5, 2e6};  // small, with a loss year
   WaterfallResult r = run_waterfall(c);
   for (size_t i = 0; i < c.holders.size(); ++i) EXPECT_NEAR(r.holder_total_usd[i], c.holders[i].share * 3e6, 1e-6);
@@ -113,11 +99,10 @@ TEST(CapitalWaterfall, BelowTheCapsEveryoneGetsTheirShare) {
 }
 
 TEST(CapitalPartnership, InstallmentsAddUpToTheInvestment) {
-  const double total = published("microsoft-openai-2019", "investment");
-  if (std::isnan(total)) GTEST_SKIP();
-  PartnershipConfig c;
-  c.total_usd = catalog().table("prices")->find("microsoft-2019")->get("investment_usd");
-  EXPECT_EQ(c.total_usd, total);
+  const double total = mc::test::published_value("microsoft-openai-2019", "investment");
+  PartnershipConfig c = default_partnership_config(catalog(), 1.5, 125e12 * 0.3);
+  EXPECT_EQ(c.total_usd, total) << "the default is the published $1B";
+  EXPECT_EQ(default_waterfall_config(catalog()).holders.back().basis_usd, total) << "Microsoft's basis is the same $1B";
   c.installment_years = 7;
   c.cloud_credit_fraction = 0.25;
   double cash = 0, credit = 0;

@@ -3,6 +3,7 @@
 // compute-optimal allocation against a finite-difference check of its own loss curve.
 #include "capital/scaling_laws.h"
 #include "core/json_doc.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,37 +14,12 @@ namespace {
 
 using namespace mc::capital;
 
-// Published value and tolerance of one quantity of a validation case; NaN when the file is absent.
-struct Expected {
-  double value = NAN, tol = 0;
-  bool relative = true;
-};
-Expected expected(const std::string& id, const std::string& quantity) {
-  std::ifstream in(std::string(MC_VALIDATION_DIR) + "/public-cases.json");
-  if (!in) return {};
-  mc::json all = mc::json::parse(in);
-  for (const auto& c : all)
-    if (c["id"] == id)
-      for (const auto& e : c["expected"])
-        if (e["quantity"] == quantity)
-          return {e["value"].get<double>(), e["tolerance"]["value"].get<double>(), e["tolerance"]["type"] == "relative"};
-  return {};
-}
-
-#define EXPECT_PUBLISHED(actual, id, quantity)                                                        \
-  do {                                                                                                \
-    Expected e_ = expected(id, quantity);                                                             \
-    if (std::isnan(e_.value)) GTEST_SKIP() << "validation file or case missing: " << id;              \
-    double tol_ = e_.relative ? std::max(e_.tol, 1e-12) * std::fabs(e_.value) : std::max(e_.tol, 1e-12); \
-    EXPECT_NEAR(actual, e_.value, tol_) << id << " / " << quantity;                                   \
-  } while (0)
 
 TEST(CapitalScaling, PetaflopDay) { EXPECT_PUBLISHED(kFlopsPerPfDay, "gpt3-pf-day-unit", "pf_day"); }
 
 TEST(CapitalScaling, Gpt3Compute) {
   // C = 6 N D with Table D.1's parameter count and 300B tokens.
-  const double n = expected("gpt3-175b-config-and-compute", "n_params (Table D.1)").value;
-  if (std::isnan(n)) GTEST_SKIP();
+  const double n = mc::test::published_value("gpt3-175b-config-and-compute", "n_params (Table D.1)");
   const double c = training_flops(n, 300e9);
   EXPECT_PUBLISHED(c, "gpt3-175b-config-and-compute", "total_training_compute");
   EXPECT_PUBLISHED(flops_to_pf_days(c), "gpt3-175b-config-and-compute", "total_training_compute_pf_days");

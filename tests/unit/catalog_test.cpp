@@ -2,6 +2,7 @@
 // malformed catalog files are refused with the file, line/column and key.
 #include "catalog/catalog.h"
 #include "core/json_doc.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -12,22 +13,8 @@ namespace {
 
 const std::string kAssets = std::string(MC_SOURCE_DIR) + "/assets";
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(kAssets);
-  return c;
-}
+using mc::test::catalog;
 
-// Published hardware figures from the validation file (hardware_spec cases, exact tolerance).
-double expected(const std::string& case_id, const std::string& quantity) {
-  std::ifstream in(std::string(MC_VALIDATION_DIR) + "/public-cases.json");
-  if (!in) return NAN;
-  mc::json all = mc::json::parse(in);
-  for (const auto& c : all)
-    if (c["id"] == case_id)
-      for (const auto& e : c["expected"])
-        if (e["quantity"] == quantity) return e["value"].get<double>();
-  return NAN;
-}
 
 }  // namespace
 
@@ -49,29 +36,28 @@ TEST(Catalog, LoadsEveryTableAndSource) {
 }
 
 TEST(Catalog, GpuPeaksMatchTheDatasheets) {
-  if (std::isnan(expected("hw-v100-sxm2", "fp16_tensor_peak"))) GTEST_SKIP() << "validation file not found";
   const mc::Table& g = *catalog().table("gpus");
-  EXPECT_DOUBLE_EQ(g.find("v100-32gb")->get("peak_fp16_tensor_flops"), expected("hw-v100-sxm2", "fp16_tensor_peak") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("peak_fp32_flops"), expected("hw-v100-sxm2", "fp32_peak") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("hbm_bandwidth_GBps"), expected("hw-v100-sxm2", "hbm2_bandwidth"));
-  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("nvlink_bandwidth_GBps"), expected("hw-v100-sxm2", "nvlink_total_bidirectional"));
-  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("peak_fp16_tensor_flops"), expected("hw-p100-sxm2", "fp16_peak") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("hbm_bandwidth_GBps"), expected("hw-p100-sxm2", "hbm2_bandwidth"));
-  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("peak_bf16_tensor_flops"), expected("hw-a100", "fp16_bf16_tensor_dense") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("a100-40gb")->get("hbm_bandwidth_GBps"), expected("hw-a100", "hbm_bandwidth_40GB"));
-  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("hbm_bandwidth_GBps"), expected("hw-a100", "hbm_bandwidth_80GB_SXM"));
-  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("peak_bf16_tensor_flops"), expected("hw-h100-sxm", "bf16_tensor_dense") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("hbm_bandwidth_GBps"), expected("hw-h100-sxm", "hbm3_bandwidth") * 1000);
-  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("nvlink_bandwidth_GBps"), expected("hw-h100-sxm", "nvlink_total_bidirectional"));
+  EXPECT_DOUBLE_EQ(g.find("v100-32gb")->get("peak_fp16_tensor_flops"), mc::test::published_value("hw-v100-sxm2", "fp16_tensor_peak") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("peak_fp32_flops"), mc::test::published_value("hw-v100-sxm2", "fp32_peak") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-v100-sxm2", "hbm2_bandwidth"));
+  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("nvlink_bandwidth_GBps"), mc::test::published_value("hw-v100-sxm2", "nvlink_total_bidirectional"));
+  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("peak_fp16_tensor_flops"), mc::test::published_value("hw-p100-sxm2", "fp16_peak") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-p100-sxm2", "hbm2_bandwidth"));
+  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("peak_bf16_tensor_flops"), mc::test::published_value("hw-a100", "fp16_bf16_tensor_dense") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("a100-40gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-a100", "hbm_bandwidth_40GB"));
+  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-a100", "hbm_bandwidth_80GB_SXM"));
+  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("peak_bf16_tensor_flops"), mc::test::published_value("hw-h100-sxm", "bf16_tensor_dense") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-h100-sxm", "hbm3_bandwidth") * 1000);
+  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("nvlink_bandwidth_GBps"), mc::test::published_value("hw-h100-sxm", "nvlink_total_bidirectional"));
 }
 
 TEST(Catalog, TheAzureSupercomputerAsAnnounced) {
   const mc::Catalog& c = catalog();
   const mc::Record* cl = c.table("clusters")->find("azure-openai-2020");
   ASSERT_NE(cl, nullptr);
-  EXPECT_DOUBLE_EQ(cl->get("gpus"), expected("hw-openai-azure-supercomputer-2020", "gpus"));
-  EXPECT_DOUBLE_EQ(cl->get("cpu_cores"), expected("hw-openai-azure-supercomputer-2020", "cpu_cores (>)"));
-  EXPECT_DOUBLE_EQ(cl->get("network_per_server_Gbps"), expected("hw-openai-azure-supercomputer-2020", "network_per_gpu_server"));
+  EXPECT_DOUBLE_EQ(cl->get("gpus"), mc::test::published_value("hw-openai-azure-supercomputer-2020", "gpus"));
+  EXPECT_DOUBLE_EQ(cl->get("cpu_cores"), mc::test::published_value("hw-openai-azure-supercomputer-2020", "cpu_cores (>)"));
+  EXPECT_DOUBLE_EQ(cl->get("network_per_server_Gbps"), mc::test::published_value("hw-openai-azure-supercomputer-2020", "network_per_gpu_server"));
   // GPUs per server is not public: it must be marked assumed, never reported.
   const mc::Record* srv = c.table("systems")->find("azure-openai-2020-server");
   EXPECT_EQ(srv->find("gpus_per_node")->confidence, mc::Confidence::assumed);

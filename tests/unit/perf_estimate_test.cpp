@@ -4,6 +4,7 @@
 #include "perf/collectives.h"
 #include "perf/perf.h"
 #include "perf/validate.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +14,7 @@
 
 namespace {
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(std::string(MC_SOURCE_DIR) + "/assets");
-  return c;
-}
+using mc::test::catalog;
 
 nlohmann::json gpt3_on_selene() {
   return nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
@@ -38,7 +36,7 @@ std::string error_of(const nlohmann::json& cfg) {
 }  // namespace
 
 TEST(PerfValidation, MegatronTable1WithinTenPercentEveryRowFiveMedian) {
-  const auto rows = mc::perf::validate_cases(catalog(), std::string(MC_VALIDATION_DIR) + "/public-cases.json");
+  const auto rows = mc::perf::validate_cases(catalog(), mc::test::public_cases_path());
   std::printf("%-28s %10s %10s %8s\n", "Table 1 row", "published", "predicted", "error");
   for (const auto& r : rows)
     if (r.quantity == "achieved_tflops_per_gpu") {

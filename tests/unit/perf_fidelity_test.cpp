@@ -6,6 +6,7 @@
 #include "perf/collectives.h"
 #include "perf/perf.h"
 #include "perf/validate.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -19,10 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(std::string(MC_SOURCE_DIR) + "/assets");
-  return c;
-}
+using mc::test::catalog;
 
 mc::perf::Estimate estimate(const json& cfg) {
   return mc::perf::estimate(mc::perf::parse_config(catalog(), cfg, "cfg.json"));
@@ -62,7 +60,7 @@ TEST(PerfFidelity, PublishedRunsOfTheEraWithinTheirBands) {
   std::vector<std::string> skipped;
   const std::string dir = MC_VALIDATION_DIR;
   auto rows = mc::perf::validate_runs(catalog(), dir + "/more-public-cases.json", dir + "/run-setups.json", &skipped);
-  const auto table1 = mc::perf::validate_cases(catalog(), dir + "/public-cases.json");
+  const auto table1 = mc::perf::validate_cases(catalog(), mc::test::public_cases_path());
   std::printf("%-36s %-24s %-26s %10s %10s %8s\n", "run", "quantity", "stack", "published", "predicted", "error");
   int beyond_25 = 0;
   for (const auto& r : rows) {

@@ -4,6 +4,7 @@
 #include "perf/comm_volume.h"
 #include "perf/perf.h"
 #include "capital/scaling_laws.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,38 +14,11 @@
 
 namespace {
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(std::string(MC_SOURCE_DIR) + "/assets");
-  return c;
-}
+using mc::test::catalog;
 
-const nlohmann::json& cases() {
-  static const nlohmann::json j = [] {
-    std::ifstream in(std::string(MC_VALIDATION_DIR) + "/public-cases.json");
-    return nlohmann::json::parse(in);
-  }();
-  return j;
-}
-
-const nlohmann::json& find_case(const std::string& id) {
-  for (const auto& c : cases())
-    if (c["id"] == id) return c;
-  throw std::runtime_error("no case " + id);
-}
-
-// Expected value and tolerance of one quantity; checks `got` against it.
-void expect_published(const std::string& id, const std::string& quantity, double got) {
-  for (const auto& e : find_case(id)["expected"]) {
-    if (e["quantity"] != quantity) continue;
-    const double want = e["value"], tol = e["tolerance"]["value"];
-    if (e["tolerance"]["type"] == "relative") {
-      EXPECT_LE(std::fabs(got - want), tol * std::fabs(want) + 1e-9 * std::fabs(want)) << id << " " << quantity << " got " << got;
-    } else {
-      EXPECT_LE(std::fabs(got - want), tol + 1e-12) << id << " " << quantity << " got " << got;
-    }
-    return;
-  }
-  ADD_FAILURE() << "no quantity " << quantity << " in " << id;
+// (id, quantity, got), the order this file's checks read best in.
+void expect_published_at(const std::string& id, const std::string& quantity, double got) {
+  mc::test::expect_published(got, id, quantity);
 }
 
 mc::perf::ModelSpec preset(const std::string& id) {
@@ -64,9 +38,9 @@ TEST(PerfModel, Gpt3ParamsAndComputeOfAllEightModels) {
     const std::string cid = std::string(id) + "-config-and-compute";
     const mc::perf::ModelSpec m = preset(id);
     const double n = mc::perf::param_count(m);
-    expect_published(cid, "n_params (Table D.1)", n);
-    expect_published(cid, "total_training_compute", mc::perf::six_nd_flops(n, 300e9));
-    expect_published(cid, "total_training_compute_pf_days", mc::perf::six_nd_flops(n, 300e9) / mc::kFlopsPerPfDay);
+    expect_published_at(cid, "n_params (Table D.1)", n);
+    expect_published_at(cid, "total_training_compute", mc::perf::six_nd_flops(n, 300e9));
+    expect_published_at(cid, "total_training_compute_pf_days", mc::perf::six_nd_flops(n, 300e9) / mc::kFlopsPerPfDay);
   }
 }
 
@@ -85,9 +59,9 @@ TEST(PerfModel, Gpt3TableTypos) {
 }
 
 TEST(PerfModel, PfDayAndStepsOfGpt3) {
-  expect_published("gpt3-pf-day-unit", "pf_day", mc::kFlopsPerPfDay);
+  expect_published_at("gpt3-pf-day-unit", "pf_day", mc::kFlopsPerPfDay);
   const mc::Record* r = catalog().table("models")->find("gpt3-175b");
-  expect_published("gpt3-training-hparams", "steps_at_full_batch_175b (upper bound, ignores batch ramp)",
+  expect_published_at("gpt3-training-hparams", "steps_at_full_batch_175b (upper bound, ignores batch ramp)",
                    r->get("tokens") / (r->get("global_batch") * r->get("seq_len")));
 }
 
@@ -113,61 +87,61 @@ TEST(PerfModel, FlopsOfEq3WithAndWithoutRecompute) {
 }
 
 TEST(PerfModel, KorthikantiActivationFormulas) {
-  const auto& in = find_case("korthikanti-activation-formulas-gpt3")["inputs"];
+  const auto& in = mc::test::public_case("korthikanti-activation-formulas-gpt3")["inputs"];
   mc::perf::ModelSpec m;
   m.seq_len = in["s"], m.hidden = in["h"], m.heads = in["a"];
   const int t = in["t"];
   using mc::perf::Recompute;
   const std::string id = "korthikanti-activation-formulas-gpt3";
-  expect_published(id, "no_parallelism sbh(34+5as/h)", mc::perf::activation_bytes_per_layer(m, 1, 1, false, Recompute::none));
-  expect_published(id, "tensor_parallel sbh(10+24/t+5as/(ht))", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::none));
-  expect_published(id, "tensor+sequence_parallel sbh(34/t+5as/(ht))", mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::none));
-  expect_published(id, "tensor_parallel+selective sbh(10+24/t)", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::selective));
-  expect_published(id, "tensor+sequence+selective sbh(34/t)", mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::selective));
-  expect_published(id, "full_recompute 2sbh", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::full));
+  expect_published_at(id, "no_parallelism sbh(34+5as/h)", mc::perf::activation_bytes_per_layer(m, 1, 1, false, Recompute::none));
+  expect_published_at(id, "tensor_parallel sbh(10+24/t+5as/(ht))", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::none));
+  expect_published_at(id, "tensor+sequence_parallel sbh(34/t+5as/(ht))", mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::none));
+  expect_published_at(id, "tensor_parallel+selective sbh(10+24/t)", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::selective));
+  expect_published_at(id, "tensor+sequence+selective sbh(34/t)", mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::selective));
+  expect_published_at(id, "full_recompute 2sbh", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::full));
   // Linear in the micro-batch.
   EXPECT_DOUBLE_EQ(mc::perf::activation_bytes_per_layer(m, 4, t, true, Recompute::none),
                    4 * mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::none));
 }
 
 TEST(PerfModel, ZeroMemoryTable1) {
-  const auto& in = find_case("zero-table1-7p5b")["inputs"];
+  const auto& in = mc::test::public_case("zero-table1-7p5b")["inputs"];
   const double psi = in["psi_params"];
   for (int stage = 1; stage <= 3; ++stage)
     for (int nd : in["DP_degrees"]) {
       const double gb = mc::perf::zero_model_state_bytes(psi, nd, stage, mc::perf::Precision::fp16).total / 1e9;
-      expect_published("zero-table1-7p5b", "stage" + std::to_string(stage) + "_Nd" + std::to_string(nd), gb);
+      expect_published_at("zero-table1-7p5b", "stage" + std::to_string(stage) + "_Nd" + std::to_string(nd), gb);
     }
-  expect_published("zero-fig1-7p5b-nd64", "baseline_DP",
+  expect_published_at("zero-fig1-7p5b-nd64", "baseline_DP",
                    mc::perf::zero_model_state_bytes(psi, 64, 0, mc::perf::Precision::fp16).total / 1e9);
 }
 
 TEST(PerfModel, PipelineBubbles) {
-  const auto& in = find_case("megatron21-pipeline-bubble")["inputs"];
+  const auto& in = mc::test::public_case("megatron21-pipeline-bubble")["inputs"];
   const int p = in["p"], m = in["m"], v = in["v"];
   using mc::perf::Schedule;
-  expect_published("megatron21-pipeline-bubble", "bubble_over_ideal (p-1)/m", mc::perf::bubble_over_ideal(Schedule::one_f_one_b, p, m, 1));
-  expect_published("megatron21-pipeline-bubble", "bubble_over_ideal_interleaved (p-1)/(v m)",
+  expect_published_at("megatron21-pipeline-bubble", "bubble_over_ideal (p-1)/m", mc::perf::bubble_over_ideal(Schedule::one_f_one_b, p, m, 1));
+  expect_published_at("megatron21-pipeline-bubble", "bubble_over_ideal_interleaved (p-1)/(v m)",
                    mc::perf::bubble_over_ideal(Schedule::interleaved, p, m, v));
   const double f = mc::perf::bubble_over_ideal(Schedule::gpipe, p, m, 1);
-  expect_published("megatron21-pipeline-bubble", "bubble_over_total (p-1)/(m+p-1)", f / (1 + f));
+  expect_published_at("megatron21-pipeline-bubble", "bubble_over_total (p-1)/(m+p-1)", f / (1 + f));
 }
 
 TEST(PerfModel, CommVolumesOfMegatronAndZero) {
-  const auto& in = find_case("megatron21-comm-volumes")["inputs"];
+  const auto& in = mc::test::public_case("megatron21-comm-volumes")["inputs"];
   const double b = in["b"], s = in["s"], h = in["h"];
   const int t = in["t"];
-  expect_published("megatron21-comm-volumes", "tp_allreduce_volume_per_layer",
+  expect_published_at("megatron21-comm-volumes", "tp_allreduce_volume_per_layer",
                    mc::perf::tp_layer_volume(b, s, h, 1, t, false).bytes_sent_per_rank);
-  expect_published("megatron21-comm-volumes", "pp_p2p_volume_per_microbatch", mc::perf::pp_boundary_bytes(b, s, h, 1));
-  expect_published("megatron21-comm-volumes", "pp_p2p_with_scatter_gather", mc::perf::pp_boundary_bytes(b, s, h, 1) / t);
+  expect_published_at("megatron21-comm-volumes", "pp_p2p_volume_per_microbatch", mc::perf::pp_boundary_bytes(b, s, h, 1));
+  expect_published_at("megatron21-comm-volumes", "pp_p2p_with_scatter_gather", mc::perf::pp_boundary_bytes(b, s, h, 1) / t);
   // ZeRO Sec. 7: in units of Psi with the ring factor (N_d-1)/N_d taken out.
   const int nd = 16;
   const double ring = double(nd - 1) / nd;
-  expect_published("zero-communication-volume", "baseline_DP_allreduce", mc::perf::dp_gradient_volume(1, 1, nd, 0).bytes_sent_per_rank / ring);
-  expect_published("zero-communication-volume", "P_os+g (reduce-scatter + all-gather)",
+  expect_published_at("zero-communication-volume", "baseline_DP_allreduce", mc::perf::dp_gradient_volume(1, 1, nd, 0).bytes_sent_per_rank / ring);
+  expect_published_at("zero-communication-volume", "P_os+g (reduce-scatter + all-gather)",
                    mc::perf::dp_gradient_volume(1, 1, nd, 2).bytes_sent_per_rank / ring);
-  expect_published("zero-communication-volume", "P_os+g+p (2 all-gathers + reduce-scatter)",
+  expect_published_at("zero-communication-volume", "P_os+g+p (2 all-gathers + reduce-scatter)",
                    mc::perf::dp_gradient_volume(1, 1, nd, 3).bytes_sent_per_rank / ring);
   // NCCL: all-reduce = reduce-scatter + all-gather, in volume and message count.
   const auto ar = mc::perf::ring_all_reduce(1e6, 8), rs = mc::perf::ring_reduce_scatter(1e6, 8);
@@ -179,7 +153,7 @@ TEST(PerfModel, CommVolumesOfMegatronAndZero) {
 TEST(PerfModel, TrainingTimeEq4) {
   // Narayanan et al. 2021 eq. (4): 8 T P / (n X), e.g. GPT-3 on 1024 A100s at 140 TFLOP/s: 34 days.
   for (const char* id : {"megatron21-train-time-gpt3-175b-1024", "megatron21-train-time-1t-3072"}) {
-    const auto& in = find_case(id)["inputs"];
+    const auto& in = mc::test::public_case(id)["inputs"];
     mc::perf::ModelSpec m;
     m.layers = in["num_layers"], m.hidden = in["hidden_size"], m.heads = m.hidden / 128, m.seq_len = in["seq_len"];
     m.vocab = 51200;
@@ -189,36 +163,36 @@ TEST(PerfModel, TrainingTimeEq4) {
     EXPECT_NEAR(per_param_token, 8.0, 0.3);  // "8" = 6 + 2 for the recomputed forward
     const double days = double(in["tokens_T"]) * double(in["params_P"]) * per_param_token /
                         (double(in["num_gpus_n"]) * double(in["achieved_flops_per_gpu_X"])) / 86400;
-    expect_published(id, "training_time", days);
+    expect_published_at(id, "training_time", days);
   }
 }
 
 TEST(PerfScaling, KaplanAndChinchillaLaws) {
   // Constants come from the cases' inputs, so the test checks the formulas, not our defaults.
   using namespace mc::capital;
-  const auto& ki = find_case("kaplan-power-laws")["inputs"];
+  const auto& ki = mc::test::public_case("kaplan-power-laws")["inputs"];
   KaplanConstants k;
   k.alpha_N = ki["alpha_N"], k.N_c = ki["N_c"], k.alpha_D = ki["alpha_D"], k.D_c = ki["D_c"];
   k.alpha_C_min = ki["alpha_C_min"], k.C_c_min_pf_days = ki["C_c_min_pf_days"];
   k.alpha_B = ki["alpha_B"], k.B_star_tokens = ki["B_star_tokens"];
-  expect_published("kaplan-power-laws", "L(N=1e9)", kaplan_loss_N(ki["example_N"], k));
-  expect_published("kaplan-power-laws", "L(D=3e11)", kaplan_loss_D(ki["example_D"], k));
-  expect_published("kaplan-power-laws", "L(C_min=3640 PF-days)", kaplan_loss_C(pf_days_to_flops(ki["example_C_pf_days"]), k));
-  expect_published("kaplan-power-laws", "B_crit(L=2.0)", kaplan_critical_batch_tokens(ki["example_L_for_Bcrit"], k));
+  expect_published_at("kaplan-power-laws", "L(N=1e9)", kaplan_loss_N(ki["example_N"], k));
+  expect_published_at("kaplan-power-laws", "L(D=3e11)", kaplan_loss_D(ki["example_D"], k));
+  expect_published_at("kaplan-power-laws", "L(C_min=3640 PF-days)", kaplan_loss_C(pf_days_to_flops(ki["example_C_pf_days"]), k));
+  expect_published_at("kaplan-power-laws", "B_crit(L=2.0)", kaplan_critical_batch_tokens(ki["example_L_for_Bcrit"], k));
   // L(N, D) tends to L(N) with unlimited data and to L(D) with unlimited parameters (eq. 1.5).
   EXPECT_NEAR(kaplan_loss_ND(1e9, 1e30, k), kaplan_loss_N(1e9, k), 1e-9);
   EXPECT_NEAR(kaplan_loss_ND(1e30, 3e11, k), kaplan_loss_D(3e11, k), 1e-6);
 
-  const auto& ci = find_case("chinchilla-parametric-loss")["inputs"];
+  const auto& ci = mc::test::public_case("chinchilla-parametric-loss")["inputs"];
   ChinchillaConstants ch;
   ch.E = ci["E"], ch.A = ci["A"], ch.B = ci["B"], ch.alpha = ci["alpha"], ch.beta = ci["beta"];
   const std::string id = "chinchilla-parametric-loss";
-  expect_published(id, "L(70e9, 1.4e12) Chinchilla", chinchilla_loss(70e9, 1.4e12, ch));
-  expect_published(id, "L(280e9, 300e9) Gopher", chinchilla_loss(280e9, 300e9, ch));
-  expect_published(id, "G = (alpha A/(beta B))^(1/(alpha+beta))", chinchilla_G(ch));
+  expect_published_at(id, "L(70e9, 1.4e12) Chinchilla", chinchilla_loss(70e9, 1.4e12, ch));
+  expect_published_at(id, "L(280e9, 300e9) Gopher", chinchilla_loss(280e9, 300e9, ch));
+  expect_published_at(id, "G = (alpha A/(beta B))^(1/(alpha+beta))", chinchilla_G(ch));
   const double c = 5.76e23;
   const Allocation opt = allocate_chinchilla(c, ChinchillaApproach::parametric, ch);
-  expect_published(id, "N_opt(C=5.76e23) via Approach-3 closed form", opt.params);
+  expect_published_at(id, "N_opt(C=5.76e23) via Approach-3 closed form", opt.params);
   // The optimum spends the whole budget (6 N D = C) and is a minimum of the loss along that budget.
   EXPECT_NEAR(6 * opt.params * opt.tokens / c, 1.0, 1e-9);
   const double l0 = chinchilla_loss(opt.params, opt.tokens, ch);

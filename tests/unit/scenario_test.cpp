@@ -3,6 +3,7 @@
 // with the file, line, column, step and key.
 #include "catalog/catalog.h"
 #include "core/paths.h"
+#include "test_helpers.h"
 #include "scenario/player.h"
 #include "train/scaling.h"
 
@@ -14,10 +15,7 @@ namespace {
 
 using namespace mc::scenario;
 
-const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(std::string(MC_SOURCE_DIR) + "/assets");
-  return c;
-}
+using mc::test::catalog;
 const std::string kScenarios = std::string(MC_SOURCE_DIR) + "/scenarios";
 const std::string kBroken = std::string(MC_TEST_DATA) + "/scenarios";
 

@@ -9,6 +9,7 @@
 #include "sim/sim.h"
 
 #include "sim_test_util.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -40,10 +41,6 @@ Topology one_node_per_stage(int pp) {
 
 using mc::sim::test::catalog;
 
-mc::json cases() {
-  std::ifstream f(MC_VALIDATION_DIR "/public-cases.json");
-  return mc::json::parse(f);
-}
 
 }  // namespace
 
@@ -152,7 +149,7 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnMegatronTable1) {
   // Narayanan et al. 2021, Table 1 rows (public-cases.json): the simulator takes its compute times from
   // the analytic model and adds the network by flows; both model the same iteration, within 5%.
   int checked = 0;
-  for (const auto& c : cases()) {
+  for (const auto& c : mc::test::public_cases()) {
     const std::string id = c["id"];
     if (id.rfind("megatron21-table1-", 0) != 0) continue;
     const auto& in = c["inputs"];

@@ -3,6 +3,7 @@
 #include "sim/run.h"
 #include "catalog/catalog.h"
 #include "sim/sim.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,12 +14,6 @@
 using namespace mc::sim;
 
 namespace {
-mc::json find_case(const std::string& id) {
-  std::ifstream f(MC_VALIDATION_DIR "/public-cases.json");
-  for (const auto& c : mc::json::parse(f))
-    if (c["id"] == id) return c;
-  return {};
-}
 
 RunSpec month() {
   RunSpec s;
@@ -40,8 +35,7 @@ RunSpec month() {
 }  // namespace
 
 TEST(SimRun, YoungDalyMatchPublishedCase) {
-  const mc::json c = find_case("checkpoint-young-daly");
-  ASSERT_FALSE(c.is_null());
+  const mc::json& c = mc::test::public_case("checkpoint-young-daly");
   const double delta = c["inputs"]["checkpoint_cost_s"], M = c["inputs"]["mtbf_s"];
   for (const auto& e : c["expected"]) {
     const std::string q = e["quantity"];
@@ -141,7 +135,7 @@ TEST(SimRun, ShardedCheckpointsWriteFasterWhenStorageIsNotTheBottleneck) {
   // Checkpoint bytes are the same whatever the layout (Psi x bytes per parameter); what ZeRO and the
   // pipeline change is how many nodes write their shard in parallel. With many storage accounts the
   // writers' NICs bound the write, so sharding the optimizer state over dp (ZeRO >= 1) writes faster.
-  const mc::Catalog cat = mc::load_catalog(MC_SOURCE_DIR "/assets");
+  const mc::Catalog& cat = mc::test::catalog();
   mc::json cfg = {{"model", {{"preset", "gpt3-175b"}}},
                   {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 9984}}},
                   {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 78}, {"micro_batch", 1}, {"global_batch", 1560},

@@ -3,14 +3,12 @@
 
 #include "catalog/catalog.h"
 #include "sim/iteration.h"
+#include "test_helpers.h"
 
 namespace mc::sim::test {
 
-// The shipped catalog (assets/), loaded once.
-inline const mc::Catalog& catalog() {
-  static const mc::Catalog c = mc::load_catalog(MC_SOURCE_DIR "/assets");
-  return c;
-}
+// The shipped catalog (assets/), loaded once (test_helpers.h).
+using mc::test::catalog;
 
 // `nodes` nodes of 4 GPUs, the rest of the fabric at its defaults.
 inline Topology nodes_of_4(int nodes = 8) {

@@ -24,6 +24,18 @@ std::string usd(double x) {
   return b;
 }
 
+// A whole count as people write it: 10000 -> "10,000".
+std::string with_thousands(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", std::fabs(x));
+  std::string digits = b, out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (x < 0 ? "-" : "") + out;
+}
+
 // A catalog value with its confidence mark and source tooltip, or nothing if absent.
 void price_line(const Catalog& cat, const char* label, const char* record, const char* key, const char* unit) {
   const Table* t = cat.table("prices");
@@ -156,15 +168,15 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   track(s, "capital.rent_vs_build");
   ImGui::Separator();
   try {
-    json g = capital::gpt3_priced_json(cat, c);
-    ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g["flops"].get<double>());
-    wrapped_text(false, "At Lambda's 28 TFLOP/s per V100: rent %s, build %s, %.1f days on the 10,000-GPU machine",
-                usd(g["at_published_rate"]["rent_usd"].get<double>()).c_str(),
-                usd(g["at_published_rate"]["build_usd"].get<double>()).c_str(),
-                g["at_published_rate"]["days_on_cluster"].get<double>());
+    const capital::Gpt3Priced g = capital::gpt3_priced(cat, c);
+    ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g.flops);
+    // The rate and the machine's size are the catalog's (prices/gpt3-lambda-estimate, the plan's cluster).
+    wrapped_text(false, "At Lambda's %.3g TFLOP/s per V100: rent %s, build %s, %.1f days on the %s-GPU machine",
+                g.published_flops_per_s / 1e12, usd(g.at_published_rate.rent_usd).c_str(),
+                usd(g.at_published_rate.build_usd).c_str(), g.at_published_rate.days_on_cluster,
+                with_thousands(g.cluster_gpus).c_str());
     wrapped_text(false, "At your utilisation (%.2f): rent %s, build %s", c.utilisation,
-                usd(g["at_config_rate"]["rent_usd"].get<double>()).c_str(),
-                usd(g["at_config_rate"]["build_usd"].get<double>()).c_str());
+                usd(g.at_config_rate.rent_usd).c_str(), usd(g.at_config_rate.build_usd).c_str());
     price_line(cat, "Published (Lambda)", "gpt3-lambda-estimate", "cost_usd", "USD");
     price_line(cat, "Published, low end", "gpt3-low-estimate", "cost_usd", "USD");
     track(s, "capital.gpt3");
@@ -246,12 +258,11 @@ void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
   ImGui::SliderInt("installment years (assumed)", &c.installment_years, 1, 10);
   try {
     auto years = capital::run_partnership(c);
-    json t = capital::to_json(years);
+    const capital::PartnershipTotals t = capital::partnership_totals(years);
     for (const auto& y : years)
       ImGui::Text("%d   cash %-9s credit %-9s -> %.3g GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
                   y.gpu_hours);
-    wrapped_text(false, "Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t["gpu_hours"].get<double>(),
-                t["gpu_years"].get<double>(), usd(c.usd_per_gpu_hour).c_str());
+    wrapped_text(false, "Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t.gpu_hours, t.gpu_years, usd(c.usd_per_gpu_hour).c_str());
     track(s, "capital.partnership");
   } catch (const std::exception& e) {
     error_text("%s", e.what());
@@ -271,10 +282,10 @@ void draw(ExplorerState& s) {
   try {
     plan = capital::plan_config_from_json(v.plan, capital::default_plan_config(cat));
     if (plan.budget_usd <= 0 && plan.budget_flops <= 0) plan.budget_usd = 1e7;
-    wf = capital::waterfall_config_from_json(v.waterfall, {});
-    part.usd_per_gpu_hour = plan.rent_usd_per_gpu_hour;
-    part.gpu_flops_per_s = plan.gpu_peak_flops_per_s * plan.utilisation;
-    part = capital::partnership_config_from_json(v.partnership, part);
+    wf = capital::waterfall_config_from_json(v.waterfall, capital::default_waterfall_config(cat));
+    part = capital::partnership_config_from_json(
+        v.partnership, capital::default_partnership_config(cat, plan.rent_usd_per_gpu_hour,
+                                                           plan.gpu_peak_flops_per_s * plan.utilisation));
     v.error.clear();
   } catch (const std::exception& e) {
     v.error = e.what();

@@ -20,11 +20,10 @@ using nlohmann::json;
 
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
-  if (v.run_job) pump_sim_job(*v.run_job);  // the browser build's slices; nothing natively
-  if (v.run_job && v.run_job->done) {
-    const bool cancelled = v.run_job->cancel.load();
-    if (!v.run_job->error.empty()) v.run_error = v.run_job->error;
-    else if (v.run_job->result.contains("run")) v.run = v.run_job->result["run"], v.run_error.clear();
+  if (v.run_job && v.run_job->done()) {
+    const bool cancelled = v.run_job->cancelled();
+    if (!v.run_job->error().empty()) v.run_error = v.run_job->error();
+    else if (v.run_job->result && v.run_job->result->run) v.run = std::move(v.run_job->result->run), v.run_error.clear();
     if (cancelled) v.run_error = "cancelled";
     v.run_job.reset();
   }
@@ -32,12 +31,8 @@ void poll(ExplorerState& s) {
   if (v.run_requested && !v.run_job) {
     v.run_requested = false;
     v.run_for = key;
-    auto job = std::make_shared<SimJob>();
-    job->config = v.config;
-    job->run_days = v.run_days;
-    job->seed = v.seed;
-    v.run_job = job;
-    start_sim_job(*s.catalog, job);
+    v.run_job = std::make_shared<SimJob>(*s.catalog, v.config, std::vector<int>{}, v.run_days, v.seed);
+    s.jobs.start(v.run_job);
   }
 }
 
@@ -92,8 +87,8 @@ void knobs(ExplorerState& s) {
 }
 
 // Elapsed time on x, training progress on y; failures red, checkpoints as ticks, restarts grey.
-void timeline(ExplorerState& s, const json& r) {
-  const double days = std::max(1e-9, r["days"].get<double>());
+void timeline(ExplorerState& s, const sim::RunReport& r) {
+  const double days = std::max(1e-9, r.days);
   const float w = std::max(300.0f, ImGui::GetContentRegionAvail().x), h = 160;
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("runaxis", ImVec2(w, h + 20));
@@ -101,23 +96,22 @@ void timeline(ExplorerState& s, const json& r) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRect(p0, ImVec2(p0.x + w, p0.y + h), IM_COL32(90, 90, 90, 255));
   double last_t = 0, last_p = 0;
-  const double max_p = std::max(1e-9, r["fraction_done"].get<double>());
+  const double max_p = std::max(1e-9, r.fraction_done);
   auto X = [&](double t_s) { return p0.x + float(t_s / 86400 / days) * w; };
   auto Y = [&](double prog) { return p0.y + h - float(prog / max_p) * (h - 4); };
-  for (const json& e : r["events"]) {
-    const double t = e["t_s"], p = e["progress"];
-    const std::string k = e["kind"];
-    if (k == "failure") {
+  for (const sim::RunEvent& e : r.events) {
+    const double t = e.t_s, p = e.progress;
+    if (e.kind == sim::RunEvent::failure) {
       dl->AddLine(ImVec2(X(t), p0.y), ImVec2(X(t), p0.y + h), IM_COL32(220, 60, 60, 160));
-    } else if (k == "checkpoint" || k == "done") {
+    } else if (e.kind == sim::RunEvent::checkpoint || e.kind == sim::RunEvent::done) {
       dl->AddLine(ImVec2(X(last_t), Y(last_p)), ImVec2(X(t), Y(p)), IM_COL32(80, 180, 240, 255), 2);
       dl->AddLine(ImVec2(X(t), p0.y + h), ImVec2(X(t), p0.y + h + 5), IM_COL32(200, 200, 200, 200));
-    } else if (k == "restart") {
+    } else if (e.kind == sim::RunEvent::restart) {
       dl->AddRectFilled(ImVec2(X(last_t), p0.y + h - 3), ImVec2(std::max(X(t), X(last_t) + 1), p0.y + h),
                         IM_COL32(140, 140, 140, 200));
     }
     last_t = t;
-    if (k != "failure") last_p = p;
+    if (e.kind != sim::RunEvent::failure) last_p = p;
   }
   char label[64];
   std::snprintf(label, sizeof label, "0 .. %.1f days", days);
@@ -140,63 +134,67 @@ void draw(ExplorerState& s) {
                      "Rates come from published large runs (hover the table in the catalog: failures).");
   knobs(s);
   if (v.run_job) {
-    ImGui::ProgressBar(float(v.run_job->progress.load()), ImVec2(240, 0));
+    ImGui::ProgressBar(float(v.run_job->progress()), ImVec2(240, 0));
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) v.run_job->cancel = true;
+    if (ImGui::Button("Cancel")) v.run_job->cancel();
     track(s, "run.cancel");
   } else {
     if (ImGui::Button("Simulate the run")) v.run_requested = true;
     track(s, "run.start");
-    if (v.run.is_null() && v.run_error.empty()) v.run_requested = true;  // first visit: run once
+    if (!v.run && v.run_error.empty()) v.run_requested = true;  // first visit: run once
   }
   if (!v.run_error.empty()) error_text("%s", v.run_error.c_str());
-  if (v.run.is_null()) return;
-  const json& r = v.run;
+  if (!v.run) return;
+  const sim::RunReport& r = *v.run;
   wrapped_text(false, "%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",
-              r["days"].get<double>(), r["fraction_done"].get<double>() * 100,
-              r["finished"].get<bool>() ? " (finished)" : "", r["goodput"].get<double>() * 100,
-              r["effective_mfu"].get<double>() * 100);
+              r.days, r.fraction_done * 100, r.finished ? " (finished)" : "", r.goodput * 100, r.effective_mfu * 100);
   track(s, "run.summary");
+  // Infinite figures (no failures drawn: no MTBF, no interval) show as "none" and "-".
+  const bool have_mtbf = std::isfinite(r.mtbf_s);
   wrapped_text(false, "%d interruptions (MTBF %s), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
-              r["interruptions"].get<int>(),
-              r["mtbf_s"].is_null() ? "none" : format_quantity(r["mtbf_s"], "s").c_str(),
-              format_quantity(r["lost_gpu_hours"], "").c_str(), r["checkpoint_overhead_fraction"].get<double>() * 100,
-              r["cost_usd"].get<double>() > 0 ? ("$" + format_quantity(r["cost_usd"], "")).c_str() : "no price");
-  const json& ck = r["checkpoint"];
-  auto q = [](const json& x) { return x.is_null() ? std::string("-") : format_quantity(x, "s"); };
-  wrapped_text(false, "Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(ck["write_s"]).c_str(),
-              q(ck["read_s"]).c_str(), q(ck["interval_s"]).c_str(), q(ck["young_interval_s"]).c_str(),
-              q(ck["daly_interval_s"]).c_str());
+              r.interruptions, have_mtbf ? format_quantity(r.mtbf_s, "s").c_str() : "none",
+              format_quantity(r.lost_gpu_hours, "").c_str(), r.checkpoint_overhead_fraction * 100,
+              r.cost_usd > 0 ? ("$" + format_quantity(r.cost_usd, "")).c_str() : "no price");
+  auto q = [](double x) { return std::isfinite(x) ? format_quantity(x, "s") : std::string("-"); };
+  wrapped_text(false, "Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(r.checkpoint_write_s).c_str(),
+              q(r.checkpoint_read_s).c_str(), q(r.interval_s).c_str(), q(r.young_s).c_str(), q(r.daly_s).c_str());
   track(s, "run.checkpoint");
-  if (r["data_iteration_s"].get<double>() > r["iteration_s"].get<double>())
+  if (r.data_iteration_s > r.iteration_s)
     ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "The data pipeline starves the GPUs: %s per iteration instead of %s",
-                       format_quantity(r["data_iteration_s"], "s").c_str(), format_quantity(r["iteration_s"], "s").c_str());
+                       format_quantity(r.data_iteration_s, "s").c_str(), format_quantity(r.iteration_s, "s").c_str());
   timeline(s, r);
   if (ImGui::BeginTable("causes", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("cause");
     ImGui::TableSetupColumn("interruptions");
     ImGui::TableSetupColumn("GPU-hours (redone work + downtime)");
     ImGui::TableHeadersRow();
-    for (auto& [cause, lost] : r["lost_gpu_hours_by_cause"].items()) {
+    // Causes in the order of their names (as the table has always listed them).
+    std::vector<int> causes(sim::kCauses);
+    for (int c = 0; c < sim::kCauses; ++c) causes[size_t(c)] = c;
+    std::sort(causes.begin(), causes.end(), [](int a, int b) {
+      return std::string(sim::to_string(sim::Cause(a))) < sim::to_string(sim::Cause(b));
+    });
+    for (int c : causes) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(cause.c_str());
+      ImGui::TextUnformatted(sim::to_string(sim::Cause(c)));
       ImGui::TableNextColumn();
-      if (r["interruptions_by_cause"].contains(cause)) ImGui::Text("%d", r["interruptions_by_cause"][cause].get<int>());
+      ImGui::Text("%d", r.interruptions_by_cause[size_t(c)]);
       ImGui::TableNextColumn();
-      ImGui::Text("%s", format_quantity(lost, "").c_str());
+      ImGui::Text("%s", format_quantity(r.lost_gpu_hours_by_cause[size_t(c)], "").c_str());
     }
     // Overheads that are not interruptions: GPU time writing checkpoints and waiting for data.
-    if (r.contains("overhead_gpu_hours"))
-      for (auto& [what, hours] : r["overhead_gpu_hours"].items()) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s (overhead)", what.c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("-");
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", format_quantity(hours, "").c_str());
-      }
+    const std::pair<const char*, double> overheads[] = {{"checkpoint_writes", r.checkpoint_gpu_hours},
+                                                        {"data_stall", r.data_stall_gpu_hours}};
+    for (const auto& [what, hours] : overheads) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s (overhead)", what);
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("-");
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", format_quantity(hours, "").c_str());
+    }
     ImGui::EndTable();
   }
 }

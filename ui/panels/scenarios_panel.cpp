@@ -1,6 +1,10 @@
 // scenarios_panel.cpp - the scenario gallery and player: pick a story, play/pause/next/previous/restart,
 // answer its questions; each step drives the other panels (active panel, highlight, narration, their
 // JSON configs). A broken file shows its located errors here instead of crashing.
+//
+// Index: ScenarioJob and start_move (every move of the player that computes runs as a job, ui/jobs.h) |
+// gallery, apply_step, problems of a file or a link | open_parsed, finish_move, draw_move_progress |
+// the panel (gallery, player, checks) | the narration dock's questions and controls | scenario_frame.
 #include "core/paths.h"
 #include "scenario/player.h"
 #include "ui/explorer.h"
@@ -10,12 +14,47 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <cstdlib>
 
 namespace mc::ui {
+
+ScenarioJob::ScenarioJob(std::shared_ptr<scenario::Player> w, int t, bool replay, bool opens_)
+    : work(std::move(w)), target(std::clamp(t, 0, std::max(0, work->step_count() - 1))), opens(opens_),
+      replay_(replay) {
+  from_ = replay ? -1 : work->current();
+}
+
+bool ScenarioJob::step(double budget_s) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  if (replay_) {  // going back replays from the start (player.h): every step's state depends on the file only
+    work->restart();
+    replay_ = false;
+  }
+  while (work->current() < target && work->current() + 1 < work->step_count()) {
+    if (cancelled()) return true;
+    work->next();  // one whole step: its actions cannot be cut
+    set_progress(double(work->current() - from_) / double(std::max(1, target - from_)));
+    if (std::chrono::duration<double>(clock::now() - t0).count() > budget_s) break;
+  }
+  return work->current() >= target || work->current() + 1 >= work->step_count();
+}
+
 namespace {
+
+// Starts a move of the player as a job on `work` (a copy of the player, or a new one). A move asked for
+// while another is in flight replaces it (the slider, a link); Next, Previous and Restart wait for it.
+void start_move(ExplorerState& s, std::shared_ptr<scenario::Player> work, int target, bool replay, bool opens = false) {
+  ScenarioView& v = s.scenarios;
+  if (v.job) v.job->cancel();
+  v.job = std::make_shared<ScenarioJob>(std::move(work), target, replay, opens);
+  s.jobs.start(v.job);
+}
+
+std::shared_ptr<scenario::Player> copy_of(const scenario::Player& p) { return std::make_shared<scenario::Player>(p); }
 
 void load_gallery(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
@@ -109,12 +148,52 @@ void open_parsed(ExplorerState& s, scenario::ParseResult r, const std::string& f
     show_problems(s, file.substr(file.find_last_of('/') + 1), problems);
     return;
   }
-  v.player = std::make_shared<scenario::Player>(*r.scenario, s.catalog ? &*s.catalog : nullptr);
-  v.answers.clear();
-  v.revealed.clear();
-  if (step >= 0) v.player->jump(step);
-  else v.player->next();
+  // The steps up to `step` run as a job (a scenario opened at step 9 of a training story computes for a
+  // while); the player, its answers and the panels change when it is done.
+  start_move(s, std::make_shared<scenario::Player>(*r.scenario, s.catalog ? &*s.catalog : nullptr),
+             step >= 0 ? step : 0, false, true);
+  if (!v.player) {  // nothing on screen yet: the narration pane says what is coming, with the job's bar
+    s.narration_title = r.scenario->title;
+    s.narration_markdown = r.scenario->summary.empty() ? r.scenario->title : r.scenario->summary;
+  }
+}
+
+// The player's move in flight: when done, its player becomes the player and the step reaches the panels.
+void finish_move(ExplorerState& s) {
+  ScenarioView& v = s.scenarios;
+  if (!v.job || !v.job->done()) return;
+  const std::shared_ptr<ScenarioJob> job = std::move(v.job);
+  v.job.reset();
+  if (job->error() == "cancelled") return;
+  if (!job->error().empty()) {
+    v.errors.push_back(job->error());
+    s.status = "scenario: " + job->error();
+    return;
+  }
+  // Play/Pause pressed while the step computed counts (the copy was taken before).
+  const bool playing = !job->opens && v.player && v.player->playing();
+  v.player = job->work;
+  if (playing) v.player->play();
+  else v.player->pause();
+  if (job->opens) {
+    v.answers.clear();
+    v.revealed.clear();
+  }
   apply_step(s);
+}
+
+// While a move computes: how far it is, and a way to stop it (between steps).
+void draw_move_progress(ExplorerState& s, const char* id) {
+  ScenarioView& v = s.scenarios;
+  if (!v.job) return;
+  ImGui::PushID(id);
+  ImGui::ProgressBar(float(v.job->progress()), ImVec2(ImGui::GetFontSize() * 8, 0));
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Cancel")) v.job->cancel();
+  track(s, std::string(id) + ".cancel");
+  ImGui::SameLine();
+  ImGui::TextColored(accent_color(), "step %d...", v.job->target + 1);
+  ImGui::PopID();
 }
 
 void open_path(ExplorerState& s, const std::string& path, int step) {
@@ -187,23 +266,16 @@ void draw_player(ExplorerState& s) {
   wrapped_text(false, "%s", sc.title.c_str());
   ImGui::PopStyleColor();
   wrapped_text(true, "%s  |  %.0f min  |  %d steps", sc.audience.c_str(), sc.minutes, p.step_count());
-  if (ImGui::Button("Restart")) {
-    p.restart();
-    p.next();
-    apply_step(s);
-  }
+  if (ImGui::Button("Restart") && !v.job) start_move(s, copy_of(p), 0, true);
   track(s, "scenarios.restart");
   ImGui::SameLine();
-  if (ImGui::Button("Previous") && p.current() > 0) {
-    p.previous();
-    apply_step(s);
-  }
+  if (ImGui::Button("Previous") && p.current() > 0 && !v.job) start_move(s, copy_of(p), p.current() - 1, true);
   track(s, "scenarios.previous");
   ImGui::SameLine();
   if (ImGui::Button(p.playing() ? "Pause" : "Play")) p.playing() ? p.pause() : p.play();
   track(s, "scenarios.play");
   ImGui::SameLine();
-  if (ImGui::Button("Next") && p.next()) apply_step(s);
+  if (ImGui::Button("Next") && !p.finished() && !v.job) start_move(s, copy_of(p), p.current() + 1, false);
   track(s, "scenarios.next");
   ImGui::SameLine();
   if (ImGui::Button("Close")) {
@@ -214,11 +286,10 @@ void draw_player(ExplorerState& s) {
   }
   int step = p.current() + 1;
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::SliderInt("##step", &step, 1, p.step_count(), "step %d") && step - 1 != p.current()) {
-    p.jump(step - 1);
-    apply_step(s);
-  }
+  if (ImGui::SliderInt("##step", &step, 1, p.step_count(), "step %d") && step - 1 != p.current())
+    start_move(s, copy_of(p), step - 1, true);
   track(s, "scenarios.step");
+  draw_move_progress(s, "scenarios.progress");
   if (!v.follow_script) {
     ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "You are exploring on your own.");
     ImGui::SameLine();
@@ -335,19 +406,19 @@ void draw_scenario_questions(ExplorerState& s) {
 
 void draw_scenario_controls(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
-  if (!v.player) return;
+  if (!v.player) {  // a scenario being opened: only its progress
+    draw_move_progress(s, "narration.progress");
+    return;
+  }
   scenario::Player& p = *v.player;
   ImGui::PushID("scenario_controls");
-  if (ImGui::SmallButton("<") && p.current() > 0) {
-    p.previous();
-    apply_step(s);
-  }
+  if (ImGui::SmallButton("<") && p.current() > 0 && !v.job) start_move(s, copy_of(p), p.current() - 1, true);
   track(s, "narration.previous");
   ImGui::SameLine();
   if (ImGui::SmallButton(p.playing() ? "Pause" : "Play")) p.playing() ? p.pause() : p.play();
   track(s, "narration.play");
   ImGui::SameLine();
-  if (ImGui::SmallButton(">") && p.next()) apply_step(s);
+  if (ImGui::SmallButton(">") && !p.finished() && !v.job) start_move(s, copy_of(p), p.current() + 1, false);
   track(s, "narration.next");
   char counter[32];
   std::snprintf(counter, sizeof counter, "step %d/%d", p.current() + 1, p.step_count());
@@ -359,6 +430,7 @@ void draw_scenario_controls(ExplorerState& s) {
     if (!v.follow_script) apply_step(s);
     else s.active_panel = "scenarios";
   }
+  draw_move_progress(s, "narration.progress");
   ImGui::PopID();
 }
 
@@ -374,6 +446,7 @@ void scenario_frame(ExplorerState& s) {
   }
   // A scenario step must never take the app down: anything it throws becomes a shown error.
   try {
+    finish_move(s);
     if (!v.request_id.empty()) {  // from the URL, the environment or a test: open it wherever we are
       if (v.scenarios_dir.empty()) v.scenarios_dir = find_scenarios_dir();
       const std::string id = v.request_id;
@@ -399,9 +472,9 @@ void scenario_frame(ExplorerState& s) {
       s.active_panel != focus.substr(0, focus.find('/')))
     v.follow_script = false;
   try {
-    const int before = v.player->current();
-    v.player->tick(ImGui::GetIO().DeltaTime);
-    if (v.player->current() != before) apply_step(s);
+    // A playing scenario's next step runs as a job too (one at a time).
+    if (!v.job && v.player->advance_time(ImGui::GetIO().DeltaTime))
+      start_move(s, copy_of(*v.player), v.player->current() + 1, false);
   } catch (const std::exception& e) {
     v.errors.push_back(e.what());
     s.status = std::string("scenario: ") + e.what();

@@ -3,9 +3,13 @@
 // slice of GPUs (one row each, coloured by what the GPU does), the per-class link utilisation over the
 // iteration, the hottest individual links over the iteration, a heat map of every node's NIC, and the knobs that change the answer: stragglers, a
 // degraded node, NIC bandwidth, oversubscription, bucket size and overlap.
-// The simulation runs on a worker thread natively; the browser build (no threads) advances it a slice of
-// events per frame (sim::Simulation, pump_sim_job) under a progress bar with Cancel, so the page keeps
-// drawing while 10,000 GPUs are simulated.
+// The simulation is a job (SimJob, ui/jobs.h): on a worker thread natively, a slice of events per frame in
+// the browser build, under a progress bar with Cancel either way, so the page keeps drawing while 10,000
+// GPUs are simulated.
+//
+// Index: SimJob (the simulation as a job) | Gantt rows and hot links flattened from the report, poll |
+// knobs | the Gantt (draw_spans, draw_gantt) | links (hot links over time, class series, NIC heat map,
+// hottest table) | draw and the panel's registration.
 #include "core/format.h"
 #include "sim/sim.h"
 #include "ui/explorer.h"
@@ -17,9 +21,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#ifndef __EMSCRIPTEN__
-#include <thread>
-#endif
 
 namespace mc::ui {
 
@@ -27,92 +28,45 @@ using nlohmann::json;
 
 namespace {
 
-// Events per slice: a few milliseconds of work at the native rate (~1e6 events/s), less in the browser.
+// Events between looks at the clock: well under a millisecond of work (~1e6 events/s natively, less in
+// the browser), so a slice ends close to its budget.
 constexpr long long kSliceEvents = 2000;
-
-sim::SimOptions job_options(SimJob& job) {
-  sim::SimOptions o;
-  o.run_days = job.run_days;
-  o.seed = job.seed;
-  o.timeline_gpu = -1;
-  o.timeline_gpus = job.gpus;
-  o.max_timeline_spans = 4000;
-  o.include_critical_path_steps = true;
-  o.include_link_series = job.run_days <= 0;  // the run panel draws no link series
-  o.cancel = &job.cancel;
-  // With a run, the iteration is the first tenth of the bar and the run the rest.
-  const double run_share = job.run_days > 0 ? 0.9 : 0.0;
-  SimJob* raw = &job;
-  o.progress = [raw, run_share](double f) { raw->progress = 1 - run_share + run_share * f; };
-  return o;
-}
-
-void set_iteration_progress(SimJob& job, double f) { job.progress = (job.run_days > 0 ? 0.1 : 1.0) * f; }
-
-void finish_job(SimJob& job, sim::Simulation& sim) {
-  try {
-    job.result = sim.result();  // builds the JSON (and simulates the run, when asked)
-    if (job.result.contains("run") && job.result["run"].value("cancelled", false)) job.error = "cancelled";
-  } catch (const std::exception& e) {
-    job.error = e.what();
-  }
-  job.progress = 1.0;
-  job.done = true;
-}
 
 }  // namespace
 
-void start_sim_job(const Catalog& cat, std::shared_ptr<SimJob> job) {
-#ifndef __EMSCRIPTEN__
-  // A worker thread with its own copy of the catalog; it stops between slices when cancelled.
-  std::thread([job, cat]() {
-    try {
-      sim::Simulation sim(cat, job->config, job_options(*job), "panel config");
-      while (!sim.step(kSliceEvents * 10)) {
-        set_iteration_progress(*job, sim.progress());
-        if (job->cancel) {
-          job->error = "cancelled";
-          job->done = true;
-          return;
-        }
-      }
-      finish_job(*job, sim);
-    } catch (const std::exception& e) {
-      job->error = e.what();
-      job->done = true;
-    }
-  }).detach();
-#else
-  try {
-    job->sliced = std::make_shared<sim::Simulation>(cat, job->config, job_options(*job), "panel config");
-  } catch (const std::exception& e) {
-    job->error = e.what();
-    job->done = true;
-  }
-#endif
-}
+SimJob::SimJob(const Catalog& cat, json config, std::vector<int> gpus, double run_days, unsigned long long seed)
+    : cat_(cat), config_(std::move(config)), gpus_(std::move(gpus)), run_days_(run_days), seed_(seed) {}
 
-void pump_sim_job(SimJob& job, double budget_s) {
-  if (!job.sliced || job.done) return;
-  if (job.cancel) {
-    job.sliced.reset();
-    job.error = "cancelled";
-    job.done = true;
-    return;
+SimJob::~SimJob() = default;
+
+bool SimJob::step(double budget_s) {
+  if (cancelled()) return true;
+  // With a run, the iteration is the first tenth of the bar and the run the rest.
+  const double run_share = run_days_ > 0 ? 0.9 : 0.0;
+  if (!sim_) {
+    sim::SimOptions o;
+    o.run_days = run_days_;
+    o.seed = seed_;
+    o.timeline_gpu = -1;
+    o.timeline_gpus = gpus_;
+    o.max_timeline_spans = 4000;
+    o.include_critical_path_steps = true;
+    o.include_link_series = run_days_ <= 0;  // the run panel draws no link series
+    o.cancel = cancel_flag();
+    o.progress = [this, run_share](double f) { set_progress(1 - run_share + run_share * f); };
+    sim_ = std::make_unique<sim::Simulation>(cat_, config_, std::move(o), "panel config");  // throws LoadError
   }
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  try {
-    while (!job.sliced->step(kSliceEvents)) {
-      set_iteration_progress(job, job.sliced->progress());
-      if (std::chrono::duration<double>(clock::now() - t0).count() > budget_s) return;  // next frame
-    }
-    finish_job(job, *job.sliced);
-  } catch (const std::exception& e) {
-    job.error = e.what();
-    job.done = true;
+  while (!sim_->step(kSliceEvents)) {
+    set_progress((1 - run_share) * sim_->progress());
+    if (cancelled()) return true;
+    if (std::chrono::duration<double>(clock::now() - t0).count() > budget_s) return false;  // next slice
   }
-  job.sliced.reset();
+  result = sim_->report();  // builds the report (and simulates the run, when asked)
+  sim_.reset();
+  if (result->run && result->run->cancelled) error_ = "cancelled", result.reset();
+  return true;
 }
 
 namespace {
@@ -149,33 +103,31 @@ std::vector<int> slice_gpus(const SimView& v) {
   return g;
 }
 
-// Flattens the result's timelines (and the critical path) into rows, once per result: the Gantt is
-// drawn every frame and must not walk JSON then.
+// Flattens the report's timelines (and the critical path) into rows, once per result: the Gantt is
+// drawn every frame and must not walk the report's per-GPU structures then.
 void build_gantt(SimView& v) {
   v.gantt.clear();
   v.gantt_label_w = 0;
-  if (!v.iteration.contains("sim") || !v.iteration["sim"].contains("timelines")) return;
-  auto kind_index = [](const std::string& k) {
+  if (!v.iteration || !v.iteration->sim.has_timelines) return;
+  const sim::IterationReport& it = v.iteration->sim;
+  auto kind_index = [](sim::SpanKind kind) {
+    const std::string k = sim::to_string(kind);
     for (size_t i = 0; i < std::size(kGanttKinds); ++i)
       if (k == kGanttKinds[i]) return uint8_t(i);
     return uint8_t(std::size(kGanttKinds) - 1);
   };
-  auto span_of = [&](const json& sp) {
-    return GanttSpan{sp["start_s"].get<double>(), sp["end_s"].get<double>(), kind_index(sp["kind"].get<std::string>()),
-                     int16_t(sp.value("micro_batch", -1)), int16_t(sp.value("chunk", -1))};
-  };
-  const json& cp = v.iteration["sim"]["critical_path"];
-  for (const json& row : v.iteration["sim"]["timelines"]) {
+  for (const sim::TimelineReport& row : it.timelines) {
     GanttRow r;
     char label[96];
-    std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d", row["gpu"].get<int>(), row["stage"].get<int>(),
-                  row["replica"].get<int>());
+    std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d", row.gpu, row.stage, row.replica);
     r.label = label;
-    r.slow = row["speed"].get<double>() < 1;
-    for (const json& sp : row["spans"]) (sp["kind"] == "dp_comm" ? r.side : r.spans).push_back(span_of(sp));
-    if (cp.contains("steps"))
-      for (const json& st : cp["steps"])
-        if (st["class"] == row["class"] && st["stage"] == row["stage"]) r.critical.push_back(span_of(st));
+    r.slow = row.speed < 1;
+    for (const sim::SpanReport& sp : row.spans)
+      (sp.kind == sim::SpanKind::dp_comm ? r.side : r.spans)
+          .push_back({sp.start_s, sp.end_s, kind_index(sp.kind), int16_t(sp.micro_batch), int16_t(sp.chunk)});
+    for (const sim::CriticalStepReport& st : it.critical_path.steps)
+      if (st.replica_class == row.replica_class && st.stage == row.stage)
+        r.critical.push_back({st.start_s, st.end_s, kind_index(st.kind), int16_t(-1), int16_t(-1)});
     auto by_start = [](const GanttSpan& a, const GanttSpan& b) { return a.start_s < b.start_s; };
     std::stable_sort(r.spans.begin(), r.spans.end(), by_start);
     std::stable_sort(r.side.begin(), r.side.end(), by_start);
@@ -184,28 +136,20 @@ void build_gantt(SimView& v) {
   }
 }
 
-// Flattens the hottest links' series once per result (drawn every frame).
+// The hottest links' series that can be drawn (a point or more, as many times as values).
 void build_hot_links(SimView& v) {
   v.hot_links.clear();
-  if (!v.iteration.contains("sim") || !v.iteration["sim"]["links"].contains("hottest_series")) return;
-  for (const json& h : v.iteration["sim"]["links"]["hottest_series"]) {
-    LinkSeriesView l;
-    l.name = h["name"].get<std::string>();
-    l.capacity_Bps = h["capacity_Bps"].get<double>();
-    l.mean = h["mean_utilisation"].get<double>();
-    l.t_s = h["t_s"].get<std::vector<double>>();
-    l.utilisation = h["utilisation"].get<std::vector<double>>();
-    if (!l.t_s.empty() && l.t_s.size() == l.utilisation.size()) v.hot_links.push_back(std::move(l));
-  }
+  if (!v.iteration || !v.iteration->sim.links.has_series) return;
+  for (const sim::LinkSeriesReport& l : v.iteration->sim.links.hottest_series)
+    if (!l.t_s.empty() && l.t_s.size() == l.utilisation.size()) v.hot_links.push_back(l);
 }
 
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
   const std::string key = v.config.dump() + "|" + std::to_string(v.slice_first) + "," +
                           std::to_string(v.slice_count) + "," + std::to_string(v.slice_stride);
-  if (v.iteration_job) pump_sim_job(*v.iteration_job);
-  if (v.iteration_job && v.iteration_job->done) {
-    if (v.iteration_job->error == "cancelled") {
+  if (v.iteration_job && v.iteration_job->done()) {
+    if (v.iteration_job->error() == "cancelled") {
       // Keep the last result on screen and do not run this configuration again by itself; another
       // configuration (a knob, a scenario step) or the Simulate button runs again.
       v.iteration_cancelled = true;
@@ -213,7 +157,7 @@ void poll(ExplorerState& s) {
       v.iteration_for.clear();
     } else {
       v.iteration = std::move(v.iteration_job->result);
-      v.iteration_error = v.iteration_job->error;
+      v.iteration_error = v.iteration_job->error();
       build_gantt(v);
       build_hot_links(v);
     }
@@ -222,11 +166,8 @@ void poll(ExplorerState& s) {
   if (key != v.iteration_for && !v.iteration_job && !(v.iteration_cancelled && key == v.cancelled_for)) {
     v.iteration_cancelled = false;
     v.iteration_for = key;
-    auto job = std::make_shared<SimJob>();
-    job->config = v.config;
-    job->gpus = slice_gpus(v);
-    v.iteration_job = job;
-    start_sim_job(*s.catalog, job);
+    v.iteration_job = std::make_shared<SimJob>(*s.catalog, v.config, slice_gpus(v));
+    s.jobs.start(v.iteration_job);
   }
 }
 
@@ -297,9 +238,9 @@ void draw_spans(ImDrawList* dl, const std::vector<GanttSpan>& spans, double a, d
   }
 }
 
-void draw_gantt(ExplorerState& s, const json& it) {
+void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   SimView& v = s.sim;
-  const double T = it["iteration_time_s"].get<double>();
+  const double T = it.simulated.iteration_time_s;
   if (v.view_span_s <= 0 || v.view_span_s > T) v.view_span_s = T;
   v.view_start_s = std::clamp(v.view_start_s, 0.0, std::max(0.0, T - v.view_span_s));
   ImGui::PushItemWidth(120);
@@ -310,10 +251,10 @@ void draw_gantt(ExplorerState& s, const json& it) {
   same_line_if_fits_item("stride");
   ImGui::SliderInt("stride", &v.slice_stride, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
   ImGui::PopItemWidth();
-  const int gpus = it.value("gpus", 1);
+  const int gpus = int(it.config.cluster.gpus());
   v.slice_first = std::clamp(v.slice_first, 0, gpus - 1);
   same_line_if_fits_button("one per stage");
-  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it["layout"]["tp"].get<int>() * it["layout"]["dp"].get<int>());
+  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.dp);
   track(s, "sim.one_per_stage");
   same_line_if_fits_button("whole iteration");
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
@@ -388,7 +329,7 @@ ImU32 hot_link_color(size_t i) {
 
 // The highest utilisation of a piecewise-constant series within each of n equal columns of [0, T] (the
 // peak, so a burst narrower than a pixel still shows): one pass, every segment starts in one column.
-std::vector<float> column_peaks(const LinkSeriesView& l, double T, int n) {
+std::vector<float> column_peaks(const sim::LinkSeriesReport& l, double T, int n) {
   std::vector<float> out(size_t(n), 0.0f);
   size_t i = 0;
   for (int c = 0; c < n; ++c) {
@@ -403,10 +344,10 @@ std::vector<float> column_peaks(const LinkSeriesView& l, double T, int n) {
 
 // The hottest links over the iteration: one line each (per-pixel peaks), a legend, and the nearest line's
 // link and value under the mouse.
-void draw_hot_links(ExplorerState& s, const json& it) {
+void draw_hot_links(ExplorerState& s, const sim::SimReport& it) {
   const SimView& v = s.sim;
   if (v.hot_links.empty()) return;
-  const double T = std::max(1e-12, it["iteration_time_s"].get<double>());
+  const double T = std::max(1e-12, it.simulated.iteration_time_s);
   ImGui::TextUnformatted("The busiest links over the iteration (fraction of each link's capacity):");
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("ranked by mean utilisation; each pixel shows the highest value within it. Spine switches "
@@ -431,7 +372,7 @@ void draw_hot_links(ExplorerState& s, const json& it) {
   const int cols = std::max(1, int(width));
   double top = 1;
   std::vector<std::vector<float>> peaks;
-  for (const LinkSeriesView& l : v.hot_links) {
+  for (const sim::LinkSeriesReport& l : v.hot_links) {
     peaks.push_back(column_peaks(l, T, cols));
     for (float x : peaks.back()) top = std::max(top, double(x));
   }
@@ -467,29 +408,37 @@ void draw_hot_links(ExplorerState& s, const json& it) {
       size_t best = 0;
       for (size_t i = 1; i < peaks.size(); ++i)
         if (std::abs(y_of(peaks[i][size_t(c)]) - m.y) < std::abs(y_of(peaks[best][size_t(c)]) - m.y)) best = i;
-      const LinkSeriesView& l = v.hot_links[best];
+      const sim::LinkSeriesReport& l = v.hot_links[best];
       ImGui::SetTooltip("%s: %.1f%% of %s at %s\nmean over the iteration %.1f%%", l.name.c_str(),
                         peaks[best][size_t(c)] * 100.0, format_quantity(l.capacity_Bps / 1e9, "GB/s").c_str(),
-                        format_quantity(T * (c + 0.5) / cols, "s").c_str(), l.mean * 100);
+                        format_quantity(T * (c + 0.5) / cols, "s").c_str(), l.mean_utilisation * 100);
     }
   }
 }
 
-void draw_links(ExplorerState& s, const json& it) {
-  const json& links = it["sim"]["links"];
+void draw_links(ExplorerState& s, const sim::SimReport& it) {
+  const sim::LinksReport& links = it.sim.links;
   ImGui::TextUnformatted("Link utilisation over the iteration, by class (fraction of the class's capacity):");
-  if (links.contains("utilisation_series"))
-    for (auto& [cls, series] : links["utilisation_series"]["classes"].items()) {
+  if (links.has_series) {
+    // In the order of the class names (as the panel has always listed them).
+    std::vector<int> order(sim::kLinkClasses);
+    for (int c = 0; c < sim::kLinkClasses; ++c) order[size_t(c)] = c;
+    std::sort(order.begin(), order.end(), [](int a, int b) {
+      return std::string(sim::to_string(sim::LinkClass(a))) < sim::to_string(sim::LinkClass(b));
+    });
+    for (int c : order) {
       std::vector<float> vals;
       float mx = 0;
-      for (double x : series) vals.push_back(float(x)), mx = std::max(mx, float(x));
+      for (double x : links.class_series[size_t(c)]) vals.push_back(float(x)), mx = std::max(mx, float(x));
       if (mx <= 0) continue;
-      ImGui::PlotLines(cls.c_str(), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f, ImVec2(360, 36));
+      ImGui::PlotLines(sim::to_string(sim::LinkClass(c)), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f,
+                       ImVec2(360, 36));
     }
+  }
   track(s, "sim.link_series");
   draw_hot_links(s, it);
   // Heat map: one cell per node, its NIC's utilisation (mean over the iteration).
-  const json& nodes = links["node_nic_utilisation"];
+  const std::vector<double>& nodes = links.node_nic_utilisation;
   const int n = int(nodes.size());
   const int cols = std::max(1, int(std::ceil(std::sqrt(n * 2.5))));
   const float cell = std::clamp(ImGui::GetContentRegionAvail().x / float(cols), 2.0f, 10.0f);
@@ -499,7 +448,7 @@ void draw_links(ExplorerState& s, const json& it) {
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (int i = 0; i < n; ++i) {
-    const float f = float(nodes[size_t(i)].get<double>() / mx);
+    const float f = float(nodes[size_t(i)] / mx);
     const float x = p0.x + (i % cols) * cell, y = p0.y + (i / cols) * cell;
     dl->AddRectFilled(ImVec2(x, y), ImVec2(x + cell - 1, y + cell - 1),
                       ImGui::ColorConvertFloat4ToU32(ImVec4(0.1f + 0.9f * f, 0.15f + 0.5f * f, 0.3f * (1 - f), 1)));
@@ -509,7 +458,7 @@ void draw_links(ExplorerState& s, const json& it) {
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = int((m.y - p0.y) / cell) * cols + int((m.x - p0.x) / cell);
-    if (i >= 0 && i < n) ImGui::SetTooltip("node %d: NIC %.1f%% busy", i, nodes[size_t(i)].get<double>() * 100);
+    if (i >= 0 && i < n) ImGui::SetTooltip("node %d: NIC %.1f%% busy", i, nodes[size_t(i)] * 100);
   }
   if (ImGui::BeginTable("hot", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("hottest link");
@@ -517,16 +466,16 @@ void draw_links(ExplorerState& s, const json& it) {
     ImGui::TableSetupColumn("busy");
     ImGui::TableSetupColumn("capacity");
     ImGui::TableHeadersRow();
-    for (const json& h : links["hottest"]) {
+    for (const sim::HotLinkReport& h : links.hottest) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(h["class"].get<std::string>().c_str());
+      ImGui::TextUnformatted(sim::to_string(h.cls));
       ImGui::TableNextColumn();
-      ImGui::Text("%d", h["index"].get<int>());
+      ImGui::Text("%d", h.index);
       ImGui::TableNextColumn();
-      ImGui::Text("%.1f%%", h["utilisation"].get<double>() * 100);
+      ImGui::Text("%.1f%%", h.utilisation * 100);
       ImGui::TableNextColumn();
-      ImGui::Text("%.0f GB/s", h["capacity_GBps"].get<double>());
+      ImGui::Text("%.0f GB/s", h.capacity_GBps);
     }
     ImGui::EndTable();
   }
@@ -544,9 +493,9 @@ void draw(ExplorerState& s) {
                      "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
   draw_knobs(s);
   if (v.iteration_job) {
-    ImGui::ProgressBar(float(v.iteration_job->progress.load()), ImVec2(240, 0));
+    ImGui::ProgressBar(float(v.iteration_job->progress()), ImVec2(240, 0));
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) v.iteration_job->cancel = true;
+    if (ImGui::Button("Cancel")) v.iteration_job->cancel();
     track(s, "sim.cancel");
     ImGui::SameLine();
     ImGui::TextColored(accent_color(), "simulating %d GPUs...", v.config["cluster"].value("gpus", 0));
@@ -560,34 +509,32 @@ void draw(ExplorerState& s) {
     error_text("%s", v.iteration_error.c_str());
     return;
   }
-  if (v.iteration.is_null() || !v.iteration.contains("sim")) return;
-  const json& it = v.iteration;
-  const json& sim = it["sim"];
-  const double T = it["iteration_time_s"], A = it["analytic"]["iteration_time_s"];
+  if (!v.iteration) return;
+  const sim::SimReport& it = *v.iteration;
+  const sim::IterationReport& sim = it.sim;
+  const double T = it.simulated.iteration_time_s, A = it.analytic.iteration_time_s;
   // The summary lines are longer than a narrow panel (the side bars leave ~500 px at 1000 px wide):
   // wrapped at the window's edge rather than clipped, so the breakdown's last terms stay readable.
   wrapped_text(false, "Iteration: %s simulated, %s analytic (%+.1f%%)   MFU %.1f%%   %s days for the run",
                format_quantity(T, "s").c_str(), format_quantity(A, "s").c_str(), (T / A - 1) * 100,
-               it["mfu"].get<double>() * 100, format_quantity(it["training_days"], "").c_str());
+               it.simulated.mfu * 100, format_quantity(it.simulated.training_days, "").c_str());
   track(s, "sim.iteration_time");
-  const json& b = sim["critical_gpu_breakdown_s"];
+  const sim::CriticalBreakdownReport& b = sim.critical_gpu_breakdown;
   wrapped_text(true, "critical GPU (stage %d): compute %s, tp %s, pp send %s, pp wait %s, dp wait %s, optimizer %s",
-               sim["critical"]["stage"].get<int>(), format_quantity(b["compute"], "s").c_str(),
-               format_quantity(b["tp_comm"], "s").c_str(), format_quantity(b["pp_send"], "s").c_str(),
-               format_quantity(b["pp_wait"], "s").c_str(), format_quantity(b["dp_wait"], "s").c_str(),
-               format_quantity(b["optimizer"], "s").c_str());
+               sim.critical_stage, format_quantity(b.compute_s, "s").c_str(),
+               format_quantity(b.tp_comm_s, "s").c_str(), format_quantity(b.pp_send_s, "s").c_str(),
+               format_quantity(b.pp_wait_s, "s").c_str(), format_quantity(b.dp_wait_s, "s").c_str(),
+               format_quantity(b.optimizer_s, "s").c_str());
   wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica classes simulated for %d replicas",
-               sim["events"].get<long long>(), sim["wall_s"].get<double>() * 1e3, sim["events_per_s"].get<double>(),
-               sim["replica_classes"].size(), it["layout"]["dp"].get<int>());
+               sim.events, sim.wall_s * 1e3, sim.events_per_s, sim.replica_class_replicas.size(), it.config.layout.dp);
   {
     // The critical path, and whether it crosses replicas (a straggler elsewhere holds everyone up).
-    const json& cp = sim["critical_path"];
+    const sim::CriticalPathReport& cp = sim.critical_path;
     std::string classes;
-    for (const json& c : cp.value("replica_classes", json::array())) classes += (classes.empty() ? "" : " > ") + c.dump();
-    wrapped_text(true, "critical path: %zu stage hops, replica classes %s; compute %s, dp %s", cp["stages"].size(),
-                 classes.c_str(),
-                 format_quantity(cp.value("forward_s", 0.0) + cp.value("backward_s", 0.0), "s").c_str(),
-                 format_quantity(cp.value("dp_wait_s", 0.0) + cp.value("dp_comm_s", 0.0), "s").c_str());
+    for (int c : cp.replica_classes) classes += (classes.empty() ? "" : " > ") + std::to_string(c);
+    wrapped_text(true, "critical path: %zu stage hops, replica classes %s; compute %s, dp %s", cp.stages.size(),
+                 classes.c_str(), format_quantity(cp.seconds("forward") + cp.seconds("backward"), "s").c_str(),
+                 format_quantity(cp.seconds("dp_wait") + cp.seconds("dp_comm"), "s").c_str());
     track(s, "sim.critical_path");
   }
   if (ImGui::BeginTabBar("simtabs")) {

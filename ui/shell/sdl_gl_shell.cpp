@@ -4,17 +4,10 @@
 #include "core/png.h"
 
 #include <SDL.h>
+#include <SDL_opengl.h>  // the GL 1.x calls used here exist in WebGL2 too (emscripten maps them)
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
 #include <imgui_impl_sdl.h>
-
-#ifdef __EMSCRIPTEN__
-#include <GLES3/gl3.h>
-#else
-#include <SDL_opengl.h>
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#include <stb/stb_image_write.h>
-#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -30,19 +23,10 @@ bool Shell::init(const ShellOptions& opt, const std::string& assets_dir, Platfor
     error = std::string("SDL_Init failed: ") + SDL_GetError();
     return false;
   }
-#ifdef __EMSCRIPTEN__
-  const char* glsl_version = "#version 300 es";  // WebGL2
   SDL_GL_SetAttribute(SDL_GL_CONTEXT_FLAGS, 0);
-  SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_ES);
-  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);
-  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 0);
-#else
-  const char* glsl_version = "#version 130";
-  SDL_GL_SetAttribute(SDL_GL_CONTEXT_FLAGS, 0);
-  SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
-  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);
-  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 0);
-#endif
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, opt.gl.es ? SDL_GL_CONTEXT_PROFILE_ES : SDL_GL_CONTEXT_PROFILE_CORE);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, opt.gl.major);
+  SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, opt.gl.minor);
   SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
   SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 24);
   SDL_GL_SetAttribute(SDL_GL_STENCIL_SIZE, 8);
@@ -55,11 +39,7 @@ bool Shell::init(const ShellOptions& opt, const std::string& assets_dir, Platfor
   }
   gl_ = SDL_GL_CreateContext(window_);
   if (!gl_) {
-#ifdef __EMSCRIPTEN__
-    error = "WebGL2 is not available in this browser (" + std::string(SDL_GetError()) + ")";
-#else
-    error = "cannot create an OpenGL 3.0 context: " + std::string(SDL_GetError());
-#endif
+    error = opt.gl.unavailable + ": " + std::string(SDL_GetError());
     return false;
   }
   SDL_GL_MakeCurrent(window_, gl_);
@@ -94,7 +74,7 @@ bool Shell::init(const ShellOptions& opt, const std::string& assets_dir, Platfor
     io.Fonts->AddFontDefault(&cfg);
   }
   ImGui_ImplSDL2_InitForOpenGL(window_, gl_);
-  ImGui_ImplOpenGL3_Init(glsl_version);
+  ImGui_ImplOpenGL3_Init(opt.gl.glsl_version);
 
   app_ = std::make_unique<App>(AppConfig{assets_dir, platform, opt.start_panel});
   return true;
@@ -117,9 +97,8 @@ bool Shell::frame() {
     if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_CLOSE &&
         ev.window.windowID == SDL_GetWindowID(window_))
       quit_ = true;
-#ifndef __EMSCRIPTEN__
-    if (ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_q && (ev.key.keysym.mod & KMOD_CTRL)) quit_ = true;
-#endif
+    if (opt_.ctrl_q_quits && ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_q && (ev.key.keysym.mod & KMOD_CTRL))
+      quit_ = true;
   }
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplSDL2_NewFrame();
@@ -144,12 +123,8 @@ bool Shell::frame() {
   return !quit_;
 }
 
+// The whole back buffer as a PNG file (--screenshot; the browser test takes its own screenshots).
 bool Shell::dump_png(const std::string& path, std::string& err) {
-#ifdef __EMSCRIPTEN__
-  (void)path;
-  err = "screenshots are taken by the browser test, not the page";
-  return false;
-#else
   int w = 0, h = 0;
   SDL_GL_GetDrawableSize(window_, &w, &h);
   std::vector<unsigned char> px(size_t(w) * h * 4), flipped(px.size());
@@ -159,12 +134,13 @@ bool Shell::dump_png(const std::string& path, std::string& err) {
   for (int y = 0; y < h; ++y)  // GL's origin is bottom-left, PNG's top-left
     std::copy_n(&px[size_t(h - 1 - y) * w * 4], size_t(w) * 4, &flipped[size_t(y) * w * 4]);
   for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
-  if (!stbi_write_png(path.c_str(), w, h, 4, flipped.data(), w * 4)) {
+  std::ofstream out(path, std::ios::binary);
+  out << png_encode_rgba(w, h, flipped.data());
+  if (!out) {
     err = "cannot write " + path;
     return false;
   }
   return true;
-#endif
 }
 
 // The region the app asked for (ExplorerState::capture), read back from the frame just drawn, as a PNG

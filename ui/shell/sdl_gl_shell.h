@@ -1,6 +1,8 @@
 // sdl_gl_shell.h - the SDL2 + OpenGL3 loop body shared by the native and web shells: event polling,
-// ImGui backends, App::frame(), rendering, and (native) a framebuffer dump for tests and screenshots.
-// native/main.cpp calls Shell::frame() in a while loop; web/main.cpp hands it to emscripten_set_main_loop.
+// ImGui backends, App::frame(), rendering, and a framebuffer dump for tests and screenshots. What differs
+// between the platforms comes in as data (ShellOptions: the GL context, Ctrl+Q) and through the Platform
+// interface; native/main.cpp calls Shell::frame() in a while loop, web/main.cpp hands it to
+// emscripten_set_main_loop.
 #pragma once
 
 #include "ui/app.h"
@@ -12,6 +14,15 @@ struct SDL_Window;
 
 namespace mc::ui {
 
+// The GL context a shell asks for: the desktop's OpenGL 3.0 (native/main.cpp) or WebGL2, which is
+// OpenGL ES 3.0 (web/main.cpp). Data, so the one frame loop below has no per-platform branches.
+struct GlContextOptions {
+  bool es = false;                         // an OpenGL ES profile (WebGL2) instead of a core one
+  int major = 3, minor = 0;
+  const char* glsl_version = "#version 130";  // for ImGui's OpenGL3 backend
+  std::string unavailable = "cannot create an OpenGL 3.0 context";  // said when the context fails
+};
+
 struct ShellOptions {
   int width = 1440, height = 900;  // logical window size
   bool vsync = true;
@@ -20,6 +31,8 @@ struct ShellOptions {
   std::string font_path;        // a TTF; "" = ImGui's built-in font
   float font_px = 17.0f;        // before HiDPI scaling
   std::string start_panel;
+  GlContextOptions gl;
+  bool ctrl_q_quits = true;     // a desktop shortcut; a browser tab is closed by the browser
 };
 
 class Shell {

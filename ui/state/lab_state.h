@@ -21,11 +21,9 @@ struct LabCurve {
 };
 
 struct LabView {
-  // A model small enough that a step takes a few milliseconds, so training runs inside the frame loop.
-  nlohmann::json config = nlohmann::json::parse(R"({
-    "model": {"vocab": 256, "context": 32, "layers": 2, "width": 32, "heads": 4},
-    "batch": 8, "steps": 300, "seed": 1, "dp": 2, "tp": 1, "pp": 1, "zero": 0, "micro_batches": 0,
-    "schedule": "1f1b"})");
+  // The default, a model small enough that a step takes a few milliseconds so training runs inside the
+  // frame loop, is assets/configs/train.json (the App loads it).
+  nlohmann::json config = nlohmann::json::object();
   bool running = true;         // train a few steps every frame (the lab starts live when opened)
   bool step_once = false;      // one step on the next frame (the Step button; scenarios may set it)
   double frame_budget_ms = 6;  // training time per frame (at least one step when running)

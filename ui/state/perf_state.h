@@ -13,15 +13,9 @@
 namespace mc::ui {
 
 struct PerfView {
-  // What the student picks (the `megacluster estimate` format). The default is GPT-3 on 1,024 V100s of
-  // the 2020 Azure machine, laid out as Megatron would.
-  nlohmann::json config = nlohmann::json::parse(R"({
-    "model": {"preset": "gpt3-175b"},
-    "cluster": {"preset": "azure-openai-2020", "gpus": 1024},
-    "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536,
-                 "schedule": "interleaved", "virtual_stages": 2, "zero": 1, "recompute": "full",
-                 "sequence_parallel": false},
-    "training": {"tokens": 300e9, "precision": "fp16"}})");
+  // What the student picks (the `megacluster estimate` format). The default, GPT-3 on 1,024 V100s of
+  // the 2020 Azure machine laid out as Megatron would, is assets/configs/estimate.json (the App loads it).
+  nlohmann::json config = nlohmann::json::object();
 
   // Derived, recomputed whenever `config` changes (compared by its dump).
   std::string computed_for;            // config.dump() the results below belong to

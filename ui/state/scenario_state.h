@@ -4,6 +4,7 @@
 #pragma once
 
 #include "scenario/player.h"
+#include "ui/jobs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,24 @@ void draw_scenario_controls(ExplorerState& s);
 // Scenarios panel). Draws nothing when no scenario is loaded or the step asks nothing.
 void draw_scenario_questions(ExplorerState& s);
 
+// A move of the player that computes (open at a step, next, previous, a jump, restart), run by the job
+// runner (ui/jobs.h) so the app keeps drawing, with a progress bar, while a step trains or simulates: the
+// steps run on `work`, a copy of the player (or a new one), which replaces the player once done. One
+// step at a time: a step's actions cannot be cut, so Cancel takes effect between steps.
+class ScenarioJob final : public Job {
+ public:
+  // Runs `work` to step `target` (0-based), from where it is, or from the start when `replay`.
+  ScenarioJob(std::shared_ptr<scenario::Player> work, int target, bool replay, bool opens);
+  bool step(double budget_s) override;
+  std::shared_ptr<scenario::Player> work;
+  const int target;
+  const bool opens;  // a newly opened scenario (its answers start empty)
+
+ private:
+  bool replay_;
+  int from_ = -1;  // the step work starts from (for the progress bar): -1 before the first
+};
+
 struct ScenarioView {
   std::vector<scenario::IndexEntry> gallery;
   bool gallery_loaded = false;
@@ -41,6 +60,7 @@ struct ScenarioView {
   int applied_step = -2;                     // the step whose effects were last pushed into the panels
   bool follow_script = true;                 // false while the user explores on their own
   unsigned long long ticked_frame = ~0ull;   // the frame scenario_frame last advanced (once per frame)
+  std::shared_ptr<ScenarioJob> job;          // a move of the player in flight (null when none)
 
   // Requested from outside (web URL ?scenario=ID&step=N, command line): opened on the next frame.
   std::string request_id;

@@ -2,15 +2,19 @@
 // The config is the JSON `megacluster simulate` reads (the estimate config plus stragglers,
 // degraded_links, sim, failures, checkpoint, data), so a scenario can set any key, e.g.
 //   s.sim.config["stragglers"] = json::array({{{"gpu", 0}, {"speed", 0.5}}});
-// and the panels re-simulate on the next frame (on a worker thread natively; the browser build, which has
-// no threads, advances the iteration a slice of events per frame with sim::Simulation, pump_sim_job).
+// and the panels re-simulate on the next frame, through the job runner (ui/jobs.h: a worker thread
+// natively; the browser build, which has no threads, advances it a slice of events per frame).
 #pragma once
+
+#include "sim/sim_report.h"
+#include "ui/jobs.h"
 
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,22 +27,26 @@ class Simulation;
 
 namespace mc::ui {
 
-// One simulation in flight (shared with its worker thread natively).
-struct SimJob {
-  nlohmann::json config;
-  double run_days = 0;
-  unsigned long long seed = 1;
-  std::vector<int> gpus;            // Gantt rows
-  std::atomic<bool> done{false};
-  std::atomic<bool> cancel{false};
-  std::atomic<double> progress{0};
-  nlohmann::json result;            // written by the worker before `done`
-  std::string error;                // "cancelled" when stopped by `cancel`
-  // Browser build: the simulation in flight, advanced by pump_sim_job a time budget per frame.
-  std::shared_ptr<sim::Simulation> sliced;
+// One simulation in flight (the iteration, and the run when run_days > 0), run by the job runner
+// (ui/jobs.h): a worker thread natively, slices of events per frame in the browser build.
+class SimJob final : public Job {
+ public:
+  SimJob(const Catalog& cat, nlohmann::json config, std::vector<int> gpus, double run_days = 0,
+         unsigned long long seed = 1);
+  ~SimJob() override;
+  bool step(double budget_s) override;
+  std::optional<sim::SimReport> result;  // set when done() unless it failed or was cancelled
+
+ private:
+  const Catalog& cat_;
+  nlohmann::json config_;
+  std::vector<int> gpus_;  // Gantt rows
+  double run_days_;
+  unsigned long long seed_;
+  std::unique_ptr<sim::Simulation> sim_;  // made by the first step (a bad config fails there)
 };
 
-// One Gantt row, flattened from the result once (drawing walks these each frame, not the JSON).
+// One Gantt row, flattened from the report once (drawing walks these each frame, not the JSON).
 struct GanttSpan {
   double start_s, end_s;
   uint8_t kind;               // index into kGanttKinds
@@ -54,21 +62,9 @@ struct GanttRow {
   std::vector<GanttSpan> critical;  // the critical path where it runs on this row's class and stage
 };
 
-// One of the hottest links' utilisation over the iteration (sim.links.hottest_series), flattened from the
-// result once: piecewise constant, utilisation[i] from t_s[i] until t_s[i + 1].
-struct LinkSeriesView {
-  std::string name;           // "node 12 NIC up"
-  double capacity_Bps = 0, mean = 0;
-  std::vector<double> t_s, utilisation;
-};
-
 struct SimView {
-  nlohmann::json config = nlohmann::json::parse(R"({
-    "model": {"preset": "gpt3-175b"},
-    "cluster": {"preset": "azure-openai-2020", "gpus": 9984},
-    "parallel": {"tp": 8, "pp": 16, "dp": 78, "micro_batch": 1, "global_batch": 1560,
-                 "schedule": "1f1b", "recompute": "full"},
-    "training": {"tokens": 300e9, "precision": "fp16"}})");
+  // The default, GPT-3 on 9,984 GPUs of the 2020 machine, is assets/configs/simulate.json (the App loads it).
+  nlohmann::json config = nlohmann::json::object();
   // Gantt: which GPUs are rows (a slice: first, count, stride) and the visible window.
   int slice_first = 0, slice_count = 16, slice_stride = 624;  // 624 = tp*dp: one GPU per pipeline stage
   double view_start_s = 0, view_span_s = 0;  // 0 span: the whole iteration
@@ -78,29 +74,20 @@ struct SimView {
 
   // Iteration results (recomputed when config or slice changes).
   std::string iteration_for;        // dump of what `iteration` belongs to
-  nlohmann::json iteration;         // simulate_json output without "run"
+  std::optional<sim::SimReport> iteration;  // the simulated iteration (no run)
   std::string iteration_error;
   std::shared_ptr<SimJob> iteration_job;
   bool iteration_cancelled = false;  // the user stopped it: keep the last result until asked again
   std::string cancelled_for;         // the configuration (poll's key) whose simulation was cancelled
   std::vector<GanttRow> gantt;       // rows of `iteration`, flattened
   float gantt_label_w = 0;           // widest row label, pixels (measured when the rows change)
-  std::vector<LinkSeriesView> hot_links;  // the hottest links of `iteration` over time, flattened
+  std::vector<sim::LinkSeriesReport> hot_links;  // the hottest links of `iteration` that can be drawn
   // Run results (computed on request: the Run button, or a scenario setting run_requested).
   bool run_requested = false;
   std::string run_for;
-  nlohmann::json run;               // the "run" object
+  std::optional<sim::RunReport> run;
   std::string run_error;
   std::shared_ptr<SimJob> run_job;
 };
-
-// Runs `job` (the iteration, and the run when run_days > 0) on a worker thread natively, within the call
-// in the browser build; sets job->done when finished (ui/panels/sim_panel.cpp).
-void start_sim_job(const Catalog& cat, std::shared_ptr<SimJob> job);
-
-// Browser build: advances `job` for about `budget_s` of host time (in slices of events), setting
-// job.done when finished; a cancelled job ends at once. Natively the worker thread does the work and
-// this does nothing. Call once per frame while the job is in flight.
-void pump_sim_job(SimJob& job, double budget_s = 0.008);
 
 }  // namespace mc::ui
