@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes tests/data/golden/reference_gpt.json: loss, logits and gradients of the lab's GPT computed by
 PyTorch (autograd, float64), an implementation that shares no code with the engine. The engine's
-reference pass (engine/train/reference_gpt.cpp) and its production path (stage.cpp + ops.cpp) are both
+reference pass (engine/train/model/reference_gpt.cpp) and its production path (stage.cpp + ops.cpp) are both
 checked against this file by tests/unit/reference_gpt_test.cpp.
 
 Run once, when the model's definition changes (Debian: apt-get install python3-torch; not needed to build

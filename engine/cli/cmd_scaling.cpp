@@ -2,7 +2,7 @@
 // fits L(C) = a C^b + c, predicts a larger run, trains it and prints prediction against result.
 #include "cli/cli.h"
 #include "core/format.h"
-#include "train/corpus.h"
+#include "train/storage/corpus.h"
 #include "train/scaling.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// format.cpp - quantities as people read them (format.h): SI prefixes, byte counts in binary or decimal
+// units by how they were sized, dollars, version codes and flags.
 #include "core/format.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// paths.cpp - finding assets/ and scenarios/ (paths.h): the environment variable, then beside the
+// executable and its parents, then the source tree this binary was built from.
 #include "core/paths.h"
 
 #include <cstdlib>

@@ -1,3 +1,5 @@
+// cuda_probe.cu - the CUDA runtime's device query behind the plain C++ interface of cuda_probe.h (the
+// only place the engine's device detection touches the runtime).
 #include "cuda/cuda_probe.h"
 
 #include <cuda_runtime.h>

@@ -1,7 +1,7 @@
 // nccl_collectives.h - the training lab's ring collectives on a workstation's GPUs through NCCL (shipped
 // with the CUDA toolkit), when it has two or more: virtual worker w runs on GPU w % G (its kernels through
 // set_thread_device, train_kernels.h) and its collectives go through ncclAllReduce / ncclReduceScatter /
-// ncclAllGather between those GPUs. The engine's own rings (engine/train/comm.cpp) stay the reference and
+// ncclAllGather between those GPUs. The engine's own rings (engine/train/parallel/comm.cpp) stay the reference and
 // the CPU path; Comm counts the same ring bytes either way (core/collective_backend.h).
 //
 // Plain C++ (no CUDA or NCCL types), so the engine includes it without the toolkit's headers. libnccl is

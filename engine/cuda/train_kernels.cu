@@ -1,6 +1,11 @@
 // train_kernels.cu - the training lab's kernels on a CUDA GPU; see train_kernels.h for the contract.
-// Each kernel computes what its CPU reference in engine/train/ops.cpp computes, with the same formulas,
+// Each kernel computes what its CPU reference in engine/train/kernels/ops.cpp computes, with the same formulas,
 // so tests compare them element by element (only summation order and fused multiply-adds differ).
+//
+// Sections: cuBLAS opened at run time; one context per GPU (handle, scratch slots, lock); uploads and
+// downloads; the __global__ kernels; their launches on device pointers (*_impl: LayerNorm, GELU, attention,
+// linear, softmax cross-entropy, AdamW); device memory helpers; the host-pointer entries of the OpsBackend
+// table (copy in, run, copy out).
 #include "cuda/train_kernels.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"

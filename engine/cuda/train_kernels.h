@@ -5,10 +5,10 @@
 // Two levels:
 //   mc::cuda::dev::*   device pointers (from device_alloc); kernels and cuBLAS calls on the legacy default
 //                      stream, so consecutive calls are ordered; nothing is copied to or from the host.
-//   mc::cuda::host::*  host pointers, EXACTLY the signatures of mc::train::ops (engine/train/ops.h) plus
-//                      sgemm (engine/train/gemm.h) and adamw: each copies its inputs to the GPU, runs,
+//   mc::cuda::host::*  host pointers, EXACTLY the signatures of mc::train::ops (engine/train/kernels/ops.h) plus
+//                      sgemm (engine/train/kernels/gemm.h) and adamw: each copies its inputs to the GPU, runs,
 //                      and copies its outputs back, so a caller can pick CPU or GPU per call at run time
-//                      (see engine/train/ops_backend.h).
+//                      (see engine/train/kernels/ops_backend.h).
 // Semantics (what is overwritten, what is accumulated) are those of the CPU reference in every case.
 // Every CUDA and cuBLAS call is checked: a failure throws std::runtime_error naming the call and the
 // runtime's error string; nothing calls exit().

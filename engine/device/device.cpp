@@ -1,3 +1,5 @@
+// device.cpp - probes once which compute device the engine uses (device.h): a CUDA GPU when this build has
+// CUDA and one answers, otherwise the CPU, with the reason.
 #include "device/device.h"
 
 #ifdef MC_HAVE_CUDA

@@ -1,6 +1,6 @@
 // mpi_transport.h - the training lab across real processes and hosts: `mpirun -np N megacluster train`.
 // Each MPI rank runs one worker of the layout (rank = worker id); the engine's own rings, tree and
-// pipeline sends (engine/train/comm.h) move their bytes through MPI point-to-point calls here, so the
+// pipeline sends (engine/train/parallel/comm.h) move their bytes through MPI point-to-point calls here, so the
 // bytes counted per rank and the order of every sum are those of the in-process lab.
 //
 // The lessons of a gang-scheduled job (every rank in one communicator; one dead rank stops the job, which
@@ -15,7 +15,7 @@
 #pragma once
 
 #include "core/collective_backend.h"
-#include "train/comm.h"
+#include "train/parallel/comm.h"
 
 #include <memory>
 #include <string>

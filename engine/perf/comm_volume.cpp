@@ -1,3 +1,5 @@
+// comm_volume.cpp - bytes per worker of ring collectives and of the data, tensor and pipeline parallel
+// traffic of one iteration (comm_volume.h; Rajbhandari et al. 2020 Sec. 7, Narayanan et al. 2021 Sec. 3).
 #include "perf/comm_volume.h"
 
 namespace mc::perf {

@@ -1,4 +1,8 @@
 // actions.cpp - the action registry and the actions that need only the capital model and the UI.
+//
+// Sections: validation of "set" and of result names; the capital defaults from the catalog; the config
+// kinds a scenario can set; initial_state; the registry (add, find, lookup_result); the built-in actions
+// (plan, gpt3_priced, waterfall, partnership, trend, fit_power_law, facts, ratio).
 #include "scenario/actions.h"
 
 #include "capital/compute_cost.h"

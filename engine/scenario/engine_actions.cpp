@@ -4,7 +4,7 @@
 #include "perf/perf.h"
 #include "scenario/actions.h"
 #include "sim/sim.h"
-#include "train/corpus.h"
+#include "train/storage/corpus.h"
 #include "train/scaling.h"
 #include "train/train.h"
 

@@ -1,3 +1,5 @@
+// collectives.cpp - a collective (ring, tree, hierarchical) expanded into the phases of point-to-point
+// transfers its algorithm makes on a topology (collectives.h), for the flow simulator.
 #include "sim/collectives.h"
 
 #include <algorithm>

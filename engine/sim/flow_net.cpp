@@ -1,3 +1,5 @@
+// flow_net.cpp - max-min fair sharing of links among the transfers in flight (flow_net.h): rates are
+// re-solved for the groups a start or completion touches, and link loads are recorded for the plots.
 #include "sim/flow_net.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// run.cpp - a whole training run (run.h): failures drawn per GPU-hour from the seed, checkpoints every
+// Young/Daly interval, lost work and restarts, so a run's days are a distribution, not one number.
 #include "sim/run.h"
 
 #include "sim/sim.h"

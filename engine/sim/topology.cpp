@@ -1,3 +1,5 @@
+// topology.cpp - the links of a cluster (topology.h): the links inside a server, NICs, leaf and
+// spine switches (ECMP over the spines), and the path a transfer takes between two GPUs.
 #include "sim/topology.h"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 #include "core/json_doc.h"
 #include "core/format.h"
 #include "train/train.h"
-#include "train/worker.h"
+#include "train/model/worker.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,8 +1,8 @@
 // run.cpp - a whole training run as plain data: what `megacluster train --json` prints and what the
 // scenario player calls.
 #include "core/json_doc.h"
-#include "train/corpus.h"
-#include "train/gemm.h"
+#include "train/storage/corpus.h"
+#include "train/kernels/gemm.h"
 #include "train/train.h"
 
 #include <algorithm>

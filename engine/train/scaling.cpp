@@ -1,3 +1,5 @@
+// scaling.cpp - predictable scaling at laptop size (scaling.h): train a ladder of model sizes on the same
+// tokens and fit L(C) = a C^b + c to the small ones to predict the largest (Kaplan et al. 2020, Eq. 1.4 form).
 #include "train/scaling.h"
 
 #include <algorithm>

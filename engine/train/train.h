@@ -14,7 +14,7 @@
 // ranks are neighbours, as Megatron-LM places them inside one server).
 #pragma once
 
-#include "train/comm.h"
+#include "train/parallel/comm.h"
 
 #include <nlohmann/json.hpp>
 

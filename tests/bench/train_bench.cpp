@@ -1,6 +1,6 @@
 // Training lab benchmarks: one optimizer step of the reference model (4 layers, width 256, 4 heads,
 // context 256, batch 8, bytes, fp32) and the SGEMM of its largest matmul, so the two rates sit side by side.
-#include "train/gemm.h"
+#include "train/kernels/gemm.h"
 #include "train/train.h"
 
 #include <benchmark/benchmark.h>

@@ -1,4 +1,4 @@
-// The web build's CLI (WebAssembly under node, SIMD128 kernels of engine/train/gemm_wasm.cpp) against this
+// The web build's CLI (WebAssembly under node, SIMD128 kernels of engine/train/kernels/gemm_wasm.cpp) against this
 // native CLI as the reference: the same training run must give the same losses. Training covers the GEMM's
 // four transpose cases (forward x W, backward dy W^T and x^T dy, attention's q k^T and P^T dy), and the
 // odd-shaped model below puts every product on the kernel's edge paths (sizes not multiples of 4 or 8).

@@ -1,13 +1,13 @@
-// The CUDA kernels against the CPU reference (engine/train/ops.cpp), kernel by kernel and for a whole
+// The CUDA kernels against the CPU reference (engine/train/kernels/ops.cpp), kernel by kernel and for a whole
 // transformer-block step, through the run-time backend table (train/ops_backend.h). Without a GPU, or in a
 // build without CUDA, the GPU tests skip with the probe's reason. What can be checked without a GPU runs
 // everywhere: the row-major -> column-major cuBLAS argument mapping (against a BLAS-semantics reference),
 // the CPU table, and the whole-step harness itself (against finite differences), so a GPU run compares
 // the GPU with a harness already known to be right.
 #include "cuda/train_kernels.h"  // plain C++ (no CUDA types): the mapping helpers are tested in every build
-#include "train/gemm.h"
-#include "train/ops.h"
-#include "train/ops_backend.h"
+#include "train/kernels/gemm.h"
+#include "train/kernels/ops.h"
+#include "train/kernels/ops_backend.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// The training math checked from outside the codebase: the reference pass (engine/train/reference_gpt.cpp)
+// The training math checked from outside the codebase: the reference pass (engine/train/model/reference_gpt.cpp)
 // and the production path (stage.cpp + ops.cpp through the OpsBackend table) against loss, logits and
 // gradients that PyTorch's autograd computed (tests/data/golden/reference_gpt.json, written by
 // scripts/golden_reference_gpt.py), and against each other on the lab's own model size. A perturbed copy
 // of each kernel must make the production path miss the golden file: the comparison has teeth.
-#include "train/ops_backend.h"
-#include "train/reference_gpt.h"
-#include "train/worker.h"
+#include "train/kernels/ops_backend.h"
+#include "train/model/reference_gpt.h"
+#include "train/model/worker.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

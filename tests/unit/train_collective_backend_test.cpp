@@ -3,7 +3,7 @@
 // Comm hands the arithmetic over and still counts the ring's bytes, and a whole training run through it
 // matches the engine's own rings. The NCCL test itself needs two GPUs and skips otherwise.
 #include "cuda/nccl_collectives.h"
-#include "train/ops_backend.h"
+#include "train/kernels/ops_backend.h"
 #include "train/train.h"
 
 #include <gtest/gtest.h>

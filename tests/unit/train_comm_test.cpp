@@ -1,10 +1,10 @@
 // The virtual network's collectives compute the right sums and send what NCCL's ring algorithms send.
 #include "core/json_doc.h"
 #include "perf/comm_volume.h"
-#include "train/comm.h"
-#include "train/corpus.h"
+#include "train/parallel/comm.h"
+#include "train/storage/corpus.h"
 #include "train/train.h"
-#include "train/trainer_impl.h"
+#include "train/parallel/trainer_impl.h"
 
 #include <gtest/gtest.h>
 

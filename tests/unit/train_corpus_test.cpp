@@ -3,7 +3,7 @@
 // its entropy is computed from the file, and bad files are refused with a located, fixable error.
 #include "core/json_doc.h"
 #include "core/paths.h"
-#include "train/corpus.h"
+#include "train/storage/corpus.h"
 #include "train/train.h"
 
 #include <gtest/gtest.h>

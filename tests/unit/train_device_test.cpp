@@ -2,7 +2,7 @@
 // "auto" picks the CUDA kernels only when a GPU answers, "cuda" without one is refused with the reason.
 // With a GPU, a whole multi-step run on the CUDA kernels (tp x pp x dp with ZeRO) follows the CPU run's
 // losses and weights within fp32 tolerance; without one that comparison skips with the probe's reason.
-#include "train/ops_backend.h"
+#include "train/kernels/ops_backend.h"
 #include "train/train.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // The GPT's backward pass against central finite differences of its own forward pass, tensor by tensor,
 // and the layers' building blocks against closed forms.
-#include "train/ops.h"
-#include "train/worker.h"
+#include "train/kernels/ops.h"
+#include "train/model/worker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // The training lab's thread pool (gemm.h) changes speed, never results: the same run with 1, 2 or 3
 // threads gives the same bits, the pool's pieces cover every index once, and the block-causal attention
 // equals the textbook full-square formula computed in double.
-#include "train/gemm.h"
-#include "train/ops.h"
+#include "train/kernels/gemm.h"
+#include "train/kernels/ops.h"
 #include "train/train.h"
-#include "train/worker.h"
+#include "train/model/worker.h"
 
 #include <gtest/gtest.h>
 

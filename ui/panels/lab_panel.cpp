@@ -4,7 +4,7 @@
 // between workers in the last step with the bytes the communication model predicted, and the
 // predictable-scaling sweep. All numbers come from engine/train (the code behind `megacluster train`).
 #include "core/format.h"
-#include "train/corpus.h"
+#include "train/storage/corpus.h"
 #include "ui/explorer.h"
 #include "ui/panels/lab_charts.h"
 #include "ui/widgets.h"

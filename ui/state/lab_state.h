@@ -3,7 +3,7 @@
 // setting lab.running = true; the panel rebuilds the run when the config changes.
 #pragma once
 
-#include "train/corpus.h"
+#include "train/storage/corpus.h"
 #include "train/scaling.h"
 #include "train/train.h"
 

@@ -17,7 +17,7 @@
 // registers and spill; unrolling k makes clang interleave two steps' loads, which spills too. Every
 // element of C is still summed in k order, so 5 x 8 gives the same bits as 4 x 8 did.
 #if defined(__wasm_simd128__)
-#include "train/gemm_wasm.h"
+#include "train/kernels/gemm_wasm.h"
 
 #include <wasm_simd128.h>
 

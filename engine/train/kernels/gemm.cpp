@@ -1,6 +1,12 @@
-#include "train/gemm.h"
+// gemm.cpp - the lab's matrix multiply and thread pool (gemm.h): work cut in pieces chosen from the shapes
+// alone so results never depend on the thread count, AVX2 + FMA picked at run time when the CPU has them.
+//
+// Sections: the kernel paths (WebAssembly SIMD, AVX2, portable body from gemm_impl.inc); the thread pool
+// (Pool, pool(), MC_THREADS); how a product is cut into pieces (gemm_pieces, sgemm); vector tanh/exp; the
+// GFLOP/s probe.
+#include "train/kernels/gemm.h"
 #if defined(__wasm_simd128__)
-#include "train/gemm_wasm.h"  // SIMD128 kernels for the web build (Eigen 3.4 has no wasm packet math)
+#include "train/kernels/gemm_wasm.h"  // SIMD128 kernels for the web build (Eigen 3.4 has no wasm packet math)
 #endif
 
 // Every product through the blocked GEMM kernel: Eigen's small-size coefficient path peels to the first
@@ -48,7 +54,7 @@ static bool use_avx2() {
 #endif
 
 namespace {
-#include "train/gemm_impl.inc"
+#include "train/kernels/gemm_impl.inc"
 }
 
 namespace {

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "train/comm.h"
+#include "train/parallel/comm.h"
 
 namespace mc::train {
 

@@ -22,7 +22,7 @@
 
 namespace mc::train::avx2 {
 namespace {
-#include "train/gemm_impl.inc"
+#include "train/kernels/gemm_impl.inc"
 }
 
 void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,

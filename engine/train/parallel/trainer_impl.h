@@ -1,9 +1,9 @@
 // trainer_impl.h - the state behind Trainer (internal to engine/train; checkpoint.cpp reads and writes it).
 #pragma once
 
-#include "train/comm.h"
+#include "train/parallel/comm.h"
 #include "train/train.h"
-#include "train/worker.h"
+#include "train/model/worker.h"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // elementwise_wasm.cpp - exp, tanh and GELU in WebAssembly SIMD128 for the web build (see gemm_wasm.h).
 // Eigen 3.4 has no wasm packet math, so without these its exp/tanh run one float at a time.
 #if defined(__wasm_simd128__)
-#include "train/gemm_wasm.h"
+#include "train/kernels/gemm_wasm.h"
 
 #include <wasm_simd128.h>
 

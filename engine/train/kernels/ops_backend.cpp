@@ -1,8 +1,10 @@
-#include "train/ops_backend.h"
+// ops_backend.cpp - the kernel tables (ops_backend.h): the CPU reference, the CUDA table when a GPU
+// answers, the choice between them with its reason, and AdamW on the CPU.
+#include "train/kernels/ops_backend.h"
 
 #include "device/device.h"
-#include "train/gemm.h"
-#include "train/ops.h"
+#include "train/kernels/gemm.h"
+#include "train/kernels/ops.h"
 
 #ifdef MC_HAVE_CUDA
 #include "cuda/nccl_collectives.h"

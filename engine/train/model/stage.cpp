@@ -6,10 +6,14 @@
 //
 // Across processes (comm.h, Transport) every process runs these passes for the whole group, but computes
 // only for its own worker: for the others it books their pipeline messages' envelopes and moves on.
-#include "train/gemm.h"
-#include "train/ops.h"
-#include "train/ops_backend.h"
-#include "train/worker.h"
+//
+// Sections: helpers (tp all-reduce, targets, residual add, activation buffers); stage_forward (embedding or
+// receive, the blocks, the head and loss or send); stage_backward (the same in reverse, then the embedding's
+// scatter-add or the send to the previous stage).
+#include "train/kernels/gemm.h"
+#include "train/kernels/ops.h"
+#include "train/kernels/ops_backend.h"
+#include "train/model/worker.h"
 
 #include <algorithm>
 

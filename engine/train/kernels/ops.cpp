@@ -1,8 +1,10 @@
-#include "train/ops.h"
+// ops.cpp - the CPU reference of the GPT's layers, forward and backward (ops.h): LayerNorm, GELU, causal
+// attention in blocks, linear layers and softmax cross-entropy, each sum in a fixed order.
+#include "train/kernels/ops.h"
 
-#include "train/gemm.h"
+#include "train/kernels/gemm.h"
 #if defined(__wasm_simd128__)
-#include "train/gemm_wasm.h"  // fused SIMD128 GELU for the web build
+#include "train/kernels/gemm_wasm.h"  // fused SIMD128 GELU for the web build
 #endif
 
 #include <algorithm>

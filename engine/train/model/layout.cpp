@@ -1,5 +1,5 @@
 // layout.cpp - which parameters each worker holds, and the model's initialisation.
-#include "train/worker.h"
+#include "train/model/worker.h"
 
 #include <algorithm>
 #include <cmath>

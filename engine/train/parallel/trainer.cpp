@@ -5,11 +5,15 @@
 // Across processes (a Transport, engine/mpi) every process runs this same schedule; loops over workers
 // skip the ones other processes hold (Impl::local), and a collective's buffer of another process's worker
 // is nullptr (Comm runs this process's part of the ring only).
-#include "train/trainer_impl.h"
+//
+// Sections: the trainer's construction (layout checks, workers and their shards); ZeroUnits, ZeRO-2/3's
+// gather and reduce-scatter around each unit; run_pipelines, the GPipe / 1F1B schedule over the stages;
+// optimizer_step (global-norm clipping and AdamW on the owned ranges); Trainer::step.
+#include "train/parallel/trainer_impl.h"
 
 #include "perf/comm_volume.h"
-#include "train/gemm.h"
-#include "train/ops_backend.h"
+#include "train/kernels/gemm.h"
+#include "train/kernels/ops_backend.h"
 
 #include <algorithm>
 #include <chrono>

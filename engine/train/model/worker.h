@@ -3,7 +3,7 @@
 // between a micro-batch's forward and backward.
 #pragma once
 
-#include "train/comm.h"
+#include "train/parallel/comm.h"
 #include "train/train.h"
 
 #include <cstdint>

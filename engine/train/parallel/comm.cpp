@@ -5,7 +5,7 @@
 // [SECTION] point to point      send / recv / has (envelopes only across processes)
 // [SECTION] rings               reduce_scatter, all_gather, all_reduce; ring_part across processes
 // [SECTION] tree                tree_all_reduce; tree_part across processes
-#include "train/comm.h"
+#include "train/parallel/comm.h"
 
 #include <cstring>
 #include <stdexcept>

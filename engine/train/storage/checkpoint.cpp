@@ -23,7 +23,7 @@
 // [SECTION] loading: every worker this process runs; across processes all ranks agree
 // [SECTION] finding checkpoints
 #include "core/json_doc.h"
-#include "train/trainer_impl.h"
+#include "train/parallel/trainer_impl.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,9 +1,15 @@
-#include "train/corpus.h"
+// corpus.cpp - the training texts (corpus.h): the shipped corpora, the synthetic Markov language and its
+// exact entropy rate, and user files checked to be text.
+//
+// Sections: the synthetic language (stationary distribution, make/load, generate_text); the shipped corpora
+// (list_corpora); what counts as text (check_corpus_text); resolve_corpus (an id or a file) and
+// default_corpus.
+#include "train/storage/corpus.h"
 
 #include "core/json_doc.h"
 #include "core/paths.h"
 #include "train/train.h"
-#include "train/worker.h"
+#include "train/model/worker.h"
 
 #include <algorithm>
 #include <filesystem>

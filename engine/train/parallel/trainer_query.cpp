@@ -1,6 +1,6 @@
 // trainer_query.cpp - what a Trainer can tell without training: the gathered model, its size and FLOPs,
 // evaluation, samples, and the communication the analytic model predicts for its layout.
-#include "train/trainer_impl.h"
+#include "train/parallel/trainer_impl.h"
 
 #include "perf/comm_volume.h"
 

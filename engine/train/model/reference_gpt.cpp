@@ -12,9 +12,9 @@
 // Sections: 1. small helpers (linear, LayerNorm, GELU), 2. forward, 3. backward in reverse order.
 // Everything is double precision and sequential, so the result is exact to ~1e-15 and independent of any
 // thread count or kernel choice.
-#include "train/reference_gpt.h"
+#include "train/model/reference_gpt.h"
 
-#include "train/worker.h"
+#include "train/model/worker.h"
 
 #include <algorithm>
 #include <cmath>
