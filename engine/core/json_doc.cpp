@@ -149,16 +149,45 @@ struct Locator {
 
 }  // namespace
 
-JsonDoc JsonDoc::parse(std::string text, std::string file) {
+JsonDoc JsonDoc::parse(std::string text, std::string file, size_t max_bytes) {
   JsonDoc d;
   d.file_ = std::move(file);
   d.text_ = std::move(text);
+  if (d.text_.size() > max_bytes)
+    throw LoadError(d.file_, 0, 0, "",
+                    "the input is " + std::to_string(d.text_.size()) + " bytes; a file of this kind is at most " +
+                        std::to_string(max_bytes) + " bytes (" + std::to_string(max_bytes >> 20) +
+                        " MiB): is this the right file?");
   d.line_starts_.push_back(0);
   for (size_t k = 0; k < d.text_.size(); ++k)
     if (d.text_[k] == '\n') d.line_starts_.push_back(k + 1);
   if (size_t nul = d.text_.find('\0'); nul != std::string::npos) {
     auto [l, c] = d.line_col(nul);
     throw LoadError(d.file_, l, c, "", "a NUL byte at this place: a JSON file is text (is this the right file?)");
+  }
+  // Nesting is bounded before anything recurses over the value (the locator here, dump() and == in
+  // nlohmann, every reader): a crafted "[[[[..." a million deep would otherwise overflow the stack.
+  {
+    int depth = 0;
+    bool in_string = false;
+    for (size_t k = 0; k < d.text_.size(); ++k) {
+      const char ch = d.text_[k];
+      if (in_string) {
+        if (ch == '\\') ++k;
+        else if (ch == '"') in_string = false;
+      } else if (ch == '"') {
+        in_string = true;
+      } else if (ch == '[' || ch == '{') {
+        if (++depth > kMaxJsonDepth) {
+          auto [l, c] = d.line_col(k);
+          throw LoadError(d.file_, l, c, "",
+                          "arrays and objects are nested more than " + std::to_string(kMaxJsonDepth) +
+                              " deep here: no input of this program nests so deep (is this the right file?)");
+        }
+      } else if (ch == ']' || ch == '}') {
+        --depth;
+      }
+    }
   }
   try {
     d.root_ = json::parse(d.text_);
@@ -171,6 +200,16 @@ JsonDoc JsonDoc::parse(std::string text, std::string file) {
     if (auto p = msg.find(": "); p != std::string::npos && msg.rfind("[json.exception", 0) == 0)
       msg = msg.substr(p + 2);
     throw LoadError(d.file_, l, c, "", "invalid JSON: " + msg + " (fix the syntax at this place)");
+  } catch (const json::out_of_range& e) {
+    // nlohmann's only out_of_range while parsing: a number beyond a double's range (406, "number overflow
+    // parsing '1e400'"). It carries no byte offset: the number is found by its own text.
+    std::string msg = e.what(), number;
+    if (auto a = msg.find('\''), b = msg.rfind('\''); a != std::string::npos && b > a) number = msg.substr(a + 1, b - a - 1);
+    const size_t at = number.empty() ? std::string::npos : d.text_.find(number);
+    auto [l, c] = at == std::string::npos ? std::pair<int, int>{0, 0} : d.line_col(at);
+    throw LoadError(d.file_, l, c, "",
+                    "the number " + (number.size() > 40 ? number.substr(0, 40) + "..." : number) +
+                        " is beyond the range of a double (about 1.8e308): write a smaller number");
   }
   d.offsets_.emplace("", 0);
   Locator loc{d.text_, d.offsets_, 0, {}};
@@ -187,12 +226,20 @@ JsonDoc JsonDoc::parse(std::string text, std::string file) {
   return d;
 }
 
-JsonDoc JsonDoc::load(const std::string& path) {
+JsonDoc JsonDoc::load(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoadError(path, 0, 0, "", "cannot open the file (check the path and permissions)");
+  // The size is checked before reading: a 200 MB file is refused at once, not after parsing it.
+  in.seekg(0, std::ios::end);
+  if (const std::streamoff n = in.tellg(); n > 0 && size_t(n) > max_bytes)
+    throw LoadError(path, 0, 0, "",
+                    "the file is " + std::to_string(n) + " bytes; a file of this kind is at most " +
+                        std::to_string(max_bytes) + " bytes (" + std::to_string(max_bytes >> 20) +
+                        " MiB): is this the right file?");
+  in.seekg(0, std::ios::beg);
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), path);
+  return parse(ss.str(), path, max_bytes);
 }
 
 std::pair<int, int> JsonDoc::line_col(size_t offset) const {
