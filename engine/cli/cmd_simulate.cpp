@@ -23,6 +23,7 @@ int print_bench(const mc::sim::IterationBench& b, const std::string& file, bool 
                         {"repeats", b.repeats},
                         {"iteration_s", b.iteration_s},
                         {"events", b.events},
+                        {"work", b.work},
                         {"setup_ms", b.setup_wall_s * 1e3},
                         {"best_ms", b.best_wall_s * 1e3},
                         {"mean_ms", b.mean_wall_s * 1e3},
