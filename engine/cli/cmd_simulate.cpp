@@ -86,7 +86,7 @@ int run_simulate(mc::cli::Args& a) {
   }
   const mc::Catalog cat = mc::load_catalog(assets ? *assets : mc::find_assets_dir(a.exe_path()));
   const std::string file = pos[0] == "-" ? "<stdin>" : pos[0];
-  const mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), file);
+  const mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), file, mc::kMaxConfigBytes);
   if (bench) return print_bench(mc::sim::bench_iteration(cat, doc, int(repeats)), file, bench_json);
   mc::sim::SimOptions o;
   o.run_days = days;

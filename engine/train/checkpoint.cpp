@@ -198,7 +198,7 @@ void Trainer::load_checkpoint(const std::string& path) {
   r.need(hlen);
   // The header is checked like any input file: located errors naming the field, the rule and the fix
   // (a checksum only says the bytes are the ones written, not that a hand-made file is sane).
-  const JsonDoc hdoc = JsonDoc::parse(data.substr(r.pos, hlen), path + " (header)");
+  const JsonDoc hdoc = JsonDoc::parse(data.substr(r.pos, hlen), path + " (header)", kMaxCheckpointHeaderBytes);
   const nlohmann::json& h = hdoc.value();
   r.pos += hlen;
   const JsonCursor hroot = hdoc.root();
