@@ -53,6 +53,11 @@ constexpr size_t kMaxCheckpointHeaderBytes = size_t(256) << 20;  // the JSON hea
 constexpr size_t kMaxJsonBytes = size_t(16) << 20;             // any other JSON input (the default)
 // Arrays and objects nested deeper than this are refused (every reader recurses over the value).
 constexpr int kMaxJsonDepth = 128;
+// A located value's JSON pointer is at most this long: a value whose pointer would be longer (long keys,
+// deep nesting) shares its nearest such ancestor's pointer and place. Cursors and the locator hold one
+// pointer per value, so this bounds their memory by the value count (a crafted file of long keys nested
+// deep asked for terabytes); real files' pointers ("records/12/values/hbm_bytes") are far shorter.
+constexpr size_t kMaxPointerBytes = 128;
 
 class JsonDoc {
  public:

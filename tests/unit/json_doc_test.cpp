@@ -171,6 +171,31 @@ TEST(JsonDocCrafted, OversizeInputsAreRefusedBeforeParsing) {
   EXPECT_EQ(load_error("{\"small\": true}"), "");
 }
 
+// The locator stored a full JSON pointer per value: 100 keys of 100 KB nested, with 50,000 elements under
+// them, asked for 10 MB per element (500 GB) from a 10 MB file. Pointers are now bounded (each 4 KB, all
+// together 8x the text): the file parses, a deep value's error points at its nearest recorded ancestor, and
+// a duplicate key in the unrecorded part is still refused.
+TEST(JsonDocCrafted, LongKeysNestedDeepDoNotExhaustMemory) {
+  const std::string key(100000, 'k');
+  std::string text;
+  for (int d = 0; d < 100; ++d) text += "{\"" + key + "\": ";
+  text += "[";
+  for (int n = 0; n < 50000; ++n) text += n ? ",0" : "0";
+  text += "]";
+  for (int d = 0; d < 100; ++d) text += "}";
+  std::string e = load_error(text, [](const mc::JsonDoc& d) {
+    mc::JsonCursor c = d.root();
+    while (c.is_object()) c = c.items().front().second;
+    c.elements().back().fail("too many");
+  });
+  EXPECT_NE(e.find("too many"), std::string::npos) << e.substr(0, 300);
+  EXPECT_NE(e.find("crafted.json:1:1:"), std::string::npos) << e.substr(0, 300);  // the root: nothing nearer
+  // {"kk..": [..], "x": 1, "x": 2} as the innermost object, 100 levels down.
+  const std::string dup = text.substr(0, text.size() - 100) + ", \"x\": 1, \"x\": 2" + std::string(100, '}');
+  e = load_error(dup);
+  EXPECT_NE(e.find("appears twice"), std::string::npos) << e.substr(0, 300);
+}
+
 TEST(JsonDocCrafted, MessagesQuoteInputEscapedAndBounded) {
   // A 1 MB id with control bytes and invalid UTF-8 is quoted escaped and cut, not echoed whole.
   std::string id(1 << 20, 'x');
