@@ -55,7 +55,7 @@ struct Reader {
   const std::string& file;
   size_t pos = 0;
   void need(size_t n) const {
-    if (pos + n > s.size())
+    if (n > s.size() || pos > s.size() - n)  // not pos + n: a crafted u64 length would wrap around
       throw std::runtime_error(file + ": checkpoint is truncated (needs " + std::to_string(pos + n) + " bytes, has " +
                                std::to_string(s.size()) + "); it was refused and nothing was loaded");
   }
