@@ -2,7 +2,7 @@
 # Installs everything Megacluster Explorer needs on a Debian 12 machine (run as root), idempotently:
 # a second run only checks and returns in seconds.
 #
-#   scripts/setup.sh            native build + web build + test tools (everything)
+#   scripts/setup.sh            native build + web build + test tools + clang for fuzzing (everything)
 #   scripts/setup.sh native     only what the native app and CLI need
 #
 # Third-party sources are never committed: Dear ImGui 1.86 and SDL2 (for WebAssembly) come from Debian's
@@ -24,9 +24,11 @@ native_pkgs=(build-essential cmake ninja-build pkg-config ccache libsdl2-dev lib
 native_pkgs+=(openmpi-bin libopenmpi-dev)
 web_pkgs=(emscripten)
 test_pkgs=(chromium xvfb xauth nodejs)
+# The fuzz preset (tests/fuzz, scripts/fuzz.sh): clang 14 and its runtime libraries (libFuzzer, ASan, UBSan).
+fuzz_pkgs=(clang libclang-rt-14-dev)
 
 pkgs=("${native_pkgs[@]}")
-[ "$what" = native ] || pkgs+=("${web_pkgs[@]}" "${test_pkgs[@]}")
+[ "$what" = native ] || pkgs+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do

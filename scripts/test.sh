@@ -22,5 +22,13 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
 
+step "fuzz: every parser's libFuzzer harness, ~20 s each (ASan + UBSan; scripts/fuzz.sh SECONDS for longer)"
+if command -v clang++ >/dev/null; then
+  scripts/fuzz.sh "${MC_FUZZ_SECONDS:-20}"
+else
+  echo "clang++ not found: the fuzz step needs scripts/setup.sh (clang, libclang-rt-14-dev)" >&2
+  exit 1
+fi
+
 step "test: native (unit, CLI, scenarios, native GUI under Xvfb, browser end-to-end)"
 ctest --preset native

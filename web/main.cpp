@@ -1,5 +1,6 @@
 // web/main.cpp - the browser shell: the shared frame loop under emscripten_set_main_loop, the web
 // Platform (downloads, links, URL parameters), and functions the page and the e2e test call.
+#include "core/url_state.h"
 #include "ui/platform.h"
 #include "ui/shell/sdl_gl_shell.h"
 
@@ -151,7 +152,7 @@ int main() {
     mc::ui::ScenarioView& sv = g_shell.app().state().scenarios;
     sv.request_id = g_platform.query_param("scenario");
     const std::string step = g_platform.query_param("step");
-    if (!step.empty()) sv.request_step = std::max(0, std::atoi(step.c_str()) - 1);
+    if (const auto n = mc::parse_url_step(step)) sv.request_step = *n;  // checked: atoi of "99999999999" is UB
   }
   g_ready = true;
   emscripten_set_main_loop(loop, 0, true);

@@ -64,7 +64,7 @@ const Source* Catalog::source(const std::string& id) const {
 }
 
 std::vector<Source> load_sources(const std::string& path) {
-  JsonDoc doc = JsonDoc::load(path);
+  JsonDoc doc = JsonDoc::load(path, kMaxCatalogBytes);
   JsonCursor root = doc.root();
   root.only_keys({"sources"});
   std::vector<Source> out;
@@ -80,7 +80,7 @@ std::vector<Source> load_sources(const std::string& path) {
 }
 
 Table load_table(const std::string& path, const std::vector<Source>& sources) {
-  JsonDoc doc = JsonDoc::load(path);
+  JsonDoc doc = JsonDoc::load(path, kMaxCatalogBytes);
   JsonCursor root = doc.root();
   root.only_keys({"table", "title", "description", "fields", "records"});
   Table t;
@@ -141,7 +141,7 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
 
 Catalog load_catalog(const std::string& assets_dir) {
   const std::string dir = assets_dir + "/catalog/";
-  JsonDoc idx = JsonDoc::load(dir + "index.json");
+  JsonDoc idx = JsonDoc::load(dir + "index.json", kMaxCatalogBytes);
   JsonCursor root = idx.root();
   root.only_keys({"version", "sources", "tables"});
   Catalog c;

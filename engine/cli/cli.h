@@ -9,6 +9,8 @@
 // 2 usage error (bad arguments: usage printed on stderr).
 #pragma once
 
+#include "core/json_doc.h"
+
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -59,6 +61,8 @@ struct Registrar {
 void progress_bar(double fraction, const std::string& text);
 
 // Reads a whole file, or standard input for "-". Throws std::runtime_error naming the file.
-std::string read_input(const std::string& path);
+// Reads a config file or standard input ("-"); refuses more than `max_bytes` (checked before reading a
+// file) with the size and the limit.
+std::string read_input(const std::string& path, size_t max_bytes = mc::kMaxConfigBytes);
 
 }  // namespace mc::cli

@@ -20,7 +20,7 @@ int run_search(mc::cli::Args& a) {
   if (pos.size() != 1) throw mc::cli::UsageError("give exactly one CONFIG.json (or - for standard input)");
   mc::Catalog cat = mc::load_catalog(assets ? *assets : mc::find_assets_dir(a.exe_path()));
   const std::string name = pos[0] == "-" ? "<stdin>" : pos[0];
-  mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), name);
+  mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), name, mc::kMaxConfigBytes);
   const mc::perf::Config c = mc::perf::parse_config(cat, doc, false);
   std::printf("%s\n", mc::perf::to_json(mc::perf::search(c, o), c).dump(2).c_str());
   return 0;

@@ -23,6 +23,7 @@ int print_bench(const mc::sim::IterationBench& b, const std::string& file, bool 
                         {"repeats", b.repeats},
                         {"iteration_s", b.iteration_s},
                         {"events", b.events},
+                        {"work", b.work},
                         {"setup_ms", b.setup_wall_s * 1e3},
                         {"best_ms", b.best_wall_s * 1e3},
                         {"mean_ms", b.mean_wall_s * 1e3},
@@ -85,7 +86,7 @@ int run_simulate(mc::cli::Args& a) {
   }
   const mc::Catalog cat = mc::load_catalog(assets ? *assets : mc::find_assets_dir(a.exe_path()));
   const std::string file = pos[0] == "-" ? "<stdin>" : pos[0];
-  const mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), file);
+  const mc::JsonDoc doc = mc::JsonDoc::parse(mc::cli::read_input(pos[0]), file, mc::kMaxConfigBytes);
   if (bench) return print_bench(mc::sim::bench_iteration(cat, doc, int(repeats)), file, bench_json);
   mc::sim::SimOptions o;
   o.run_days = days;

@@ -98,14 +98,24 @@ void progress_bar(double fraction, const std::string& text) {
   std::fflush(stderr);
 }
 
-std::string read_input(const std::string& path) {
-  std::ostringstream ss;
+std::string read_input(const std::string& path, size_t max_bytes) {
+  auto too_big = [&](const std::string& name, const std::string& size) {
+    return mc::LoadError(name, 0, 0, "", "the input is " + size + " bytes; a config is at most " +
+                                             std::to_string(max_bytes) + " bytes: is this the right file?");
+  };
   if (path == "-") {
-    ss << std::cin.rdbuf();
-    return ss.str();
+    std::string text(max_bytes + 1, '\0');
+    std::cin.read(text.data(), std::streamsize(text.size()));
+    text.resize(size_t(std::cin.gcount()));
+    if (text.size() > max_bytes) throw too_big("<stdin>", "over " + std::to_string(max_bytes));
+    return text;
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open the file (check the path)");
+  in.seekg(0, std::ios::end);  // the size first: a 200 MB file is refused without reading it
+  if (const std::streamoff n = in.tellg(); n > 0 && size_t(n) > max_bytes) throw too_big(path, std::to_string(n));
+  in.seekg(0, std::ios::beg);
+  std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }

@@ -12,6 +12,14 @@
 namespace mc {
 
 namespace {
+// The pointer of a child: parent/key, or the parent's own when that would pass kMaxPointerBytes.
+std::string child_pointer(const std::string& parent, std::string_view escaped) {
+  if (parent.size() + 1 + escaped.size() > kMaxPointerBytes) return parent;
+  std::string p;
+  p.reserve(parent.size() + 1 + escaped.size());
+  return p.append(parent).append(1, '/').append(escaped);
+}
+
 // A message may quote the input (an unknown id, a key): control bytes and invalid UTF-8 are written as
 // \xNN, and a quote longer than a reader can use is cut with a count of what was left out.
 std::string printable(const std::string& in, size_t max_bytes = 2000) {
@@ -76,11 +84,28 @@ std::string json_pointer_escape(std::string_view key) {
 namespace {
 
 // Records the byte offset of every value's key (objects) or first character (arrays) by JSON pointer.
+// Bounded: the pointers stored hold at most `budget` bytes in all and each at most kMaxPointer bytes. A
+// crafted file of long keys nested deep with many elements under them would otherwise need (key bytes x
+// depth) per element, terabytes from a few MB; past the bound, values are scanned without being recorded
+// (a message then points at the nearest recorded ancestor) and duplicate keys are still found.
 struct Locator {
+  static constexpr size_t kMaxPointer = kMaxPointerBytes;
   const std::string& s;
   std::unordered_map<std::string, size_t>& out;
   size_t i = 0;
-  std::vector<std::pair<std::string, size_t>> duplicates;  // a key seen twice in one object, where again
+  size_t budget = 0;  // bytes of pointers still to be stored
+  struct Duplicate {
+    std::string pointer;  // of the second key (shortened when unrecorded)
+    size_t at, first_at;
+  };
+  std::vector<Duplicate> duplicates;
+
+  bool record(const std::string& p, size_t at) {
+    if (p.size() > kMaxPointer || p.size() > budget) return false;
+    budget -= p.size();
+    out.emplace(p, at);
+    return true;
+  }
 
   void ws() {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
@@ -101,7 +126,8 @@ struct Locator {
     ++i;
     return v;
   }
-  void value(const std::string& ptr, int depth) {
+  // `ptr` null: an unrecorded subtree (scanned for its extent and duplicate keys only).
+  void value(const std::string* ptr, int depth) {
     ws();
     if (i >= s.size() || depth > 512) return;
     char c = s[i];
@@ -109,15 +135,27 @@ struct Locator {
       ++i;
       ws();
       if (i < s.size() && s[i] == '}') { ++i; return; }
+      std::unordered_map<std::string, size_t> seen;  // this object's keys (unrecorded objects only)
       while (i < s.size()) {
         ws();
         size_t at = i;
         std::string k = str();
-        std::string p = ptr + "/" + json_pointer_escape(k);
-        if (!out.emplace(p, at).second) duplicates.push_back({p, at});
+        std::string p;
+        const std::string* child = nullptr;
+        if (ptr) {
+          p = *ptr + "/" + json_pointer_escape(k);
+          if (auto it = out.find(p); it != out.end()) duplicates.push_back({p, at, it->second});
+          else if (record(p, at)) child = &p;
+        }
+        if (!child) {
+          if (auto [it, fresh] = seen.emplace(k, at); !fresh)
+            duplicates.push_back({(ptr && ptr->size() <= kMaxPointer ? *ptr : std::string("/...")) + "/" +
+                                      json_pointer_escape(k.substr(0, 200)),
+                                  at, it->second});
+        }
         ws();
         ++i;  // ':'
-        value(p, depth + 1);
+        value(child, depth + 1);
         ws();
         if (i < s.size() && s[i] == ',') { ++i; continue; }
         ++i;  // '}'
@@ -129,9 +167,13 @@ struct Locator {
       if (i < s.size() && s[i] == ']') { ++i; return; }
       for (size_t n = 0; i < s.size(); ++n) {
         ws();
-        std::string p = ptr + "/" + std::to_string(n);
-        out.emplace(p, i);
-        value(p, depth + 1);
+        std::string p;
+        const std::string* child = nullptr;
+        if (ptr) {
+          p = *ptr + "/" + std::to_string(n);
+          if (record(p, i)) child = &p;
+        }
+        value(child, depth + 1);
         ws();
         if (i < s.size() && s[i] == ',') { ++i; continue; }
         ++i;  // ']'
@@ -149,16 +191,45 @@ struct Locator {
 
 }  // namespace
 
-JsonDoc JsonDoc::parse(std::string text, std::string file) {
+JsonDoc JsonDoc::parse(std::string text, std::string file, size_t max_bytes) {
   JsonDoc d;
   d.file_ = std::move(file);
   d.text_ = std::move(text);
+  if (d.text_.size() > max_bytes)
+    throw LoadError(d.file_, 0, 0, "",
+                    "the input is " + std::to_string(d.text_.size()) + " bytes; a file of this kind is at most " +
+                        std::to_string(max_bytes) + " bytes (" + std::to_string(max_bytes >> 20) +
+                        " MiB): is this the right file?");
   d.line_starts_.push_back(0);
   for (size_t k = 0; k < d.text_.size(); ++k)
     if (d.text_[k] == '\n') d.line_starts_.push_back(k + 1);
   if (size_t nul = d.text_.find('\0'); nul != std::string::npos) {
     auto [l, c] = d.line_col(nul);
     throw LoadError(d.file_, l, c, "", "a NUL byte at this place: a JSON file is text (is this the right file?)");
+  }
+  // Nesting is bounded before anything recurses over the value (the locator here, dump() and == in
+  // nlohmann, every reader): a crafted "[[[[..." a million deep would otherwise overflow the stack.
+  {
+    int depth = 0;
+    bool in_string = false;
+    for (size_t k = 0; k < d.text_.size(); ++k) {
+      const char ch = d.text_[k];
+      if (in_string) {
+        if (ch == '\\') ++k;
+        else if (ch == '"') in_string = false;
+      } else if (ch == '"') {
+        in_string = true;
+      } else if (ch == '[' || ch == '{') {
+        if (++depth > kMaxJsonDepth) {
+          auto [l, c] = d.line_col(k);
+          throw LoadError(d.file_, l, c, "",
+                          "arrays and objects are nested more than " + std::to_string(kMaxJsonDepth) +
+                              " deep here: no input of this program nests so deep (is this the right file?)");
+        }
+      } else if (ch == ']' || ch == '}') {
+        --depth;
+      }
+    }
   }
   try {
     d.root_ = json::parse(d.text_);
@@ -171,15 +242,27 @@ JsonDoc JsonDoc::parse(std::string text, std::string file) {
     if (auto p = msg.find(": "); p != std::string::npos && msg.rfind("[json.exception", 0) == 0)
       msg = msg.substr(p + 2);
     throw LoadError(d.file_, l, c, "", "invalid JSON: " + msg + " (fix the syntax at this place)");
+  } catch (const json::out_of_range& e) {
+    // nlohmann's only out_of_range while parsing: a number beyond a double's range (406, "number overflow
+    // parsing '1e400'"). It carries no byte offset: the number is found by its own text.
+    std::string msg = e.what(), number;
+    if (auto a = msg.find('\''), b = msg.rfind('\''); a != std::string::npos && b > a) number = msg.substr(a + 1, b - a - 1);
+    const size_t at = number.empty() ? std::string::npos : d.text_.find(number);
+    auto [l, c] = at == std::string::npos ? std::pair<int, int>{0, 0} : d.line_col(at);
+    throw LoadError(d.file_, l, c, "",
+                    "the number " + (number.size() > 40 ? number.substr(0, 40) + "..." : number) +
+                        " is beyond the range of a double (about 1.8e308): write a smaller number");
   }
   d.offsets_.emplace("", 0);
-  Locator loc{d.text_, d.offsets_, 0, {}};
-  loc.value("", 0);
+  Locator loc{d.text_, d.offsets_, 0, 8 * d.text_.size() + (size_t(1) << 20), {}};
+  const std::string root_pointer;
+  loc.value(&root_pointer, 0);
   // nlohmann keeps the last of two equal keys silently; a config that says two things is refused.
   if (!loc.duplicates.empty()) {
-    const auto& [ptr, at] = loc.duplicates.front();
-    auto [l, c] = d.line_col(at);
-    auto [l0, c0] = d.line_col(d.offsets_.at(ptr));
+    const Locator::Duplicate& dup = loc.duplicates.front();
+    const std::string& ptr = dup.pointer;
+    auto [l, c] = d.line_col(dup.at);
+    auto [l0, c0] = d.line_col(dup.first_at);
     throw LoadError(d.file_, l, c, ptr.substr(1),
                     "this key appears twice in its object (first at line " + std::to_string(l0) + ", column " +
                         std::to_string(c0) + "): keep one");
@@ -187,12 +270,20 @@ JsonDoc JsonDoc::parse(std::string text, std::string file) {
   return d;
 }
 
-JsonDoc JsonDoc::load(const std::string& path) {
+JsonDoc JsonDoc::load(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LoadError(path, 0, 0, "", "cannot open the file (check the path and permissions)");
+  // The size is checked before reading: a 200 MB file is refused at once, not after parsing it.
+  in.seekg(0, std::ios::end);
+  if (const std::streamoff n = in.tellg(); n > 0 && size_t(n) > max_bytes)
+    throw LoadError(path, 0, 0, "",
+                    "the file is " + std::to_string(n) + " bytes; a file of this kind is at most " +
+                        std::to_string(max_bytes) + " bytes (" + std::to_string(max_bytes >> 20) +
+                        " MiB): is this the right file?");
+  in.seekg(0, std::ios::beg);
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), path);
+  return parse(ss.str(), path, max_bytes);
 }
 
 std::pair<int, int> JsonDoc::line_col(size_t offset) const {
@@ -262,21 +353,21 @@ JsonCursor JsonCursor::operator[](std::string_view key) const {
   auto it = v_->find(key);
   if (it == v_->end())
     doc_->fail(ptr_ + "/" + json_pointer_escape(key), "missing required key \"" + std::string(key) + "\"");
-  return JsonCursor(doc_, ptr_ + "/" + json_pointer_escape(key), &*it);
+  return JsonCursor(doc_, child_pointer(ptr_, json_pointer_escape(key)), &*it);
 }
 
 std::optional<JsonCursor> JsonCursor::get(std::string_view key) const {
   if (!v_->is_object()) fail_type("an object");
   auto it = v_->find(key);
   if (it == v_->end()) return std::nullopt;
-  return JsonCursor(doc_, ptr_ + "/" + json_pointer_escape(key), &*it);
+  return JsonCursor(doc_, child_pointer(ptr_, json_pointer_escape(key)), &*it);
 }
 
 std::vector<JsonCursor> JsonCursor::elements() const {
   if (!v_->is_array()) fail_type("an array");
   std::vector<JsonCursor> out;
   out.reserve(v_->size());
-  for (size_t n = 0; n < v_->size(); ++n) out.emplace_back(doc_, ptr_ + "/" + std::to_string(n), &(*v_)[n]);
+  for (size_t n = 0; n < v_->size(); ++n) out.emplace_back(doc_, child_pointer(ptr_, std::to_string(n)), &(*v_)[n]);
   return out;
 }
 
@@ -284,7 +375,7 @@ std::vector<std::pair<std::string, JsonCursor>> JsonCursor::items() const {
   if (!v_->is_object()) fail_type("an object");
   std::vector<std::pair<std::string, JsonCursor>> out;
   for (auto it = v_->begin(); it != v_->end(); ++it)
-    out.emplace_back(it.key(), JsonCursor(doc_, ptr_ + "/" + json_pointer_escape(it.key()), &it.value()));
+    out.emplace_back(it.key(), JsonCursor(doc_, child_pointer(ptr_, json_pointer_escape(it.key())), &it.value()));
   // nlohmann::json sorts keys; restore file order so tables keep the author's column order.
   std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
     return doc_->offset(a.second.pointer()) < doc_->offset(b.second.pointer());

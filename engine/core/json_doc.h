@@ -43,12 +43,30 @@ class LoadError : public std::runtime_error {
 
 class JsonCursor;
 
+// Size limits by kind of file (docs/testing.md lists them): a file over its limit is refused before it is
+// parsed, naming its size and the limit. The largest shipped files are ~40 KB (a catalog table) and ~20 KB
+// (a scenario); a checkpoint's header holds one loss per step trained.
+constexpr size_t kMaxConfigBytes = size_t(4) << 20;            // estimate/search/simulate/train configs
+constexpr size_t kMaxScenarioBytes = size_t(4) << 20;          // scenarios, answers files
+constexpr size_t kMaxCatalogBytes = size_t(16) << 20;          // one catalog table or index
+constexpr size_t kMaxCheckpointHeaderBytes = size_t(256) << 20;  // the JSON header of a checkpoint
+constexpr size_t kMaxJsonBytes = size_t(16) << 20;             // any other JSON input (the default)
+// Arrays and objects nested deeper than this are refused (every reader recurses over the value).
+constexpr int kMaxJsonDepth = 128;
+// A located value's JSON pointer is at most this long: a value whose pointer would be longer (long keys,
+// deep nesting) shares its nearest such ancestor's pointer and place. Cursors and the locator hold one
+// pointer per value, so this bounds their memory by the value count (a crafted file of long keys nested
+// deep asked for terabytes); real files' pointers ("records/12/values/hbm_bytes") are far shorter.
+constexpr size_t kMaxPointerBytes = 128;
+
 class JsonDoc {
  public:
-  // Parses text; `file` is only used in messages. Throws LoadError (with line/column) on a syntax error.
-  static JsonDoc parse(std::string text, std::string file);
-  // Reads and parses a file. Throws LoadError naming the file if it cannot be read.
-  static JsonDoc load(const std::string& path);
+  // Parses text; `file` is only used in messages. Throws LoadError (with line/column) on a syntax error,
+  // for text over `max_bytes` or nested deeper than kMaxJsonDepth.
+  static JsonDoc parse(std::string text, std::string file, size_t max_bytes = kMaxJsonBytes);
+  // Reads and parses a file. Throws LoadError naming the file if it cannot be read or is over `max_bytes`
+  // (checked before reading it).
+  static JsonDoc load(const std::string& path, size_t max_bytes = kMaxJsonBytes);
 
   JsonCursor root() const;
   const std::string& file() const { return file_; }

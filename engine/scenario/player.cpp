@@ -288,7 +288,7 @@ json to_json(const Report& r) {
 }
 
 std::map<std::string, json> load_answers(const std::string& path) {
-  JsonDoc d = JsonDoc::load(path);
+  JsonDoc d = JsonDoc::load(path, kMaxScenarioBytes);
   if (!d.root().is_object()) d.root().fail("an answers file is an object {\"question_id\": answer, ...}");
   std::map<std::string, json> out;
   for (const auto& [k, v] : d.root().items()) out[k] = v.value();

@@ -215,7 +215,7 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
 ParseResult parse_scenario_text(const std::string& text, const std::string& file, const ActionRegistry& reg,
                                 const Catalog* cat) {
   try {
-    return parse_scenario(JsonDoc::parse(text, file), reg, cat);
+    return parse_scenario(JsonDoc::parse(text, file, kMaxScenarioBytes), reg, cat);
   } catch (const LoadError& e) {
     ParseResult r;
     r.errors.push_back(e);
@@ -225,7 +225,7 @@ ParseResult parse_scenario_text(const std::string& text, const std::string& file
 
 ParseResult load_scenario(const std::string& path, const ActionRegistry& reg, const Catalog* cat) {
   try {
-    return parse_scenario(JsonDoc::load(path), reg, cat);
+    return parse_scenario(JsonDoc::load(path, kMaxScenarioBytes), reg, cat);
   } catch (const LoadError& e) {
     ParseResult r;
     r.errors.push_back(e);

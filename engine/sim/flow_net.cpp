@@ -132,6 +132,7 @@ void FlowNet::resolve(double now, int seed_group) {
   mark_group_[size_t(seed_group)] = st;
   for (size_t i = 0; i < comp_groups_.size(); ++i) {
     const Group& g = groups_[size_t(comp_groups_[i])];
+    work_ += (long long)g.spec.links.size();
     for (auto [l, w] : g.spec.links) {
       if (mark_link_[size_t(l)] == st) continue;
       mark_link_[size_t(l)] = st;
@@ -143,6 +144,7 @@ void FlowNet::resolve(double now, int seed_group) {
         }
     }
   }
+  work_ += (long long)comp_links_.size();
   // 2. Progressive filling: every unfrozen group's rate rises together; the link whose remaining
   //    capacity per unfrozen flow is smallest saturates first and freezes its groups at that share.
   for (int l : comp_links_) {

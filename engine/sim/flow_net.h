@@ -85,6 +85,9 @@ class FlowNet {
   const std::vector<GroupRateChange>& group_rate_changes() const { return group_changes_; }
   int groups_started() const { return started_; }
   long long rate_solves() const { return solves_; }
+  // The simulator's cost measure: links and group-link crossings visited by rate solves so far (a solve
+  // costs about that many steps; the iteration's work budget, IterationSpec::max_work, counts these).
+  long long work() const { return work_; }
   double rate(int group) const { return groups_[size_t(group)].rate; }
 
  private:
@@ -125,6 +128,7 @@ class FlowNet {
   int active_ = 0;
   double now_ = 0;
   long long solves_ = 0;
+  long long work_ = 0;
 };
 
 }  // namespace mc::sim

@@ -93,6 +93,8 @@ class Engine {
   bool done() const { return finished_; }
   double progress() const;
   long long events() const { return events_; }
+  long long work() const { return net_.work() + kWorkPerEvent * events_; }
+  [[noreturn]] void throw_over_budget() const;
   IterationResult take() { return std::move(res_); }
 
  private:
@@ -634,6 +636,7 @@ bool Engine::step(long long max_events) {
       break;
     }
     ++events_;
+    if (s_.max_work > 0 && work() > s_.max_work) throw_over_budget();
     if (tf < tt) {
       const long long tag = net_.complete_next();
       on_flow_done(tag, tf);
@@ -648,6 +651,15 @@ bool Engine::step(long long max_events) {
   return finished_;
 }
 
+void Engine::throw_over_budget() const {
+  throw WorkBudgetExceeded(
+      "the simulation passed its work budget (" + std::to_string(s_.max_work) + " units: link visits of its bandwidth "
+      "solver + " + std::to_string(kWorkPerEvent) + " per event, a few seconds) after " + std::to_string(events_) + " events, " + std::to_string(int(progress() * 100)) +
+      "% of the iteration: simulate fewer data-parallel GPUs (dp " + std::to_string(s_.dp) + ", tp " +
+      std::to_string(s_.tp) + "), larger gradient buckets (sim.bucket_bytes), fewer micro-batches, or use "
+      "`megacluster estimate` (the analytic model has no such limit)");
+}
+
 // [SECTION] results ---------------------------------------------------------------------------------
 
 void Engine::finish() {
@@ -658,6 +670,7 @@ void Engine::finish() {
   const int p = s_.pp, C = int(class_replicas_.size());
   res_.events = events_;
   res_.rate_solves = net_.rate_solves();
+  res_.work = work();
   res_.link_bytes = net_.link_bytes();
   res_.class_rate_changes = net_.class_rate_changes();
   // Add the NVLink bytes of the representative replica's tp rings to every other replica of its class
@@ -881,6 +894,7 @@ bool IterationSim::step(long long max_events) { return impl_->e.step(std::max(1L
 bool IterationSim::done() const { return impl_->e.done(); }
 double IterationSim::progress() const { return impl_->e.progress(); }
 long long IterationSim::events() const { return impl_->e.events(); }
+long long IterationSim::work() const { return impl_->e.work(); }
 IterationResult IterationSim::take_result() {
   if (!impl_->e.done()) throw std::logic_error("IterationSim::take_result before the simulation finished");
   return impl_->e.take();

@@ -22,6 +22,7 @@
 #include "sim/topology.h"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,18 @@ struct IterationSpec {
   // "utilisation" against a nominal capacity can pass 100% and says nothing about contention: left out
   // of the ranking unless asked for (tests check their bytes too).
   bool hottest_include_passive = false;
+  // Work budget (kWorkPerEvent below); 0 = none. Past it, step() throws
+  // WorkBudgetExceeded: the config asked for more than the simulator promises to do (sim_config.cpp).
+  long long max_work = 0;
+};
+
+// The work measure: FlowNet::work (link visits of the bandwidth solver) + kWorkPerEvent per event (an
+// event's own bookkeeping costs about as much as 100 link visits, measured: see sim_config.cpp).
+constexpr long long kWorkPerEvent = 100;
+
+// Thrown by the iteration simulation when it passes IterationSpec::max_work; the message says what to reduce.
+struct WorkBudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 enum class SpanKind : uint8_t { forward, backward, tp_comm, pp_wait, dp_comm, dp_wait, optimizer, pp_send };
@@ -139,6 +152,7 @@ struct IterationResult {
   // (FlowNet::group_rate_changes, link_loads), so the simulation pays one record per rate change.
   std::vector<LinkSeries> hottest_series;
   long long events = 0, flow_groups = 0, rate_solves = 0;
+  long long work = 0;  // FlowNet::work of the whole iteration (the budget's measure)
   double wall_s = 0;                          // host time the simulation took
   std::vector<std::string> notes;
 };
@@ -170,6 +184,7 @@ class IterationSim {
   bool done() const;
   double progress() const;          // fraction of all GPUs' ops done, 0..1 (1 once finished)
   long long events() const;         // processed so far
+  long long work() const;           // FlowNet::work so far (the budget's measure)
   IterationResult take_result();    // after done(); throws std::logic_error before
  private:
   struct Impl;

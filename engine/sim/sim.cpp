@@ -280,10 +280,12 @@ struct Simulation::Impl {
   std::unique_ptr<Topology> topo;
   std::unique_ptr<IterationSim> sim;
   bool done = false;
+  std::string file;  // the config, for messages
 };
 
 Simulation::Simulation(const Catalog& cat, const JsonDoc& doc, SimOptions o) : impl_(std::make_unique<Impl>()) {
   impl_->cat = &cat;
+  impl_->file = doc.file();
   impl_->o = std::move(o);
   impl_->r = resolve(cat, doc);
   check_timeline_gpus(impl_->r, impl_->o, doc.file());
@@ -299,7 +301,11 @@ Simulation::Simulation(const Catalog& cat, const json& config, SimOptions o, con
 Simulation::~Simulation() = default;
 
 bool Simulation::step(long long max_events) {
-  if (!impl_->done) impl_->done = impl_->sim->step(max_events);
+  try {
+    if (!impl_->done) impl_->done = impl_->sim->step(max_events);
+  } catch (const WorkBudgetExceeded& e) {  // the panel shows it like any config error, naming the file
+    throw LoadError(impl_->file, 0, 0, "", e.what());
+  }
   return impl_->done;
 }
 
@@ -352,6 +358,7 @@ IterationBench bench_iteration(const Catalog& cat, const JsonDoc& doc, int repea
     b.best_wall_s = i == 0 ? w : std::min(b.best_wall_s, w);
     b.worst_wall_s = std::max(b.worst_wall_s, w);
     b.events = it.events;
+    b.work = it.work;
     b.iteration_s = it.iteration_s;
     b.replica_classes = int(it.workers.size()) / std::max(1, r.iter.pp);
   }

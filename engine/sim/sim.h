@@ -118,6 +118,7 @@ struct IterationBench {
   int gpus = 0;                  // tp * pp * dp
   int replica_classes = 0;       // classes simulated (symmetric replicas once)
   long long events = 0;          // events of one iteration (the same every repeat)
+  long long work = 0;            // the bandwidth solver's link visits (the work budget's measure)
   double iteration_s = 0;        // simulated time of one training iteration
   double setup_wall_s = 0;       // resolve (config checks + analytic estimate), once
   double best_wall_s = 0, mean_wall_s = 0, worst_wall_s = 0;  // topology + simulate_iteration, per repeat

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace mc::sim {
 
@@ -111,6 +112,54 @@ void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, 
 
 }  // namespace
 
+// The simulator's work budget, checked before anything is built (a lower bound of the work the config
+// implies) and while it runs (IterationSpec::max_work, the measured work), so no accepted config runs past
+// it. Work = the bandwidth solver's link visits + kWorkPerEvent per event: on this project's 2-core
+// machine the solver visits ~1e8 links/s and an event costs ~1 us of bookkeeping, so 5e8 is ~5 s natively
+// (the browser runs it in slices, one per frame, with a progress bar). The shipped configs need < 4e7.
+LeastWork least_work(const IterationSpec& it) {
+  LeastWork w;
+  const double m = it.micro_batches, v = it.virtual_stages, p = it.pp;
+  // Events, at least: every micro-batch's forward and backward of every chunk on every stage is one, and
+  // with tp > 1 so is each layer's tp collective (one replica class: the lower bound).
+  const double layers_per_chunk = double(it.layers) / std::max(1.0, p * v);
+  const double tp_colls = it.tp > 1 ? layers_per_chunk * (it.tp_collectives_forward + it.tp_collectives_backward) : 0;
+  w.compute_events = p * m * v * (2 + tp_colls);
+  w.steps_per_chunk = 2 + tp_colls;
+  // Gradient buckets per stage, each an all-reduce over dp ranks of every tp rank: a flow group of at
+  // least dp * tp links, solved when it starts and when it ends.
+  w.buckets = it.dp > 1 && it.dp_bytes_per_stage > 0 ? std::ceil(it.dp_bytes_per_stage / it.bucket_bytes) : 0;
+  w.dp_work = 2.0 * p * w.buckets * double(it.dp) * it.tp;
+  w.work = double(kWorkPerEvent) * (w.compute_events + p * w.buckets) + w.dp_work;
+  return w;
+}
+
+namespace {
+void check_work_budget(const JsonCursor& root, const IterationSpec& it) {
+  const LeastWork lw = least_work(it);
+  const double m = it.micro_batches, v = it.virtual_stages, p = it.pp;
+  const double work = lw.work, dp_work = lw.dp_work, buckets = lw.buckets, compute_events = lw.compute_events;
+  if (work <= double(kMaxSimWork)) return;
+  std::ostringstream os;
+  os.precision(3);
+  os << "the simulator would need at least " << work << " units of work (its budget is " << double(kMaxSimWork)
+     << ", a few seconds): ";
+  if (dp_work >= work / 2) {
+    os << p * buckets << " gradient all-reduces (" << buckets << " buckets of " << it.bucket_bytes
+       << " bytes per stage) over " << double(it.dp) * it.tp << " GPUs each; use larger sim.bucket_bytes, a smaller "
+       << "dp (more tp or pp), or `megacluster estimate` (the analytic model has no such limit)";
+    (root.has("sim") && root["sim"].has("bucket_bytes") ? root["sim"]["bucket_bytes"]
+     : root["parallel"].has("dp")                      ? root["parallel"]["dp"]
+                                                       : root["parallel"])
+        .fail(os.str());
+  }
+  os << compute_events << " compute and tensor-parallel steps (" << m << " micro-batches x " << p << " stages x "
+     << v << " chunks x " << lw.steps_per_chunk << " steps each); use a larger micro_batch or a smaller global_batch, "
+     << "fewer layers per stage, or `megacluster estimate` (the analytic model has no such limit)";
+  (root["parallel"].has("micro_batch") ? root["parallel"]["micro_batch"] : root["parallel"]).fail(os.str());
+}
+}  // namespace
+
 Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   Resolved r;
   JsonCursor root = doc.root();
@@ -206,6 +255,8 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.latency.intra_node_s = c.cluster.intra_latency_s;
   it.latency.inter_node_s = c.cluster.inter_latency_s;
   it.stragglers = r.sec.stragglers;
+  check_work_budget(root, it);
+  it.max_work = kMaxSimWork;
   return r;
 }
 

@@ -42,6 +42,21 @@ struct Resolved {
   IterationSpec iter;
 };
 
+// The simulator's work budget (iteration.h's measure; see sim_config.cpp for the calibration): a config
+// whose least possible work is over it is refused before anything is built, and a simulation that passes
+// it while running stops with WorkBudgetExceeded.
+constexpr long long kMaxSimWork = 500000000;
+
+// The least work (iteration.h's measure) an iteration can take, from its spec alone: every micro-batch's
+// forward and backward of every chunk and (tp > 1) each layer's tp collective is at least one event; each
+// gradient bucket is an all-reduce whose flow group crosses at least dp * tp links and is solved at least
+// twice. A lower bound (tested against the measured work), so the check before building refuses nothing
+// that would have run within the budget.
+struct LeastWork {
+  double work = 0, dp_work = 0, compute_events = 0, buckets = 0, steps_per_chunk = 0;
+};
+LeastWork least_work(const IterationSpec& it);
+
 // Reads and checks the whole config (the analytic part through perf::parse_config). Throws LoadError.
 Resolved resolve(const Catalog& cat, const JsonDoc& doc);
 

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
 
 namespace mc::train {
 
@@ -156,6 +159,23 @@ void validate(const TrainConfig& c) {
     bad("this run needs about " + format_quantity(need, "bytes") + " per worker, over the limit of " +
         format_quantity(c.memory_limit_bytes, "bytes") +
         " (memory_limit_bytes / --memory-limit-GB): use a smaller model or batch, or more workers");
+  // Every worker lives in this process: a limit raised past the machine (--memory-limit-GB 100000) must
+  // not end in std::bad_alloc minutes into the allocation, so the total is checked against what it has.
+  const double total = need * p.workers(), have = machine_memory_bytes();
+  if (have > 0 && total > 0.9 * have)
+    bad("this run needs about " + format_quantity(total, "bytes") + " for its " + std::to_string(p.workers()) +
+        " workers (" + format_quantity(need, "bytes") + " each), and this machine has " +
+        format_quantity(have, "bytes") + " of memory in all: use a smaller model, batch or context");
+}
+
+double machine_memory_bytes() {
+#if defined(__EMSCRIPTEN__)
+  return 4.0 * double(1ull << 30);  // wasm32: the address space is the limit
+#elif defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) return double(pages) * double(page);
+#endif
+  return 0;
 }
 
 }  // namespace mc::train

@@ -86,6 +86,9 @@ nlohmann::json to_json(const TrainConfig& c);
 // Refuses layouts that cannot run (divisibility, ZeRO-2/3 with pipelines) and runs over the memory limit;
 // the message names the rule and how to fix it. Throws std::invalid_argument.
 void validate(const TrainConfig& c);
+// Physical memory of this machine in bytes (0 when unknown); validate() refuses runs whose workers
+// together would need more than 90% of it.
+double machine_memory_bytes();
 
 // The built-in corpus (see corpus.h): a synthetic language whose entropy per byte is known.
 std::string default_corpus();

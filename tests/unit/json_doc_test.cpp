@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 using mc::JsonDoc;
@@ -126,6 +128,72 @@ TEST(JsonDocCrafted, HugeIntegersSayOutOfRange) {
   }
   EXPECT_NE(load_error("{\"n\": 2.5}", read).find("expected an integer"), std::string::npos);
   EXPECT_EQ(load_error("{\"n\": 1000}", read), "");
+}
+
+// Found by tests/fuzz (train_config): nlohmann throws out_of_range (406), not parse_error, for a number
+// beyond a double; it escaped JsonDoc as a bare library exception with no place.
+TEST(JsonDocCrafted, NumbersBeyondADoubleAreLocated) {
+  const std::string e = load_error("{\"a\": 1,\n \"n\": -5e400}");
+  EXPECT_NE(e.find("crafted.json:2:7"), std::string::npos) << e;
+  EXPECT_NE(e.find("-5e400"), std::string::npos) << e;
+  EXPECT_NE(e.find("beyond the range of a double"), std::string::npos) << e;
+}
+
+// Every reader recurses over values (the locator, nlohmann's dump and ==): a million "[" overflowed the
+// stack (tests/fuzz, json_doc). Refused at the first bracket too deep, before nlohmann parses it.
+TEST(JsonDocCrafted, DeepNestingIsRefusedWhereItGoesTooDeep) {
+  const std::string e = load_error(std::string(1000000, '[') + std::string(1000000, ']'));
+  EXPECT_NE(e.find("crafted.json:1:" + std::to_string(mc::kMaxJsonDepth + 1)), std::string::npos) << e;
+  EXPECT_NE(e.find("nested more than 128"), std::string::npos) << e;
+  // Brackets inside strings do not count; 128 levels are fine.
+  EXPECT_EQ(load_error("{\"a\": \"" + std::string(5000, '[') + "\"}"), "");
+  EXPECT_EQ(load_error(std::string(128, '[') + std::string(128, ']')), "");
+}
+
+// A file over its kind's limit is refused naming its size and the limit; load() checks the size before
+// reading, so a 200 MB file costs nothing (the file here is sparse: nothing is written to the disk).
+TEST(JsonDocCrafted, OversizeInputsAreRefusedBeforeParsing) {
+  const std::string e = load_error(std::string(mc::kMaxJsonBytes + 1, ' '));
+  EXPECT_NE(e.find(std::to_string(mc::kMaxJsonBytes + 1) + " bytes"), std::string::npos) << e;
+  EXPECT_NE(e.find("at most 16777216 bytes (16 MiB)"), std::string::npos) << e;
+  const std::string path = (std::filesystem::temp_directory_path() / "mc-json-200mb.json").string();
+  { std::ofstream(path) << "{}"; }
+  std::filesystem::resize_file(path, 200u << 20);
+  try {
+    (void)mc::JsonDoc::load(path, mc::kMaxConfigBytes);
+    ADD_FAILURE() << "a 200 MB config was accepted";
+  } catch (const LoadError& err) {
+    EXPECT_EQ(err.file, path);
+    EXPECT_NE(err.message.find("209715200 bytes"), std::string::npos) << err.what();
+    EXPECT_NE(err.message.find("at most 4194304 bytes (4 MiB)"), std::string::npos) << err.what();
+  }
+  std::filesystem::remove(path);
+  EXPECT_EQ(load_error("{\"small\": true}"), "");
+}
+
+// The locator stored a full JSON pointer per value: 100 keys of 100 KB nested, with 50,000 elements under
+// them, asked for 10 MB per element (500 GB) from a 10 MB file. Pointers are now bounded (each 4 KB, all
+// together 8x the text): the file parses, a deep value's error points at its nearest recorded ancestor, and
+// a duplicate key in the unrecorded part is still refused.
+TEST(JsonDocCrafted, LongKeysNestedDeepDoNotExhaustMemory) {
+  const std::string key(100000, 'k');
+  std::string text;
+  for (int d = 0; d < 100; ++d) text += "{\"" + key + "\": ";
+  text += "[";
+  for (int n = 0; n < 50000; ++n) text += n ? ",0" : "0";
+  text += "]";
+  for (int d = 0; d < 100; ++d) text += "}";
+  std::string e = load_error(text, [](const mc::JsonDoc& d) {
+    mc::JsonCursor c = d.root();
+    while (c.is_object()) c = c.items().front().second;
+    c.elements().back().fail("too many");
+  });
+  EXPECT_NE(e.find("too many"), std::string::npos) << e.substr(0, 300);
+  EXPECT_NE(e.find("crafted.json:1:1:"), std::string::npos) << e.substr(0, 300);  // the root: nothing nearer
+  // {"kk..": [..], "x": 1, "x": 2} as the innermost object, 100 levels down.
+  const std::string dup = text.substr(0, text.size() - 100) + ", \"x\": 1, \"x\": 2" + std::string(100, '}');
+  e = load_error(dup);
+  EXPECT_NE(e.find("appears twice"), std::string::npos) << e.substr(0, 300);
 }
 
 TEST(JsonDocCrafted, MessagesQuoteInputEscapedAndBounded) {

@@ -76,7 +76,7 @@ struct Reader {
   const std::string& file;
   size_t pos = 0;
   void need(size_t n) const {
-    if (pos + n > s.size())
+    if (n > s.size() || pos > s.size() - n)  // not pos + n: a crafted u64 length would wrap around
       throw std::runtime_error(file + ": checkpoint is truncated (needs " + std::to_string(pos + n) + " bytes, has " +
                                std::to_string(s.size()) + "); it was refused and nothing was loaded");
   }
@@ -310,7 +310,7 @@ void load_file(Trainer::Impl& s, const std::string& path) {
   r.need(hlen);
   // The header is checked like any input file: located errors naming the field, the rule and the fix
   // (a checksum only says the bytes are the ones written, not that a hand-made file is sane).
-  const JsonDoc hdoc = JsonDoc::parse(data.substr(r.pos, hlen), path + " (header)");
+  const JsonDoc hdoc = JsonDoc::parse(data.substr(r.pos, hlen), path + " (header)", kMaxCheckpointHeaderBytes);
   const nlohmann::json& h = hdoc.value();
   r.pos += hlen;
   const JsonCursor hroot = hdoc.root();

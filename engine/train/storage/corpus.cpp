@@ -41,6 +41,11 @@ std::vector<double> stationary_distribution(const std::vector<std::vector<std::p
 std::string read_file(const std::string& path, const std::string& fix) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot read the file. " + fix);
+  in.seekg(0, std::ios::end);  // the size first: an oversized file is refused without reading it
+  if (const std::streamoff n = in.tellg(); n > 0 && size_t(n) > kMaxCorpusBytes)
+    throw std::runtime_error(path + ": the file is " + std::to_string(n) + " bytes; a corpus is at most " +
+                             std::to_string(kMaxCorpusBytes) + " bytes (64 MiB): use a part of it");
+  in.seekg(0, std::ios::beg);
   std::ostringstream os;
   os << in.rdbuf();
   return os.str();
@@ -269,6 +274,9 @@ size_t first_invalid_utf8(const std::string& s) {
 }
 
 void check_corpus_text(const std::string& text, const std::string& name) {
+  if (text.size() > kMaxCorpusBytes)
+    throw std::runtime_error(name + ": the text is " + std::to_string(text.size()) + " bytes; a corpus is at most " +
+                             std::to_string(kMaxCorpusBytes) + " bytes (64 MiB): use a part of it");
   if (const size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", unsigned(uint8_t(text[bad])));

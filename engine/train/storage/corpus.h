@@ -72,6 +72,8 @@ struct Corpus {
 Corpus resolve_corpus(const std::string& id_or_path, const std::string& assets_dir = "");
 
 constexpr size_t kMinCorpusBytes = 1024;
+// The most a corpus may hold (the trainer keeps a token per byte): 64 MiB, checked before reading a file.
+constexpr size_t kMaxCorpusBytes = size_t(64) << 20;
 
 // Byte offset of the first byte that is not part of a well-formed UTF-8 sequence (RFC 3629: no overlong
 // forms, no surrogates, nothing above U+10FFFF), or std::string::npos when `text` is valid UTF-8.

@@ -1,0 +1,147 @@
+// url_state.cpp - see url_state.h.
+#include "core/url_state.h"
+
+namespace mc {
+
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Panel ids ("perf", "lab/scaling") and scenario ids ("gpt3-2020") are short words of these characters:
+// a scenario id becomes a file name under scenarios/, so no '/', no "..", nothing a path could misuse.
+bool plain_id(const std::string& s, bool allow_slash) {
+  if (s.empty() || s.size() > 64 || s.find("..") != std::string::npos) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                    c == '_' || c == '.' || (allow_slash && c == '/');
+    if (!ok) return false;
+  }
+  return s.front() != '.' && s.front() != '/' && s.back() != '/';
+}
+
+// A value quoted in a problem: at most 40 bytes, control bytes and non-ASCII as %XX (it may be anything).
+std::string quoted(const std::string& v) {
+  std::string e = url_encode(v.size() > 40 ? v.substr(0, 40) : v);
+  return "\"" + e + (v.size() > 40 ? "...\"" : "\"");
+}
+
+}  // namespace
+
+std::string url_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out += char(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::string url_encode(std::string_view s) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string out;
+  for (char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    const bool keep = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-' ||
+                      b == '_' || b == '.' || b == '~' || b == '/';
+    if (keep) {
+      out += c;
+    } else {
+      out += '%';
+      out += digits[b >> 4];
+      out += digits[b & 15];
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_query(std::string_view q) {
+  if (q.size() > kMaxQueryBytes) q = q.substr(0, kMaxQueryBytes);
+  if (const size_t hash = q.find('#'); hash != std::string_view::npos) q = q.substr(0, hash);
+  if (!q.empty() && q.front() == '?') q.remove_prefix(1);
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!q.empty()) {
+    const size_t amp = q.find('&');
+    const std::string_view part = q.substr(0, amp);
+    q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
+    if (part.empty()) continue;
+    const size_t eq = part.find('=');
+    out.emplace_back(url_decode(part.substr(0, eq)),
+                     eq == std::string_view::npos ? std::string() : url_decode(part.substr(eq + 1)));
+  }
+  return out;
+}
+
+std::optional<int> parse_url_step(std::string_view s) {
+  if (s.empty() || s.size() > 5) return std::nullopt;
+  int n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');  // at most 5 digits: no overflow
+  }
+  if (n < 1 || n > kMaxUrlStep) return std::nullopt;
+  return n - 1;
+}
+
+UrlState parse_url_state(std::string_view query) {
+  UrlState st;
+  if (query.size() > kMaxQueryBytes)
+    st.problems.push_back("the address's query is " + std::to_string(query.size()) + " bytes; only the first " +
+                          std::to_string(kMaxQueryBytes) + " were read (use a link the explorer made)");
+  std::string step_text;
+  bool have_step = false;
+  // As URLSearchParams.get: the first occurrence of a key wins.
+  bool seen_panel = false, seen_scenario = false;
+  for (const auto& [k, v] : parse_query(query)) {
+    if (k == "panel" && !seen_panel) {
+      seen_panel = true;
+      if (plain_id(v, true)) st.panel = v;
+      else if (!v.empty())
+        st.problems.push_back("panel=" + quoted(v) + " is not a panel id; use one such as panel=perf or panel=lab/scaling");
+    } else if (k == "scenario" && !seen_scenario) {
+      seen_scenario = true;
+      if (plain_id(v, false)) st.scenario = v;
+      else if (!v.empty())
+        st.problems.push_back("scenario=" + quoted(v) + " is not a scenario id (letters, digits, '-', '_', '.'; "
+                              "no '/'); use one of the gallery's, such as scenario=gpt3-2020");
+    } else if (k == "step" && !have_step) {
+      have_step = true;
+      step_text = v;
+    }
+  }
+  if (have_step) {
+    if (const std::optional<int> n = parse_url_step(step_text)) {
+      st.step = *n;
+    } else {
+      st.problems.push_back("step=" + quoted(step_text) + " is not a step number; use 1 to " +
+                            std::to_string(kMaxUrlStep) + " (the class starts at step 1)");
+    }
+    if (st.scenario.empty() && st.step >= 0) {
+      st.problems.push_back("step=" + step_text + " without a scenario was ignored; add scenario=ID");
+      st.step = -1;
+    }
+  }
+  return st;
+}
+
+std::string to_query(const UrlState& s) {
+  std::string q;
+  auto add = [&](const char* k, const std::string& v) { q += (q.empty() ? "?" : "&") + std::string(k) + "=" + url_encode(v); };
+  if (!s.panel.empty()) add("panel", s.panel);
+  if (!s.scenario.empty()) add("scenario", s.scenario);
+  if (!s.scenario.empty() && s.step >= 0) add("step", std::to_string(s.step + 1));
+  return q;
+}
+
+}  // namespace mc

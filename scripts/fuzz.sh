@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses of tests/fuzz/ (one per input parser) and fails on any finding: a crash, an
+# ASan/UBSan report, a leak, an input slower than MC_FUZZ_TIMEOUT seconds, or more than MC_FUZZ_RSS_MB of
+# memory. scripts/test.sh runs it briefly; run it for as long as you like:
+#
+#   scripts/fuzz.sh                          every harness, 20 s each
+#   scripts/fuzz.sh 600 sim_config catalog   those two, 10 minutes each
+#   MC_FUZZ_PARALLEL=2 MC_FUZZ_LOG_DIR=/tmp/fuzz-logs nice -n 19 scripts/fuzz.sh 3600
+#
+# Builds the `fuzz` preset (clang; scripts/setup.sh installs it). Seeds are generated at run time from the
+# shipped files (tests/fuzz/make_seeds.py) into build/fuzz/seeds/; what each harness learns is kept in
+# build/fuzz/corpus/<harness>/ for the next run. A finding is saved in build/fuzz/findings/<harness>/ and
+# printed; once fixed, commit it under tests/fuzz/regressions/<harness>/ (the normal test suite replays it).
+# Environment: MC_FUZZ_TIMEOUT (s of wall time, default 25: the shipped 9,984-GPU config takes ~1 s of CPU under
+# ASan, and on a shared 2-core machine at load 10 that is 10 s of wall time; the work budgets, not this
+# timeout, are what bound the engine: tests/unit/sim_budget_test.cpp), MC_FUZZ_RSS_MB (default 2048), MC_FUZZ_PARALLEL (harnesses
+# at once, default 1), MC_FUZZ_LOG_DIR (default build/fuzz/logs), MC_FUZZ_NO_BUILD=1 (use what is built).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+all=(json_doc perf_config sim_config train_config checkpoint corpus scenario scenario_player catalog url_state)
+seconds=${1:-20}
+shift || true
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
+timeout_s=${MC_FUZZ_TIMEOUT:-25}
+rss_mb=${MC_FUZZ_RSS_MB:-2048}
+parallel=${MC_FUZZ_PARALLEL:-1}
+logs=${MC_FUZZ_LOG_DIR:-build/fuzz/logs}
+
+case "$seconds" in ''|*[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS-PER-HARNESS] [HARNESS...]" >&2; exit 2;; esac
+for h in "${harnesses[@]}"; do
+  printf '%s\n' "${all[@]}" | grep -qx "$h" || { echo "fuzz.sh: no harness \"$h\" (known: ${all[*]})" >&2; exit 2; }
+done
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found; run scripts/setup.sh (installs clang, libclang-rt-14-dev)" >&2; exit 1; }
+
+if [ "${MC_FUZZ_NO_BUILD:-0}" != 1 ]; then
+  cmake --preset fuzz >/dev/null
+  targets=()
+  for h in "${harnesses[@]}"; do targets+=(--target "fuzz_$h"); done
+  cmake --build build/fuzz -j2 "${targets[@]}"
+fi
+
+mkdir -p "$logs"
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+run_one() {  # harness -> exit status; its libFuzzer output goes to $logs/<harness>.log
+  local h=$1 bin=build/fuzz/tests/fuzz/fuzz_$1
+  local seeds=build/fuzz/seeds/$h corpus=build/fuzz/corpus/$h findings=build/fuzz/findings/$h
+  rm -rf "$seeds"
+  mkdir -p "$seeds" "$corpus" "$findings"
+  python3 tests/fuzz/make_seeds.py "$seeds" "$h" >/dev/null
+  if [ "$h" = checkpoint ]; then MC_FUZZ_WRITE_SEEDS="$seeds" "$bin" -runs=0 >/dev/null 2>&1; fi
+  # -max_len: configs and scenarios are a few KB, the shipped catalog tables up to ~100 KB.
+  "$bin" "$corpus" "$seeds" -max_total_time="$seconds" -timeout="$timeout_s" -rss_limit_mb="$rss_mb" \
+    -malloc_limit_mb="$rss_mb" -max_len=131072 -error_exitcode=77 -timeout_exitcode=78 \
+    -artifact_prefix="$findings/" -print_final_stats=1 >"$logs/$h.log" 2>&1
+}
+
+summary() {  # the last "#N ... cov: ... ft: ..." line and the executions of a log
+  local log=$1
+  local last execs
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -E 's/ +/ /g' || true)
+  execs=$(grep -E 'stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
+  printf '%s | executions %s' "${last:-no progress line}" "${execs:-?}"
+}
+
+failed=()
+pids=()
+names=()
+wait_one() {  # waits for the oldest running harness
+  local pid=${pids[0]} h=${names[0]}
+  pids=("${pids[@]:1}")
+  names=("${names[@]:1}")
+  if wait "$pid"; then
+    printf '[fuzz] %-16s ok       %s\n' "$h" "$(summary "$logs/$h.log")"
+  else
+    failed+=("$h")
+    printf '[fuzz] %-16s FINDING  %s (log: %s)\n' "$h" "$(summary "$logs/$h.log")" "$logs/$h.log"
+    grep -E 'ERROR: |FUZZ FINDING|runtime error|Test unit written|SUMMARY' "$logs/$h.log" | head -8 | sed 's/^/    /'
+  fi
+}
+
+echo "[fuzz] ${#harnesses[@]} harnesses, ${seconds} s each, ${parallel} at a time (timeout ${timeout_s} s, ${rss_mb} MB)"
+for h in "${harnesses[@]}"; do
+  [ ${#pids[@]} -lt "$parallel" ] || wait_one
+  run_one "$h" &
+  pids+=($!)
+  names+=("$h")
+done
+while [ ${#pids[@]} -gt 0 ]; do wait_one; done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "[fuzz] findings in: ${failed[*]} (inputs in build/fuzz/findings/<harness>/; replay one with" \
+       "build/fuzz/tests/fuzz/fuzz_<harness> FILE)" >&2
+  exit 1
+fi
+echo "[fuzz] no finding"
