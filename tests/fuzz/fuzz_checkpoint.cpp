@@ -1,4 +1,4 @@
-// fuzz_checkpoint.cpp - libFuzzer harness of the training lab's checkpoints (engine/train/checkpoint.cpp):
+// fuzz_checkpoint.cpp - libFuzzer harness of the training lab's checkpoints (engine/train/storage/checkpoint.cpp):
 // the input is a checkpoint file, loaded into two small trainers (a plain one and a ZeRO-3 one, so that
 // both layouts of the file are reached). The harness writes the correct checksum over the input first
 // (the last 8 bytes): otherwise almost every mutation would stop at the checksum and the header and

@@ -1,10 +1,10 @@
-// fuzz_corpus.cpp - libFuzzer harness of the training corpora (engine/train/corpus.cpp): the input as a
+// fuzz_corpus.cpp - libFuzzer harness of the training corpora (engine/train/storage/corpus.cpp): the input as a
 // text file given to `train --corpus FILE` (resolve_corpus: read, UTF-8 and binary checks), and as a
 // synthetic-language file (load_synthetic_language: the Markov chain's checks, then its stationary
 // distribution and entropy). Invariants: an accepted text is valid UTF-8 of at least kMinCorpusBytes with
 // no NUL; an accepted language has a positive, finite entropy per byte and generates text it accepts.
 #include "fuzz_common.h"
-#include "train/corpus.h"
+#include "train/storage/corpus.h"
 
 #include <cmath>
 
