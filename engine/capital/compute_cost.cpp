@@ -28,6 +28,15 @@ double num(const json& j, const char* key, double fallback) {
 }  // namespace
 
 BuildCostBreakdown build_cost(const BuildConfig& b) {
+  const auto need = [](double v, const char* key, const char* rule) {
+    if (!(v > 0))
+      throw std::invalid_argument(std::string("build.") + key + " must be " + rule +
+                                  ": set it, or start from default_plan_config (the catalog's prices)");
+  };
+  need(b.amortisation_years, "amortisation_years", "positive");
+  need(b.pue, "pue", "positive (at least 1: facility power over IT power)");
+  need(b.gpu_price_usd, "gpu_price_usd", "positive");
+  need(b.gpu_power_W, "gpu_power_W", "positive");
   BuildCostBreakdown o;
   const double g = b.gpus_per_server > 0 ? b.gpus_per_server : 1;
   o.capex_per_gpu_usd = b.gpu_price_usd + (b.server_price_usd + b.network_per_server_usd) / g;
@@ -61,7 +70,8 @@ PlanResult plan(const PlanConfig& cfg) {
   if (by_usd == by_flops) throw std::invalid_argument("give exactly one positive budget: budget_usd or budget_flops");
   if (!(cfg.utilisation > 0 && cfg.utilisation <= 1)) throw std::invalid_argument("utilisation must be in (0, 1]");
   if (!(cfg.gpu_peak_flops_per_s > 0) || !(cfg.rent_usd_per_gpu_hour > 0))
-    throw std::invalid_argument("gpu_peak_flops_per_s and rent_usd_per_gpu_hour must be positive");
+    throw std::invalid_argument("gpu_peak_flops_per_s and rent_usd_per_gpu_hour must be positive: set them, or start "
+                                "from default_plan_config (the catalog's GPU peak and prices)");
   PlanResult r;
   r.build = build_cost(cfg.build);
   r.usd_per_gpu_hour = cfg.pricing == Pricing::rent ? cfg.rent_usd_per_gpu_hour : r.build.usd_per_gpu_hour;

@@ -19,16 +19,19 @@
 namespace mc::capital {
 
 // Owning the machine: capital cost amortised over its life plus electricity with the facility overhead.
+// Building and running the machine instead of renting it. Every price and power is a catalog value
+// (prices and gpus tables, each with its source): default_plan_config fills them; 0 means never set, and
+// build_cost refuses it rather than price a machine from a number nobody sourced.
 struct BuildConfig {
-  double gpu_price_usd = 10000;              // one V100 SXM2 (assumed)
-  double server_price_usd = 50000;           // one 8-GPU server without its GPUs (assumed)
-  double network_per_server_usd = 20000;     // 400 Gb/s InfiniBand share per server (assumed)
-  int gpus_per_server = 8;
-  double gpu_power_W = 300;                  // V100 SXM2 TDP (datasheet)
-  double server_power_W = 1500;              // CPUs, memory, fans, NICs (assumed)
-  double pue = 1.2;                          // facility power / IT power (assumed)
-  double usd_per_kWh = 0.07;                 // (assumed)
-  double amortisation_years = 4;             // (assumed)
+  double gpu_price_usd = 0;           // one GPU (prices: v100-sxm2-purchase)
+  double server_price_usd = 0;        // one 8-GPU server without its GPUs (prices: server-8gpu-host)
+  double network_per_server_usd = 0;  // its share of the fabric (prices: network-400g-per-server)
+  int gpus_per_server = 8;            // the servers the prices above are for
+  double gpu_power_W = 0;             // GPU board power (gpus: tdp_W)
+  double server_power_W = 0;          // CPUs, memory, fans, NICs (prices: server-8gpu-host)
+  double pue = 0;                     // facility power / IT power (prices: datacenter-2020)
+  double usd_per_kWh = 0;             // (prices: datacenter-2020)
+  double amortisation_years = 0;      // (prices: datacenter-2020)
 };
 
 struct BuildCostBreakdown {
@@ -49,12 +52,12 @@ struct PlanConfig {
   double budget_flops = 0;
   ScalingRule rule = ScalingRule::chinchilla;
   std::string gpu = "v100-32gb";               // catalog gpus record
-  double gpu_peak_flops_per_s = 125e12;        // V100 FP16 tensor peak (datasheet)
+  double gpu_peak_flops_per_s = 0;             // the GPU's dense FP16 tensor peak (gpus table)
   double utilisation = 0.3;                    // model FLOPs utilisation (assumed; GPT-4 leak: 0.32-0.36)
   Pricing pricing = Pricing::rent;
-  double rent_usd_per_gpu_hour = 1.5;          // V100, 3-year reserved (inferred from Lambda)
+  double rent_usd_per_gpu_hour = 0;            // prices: v100-cloud-reserved
   BuildConfig build;
-  double cluster_gpus = 10000;                 // for the wall-clock days (the 2020 machine)
+  double cluster_gpus = 0;                     // for the wall-clock days (clusters: azure-openai-2020)
   KaplanConstants kaplan;
   ChinchillaConstants chinchilla;
 };

@@ -120,10 +120,13 @@ int run_train(mc::cli::Args& a) {
     cfg["sample_bytes"] = 120;
   }
 
+  // Across processes? mpirun announces itself in the environment; --mpi asks for MPI with one rank too.
+  // Known before validating: under MPI this process holds one worker, not the whole layout's memory.
+  const MpiLaunch launch = mpi_launch(force_mpi || mpi_native || mpi_timeout.has_value());
   mc::train::TrainConfig tc;
   try {
     tc = mc::train::parse_config(cfg, pos.empty() ? "options" : pos[0]);
-    mc::train::validate(tc);
+    mc::train::validate(tc, launch.mpi ? 1 : 0);
   } catch (const std::invalid_argument& e) {
     // Name where the settings came from: the file (with any options laid over it) or the options alone.
     std::fprintf(stderr, "megacluster train: cannot run this configuration (%s): %s\n",
@@ -132,8 +135,6 @@ int run_train(mc::cli::Args& a) {
                  e.what());
     return 1;
   }
-  // Across processes? mpirun announces itself in the environment; --mpi asks for MPI with one rank too.
-  const MpiLaunch launch = mpi_launch(force_mpi || mpi_native || mpi_timeout.has_value());
   if (launch.error) {
     if (launch.rank == 0) std::fprintf(stderr, "megacluster train: %s\n", launch.message.c_str());
     return 1;

@@ -129,7 +129,7 @@ double estimate_worker_bytes(const TrainConfig& c) {
   return state + per_mb * in_flight;
 }
 
-void validate(const TrainConfig& c) {
+void validate(const TrainConfig& c, int workers_in_this_process) {
   const ModelConfig& m = c.model;
   const ParallelConfig& p = c.parallel;
   auto bad = [](const std::string& s) { throw std::invalid_argument(s); };
@@ -159,11 +159,13 @@ void validate(const TrainConfig& c) {
     bad("this run needs about " + format_quantity(need, "bytes") + " per worker, over the limit of " +
         format_quantity(c.memory_limit_bytes, "bytes") +
         " (memory_limit_bytes / --memory-limit-GB): use a smaller model or batch, or more workers");
-  // Every worker lives in this process: a limit raised past the machine (--memory-limit-GB 100000) must
-  // not end in std::bad_alloc minutes into the allocation, so the total is checked against what it has.
-  const double total = need * p.workers(), have = machine_memory_bytes();
+  // The workers of this process (all of them in the in-process lab, one per MPI rank): a limit raised past
+  // the machine (--memory-limit-GB 100000) must not end in std::bad_alloc minutes into the allocation, so
+  // their total is checked against what the machine has.
+  const int here = workers_in_this_process > 0 ? std::min(workers_in_this_process, p.workers()) : p.workers();
+  const double total = need * here, have = machine_memory_bytes();
   if (have > 0 && total > 0.9 * have)
-    bad("this run needs about " + format_quantity(total, "bytes") + " for its " + std::to_string(p.workers()) +
+    bad("this run needs about " + format_quantity(total, "bytes") + " for its " + std::to_string(here) +
         " workers (" + format_quantity(need, "bytes") + " each), and this machine has " +
         format_quantity(have, "bytes") + " of memory in all: use a smaller model, batch or context");
 }

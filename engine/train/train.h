@@ -85,9 +85,11 @@ double estimate_worker_bytes(const TrainConfig& c);
 nlohmann::json to_json(const TrainConfig& c);
 // Refuses layouts that cannot run (divisibility, ZeRO-2/3 with pipelines) and runs over the memory limit;
 // the message names the rule and how to fix it. Throws std::invalid_argument.
-void validate(const TrainConfig& c);
-// Physical memory of this machine in bytes (0 when unknown); validate() refuses runs whose workers
-// together would need more than 90% of it.
+// workers_in_this_process: how many of the layout's workers this process holds (0 = all of them, the
+// in-process lab; 1 = one MPI rank), for the check against the machine's memory.
+void validate(const TrainConfig& c, int workers_in_this_process = 0);
+// Physical memory of this machine in bytes (0 when unknown); validate() refuses runs whose workers in
+// this process together would need more than 90% of it.
 double machine_memory_bytes();
 
 // The built-in corpus (see corpus.h): a synthetic language whose entropy per byte is known.

@@ -42,15 +42,39 @@ TEST(CapitalCost, DollarsAndFlopsRoundTrip) {
 }
 
 TEST(CapitalCost, BuildCostScalesAsItsParts) {
-  BuildConfig b;
+  // The inputs stated here (the arithmetic is under test, not the catalog's prices).
+  const BuildConfig given{.gpu_price_usd = 10000, .server_price_usd = 50000, .network_per_server_usd = 20000,
+                          .gpus_per_server = 8, .gpu_power_W = 300, .server_power_W = 1500, .pue = 1.2,
+                          .usd_per_kWh = 0.07, .amortisation_years = 4};
+  BuildConfig b = given;
   BuildCostBreakdown base = build_cost(b);
   b.pue *= 2;
   EXPECT_NEAR(build_cost(b).power_usd_per_gpu_hour, 2 * base.power_usd_per_gpu_hour, 1e-12);
-  b = {};
+  b = given;
   b.amortisation_years *= 2;
   EXPECT_NEAR(build_cost(b).capex_usd_per_gpu_hour, base.capex_usd_per_gpu_hour / 2, 1e-12);
   // One V100 at 300 W with 1.5 kW of server over 8 GPUs, PUE 1.2: 0.585 kW at the wall.
   EXPECT_NEAR(base.power_kW_per_gpu, (300 + 1500.0 / 8) * 1.2 / 1000, 1e-12);
+}
+
+TEST(CapitalCost, UnsetPricesAreRefusedNotAssumed) {
+  // A config that never read the catalog carries no prices: refused, naming the field and the fix.
+  try {
+    build_cost(BuildConfig{});
+    ADD_FAILURE() << "an unset build config was priced";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("build.amortisation_years"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("default_plan_config"), std::string::npos) << e.what();
+  }
+  PlanConfig c;
+  c.budget_usd = 1e6;
+  EXPECT_THROW(plan(c), std::invalid_argument);
+  // From the catalog, every one is set.
+  const PlanConfig d = default_plan_config(catalog());
+  EXPECT_GT(d.gpu_peak_flops_per_s, 0);
+  EXPECT_GT(d.rent_usd_per_gpu_hour, 0);
+  EXPECT_GT(d.cluster_gpus, 0);
+  EXPECT_GT(build_cost(d.build).usd_per_gpu_hour, 0);
 }
 
 TEST(CapitalCost, PlanRejectsBadBudgets) {

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace {
 
 TEST(TrainMemoryLimit, MachineMemoryIsKnownHere) {
@@ -32,6 +35,24 @@ TEST(TrainMemoryLimit, ARunLargerThanTheMachineIsRefusedUpFront) {
   }
   // A trainer is never built for it: the constructor validates first.
   EXPECT_THROW(mc::train::Trainer(c, std::string(1 << 20, 'a')), std::invalid_argument);
+}
+
+TEST(TrainMemoryLimit, AnMpiRankCountsOnlyItsOwnWorker) {
+  // Eight data-parallel workers of about a quarter of this machine's memory each: too much for one
+  // process holding all eight, fine for an MPI rank holding one (the others live on other hosts).
+  const double have = mc::train::machine_memory_bytes();
+  ASSERT_GT(have, 0.0);
+  const int C = std::max(64, int(std::sqrt(0.25 * have / 16 / 12) / 64) * 64);  // one layer ~ 12 C^2 params
+  mc::train::TrainConfig c;
+  c.model = {.vocab = 256, .context = 8, .layers = 1, .width = C, .heads = C / 64};
+  c.parallel.dp = 8;
+  c.batch = 8;
+  c.memory_limit_bytes = 1e15;
+  const double need = mc::train::estimate_worker_bytes(c);
+  ASSERT_LT(need, 0.9 * have);
+  ASSERT_GT(8 * need, 0.9 * have);
+  EXPECT_THROW(mc::train::validate(c), std::invalid_argument);
+  EXPECT_NO_THROW(mc::train::validate(c, 1));
 }
 
 TEST(TrainMemoryLimit, TheDefaultLabRunIsNotAffected) {

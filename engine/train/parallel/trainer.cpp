@@ -40,7 +40,7 @@ std::vector<int> Trainer::Impl::dp_group(int p, int t) const {
 }
 
 Trainer::Trainer(TrainConfig cfg, std::string corpus, Transport* transport) : impl_(std::make_unique<Impl>()) {
-  validate(cfg);
+  validate(cfg, transport ? 1 : 0);  // under MPI this process allocates only its own worker
   Impl& s = *impl_;
   s.cfg = cfg;
   const ParallelConfig& pc = cfg.parallel;
