@@ -6,6 +6,7 @@
 #include "train/kernels/ops_backend.h"
 #include "train/model/reference_gpt.h"
 #include "train/model/worker.h"
+#include "train_helpers.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -57,29 +58,10 @@ struct Golden {
 };
 
 // The production path on one worker: loss and gradients of one micro-batch of B sequences.
-struct Production {
-  double loss = 0;
-  std::vector<float> grads;
-};
+using Production = mc::test::OneWorkerPass;
 Production run_production(const ModelConfig& m, const std::vector<float>& params, const std::vector<int32_t>& tokens,
                           int B, const OpsBackend* ops = nullptr) {
-  Comm comm(1);
-  Worker w;
-  w.lay = make_layout(m, 1, 0, 1, 0, 1);
-  w.params = params;
-  w.grads.assign(params.size(), 0.0f);
-  StepContext c;
-  c.model = &m;
-  c.tokens = &tokens;
-  c.micro_batch_size = B;
-  c.local_batch = B;
-  c.global_batch = B;
-  c.ops = ops;
-  std::vector<Worker*> g{&w};
-  std::vector<std::vector<int>> ids{{0}};
-  stage_forward(comm, g, ids, 0, c);
-  stage_backward(comm, g, ids, 0, c);
-  return {w.loss_sum / double(B * m.context), w.grads};
+  return mc::test::one_worker_pass(m, params, tokens, B, true, ops);
 }
 
 // Worst error of `got` against `want` per tensor, in units of the tensor's allowed error:

@@ -2,6 +2,7 @@
 // and the layers' building blocks against closed forms.
 #include "train/kernels/ops.h"
 #include "train/model/worker.h"
+#include "train_helpers.h"
 
 #include <gtest/gtest.h>
 
@@ -21,25 +22,9 @@ struct Tiny {
   }
   // Mean loss and, when grads != null, its gradient.
   double run(const std::vector<float>& params, std::vector<float>* grads) const {
-    mc::train::Comm comm(1);
-    Worker w;
-    w.lay = make_layout(m, 1, 0, 1, 0, 1);
-    w.params = params;
-    w.grads.assign(params.size(), 0.0f);
-    StepContext c;
-    c.model = &m;
-    c.tokens = &tokens;
-    c.micro_batch_size = B;
-    c.local_batch = B;
-    c.global_batch = B;
-    std::vector<Worker*> g{&w};
-    std::vector<std::vector<int>> ids{{0}};
-    stage_forward(comm, g, ids, 0, c);
-    if (grads) {
-      stage_backward(comm, g, ids, 0, c);
-      *grads = w.grads;
-    }
-    return w.loss_sum / double(B * m.context);
+    mc::test::OneWorkerPass r = mc::test::one_worker_pass(m, params, tokens, B, grads != nullptr);
+    if (grads) *grads = std::move(r.grads);
+    return r.loss;
   }
 };
 
