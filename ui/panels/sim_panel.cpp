@@ -525,14 +525,17 @@ void draw(ExplorerState& s) {
                format_quantity(b.tp_comm_s, "s").c_str(), format_quantity(b.pp_send_s, "s").c_str(),
                format_quantity(b.pp_wait_s, "s").c_str(), format_quantity(b.dp_wait_s, "s").c_str(),
                format_quantity(b.optimizer_s, "s").c_str());
-  wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica classes simulated for %d replicas",
-               sim.events, sim.wall_s * 1e3, sim.events_per_s, sim.replica_class_replicas.size(), it.config.layout.dp);
+  const size_t n_classes = sim.replica_class_replicas.size();
+  wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica class%s simulated for %d replicas",
+               sim.events, sim.wall_s * 1e3, sim.events_per_s, n_classes, n_classes == 1 ? "" : "es",
+               it.config.layout.dp);
   {
     // The critical path, and whether it crosses replicas (a straggler elsewhere holds everyone up).
     const sim::CriticalPathReport& cp = sim.critical_path;
     std::string classes;
     for (int c : cp.replica_classes) classes += (classes.empty() ? "" : " > ") + std::to_string(c);
-    wrapped_text(true, "critical path: %zu stage hops, replica classes %s; compute %s, dp %s", cp.stages.size(),
+    const char* where = cp.replica_classes.size() > 1 ? "crossing replica classes" : "within replica class";
+    wrapped_text(true, "critical path: %zu stage hops, %s %s; compute %s, dp %s", cp.stages.size(), where,
                  classes.c_str(), format_quantity(cp.seconds("forward") + cp.seconds("backward"), "s").c_str(),
                  format_quantity(cp.seconds("dp_wait") + cp.seconds("dp_comm"), "s").c_str());
     track(s, "sim.critical_path");
