@@ -405,7 +405,14 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     wrapped_text(false, "Messages between workers in the last step");
     lab_message_graph(t, ImVec2(-1, 260));
     track(s, "lab.messages");
-    ImGui::TextUnformatted("Bytes sent per worker in the last step");
+    // A run resumed from a checkpoint (or the browser's saved state) has taken no step in this trainer
+    // yet: its counters are empty, which is not a disagreement with the prediction.
+    const auto& layout = t.config().parallel;
+    bool any_sent = layout.workers() == 1;
+    for (int i = 0; i < layout.workers(); ++i) any_sent = any_sent || t.comm().step_counters(i).data_messages_sent() > 0;
+    const bool measured = step > 0 && any_sent;
+    wrapped_text(false, "%s", measured || step == 0 ? "Bytes sent per worker in the last step"
+                                                    : "Bytes per step: predicted only (no step since the resume)");
     const auto pred = t.predicted_bytes_per_worker();
     if (ImGui::BeginTable("##bytes", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
       ImGui::TableSetupColumn("worker");
@@ -425,9 +432,9 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(format_quantity(cnt.data_bytes_sent(), "bytes").c_str());
         ImGui::TableNextColumn();
-        const bool same = step > 0 && std::fabs(cnt.data_bytes_sent() - pred[size_t(i)]) < 0.5;
-        ImGui::TextColored(step == 0 ? ImVec4(0.7f, 0.7f, 0.7f, 1) : same ? ImVec4(0.5f, 0.9f, 0.5f, 1) : ImVec4(1, 0.5f, 0.4f, 1),
-                           "%s%s", format_quantity(pred[size_t(i)], "bytes").c_str(), step == 0 ? "" : same ? " =" : " !=");
+        const bool same = measured && std::fabs(cnt.data_bytes_sent() - pred[size_t(i)]) < 0.5;
+        ImGui::TextColored(!measured ? ImVec4(0.7f, 0.7f, 0.7f, 1) : same ? ImVec4(0.5f, 0.9f, 0.5f, 1) : ImVec4(1, 0.5f, 0.4f, 1),
+                           "%s%s", format_quantity(pred[size_t(i)], "bytes").c_str(), !measured ? "" : same ? " =" : " !=");
         ImGui::TableNextColumn();
         ImGui::Text("%.0f", cnt.data_messages_sent());
       }
