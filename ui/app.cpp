@@ -149,7 +149,16 @@ void App::draw_main(float x, float y, float w, float h) {
   // it left open, show the error in its place and keep running.
   std::string failure;
   try {
-    if (p) p->draw(s_);
+    if (p) {
+      const auto bad_default = s_.config_errors.find(p->id);
+      if (bad_default != s_.config_errors.end()) {
+        error_text("Its default configuration could not be read:");
+        wrapped_text(false, "%s", bad_default->second.c_str());
+        track(s_, p->id + ".config_error");
+        ImGui::Separator();
+      }
+      p->draw(s_);
+    }
   } catch (const std::exception& e) {
     failure = e.what();
   }

@@ -66,9 +66,15 @@ bool reveal_widget(ExplorerState& s, const std::string& widget) {
 }
 
 void load_default_configs(ExplorerState& s) {
-  const std::pair<const char*, nlohmann::json*> files[] = {
-      {"estimate", &s.perf.config}, {"simulate", &s.sim.config}, {"train", &s.lab.config}};
-  for (const auto& [name, config] : files) {
+  struct File {
+    const char* name;
+    nlohmann::json* config;
+    std::vector<const char*> panels;  // the panels that start from it
+  };
+  const File files[] = {{"estimate", &s.perf.config, {"perf"}},
+                        {"simulate", &s.sim.config, {"sim", "run"}},
+                        {"train", &s.lab.config, {"lab"}}};
+  for (const auto& [name, config, panels] : files) {
     const std::string path = s.assets_dir + "/configs/" + name + ".json";
     try {
       const JsonDoc doc = JsonDoc::load(path);  // errors name the file, line and column
@@ -77,6 +83,9 @@ void load_default_configs(ExplorerState& s) {
     } catch (const std::exception& e) {
       s.status = std::string(e.what()) + " (restore it from the release, or fix it: it is the " + name +
                  " panel's default)";
+      for (const char* panel : panels)
+        s.config_errors[panel] = std::string(e.what()) + "\nThis panel starts from that file. Restore it from the release "
+                                 "(or fix the place named above) and restart; until then the panel has no configuration.";
     }
   }
 }

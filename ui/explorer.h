@@ -76,6 +76,9 @@ struct ExplorerState {
   // A panel that threw while drawing: panel id -> message (cleared when it draws cleanly again). The status
   // line shows it too, but tests assert on this, so an exception can never pass for a clean frame.
   std::map<std::string, std::string> panel_errors;
+  // A default config under assets/configs/ that could not be read: panel id -> message. The panel shows it
+  // above its own content (and the status line once), so the reason stays where the empty panel is.
+  std::map<std::string, std::string> config_errors;
   std::string shown_tab;  // the tab a panel with tabs drew this frame ("scaling"), "" if none
   // A region of this frame to save as a PNG (the lab's loss chart): the shell reads the pixels after it
   // renders the frame and hands the file to Platform::save_file. Headless, nothing renders and it stays.

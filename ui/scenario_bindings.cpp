@@ -87,13 +87,13 @@ json shown_simulation(const ExplorerState& s) {
 json shown_training(const ExplorerState& s) {
   const LabView& v = s.lab;
   if (!v.trainer || v.built_for != v.config.dump()) return nullptr;
-  return train::trainer_results_json(*v.trainer);
+  return train::to_json(v.shown.report);  // what the panel draws
 }
 
 json shown_sweep(const ExplorerState& s) {
   const LabView& v = s.lab;
-  if (!v.sweep || !v.sweep->done()) return nullptr;
-  return train::sweep_summary_json(v.sweep->result());
+  if (!v.sweep || !v.sweep_shown.done) return nullptr;
+  return train::sweep_summary_json(v.sweep_shown.result);
 }
 
 void set_lab_corpus(LabView& v, const std::string& corpus) {
@@ -164,10 +164,11 @@ bool panels_busy(const ExplorerState& s) {
   // Panels compute while they are shown: only the active one can be waited for.
   const LabView& l = s.lab;
   if (s.active_panel == "lab")
-    return (l.running && l.trainer && l.trainer->step_index() < l.trainer->config().steps) || l.sweep_running ||
-           l.sweep_requested;
+    return l.train_job || (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) ||
+           l.sweep_job || (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
   if (s.active_panel == "run") return s.sim.run_job || s.sim.run_requested;
   if (s.active_panel == "sim") return bool(s.sim.iteration_job);
+  if (s.active_panel == "perf") return bool(s.perf.search_job);
   return false;
 }
 

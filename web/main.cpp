@@ -32,6 +32,13 @@ EM_JS(char*, js_query_param, (const char* key), {
   stringToUTF8(v, p, n);
   return p;
 });
+EM_JS(char*, js_query_string, (), {
+  const v = window.location.search || "";
+  const n = lengthBytesUTF8(v) + 1;
+  const p = _malloc(n);
+  stringToUTF8(v, p, n);
+  return p;
+});
 EM_JS(void, js_set_query_param, (const char* key, const char* value), {
   const u = new URL(window.location.href);
   u.searchParams.set(UTF8ToString(key), UTF8ToString(value));
@@ -139,7 +146,12 @@ int main() {
   opt.width = js_window_width();
   opt.height = js_window_height();
   opt.font_path = "/assets/fonts/DejaVuSans.ttf";
-  opt.start_panel = g_platform.query_param("panel");
+  // ?panel=ID&scenario=ID&step=N, parsed by the engine (core/url_state.h): what it could not use is named
+  // in the status line with the fix, instead of being dropped silently.
+  char* query = js_query_string();
+  const mc::UrlState url = mc::parse_url_state(query);
+  free(query);
+  opt.start_panel = url.panel;
   opt.gl = {.es = true, .major = 3, .minor = 0, .glsl_version = "#version 300 es",  // WebGL2
             .unavailable = "WebGL2 is not available in this browser"};
   opt.ctrl_q_quits = false;
@@ -148,11 +160,13 @@ int main() {
     js_fatal(err.c_str());
     return 1;
   }
-  {  // ?scenario=ID&step=N opens a class at the right place (step is 1-based in the URL)
+  {  // ?scenario=ID&step=N opens a class at the right place (step is 1-based in the URL, 0-based here)
     mc::ui::ScenarioView& sv = g_shell.app().state().scenarios;
-    sv.request_id = g_platform.query_param("scenario");
-    const std::string step = g_platform.query_param("step");
-    if (const auto n = mc::parse_url_step(step)) sv.request_step = *n;  // checked: atoi of "99999999999" is UB
+    sv.request_id = url.scenario;
+    if (url.step >= 0) sv.request_step = url.step;
+    std::string ignored;
+    for (const std::string& p : url.problems) ignored += (ignored.empty() ? "" : "; ") + p;
+    if (!ignored.empty()) g_shell.app().state().status = "The address asked for something it could not open: " + ignored;
   }
   g_ready = true;
   emscripten_set_main_loop(loop, 0, true);

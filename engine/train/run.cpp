@@ -3,6 +3,7 @@
 #include "core/json_doc.h"
 #include "train/storage/corpus.h"
 #include "train/kernels/gemm.h"
+#include "train/report.h"
 #include "train/train.h"
 
 #include <algorithm>
@@ -34,32 +35,6 @@ std::string utf8_text(const std::string& in) {
 }
 
 }  // namespace
-
-nlohmann::json trainer_results_json(const Trainer& tr) {
-  nlohmann::json out;
-  const std::vector<double>& losses = tr.losses();
-  out["parameters"] = tr.parameter_count();
-  out["flops_per_token"] = tr.flops_per_token();
-  out["step"] = tr.step_index();
-  out["losses"] = losses;
-  if (!losses.empty()) {
-    out["first_loss"] = losses.front();
-    out["last_loss"] = losses.back();
-    const size_t n = std::min<size_t>(5, losses.size());
-    double sum = 0;
-    for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i];
-    out["final_loss"] = sum / double(n);
-  }
-  nlohmann::json mem = nlohmann::json::array();
-  for (const WorkerMemory& m : tr.memory())
-    mem.push_back({{"params_bytes", m.params_bytes},
-                   {"grads_bytes", m.grads_bytes},
-                   {"optimizer_bytes", m.optimizer_bytes},
-                   {"activations_peak_bytes", m.activations_peak_bytes},
-                   {"transient_peak_bytes", m.transient_peak_bytes}});
-  out["memory_per_worker"] = mem;
-  return out;
-}
 
 nlohmann::json run_json(const nlohmann::json& config) { return run_json(config, nullptr); }
 
@@ -183,8 +158,8 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   }
   out["predicted_bytes_per_worker"] = tr.predicted_bytes_per_worker();
   out["predicted_messages_per_worker"] = tr.predicted_messages_per_worker();
-  out.update(trainer_results_json(tr));
-  out["memory_per_worker"] = mem;  // across processes each worker's own, gathered (trainer_results_json: this one's)
+  out.update(to_json(report(tr)));
+  out["memory_per_worker"] = mem;  // across processes each worker's own, gathered (report(): this one's)
   if (!saved.empty()) out["checkpoints"] = saved;
   if (sample_every > 0) out["samples"] = samples;
   if (sample_bytes > 0) out["sample"] = utf8_text(tr.sample(sample_bytes, 0.8, cfg.seed));

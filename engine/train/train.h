@@ -190,11 +190,8 @@ nlohmann::json run_json(const nlohmann::json& config);
 nlohmann::json run_json(const nlohmann::json& config, const std::function<void(const StepResult&)>& progress,
                         const std::function<void(int step, const std::string& text)>& on_sample = nullptr,
                         Transport* transport = nullptr);  // across processes: see Trainer's constructor
-// What a trainer holds now, in run_json's keys: "parameters", "flops_per_token", "step" (steps taken),
-// "losses", "first_loss", "last_loss" (the loss the lab shows), "final_loss" (the mean of the last 5 steps,
-// less noisy), "memory_per_worker" and the last step's bytes sent and predicted per worker. run_json
-// reports these after its run, and the training lab from its live trainer, so both tell the same numbers.
-nlohmann::json trainer_results_json(const Trainer& tr);
+// run_json's "parameters", "losses", "memory_per_worker", ... are to_json(report(trainer)) (train/report.h),
+// the same report the training lab draws, so both tell the same numbers.
 
 // The corpus at `path` ("default" or "": the built-in synthetic language). Throws naming the file.
 std::string load_corpus(const std::string& path);

@@ -146,7 +146,7 @@ TEST(ScenarioQuestions, InTheNarrationPaneWithRevealAndNoRawChecks) {
     for (int k = 0; k < s.scenarios.player->step_count(); ++k) {
       SCOPED_TRACE(id + " step " + std::to_string(k + 1));
       open_step(h, app, id, k);
-      for (const std::string panel : {s.active_panel, std::string("scenarios")}) {
+      for (const std::string& panel : {s.active_panel, std::string("scenarios")}) {
         mc::ui::open_panel(s, panel);
         h.frame(app);
         const std::string said = s.scenarios.player->outcome()->narration.substr(0, 40);
@@ -257,9 +257,13 @@ TEST(ScenarioSteps, EveryStepTellsOneTruth) {
       const std::string focus = s.scenarios.player->state().focus_panel;
       if (!focus.empty()) {
         EXPECT_EQ(state["active_panel"], focus.substr(0, focus.find('/')));
-        if (focus.find('/') != std::string::npos) EXPECT_EQ(state["tab"], focus.substr(focus.find('/') + 1));
+        if (focus.find('/') != std::string::npos) {
+          EXPECT_EQ(state["tab"], focus.substr(focus.find('/') + 1));
+        }
       }
-      if (!s.highlight_widget.empty()) EXPECT_TRUE(s.widget_rects.count(s.highlight_widget)) << s.highlight_widget;
+      if (!s.highlight_widget.empty()) {
+        EXPECT_TRUE(s.widget_rects.count(s.highlight_widget)) << s.highlight_widget;
+      }
       EXPECT_EQ(state["errors"], nlohmann::json::array()) << state["errors"].dump(1);
       EXPECT_EQ(mc::test::non_finite_word(h.text), "") << "a non-finite number is drawn";
       // A year is written as a year: "2,029" (a count's thousands separator) is a wrong date on screen.

@@ -117,35 +117,79 @@ TEST(UiSmoke, EveryShippedScenarioStepDrawsCleanly) {
 }
 
 // The training lab's buttons, clicked as a user would: it starts live, Pause stops the steps, Step trains
-// exactly one, Reset starts over at step 0 and keeps the finished curve for comparison.
-TEST(UiSmoke, LabStartPauseStepReset) {
+// exactly one, Reset starts over at step 0 and keeps the finished curve for comparison. Training runs as a
+// job (a worker thread here, as natively; frame slices with threads off, as on the web), and the panel
+// shows what the job published: after a pause that is exactly the trainer's own state.
+void lab_start_pause_step_reset(bool threads) {
+  SCOPED_TRACE(threads ? "worker thread" : "frame slices");
   Headless h(1440, 900);
   NullPlatform platform;
+  platform.threads = threads;
   mc::ui::App app({assets(), &platform, "lab"});
-  for (int i = 0; i < 3; ++i) h.frame(app);
   auto& lab = app.state().lab;
+  ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step > 0 || !lab.error.empty(); })) << "no step";
   ASSERT_TRUE(lab.trainer) << lab.error;
   EXPECT_TRUE(lab.running);
-  EXPECT_GT(lab.trainer->step_index(), 0) << "the lab trains while it is open";
+  EXPECT_TRUE(lab.train_job) << "the lab trains while it is open";
   auto click = [&](const char* id) { click_widget(h, app, id); };
   click("lab.start");  // "Pause"
   EXPECT_FALSE(lab.running);
-  const int paused_at = lab.trainer->step_index();
+  ASSERT_TRUE(frames_until(h, app, [&] { return !lab.train_job; })) << "the job stops between two steps";
+  const int paused_at = lab.shown.report.step;
+  EXPECT_EQ(paused_at, lab.trainer->step_index()) << "the panel shows where the trainer stopped";
+  EXPECT_EQ(lab.shown.report.losses, lab.trainer->losses());
   for (int i = 0; i < 5; ++i) h.frame(app);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  h.frame(app);
   EXPECT_EQ(lab.trainer->step_index(), paused_at) << "no steps while paused";
   click("lab.step");
+  ASSERT_TRUE(frames_until(h, app, [&] { return !lab.train_job && !lab.step_once; }));
   EXPECT_EQ(lab.trainer->step_index(), paused_at + 1);
+  EXPECT_EQ(lab.shown.report.step, paused_at + 1);
   EXPECT_FALSE(lab.running);
+  // Step while running pauses first, then trains one step.
+  click("lab.start");
+  ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step > paused_at + 1; }));
+  click("lab.step");
+  ASSERT_TRUE(frames_until(h, app, [&] { return !lab.train_job && !lab.step_once; }));
+  EXPECT_FALSE(lab.running);
+  const int stepped_at = lab.trainer->step_index();
+  for (int i = 0; i < 5; ++i) h.frame(app);
+  EXPECT_EQ(lab.trainer->step_index(), stepped_at) << "Step left the run paused";
   const size_t curves = lab.curves.size();
   click("lab.reset");
   ASSERT_TRUE(lab.trainer);
   EXPECT_EQ(lab.trainer->step_index(), 0);
+  EXPECT_EQ(lab.shown.report.step, 0);
   EXPECT_FALSE(lab.running);
   EXPECT_EQ(lab.curves.size(), curves + 1) << "the run so far stays on the chart";
+  EXPECT_EQ(lab.curves.back().losses.size(), size_t(stepped_at));
   click("lab.start");
-  for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_TRUE(lab.running);
-  EXPECT_GT(lab.trainer->step_index(), 0);
+  ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step > 0; }));
+}
+
+TEST(UiSmoke, LabStartPauseStepReset) {
+  lab_start_pause_step_reset(true);
+  lab_start_pause_step_reset(false);
+}
+
+// The same run trained in the lab (as a job, in slices of whatever length the machine gives it) and by
+// `megacluster train`'s engine call: the same losses, bit for bit, and the same bytes per worker.
+TEST(UiSmoke, LabJobTrainsWhatTheCliTrains) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "lab"});
+  auto& lab = app.state().lab;
+  lab.config["steps"] = 12;
+  ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step == 12 && !lab.train_job; })) << lab.error;
+  EXPECT_FALSE(lab.running) << "the run ends at its step count";
+  nlohmann::json cfg = lab.config;
+  cfg["corpus"] = lab.corpus_id;
+  const nlohmann::json r = mc::train::run_json(cfg);
+  EXPECT_EQ(r["losses"].get<std::vector<double>>(), lab.shown.report.losses);
+  EXPECT_EQ(r["memory_per_worker"], mc::train::to_json(lab.shown.report)["memory_per_worker"]);
+  EXPECT_EQ(r["bytes_sent_per_worker"].get<std::vector<double>>(), lab.shown.report.bytes_sent);
 }
 
 // "panel/tab" (the web page's ?panel=, native --panel, a scenario's focus_panel) opens a panel at a tab.
@@ -175,8 +219,10 @@ TEST(UiSmoke, LabSweepTakesTheCorpusEntropyFromTheLab) {
   ASSERT_GT(lab.corpus_entropy, 0) << lab.corpus_error;
   click_widget(h, app, "lab.sweep");  // "Run sweep"
   ASSERT_TRUE(lab.sweep);
-  EXPECT_EQ(lab.sweep->result().entropy_floor, lab.corpus_entropy);
+  EXPECT_EQ(lab.sweep_shown.result.entropy_floor, lab.corpus_entropy);
   click_widget(h, app, "lab.sweep");  // "Pause sweep"
+  ASSERT_TRUE(frames_until(h, app, [&] { return !lab.sweep_job; })) << "the sweep's job stops between two steps";
+  EXPECT_FALSE(lab.sweep_running);
   const std::string same = lab.corpus_text;
   ASSERT_TRUE(app.open_file("same.txt", same));
   EXPECT_EQ(lab.corpus_entropy, 0) << "a user's file: its entropy is not known";
@@ -184,7 +230,7 @@ TEST(UiSmoke, LabSweepTakesTheCorpusEntropyFromTheLab) {
   for (int i = 0; i < 2; ++i) h.frame(app);
   click_widget(h, app, "lab.sweep");
   ASSERT_TRUE(lab.sweep);
-  EXPECT_EQ(lab.sweep->result().entropy_floor, 0.0);
+  EXPECT_EQ(lab.sweep_shown.result.entropy_floor, 0.0);
   lab.sweep_running = false;
 }
 
@@ -244,10 +290,12 @@ TEST(UiSmoke, StatusBarSaysWhatComputesInPlainWords) {
   NullPlatform plain;
   mc::ui::App native({assets(), &plain, ""});
   h.frame(native);
-  for (const std::string l : {line, native.state_json()["status_bar"].get<std::string>()}) {
+  for (const std::string& l : {line, native.state_json()["status_bar"].get<std::string>()}) {
     EXPECT_EQ(l.find("nvcc"), std::string::npos) << l;
     EXPECT_EQ(l.find("configure"), std::string::npos) << l;
-    if (!mc::device_info().gpu_available) EXPECT_NE(l.find("CPU"), std::string::npos) << l;
+    if (!mc::device_info().gpu_available) {
+      EXPECT_NE(l.find("CPU"), std::string::npos) << l;
+    }
   }
 }
 
@@ -257,8 +305,8 @@ TEST(UiSmoke, LabKeepsTrainingThroughAnInvalidLayout) {
   Headless h(1440, 900);
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "lab"});
-  for (int i = 0; i < 3; ++i) h.frame(app);
   auto& lab = app.state().lab;
+  ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step > 0 || !lab.error.empty(); }));
   ASSERT_TRUE(lab.trainer) << lab.error;
   ASSERT_TRUE(lab.running);
   lab.config["tp"] = 3;  // 4 heads do not split 3 ways
@@ -267,10 +315,11 @@ TEST(UiSmoke, LabKeepsTrainingThroughAnInvalidLayout) {
   EXPECT_TRUE(lab.running) << "an invalid layout on the way must not pause the run";
   EXPECT_EQ(mc::test::non_finite_word(h.text), "");
   lab.config["tp"] = 2;
-  for (int i = 0; i < 3; ++i) h.frame(app);
+  h.frame(app);
   ASSERT_TRUE(lab.trainer) << lab.error;
   EXPECT_TRUE(lab.error.empty());
-  EXPECT_GT(lab.trainer->step_index(), 0) << "training went on by itself";
+  EXPECT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step > 0; })) << "training went on by itself";
+  EXPECT_EQ(lab.shown.report.config.parallel.tp, 2);
   EXPECT_EQ(mc::test::non_finite_word(h.text), "");
 }
 
@@ -303,7 +352,7 @@ TEST(UiSmoke, TypedHugeNodeCountIsClampedNotWrapped) {
     EXPECT_FALSE(b > 0 && t[b - 1] == '-') << "negative GPU count drawn: " << t.substr(b - 1, at - b + 6);
   }
   // The search header names the cluster now configured.
-  for (int i = 0; i < 200 && !app.state().perf.search_done; ++i) h.frame(app);
+  ASSERT_TRUE(frames_until(h, app, [&] { return app.state().perf.search_done; }));
   EXPECT_EQ((long long)app.state().perf.search_config.cluster.gpus(), gpus.get<long long>());
 }
 
@@ -319,7 +368,7 @@ TEST(UiSmoke, NothingIsCutOffAtProjectorAndDesktopSizes) {
     h.frame(app);
     for (const auto& p : mc::ui::panel_registry()) {
       SCOPED_TRACE(p.id + " at " + std::to_string(int(size.x)) + "x" + std::to_string(int(size.y)));
-      for (const std::string tab : p.tabs.empty() ? std::vector<std::string>{""} : p.tabs) {
+      for (const std::string& tab : p.tabs.empty() ? std::vector<std::string>{""} : p.tabs) {
         EXPECT_EQ(app.command({{"panel", tab.empty() ? p.id : p.id + "/" + tab}}), "");
         for (int i = 0; i < 4; ++i) h.frame(app);
         // Wait for what the panel computes (a run, a training): its results are text to lay out too.
@@ -350,11 +399,15 @@ TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
     mc::ui::App app({assets(), &platform, "lab"});
     auto& lab = app.state().lab;
     lab.persist_every_s = 0;
-    for (int i = 0; i < 5; ++i) h.frame(app);
-    ASSERT_TRUE(lab.trainer);
+    ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step >= 3; })) << lab.error;
+    // While it trains (the job holds the trainer), the run is kept for a reload through the job.
+    ASSERT_TRUE(frames_until(h, app, [&] { return platform.kept.count("lab.checkpoint") > 0; }));
+    EXPECT_GT(lab.persisted_step, 0);
     EXPECT_TRUE(app.state().widget_rects.count("lab.speed"));
     EXPECT_NE(h.text.find("tokens/s"), std::string::npos);
     click_widget(h, app, "lab.start");  // pause, so the exports and the kept run describe one step
+    ASSERT_TRUE(frames_until(h, app, [&] { return !lab.train_job; }));
+    h.frame(app);
     click_widget(h, app, "lab.export_csv");
     ASSERT_TRUE(platform.saved.count("loss-curves.csv"));
     const std::string& csv = platform.saved["loss-curves.csv"];
@@ -363,6 +416,7 @@ TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
     EXPECT_EQ(app.state().capture.name, "loss-curves.png") << "the shell reads these pixels after rendering";
     EXPECT_GT(app.state().capture.rect.w, 100);
     click_widget(h, app, "lab.export_model");
+    ASSERT_TRUE(frames_until(h, app, [&] { return !lab.export_requested; }));
     step_before = lab.trainer->step_index();
     losses_before = lab.trainer->losses();
     std::string ck;
@@ -389,11 +443,14 @@ TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
   // A reload: a new app on the same storage resumes at the kept step.
   Headless h(1440, 900);
   mc::ui::App app({assets(), &platform, "lab"});
-  for (int i = 0; i < 2; ++i) h.frame(app);
+  h.frame(app);
   auto& lab = app.state().lab;
   ASSERT_TRUE(lab.trainer) << lab.error << app.state().status;
+  EXPECT_FALSE(lab.running) << "it was kept paused";
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  EXPECT_FALSE(lab.train_job);
   EXPECT_EQ(lab.trainer->step_index(), step_before);
-  EXPECT_EQ(lab.trainer->losses(), losses_before);
+  EXPECT_EQ(lab.shown.report.losses, losses_before);
   EXPECT_NE(lab.resume_note.find("resumed at step"), std::string::npos);
 }
 
@@ -424,5 +481,15 @@ TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
   EXPECT_EQ(app.state().perf.config, mc::JsonDoc::load(assets() + "/configs/estimate.json").value());
   for (int i = 0; i < 3; ++i) h.frame(app);  // the sim panel cannot draw its knobs: caught and reported
   EXPECT_FALSE(mc::ui::explorer_errors(app.state()).empty()) << "the empty config is reported";
+  // The panel itself says which file and where, long after the status line has moved on.
+  EXPECT_TRUE(app.state().widget_rects.count("sim.config_error"));
+  EXPECT_NE(h.text.find("simulate.json:3:"), std::string::npos) << h.text.substr(0, 400);
+  EXPECT_NE(h.text.find("Restore it from the release"), std::string::npos);
+  app.state().active_panel = "perf";
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  EXPECT_FALSE(app.state().widget_rects.count("perf.config_error")) << "the estimate's file is sound";
+  app.state().active_panel = "run";
+  h.frame(app);
+  EXPECT_TRUE(app.state().widget_rects.count("run.config_error")) << "the run panel starts from simulate.json too";
   std::filesystem::remove_all(dir);
 }

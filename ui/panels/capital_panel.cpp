@@ -56,7 +56,7 @@ bool slider_log(const char* label, double& v, double lo, double hi, const char* 
   return changed;
 }
 
-void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
+void draw_plan(ExplorerState& s, capital::PlanConfig& c) {
   double budget = c.budget_usd > 0 ? c.budget_usd : 0;
   bool by_flops = c.budget_flops > 0;
   if (ImGui::RadioButton("Budget in dollars", !by_flops)) by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : 1e7;
@@ -306,7 +306,7 @@ void draw(ExplorerState& s) {
   auto flag = [&](int i) { return want == i ? ImGuiTabItemFlags_SetSelected : 0; };
   if (ImGui::BeginTabBar("capital_tabs")) {
     if (ImGui::BeginTabItem("Money -> compute -> model", nullptr, flag(0))) {
-      draw_plan(s, cat, plan);
+      draw_plan(s, plan);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Rent vs build", nullptr, flag(1))) {
@@ -336,7 +336,9 @@ PanelRegistrar reg{Panel{.id = "capital",
                          .chapter = Chapter::capital,
                          .order = 10,
                          .draw = draw,
-                         .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall"}};
+                         .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall",
+                         .tabs = {},
+                         .tab_of_widget = nullptr}};
 
 }  // namespace
 }  // namespace mc::ui

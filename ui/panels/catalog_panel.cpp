@@ -135,6 +135,7 @@ PanelRegistrar reg{Panel{.id = "catalog",
                          .order = 10,
                          .draw = draw,
                          .summary = "GPUs, servers and clusters of the era, each value with its source",
+                         .tabs = {},  // its tabs are the catalog's tables, named once it is loaded
                          // A row's tab is its table (the current one if it has the record).
                          .tab_of_widget = [](const ExplorerState& s, const std::string& w) -> std::string {
                            const std::string row = "catalog.row.";

@@ -154,9 +154,9 @@ void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 
   }
 }
 
-void lab_message_graph(const train::Trainer& t, ImVec2 size) {
+void lab_message_graph(const train::TrainerReport& t, ImVec2 size) {
   Frame f = begin_frame("##lab_msgs", size);
-  const auto& pc = t.config().parallel;
+  const auto& pc = t.config.parallel;
   const int n = pc.workers();
   const ImVec2 c((f.p0.x + f.p1.x) / 2, (f.p0.y + f.p1.y) / 2 + 6);
   const float rad = std::min(f.p1.x - f.p0.x, f.p1.y - f.p0.y) * 0.36f;
@@ -172,12 +172,10 @@ void lab_message_graph(const train::Trainer& t, ImVec2 size) {
   };
   std::vector<Arrow> agg;
   double mx = 1;
-  for (const auto& [link, lc] : t.comm().step_links())
-    for (int k = 0; k < train::kTrafficClasses; ++k)
-      if (lc.messages[k] > 0) {
-        agg.push_back({link.first, link.second, k, lc.bytes[k], lc.messages[k]});
-        mx = std::max(mx, lc.bytes[k]);
-      }
+  for (const train::LinkTraffic& l : t.links) {
+    agg.push_back({l.src, l.dst, int(l.traffic), l.bytes, l.messages});
+    mx = std::max(mx, l.bytes);
+  }
   for (const Arrow& ar : agg) {
     const int src = ar.src, dst = ar.dst, tr = ar.tr;
     const double bytes = ar.bytes;

@@ -2,6 +2,7 @@
 // the pipeline schedule, the graph of messages between workers, the scaling sweep with its fit.
 #pragma once
 
+#include "train/report.h"
 #include "train/scaling.h"
 #include "train/train.h"
 #include "ui/state/lab_state.h"
@@ -18,7 +19,7 @@ void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int ste
 void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size);
 void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 size);
 // Workers on a circle; an arrow per (src, dst, traffic class) with width by bytes, colour by class.
-void lab_message_graph(const train::Trainer& t, ImVec2 size);
+void lab_message_graph(const train::TrainerReport& t, ImVec2 size);
 void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size);
 
 }  // namespace mc::ui

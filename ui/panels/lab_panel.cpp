@@ -4,8 +4,10 @@
 // between workers in the last step with the bytes the communication model predicted, and the
 // predictable-scaling sweep. All numbers come from engine/train (the code behind `megacluster train`).
 #include "core/format.h"
+#include "train/report.h"
 #include "train/storage/corpus.h"
 #include "ui/explorer.h"
+#include "ui/lab_jobs.h"
 #include "ui/panels/lab_charts.h"
 #include "ui/widgets.h"
 
@@ -37,9 +39,22 @@ std::string format_fixed(double x, int decimals) {
 }
 
 void keep_curve(LabView& v) {
-  if (!v.trainer || v.trainer->losses().empty()) return;
-  v.curves.push_back({layout_label(train::to_json(v.trainer->config())), v.trainer->losses()});
+  if (!v.trainer || v.shown.report.losses.empty()) return;
+  v.curves.push_back({layout_label(train::to_json(v.shown.report.config)), v.shown.report.losses});
   if (v.curves.size() > 8) v.curves.erase(v.curves.begin());
+}
+
+// Stops the run's job between two steps and lets it go: it keeps its own reference to the trainer it was
+// stepping, so the panel may build another one at once.
+void drop_train_job(LabView& v) {
+  if (v.train_job) v.train_job->cancel();
+  v.train_job.reset();
+  v.stepping_once = false;
+}
+
+// The trainer is the panel's (no job): what it draws comes from it.
+void refresh_shown(LabView& v) {
+  if (v.trainer) v.shown.report = train::report(*v.trainer);
 }
 
 // Loads the built-in list and the chosen built-in corpus from assets/corpus/ (once each; a dropped
@@ -62,10 +77,11 @@ void ensure_corpus(const ExplorerState& s, LabView& v) {
 void ensure_trainer(LabView& v) {
   if (v.config.dump() == v.built_for) return;  // built (or refused) for this config already
   keep_curve(v);
+  drop_train_job(v);
   v.trainer.reset();
   v.error.clear();
-  v.sample.clear();
-  v.step_seconds.clear();
+  v.shown = LabProgress{};
+  v.export_requested = false;
   v.resume_note.clear();
   v.built_for = v.config.dump();
   try {
@@ -73,6 +89,7 @@ void ensure_trainer(LabView& v) {
     train::TrainConfig c = train::parse_config(v.config, "lab config");
     train::validate(c);
     v.trainer = std::make_shared<train::Trainer>(c, v.corpus_text);
+    refresh_shown(v);
   } catch (const std::exception& e) {
     // `running` stays as the user left it: typing "tp 3" on the way to "tp 4" passes through a layout that
     // cannot run, and training resumes by itself once the layout is valid again.
@@ -80,24 +97,44 @@ void ensure_trainer(LabView& v) {
   }
 }
 
-void train_slice(LabView& v) {
-  if (!v.trainer) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  const int total = v.trainer->config().steps;
-  auto step = [&] {
-    const train::StepResult r = v.trainer->step();
-    v.step_seconds.push_back(r.seconds);
-    if (v.step_seconds.size() > 32) v.step_seconds.erase(v.step_seconds.begin());
-    if (v.trainer->step_index() % v.sample_every == 0 || v.trainer->step_index() == total)
-      v.sample = v.trainer->sample(64, 0.8, uint64_t(v.trainer->step_index()));
-  };
-  if (v.step_once && v.trainer->step_index() < total) step();
-  v.step_once = false;
-  while (v.running && v.trainer->step_index() < total) {
-    step();
-    if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() > v.frame_budget_ms) break;
+// Takes what the run's job published, and the trainer back once the job is done.
+void collect(ExplorerState& s, LabView& v) {
+  if (!v.train_job) return;
+  const bool done = v.train_job->done();  // read first: a job publishes its last slice before done()
+  v.train_job->latest(v.shown);
+  if (!done) return;
+  const std::string err = v.train_job->error();
+  v.train_job.reset();
+  v.stepping_once = false;
+  if (!err.empty() && err != "cancelled") {
+    v.running = false;
+    s.status = "training stopped: " + err;
   }
-  if (v.trainer->step_index() >= total) v.running = false;
+  refresh_shown(v);
+}
+
+// Brings the run's job in line with what the user asked for: Start trains to the end, Pause stops between
+// two steps, Step trains one step once the run is paused.
+void drive_training(ExplorerState& s, LabView& v) {
+  collect(s, v);
+  if (!v.trainer) return;
+  const int total = v.shown.report.config.steps, at = v.shown.report.step;
+  if (v.train_job && !v.running && !v.stepping_once) v.train_job->cancel();
+  if (v.train_job) return;
+  if (v.step_once) {
+    v.step_once = false;
+    v.running = false;
+    if (at < total) {
+      v.stepping_once = true;
+      v.train_job = std::make_shared<LabTrainJob>(v.trainer, at + 1, v.sample_every, v.shown);
+      s.jobs.start(v.train_job);
+    }
+  } else if (v.running && at < total) {
+    v.train_job = std::make_shared<LabTrainJob>(v.trainer, total, v.sample_every, v.shown);
+    s.jobs.start(v.train_job);
+  } else if (at >= total) {
+    v.running = false;
+  }
 }
 
 // A new sweep from the scenario's config (sweep_config) or the quick checkbox, on the lab's corpus.
@@ -109,22 +146,39 @@ void start_sweep(LabView& v) {
                                    ? (v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{})
                                    : train::scaling_config_from_json(v.sweep_config, "the scenario's scaling config");
     cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
+    if (v.sweep_job) v.sweep_job->cancel();  // the old sweep's job stops on its own copy
+    v.sweep_job.reset();
     v.sweep = std::make_shared<train::ScalingSweep>(cfg, v.corpus_text);
+    v.sweep_shown = sweep_progress(*v.sweep, 0);
     v.sweep_running = true;
   } catch (const std::exception& e) {
+    if (v.sweep_job) v.sweep_job->cancel();
+    v.sweep_job.reset();
     v.sweep.reset();
+    v.sweep_shown = SweepProgress{};
     v.sweep_running = false;
     v.sweep_error = e.what();
   }
 }
 
-void sweep_slice(LabView& v) {
-  if (!v.sweep || !v.sweep_running) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  while (!v.sweep->done() &&
-         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() < v.frame_budget_ms)
-    v.sweep->advance(1);
-  if (v.sweep->done()) v.sweep_running = false;
+// As drive_training, for the sweep: runs its job while sweep_running, stops it between two steps on Pause.
+void drive_sweep(ExplorerState& s, LabView& v) {
+  if (v.sweep_job) {
+    const bool done = v.sweep_job->done();
+    v.sweep_job->latest(v.sweep_shown);
+    if (done) {
+      if (!v.sweep_job->error().empty() && v.sweep_job->error() != "cancelled") v.sweep_error = v.sweep_job->error();
+      v.sweep_job.reset();
+      if (v.sweep) v.sweep_shown = sweep_progress(*v.sweep, v.sweep_shown.serial);
+      if (!v.sweep_error.empty() || v.sweep_shown.done) v.sweep_running = false;
+    }
+  }
+  if (v.sweep_job && (!v.sweep_running || !v.sweep)) v.sweep_job->cancel();  // paused, or a scenario's new one
+  if (!v.sweep) return;
+  if (!v.sweep_job && v.sweep_running && !v.sweep_shown.done) {
+    v.sweep_job = std::make_shared<LabSweepJob>(v.sweep, v.sweep_shown.serial);
+    s.jobs.start(v.sweep_job);
+  }
 }
 
 bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, int hi, int fallback) {
@@ -169,7 +223,7 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
 // The loss curves on screen as CSV: a step column, then one column per run (earlier runs, then this one).
 std::string curves_csv(const LabView& v) {
   std::vector<LabCurve> all = v.curves;
-  if (v.trainer) all.push_back({layout_label(train::to_json(v.trainer->config())) + " (now)", v.trainer->losses()});
+  if (v.trainer) all.push_back({layout_label(train::to_json(v.shown.report.config)) + " (now)", v.shown.report.losses});
   std::string out = "step";
   size_t rows = 0;
   for (const auto& c : all) {
@@ -185,20 +239,6 @@ std::string curves_csv(const LabView& v) {
   return out;
 }
 
-// The trainer as a checkpoint file (the format and name, ckpt-STEP.mcck, that `megacluster train
-// --checkpoint DIR --resume` looks for), written through a scratch directory: {file name, bytes}.
-std::pair<std::string, std::string> checkpoint_file(const train::Trainer& t) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "megacluster-lab-export";
-  fs::remove_all(dir);
-  const std::string path = t.save_checkpoint(dir.string());
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  fs::remove_all(dir);
-  return {fs::path(path).filename().string(), bytes.str()};
-}
-
 // The lab's config as `megacluster train` reads it: the layout, the model, and the corpus it trains on.
 nlohmann::json exported_config(const LabView& v) {
   nlohmann::json c = v.config;
@@ -206,10 +246,12 @@ nlohmann::json exported_config(const LabView& v) {
   return c;
 }
 
-void export_model(ExplorerState& s, LabView& v) {
-  if (!v.trainer || !s.platform) return;
+void export_model(ExplorerState& s, LabView& v, const LabCheckpoint& file) {
+  v.export_requested = false;
+  if (!s.platform) return;
   std::string err;
-  const auto [name, bytes] = checkpoint_file(*v.trainer);
+  const std::string& name = file.name;
+  const std::string& bytes = file.bytes;
   const std::string ck = s.platform->save_file(name, bytes, err);
   const std::string cfg = ck.empty() ? "" : s.platform->save_file("lab-config.json", exported_config(v).dump(2), err);
   if (ck.empty() || cfg.empty()) {
@@ -220,21 +262,48 @@ void export_model(ExplorerState& s, LabView& v) {
              "lab-config.json --checkpoint DIR --resume` continues this run";
 }
 
-// Saves the run to the platform's storage every persist_every_s while it changes (web: a reload resumes it).
-void persist(ExplorerState& s, LabView& v) {
-  if (!s.platform || !s.platform->persistent() || !v.trainer || v.trainer->step_index() == 0) return;
-  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  const bool changed = v.trainer->step_index() != v.persisted_step || v.running != v.persisted_running;
-  if (!changed || (now - v.persisted_at_s < v.persist_every_s && v.running == v.persisted_running)) return;
+// Whether the run should be saved to the platform's storage now: every persist_every_s while it changes
+// (web: a reload resumes it).
+bool persist_due(const ExplorerState& s, const LabView& v, double now) {
+  if (!s.platform || !s.platform->persistent() || !v.trainer || v.shown.report.step == 0) return false;
+  const bool changed = v.shown.report.step != v.persisted_step || v.running != v.persisted_running;
+  return changed && (now - v.persisted_at_s >= v.persist_every_s || v.running != v.persisted_running);
+}
+
+void persist(ExplorerState& s, LabView& v, const LabCheckpoint& file, double now) {
   try {
-    s.platform->store("lab.checkpoint", checkpoint_file(*v.trainer).second);
+    s.platform->store("lab.checkpoint", file.bytes);
     s.platform->store("lab.config", nlohmann::json{{"config", exported_config(v)}, {"running", v.running}}.dump());
     v.persisted_at_s = now;
-    v.persisted_step = v.trainer->step_index();
+    v.persisted_step = file.step;
     v.persisted_running = v.running;
   } catch (const std::exception& e) {
     s.status = std::string("the run could not be kept for a reload: ") + e.what();
   }
+}
+
+// The checkpoints asked for (an export, the copy kept for a reload): taken from the trainer when the panel
+// holds it, else asked of the job, which hands one over between two steps (a frame or two later).
+void serve_checkpoints(ExplorerState& s, LabView& v) {
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const bool keep = persist_due(s, v, now);
+  if (!v.trainer || (!keep && !v.export_requested)) return;
+  std::optional<LabCheckpoint> file;
+  if (v.train_job) {
+    v.train_job->request_checkpoint();
+    file = v.train_job->take_checkpoint();
+  } else {
+    try {
+      file = lab_checkpoint(*v.trainer);
+    } catch (const std::exception& e) {
+      v.export_requested = false;
+      s.status = std::string("no checkpoint could be written: ") + e.what();
+      return;
+    }
+  }
+  if (!file) return;
+  if (v.export_requested) export_model(s, v, *file);
+  if (keep) persist(s, v, *file, now);
 }
 
 // Once, when the lab first draws: the run kept by persist() before a reload, if any.
@@ -261,6 +330,7 @@ void restore(ExplorerState& s, LabView& v) {
     std::ofstream(file, std::ios::binary) << ck;
     v.trainer->load_checkpoint(file.string());
     fs::remove_all(dir);
+    refresh_shown(v);
     v.running = j.value("running", false) && v.trainer->step_index() < v.trainer->config().steps;
     v.persisted_step = v.trainer->step_index();
     v.persisted_running = v.running;
@@ -303,11 +373,13 @@ void draw_controls(ExplorerState& s, LabView& v) {
   if (ImGui::Button(v.running ? "Pause" : "Start")) v.running = !v.running;
   track(s, "lab.start");
   ImGui::SameLine();
-  if (ImGui::Button("Step")) v.step_once = true;
+  if (ImGui::Button("Step")) v.step_once = true;  // pauses a running run first
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Train one step (a running run pauses first)");
   track(s, "lab.step");
   ImGui::SameLine();
   if (ImGui::Button("Reset")) {
     keep_curve(v);
+    drop_train_job(v);
     v.built_for.clear();
     v.trainer.reset();
     v.running = false;
@@ -329,26 +401,26 @@ void draw_controls(ExplorerState& s, LabView& v) {
 
 void draw_train_tab(ExplorerState& s, LabView& v) {
   draw_controls(s, v);
-  train_slice(v);
+  drive_training(s, v);
   if (!v.trainer) return;
-  const train::Trainer& t = *v.trainer;
-  const int step = t.step_index(), total = t.config().steps;
-  const std::string loss = t.losses().empty() ? std::string("-") : format_fixed(t.losses().back(), 4);
+  const train::TrainerReport& t = v.shown.report;  // the job's last copy while it trains
+  const int step = t.step, total = t.config.steps;
+  const std::string loss = t.losses.empty() ? std::string("-") : format_fixed(t.losses.back(), 4);
   wrapped_text(false, "step %d / %d   loss %s nats/byte   %lld parameters on %d workers   kernels: %s", step, total,
-               loss.c_str(), (long long)t.parameter_count(), t.config().parallel.workers(), t.backend_name());
+               loss.c_str(), (long long)t.parameters, t.config.parallel.workers(), t.kernels.c_str());
   track(s, "lab.status");
-  if (!v.step_seconds.empty()) {
+  if (!v.shown.step_seconds.empty()) {
     // The median of the latest steps: a frame that waited for the browser does not move it.
-    std::vector<double> sorted = v.step_seconds;
+    std::vector<double> sorted = v.shown.step_seconds;
     std::sort(sorted.begin(), sorted.end());
     const double med = sorted[sorted.size() / 2];
-    const double tokens = double(t.config().batch) * t.config().model.context;
+    const double tokens = double(t.config.batch) * t.config.model.context;
     wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
                  format_quantity(tokens / std::max(med, 1e-9), "").c_str(), med * 1e3, sorted.size());
     track(s, "lab.speed");
   }
   if (!v.resume_note.empty()) wrapped_text(true, "%s", v.resume_note.c_str());
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.backend_note().c_str());
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.kernels_note.c_str());
   if (v.corpus_entropy > 0)
     wrapped_text(true, "This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
                  v.corpus_entropy);
@@ -360,7 +432,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   ImGui::BeginChild("lab_left", ImVec2(left, 0), false);
   {
     std::vector<LabCurve> all = v.curves;
-    all.push_back({layout_label(train::to_json(t.config())) + " (now)", t.losses()});
+    all.push_back({layout_label(train::to_json(t.config)) + " (now)", t.losses});
     const double floor = v.corpus_entropy;  // drawn only when known (the synthetic language)
     lab_loss_chart("##loss", all, total, floor, v.log_axis, ImVec2(-1, 220));
     track(s, "lab.loss_chart");
@@ -374,12 +446,12 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     if (ImGui::SmallButton("Export PNG")) s.capture = {"loss-curves.png", s.widget_rects["lab.loss_chart"]};
     track(s, "lab.export_png");
     same_line_if_fits_button("Export trained model");
-    if (ImGui::SmallButton("Export trained model")) export_model(s, v);
+    if (ImGui::SmallButton("Export trained model")) v.export_requested = true;  // serve_checkpoints
     track(s, "lab.export_model");
     ImGui::TextUnformatted("Sample (temperature 0.8):");
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.75f, 0.9f, 0.75f, 1));
     std::string shown;
-    for (unsigned char ch : v.sample) shown.push_back(ch >= 32 && ch < 127 ? char(ch) : '.');
+    for (unsigned char ch : v.shown.sample) shown.push_back(ch >= 32 && ch < 127 ? char(ch) : '.');
     wrapped_text(false, "%s", shown.empty() ? "(press Start; a sample appears every 50 steps)" : shown.c_str());
     ImGui::PopStyleColor();
     ImGui::Separator();
@@ -391,11 +463,11 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
                         "ZeRO-2/3 reduce-scatter a layer's gradients as soon as its backward is done. The\n"
                         "embedding counts as a layer; it stays whole through each pass, since the output head\n"
                         "reuses it (tied weights), and is often the largest part.");
-    lab_memory_bars(t.memory(), ImVec2(-1, 26.0f * float(std::min(8, t.config().parallel.workers())) + 24));
+    lab_memory_bars(t.memory, ImVec2(-1, 26.0f * float(std::min(8, t.config.parallel.workers())) + 24));
     track(s, "lab.memory");
-    if (t.config().parallel.pp > 1) {
+    if (t.config.parallel.pp > 1) {
       ImGui::TextUnformatted("Pipeline schedule of the last step (replica 0): F forward, B backward");
-      lab_schedule(t.last_schedule(), t.config().parallel.pp, ImVec2(-1, 22.0f * float(t.config().parallel.pp) + 8));
+      lab_schedule(t.schedule, t.config.parallel.pp, ImVec2(-1, 22.0f * float(t.config.parallel.pp) + 8));
     }
   }
   ImGui::EndChild();
@@ -407,13 +479,13 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     track(s, "lab.messages");
     // A run resumed from a checkpoint (or the browser's saved state) has taken no step in this trainer
     // yet: its counters are empty, which is not a disagreement with the prediction.
-    const auto& layout = t.config().parallel;
+    const auto& layout = t.config.parallel;
     bool any_sent = layout.workers() == 1;
-    for (int i = 0; i < layout.workers(); ++i) any_sent = any_sent || t.comm().step_counters(i).data_messages_sent() > 0;
+    for (double m : t.messages_sent) any_sent = any_sent || m > 0;
     const bool measured = step > 0 && any_sent;
     wrapped_text(false, "%s", measured || step == 0 ? "Bytes sent per worker in the last step"
                                                     : "Bytes per step: predicted only (no step since the resume)");
-    const auto pred = t.predicted_bytes_per_worker();
+    const std::vector<double>& pred = t.predicted_bytes;
     if (ImGui::BeginTable("##bytes", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
       ImGui::TableSetupColumn("worker");
       ImGui::TableSetupColumn("(d,p,t)");
@@ -421,22 +493,22 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
       ImGui::TableSetupColumn("predicted");
       ImGui::TableSetupColumn("messages");
       ImGui::TableHeadersRow();
-      const auto& pc = t.config().parallel;
+      const auto& pc = t.config.parallel;
       for (int i = 0; i < pc.workers(); ++i) {
-        const auto& cnt = t.comm().step_counters(i);
+        const double sent = t.bytes_sent[size_t(i)], messages = t.messages_sent[size_t(i)];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::Text("%d", i);
         ImGui::TableNextColumn();
         ImGui::Text("(%d,%d,%d)", i / (pc.tp * pc.pp), (i / pc.tp) % pc.pp, i % pc.tp);
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(format_quantity(cnt.data_bytes_sent(), "bytes").c_str());
+        ImGui::TextUnformatted(format_quantity(sent, "bytes").c_str());
         ImGui::TableNextColumn();
-        const bool same = measured && std::fabs(cnt.data_bytes_sent() - pred[size_t(i)]) < 0.5;
+        const bool same = measured && std::fabs(sent - pred[size_t(i)]) < 0.5;
         ImGui::TextColored(!measured ? ImVec4(0.7f, 0.7f, 0.7f, 1) : same ? ImVec4(0.5f, 0.9f, 0.5f, 1) : ImVec4(1, 0.5f, 0.4f, 1),
                            "%s%s", format_quantity(pred[size_t(i)], "bytes").c_str(), !measured ? "" : same ? " =" : " !=");
         ImGui::TableNextColumn();
-        ImGui::Text("%.0f", cnt.data_messages_sent());
+        ImGui::Text("%.0f", messages);
       }
       ImGui::EndTable();
     }
@@ -469,13 +541,13 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     return;
   }
   if (v.sweep_requested) start_sweep(v);
-  if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep->done() ? "Resume sweep" : "Run sweep"))) {
-    if (!v.sweep || v.sweep->done()) start_sweep(v);
+  if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep_shown.done ? "Resume sweep" : "Run sweep"))) {
+    if (!v.sweep || v.sweep_shown.done) start_sweep(v);
     else v.sweep_running = !v.sweep_running;
   }
   track(s, "lab.sweep");
   if (!v.sweep_error.empty()) error_text("%s", v.sweep_error.c_str());
-  sweep_slice(v);
+  drive_sweep(s, v);
   if (!v.sweep) {
     // The chart's place, empty until a sweep runs (a scenario may point at it before).
     ImGui::Dummy(ImVec2(ImGui::GetContentRegionAvail().x, 300));
@@ -483,8 +555,8 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     return;
   }
   ImGui::SameLine();
-  ImGui::ProgressBar(float(v.sweep->progress()), ImVec2(ImGui::GetFontSize() * 12, 0), v.sweep->current_label().c_str());
-  const train::ScalingResult& r = v.sweep->result();
+  ImGui::ProgressBar(float(v.sweep_shown.progress), ImVec2(ImGui::GetFontSize() * 12, 0), v.sweep_shown.label.c_str());
+  const train::ScalingResult& r = v.sweep_shown.result;
   lab_scaling_chart(r, ImVec2(-1, 300));
   track(s, "lab.scaling_chart");
   for (const auto& p : r.points)
@@ -520,7 +592,7 @@ void draw(ExplorerState& s) {
       draw_train_tab(s, v);
       ImGui::EndTabItem();
     } else {
-      train_slice(v);  // a run keeps going while the other tab is shown
+      drive_training(s, v);  // a run keeps going while the other tab is shown
     }
     if (ImGui::BeginTabItem("Predictable scaling", nullptr, scaling_flag)) {
       s.shown_tab = "scaling";
@@ -528,11 +600,11 @@ void draw(ExplorerState& s) {
       ImGui::EndTabItem();
     } else {
       if (v.sweep_requested && !v.corpus_text.empty()) start_sweep(v);
-      sweep_slice(v);
+      drive_sweep(s, v);
     }
     ImGui::EndTabBar();
   }
-  persist(s, v);
+  serve_checkpoints(s, v);
 }
 
 bool open_corpus(ExplorerState& s, const std::string& name, const std::string& content) {

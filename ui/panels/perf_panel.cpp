@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <set>
 
 namespace mc::ui {
@@ -22,18 +23,72 @@ using nlohmann::json;
 
 // ---- recomputation (within the frame a value changes) ------------------------------------------------
 
-void start_search(const Catalog& cat, PerfView& v) {
+}  // namespace
+
+// Runs the layout search's (tp, pp) slices and publishes the merged ranking after each slice of work.
+class PerfSearchJob : public Job {
+ public:
+  PerfSearchJob(perf::Config cfg, std::vector<std::pair<int, int>> pending)
+      : cfg_(std::move(cfg)), pending_(std::move(pending)), total_(pending_.size()), left_(total_) {
+    opts_.max_results = 15;
+    opts_.max_rejected = 20;
+  }
+  bool step(double budget_s) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!pending_.empty() && !cancelled()) {
+      auto [tp, pp] = pending_.back();
+      pending_.pop_back();
+      opts_.only_tp = tp, opts_.only_pp = pp;
+      perf::merge(work_, perf::search(cfg_, opts_), opts_);
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > budget_s) break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      published_ = work_;
+      left_ = pending_.size();
+      ++serial_;
+    }
+    set_progress(1.0 - double(pending_.size()) / double(std::max<size_t>(1, total_)));
+    return pending_.empty() || cancelled();
+  }
+  // Copies the newest ranking when it is newer than `serial`.
+  bool latest(perf::SearchResult& out, size_t& left, uint64_t& serial) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (serial_ == serial) return false;
+    out = published_, left = left_, serial = serial_;
+    return true;
+  }
+  size_t total() const { return total_; }
+
+ private:
+  perf::Config cfg_;
+  std::vector<std::pair<int, int>> pending_;
+  size_t total_;
+  perf::SearchOptions opts_;
+  perf::SearchResult work_;
+  mutable std::mutex mutex_;
+  perf::SearchResult published_;
+  size_t left_;
+  uint64_t serial_ = 0;
+};
+
+namespace {
+
+// A new search when the model, cluster or batch changed (the layout itself does not change the search).
+void start_search(ExplorerState& s, PerfView& v) {
   json sc = v.config;
   sc["parallel"] = {{"global_batch", v.config["parallel"].value("global_batch", 512)}};
   const std::string key = sc.dump();
   if (key == v.search_for) return;
   v.search_for = key;
   v.search = {};
-  v.search_pending.clear();
+  if (v.search_job) v.search_job->cancel();  // it searches its own copy of the old config
+  v.search_job.reset();
+  v.search_left = 0;
   v.search_done = false;
   v.search_error.clear();
   try {
-    v.search_config = perf::parse_config(cat, sc, "panel search", false);
+    v.search_config = perf::parse_config(*s.catalog, sc, "panel search", false);
   } catch (const std::exception& e) {
     v.search_done = true;  // the estimate shows the error
     v.search_error = e.what();
@@ -43,26 +98,26 @@ void start_search(const Catalog& cat, PerfView& v) {
   for (int p = 1; p <= v.search_config.model.layers; ++p)
     if (v.search_config.model.layers % p == 0) pps.insert(p);
   for (int p = 1; p <= 64; p *= 2) pps.insert(p);
+  std::vector<std::pair<int, int>> pending;
   for (int tp = 1; tp <= 64; tp *= 2)
     for (int pp : pps)
-      if ((long long)tp * pp <= v.search_config.cluster.gpus()) v.search_pending.push_back({tp, pp});
+      if ((long long)tp * pp <= v.search_config.cluster.gpus()) pending.push_back({tp, pp});
+  v.search_left = pending.size();
+  v.search_job = std::make_shared<PerfSearchJob>(v.search_config, std::move(pending));
+  s.jobs.start(v.search_job);
 }
 
-// Runs search slices for at most ~6 ms per frame (the UI stays at 60 fps).
-void step_search(PerfView& v) {
-  if (v.search_done) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  perf::SearchOptions o;
-  o.max_results = 15;
-  o.max_rejected = 20;
-  while (!v.search_pending.empty()) {
-    auto [tp, pp] = v.search_pending.back();
-    v.search_pending.pop_back();
-    o.only_tp = tp, o.only_pp = pp;
-    perf::merge(v.search, perf::search(v.search_config, o), o);
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > 0.006) break;
-  }
-  if (v.search_pending.empty()) v.search_done = true;
+// Takes the search job's latest ranking; the search is done when its job is.
+void poll_search(PerfView& v) {
+  if (!v.search_job) return;
+  const bool done = v.search_job->done();  // read first: the job publishes its last slice before done()
+  uint64_t serial = v.search_serial;
+  v.search_job->latest(v.search, v.search_left, serial);
+  v.search_serial = serial;
+  if (!done) return;
+  if (!v.search_job->error().empty() && v.search_job->error() != "cancelled") v.search_error = v.search_job->error();
+  v.search_job.reset();
+  v.search_done = true;
 }
 
 void recompute(ExplorerState& s) {
@@ -100,8 +155,8 @@ void recompute(ExplorerState& s) {
       v.error = e.what();
     }
   }
-  if (v.search_auto) start_search(*s.catalog, v);
-  step_search(v);
+  if (v.search_auto) start_search(s, v);
+  poll_search(v);
 }
 
 // ---- controls ----------------------------------------------------------------------------------------
@@ -384,7 +439,7 @@ void draw_search(ExplorerState& s) {
   }
   ImGui::Text("Layout search (up to %lld GPUs):", (long long)v.search_config.cluster.gpus());
   char progress[96];
-  if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_pending.size());
+  if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_left);
   else
     std::snprintf(progress, sizeof progress, "%lld layouts, %lld estimated, %.0f ms", v.search.considered,
                   v.search.evaluated, v.search.elapsed_s * 1e3);
@@ -468,7 +523,9 @@ PanelRegistrar reg{{.id = "perf",
                     .chapter = Chapter::parallelism,
                     .order = 10,
                     .draw = draw,
-                    .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked"}};
+                    .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
+                         .tabs = {},
+                         .tab_of_widget = nullptr}};
 
 }  // namespace
 }  // namespace mc::ui

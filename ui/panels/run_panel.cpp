@@ -204,7 +204,9 @@ PanelRegistrar reg{{.id = "run",
                     .chapter = Chapter::run,
                     .order = 20,
                     .draw = draw,
-                    .summary = "a month of training with failures, restarts, checkpoints and the data pipeline"}};
+                    .summary = "a month of training with failures, restarts, checkpoints and the data pipeline",
+                         .tabs = {},
+                         .tab_of_widget = nullptr}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -6,6 +6,7 @@
 // gallery, apply_step, problems of a file or a link | open_parsed, finish_move, draw_move_progress |
 // the panel (gallery, player, checks) | the narration dock's questions and controls | scenario_frame.
 #include "core/paths.h"
+#include "core/url_state.h"
 #include "scenario/player.h"
 #include "ui/explorer.h"
 #include "ui/scenario_bindings.h"
@@ -56,6 +57,17 @@ void start_move(ExplorerState& s, std::shared_ptr<scenario::Player> work, int ta
 
 std::shared_ptr<scenario::Player> copy_of(const scenario::Player& p) { return std::make_shared<scenario::Player>(p); }
 
+// MEGACLUSTER_SCENARIO_STEP=N (1-based, as in the page's ?step=N and checked the same way, core/url_state.h):
+// a value that is not a step number is named in the status line, not read as step 1 (atoi's "0").
+void env_step(ExplorerState& s) {
+  const char* st = std::getenv("MEGACLUSTER_SCENARIO_STEP");
+  if (!st) return;
+  if (const auto n = parse_url_step(st)) s.scenarios.request_step = *n;
+  else
+    s.status = "MEGACLUSTER_SCENARIO_STEP=\"" + std::string(st).substr(0, 40) + "\" is not a step number; use 1 to " +
+               std::to_string(kMaxUrlStep) + " (the scenario opens at its start)";
+}
+
 void load_gallery(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   v.gallery_loaded = true;
@@ -64,7 +76,7 @@ void load_gallery(ExplorerState& s) {
   // (the web shell sets request_id/request_step from the URL instead).
   if (const char* id = std::getenv("MEGACLUSTER_SCENARIO"); id && v.request_id.empty()) {
     v.request_id = id;
-    if (const char* st = std::getenv("MEGACLUSTER_SCENARIO_STEP")) v.request_step = std::max(0, std::atoi(st) - 1);
+    env_step(s);
   }
   try {
     v.gallery = scenario::load_index(v.scenarios_dir, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr);
@@ -349,7 +361,9 @@ PanelRegistrar reg{Panel{.id = "scenarios",
                          .chapter = Chapter::scenarios,
                          .order = 10,
                          .draw = draw,
-                         .summary = "Guided stories that drive the engine, with questions for classes"}};
+                         .summary = "Guided stories that drive the engine, with questions for classes",
+                         .tabs = {},
+                         .tab_of_widget = nullptr}};
 FileHandlerRegistrar drop_reg{FileHandler{.id = "scenarios.file", .open = open_dropped}};
 
 }  // namespace
@@ -441,7 +455,7 @@ void scenario_frame(ExplorerState& s) {
     env_read = true;
     if (const char* id = std::getenv("MEGACLUSTER_SCENARIO"); id && *id && v.request_id.empty()) {
       v.request_id = id;
-      if (const char* st = std::getenv("MEGACLUSTER_SCENARIO_STEP")) v.request_step = std::max(0, std::atoi(st) - 1);
+      env_step(s);
     }
   }
   // A scenario step must never take the app down: anything it throws becomes a shown error.

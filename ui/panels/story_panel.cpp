@@ -139,7 +139,9 @@ PanelRegistrar reg{Panel{.id = "story",
                          .chapter = Chapter::story,
                          .order = 10,
                          .draw = draw,
-                         .summary = "Timeline 2016-2022 and the AI-and-Compute chart, every fact with its source"}};
+                         .summary = "Timeline 2016-2022 and the AI-and-Compute chart, every fact with its source",
+                         .tabs = {},
+                         .tab_of_widget = nullptr}};
 
 }  // namespace
 }  // namespace mc::ui

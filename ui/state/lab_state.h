@@ -1,10 +1,12 @@
 // lab_state.h - view state of the training lab panel. `config` is the JSON `megacluster train` reads
 // (train/train.h: parse_config), so a scenario can set e.g. lab.config["tp"] = 2 and press start by
-// setting lab.running = true; the panel rebuilds the run when the config changes.
+// setting lab.running = true; the panel rebuilds the run when the config changes. Training and the sweep
+// run as jobs (ui/lab_jobs.h); the panel draws the copies they publish (shown, sweep_shown).
 #pragma once
 
-#include "train/storage/corpus.h"
+#include "train/report.h"
 #include "train/scaling.h"
+#include "train/storage/corpus.h"
 #include "train/train.h"
 
 #include <nlohmann/json.hpp>
@@ -20,22 +22,51 @@ struct LabCurve {
   std::vector<double> losses;
 };
 
+// A checkpoint as a file: {step, name (ckpt-STEP.mcck), bytes}.
+struct LabCheckpoint {
+  int step = 0;
+  std::string name, bytes;
+};
+
+// What a training job publishes after each slice (ui/lab_jobs.h), and what the panel draws.
+struct LabProgress {
+  train::TrainerReport report;       // the trainer's state
+  std::string sample;                // generated text, refreshed every sample_every steps
+  std::vector<double> step_seconds;  // wall time of the latest steps (tokens/s and step time on screen)
+  uint64_t serial = 0;               // which publication this is
+};
+
+// What a sweep job publishes, and what the Predictable-scaling tab draws.
+struct SweepProgress {
+  train::ScalingResult result;
+  double progress = 0;  // 0..1
+  std::string label;    // the run in progress
+  bool done = false;
+  uint64_t serial = 0;
+};
+
+class LabTrainJob;
+class LabSweepJob;
+
 struct LabView {
   // The default, a model small enough that a step takes a few milliseconds so training runs inside the
   // frame loop, is assets/configs/train.json (the App loads it).
   nlohmann::json config = nlohmann::json::object();
   bool running = true;         // train a few steps every frame (the lab starts live when opened)
   bool step_once = false;      // one step on the next frame (the Step button; scenarios may set it)
-  double frame_budget_ms = 6;  // training time per frame (at least one step when running)
 
+  // The run. While train_job runs, the job owns the trainer and the panel draws `shown`, the copy the job
+  // published last; otherwise the panel owns it and `shown` is refreshed from it.
   std::shared_ptr<train::Trainer> trainer;  // rebuilt when config changes
+  std::shared_ptr<LabTrainJob> train_job;   // trains it (ui/lab_jobs.h), on a worker or in frame slices
+  bool stepping_once = false;               // train_job is the Step button's single step
+  LabProgress shown;                        // valid when trainer is set
   std::string built_for;                    // config.dump() of trainer
   std::string error;                        // why the config cannot run
   std::vector<LabCurve> curves;             // earlier runs, overlaid on the current one
-  std::string sample;                       // generated text, refreshed every sample_every steps
   int sample_every = 50;
   bool log_axis = true;
-  std::vector<double> step_seconds;  // wall time of the latest steps (tokens/s and step time on screen)
+  bool export_requested = false;            // Export trained model, waiting for the job's checkpoint
 
   // The run kept across page reloads (Platform::persistent, the web build): saved every persist_every_s
   // while it changes, restored once when the lab first draws.
@@ -55,8 +86,10 @@ struct LabView {
   std::string corpus_error;          // why the corpus could not be loaded
   std::vector<train::CorpusEntry> corpora;  // the built-in list, read once
 
-  // The scaling sweep, advanced in slices per frame.
+  // The scaling sweep, advanced by sweep_job while sweep_running (the user's wish: Pause clears it).
   std::shared_ptr<train::ScalingSweep> sweep;
+  std::shared_ptr<LabSweepJob> sweep_job;
+  SweepProgress sweep_shown;  // what the tab draws: the job's last publication, or the paused sweep's
   bool sweep_running = false;
   bool sweep_quick = true;
   // The sweep's config (train::scaling_config_from_json) when a scenario set one, else empty (the "quick

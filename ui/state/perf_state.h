@@ -7,10 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace mc::ui {
+
+class PerfSearchJob;  // perf_panel.cpp
 
 struct PerfView {
   // What the student picks (the `megacluster estimate` format). The default, GPT-3 on 1,024 V100s of
@@ -28,11 +32,14 @@ struct PerfView {
   // makes the same machine faster or slower.
   std::vector<std::pair<std::string, mc::perf::Estimate>> by_stack;
 
-  // Layout search, run a slice (one tp, pp pair) per frame so the UI stays at 60 fps.
+  // Layout search, run as a job (ui/jobs.h) in slices of one (tp, pp) pair: the panel shows what the job
+  // published last (ranked so far, and the slices left) and stays at 60 fps.
   bool search_auto = true;             // re-run when model, cluster or batch change
   std::string search_for;              // dump of the search config (no "parallel" layout) searched
   mc::perf::Config search_config;      // parsed search config of search_for
-  std::vector<std::pair<int, int>> search_pending;  // (tp, pp) slices still to run
+  std::shared_ptr<PerfSearchJob> search_job;
+  size_t search_left = 0;              // (tp, pp) slices still to run
+  uint64_t search_serial = 0;          // the job's publication shown
   mc::perf::SearchResult search;
   bool search_done = false;
   std::string search_error;            // the search config was refused (the header then names no stale size)
