@@ -78,6 +78,16 @@ try {
   if (!/did you mean "gpt3-on-the-machine"/.test(sb.narration)) fail("a misspelt link does not say which one was meant");
   await bad.screenshot({ path: path.join(out, "bad-link-1280x720.png") });
   await bad.close();
+  // A step the link cannot use is named on the page with the fix, and the class opens at its start.
+  const badStep = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  await badStep.goto(base + "?scenario=dgx1-2016&step=two");
+  await badStep.waitForFunction(appReady, null, { timeout: 60000 });
+  await frames(badStep, 5);
+  const bs = await state(badStep);
+  console.log(`?scenario=dgx1-2016&step=two -> step ${bs.scenario_step}, status "${bs.status}"`);
+  if (!/step="two" is not a step number/.test(bs.status)) fail("a link's unusable step is not named: " + bs.status);
+  if (bs.scenario_step !== 1) fail(`a link with an unusable step should open the class at step 1, not ${bs.scenario_step}`);
+  await badStep.close();
   // The lab: export the chart as a PNG (a download), then a reload resumes the run.
   const lab = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
   await lab.goto(base + "?panel=lab");
