@@ -233,7 +233,10 @@ std::string curves_csv(const LabView& v) {
   out += "\n";
   for (size_t i = 0; i < rows; ++i) {
     out += std::to_string(i + 1);
-    for (const auto& c : all) out += "," + (i < c.losses.size() ? format_fixed(c.losses[i], 6) : std::string());
+    for (const auto& c : all) {
+      out += ',';
+      if (i < c.losses.size()) out += format_fixed(c.losses[i], 6);
+    }
     out += "\n";
   }
   return out;
@@ -331,6 +334,8 @@ void restore(ExplorerState& s, LabView& v) {
     v.trainer->load_checkpoint(file.string());
     fs::remove_all(dir);
     refresh_shown(v);
+    // What the kept model writes now (the text shown before the reload was not kept).
+    v.shown.sample = v.trainer->sample(64, 0.8, uint64_t(v.trainer->step_index()));
     v.running = j.value("running", false) && v.trainer->step_index() < v.trainer->config().steps;
     v.persisted_step = v.trainer->step_index();
     v.persisted_running = v.running;
@@ -370,7 +375,13 @@ void draw_controls(ExplorerState& s, LabView& v) {
   ensure_trainer(v);
   const bool can = v.trainer != nullptr;
   if (!can) ImGui::BeginDisabled();
+  // A finished run has nothing to start: the button says so instead of doing nothing.
+  const bool finished = can && !v.running && v.shown.report.step >= v.shown.report.config.steps;
+  if (finished) ImGui::BeginDisabled();
   if (ImGui::Button(v.running ? "Pause" : "Start")) v.running = !v.running;
+  if (finished) ImGui::EndDisabled();
+  if (finished && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("The run has taken all its steps. Reset starts it over; a larger \"steps\" starts a new, longer run.");
   track(s, "lab.start");
   ImGui::SameLine();
   if (ImGui::Button("Step")) v.step_once = true;  // pauses a running run first
