@@ -83,6 +83,20 @@ std::string json_pointer_escape(std::string_view key) {
 
 namespace {
 
+// A code point as UTF-8 (a lone surrogate as its three-byte form, which nlohmann would have refused).
+void append_utf8(std::string& v, uint32_t cp) {
+  if (cp < 0x80) {
+    v += char(cp);
+  } else if (cp < 0x800) {
+    v += char(0xC0 | (cp >> 6)), v += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    v += char(0xE0 | (cp >> 12)), v += char(0x80 | ((cp >> 6) & 0x3F)), v += char(0x80 | (cp & 0x3F));
+  } else {
+    v += char(0xF0 | (cp >> 18)), v += char(0x80 | ((cp >> 12) & 0x3F)), v += char(0x80 | ((cp >> 6) & 0x3F)),
+        v += char(0x80 | (cp & 0x3F));
+  }
+}
+
 // Records the byte offset of every value's key (objects) or first character (arrays) by JSON pointer.
 // Bounded: the pointers stored hold at most `budget` bytes in all and each at most kMaxPointer bytes. A
 // crafted file of long keys nested deep with many elements under them would otherwise need (key bytes x
@@ -110,14 +124,47 @@ struct Locator {
   void ws() {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
   }
-  std::string str() {  // at '"'; returns the decoded key (escapes other than \" \\ \/ kept verbatim)
+  // At '"'; returns the key decoded as nlohmann decodes it (every escape, \uXXXX and surrogate pairs to
+  // UTF-8), so "\u0061" and "a" are one key (a duplicate) and a pointer names the key nlohmann stores.
+  // The text already parsed as JSON, so escapes are well formed; a stray one is kept as written.
+  std::string str() {
     std::string v;
     ++i;
+    auto hex4 = [&](size_t at, uint32_t& cp) {
+      if (at + 4 > s.size()) return false;
+      cp = 0;
+      for (size_t k = at; k < at + 4; ++k) {
+        const char h = s[k];
+        const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        if (d < 0) return false;
+        cp = cp * 16 + uint32_t(d);
+      }
+      return true;
+    };
     while (i < s.size() && s[i] != '"') {
       if (s[i] == '\\' && i + 1 < s.size()) {
-        char e = s[i + 1];
-        if (e == '"' || e == '\\' || e == '/') v += e;
-        else { v += '\\'; v += e; }
+        const char e = s[i + 1];
+        uint32_t cp = 0;
+        if (e == 'u' && hex4(i + 2, cp)) {
+          i += 6;
+          uint32_t lo = 0;
+          if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < s.size() && s[i] == '\\' && s[i + 1] == 'u' && hex4(i + 2, lo) &&
+              lo >= 0xDC00 && lo < 0xE000) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          }
+          append_utf8(v, cp);
+          continue;
+        }
+        switch (e) {
+          case 'b': v += '\b'; break;
+          case 'f': v += '\f'; break;
+          case 'n': v += '\n'; break;
+          case 'r': v += '\r'; break;
+          case 't': v += '\t'; break;
+          case '"': case '\\': case '/': v += e; break;
+          default: v += '\\', v += e;
+        }
         i += 2;
       } else {
         v += s[i++];

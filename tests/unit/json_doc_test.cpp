@@ -113,6 +113,25 @@ TEST(JsonDocCrafted, DuplicateKeysAreRefusedWithBothPlaces) {
   EXPECT_EQ(load_error("{\"a\": {\"x\": 1}, \"b\": {\"x\": 2}}"), "");  // same key in two objects is fine
 }
 
+// A key written with escapes is the key nlohmann stores: "\u0061" repeats "a" (also as a surrogate pair
+// for a character outside the BMP), and an escaped key is located by its decoded name.
+TEST(JsonDocCrafted, EscapedSpellingsOfAKeyAreOneKey) {
+  const std::string e = load_error("{\"a\": 1,\n \"\\u0061\": 2}");
+  EXPECT_NE(e.find("crafted.json:2:2"), std::string::npos) << e;
+  EXPECT_NE(e.find("appears twice"), std::string::npos) << e;
+  EXPECT_NE(load_error("{\"\xF0\x9F\x98\x80\": 1, \"\\ud83d\\ude00\": 2}").find("appears twice"), std::string::npos);
+  EXPECT_NE(load_error("{\"t\\tab\": 1, \"t\\u0009ab\": 2}").find("appears twice"), std::string::npos);
+  EXPECT_EQ(load_error("{\"a\\u0062\": 1, \"ab \": 2}"), "") << "different keys stay different";
+  JsonDoc d = JsonDoc::parse("{\"x\": 0,\n  \"line\\nbreak\": \"seven\"}", "esc.json");
+  try {
+    d.root()["line\nbreak"].number();
+    FAIL();
+  } catch (const LoadError& err) {
+    EXPECT_EQ(err.line, 2) << err.what();  // found by its decoded name, not at the object's line
+    EXPECT_EQ(err.column, 3) << err.what();
+  }
+}
+
 TEST(JsonDocCrafted, NulBytesAreRefusedWhereTheyAre) {
   const std::string text = std::string("{\"a\": 1}\n") + '\0' + "garbage";
   const std::string e = load_error(text);
