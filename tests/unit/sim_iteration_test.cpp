@@ -267,6 +267,56 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnPublishedRunsOfOtherStacks) {
   EXPECT_EQ(checked, 3);
 }
 
+TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
+  // BigScience's runs on Jean Zay's V100s (BLOOM's layout experiments, tr1, tr8, the 52B benchmarks;
+  // more-public-cases.json built by run-setups.json): Omni-Path, where NCCL's collectives reached a
+  // measured 7.27 or 5.07 GB/s per node of the NICs' 50 GB/s (inter_busbw_GBps). Both models must price
+  // collectives at that rate and point-to-point transfers at the line rate; the simulator once sent every
+  // flow at the line rate and ran 8-27% faster than the analytic model here (48% on ZeRO-3 rows).
+  //
+  // What the two still model differently, stated rather than absorbed in a wider tolerance:
+  //  - DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p) sends and receives as separate
+  //    blocking calls, and the analytic model charges both stages for every transfer (p2p x 2,
+  //    perf_time.cpp). The simulator's sends are Megatron's: the sender waits for its message to leave, the
+  //    receiver only for what has not yet arrived (pairing DeepSpeed's calls would need its instruction
+  //    order, TrainSchedule, or 1F1B deadlocks). So the simulator is compared with the analytic time less
+  //    the receiving stage's half of its pipeline term. Without that term the rows agree within 5% except
+  //    those whose pipeline transfers are a large share (tr8's pp 32: 0.82-0.86; BLOOM 177B pp 48: 0.92).
+  //  - ZeRO-3 rows (DeepSpeed 0.3.16-0.4 / HF): the analytic model follows the stack (weights gathered
+  //    again for the recomputed forward, gradients reduce-scattered after every micro-batch, one
+  //    collective per tensor); the simulator gathers a chunk's weights twice per micro-batch and
+  //    reduce-scatters once (sim_zero_test.cpp). Left out: they measure that difference, not bandwidth
+  //    (sim / analytic 0.86-0.91 with the collective rate, 0.53-0.68 without).
+  const std::string dir = MC_VALIDATION_DIR;
+  const mc::json cases = mc::JsonDoc::load(dir + "/more-public-cases.json").value();
+  const mc::json setups = mc::JsonDoc::load(dir + "/run-setups.json").value();
+  const mc::Table* software = catalog().table("software");
+  ASSERT_NE(software, nullptr);
+  int checked = 0;
+  for (const mc::json& st : setups.at("runs")) {
+    if (st.at("cluster").value("inter_busbw_GBps", 0.0) <= 0) continue;
+    for (const mc::json& c : cases) {
+      if (c.at("id") != st.at("id")) continue;
+      const std::string id = st.at("id");
+      const mc::json cfg = mc::perf::run_config(catalog(), c, st, "run-setups.json");
+      if (cfg.at("parallel").value("zero", 0) >= 3) continue;
+      SimOptions o;
+      o.timeline_gpu = -1;
+      o.include_link_series = false;
+      const mc::json out = simulate_json(catalog(), cfg, o, id);
+      const double sim = out["iteration_time_s"], ana = out["analytic"]["iteration_time_s"];
+      const mc::Record* sw = software->find(cfg.at("software").get<std::string>());
+      ASSERT_NE(sw, nullptr) << id;
+      const bool paired = sw->get_or("pipeline_blocking_p2p", 0) != 0;
+      const double receiver = paired ? out["analytic"]["time_breakdown_s"]["pp_comm"].get<double>() / 2 : 0;
+      EXPECT_NEAR(sim / (ana - receiver), 1.0, 0.05)
+          << id << ": sim " << sim << " s, analytic " << ana << " s (" << receiver << " s of it the receivers' waits)";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 13);  // BigScience tr1, tr8 x 2, the 52B with Megatron-DeepSpeed and with Megatron; BLOOM x 8
+}
+
 TEST(SimIteration, UnevenStagesRunTheirOwnLayers) {
   // 78 layers on 12 stages split 7 x 11 + 1 (BigScience's 182B benchmark): the last stage computes one
   // layer and the logits, the others seven; the simulator runs each stage's own count.
