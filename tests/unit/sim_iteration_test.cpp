@@ -217,6 +217,19 @@ TEST(SimIteration, EveryNetworkKnobMovesTheAnswerTheRightWay) {
   mc::json fast_nic = base;
   fast_nic["cluster"]["node_network_Gbps"] = 1600;
   EXPECT_LE(t(fast_nic), t0);
+  // A measured collective bus bandwidth below the line rate (5 of the NICs' 45 GB/s, as on Jean Zay's
+  // Omni-Path) slows the gradient all-reduce, which is a collective ...
+  mc::json slow_coll = base;
+  slow_coll["cluster"]["inter_busbw_GBps"] = 5;
+  EXPECT_GT(t(slow_coll), t0 * 1.05) << "collectives between nodes run at the measured bus bandwidth";
+  // ... but not pipeline sends: a pipeline across nodes with nothing else crossing them (tp 8 fills each
+  // node, dp 1) keeps the line rate, as engine/perf's point_to_point does.
+  mc::json pipe = base;
+  pipe["cluster"]["gpus"] = 32;
+  pipe["parallel"] = {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 8}};
+  mc::json pipe_slow_coll = pipe;
+  pipe_slow_coll["cluster"]["inter_busbw_GBps"] = 5;
+  EXPECT_DOUBLE_EQ(t(pipe_slow_coll), t(pipe));
   mc::json oversub = base;
   oversub["cluster"]["oversubscription"] = 4;
   oversub["cluster"]["leaf_nodes"] = 4;  // the 32 nodes span 8 leaves: the spine is crossed
