@@ -193,8 +193,10 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   // ---- topology: the analytic model's achievable bandwidths, from the one rule that makes them ----
   // perf::topology_of applies the catalog's bus efficiencies (fabrics.json bus_efficiency: NCCL bus
   // bandwidth / line rate) and, where the cluster has a measured collective bus bandwidth
-  // (inter_busbw_GBps: Jean Zay's Omni-Path, 7.27 GB/s per node in BigScience's May 2021 all-reduce
-  // benchmark, tests/data/validation/run-setups.json), prices collectives at it while point-to-point
+  // (inter_busbw_GBps: Jean Zay's Omni-Path, 7.27 and 5.07 GB/s per node of 50 GB/s in BigScience's
+  // all-reduce benchmarks of May 2021 and January 2022, experiments/bandwidth of the BigScience repository
+  // (sources.json bigscience-repo), as tests/data/validation/run-setups.json records them), prices
+  // collectives at it while point-to-point
   // transfers keep the links' rate. The simulator takes the same three figures: links at the
   // point-to-point rates, and the collective rate as a limit on collective flows only (topology.h).
   // TopologySpec takes the catalog's units (NVLink bidirectional GB/s, NIC Gb/s) and converts them once;

@@ -12,12 +12,13 @@
 //
 // Collective limits: where a cluster has a measured collective bus bandwidth below its NICs' rate (Jean
 // Zay's Omni-Path, where NCCL's all-reduce reached 5-11 GB/s of a node's 50 GB/s: BigScience's
-// benchmarks, assets/catalog/fabrics.json opa-100), every NIC also gets one limit per direction: a
-// capacity that only collective transfers crossing nodes count against. The cable is not full (the
-// shortfall is NCCL's transport over that fabric, not the wire), so point-to-point transfers keep the
-// line rate and share the cable with the collectives, while the collectives of a node together get no
-// more than the measured rate, as engine/perf's topology_of prices them. A limit is not a Link: it
-// carries no bytes of its own and is never reported, only the rate solver (FlowNet) sees it.
+// benchmarks, experiments/bandwidth of its repository, cited by assets/catalog/fabrics.json opa-100),
+// every NIC also gets one limit per direction: a capacity that only collective transfers crossing nodes
+// count against. The catalog takes point-to-point transfers on that fabric to reach 90% of the line rate
+// (the shortfall is the collectives', not the wire's), so sends keep the link's rate and share the cable
+// with the collectives, while a node's collectives together get no more than the measured rate, as
+// engine/perf's topology_of prices them. A degraded NIC limits both through its cable. A limit is not a
+// Link: it carries no bytes of its own and is never reported; only the rate solver (FlowNet) sees it.
 #pragma once
 
 #include <cstdint>
