@@ -25,23 +25,34 @@ Algorithm algorithm_from_string(const std::string& s) {
 
 namespace {
 
-// Accumulates (link, flows) pairs without duplicates.
+// Accumulates (link, flows) pairs without duplicates. A collective's transfers between nodes also count
+// against the collective limits of the NICs they leave and enter (topology.h: the measured collective
+// rate where it is below the line rate); point-to-point transfers (`collective` false) do not.
 struct LinkAcc {
-  std::unordered_map<int, double> w;
+  bool collective = true;
+  std::unordered_map<int, double> w, lim;
   std::vector<int> scratch;
   bool crosses_nodes = false;
   void add(const Topology& t, int a, int b, double flows = 1) {
     if (a == b) return;
     scratch.clear();
     t.path(a, b, scratch);
-    if (t.node_of(a) != t.node_of(b)) crosses_nodes = true;
+    if (t.node_of(a) != t.node_of(b)) {
+      crosses_nodes = true;
+      if (collective && t.limits() > 0) {
+        lim[t.collective_limit_up(a)] += flows;
+        lim[t.collective_limit_down(b)] += flows;
+      }
+    }
     for (int l : scratch) w[l] += flows;
   }
   FlowGroupSpec spec(const Topology& t, double flows, double bytes) const {
     FlowGroupSpec s;
     for (const auto& e : w) (t.passive(e.first) ? s.passive_links : s.links).push_back(e);
+    s.limits.assign(lim.begin(), lim.end());
     std::sort(s.links.begin(), s.links.end());  // deterministic order
     std::sort(s.passive_links.begin(), s.passive_links.end());
+    std::sort(s.limits.begin(), s.limits.end());
     s.flows = flows;
     s.bytes_per_flow = bytes;
     return s;
@@ -154,8 +165,9 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
 }
 
 CollectivePhase build_sends(const Topology& topo, const std::vector<std::pair<int, int>>& pairs, double bytes,
-                            const LatencySpec& lat) {
+                            const LatencySpec& lat, bool as_collective) {
   LinkAcc acc;
+  acc.collective = as_collective;
   for (auto [a, b] : pairs) acc.add(topo, a, b);
   CollectivePhase ph;
   ph.flows = acc.spec(topo, double(pairs.size()), bytes);

@@ -9,6 +9,8 @@
 //     reduce then broadcast N/2, so every tree edge carries N/2 each way, in 2 ceil(log2 p) steps;
 //   hierarchical all-reduce (2D: Jia et al. 2018; NCCL's intra/inter split): reduce-scatter inside each
 //     node over its g local ranks, ring all-reduce of N/g across nodes per local index, all-gather inside.
+// Hops between nodes also count against the NICs' collective limits where the cluster has a measured
+// collective rate below the line rate (topology.h), as engine/perf prices collectives at that rate.
 // A ring is pipelined, so its hops advance together at the speed of the slowest: one flow group per
 // phase. Several rings issued together (the tp rings of all stages, the dp rings of all tp ranks) are
 // merged into one group when symmetric, which keeps the event count independent of the GPU count.
@@ -43,8 +45,10 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
                                               const std::vector<std::vector<int>>& rings, double buffer_bytes,
                                               const LatencySpec& lat);
 
-// Point-to-point sends (pipeline boundaries): one flow per (src, dst) pair, all in one group.
+// Point-to-point sends (pipeline boundaries): one flow per (src, dst) pair, all in one group. They run at
+// the line rate; `as_collective`: each is a two-rank NCCL broadcast (DeepSpeed < 0.5.4,
+// software.json pipeline_p2p_broadcast) and counts against the collective limits (topology.h) as well.
 CollectivePhase build_sends(const Topology& topo, const std::vector<std::pair<int, int>>& pairs, double bytes,
-                            const LatencySpec& lat);
+                            const LatencySpec& lat, bool as_collective = false);
 
 }  // namespace mc::sim

@@ -14,11 +14,16 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 FlowNet::FlowNet(const Topology& topo)
     : topo_(topo),
-      link_groups_(topo.links().size()),
+      links_(int(topo.links().size())),
+      link_groups_(topo.links().size() + size_t(topo.limits())),
       link_bytes_(topo.links().size(), 0.0),
-      mark_link_(topo.links().size(), 0),
-      rem_(topo.links().size(), 0.0),
-      unfrozen_w_(topo.links().size(), 0.0) {}
+      mark_link_(topo.links().size() + size_t(topo.limits()), 0),
+      rem_(topo.links().size() + size_t(topo.limits()), 0.0),
+      unfrozen_w_(topo.links().size() + size_t(topo.limits()), 0.0) {}
+
+double FlowNet::capacity(int c) const {
+  return c < links_ ? topo_.link(c).capacity_Bps : topo_.limit_capacity_Bps(c - links_);
+}
 
 int FlowNet::start(double now, FlowGroupSpec spec, long long tag) {
   int id;
@@ -41,17 +46,22 @@ int FlowNet::start(double now, FlowGroupSpec spec, long long tag) {
   g.serial = started_++;
   g.alive = true;
   g.class_weight.fill(0);
+  g.cons.clear();
+  if (!g.spec.limits.empty()) {  // (most groups have none: they solve on spec.links itself, no copy)
+    g.cons = g.spec.links;
+    for (auto [k, w] : g.spec.limits) g.cons.push_back({links_ + k, w});
+  }
   for (auto [l, w] : g.spec.links) {
-    link_groups_[size_t(l)].push_back(id);
     link_bytes_[size_t(l)] += w * g.spec.bytes_per_flow;
     g.class_weight[size_t(topo_.link(l).cls)] += w;
   }
+  for (auto [c, w] : g.constraints()) link_groups_[size_t(c)].push_back(id);
   for (auto [l, w] : g.spec.passive_links) {
     link_bytes_[size_t(l)] += w * g.spec.bytes_per_flow;
     g.class_weight[size_t(topo_.link(l).cls)] += w;
   }
   ++active_;
-  if (g.spec.links.empty() || g.remaining <= 0) {  // (passive links alone never limit a rate)
+  if (g.constraints().empty() || g.remaining <= 0) {  // (passive links alone never limit a rate)
     // A transfer that crosses no link (same GPU) or moves nothing completes at once.
     g.rate = kInf;
     due_.push({now, id, g.version});
@@ -83,7 +93,7 @@ long long FlowNet::complete_next() {
   --active_;
   // Detach from links and re-solve the groups it shared links with (they may speed up).
   std::vector<int> neighbours;
-  for (auto [l, w] : g.spec.links) {
+  for (auto [l, w] : g.constraints()) {
     auto& v = link_groups_[size_t(l)];
     for (size_t i = 0; i < v.size(); ++i)
       if (v[i] == d.id) {
@@ -132,8 +142,8 @@ void FlowNet::resolve(double now, int seed_group) {
   mark_group_[size_t(seed_group)] = st;
   for (size_t i = 0; i < comp_groups_.size(); ++i) {
     const Group& g = groups_[size_t(comp_groups_[i])];
-    work_ += (long long)g.spec.links.size();
-    for (auto [l, w] : g.spec.links) {
+    work_ += (long long)g.constraints().size();
+    for (auto [l, w] : g.constraints()) {
       if (mark_link_[size_t(l)] == st) continue;
       mark_link_[size_t(l)] = st;
       comp_links_.push_back(l);
@@ -148,11 +158,11 @@ void FlowNet::resolve(double now, int seed_group) {
   // 2. Progressive filling: every unfrozen group's rate rises together; the link whose remaining
   //    capacity per unfrozen flow is smallest saturates first and freezes its groups at that share.
   for (int l : comp_links_) {
-    rem_[size_t(l)] = topo_.link(l).capacity_Bps;
+    rem_[size_t(l)] = capacity(l);
     unfrozen_w_[size_t(l)] = 0;
   }
   for (int gid : comp_groups_)
-    for (auto [l, w] : groups_[size_t(gid)].spec.links) unfrozen_w_[size_t(l)] += w;
+    for (auto [l, w] : groups_[size_t(gid)].constraints()) unfrozen_w_[size_t(l)] += w;
   std::vector<double>& new_rate = new_rate_;
   new_rate.assign(comp_groups_.size(), -1);
   for (size_t k = 0; k < comp_groups_.size(); ++k) comp_index_[size_t(comp_groups_[k])] = int(k);
@@ -173,7 +183,7 @@ void FlowNet::resolve(double now, int seed_group) {
       if (new_rate[k] >= 0) continue;
       new_rate[k] = share;
       ++frozen;
-      for (auto [l, w] : groups_[size_t(o)].spec.links) {
+      for (auto [l, w] : groups_[size_t(o)].constraints()) {
         rem_[size_t(l)] -= w * share;
         unfrozen_w_[size_t(l)] -= w;
         if (l != best && unfrozen_w_[size_t(l)] > 1e-12) heap.push({share_of(l), l});

@@ -6,7 +6,9 @@
 // advance at one common rate, e.g. all hops of one ring collective (a ring is pipelined, so every hop
 // moves at the speed of its slowest hop: NCCL's ring runs at its bottleneck link) or the pipeline sends
 // of all replicas that are symmetric. A group lists each link it crosses with how many of its flows
-// cross it; the link's load is sum(flows_on_link * rate). Progressive filling raises all rates together
+// cross it; the link's load is sum(flows_on_link * rate). A collective's group also lists the collective
+// limits it counts against (topology.h: a measured collective rate below the NICs' line rate), which the
+// solver treats as links of their own. Progressive filling raises all rates together
 // and freezes a group when one of its links is full, which gives each group the max-min fair rate.
 //
 // Event-driven and incremental: starting or ending a group re-solves only its connected component
@@ -27,6 +29,9 @@ struct FlowGroupSpec {
   std::vector<std::pair<int, double>> passive_links;  // crossed but never a bottleneck (Topology::passive)
   double flows = 1;                           // transfers in the group
   double bytes_per_flow = 0;
+  // (Topology limit id, flows on it): collective-rate limits the group counts against (topology.h);
+  // solved like links, but they carry no bytes and appear in no link report.
+  std::vector<std::pair<int, double>> limits;
 };
 
 // One rate change of the bytes/s a link class carries (for utilisation over time).
@@ -101,6 +106,10 @@ class FlowNet {
     int serial = 0;         // start order (GroupRateChange::serial)
     bool alive = false;
     std::array<double, kLinkClasses> class_weight{};  // flows on links of each class
+    // What the rate solver sees: spec.links, then spec.limits as constraint links.size() + limit id
+    // (only built when the group has limits; otherwise the solver reads spec.links).
+    std::vector<std::pair<int, double>> cons;
+    const std::vector<std::pair<int, double>>& constraints() const { return spec.limits.empty() ? spec.links : cons; }
   };
   struct Due {
     double t;
@@ -109,11 +118,13 @@ class FlowNet {
   };
   void resolve(double now, int seed_group);
   void set_rate(double now, Group& g, int id, double r);
+  double capacity(int constraint) const;
 
   const Topology& topo_;
   std::vector<Group> groups_;
   std::vector<int> free_ids_;
-  std::vector<std::vector<int>> link_groups_;  // active groups per link
+  int links_ = 0;                              // topo.links().size(); constraints past it are limits
+  std::vector<std::vector<int>> link_groups_;  // active groups per constraint (link or limit)
   std::vector<double> link_bytes_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
   std::vector<ClassRateChange> changes_;

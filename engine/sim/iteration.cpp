@@ -364,7 +364,7 @@ void Engine::start_send(int wi, const Op& op, double now) {
     std::vector<std::pair<int, int>> pairs;
     for (int d : class_replicas_[size_t(w.cls)])
       for (int t = 0; t < s_.tp; ++t) pairs.push_back({gpu_id(s_, d, w.stage, t), gpu_id(s_, d, dst_stage, t)});
-    it = send_phase_.emplace(key, build_sends(topo_, pairs, 1.0, s_.latency)).first;
+    it = send_phase_.emplace(key, build_sends(topo_, pairs, 1.0, s_.latency, s_.pp_sends_as_collective)).first;
   }
   push_timer(now + it->second.latency_s, kSendLatency, id);
 }

@@ -54,6 +54,9 @@ struct IterationSpec {
   double pp_bytes_backward = 0;    // > 0: the backward's gradients are this size (DeepSpeed sends them whole)
   // Megatron-LM's p2p (batched isend/irecv, then wait) holds the sender until its message has left.
   bool blocking_p2p = true;
+  // Transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4, software.json pipeline_p2p_broadcast):
+  // between nodes they count against the collective limits (topology.h), as engine/perf prices them.
+  bool pp_sends_as_collective = false;
   // Scatter/gather (Narayanan et al. 2021, Sec. 4.1): the receiver all-gathers the b s h activation
   // over its tp ranks (an all-gather of tp_buffer_bytes) after each receive.
   bool pp_all_gather = false;

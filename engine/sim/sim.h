@@ -10,7 +10,8 @@
 //   "sim":            {"bucket_bytes", "overlap_dp", "dp_algorithm": "auto|ring|tree|hierarchical",
 //                      "blocking_p2p", "spines", "nics_per_node"}
 //   (NIC bandwidth, oversubscription and GPUs per leaf are the analytic config's cluster keys
-//    node_network_Gbps, oversubscription and leaf_nodes.)
+//    node_network_Gbps, oversubscription and leaf_nodes; a measured collective bus bandwidth,
+//    inter_busbw_GBps, limits collectives between nodes but not pipeline sends, as in engine/perf.)
 //   "failures":       {"profile": "llama3-405b-2024", "gpu_per_hour": 1.3e-5, "host_per_hour": ...,
 //                      "nic_per_hour", "switch_per_hour", "software_per_hour",
 //                      "detection_s", "reschedule_s", "restart_s"}      (defaults: assets/catalog/failures.json)

@@ -2,6 +2,8 @@
 // the simulator's (per-layer compute, collective sizes, link bandwidths) in one place.
 #include "sim/sim_config.h"
 
+#include "perf/collectives.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -188,14 +190,26 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   const perf::Layout& L = c.layout;
   parse_sections(cat, root, r.sec, c.cluster.gpus(), c.cluster.nodes);
 
-  // ---- topology: the analytic model's achievable bandwidths (catalog bus efficiencies applied) ----
+  // ---- topology: the analytic model's achievable bandwidths, from the one rule that makes them ----
+  // perf::topology_of applies the catalog's bus efficiencies (fabrics.json bus_efficiency: NCCL bus
+  // bandwidth / line rate) and, where the cluster has a measured collective bus bandwidth
+  // (inter_busbw_GBps: Jean Zay's Omni-Path, 7.27 and 5.07 GB/s per node of 50 GB/s in BigScience's
+  // all-reduce benchmarks of May 2021 and January 2022, experiments/bandwidth of the BigScience repository
+  // (sources.json bigscience-repo), as tests/data/validation/run-setups.json records them), prices
+  // collectives at it while point-to-point
+  // transfers keep the links' rate. The simulator takes the same three figures: links at the
+  // point-to-point rates, and the collective rate as a limit on collective flows only (topology.h).
+  // TopologySpec takes the catalog's units (NVLink bidirectional GB/s, NIC Gb/s) and converts them once;
+  // these lines undo perf's conversion to hand it the same numbers.
+  const perf::Topology pt = perf::topology_of(c.cluster);
   TopologySpec& t = r.topo;
   t.nodes = c.cluster.nodes;
-  t.gpus_per_node = c.cluster.gpus_per_node;
-  t.nvlink_GBps_per_gpu = c.cluster.intra_node_GBps_per_gpu * c.cluster.intra_bus_efficiency;
-  t.node_network_Gbps = c.cluster.node_network_Gbps * c.cluster.inter_bus_efficiency;
-  t.oversubscription = std::max(1.0, c.cluster.oversubscription);
-  t.nodes_per_leaf = std::max(1, c.cluster.leaf_nodes);
+  t.gpus_per_node = pt.gpus_per_node;
+  t.nvlink_GBps_per_gpu = pt.intra_Bps * 2 / 1e9;
+  t.node_network_Gbps = pt.node_p2p_Bps * 8 / 1e9;
+  if (pt.node_inter_Bps < pt.node_p2p_Bps) t.node_collective_GBps = pt.node_inter_Bps / 1e9;
+  t.oversubscription = pt.oversubscription;
+  t.nodes_per_leaf = pt.leaf_nodes;
   t.spines = r.sec.spines;
   t.nics_per_node = std::min(r.sec.nics_per_node, c.cluster.gpus_per_node);
   t.degraded_nodes = r.sec.degraded_nodes;
@@ -235,6 +249,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   if (c.software.pipeline_full_gradients) it.pp_bytes_backward = bsh;
   it.pp_all_gather = stack_sg && L.pp > 1;
   it.blocking_p2p = r.sec.blocking_p2p;
+  it.pp_sends_as_collective = c.software.pipeline_p2p_broadcast;
   // Gradient bytes of one GPU's shard of one stage: the analytic model's weights per GPU without ZeRO.
   perf::Config shard = c;
   shard.layout.dp = 1;
@@ -252,8 +267,8 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.dp_algorithm = algorithm_from_string(alg);
   it.tp_algorithm = algorithm_from_string(e.tp_algorithm);
   it.optimizer_s = e.time.optimizer;
-  it.latency.intra_node_s = c.cluster.intra_latency_s;
-  it.latency.inter_node_s = c.cluster.inter_latency_s;
+  it.latency.intra_node_s = pt.intra_latency_s;
+  it.latency.inter_node_s = pt.inter_latency_s;
   it.stragglers = r.sec.stragglers;
   check_work_budget(root, it);
   it.max_work = kMaxSimWork;

@@ -24,6 +24,7 @@ Topology::Topology(const TopologySpec& s) : spec_(s) {
   if (s.nodes < 1 || s.gpus_per_node < 1 || s.nics_per_node < 1 || s.nodes_per_leaf < 1 || s.spines < 1)
     throw std::invalid_argument("topology: nodes, gpus_per_node, nics_per_node, nodes_per_leaf, spines must be >= 1");
   if (!(s.oversubscription >= 1)) throw std::invalid_argument("topology: oversubscription must be >= 1");
+  if (!(s.node_collective_GBps >= 0)) throw std::invalid_argument("topology: node_collective_GBps must be >= 0");
   leaves_ = (s.nodes + s.nodes_per_leaf - 1) / s.nodes_per_leaf;
   const int g = gpus();
   // Unit conversions, in one place: GB/s (bidirectional NVLink quote) -> bytes/s per direction;
@@ -46,6 +47,13 @@ Topology::Topology(const TopologySpec& s) : spec_(s) {
       links_.push_back({LinkClass::nic_up, idx, nic_Bps * frac[size_t(n)]});
       links_.push_back({LinkClass::nic_down, idx, nic_Bps * frac[size_t(n)]});
     }
+  // A measured collective rate below the line rate: one limit per NIC and direction, numbered as the
+  // NICs' links (nic_up - nic_base_, nic_down - nic_base_), each the NIC's share of the node's rate.
+  const double coll_Bps = s.node_collective_GBps * 1e9;
+  if (coll_Bps > 0 && coll_Bps < node_Bps) {
+    limits_ = s.nodes * s.nics_per_node * 2;
+    limit_Bps_ = coll_Bps / s.nics_per_node;
+  }
   leaf_base_ = int(links_.size());
   // A leaf's uplink carries at most its nodes' injection bandwidth / oversubscription (fat-tree taper).
   for (int l = 0; l < leaves_; ++l) {

@@ -9,6 +9,16 @@
 //
 // Every direction of every cable is one Link with a capacity in bytes/s (converted here, once, from the
 // catalog's Gb/s and GB/s) and a class, so utilisation can be reported per class and per link.
+//
+// Collective limits: where a cluster has a measured collective bus bandwidth below its NICs' rate (Jean
+// Zay's Omni-Path, where NCCL's all-reduce reached 5-11 GB/s of a node's 50 GB/s: BigScience's
+// benchmarks, experiments/bandwidth of its repository, cited by assets/catalog/fabrics.json opa-100),
+// every NIC also gets one limit per direction: a capacity that only collective transfers crossing nodes
+// count against. The catalog takes point-to-point transfers on that fabric to reach 90% of the line rate
+// (the shortfall is the collectives', not the wire's), so sends keep the link's rate and share the cable
+// with the collectives, while a node's collectives together get no more than the measured rate, as
+// engine/perf's topology_of prices them. A degraded NIC limits both through its cable. A limit is not a
+// Link: it carries no bytes of its own and is never reported; only the rate solver (FlowNet) sees it.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +40,9 @@ struct TopologySpec {
   int nodes_per_leaf = 16;            // assumed: not public for the 2020 machine
   int spines = 8;
   double oversubscription = 1;        // leaf down / leaf up bandwidth
+  // All NICs of a node together, one direction, in collectives (GB/s): a measured bus bandwidth below
+  // the line rate (perf::Topology::node_inter_Bps); 0 or not below node_network_Gbps: no limit.
+  double node_collective_GBps = 0;
   // {node, fraction}: that node's NICs run at fraction of their bandwidth (a flapping or degraded cable)
   std::vector<std::pair<int, double>> degraded_nodes;
 };
@@ -60,6 +73,13 @@ class Topology {
            ((c == LinkClass::leaf_up || c == LinkClass::leaf_down) && spec_.oversubscription <= 1.0);
   }
 
+  // Collective limits (see the top of this file): how many, their capacity, and the ones a collective
+  // transfer leaving / entering GPU `gpu`'s node through its NIC counts against (-1: none).
+  int limits() const { return limits_; }
+  double limit_capacity_Bps(int /*limit: all alike*/) const { return limit_Bps_; }
+  int collective_limit_up(int gpu) const { return limits_ > 0 ? (nic_up(gpu) - nic_base_) : -1; }
+  int collective_limit_down(int gpu) const { return limits_ > 0 ? (nic_down(gpu) - nic_base_) : -1; }
+
   // Link ids a transfer from GPU a to GPU b crosses, appended to `out` (nothing when a == b).
   void path(int a, int b, std::vector<int>& out) const;
 
@@ -74,6 +94,8 @@ class Topology {
  private:
   TopologySpec spec_;
   int leaves_ = 1, nic_base_ = 0, leaf_base_ = 0, spine_base_ = 0;
+  int limits_ = 0;        // 2 per NIC when the spec has a collective rate below the line rate, else 0
+  double limit_Bps_ = 0;  // each NIC's share of node_collective_GBps, bytes/s
   std::vector<Link> links_;
 };
 

@@ -217,6 +217,19 @@ TEST(SimIteration, EveryNetworkKnobMovesTheAnswerTheRightWay) {
   mc::json fast_nic = base;
   fast_nic["cluster"]["node_network_Gbps"] = 1600;
   EXPECT_LE(t(fast_nic), t0);
+  // A measured collective bus bandwidth below the line rate (5 of the NICs' 45 GB/s, as on Jean Zay's
+  // Omni-Path) slows the gradient all-reduce, which is a collective ...
+  mc::json slow_coll = base;
+  slow_coll["cluster"]["inter_busbw_GBps"] = 5;
+  EXPECT_GT(t(slow_coll), t0 * 1.05) << "collectives between nodes run at the measured bus bandwidth";
+  // ... but not pipeline sends: a pipeline across nodes with nothing else crossing them (tp 8 fills each
+  // node, dp 1) keeps the line rate, as engine/perf's point_to_point does.
+  mc::json pipe = base;
+  pipe["cluster"]["gpus"] = 32;
+  pipe["parallel"] = {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 8}};
+  mc::json pipe_slow_coll = pipe;
+  pipe_slow_coll["cluster"]["inter_busbw_GBps"] = 5;
+  EXPECT_DOUBLE_EQ(t(pipe_slow_coll), t(pipe));
   mc::json oversub = base;
   oversub["cluster"]["oversubscription"] = 4;
   oversub["cluster"]["leaf_nodes"] = 4;  // the 32 nodes span 8 leaves: the spine is crossed
@@ -265,6 +278,57 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnPublishedRunsOfOtherStacks) {
           ++checked;
         }
   EXPECT_EQ(checked, 3);
+}
+
+TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
+  // BigScience's runs on Jean Zay (tr1, tr8 and the 52B benchmarks on the V100 partition, BLOOM's layout
+  // experiments on the A100 one; more-public-cases.json built by run-setups.json): Omni-Path, where NCCL's
+  // all-reduce reached a measured 7.27 (V100, May 2021) or 5.07 GB/s (A100, January 2022) per node of the
+  // NICs' 50 GB/s (inter_busbw_GBps; BigScience repository, experiments/bandwidth). Both models must price
+  // collectives at that rate and point-to-point transfers at the line rate; the simulator once sent every
+  // flow at the line rate and ran 8-27% faster than the analytic model here (48% on ZeRO-3 rows).
+  //
+  // What the two still model differently, stated rather than absorbed in a wider tolerance:
+  //  - DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p) sends and receives as separate
+  //    blocking calls, and the analytic model charges both stages for every transfer (p2p x 2,
+  //    perf_time.cpp). The simulator's sends are Megatron's: the sender waits for its message to leave, the
+  //    receiver only for what has not yet arrived (pairing DeepSpeed's calls would need its instruction
+  //    order, TrainSchedule, or 1F1B deadlocks). So the simulator is compared with the analytic time less
+  //    the receiving stage's half of its pipeline term. Without that term the rows agree within 5% except
+  //    those whose pipeline transfers are a large share (tr8's pp 32: 0.82-0.86; BLOOM 177B pp 48: 0.92).
+  //  - ZeRO-3 rows (DeepSpeed 0.3.16-0.4 / HF): the analytic model follows the stack (weights gathered
+  //    again for the recomputed forward, gradients reduce-scattered after every micro-batch, one
+  //    collective per tensor); the simulator gathers a chunk's weights twice per micro-batch and
+  //    reduce-scatters once (sim_zero_test.cpp). Left out: they measure that difference, not bandwidth
+  //    (sim / analytic 0.86-0.91 with the collective rate, 0.53-0.68 without).
+  const std::string dir = MC_VALIDATION_DIR;
+  const mc::json cases = mc::JsonDoc::load(dir + "/more-public-cases.json").value();
+  const mc::json setups = mc::JsonDoc::load(dir + "/run-setups.json").value();
+  const mc::Table* software = catalog().table("software");
+  ASSERT_NE(software, nullptr);
+  int checked = 0;
+  for (const mc::json& st : setups.at("runs")) {
+    if (st.at("cluster").value("inter_busbw_GBps", 0.0) <= 0) continue;
+    for (const mc::json& c : cases) {
+      if (c.at("id") != st.at("id")) continue;
+      const std::string id = st.at("id");
+      const mc::json cfg = mc::perf::run_config(catalog(), c, st, "run-setups.json");
+      if (cfg.at("parallel").value("zero", 0) >= 3) continue;
+      SimOptions o;
+      o.timeline_gpu = -1;
+      o.include_link_series = false;
+      const mc::json out = simulate_json(catalog(), cfg, o, id);
+      const double sim = out["iteration_time_s"], ana = out["analytic"]["iteration_time_s"];
+      const mc::Record* sw = software->find(cfg.at("software").get<std::string>());
+      ASSERT_NE(sw, nullptr) << id;
+      const bool paired = sw->get_or("pipeline_blocking_p2p", 0) != 0;
+      const double receiver = paired ? out["analytic"]["time_breakdown_s"]["pp_comm"].get<double>() / 2 : 0;
+      EXPECT_NEAR(sim / (ana - receiver), 1.0, 0.05)
+          << id << ": sim " << sim << " s, analytic " << ana << " s (" << receiver << " s of it the receivers' waits)";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 13);  // BigScience tr1, tr8 x 2, the 52B with Megatron-DeepSpeed and with Megatron; BLOOM x 8
 }
 
 TEST(SimIteration, UnevenStagesRunTheirOwnLayers) {

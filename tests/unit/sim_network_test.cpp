@@ -77,9 +77,9 @@ TEST(SimFlowNet, MaxMinFairSharingTextbookExample) {
   s.degraded_nodes = {{1, 0.5}};  // node 1's NICs at 50 GB/s
   Topology t2(s);
   FlowNet net(t2);
-  net.start(0, {{{l1, 1}, {l2, 1}}, {}, 1, 1e9}, 1);
-  net.start(0, {{{l1, 1}}, {}, 1, 1e9}, 2);
-  net.start(0, {{{l2, 1}}, {}, 1, 1e9}, 3);
+  net.start(0, {{{l1, 1}, {l2, 1}}, {}, 1, 1e9, {}}, 1);
+  net.start(0, {{{l1, 1}}, {}, 1, 1e9, {}}, 2);
+  net.start(0, {{{l2, 1}}, {}, 1, 1e9, {}}, 3);
   (void)t;
   auto done = drain(net);
   // A and C move 1 GB at 25 GB/s: 40 ms. B at 75 GB/s until A leaves... B finishes first at 1/75 s.
@@ -94,8 +94,8 @@ TEST(SimFlowNet, RatesRiseWhenAFlowLeaves) {
   Topology t(two_nodes());
   FlowNet net(t);
   const int l = t.nic_up(0);
-  net.start(0, {{{l, 1}}, {}, 1, 1e9}, 1);   // 1 GB
-  net.start(0, {{{l, 1}}, {}, 1, 3e9}, 2);   // 3 GB
+  net.start(0, {{{l, 1}}, {}, 1, 1e9, {}}, 1);   // 1 GB
+  net.start(0, {{{l, 1}}, {}, 1, 3e9, {}}, 2);   // 3 GB
   auto done = drain(net);
   // Both at 50 GB/s until the first ends at 20 ms (the second has 2 GB left), then 100 GB/s: +20 ms.
   EXPECT_NEAR(done[1], 0.02, 1e-12);
@@ -142,6 +142,52 @@ TEST(SimCollectives, HierarchicalMovesLessAcrossNodes) {
   EXPECT_DOUBLE_EQ(tree[0].flows.bytes_per_flow, N / 2);
   // Two trees: 2 chains of 3 edges inside the 2 nodes and 1 edge between them, each used both ways.
   EXPECT_DOUBLE_EQ(tree[0].flows.flows, 2 * 2 * (2 * 3 + 1));
+}
+
+// A measured collective bus bandwidth below the line rate (Jean Zay's Omni-Path: assets/catalog/fabrics.json
+// opa-100) limits collectives between nodes, not point-to-point transfers, and not the links' bytes: two
+// nodes of 4 GPUs at 100 GB/s per NIC direction, collectives limited to 10 GB/s per node.
+TEST(SimCollectives, MeasuredCollectiveRateLimitsCollectivesNotSends) {
+  TopologySpec s = two_nodes();
+  s.node_collective_GBps = 10;
+  Topology t(s);
+  ASSERT_EQ(t.limits(), 4);  // one NIC per node, both directions
+  const double N = 1e9;
+  // Ring all-reduce over one GPU of each node: 2 (p-1)/p N = N per hop, at the collective rate alone.
+  const std::vector<std::vector<int>> ring = {{0, 4}};
+  auto ar = build_collective(t, CollectiveKind::all_reduce, Algorithm::ring, ring, N, {});
+  ASSERT_EQ(ar.size(), 1u);
+  EXPECT_EQ(ar[0].flows.limits.size(), 4u);  // leaves and enters both NICs
+  {
+    FlowNet net(t);
+    net.start(0, ar[0].flows, 1);
+    EXPECT_NEAR(drain(net)[1], N / 10e9, 1e-12);
+    EXPECT_DOUBLE_EQ(net.link_bytes()[size_t(t.nic_up(0))], N);  // the cable's bytes, counted once
+  }
+  // A pipeline send between the same GPUs keeps the line rate; as a two-rank broadcast (DeepSpeed's
+  // p2p before 0.5.4) it is a collective and gets the collective rate.
+  auto send = build_sends(t, {{0, 4}}, N, {});
+  EXPECT_TRUE(send.flows.limits.empty());
+  auto bcast = build_sends(t, {{0, 4}}, N, {}, true);
+  for (auto [phase, rate] : {std::pair{&send, 100e9}, std::pair{&bcast, 10e9}}) {
+    FlowNet net(t);
+    net.start(0, phase->flows, 1);
+    EXPECT_NEAR(drain(net)[1], N / rate, 1e-12);
+  }
+  // Together on one cable: the collective takes its 10 GB/s, the send the remaining 90 GB/s (the wire is
+  // not full at the collective's rate), until the send ends; max-min fair sharing with the limit as a link.
+  FlowNet net(t);
+  net.start(0, ar[0].flows, 1);
+  net.start(0, send.flows, 2);
+  auto done = drain(net);
+  EXPECT_NEAR(done[2], N / 90e9, 1e-12);
+  EXPECT_NEAR(done[1], N / 10e9, 1e-12);
+  // Inside a node nothing changes: a collective that never crosses the NICs has no limit.
+  auto local = build_collective(t, CollectiveKind::all_reduce, Algorithm::ring, {{0, 1, 2, 3}}, N, {});
+  EXPECT_TRUE(local[0].flows.limits.empty());
+  // A rate at or above the line rate is no limit at all.
+  s.node_collective_GBps = 100;
+  EXPECT_EQ(Topology(s).limits(), 0);
 }
 
 // [SECTION] utilisation over time of the hottest links ---------------------------------------------------
