@@ -77,7 +77,10 @@ void register_engine_actions(ActionRegistry& reg) {
              const Catalog& cat = need_catalog(ctx, "simulate");
              sim::SimOptions o;
              o.run_days = a.value("run_days", 0.0);
-             o.seed = ctx.seed;
+             // The scenario's seed, as for the lab: two runs of one scenario see the same failure history, so
+             // a step that changes one setting (the checkpoint interval) compares like with like (common
+             // random numbers) and the difference in goodput is the setting's alone.
+             o.seed = ctx.scenario_seed;
              o.include_link_series = false;
              o.timeline_gpu = -1;
              json r = sim::simulate_json(cat, ctx.state->configs["simulate"], o, "scenario config \"simulate\"");

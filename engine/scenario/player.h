@@ -92,7 +92,7 @@ class Player {
   double elapsed_s_ = 0;
 };
 
-// "{{plan.params|si}} parameters" -> "32.2 G parameters". Formats: si (default), usd, pct, int, year, sci,
+// "{{plan.params|si}} parameters" -> "32.2 G parameters". Formats: si (default), usd, pct, pct0 (whole percent), int, year, sci,
 // f1, f2, f3, days, x (multiple),
 // n (1.5 billion), int (300,000 with separators), gib (bytes in GiB). Unresolved references are left visible and listed in `missing`.
 std::string render_narration(const std::string& text, const json& results, std::vector<std::string>* missing);

@@ -104,13 +104,13 @@ const ScalingResult& ScalingSweep::result() const { return s_->result; }
 const ScalingConfig& ScalingSweep::config() const { return s_->cfg; }
 
 double ScalingSweep::progress() const {
-  const double runs = double(s_->cfg.widths.size() + 1);
+  const double runs = double(s_->cfg.widths.size() + (s_->cfg.train_target ? 1 : 0));
   const double inner = s_->trainer ? double(s_->trainer->step_index()) / std::max(1, s_->cfg.steps) : 0.0;
   return std::min(1.0, (double(s_->run) + inner) / runs);
 }
 
 std::string ScalingSweep::current_label() const {
-  if (done()) return "done";
+  if (done()) return s_->result.target_trained ? "done" : "predicted, not trained";
   const bool target = s_->run >= s_->cfg.widths.size();
   const int w = target ? s_->cfg.predict_width : s_->cfg.widths[s_->run];
   return (target ? "predicted run, width " : "sweep, width ") + std::to_string(w);
@@ -165,9 +165,11 @@ void ScalingSweep::advance(int steps) {
         s.result.predicted_loss = s.result.fit_compute(s.result.target.compute_flops);
         s.result.predicted_loss_free_c = s.result.fit_compute_free_c(s.result.target.compute_flops);
         s.result.predicted_loss_params = s.result.fit_params(double(s.result.target.non_embedding_params));
+        if (!s.cfg.train_target) s.result.done = true;  // predicted; the class trains it later
       }
     } else {
       s.result.target = s.current;
+      s.result.target_trained = true;
       s.result.done = true;
     }
     s.run += 1;
@@ -189,9 +191,9 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
   };
   for (const auto& [k, v] : j.items())
     if (k != "quick" && k != "widths" && k != "predict_width" && k != "layers" && k != "heads" && k != "context" &&
-        k != "batch" && k != "steps" && k != "seed" && k != "corpus")
+        k != "batch" && k != "steps" && k != "seed" && k != "corpus" && k != "train_target")
       throw std::invalid_argument(what + ": unknown key \"" + k + "\"; expected quick, widths, predict_width, layers, "
-                                  "heads, context, batch, steps, seed, corpus");
+                                  "heads, context, batch, steps, seed, corpus, train_target");
   if (j.contains("corpus") && !j["corpus"].is_string()) throw bad("corpus", "an id of assets/corpus/index.json");
   if (j.contains("widths")) {
     const auto& w = j["widths"];
@@ -208,6 +210,10 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
   integer("context", 4, 1024, c.context);
   integer("batch", 1, 256, c.batch);
   integer("steps", 1, 100000, c.steps);
+  if (j.contains("train_target")) {
+    if (!j["train_target"].is_boolean()) throw bad("train_target", "true (train the larger model) or false (predict only)");
+    c.train_target = j["train_target"].get<bool>();
+  }
   if (j.contains("seed")) {
     if (!j["seed"].is_number_unsigned()) throw bad("seed", "a non-negative integer");
     c.seed = j["seed"].get<uint64_t>();
@@ -217,12 +223,13 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
 
 nlohmann::json to_json(const ScalingConfig& c) {
   return {{"widths", c.widths}, {"predict_width", c.predict_width}, {"layers", c.layers}, {"heads", c.heads},
-          {"context", c.context}, {"batch", c.batch}, {"steps", c.steps}, {"seed", c.seed}};
+          {"context", c.context}, {"batch", c.batch}, {"steps", c.steps}, {"seed", c.seed},
+          {"train_target", c.train_target}};
 }
 
 nlohmann::json sweep_summary_json(const ScalingResult& r) {
   nlohmann::json j = to_json(r);
-  if (r.done && r.target.loss > 0) {
+  if (r.target_trained && r.target.loss > 0) {
     const double err = (r.predicted_loss - r.target.loss) / r.target.loss;
     j["target"]["relative_error"] = err;
     j["target"]["abs_relative_error"] = std::fabs(err);
@@ -256,7 +263,8 @@ nlohmann::json to_json(const ScalingResult& r) {
                         {"predicted_loss_params", r.predicted_loss_params},
                         {"predicted_loss_free_c", r.predicted_loss_free_c},
                         {"loss", r.target.loss}}},
-                      {"done", r.done}};
+                      {"done", r.done},
+                      {"target_trained", r.target_trained}};
   if (r.entropy_floor > 0) j["entropy_floor_nats_per_byte"] = r.entropy_floor;
   return j;
 }

@@ -18,6 +18,9 @@ struct ScalingConfig {
   int layers = 2, heads = 4, context = 32, batch = 8;
   int steps = 240;  // the same number of tokens for every size
   uint64_t seed = 1;
+  // False: the sweep ends once the prediction is made, before the larger model trains (a class predicts
+  // first, then a later step trains it with train_target true: the same seed gives the same small runs).
+  bool train_target = true;
   // The corpus's entropy rate (nats/byte) when whoever picked the corpus knows it, else 0: the true
   // irreducible loss, used as c. Set it from Corpus::entropy_nats_per_byte (resolve_corpus): the caller
   // knows which text it chose, while the text alone cannot say what language wrote it.
@@ -57,7 +60,8 @@ struct ScalingResult {
   double predicted_loss_params = 0;      // from L(N), the same moment
   double predicted_loss_free_c = 0;      // from fit_compute_free_c
   double entropy_floor = 0;              // ScalingConfig::corpus_entropy_nats_per_byte (0: unknown)
-  bool fitted = false, done = false;
+  bool fitted = false, done = false;     // done: the sweep ran as configured (with or without the target)
+  bool target_trained = false;           // target.loss is the trained model's
 };
 
 // The sweep as a resumable job: the UI advances it a few steps per frame, the CLI runs it to the end.

@@ -65,6 +65,20 @@ TEST_P(ShippedReplay, PassesItsExpectationsWithTheFixedDigest) {
   EXPECT_EQ(again.report().digest, r.digest);
 }
 
+// A class answers a question before it is told: a step's narration never quotes the result its own
+// question asks for (the panel, highlighted or not, and the reveal show it afterwards).
+TEST_P(ShippedReplay, NarrationDoesNotGiveAwayItsQuestionsAnswer) {
+  Scenario s = load(kScenarios + "/" + GetParam() + ".json");
+  for (const auto& st : s.steps)
+    for (const auto& q : st.questions) {
+      if (q.answer_result.empty()) continue;
+      EXPECT_EQ(st.narration.find("{{" + q.answer_result + "|"), std::string::npos)
+          << GetParam() << " step " << st.id << ": question " << q.id << " asks for " << q.answer_result
+          << ", which the narration already quotes";
+      EXPECT_EQ(st.narration.find("{{" + q.answer_result + "}}"), std::string::npos) << GetParam() << " " << st.id;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, ShippedReplay,
                          testing::Values("dgx1-2016", "compute-doubling-2018", "gpt2-tpu-2019", "openai-lp-2019",
                                          "azure-partnership-2019", "turing-nlg-zero-2020", "supercomputer-2020",
@@ -211,6 +225,28 @@ TEST(BrokenScenarioText, NeverThrows) {
 }  // namespace
 
 // The sweep's JSON config: a preset plus overrides, and a located refusal of anything else.
+// train_target false stops the sweep once the prediction is made (a class predicts before the larger model
+// trains); with true the same seed gives the same small runs and the same prediction, then trains it.
+TEST(ScalingSweep, PredictFirstThenTrainGivesTheSamePrediction) {
+  mc::train::ScalingConfig c = mc::train::scaling_config_from_json({{"quick", true}, {"train_target", false}}, "t");
+  const std::string text = mc::train::load_corpus("default");
+  mc::train::ScalingSweep first(c, text);
+  while (!first.done()) first.advance(1000);
+  EXPECT_TRUE(first.result().fitted);
+  EXPECT_FALSE(first.result().target_trained);
+  EXPECT_EQ(first.result().target.loss, 0.0) << "no loss for a model that has not trained";
+  EXPECT_FALSE(mc::train::sweep_summary_json(first.result())["target"].contains("relative_error"));
+  c.train_target = true;
+  mc::train::ScalingSweep second(c, text);
+  while (!second.done()) second.advance(1000);
+  EXPECT_TRUE(second.result().target_trained);
+  EXPECT_GT(second.result().target.loss, 0.0);
+  EXPECT_EQ(second.result().predicted_loss, first.result().predicted_loss);
+  ASSERT_EQ(second.result().points.size(), first.result().points.size());
+  for (size_t i = 0; i < first.result().points.size(); ++i)
+    EXPECT_EQ(second.result().points[i].loss, first.result().points[i].loss);
+}
+
 TEST(ScalingConfigJson, PresetOverridesAndRefusals) {
   const mc::train::ScalingConfig q = mc::train::scaling_config_from_json({{"quick", true}, {"steps", 30}}, "t");
   EXPECT_EQ(q.widths, mc::train::ScalingConfig::quick().widths);

@@ -231,7 +231,7 @@ void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size) {
   };
   for (auto [x, y] : pts) extend(x, y);
   if (r.fitted) extend(r.target.compute_flops, r.predicted_loss);
-  if (r.done) extend(r.target.compute_flops, r.target.loss);
+  if (r.target_trained) extend(r.target.compute_flops, r.target.loss);
   if (r.entropy_floor > 0 && y0 < INFINITY) y0 = std::min(y0, r.entropy_floor);
   if (!(x1 > x0) || !(y1 > y0)) {
     f.dl->AddText(ImVec2(f.p0.x + 10, f.p0.y + 10), IM_COL32(170, 170, 180, 255), "the sweep's points appear here");
@@ -265,7 +265,7 @@ void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size) {
     f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 70, ty(r.predicted_loss) - 22), IM_COL32(255, 160, 70, 255), "prediction");
   }
   for (auto [x, y] : pts) f.dl->AddCircleFilled(ImVec2(tx(x), ty(y)), 5, IM_COL32(100, 180, 255, 255));
-  if (r.done) {
+  if (r.target_trained) {
     f.dl->AddCircleFilled(ImVec2(tx(r.target.compute_flops), ty(r.target.loss)), 5, IM_COL32(120, 230, 120, 255));
     f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 50, ty(r.target.loss) + 8), IM_COL32(120, 230, 120, 255), "trained");
   }

@@ -538,7 +538,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
 void draw_scaling_tab(ExplorerState& s, LabView& v) {
   wrapped_text(false, "Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
                      "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
-                     "loss from runs a thousand times smaller, at the size of this machine.");
+                     "loss from much smaller runs, at the size of this machine.");
   if (v.sweep_config.empty()) {
     ImGui::Checkbox("quick sweep", &v.sweep_quick);
   } else {
@@ -583,7 +583,17 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
                 format_quantity(r.target.compute_flops, "FLOP").c_str(), r.predicted_loss, r.predicted_loss_params);
     if (r.c_known) ImGui::TextDisabled("(with c fitted as well, L(C) would say %.4f)", r.predicted_loss_free_c);
   }
-  if (r.done) {
+  if (r.done && !r.target_trained) {
+    wrapped_text(true, "The larger model has not trained: predict its loss first, then train it and compare.");
+    if (ImGui::Button("Train it")) {
+      // The same sweep with the larger run: the same seed gives the same small runs and the same prediction.
+      v.sweep_config = v.sweep_config.empty() ? nlohmann::json{{"quick", v.sweep_quick}} : v.sweep_config;
+      v.sweep_config["train_target"] = true;
+      start_sweep(v);
+    }
+    track(s, "lab.scaling_train_target");
+  }
+  if (r.target_trained) {
     auto off = [&](double p) { return 100.0 * (p - r.target.loss) / r.target.loss; };
     ImGui::Text("trained: %.4f   (L(C) off by %+.1f%%, L(N) by %+.1f%%)", r.target.loss, off(r.predicted_loss),
                 off(r.predicted_loss_params));
