@@ -113,9 +113,17 @@ void timeline(ExplorerState& s, const sim::RunReport& r) {
     last_t = t;
     if (e.kind != sim::RunEvent::failure) last_p = p;
   }
-  char label[64];
-  std::snprintf(label, sizeof label, "0 .. %.1f days", days);
+  // The axes say what they measure: y is the share of the training done (the top is where the run got to),
+  // x the days elapsed; the legend names each mark.
+  char label[96];
+  std::snprintf(label, sizeof label, "training done: %.1f%% at the top, 0 at the bottom", 100 * r.fraction_done);
+  dl->AddText(ImVec2(p0.x + 4, p0.y + 2), IM_COL32(80, 180, 240, 255), label);
+  std::snprintf(label, sizeof label, "0 .. %.1f days elapsed", days);
   dl->AddText(ImVec2(p0.x + 2, p0.y + h + 6), IM_COL32(200, 200, 200, 255), label);
+  const char* legend = "red: interruption   ticks: checkpoint   grey: restarting";
+  const float lw = ImGui::CalcTextSize(legend).x;
+  if (lw + ImGui::CalcTextSize(label).x + 24 < w)
+    dl->AddText(ImVec2(p0.x + w - lw - 2, p0.y + h + 6), IM_COL32(200, 200, 200, 255), legend);
   if (ImGui::IsItemHovered()) {
     const double t = (ImGui::GetIO().MousePos.x - p0.x) / w * days;
     ImGui::SetTooltip("day %.2f", t);
