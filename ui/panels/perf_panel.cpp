@@ -2,6 +2,7 @@
 // see memory per GPU against HBM, where the iteration time goes, the pipeline schedule of one
 // iteration, throughput, days and dollars, and the ranked layouts of the search. Every number comes from
 // engine/perf (the same code as `megacluster estimate` and `megacluster search`).
+#include "catalog/accelerator.h"
 #include "core/format.h"
 #include "ui/explorer.h"
 #include "ui/panels/perf_charts.h"
@@ -205,7 +206,8 @@ bool string_combo(const char* label, json& par, const char* key, std::initialize
 
 void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the other degrees
   json& par = v.config["parallel"];
-  const long long gpus = v.config["cluster"].value("gpus", 0LL);
+  // The config's "gpus", else the count the engine parsed (from "nodes", or one node of the preset).
+  const long long gpus = v.config["cluster"].value("gpus", v.valid ? (long long)v.parsed.cluster.gpus() : 0LL);
   const long long tpp = (long long)par.value("tp", 1) * par.value("pp", 1);
   if (gpus > 0 && tpp > 0) par["dp"] = std::max<long long>(1, gpus / tpp);
 }
@@ -237,17 +239,24 @@ void draw_controls(ExplorerState& s) {
                            ? cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>())
                            : nullptr;
     const int max_nodes = std::max(1, int((cr ? cr->get_or("gpus", 10000) : 10000) / gpn));
-    // 64-bit and clamped before it becomes an int: a typed 999999999999 must not wrap to negative GPUs.
+    // The cluster the engine estimates (perf::Config), not a guess from the config's keys: a config may give
+    // "nodes", or "gpus", or neither (one node), and only parse_config knows which wins. When the config is
+    // refused, the typed "gpus" (64-bit and clamped before it becomes an int: a typed 999999999999 must not
+    // wrap to negative GPUs), else the last valid cluster.
     const json& cl = cfg["cluster"];
-    const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json(8);  // read, never insert
-    const long long gpus_now = g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18) : 8LL;
+    const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json();  // read, never insert
+    const long long gpus_now = v.valid       ? (long long)v.parsed.cluster.gpus()
+                               : g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18)
+                                               : (long long)v.parsed.cluster.gpus();
     int nodes = int(std::clamp(gpus_now / gpn, 1LL, (long long)max_nodes));
     if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
       cfg["cluster"]["gpus"] = (long long)std::clamp(nodes, 1, max_nodes) * gpn;
+      cfg["cluster"].erase("nodes");  // "gpus" now says how many; a stale "nodes" would only confuse a reader
       fix_dp(v);
     }
     track(s, "perf.nodes");
-    ImGui::TextDisabled("%lld GPUs, %d per node", (long long)nodes * gpn, gpn);
+    const AcceleratorWords w = accelerator_words(&cat, v.parsed.cluster.gpu);
+    ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(), gpn);
   }
   ImGui::TextDisabled("Training stack");
   if (const Table* sw = cat.table("software")) {
@@ -306,7 +315,7 @@ void draw_price_source(ExplorerState& s) {
     ImGui::SameLine();
     sourced_text(*s.catalog, *p, "USD/h");
     ImGui::SameLine();
-    ImGui::TextDisabled("per GPU-hour");
+    ImGui::TextDisabled("per %s", accelerator_words(&*s.catalog, s.perf.parsed.cluster.gpu).hour.c_str());
   }
 }
 
@@ -322,14 +331,14 @@ void draw_stacks(ExplorerState& s) {
   // The large-GEMM fraction this stack reaches on this GPU (its own value, else the GPU's).
   const double gemm = k.gemm_fraction > 0 ? k.gemm_fraction : v.parsed.cluster.matmul_peak_fraction;
   wrapped_text(true, "Large GEMMs at %.0f%% of peak%s; memory-bound kernels x%.1f the traffic of fused ones; %s.",
-                      100 * gemm, k.gemm_fraction > 0 ? " (this stack on this GPU)" : " (the GPU's own)",
+                      100 * gemm, k.gemm_fraction > 0 ? " (this stack on this accelerator)" : " (the accelerator's own)",
                       k.elementwise_factor, k.flash_attention ? "flash attention" : "attention scores through HBM");
   track(s, "perf.stack");
   if (v.by_stack.empty() || !ImGui::TreeNode("The same layout on every training stack")) return;
   if (ImGui::BeginTable("##stacks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("stack");
     ImGui::TableSetupColumn("iteration");
-    ImGui::TableSetupColumn("TFLOP/s per GPU");
+    ImGui::TableSetupColumn("MFU");
     ImGui::TableSetupColumn("vs this one");
     ImGui::TableHeadersRow();
     for (const auto& [id, e] : v.by_stack) {
@@ -341,7 +350,7 @@ void draw_stacks(ExplorerState& s) {
       ImGui::TableNextColumn();
       ImGui::Text("%.3g s", e.iteration_time_s);
       ImGui::TableNextColumn();
-      ImGui::Text("%.0f", e.achieved_tflops_per_gpu);
+      ImGui::Text("%.0f%%", 100 * e.mfu);
       ImGui::TableNextColumn();
       ImGui::Text("%+.0f%%", 100 * (e.iteration_time_s / v.estimate.iteration_time_s - 1));
     }
@@ -360,18 +369,38 @@ void draw_results(ExplorerState& s) {
     return;
   }
   const perf::Estimate& e = v.estimate;
-  wrapped_text(false, "%.1f B parameters, iteration %.2f s, %.0f TFLOP/s per GPU, MFU %.0f%%, %s tokens/s",
-                     e.params / 1e9, e.iteration_time_s, e.achieved_tflops_per_gpu, 100 * e.mfu,
-                     format_si(e.tokens_per_s).c_str());
+  const AcceleratorWords w = accelerator_words(&*s.catalog, v.parsed.cluster.gpu);
+  wrapped_text(false, "%.1f B parameters, iteration %.2f s, %s tokens/s", e.params / 1e9, e.iteration_time_s,
+               format_si(e.tokens_per_s).c_str());
+  // Model FLOPs and hardware FLOPs named apart (Chowdhery et al. 2022, PaLM, App. B; Korthikanti et al.
+  // 2022): MFU counts the FLOPs the model needs, HFU adds the recomputed activations the GPUs also run.
+  if (v.parsed.layout.recompute == perf::Recompute::none)
+    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %.0f%%); nothing recomputed, so HFU = MFU",
+                 e.model_tflops_per_gpu, w.one.c_str(), 100 * e.mfu);
+  else
+    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %.0f%%); with %s recompute the %s do %.0f TFLOP/s "
+                        "(HFU %.0f%%)",
+                 e.model_tflops_per_gpu, w.one.c_str(), 100 * e.mfu, perf::to_string(v.parsed.layout.recompute),
+                 w.many.c_str(), e.achieved_tflops_per_gpu, 100 * e.hfu);
   track(s, "perf.headline");
+  // What the engine assumed or could not honour (a layout the preset's default stack could not run is a
+  // what-if): said beside the numbers it qualifies.
+  for (const std::string& n : e.notes) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1));
+    wrapped_text(false, "%s", n.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!e.notes.empty()) track(s, "perf.notes");
   if (v.parsed.cluster.price_per_gpu_hour_usd > 0) {
-    wrapped_text(false, "%.1f days for %.0f B tokens, %s GPU-hours, $%s", e.training_days,
-                 v.parsed.training.tokens / 1e9, format_si(e.gpu_hours).c_str(), format_si(e.cost_usd).c_str());
+    wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss, $%s", e.training_days,
+                 v.parsed.training.tokens / 1e9, (long long)v.parsed.cluster.gpus(), w.many.c_str(),
+                 format_si(e.gpu_hours).c_str(), w.hour.c_str(), format_si(e.cost_usd).c_str());
     draw_price_source(s);
   } else {
     // A custom cluster has no price: say so rather than print "$0".
-    wrapped_text(false, "%.1f days for %.0f B tokens, %s GPU-hours", e.training_days, v.parsed.training.tokens / 1e9,
-                 format_si(e.gpu_hours).c_str());
+    wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss", e.training_days,
+                 v.parsed.training.tokens / 1e9, (long long)v.parsed.cluster.gpus(), w.many.c_str(),
+                 format_si(e.gpu_hours).c_str(), w.hour.c_str());
     wrapped_text(true, "(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
   }
   track(s, "perf.cost");
@@ -379,7 +408,7 @@ void draw_results(ExplorerState& s) {
   ImGui::Spacing();
   // In GiB, as the legend below and the scenarios' narration ({{...|gib}}) write it: one unit on one screen.
   const double gib = double(1ull << 30);
-  wrapped_text(false, "Memory per GPU: %.2f GiB of %.0f GiB %s", e.memory.total / gib, e.hbm_bytes / gib,
+  wrapped_text(false, "Memory per %s: %.2f GiB of %.0f GiB %s", w.one.c_str(), e.memory.total / gib, e.hbm_bytes / gib,
                e.fits ? "(fits)" : "- does NOT fit");
   std::vector<BarPart> mem = {{"weights", e.memory.weights / gib, part_color(0)},
                               {"gradients", e.memory.gradients / gib, part_color(1)},
@@ -437,7 +466,8 @@ void draw_search(ExplorerState& s) {
     wrapped_text(false, "Layout search: no search while the configuration above is refused.");
     return;
   }
-  ImGui::Text("Layout search (up to %lld GPUs):", (long long)v.search_config.cluster.gpus());
+  ImGui::Text("Layout search (up to %lld %s):", (long long)v.search_config.cluster.gpus(),
+              accelerator_words(&*s.catalog, v.search_config.cluster.gpu).many.c_str());
   char progress[96];
   if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_left);
   else
@@ -452,7 +482,7 @@ void draw_search(ExplorerState& s) {
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                              ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("##perf_search", 11, fl, ImVec2(0, 200))) {
-    for (const char* h : {"#", "tp", "pp", "dp", "mb", "ZeRO", "recomp.", "schedule", "days", "TFLOP/s", "mem"})
+    for (const char* h : {"#", "tp", "pp", "dp", "mb", "ZeRO", "recomp.", "schedule", "days", "MFU", "mem"})
       ImGui::TableSetupColumn(h);
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableHeadersRow();
@@ -477,7 +507,7 @@ void draw_search(ExplorerState& s) {
       if (L.schedule == perf::Schedule::interleaved) ImGui::Text("interl. x%d", L.virtual_stages);
       else ImGui::Text("%s", perf::to_string(L.schedule));
       ImGui::TableSetColumnIndex(8), ImGui::Text("%.1f", c.estimate.training_days);
-      ImGui::TableSetColumnIndex(9), ImGui::Text("%.0f", c.estimate.achieved_tflops_per_gpu);
+      ImGui::TableSetColumnIndex(9), ImGui::Text("%.0f%%", 100 * c.estimate.mfu);
       ImGui::TableSetColumnIndex(10), ImGui::Text("%s", format_quantity(c.estimate.memory.total, "bytes").c_str());
     }
     ImGui::EndTable();
