@@ -37,7 +37,9 @@ TEST(PerfTruth, NodesControlShowsTheEnginesGpuCount) {
   const auto& v = app.state().perf;
   ASSERT_TRUE(v.valid) << v.error;
   ASSERT_EQ(v.parsed.cluster.gpus(), 1);  // the engine's count, the truth the panel must repeat
-  EXPECT_NE(h.text.find("1 nodes"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("1 node "), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("on 1 GPU,"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("(up to 1 GPU)"), std::string::npos) << h.text;
   EXPECT_EQ(h.text.find("8 nodes"), std::string::npos) << h.text;
   EXPECT_NE(h.text.find("1 GPU, 1 per node"), std::string::npos) << h.text;
   EXPECT_EQ(h.text.find("8 GPUs"), std::string::npos) << h.text;
@@ -132,4 +134,31 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   show(h, app, cfg);
   EXPECT_FALSE(app.state().perf.valid);
   EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << h.text;
+}
+
+// C23: network-matters-3 lowers the node network to 25 Gb/s on the Azure preset: the panel shows the rate
+// in use (and the preset's), the fabric whose efficiency the collectives keep, and that 25 Gb/s cannot be an
+// InfiniBand EDR link; with the Ethernet fabric named, its own (assumed) efficiency applies.
+TEST(PerfTruth, NetworkOverrideIsShownWithItsFabric) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  nlohmann::json cfg = nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
+      "cluster": {"preset": "azure-openai-2020", "gpus": 1024, "node_network_Gbps": 25},
+      "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536, "schedule": "1f1b",
+                   "recompute": "full"}})");
+  show(h, app, cfg);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_NE(h.text.find("Network: 25 Gb/s per node (set here; the preset has 400) over InfiniBand EDR"), std::string::npos)
+      << h.text;
+  EXPECT_NE(h.text.find("collectives at 97% of it"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("25 Gb/s is less than one InfiniBand EDR (fat-tree) link (100 Gb/s)"), std::string::npos) << h.text;
+  const double t_ib = app.state().perf.estimate.iteration_time_s;
+  cfg["cluster"]["fabric"] = "ethernet-25g-tcp";
+  show(h, app, cfg);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_NE(h.text.find("over Commodity Ethernet, 25 Gb/s per node (NCCL over TCP sockets), collectives at 50% of it"),
+            std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("is less than one"), std::string::npos) << h.text;
+  EXPECT_GT(app.state().perf.estimate.iteration_time_s, t_ib) << "Ethernet kept InfiniBand's efficiency";
 }

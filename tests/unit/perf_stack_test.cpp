@@ -151,3 +151,19 @@ TEST(AcceleratorWords, TpuIsNotAGpu) {
   EXPECT_EQ(core.hour, "TPU v3 core-hour");
   EXPECT_EQ(mc::accelerator_words(nullptr, "").many, "GPUs");
 }
+
+// An Ethernet fabric brings its own bus efficiency and latency (fabrics.json), not InfiniBand's.
+TEST(PerfFabric, EthernetDoesNotInheritInfinibandEfficiency) {
+  json cfg = gpt3_azure(nullptr, {{"schedule", "1f1b"}, {"recompute", "full"}});
+  cfg["cluster"]["node_network_Gbps"] = 25;
+  const auto ib = mc::perf::parse_config(catalog(), cfg, "cfg");
+  cfg["cluster"]["fabric"] = "ethernet-25g-tcp";
+  const auto eth = mc::perf::parse_config(catalog(), cfg, "cfg");
+  const mc::Record* row = catalog().table("fabrics")->find("ethernet-25g-tcp");
+  ASSERT_NE(row, nullptr);
+  EXPECT_DOUBLE_EQ(eth.cluster.inter_bus_efficiency, row->get("bus_efficiency"));
+  EXPECT_DOUBLE_EQ(eth.cluster.inter_latency_s, row->get("latency_us") * 1e-6);
+  EXPECT_LT(eth.cluster.inter_bus_efficiency, ib.cluster.inter_bus_efficiency);
+  // Same 25 Gb/s line rate, lower efficiency: the data-parallel exchange takes longer.
+  EXPECT_GT(mc::perf::estimate(eth).time.dp_comm, mc::perf::estimate(ib).time.dp_comm);
+}

@@ -212,6 +212,42 @@ void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the 
   if (gpus > 0 && tpp > 0) par["dp"] = std::max<long long>(1, gpus / tpp);
 }
 
+// The network between nodes the engine uses: its rate (and whether the config overrides the preset's), the
+// fabric whose efficiency and latency it takes, and a warning when the rate is below one link of that
+// fabric (25 Gb/s cannot be InfiniBand EDR: the collectives would keep InfiniBand's efficiency).
+void draw_network(ExplorerState& s) {
+  const Catalog& cat = *s.catalog;
+  const PerfView& v = s.perf;
+  const perf::ClusterSpec& cs = v.parsed.cluster;
+  if (cs.nodes <= 1) return;  // nothing crosses a network
+  const json& cl = v.config["cluster"];
+  const Record* preset = cl.contains("preset") && cl["preset"].is_string()
+                             ? cat.table("clusters")->find(cl["preset"].get<std::string>()) : nullptr;
+  std::string fabric_id = cl.contains("fabric") && cl["fabric"].is_string() ? cl["fabric"].get<std::string>()
+                          : preset ? preset->text_or("fabric", "") : "";
+  const Table* ft = cat.table("fabrics");
+  const Record* fabric = ft ? ft->find(fabric_id) : nullptr;
+  const bool overridden = cl.contains("node_network_Gbps");
+  const double preset_rate = preset ? preset->get_or("network_per_server_Gbps", 0) : 0;
+  char rate[96];
+  if (overridden && preset_rate > 0 && preset_rate != cs.node_network_Gbps)
+    std::snprintf(rate, sizeof rate, "%g Gb/s per node (set here; the preset has %g)", cs.node_network_Gbps, preset_rate);
+  else
+    std::snprintf(rate, sizeof rate, "%g Gb/s per node", cs.node_network_Gbps);
+  wrapped_text(true, "Network: %s over %s, collectives at %.0f%% of it%s", rate,
+               fabric ? fabric->name.c_str() : "a custom network", 100 * cs.inter_bus_efficiency,
+               cs.inter_busbw_GBps > 0 ? " (measured bus bandwidth used)" : "");
+  track(s, "perf.network");
+  const double link = fabric ? fabric->get_or("link_Gbps", 0) : 0;
+  if (link > 0 && cs.node_network_Gbps < link) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1));
+    wrapped_text(false, "%g Gb/s is less than one %s link (%g Gb/s): that is another network; set cluster.fabric "
+                        "to it (e.g. \"ethernet-25g-tcp\") so its efficiency and latency apply",
+                 cs.node_network_Gbps, fabric->name.c_str(), link);
+    ImGui::PopStyleColor();
+  }
+}
+
 void draw_controls(ExplorerState& s) {
   const Catalog& cat = *s.catalog;
   PerfView& v = s.perf;
@@ -249,7 +285,8 @@ void draw_controls(ExplorerState& s) {
                                : g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18)
                                                : (long long)v.parsed.cluster.gpus();
     int nodes = int(std::clamp(gpus_now / gpn, 1LL, (long long)max_nodes));
-    if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
+    if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, nodes == 1 ? "%d node" : "%d nodes",
+                           ImGuiSliderFlags_Logarithmic)) {
       cfg["cluster"]["gpus"] = (long long)std::clamp(nodes, 1, max_nodes) * gpn;
       cfg["cluster"].erase("nodes");  // "gpus" now says how many; a stale "nodes" would only confuse a reader
       fix_dp(v);
@@ -257,6 +294,7 @@ void draw_controls(ExplorerState& s) {
     track(s, "perf.nodes");
     const AcceleratorWords w = accelerator_words(&cat, v.parsed.cluster.gpu);
     ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(), gpn);
+    if (v.valid) draw_network(s);
   }
   ImGui::TextDisabled("Training stack");
   if (const Table* sw = cat.table("software")) {
@@ -370,6 +408,8 @@ void draw_results(ExplorerState& s) {
   }
   const perf::Estimate& e = v.estimate;
   const AcceleratorWords w = accelerator_words(&*s.catalog, v.parsed.cluster.gpu);
+  const long long n_acc = (long long)v.parsed.cluster.gpus();
+  const char* acc_n = (n_acc == 1 ? w.one : w.many).c_str();  // "1 GPU", "8 GPUs"
   wrapped_text(false, "%.1f B parameters, iteration %.2f s, %s tokens/s", e.params / 1e9, e.iteration_time_s,
                format_si(e.tokens_per_s).c_str());
   // Model FLOPs and hardware FLOPs named apart (Chowdhery et al. 2022, PaLM, App. B; Korthikanti et al.
@@ -393,14 +433,13 @@ void draw_results(ExplorerState& s) {
   if (!e.notes.empty()) track(s, "perf.notes");
   if (v.parsed.cluster.price_per_gpu_hour_usd > 0) {
     wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss, $%s", e.training_days,
-                 v.parsed.training.tokens / 1e9, (long long)v.parsed.cluster.gpus(), w.many.c_str(),
-                 format_si(e.gpu_hours).c_str(), w.hour.c_str(), format_si(e.cost_usd).c_str());
+                 v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str(),
+                 format_si(e.cost_usd).c_str());
     draw_price_source(s);
   } else {
     // A custom cluster has no price: say so rather than print "$0".
     wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss", e.training_days,
-                 v.parsed.training.tokens / 1e9, (long long)v.parsed.cluster.gpus(), w.many.c_str(),
-                 format_si(e.gpu_hours).c_str(), w.hour.c_str());
+                 v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str());
     wrapped_text(true, "(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
   }
   track(s, "perf.cost");
@@ -466,8 +505,9 @@ void draw_search(ExplorerState& s) {
     wrapped_text(false, "Layout search: no search while the configuration above is refused.");
     return;
   }
+  const AcceleratorWords sw = accelerator_words(&*s.catalog, v.search_config.cluster.gpu);
   ImGui::Text("Layout search (up to %lld %s):", (long long)v.search_config.cluster.gpus(),
-              accelerator_words(&*s.catalog, v.search_config.cluster.gpu).many.c_str());
+              (v.search_config.cluster.gpus() == 1 ? sw.one : sw.many).c_str());
   char progress[96];
   if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_left);
   else
