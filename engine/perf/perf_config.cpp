@@ -358,7 +358,8 @@ json to_json(const Estimate& e, const Config& c) {
   j["iteration_time_s"] = e.iteration_time_s;
   j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
                            {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer}};
-  j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;
+  j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the name Megatron-LM 2021 and validation use
+  j["hardware_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the same, named as the panel names it (HFU's)
   j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;
   j["mfu"] = e.mfu;
   j["hfu"] = e.hfu;

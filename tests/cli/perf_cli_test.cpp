@@ -18,7 +18,7 @@ TEST(PerfCli, EstimatePrintsTheContractKeys) {
   auto j = nlohmann::json::parse(r.out);
   for (const char* k : {"params", "model_flops_per_iteration", "hardware_flops_per_iteration", "memory_per_gpu_bytes",
                         "fits", "iteration_time_s", "time_breakdown_s", "achieved_tflops_per_gpu", "mfu",
-                        "model_tflops_per_gpu", "hfu",
+                        "model_tflops_per_gpu", "hardware_tflops_per_gpu", "hfu",
                         "training_days", "gpu_hours", "cost_usd"})
     EXPECT_TRUE(j.contains(k)) << k;
   for (const char* k : {"weights", "gradients", "optimizer", "activations", "total"})
