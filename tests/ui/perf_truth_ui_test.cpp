@@ -128,6 +128,16 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   bool interleaved = false;
   for (const auto& c : app.state().perf.search.ranked) interleaved |= c.layout.schedule == mc::perf::Schedule::interleaved;
   EXPECT_TRUE(interleaved);
+  // Megatron-LM (2021)'s own interleaved layout, compared on every stack: Megatron-LM v1.0 "cannot run it".
+  cfg["parallel"]["schedule"] = "interleaved", cfg["parallel"]["virtual_stages"] = 2;
+  show(h, app, cfg);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  const auto rects = app.state().widget_rects;
+  ASSERT_TRUE(rects.count("perf.stack"));
+  const mc::ui::Rect r = rects.at("perf.stack");  // the tree node "The same layout on every stack" is next
+  mc::test::click_at(h, app, ImVec2(r.x + 40, r.y + r.h + ImGui::GetFrameHeight() / 2 + 2));
+  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) | cannot run it"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("Megatron-LM (2021) | cannot run it"), std::string::npos) << h.text;
   // An explicit interleaved layout on Megatron-LM v1.0 is refused, naming the stack and the feature.
   cfg["software"] = "megatron-lm-2020";
   cfg["parallel"]["schedule"] = "interleaved", cfg["parallel"]["virtual_stages"] = 2;

@@ -385,7 +385,17 @@ void draw_stacks(ExplorerState& s) {
       ImGui::TableNextColumn();
       if (ImGui::Selectable(r ? r->name.c_str() : id.c_str(), id == cur->id, ImGuiSelectableFlags_SpanAllColumns))
         v.config["software"] = id;
+      // A stack that lacks a feature of this layout (estimate's "what-if" note) cannot run it: no time for it.
+      const auto lacks = std::find_if(e.notes.begin(), e.notes.end(),
+                                      [](const std::string& n) { return n.rfind("what-if: ", 0) == 0; });
       ImGui::TableNextColumn();
+      if (lacks != e.notes.end()) {
+        ImGui::TextDisabled("cannot run it");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", lacks->c_str() + 9);
+        ImGui::TableNextColumn();
+        ImGui::TableNextColumn();
+        continue;
+      }
       ImGui::Text("%.3g s", e.iteration_time_s);
       ImGui::TableNextColumn();
       ImGui::Text("%.0f%%", 100 * e.mfu);
