@@ -95,6 +95,14 @@ struct Software {
                                         // they run at the fabric's collective, not point-to-point, rate
   bool pipeline_blocking_p2p = false;   // separate blocking send and receive: both stages wait out each
                                         // transfer (DeepSpeed); Megatron pairs them in one batched call
+  // What the stack can run at all (software.json; permissive for a config without a catalog stack). The
+  // layout search proposes only these; an explicit layout that needs more is refused (stack_problems).
+  std::string name;                     // software.json name, for the messages that refuse a layout
+  bool interleaved_schedule = true;     // Narayanan et al. 2021's interleaved 1F1B (virtual stages)
+  bool selective_recompute = true;      // Korthikanti et al. 2022's selective activation recomputation
+  bool sequence_parallel = true;        // Korthikanti et al. 2022's sequence parallelism
+  int max_zero_stage = 3;               // highest ZeRO stage (or FSDP sharding equivalent) it implements
+  int max_zero_stage_pipeline = 3;      // ... together with pipeline parallelism (DeepSpeed's engine: 1)
 };
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
@@ -172,8 +180,13 @@ struct Estimate {
   bool fits = false;
   double iteration_time_s = 0;
   TimeBreakdown time;
-  double achieved_tflops_per_gpu = 0;      // hardware FLOPs / time / GPUs
+  // Two utilisations, named as in Chowdhery et al. 2022 (PaLM), Appendix B, and Korthikanti et al. 2022:
+  // model FLOPs utilisation counts only the FLOPs the model needs (no recompute); hardware FLOPs
+  // utilisation counts what the GPUs execute, recomputed activations included. HFU >= MFU.
+  double achieved_tflops_per_gpu = 0;      // hardware FLOPs / time / GPUs (Narayanan et al. 2021's figure)
+  double model_tflops_per_gpu = 0;         // model FLOPs / time / GPUs
   double mfu = 0;                          // model FLOPs / time / (GPUs * peak)
+  double hfu = 0;                          // hardware FLOPs / time / (GPUs * peak)
   double tokens_per_s = 0;
   double iterations = 0;                   // training tokens / (global batch * seq_len)
   double training_days = 0, gpu_hours = 0, cost_usd = 0;
@@ -215,6 +228,13 @@ MemoryBreakdown memory_per_gpu(const Config& c);
 // Problems with a config that make it meaningless (tp*pp*dp != GPUs, batch not divisible, ...), each a
 // sentence naming the key and the rule. Empty when valid. Not fitting in memory is NOT a problem.
 std::vector<std::string> layout_problems(const Config& c);
+// What the config's training stack cannot run (interleaved schedule, selective recompute, sequence
+// parallelism, a ZeRO stage), each a sentence led by the key, naming the stack and the feature. Empty when
+// the stack runs it. parse_config refuses such a layout when the config names its "software" (unless
+// check_stack = false); with the preset's default stack, estimate() runs it and says so in its notes.
+std::vector<std::string> stack_problems(const Config& c);
+// Why the stack cannot run layout L ("" when it can): the first of stack_problems, for the search.
+std::string stack_refusal(const Software& sw, const Layout& L);
 Estimate estimate(const Config& c);  // call only when layout_problems(c) is empty
 nlohmann::json to_json(const Estimate& e, const Config& c);
 
@@ -222,9 +242,10 @@ nlohmann::json to_json(const Estimate& e, const Config& c);
 // from the catalog, with per-key overrides. Throws LoadError naming file, line, column, key and rule
 // (unknown key or preset, wrong type, out of range, tp*pp*dp != GPUs, batch not divisible).
 // require_parallel = false for `search` configs (the "parallel" object is then optional).
-Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel = true);
+// check_stack = false: a layout the stack cannot run is accepted (stack_problems then lists why).
+Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel = true, bool check_stack = true);
 Config parse_config(const Catalog& cat, const nlohmann::json& config, const std::string& file_for_errors,
-                    bool require_parallel = true);
+                    bool require_parallel = true, bool check_stack = true);
 // A software.json record as the model uses it (unknown ids throw std::out_of_range naming the known ones).
 Software software_from_catalog(const Catalog& cat, const std::string& id, const std::string& gpu_id);
 // The stack a config runs when it names none: the model preset's own (models.json "software"), else the

@@ -124,7 +124,7 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
 
 }  // namespace
 
-Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel) {
+Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel, bool check_stack) {
   JsonCursor root = doc.root();
   if (!root.is_object()) root.fail("a config is a JSON object with \"model\", \"cluster\", \"parallel\", \"training\"");
   root.only_keys({"model", "cluster", "parallel", "training", "software"});
@@ -256,12 +256,59 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                                                           : "micro_batch";
     at(key).fail(p);
   }
+  // A stack the config names cannot be asked for a feature it lacks: refused, at the key. When the stack is
+  // only the preset's default (the config names none), the layout is the user's and the stack our guess:
+  // estimate() then runs it as a what-if and its notes say which feature that stack lacks.
+  if (check_stack && root.has("software"))
+    for (const std::string& p : stack_problems(c)) at(p.substr(0, p.find(':')).c_str()).fail(p);
   return c;
 }
 
-Config parse_config(const Catalog& cat, const json& config, const std::string& file, bool require_parallel) {
+Config parse_config(const Catalog& cat, const json& config, const std::string& file, bool require_parallel,
+                    bool check_stack) {
   JsonDoc doc = JsonDoc::parse(config.dump(2), file);
-  return parse_config(cat, doc, require_parallel);
+  return parse_config(cat, doc, require_parallel, check_stack);
+}
+
+// ---- what the stack can run ----------------------------------------------------------------------------
+
+std::string stack_refusal(const Software& sw, const Layout& L) {
+  const std::string who = sw.name.empty() ? (sw.id.empty() ? std::string("this stack") : sw.id) : sw.name;
+  const std::string fix = " (software.json \"" + sw.id + "\"); pick another stack with \"software\" or change the layout";
+  if (L.schedule == Schedule::interleaved && L.pp > 1 && !sw.interleaved_schedule)
+    return "schedule: " + who + " has no interleaved pipeline schedule (Narayanan et al. 2021 introduced it)" + fix;
+  if (L.recompute == Recompute::selective && !sw.selective_recompute)
+    return "recompute: " + who + " has no selective activation recomputation (Korthikanti et al. 2022), only "
+           "full recomputation or none" + fix;
+  if (L.sequence_parallel && L.tp > 1 && !sw.sequence_parallel)
+    return "sequence_parallel: " + who + " has no sequence parallelism (Korthikanti et al. 2022)" + fix;
+  const int zmax = L.pp > 1 ? std::min(sw.max_zero_stage, sw.max_zero_stage_pipeline) : sw.max_zero_stage;
+  if (L.zero > zmax) {
+    if (sw.max_zero_stage == 0)
+      return "zero: " + who + " has no ZeRO (DeepSpeed's optimizer-state sharding, Rajbhandari et al. 2020)" + fix;
+    return "zero: " + who + " runs ZeRO up to stage " + std::to_string(zmax) +
+           (L.pp > 1 && zmax < sw.max_zero_stage ? " together with pipeline parallelism" : "") + ", not stage " +
+           std::to_string(L.zero) + fix;
+  }
+  return "";
+}
+
+std::vector<std::string> stack_problems(const Config& c) {
+  // One sentence per feature: check each on a layout with the others switched off.
+  std::vector<std::string> out;
+  const Layout& L = c.layout;
+  auto only = [&](auto set) {
+    Layout x;
+    x.tp = L.tp, x.pp = L.pp, x.dp = L.dp;
+    set(x);
+    const std::string why = stack_refusal(c.software, x);
+    if (!why.empty()) out.push_back(why);
+  };
+  only([&](Layout& x) { x.schedule = L.schedule; });
+  only([&](Layout& x) { x.recompute = L.recompute; });
+  only([&](Layout& x) { x.sequence_parallel = L.sequence_parallel; });
+  only([&](Layout& x) { x.zero = L.zero; });
+  return out;
 }
 
 // Each message starts with the key it is about (parse_config uses it to point at that key).
@@ -311,8 +358,11 @@ json to_json(const Estimate& e, const Config& c) {
   j["iteration_time_s"] = e.iteration_time_s;
   j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
                            {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer}};
-  j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;
+  j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the name Megatron-LM 2021 and validation use
+  j["hardware_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the same, named as the panel names it (HFU's)
+  j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;
   j["mfu"] = e.mfu;
+  j["hfu"] = e.hfu;
   j["tokens_per_s"] = e.tokens_per_s;
   j["iterations"] = e.iterations;
   j["training_days"] = e.training_days;
@@ -355,6 +405,13 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   }
   Software sw;
   sw.id = r->id;
+  sw.name = r->name;
+  // What the stack can run at all; a row without the field runs it (a stack added without them).
+  sw.interleaved_schedule = r->get_or("interleaved_schedule", 1) != 0;
+  sw.selective_recompute = r->get_or("selective_recompute", 1) != 0;
+  sw.sequence_parallel = r->get_or("sequence_parallel", 1) != 0;
+  sw.max_zero_stage = int(r->get_or("max_zero_stage", 3));
+  sw.max_zero_stage_pipeline = int(r->get_or("max_zero_stage_pipeline", sw.max_zero_stage));
   // The stack's achieved large-GEMM fraction on this GPU's generation (gemm_fraction_volta, ...).
   std::string arch;
   if (const Table* g = cat.table("gpus"))

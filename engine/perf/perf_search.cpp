@@ -5,8 +5,9 @@
 // pp that does not divide the layers splits them as evenly as possible; the interleaved schedule needs it to),
 // dp over the divisors of the global batch, with tp*pp*dp GPUs (whole nodes, or part of one node) not
 // more than the cluster has; then micro-batch (powers of two), ZeRO stage, recomputation, schedule and
-// virtual stages. Sequence parallelism is on whenever tp > 1 (it only saves memory and element-wise
-// time; Korthikanti et al. 2022).
+// virtual stages, each only where the config's training stack runs it (Software: interleaved schedule,
+// selective recompute, ZeRO stages). Sequence parallelism is on whenever tp > 1 and the stack has it (it
+// only saves memory and element-wise time; Korthikanti et al. 2022).
 #include "perf/perf.h"
 
 #include <algorithm>
@@ -67,7 +68,8 @@ SearchResult search(const Config& base, const SearchOptions& o) {
       if ((long long)tp * pp > cluster_gpus) continue;
       for (int dp : dps) {
         Layout L = base.layout;
-        L.tp = tp, L.pp = pp, L.dp = dp, L.global_batch = B, L.sequence_parallel = tp > 1;
+        // Sequence parallelism only where the stack has it (Korthikanti et al. 2022; software.json).
+        L.tp = tp, L.pp = pp, L.dp = dp, L.global_batch = B, L.sequence_parallel = tp > 1 && base.software.sequence_parallel;
         const long long n = (long long)tp * pp * dp;
         if (n > cluster_gpus) continue;  // not a layout of this cluster at all (not counted)
         if (m.heads % tp != 0 || m.ffn() % tp != 0) { col.reject(L, "tp does not divide the attention heads"); continue; }
@@ -96,6 +98,12 @@ SearchResult search(const Config& base, const SearchOptions& o) {
               }
               for (auto [sch, v] : scheds) {
                 L.schedule = sch, L.virtual_stages = v;
+                // Only what the selected training stack can run (software.json): no interleaved schedule,
+                // selective recompute or ZeRO stage it lacks; the reason names the stack and the feature.
+                if (const std::string why = stack_refusal(base.software, L); !why.empty()) {
+                  col.reject(L, why.substr(why.find(':') + 2, why.find(" (software.json") - why.find(':') - 2));
+                  continue;
+                }
                 c.layout = L;
                 const MemoryBreakdown mem = memory_per_gpu(c);
                 if (mem.total > c.cluster.hbm_bytes && o.only_fitting) {

@@ -271,13 +271,19 @@ Estimate estimate(const Config& cfg) {
 
   const double gpus = double(L.tp) * L.pp * L.dp;
   e.achieved_tflops_per_gpu = e.hardware_flops_per_iteration / (T.total * gpus) / 1e12;
+  e.model_tflops_per_gpu = e.model_flops_per_iteration / (T.total * gpus) / 1e12;
   e.mfu = e.model_flops_per_iteration / (T.total * gpus * peak);
+  e.hfu = e.hardware_flops_per_iteration / (T.total * gpus * peak);  // PaLM App. B: recompute counted
   e.tokens_per_s = L.global_batch * s / T.total;
   e.iterations = cfg.training.tokens / (double(L.global_batch) * s);
   const double seconds = e.iterations * T.total;
   e.training_days = seconds / 86400.0;
   e.gpu_hours = seconds / 3600.0 * gpus;
   e.cost_usd = e.gpu_hours * c.price_per_gpu_hour_usd;
+  // A layout the config's (default) stack could not run: a what-if, and said so (stack_problems).
+  for (const std::string& p : stack_problems(cfg))
+    e.notes.push_back("what-if: " + p.substr(p.find(':') + 2, p.find(" (software.json") - p.find(':') - 2) +
+                      "; name a stack that has it with \"software\"");
   if (L.pp > 1 && L.zero >= 2)
     e.notes.push_back("ZeRO-2/3 with pipeline parallelism: gradients are reduced once per iteration here");
   (void)dp_time;

@@ -198,7 +198,9 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
   e.time = {.compute = it.compute_s, .tp_comm = it.tp_comm_s, .pp_comm = it.pp_send_s, .dp_comm = it.dp_exposed_s,
             .bubble = it.pp_wait_s + it.idle_s, .optimizer = it.optimizer_s, .total = T};
   e.achieved_tflops_per_gpu = r.est.hardware_flops_per_iteration / (T * gpus) / 1e12;
+  e.model_tflops_per_gpu = r.est.model_flops_per_iteration / (T * gpus) / 1e12;
   e.mfu = r.est.model_flops_per_iteration / (T * gpus * peak);
+  e.hfu = r.est.hardware_flops_per_iteration / (T * gpus * peak);
   e.tokens_per_s = double(r.cfg.layout.global_batch) * r.cfg.model.seq_len / T;
   e.training_days = r.est.iterations * T / 86400;
   e.gpu_hours = r.est.iterations * T / 3600 * gpus;

@@ -18,6 +18,7 @@ TEST(PerfCli, EstimatePrintsTheContractKeys) {
   auto j = nlohmann::json::parse(r.out);
   for (const char* k : {"params", "model_flops_per_iteration", "hardware_flops_per_iteration", "memory_per_gpu_bytes",
                         "fits", "iteration_time_s", "time_breakdown_s", "achieved_tflops_per_gpu", "mfu",
+                        "model_tflops_per_gpu", "hardware_tflops_per_gpu", "hfu",
                         "training_days", "gpu_hours", "cost_usd"})
     EXPECT_TRUE(j.contains(k)) << k;
   for (const char* k : {"weights", "gradients", "optimizer", "activations", "total"})
@@ -30,6 +31,17 @@ TEST(PerfCli, EstimatePrintsTheContractKeys) {
   const double ratio = j["hardware_flops_per_iteration"].get<double>() / j["model_flops_per_iteration"].get<double>();
   EXPECT_GT(ratio, 1.3);
   EXPECT_LT(ratio, 4.0 / 3.0);
+}
+
+// A layout the training stack could not run (Megatron-LM v1.0 had no interleaved schedule) exits 1 naming
+// the key, the stack and the feature.
+TEST(PerfCli, LayoutTheStackLacksIsRefused) {
+  auto r = run_cli("estimate -", R"({"model": {"preset": "gpt3-175b"}, "software": "megatron-lm-2020",
+    "cluster": {"preset": "selene-2021", "gpus": 1024},
+    "parallel": {"tp": 8, "pp": 8, "dp": 16, "global_batch": 1536, "schedule": "interleaved", "virtual_stages": 2}})");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("parallel/schedule"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << r.err;
 }
 
 TEST(PerfCli, InvalidConfigsExitOneNamingKeyAndRule) {

@@ -2,6 +2,7 @@
 // see memory per GPU against HBM, where the iteration time goes, the pipeline schedule of one
 // iteration, throughput, days and dollars, and the ranked layouts of the search. Every number comes from
 // engine/perf (the same code as `megacluster estimate` and `megacluster search`).
+#include "catalog/accelerator.h"
 #include "core/format.h"
 #include "ui/explorer.h"
 #include "ui/panels/perf_charts.h"
@@ -205,9 +206,46 @@ bool string_combo(const char* label, json& par, const char* key, std::initialize
 
 void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the other degrees
   json& par = v.config["parallel"];
-  const long long gpus = v.config["cluster"].value("gpus", 0LL);
+  // The config's "gpus", else the count the engine parsed (from "nodes", or one node of the preset).
+  const long long gpus = v.config["cluster"].value("gpus", v.valid ? (long long)v.parsed.cluster.gpus() : 0LL);
   const long long tpp = (long long)par.value("tp", 1) * par.value("pp", 1);
   if (gpus > 0 && tpp > 0) par["dp"] = std::max<long long>(1, gpus / tpp);
+}
+
+// The network between nodes the engine uses: its rate (and whether the config overrides the preset's), the
+// fabric whose efficiency and latency it takes, and a warning when the rate is below one link of that
+// fabric (25 Gb/s cannot be InfiniBand EDR: the collectives would keep InfiniBand's efficiency).
+void draw_network(ExplorerState& s) {
+  const Catalog& cat = *s.catalog;
+  const PerfView& v = s.perf;
+  const perf::ClusterSpec& cs = v.parsed.cluster;
+  if (cs.nodes <= 1) return;  // nothing crosses a network
+  const json& cl = v.config["cluster"];
+  const Record* preset = cl.contains("preset") && cl["preset"].is_string()
+                             ? cat.table("clusters")->find(cl["preset"].get<std::string>()) : nullptr;
+  std::string fabric_id = cl.contains("fabric") && cl["fabric"].is_string() ? cl["fabric"].get<std::string>()
+                          : preset ? preset->text_or("fabric", "") : "";
+  const Table* ft = cat.table("fabrics");
+  const Record* fabric = ft ? ft->find(fabric_id) : nullptr;
+  const bool overridden = cl.contains("node_network_Gbps");
+  const double preset_rate = preset ? preset->get_or("network_per_server_Gbps", 0) : 0;
+  char rate[96];
+  if (overridden && preset_rate > 0 && preset_rate != cs.node_network_Gbps)
+    std::snprintf(rate, sizeof rate, "%g Gb/s per node (set here; the preset has %g)", cs.node_network_Gbps, preset_rate);
+  else
+    std::snprintf(rate, sizeof rate, "%g Gb/s per node", cs.node_network_Gbps);
+  wrapped_text(true, "Network: %s over %s, collectives at %.0f%% of it%s", rate,
+               fabric ? fabric->name.c_str() : "a custom network", 100 * cs.inter_bus_efficiency,
+               cs.inter_busbw_GBps > 0 ? " (measured bus bandwidth used)" : "");
+  track(s, "perf.network");
+  const double link = fabric ? fabric->get_or("link_Gbps", 0) : 0;
+  if (link > 0 && cs.node_network_Gbps < link) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1));
+    wrapped_text(false, "%g Gb/s is less than one %s link (%g Gb/s): that is another network; set cluster.fabric "
+                        "to it (e.g. \"ethernet-25g-tcp\") so its efficiency and latency apply",
+                 cs.node_network_Gbps, fabric->name.c_str(), link);
+    ImGui::PopStyleColor();
+  }
 }
 
 void draw_controls(ExplorerState& s) {
@@ -237,17 +275,26 @@ void draw_controls(ExplorerState& s) {
                            ? cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>())
                            : nullptr;
     const int max_nodes = std::max(1, int((cr ? cr->get_or("gpus", 10000) : 10000) / gpn));
-    // 64-bit and clamped before it becomes an int: a typed 999999999999 must not wrap to negative GPUs.
+    // The cluster the engine estimates (perf::Config), not a guess from the config's keys: a config may give
+    // "nodes", or "gpus", or neither (one node), and only parse_config knows which wins. When the config is
+    // refused, the typed "gpus" (64-bit and clamped before it becomes an int: a typed 999999999999 must not
+    // wrap to negative GPUs), else the last valid cluster.
     const json& cl = cfg["cluster"];
-    const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json(8);  // read, never insert
-    const long long gpus_now = g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18) : 8LL;
+    const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json();  // read, never insert
+    const long long gpus_now = v.valid       ? (long long)v.parsed.cluster.gpus()
+                               : g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18)
+                                               : (long long)v.parsed.cluster.gpus();
     int nodes = int(std::clamp(gpus_now / gpn, 1LL, (long long)max_nodes));
-    if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, "%d nodes", ImGuiSliderFlags_Logarithmic)) {
+    if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, nodes == 1 ? "%d node" : "%d nodes",
+                           ImGuiSliderFlags_Logarithmic)) {
       cfg["cluster"]["gpus"] = (long long)std::clamp(nodes, 1, max_nodes) * gpn;
+      cfg["cluster"].erase("nodes");  // "gpus" now says how many; a stale "nodes" would only confuse a reader
       fix_dp(v);
     }
     track(s, "perf.nodes");
-    ImGui::TextDisabled("%lld GPUs, %d per node", (long long)nodes * gpn, gpn);
+    const AcceleratorWords w = accelerator_words(&cat, v.parsed.cluster.gpu);
+    ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(), gpn);
+    if (v.valid) draw_network(s);
   }
   ImGui::TextDisabled("Training stack");
   if (const Table* sw = cat.table("software")) {
@@ -306,7 +353,7 @@ void draw_price_source(ExplorerState& s) {
     ImGui::SameLine();
     sourced_text(*s.catalog, *p, "USD/h");
     ImGui::SameLine();
-    ImGui::TextDisabled("per GPU-hour");
+    ImGui::TextDisabled("per %s", accelerator_words(&*s.catalog, s.perf.parsed.cluster.gpu).hour.c_str());
   }
 }
 
@@ -322,14 +369,14 @@ void draw_stacks(ExplorerState& s) {
   // The large-GEMM fraction this stack reaches on this GPU (its own value, else the GPU's).
   const double gemm = k.gemm_fraction > 0 ? k.gemm_fraction : v.parsed.cluster.matmul_peak_fraction;
   wrapped_text(true, "Large GEMMs at %.0f%% of peak%s; memory-bound kernels x%.1f the traffic of fused ones; %s.",
-                      100 * gemm, k.gemm_fraction > 0 ? " (this stack on this GPU)" : " (the GPU's own)",
+                      100 * gemm, k.gemm_fraction > 0 ? " (this stack on this accelerator)" : " (the accelerator's own)",
                       k.elementwise_factor, k.flash_attention ? "flash attention" : "attention scores through HBM");
   track(s, "perf.stack");
   if (v.by_stack.empty() || !ImGui::TreeNode("The same layout on every training stack")) return;
   if (ImGui::BeginTable("##stacks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("stack");
     ImGui::TableSetupColumn("iteration");
-    ImGui::TableSetupColumn("TFLOP/s per GPU");
+    ImGui::TableSetupColumn("MFU");
     ImGui::TableSetupColumn("vs this one");
     ImGui::TableHeadersRow();
     for (const auto& [id, e] : v.by_stack) {
@@ -338,10 +385,20 @@ void draw_stacks(ExplorerState& s) {
       ImGui::TableNextColumn();
       if (ImGui::Selectable(r ? r->name.c_str() : id.c_str(), id == cur->id, ImGuiSelectableFlags_SpanAllColumns))
         v.config["software"] = id;
+      // A stack that lacks a feature of this layout (estimate's "what-if" note) cannot run it: no time for it.
+      const auto lacks = std::find_if(e.notes.begin(), e.notes.end(),
+                                      [](const std::string& n) { return n.rfind("what-if: ", 0) == 0; });
       ImGui::TableNextColumn();
+      if (lacks != e.notes.end()) {
+        ImGui::TextDisabled("cannot run it");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", lacks->c_str() + 9);
+        ImGui::TableNextColumn();
+        ImGui::TableNextColumn();
+        continue;
+      }
       ImGui::Text("%.3g s", e.iteration_time_s);
       ImGui::TableNextColumn();
-      ImGui::Text("%.0f", e.achieved_tflops_per_gpu);
+      ImGui::Text("%.0f%%", 100 * e.mfu);
       ImGui::TableNextColumn();
       ImGui::Text("%+.0f%%", 100 * (e.iteration_time_s / v.estimate.iteration_time_s - 1));
     }
@@ -360,18 +417,39 @@ void draw_results(ExplorerState& s) {
     return;
   }
   const perf::Estimate& e = v.estimate;
-  wrapped_text(false, "%.1f B parameters, iteration %.2f s, %.0f TFLOP/s per GPU, MFU %.0f%%, %s tokens/s",
-                     e.params / 1e9, e.iteration_time_s, e.achieved_tflops_per_gpu, 100 * e.mfu,
-                     format_si(e.tokens_per_s).c_str());
+  const AcceleratorWords w = accelerator_words(&*s.catalog, v.parsed.cluster.gpu);
+  const long long n_acc = (long long)v.parsed.cluster.gpus();
+  const char* acc_n = (n_acc == 1 ? w.one : w.many).c_str();  // "1 GPU", "8 GPUs"
+  wrapped_text(false, "%.1f B parameters, iteration %.2f s, %s tokens/s", e.params / 1e9, e.iteration_time_s,
+               format_si(e.tokens_per_s).c_str());
+  // Model FLOPs and hardware FLOPs named apart (Chowdhery et al. 2022, PaLM, App. B; Korthikanti et al.
+  // 2022): MFU counts the FLOPs the model needs, HFU adds the recomputed activations the GPUs also run.
+  if (v.parsed.layout.recompute == perf::Recompute::none)
+    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %.0f%%); nothing recomputed, so HFU = MFU",
+                 e.model_tflops_per_gpu, w.one.c_str(), 100 * e.mfu);
+  else
+    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %.0f%%); with %s recompute the %s do %.0f TFLOP/s "
+                        "(HFU %.0f%%)",
+                 e.model_tflops_per_gpu, w.one.c_str(), 100 * e.mfu, perf::to_string(v.parsed.layout.recompute),
+                 w.many.c_str(), e.achieved_tflops_per_gpu, 100 * e.hfu);
   track(s, "perf.headline");
+  // What the engine assumed or could not honour (a layout the preset's default stack could not run is a
+  // what-if): said beside the numbers it qualifies.
+  for (const std::string& n : e.notes) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1));
+    wrapped_text(false, "%s", n.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!e.notes.empty()) track(s, "perf.notes");
   if (v.parsed.cluster.price_per_gpu_hour_usd > 0) {
-    wrapped_text(false, "%.1f days for %.0f B tokens, %s GPU-hours, $%s", e.training_days,
-                 v.parsed.training.tokens / 1e9, format_si(e.gpu_hours).c_str(), format_si(e.cost_usd).c_str());
+    wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss, $%s", e.training_days,
+                 v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str(),
+                 format_si(e.cost_usd).c_str());
     draw_price_source(s);
   } else {
     // A custom cluster has no price: say so rather than print "$0".
-    wrapped_text(false, "%.1f days for %.0f B tokens, %s GPU-hours", e.training_days, v.parsed.training.tokens / 1e9,
-                 format_si(e.gpu_hours).c_str());
+    wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss", e.training_days,
+                 v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str());
     wrapped_text(true, "(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
   }
   track(s, "perf.cost");
@@ -379,7 +457,7 @@ void draw_results(ExplorerState& s) {
   ImGui::Spacing();
   // In GiB, as the legend below and the scenarios' narration ({{...|gib}}) write it: one unit on one screen.
   const double gib = double(1ull << 30);
-  wrapped_text(false, "Memory per GPU: %.2f GiB of %.0f GiB %s", e.memory.total / gib, e.hbm_bytes / gib,
+  wrapped_text(false, "Memory per %s: %.2f GiB of %.0f GiB %s", w.one.c_str(), e.memory.total / gib, e.hbm_bytes / gib,
                e.fits ? "(fits)" : "- does NOT fit");
   std::vector<BarPart> mem = {{"weights", e.memory.weights / gib, part_color(0)},
                               {"gradients", e.memory.gradients / gib, part_color(1)},
@@ -437,7 +515,9 @@ void draw_search(ExplorerState& s) {
     wrapped_text(false, "Layout search: no search while the configuration above is refused.");
     return;
   }
-  ImGui::Text("Layout search (up to %lld GPUs):", (long long)v.search_config.cluster.gpus());
+  const AcceleratorWords sw = accelerator_words(&*s.catalog, v.search_config.cluster.gpu);
+  ImGui::Text("Layout search (up to %lld %s):", (long long)v.search_config.cluster.gpus(),
+              (v.search_config.cluster.gpus() == 1 ? sw.one : sw.many).c_str());
   char progress[96];
   if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_left);
   else
@@ -452,7 +532,7 @@ void draw_search(ExplorerState& s) {
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                              ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("##perf_search", 11, fl, ImVec2(0, 200))) {
-    for (const char* h : {"#", "tp", "pp", "dp", "mb", "ZeRO", "recomp.", "schedule", "days", "TFLOP/s", "mem"})
+    for (const char* h : {"#", "tp", "pp", "dp", "mb", "ZeRO", "recomp.", "schedule", "days", "MFU", "mem"})
       ImGui::TableSetupColumn(h);
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableHeadersRow();
@@ -477,7 +557,7 @@ void draw_search(ExplorerState& s) {
       if (L.schedule == perf::Schedule::interleaved) ImGui::Text("interl. x%d", L.virtual_stages);
       else ImGui::Text("%s", perf::to_string(L.schedule));
       ImGui::TableSetColumnIndex(8), ImGui::Text("%.1f", c.estimate.training_days);
-      ImGui::TableSetColumnIndex(9), ImGui::Text("%.0f", c.estimate.achieved_tflops_per_gpu);
+      ImGui::TableSetColumnIndex(9), ImGui::Text("%.0f%%", 100 * c.estimate.mfu);
       ImGui::TableSetColumnIndex(10), ImGui::Text("%s", format_quantity(c.estimate.memory.total, "bytes").c_str());
     }
     ImGui::EndTable();

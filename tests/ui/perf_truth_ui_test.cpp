@@ -1,0 +1,174 @@
+// The "Train a transformer" panel says what the engine estimated: the GPU count perf::estimate used (not a
+// guess from the config's keys), model and hardware FLOPs named apart (MFU, HFU), a TPU's own unit words,
+// and only layouts the selected training stack can run.
+#include "tests/ui/headless.h"
+
+#include "perf/perf.h"
+
+#include <regex>
+
+using mc::test::assets;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+namespace {
+
+// Sets the perf panel's config and draws until the estimate and its search are done.
+void show(Headless& h, mc::ui::App& app, const nlohmann::json& cfg) {
+  app.state().active_panel = "perf";
+  app.state().perf.config = cfg;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return app.state().perf.search_done; }));
+  h.frame(app);
+}
+
+}  // namespace
+
+// A1: turing-nlg-zero-2020-1's config, one V100 alone ("gpus_per_node": 1, "nodes": 1): the engine estimates
+// 1 GPU, so the panel must say 1 node and 1 GPU (it said "8 nodes", "8 GPUs, 1 per node").
+TEST(PerfTruth, NodesControlShowsTheEnginesGpuCount) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  const nlohmann::json cfg = nlohmann::json::parse(R"({"model": {"preset": "gpt3-2.7b"},
+      "cluster": {"gpu": "v100-32gb", "gpus_per_node": 1, "nodes": 1},
+      "parallel": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 1, "global_batch": 8}})");
+  show(h, app, cfg);
+  const auto& v = app.state().perf;
+  ASSERT_TRUE(v.valid) << v.error;
+  ASSERT_EQ(v.parsed.cluster.gpus(), 1);  // the engine's count, the truth the panel must repeat
+  EXPECT_NE(h.text.find("1 node "), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("on 1 GPU,"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("(up to 1 GPU)"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("8 nodes"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("1 GPU, 1 per node"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("8 GPUs"), std::string::npos) << h.text;
+  // "nodes": 4 of 2-GPU nodes: 8 GPUs, the same count `megacluster estimate` reports.
+  nlohmann::json four = cfg;
+  four["cluster"]["gpus_per_node"] = 2, four["cluster"]["nodes"] = 4, four["parallel"]["dp"] = 8;
+  four["cluster"]["node_network_Gbps"] = 100;
+  show(h, app, four);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_NE(h.text.find("8 GPUs, 2 per node"), std::string::npos) << h.text;
+  EXPECT_EQ(mc::perf::estimate_json(*app.state().catalog, four)["gpus"].get<long long>(), 8);
+}
+
+// A4: GPT-3 on 1,024 V100s with full recompute: the panel names model FLOP/s with MFU and hardware FLOP/s
+// with HFU, and each pair agrees with the peak (125 TFLOP/s): TFLOP/s / 125 = the utilisation printed.
+TEST(PerfTruth, HeadlineNamesModelAndHardwareFlops) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  show(h, app, nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
+      "cluster": {"preset": "azure-openai-2020", "gpus": 1024},
+      "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536, "schedule": "1f1b",
+                   "recompute": "full"}})"));
+  const auto& v = app.state().perf;
+  ASSERT_TRUE(v.valid) << v.error;
+  const std::regex re(R"(model FLOPs (\d+) TFLOP/s per GPU \(MFU (\d+)%\); with full recompute the GPUs do (\d+) TFLOP/s \(HFU (\d+)%\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(h.text, m, re)) << h.text;
+  const double model = std::stod(m[1]), mfu = std::stod(m[2]), hw = std::stod(m[3]), hfu = std::stod(m[4]);
+  const double peak = v.parsed.cluster.peak_fp16_flops / 1e12;
+  EXPECT_NEAR(model / peak * 100, mfu, 1.0) << "model FLOP/s and MFU disagree";
+  EXPECT_NEAR(hw / peak * 100, hfu, 1.0) << "hardware FLOP/s and HFU disagree";
+  // Full recompute runs the forward twice: 4/3 of the model FLOPs in the layers (Korthikanti et al. 2022).
+  EXPECT_GT(hw, model * 1.2);
+  EXPECT_EQ(h.text.find("TFLOP/s per GPU, MFU"), std::string::npos) << "the old mixed headline is back";
+  // No recompute: one number, and the panel says HFU = MFU.
+  app.state().perf.config["parallel"]["recompute"] = "none";
+  app.state().perf.config["parallel"]["micro_batch"] = 1;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_NE(h.text.find("nothing recomputed, so HFU = MFU"), std::string::npos) << h.text;
+}
+
+// A2: a TPU v3 cluster is counted and priced in TPU chips, never "GPUs" or "GPU-hours".
+TEST(PerfTruth, TpuIsNotCalledAGpu) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  show(h, app, nlohmann::json::parse(R"({"model": {"preset": "gpt2-1.5b"},
+      "cluster": {"gpu": "tpu-v3", "gpus_per_node": 4, "nodes": 32, "node_network_Gbps": 400,
+                  "price_per_gpu_hour_usd": 2.0},
+      "parallel": {"tp": 1, "pp": 1, "dp": 128, "micro_batch": 4, "global_batch": 512}})"));
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_NE(h.text.find("128 TPU v3 chips, 4 per node"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("TPU v3 chip-hours"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("Memory per TPU v3 chip"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("up to 128 TPU v3 chips"), std::string::npos) << h.text;
+  for (const char* wrong : {"GPU-hour", "GPUs", "per GPU"})
+    EXPECT_EQ(h.text.find(wrong), std::string::npos) << "\"" << wrong << "\" drawn for a TPU: " << h.text;
+}
+
+// C18: with Megatron-LM v1.0 (2020) selected, the search lists no interleaved schedule, no selective
+// recompute and no ZeRO, and says why it left them out; an explicit interleaved layout is refused by name.
+TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  nlohmann::json cfg = nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
+      "cluster": {"preset": "azure-openai-2020", "gpus": 1024}, "software": "megatron-lm-2020",
+      "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536, "schedule": "1f1b",
+                   "recompute": "full"}})");
+  show(h, app, cfg);
+  const auto& v = app.state().perf;
+  ASSERT_TRUE(v.valid) << v.error;
+  ASSERT_FALSE(v.search.ranked.empty());
+  for (const auto& c : v.search.ranked) {
+    EXPECT_NE(c.layout.schedule, mc::perf::Schedule::interleaved);
+    EXPECT_NE(c.layout.recompute, mc::perf::Recompute::selective);
+    EXPECT_EQ(c.layout.zero, 0);
+    EXPECT_FALSE(c.layout.sequence_parallel);
+  }
+  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no ZeRO"), std::string::npos) << h.text;
+  // The same search under Megatron-LM (2021) does use the interleaved schedule it introduced.
+  cfg["software"] = "megatron-lm-2021";
+  show(h, app, cfg);
+  bool interleaved = false;
+  for (const auto& c : app.state().perf.search.ranked) interleaved |= c.layout.schedule == mc::perf::Schedule::interleaved;
+  EXPECT_TRUE(interleaved);
+  // Megatron-LM (2021)'s own interleaved layout, compared on every stack: Megatron-LM v1.0 "cannot run it".
+  cfg["parallel"]["schedule"] = "interleaved", cfg["parallel"]["virtual_stages"] = 2;
+  show(h, app, cfg);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  const auto rects = app.state().widget_rects;
+  ASSERT_TRUE(rects.count("perf.stack"));
+  const mc::ui::Rect r = rects.at("perf.stack");  // the tree node "The same layout on every stack" is next
+  mc::test::click_at(h, app, ImVec2(r.x + 40, r.y + r.h + ImGui::GetFrameHeight() / 2 + 2));
+  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) | cannot run it"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("Megatron-LM (2021) | cannot run it"), std::string::npos) << h.text;
+  // An explicit interleaved layout on Megatron-LM v1.0 is refused, naming the stack and the feature.
+  cfg["software"] = "megatron-lm-2020";
+  cfg["parallel"]["schedule"] = "interleaved", cfg["parallel"]["virtual_stages"] = 2;
+  show(h, app, cfg);
+  EXPECT_FALSE(app.state().perf.valid);
+  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << h.text;
+}
+
+// C23: network-matters-3 lowers the node network to 25 Gb/s on the Azure preset: the panel shows the rate
+// in use (and the preset's), the fabric whose efficiency the collectives keep, and that 25 Gb/s cannot be an
+// InfiniBand EDR link; with the Ethernet fabric named, its own (assumed) efficiency applies.
+TEST(PerfTruth, NetworkOverrideIsShownWithItsFabric) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  nlohmann::json cfg = nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
+      "cluster": {"preset": "azure-openai-2020", "gpus": 1024, "node_network_Gbps": 25},
+      "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536, "schedule": "1f1b",
+                   "recompute": "full"}})");
+  show(h, app, cfg);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_NE(h.text.find("Network: 25 Gb/s per node (set here; the preset has 400) over InfiniBand EDR"), std::string::npos)
+      << h.text;
+  EXPECT_NE(h.text.find("collectives at 97% of it"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("25 Gb/s is less than one InfiniBand EDR (fat-tree) link (100 Gb/s)"), std::string::npos) << h.text;
+  const double t_ib = app.state().perf.estimate.iteration_time_s;
+  cfg["cluster"]["fabric"] = "ethernet-25g-tcp";
+  show(h, app, cfg);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_NE(h.text.find("over Commodity Ethernet, 25 Gb/s per node (NCCL over TCP sockets), collectives at 50% of it"),
+            std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("is less than one"), std::string::npos) << h.text;
+  EXPECT_GT(app.state().perf.estimate.iteration_time_s, t_ib) << "Ethernet kept InfiniBand's efficiency";
+}

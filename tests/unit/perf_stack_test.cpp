@@ -1,0 +1,169 @@
+// perf_stack_test.cpp - what the analytic model reports and allows, named as the literature names it:
+// model vs hardware FLOPs utilisation (MFU, HFU), the training stack's capabilities (software.json) in the
+// search and in an explicit layout, and the accelerator's unit words.
+#include "catalog/accelerator.h"
+#include "catalog/catalog.h"
+#include "perf/perf.h"
+#include "test_helpers.h"
+
+#include <gtest/gtest.h>
+
+using mc::test::catalog;
+using nlohmann::json;
+
+namespace {
+
+json gpt3_azure(const char* software, const json& parallel) {
+  json c = {{"model", {{"preset", "gpt3-175b"}}}, {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 1024}}},
+            {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 8}, {"micro_batch", 1}, {"global_batch", 1536}}}};
+  if (software) c["software"] = software;
+  c["parallel"].update(parallel);
+  return c;
+}
+
+std::string refusal(const json& cfg) {
+  try {
+    mc::perf::parse_config(catalog(), cfg, "cfg.json");
+  } catch (const mc::LoadError& e) {
+    return e.key + ": " + e.message;
+  }
+  return "";
+}
+
+}  // namespace
+
+// PaLM (Chowdhery et al. 2022), App. B: MFU counts model FLOPs, HFU the FLOPs executed with recomputation.
+// Narayanan et al. 2021 eq. (3): full recompute is 4/3 of the layers' model FLOPs (96 vs 72 B s l h^2), the
+// logit term (not recomputed) pulls the ratio slightly below 4/3.
+TEST(PerfUtilisation, HfuCountsRecomputeMfuDoesNot) {
+  const auto c = mc::perf::parse_config(catalog(), gpt3_azure(nullptr, {{"recompute", "full"}}), "cfg");
+  const auto e = mc::perf::estimate(c);
+  const double gpus = 1024, peak = c.cluster.peak_fp16_flops;
+  EXPECT_NEAR(e.model_tflops_per_gpu * 1e12 * gpus * e.iteration_time_s, e.model_flops_per_iteration,
+              1e-9 * e.model_flops_per_iteration);
+  EXPECT_NEAR(e.mfu, e.model_tflops_per_gpu * 1e12 / peak, 1e-12);
+  EXPECT_NEAR(e.hfu, e.achieved_tflops_per_gpu * 1e12 / peak, 1e-12);
+  EXPECT_GT(e.hfu / e.mfu, 1.3);
+  EXPECT_LT(e.hfu / e.mfu, 4.0 / 3.0);
+  // Without recompute the two are one number.
+  const auto n = mc::perf::estimate(mc::perf::parse_config(catalog(), gpt3_azure(nullptr, {{"recompute", "none"}}), "cfg"));
+  EXPECT_DOUBLE_EQ(n.hfu, n.mfu);
+  EXPECT_DOUBLE_EQ(n.model_tflops_per_gpu, n.achieved_tflops_per_gpu);
+  // `megacluster estimate` prints both under these names.
+  const json j = mc::perf::estimate_json(catalog(), gpt3_azure(nullptr, {{"recompute", "full"}}));
+  EXPECT_DOUBLE_EQ(j.at("hfu").get<double>(), e.hfu);
+  EXPECT_DOUBLE_EQ(j.at("model_tflops_per_gpu").get<double>(), e.model_tflops_per_gpu);
+}
+
+// Megatron-LM v1.0 (2020) had no interleaved schedule (Narayanan et al. 2021), no selective recompute and no
+// sequence parallelism (Korthikanti et al. 2022), and no ZeRO (DeepSpeed's): each refused by name and key.
+TEST(PerfStack, ExplicitLayoutTheStackLacksIsRefusedByName) {
+  const char* v1 = "megatron-lm-2020";
+  std::string r = refusal(gpt3_azure(v1, {{"schedule", "interleaved"}, {"virtual_stages", 2}}));
+  EXPECT_NE(r.find("parallel/schedule"), std::string::npos) << r;
+  EXPECT_NE(r.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << r;
+  r = refusal(gpt3_azure(v1, {{"recompute", "selective"}}));
+  EXPECT_NE(r.find("parallel/recompute"), std::string::npos) << r;
+  EXPECT_NE(r.find("no selective activation recomputation"), std::string::npos) << r;
+  r = refusal(gpt3_azure(v1, {{"zero", 1}}));
+  EXPECT_NE(r.find("parallel/zero"), std::string::npos) << r;
+  EXPECT_NE(r.find("Megatron-LM v1.0 (2020) has no ZeRO"), std::string::npos) << r;
+  r = refusal(gpt3_azure(v1, {{"sequence_parallel", true}}));
+  EXPECT_NE(r.find("no sequence parallelism"), std::string::npos) << r;
+  // DeepSpeed's pipeline engine runs ZeRO-1 only (stages 2 and 3 are incompatible with it).
+  r = refusal(gpt3_azure("megatron-deepspeed-2021", {{"zero", 2}}));
+  EXPECT_NE(r.find("up to stage 1 together with pipeline parallelism"), std::string::npos) << r;
+  // What the stacks do run is accepted.
+  EXPECT_EQ(refusal(gpt3_azure(v1, {{"schedule", "1f1b"}, {"recompute", "full"}})), "");
+  EXPECT_EQ(refusal(gpt3_azure("megatron-lm-2021", {{"schedule", "interleaved"}, {"virtual_stages", 2}})), "");
+  EXPECT_EQ(refusal(gpt3_azure("megatron-deepspeed-2021", {{"zero", 1}})), "");
+  // check_stack = false (validate): accepted, and stack_problems says why it would be refused.
+  const auto c = mc::perf::parse_config(catalog(), gpt3_azure(v1, {{"zero", 1}, {"recompute", "selective"}}), "cfg",
+                                        true, false);
+  const auto p = mc::perf::stack_problems(c);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].rfind("recompute:", 0), 0u) << p[0];
+  EXPECT_EQ(p[1].rfind("zero:", 0), 0u) << p[1];
+}
+
+// A config that names no stack gets the preset's (azure-openai-2020: Megatron-LM v1.0): its layout is not
+// refused, but the estimate says the stack could not run it.
+TEST(PerfStack, DefaultStackLayoutIsAWhatIfSaidSo) {
+  const json cfg = gpt3_azure(nullptr, {{"zero", 1}});
+  EXPECT_EQ(refusal(cfg), "");
+  const json j = mc::perf::estimate_json(catalog(), cfg);
+  EXPECT_EQ(j.at("software"), "megatron-lm-2020");
+  ASSERT_EQ(j.at("notes").size(), 1u) << j.at("notes");
+  const std::string n = j.at("notes")[0];
+  EXPECT_NE(n.find("what-if: Megatron-LM v1.0 (2020) has no ZeRO"), std::string::npos) << n;
+  EXPECT_TRUE(mc::perf::estimate_json(catalog(), gpt3_azure(nullptr, json::object())).at("notes").empty());
+}
+
+// The search proposes only what the stack runs, and counts what it left out under a reason naming both.
+TEST(PerfStack, SearchKeepsToTheStack) {
+  mc::perf::SearchOptions o;
+  o.max_results = 40;
+  o.only_tp = 8;  // one slice keeps the test quick; the filter does not depend on tp
+  const auto c = mc::perf::parse_config(catalog(), gpt3_azure("megatron-lm-2020", json::object()), "cfg", false);
+  const auto r = mc::perf::search(c, o);
+  ASSERT_FALSE(r.ranked.empty());
+  for (const auto& sc : r.ranked) {
+    EXPECT_NE(sc.layout.schedule, mc::perf::Schedule::interleaved);
+    EXPECT_NE(sc.layout.recompute, mc::perf::Recompute::selective);
+    EXPECT_EQ(sc.layout.zero, 0);
+    EXPECT_FALSE(sc.layout.sequence_parallel);
+  }
+  long long interleaved = 0, zero = 0;
+  for (const auto& [reason, n] : r.rejected_by_reason) {
+    if (reason.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule") != std::string::npos) interleaved += n;
+    if (reason.find("Megatron-LM v1.0 (2020) has no ZeRO") != std::string::npos) zero += n;
+  }
+  EXPECT_GT(interleaved, 0);
+  EXPECT_GT(zero, 0);
+  // The same search on Megatron-LM (2021) ranks interleaved layouts (the paper's own schedule).
+  const auto c21 = mc::perf::parse_config(catalog(), gpt3_azure("megatron-lm-2021", json::object()), "cfg", false);
+  bool any = false;
+  for (const auto& sc : mc::perf::search(c21, o).ranked) any |= sc.layout.schedule == mc::perf::Schedule::interleaved;
+  EXPECT_TRUE(any);
+}
+
+// Every stack in software.json states each capability, with a source and a confidence like its other values.
+TEST(PerfStack, EveryStackStatesItsCapabilities) {
+  const mc::Table* t = catalog().table("software");
+  ASSERT_NE(t, nullptr);
+  for (const auto& r : t->records)
+    for (const char* k : {"interleaved_schedule", "selective_recompute", "sequence_parallel", "max_zero_stage"}) {
+      const mc::Sourced* s = r.find(k);
+      ASSERT_NE(s, nullptr) << r.id << " has no " << k;
+      EXPECT_FALSE(s->source.empty()) << r.id << "." << k;
+    }
+}
+
+TEST(AcceleratorWords, TpuIsNotAGpu) {
+  EXPECT_EQ(mc::accelerator_words(&catalog(), "v100-32gb").hour, "GPU-hour");
+  const auto chip = mc::accelerator_words(&catalog(), "tpu-v3");
+  EXPECT_EQ(chip.many, "TPU v3 chips");
+  EXPECT_EQ(chip.hour, "TPU v3 chip-hour");
+  EXPECT_FALSE(chip.is_gpu);
+  // The capital plan prices TPU v3 per core (prices.json tpu-v3-core-hour) under the id "tpu-v3-core".
+  const auto core = mc::accelerator_words(&catalog(), "tpu-v3-core");
+  EXPECT_EQ(core.one, "TPU v3 core");
+  EXPECT_EQ(core.hour, "TPU v3 core-hour");
+  EXPECT_EQ(mc::accelerator_words(nullptr, "").many, "GPUs");
+}
+
+// An Ethernet fabric brings its own bus efficiency and latency (fabrics.json), not InfiniBand's.
+TEST(PerfFabric, EthernetDoesNotInheritInfinibandEfficiency) {
+  json cfg = gpt3_azure(nullptr, {{"schedule", "1f1b"}, {"recompute", "full"}});
+  cfg["cluster"]["node_network_Gbps"] = 25;
+  const auto ib = mc::perf::parse_config(catalog(), cfg, "cfg");
+  cfg["cluster"]["fabric"] = "ethernet-25g-tcp";
+  const auto eth = mc::perf::parse_config(catalog(), cfg, "cfg");
+  const mc::Record* row = catalog().table("fabrics")->find("ethernet-25g-tcp");
+  ASSERT_NE(row, nullptr);
+  EXPECT_DOUBLE_EQ(eth.cluster.inter_bus_efficiency, row->get("bus_efficiency"));
+  EXPECT_DOUBLE_EQ(eth.cluster.inter_latency_s, row->get("latency_us") * 1e-6);
+  EXPECT_LT(eth.cluster.inter_bus_efficiency, ib.cluster.inter_bus_efficiency);
+  // Same 25 Gb/s line rate, lower efficiency: the data-parallel exchange takes longer.
+  EXPECT_GT(mc::perf::estimate(eth).time.dp_comm, mc::perf::estimate(ib).time.dp_comm);
+}
