@@ -183,7 +183,9 @@ TEST(PerfSearch, Gpt3On2020AzureRanksFittingLayoutsFast) {
     EXPECT_EQ(1536 % (L.micro_batch * L.dp), 0);
     EXPECT_EQ(96 % L.tp, 0);
     EXPECT_LE((long long)L.tp * L.pp * L.dp, 10000);
-    if (i) EXPECT_GE(r.ranked[i].estimate.training_days, r.ranked[i - 1].estimate.training_days);
+    if (i) {
+      EXPECT_GE(r.ranked[i].estimate.training_days, r.ranked[i - 1].estimate.training_days);
+    }
   }
   // A 175B model cannot be trained by data parallelism alone on 32 GB GPUs: those are rejected for memory.
   bool memory_reason = false;

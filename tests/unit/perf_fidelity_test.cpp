@@ -101,8 +101,12 @@ TEST(PerfFidelity, RunConfigsComeFromTheCaseInputs) {
     // The layout, batch and size are the published ones (not tuned by the setup).
     EXPECT_EQ(cfg["cluster"]["gpus"], in.at("num_gpus")) << st.at("id");
     for (const char* k : {"tp", "pp", "dp"})
-      if (in.contains(k) && in[k].is_number_integer()) EXPECT_EQ(cfg["parallel"][k], in[k]) << st.at("id") << " " << k;
-    if (in.at("global_batch").is_number_integer()) EXPECT_EQ(cfg["parallel"]["global_batch"], in["global_batch"]);
+      if (in.contains(k) && in[k].is_number_integer()) {
+        EXPECT_EQ(cfg["parallel"][k], in[k]) << st.at("id") << " " << k;
+      }
+    if (in.at("global_batch").is_number_integer()) {
+      EXPECT_EQ(cfg["parallel"]["global_batch"], in["global_batch"]);
+    }
     EXPECT_EQ(cfg["model"]["layers"], in["model"]["layers"]);
     EXPECT_EQ(cfg["model"]["hidden"], in["model"]["hidden"]);
   }
