@@ -121,7 +121,9 @@ TEST(PerfFidelity, EveryStackAndEveryPresetDefaultResolves) {
   for (const char* table : {"models", "clusters"})
     for (const auto& r : catalog().table(table)->records) {
       const std::string id = r.text_or("software", "");
-      if (!id.empty()) EXPECT_NE(sw->find(id), nullptr) << table << " " << r.id << " names " << id;
+      if (!id.empty()) {
+        EXPECT_NE(sw->find(id), nullptr) << table << " " << r.id << " names " << id;
+      }
     }
   // Every preset model on its era's cluster still estimates without error (the README's and the panels').
   for (const auto& m : catalog().table("models")->records) {
