@@ -93,7 +93,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   wrapped_text(false, "Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
               format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
   wrapped_text(false, "Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
-  wrapped_text(false, "Time      %.1f days on %.0f GPUs", r.days_on_cluster, c.cluster_gpus);
+  wrapped_text(false, "Time      %.1f days on %s GPUs", r.days_on_cluster, with_thousands(c.cluster_gpus).c_str());
   ImGui::EndGroup();
   track(s, "capital.plan");
   ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
