@@ -86,6 +86,27 @@ void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit)
   if (ImGui::IsItemHovered()) sourced_tooltip(cat, v);
 }
 
+void facts_text(const Catalog& cat, const std::string& text, bool disabled) {
+  ExpandedText e;
+  try {
+    e = expand_facts(cat, text, true);
+  } catch (const std::exception& ex) {
+    error_text("%s", ex.what());
+    return;
+  }
+  wrapped_text(disabled, "%s", e.text.c_str());
+  if (e.facts.empty() || !ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+  for (const Sourced* f : e.facts) {
+    const Source* so = cat.source(f->source);
+    ImGui::TextColored(confidence_color(f->confidence), "%s: %s%s%s", to_string(f->confidence),
+                       so ? so->title.c_str() : f->source.c_str(), f->note.empty() ? "" : ". ", f->note.c_str());
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
 bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int step_fast) {
   long long x = v;
   const long long s = step, sf = step_fast;
@@ -166,7 +187,18 @@ void draw_selection_inspector(ExplorerState& s) {
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextColored(accent_color(), "%s", r->name.c_str());
   ImGui::TextDisabled("%s / %s", t->title.c_str(), r->id.c_str());
-  for (const auto& [k, v] : r->text) ImGui::TextWrapped("%s: %s", k.c_str(), v.c_str());
+  for (const auto& [k, v] : r->text) {
+    const Sourced* ts = r->text_source(k);
+    if (!ts) {
+      facts_text(*s.catalog, k + ": " + v);
+      continue;
+    }
+    // A text attribute that is a fact (which GPU) shows its confidence and source like a value.
+    ImGui::TextColored(confidence_color(ts->confidence), "%s: %s%s  (%s)", k.c_str(), v.c_str(),
+                       confidence_mark(ts->confidence), to_string(ts->confidence));
+    if (ImGui::IsItemHovered()) sourced_tooltip(*s.catalog, *ts);
+    if (!ts->note.empty()) ImGui::TextWrapped("  %s", ts->note.c_str());
+  }
   ImGui::Separator();
   for (const auto& f : t->fields) {
     const Sourced* v = r->find(f.key);

@@ -19,6 +19,10 @@ const char* confidence_mark(Confidence c);  // "" reported, "~" inferred, "?" as
 void sourced_text(const Catalog& cat, const Sourced& v, const std::string& unit);
 void sourced_tooltip(const Catalog& cat, const Sourced& v);
 void confidence_legend();
+// Prose that names catalog facts ("{events/openai-lp/date}", see catalog.h expand_facts): drawn wrapped,
+// each fact with its confidence mark; hovering lists every fact's confidence, source and note. A
+// placeholder that names nothing prints the error instead (load_catalog refuses such catalog text).
+void facts_text(const Catalog& cat, const std::string& text, bool disabled = false);
 
 // printf-style text wrapped at the window's right edge, breaking only at spaces, drawn as one item (so
 // track() and tooltips see all of it); `disabled` draws it in the disabled colour. ImGui 1.86's own

@@ -1,10 +1,16 @@
 // catalog.cpp - see catalog.h.
+// Sections: lookups (Record, Table, Catalog) - load_sources - load_table (values, sourced text,
+// {"from"} references) - resolve_references - load_catalog and check_text_facts - dates -
+// display_value and expand_facts (facts named in prose) - to_json.
 #include "catalog/catalog.h"
 
 #include "core/format.h"
+#include "core/units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 #include <stdexcept>
 
 namespace mc {
@@ -21,6 +27,11 @@ const char* to_string(Confidence c) {
 const Sourced* Record::find(const std::string& key) const {
   auto it = values.find(key);
   return it == values.end() ? nullptr : &it->second;
+}
+
+const Sourced* Record::text_source(const std::string& key) const {
+  auto it = text_sources.find(key);
+  return it == text_sources.end() ? nullptr : &it->second;
 }
 
 double Record::get(const std::string& key) const {
@@ -99,16 +110,74 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
     rec.id = r["id"].string();
     rec.name = r["name"].string();
     if (!ids.insert(rec.id).second) r["id"].fail("duplicate record id \"" + rec.id + "\" in table " + t.name);
+    auto known_source = [&](const JsonCursor& src) {
+      const std::string id = src.string();
+      for (const auto& x : sources)
+        if (x.id == id) return id;
+      src.fail("unknown source id \"" + id + "\": add it to sources.json");
+    };
+    // confidence and note of a value or a sourced text; an unsure one must say how it was obtained.
+    auto confidence_and_note = [](const JsonCursor& v, Sourced& s) {
+      std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
+      s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
+      s.note = v.string_or("note", "");
+      if (s.confidence != Confidence::reported && s.note.empty())
+        v.fail("an " + c + " value needs a \"note\" saying how it was obtained");
+    };
     if (auto tx = r.get("text"))
-      for (auto& [k, v] : tx->items()) rec.text.emplace_back(k, v.string());
+      for (auto& [k, v] : tx->items()) {
+        if (!v.is_object()) {
+          rec.text.emplace_back(k, v.string());
+          continue;
+        }
+        // A text attribute that is a fact (which GPU a machine had) carries its source and confidence.
+        Sourced s;
+        if (v.has("from")) {
+          v.only_keys({"from", "confidence", "note"});
+          s.from = v["from"].string();
+          Table::Reference ref{rec.id, k, v.pointer(), 0, 0, v.has("confidence"), v.has("note"), true};
+          std::tie(ref.line, ref.column) = v.doc().where(v.pointer());
+          if (ref.confidence_given) {
+            std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
+            s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
+          }
+          s.note = v.string_or("note", "");
+          t.references.push_back(std::move(ref));
+          rec.text.emplace_back(k, "");
+          rec.text_sources.emplace(k, std::move(s));
+          continue;
+        }
+        v.only_keys({"value", "source", "confidence", "note"});
+        rec.text.emplace_back(k, v["value"].string());
+        s.source = known_source(v["source"]);
+        confidence_and_note(v, s);
+        rec.text_sources.emplace(k, std::move(s));
+      }
     for (auto& [key, v] : r["values"].items()) {
       if (!t.field(key)) {
         std::string list;
         for (const auto& f : t.fields) list += (list.empty() ? "" : ", ") + f.key;
         v.fail("unknown field (declare it under \"fields\" first): known fields are " + list);
       }
-      v.only_keys({"value", "source", "confidence", "note"});
       Sourced s;
+      if (v.has("from")) {
+        // A reference to a value another table holds: one fact, one copy (resolve_references fills it).
+        v.only_keys({"from", "scale", "confidence", "note"});
+        s.from = v["from"].string();
+        s.scale = v.has("scale") ? v["scale"].number() : 1.0;
+        if (!(s.scale > 0)) v["scale"].fail("\"scale\" must be positive");
+        Table::Reference ref{rec.id, key, v.pointer(), 0, 0, v.has("confidence"), v.has("note")};
+        std::tie(ref.line, ref.column) = v.doc().where(v.pointer());
+        if (ref.confidence_given) {
+          std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
+          s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
+        }
+        s.note = v.string_or("note", "");
+        t.references.push_back(std::move(ref));
+        rec.values.emplace(key, std::move(s));
+        continue;
+      }
+      v.only_keys({"value", "source", "confidence", "note"});
       const std::string& unit = t.field(key)->unit;
       if (unit == "date") {
         s.date = v["value"].string();
@@ -123,20 +192,68 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
           v["value"].fail("a \"year\" field holds a whole year; for a month or a day declare the field with unit "
                           "\"date\" and write \"YYYY-MM\" or \"YYYY-MM-DD\" as the source gives it");
       }
-      s.source = v["source"].string();
-      bool known = false;
-      for (const auto& src : sources) known = known || src.id == s.source;
-      if (!known) v["source"].fail("unknown source id \"" + s.source + "\": add it to sources.json");
-      std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
-      s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
-      s.note = v.string_or("note", "");
-      if (s.confidence != Confidence::reported && s.note.empty())
-        v.fail("an " + c + " value needs a \"note\" saying how it was obtained");
+      s.source = known_source(v["source"]);
+      confidence_and_note(v, s);
       rec.values.emplace(key, std::move(s));
     }
     t.records.push_back(std::move(rec));
   }
   return t;
+}
+
+void resolve_references(std::vector<Table>& tables) {
+  auto find_table = [&](const std::string& name) -> Table* {
+    for (auto& t : tables)
+      if (t.name == name) return &t;
+    return nullptr;
+  };
+  for (Table& t : tables)
+    for (const Table::Reference& ref : t.references) {
+      Record& rec = *const_cast<Record*>(t.find(ref.record));
+      Sourced& dst = ref.text ? rec.text_sources.at(ref.key) : rec.values.at(ref.key);
+      auto fail = [&](const std::string& msg) {
+        const std::string key = ref.pointer.rfind('/', 0) == 0 ? ref.pointer.substr(1) : ref.pointer;
+        throw LoadError(t.file, ref.line, ref.column, key, "\"from\": \"" + dst.from + "\" " + msg);
+      };
+      const size_t a = dst.from.find('/'), b = a == std::string::npos ? a : dst.from.find('/', a + 1);
+      if (b == std::string::npos) fail("is not <table>/<record>/<key>");
+      const Table* ot = find_table(dst.from.substr(0, a));
+      if (!ot) fail("names no table");
+      const Record* orec = ot->find(dst.from.substr(a + 1, b - a - 1));
+      if (!orec) fail("names no record of table " + ot->name);
+      const std::string okey = dst.from.substr(b + 1);
+      if (ref.text) {
+        // A text attribute: the origin's text and, if it carries them, its source and confidence.
+        const Sourced* o = orec->text_source(okey);
+        if (orec->text_or(okey, "\x01") == "\x01") fail("names no text attribute of " + ot->name + "/" + orec->id);
+        if (!o) fail("names a text attribute without a source: give it one there (\"value\", \"source\", ...)");
+        if (!o->from.empty()) fail("is itself a reference (to " + o->from + "): name the value it comes from");
+        if (ref.confidence_given && dst.confidence < o->confidence)
+          fail("cannot be surer than the value it comes from (" + std::string(to_string(o->confidence)) + ")");
+        for (auto& [k, v] : rec.text)
+          if (k == ref.key) v = orec->text_or(okey, "");
+        dst.source = o->source;
+        dst.confidence = ref.confidence_given ? std::max(dst.confidence, o->confidence) : o->confidence;
+        if (!ref.note_given) dst.note = o->note;
+        continue;
+      }
+      const Sourced* o = orec->find(okey);
+      if (!o) fail("names no value of " + ot->name + "/" + orec->id);
+      if (!o->from.empty()) fail("is itself a reference (to " + o->from + "): name the value it comes from");
+      if (ot->field(okey)->unit != t.field(ref.key)->unit)
+        fail("is in " + ot->field(okey)->unit + ", this field in " + t.field(ref.key)->unit +
+             ": a reference copies a quantity, it does not convert units");
+      if (ref.confidence_given && dst.confidence < o->confidence)
+        fail("cannot be surer than the value it comes from (" + std::string(to_string(o->confidence)) + ")");
+      if (dst.scale != 1 && !ref.note_given) fail("has a \"scale\": add a \"note\" saying why");
+      Confidence c = std::max(o->confidence, dst.scale != 1 ? Confidence::inferred : Confidence::reported);
+      if (ref.confidence_given) c = std::max(c, dst.confidence);
+      dst.value = o->value * dst.scale;
+      dst.date = o->date;
+      dst.source = o->source;
+      dst.confidence = c;
+      if (!ref.note_given) dst.note = o->note;
+    }
 }
 
 Catalog load_catalog(const std::string& assets_dir) {
@@ -152,7 +269,24 @@ Catalog load_catalog(const std::string& assets_dir) {
     if (c.table(t.name)) f.fail("table \"" + t.name + "\" is listed twice");
     c.tables.push_back(std::move(t));
   }
+  resolve_references(c.tables);
+  check_text_facts(c);
   return c;
+}
+
+void check_text_facts(const Catalog& c) {
+  // Every fact named in prose must exist: a typo would otherwise print an error on the timeline.
+  for (const Table& t : c.tables)
+    for (size_t i = 0; i < t.records.size(); ++i)
+      for (const auto& [k, v] : t.records[i].text) {
+        if (v.find('{') == std::string::npos) continue;
+        try {
+          expand_facts(c, v);
+        } catch (const std::invalid_argument& e) {
+          throw LoadError(t.file, 0, 0, "records/" + std::to_string(i) + "/text/" + json_pointer_escape(k),
+                          std::string(e.what()) + " (write {table/record/key}, or {table/record/key|PF-days} for FLOPs)");
+        }
+      }
 }
 
 double decimal_year_of_date(const std::string& d) {
@@ -187,10 +321,45 @@ std::string display_value(const Sourced& v, const std::string& unit) {
   return unit == "date" ? v.date : format_quantity(v.value, unit);
 }
 
+ExpandedText expand_facts(const Catalog& c, const std::string& text, bool marks) {
+  ExpandedText out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t open = text.find('{', at);
+    if (open == std::string::npos) break;
+    const size_t close = text.find('}', open);
+    if (close == std::string::npos) throw std::invalid_argument("\"{\" without \"}\" in \"" + text + "\"");
+    out.text += text.substr(at, open - at);
+    const std::string inner = text.substr(open + 1, close - open - 1);
+    const size_t bar = inner.find('|');
+    const std::string path = inner.substr(0, bar), as = bar == std::string::npos ? "" : inner.substr(bar + 1);
+    const std::string where = "\"{" + inner + "}\"";
+    const size_t a = path.find('/'), b = a == std::string::npos ? a : path.find('/', a + 1);
+    if (b == std::string::npos) throw std::invalid_argument(where + " is not {table/record/key}");
+    const Table* t = c.table(path.substr(0, a));
+    if (!t) throw std::invalid_argument(where + " names no table");
+    const Record* r = t->find(path.substr(a + 1, b - a - 1));
+    if (!r) throw std::invalid_argument(where + " names no record of table " + t->name);
+    const Sourced* v = r->find(path.substr(b + 1));
+    if (!v) throw std::invalid_argument(where + " names no value of " + t->name + "/" + r->id);
+    const std::string unit = t->field(path.substr(b + 1))->unit;
+    if (as.empty()) out.text += display_value(*v, unit);
+    else if (as == "PF-days" && unit == "FLOPs") out.text += format_quantity(v->value / kFlopsPerPfDay, "PF-days");
+    else throw std::invalid_argument(where + ": cannot show " + unit + " as \"" + as + "\"");
+    if (marks) out.text += v->confidence == Confidence::inferred ? " ~" : v->confidence == Confidence::assumed ? " ?" : "";
+    out.facts.push_back(v);
+    at = close + 1;
+  }
+  out.text += text.substr(std::min(at, text.size()));
+  return out;
+}
+
 json to_json(const Sourced& s) {
   json j = {{"value", s.date.empty() ? json(s.value) : json(s.date)}, {"source", s.source},
             {"confidence", to_string(s.confidence)}};
   if (!s.note.empty()) j["note"] = s.note;
+  if (!s.from.empty()) j["from"] = s.from;
+  if (s.scale != 1) j["scale"] = s.scale;
   return j;
 }
 
@@ -217,6 +386,15 @@ json to_json(const Catalog& c) {
       json tx = json::object();
       for (const auto& [k, v] : r.text) tx[k] = v;
       jr["text"] = tx;
+      if (!r.text_sources.empty()) {
+        json ts = json::object();
+        for (const auto& [k, v] : r.text_sources) {
+          json j = to_json(v);
+          j.erase("value");
+          ts[k] = j;
+        }
+        jr["text_sources"] = ts;
+      }
       json vals = json::object();
       for (const auto& [k, v] : r.values) vals[k] = to_json(v);
       jr["values"] = vals;

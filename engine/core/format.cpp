@@ -36,8 +36,36 @@ std::string format_si(double v, int sig) {
   return s;
 }
 
+std::string with_thousands(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0f", std::fabs(v));
+  const std::string digits = b;
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  if (v < 0 && out != "0") out.insert(out.begin(), '-');
+  return out;
+}
+
+std::string format_count(double v, int significant) {
+  if (!std::isfinite(v)) return v != v ? "NaN" : (v > 0 ? "inf" : "-inf");
+  if (v == 0) return "0";
+  // Round to `significant` digits first (3634.3 -> 3630), then write it out.
+  const int magnitude = int(std::floor(std::log10(std::fabs(v))));
+  const double step = std::pow(10.0, magnitude + 1 - significant);
+  const double r = std::round(v / step) * step;
+  if (std::fabs(r) >= 1000) return with_thousands(r);
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*g", significant, r);
+  return b;
+}
+
 std::string format_quantity(double v, const std::string& unit) {
   char buf[64];
+  if (unit == "count") return with_thousands(v);
+  if (unit == "PF-days") return format_count(v) + " PF-days";
   if (unit == "bytes") {
     // Memory is sized in powers of two (a "32 GB" V100 holds 2^35 bytes = 32 GiB), disks and host RAM
     // datasheets in powers of ten (1.5 TB = 1.5e12 bytes). A count that is a whole number of MiB prints
@@ -70,17 +98,25 @@ std::string format_quantity(double v, const std::string& unit) {
     if (!s.empty() && s.back() == ' ') s.pop_back();
     return s + " parameters";
   }
-  if (unit == "year" || unit == "count") {
+  if (unit == "year") {
     std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
   }
   if (unit == "USD") {
-    if (std::fabs(v) >= 1e6) return "$" + format_si(v) + "";
-    std::snprintf(buf, sizeof buf, "$%.0f", v);
-    return buf;
+    // As the panels and narrations write money: "$4.6M", "$1B".
+    if (std::fabs(v) >= 1e9) std::snprintf(buf, sizeof buf, "$%.3gB", v / 1e9);
+    else if (std::fabs(v) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3gM", v / 1e6);
+    if (std::fabs(v) >= 1e6) return buf;
+    std::string out = "$";  // $129,000 (appended, not "$" + string: GCC 12 warns -Wrestrict on that falsely)
+    out += with_thousands(v);
+    return out;
   }
   if (unit == "USD/h") {
     std::snprintf(buf, sizeof buf, "$%.2f/h", v);
+    return buf;
+  }
+  if (unit == "x") {  // a multiple: "100x"
+    std::snprintf(buf, sizeof buf, "%.3gx", v);
     return buf;
   }
   if (unit == "ratio") {

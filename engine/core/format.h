@@ -11,5 +11,11 @@ namespace mc {
 // 1.5e12 bytes -> "1.5 TB" (any other byte count in decimal units).
 std::string format_quantity(double value, const std::string& unit);
 std::string format_si(double value, int significant = 3);  // 1.25e14 -> "125 T"
+// A whole number as people write it: 10000 -> "10,000" (rounded to an integer). Unit "count" prints so.
+std::string with_thousands(double value);
+// A measured amount to `significant` digits, written out with thousands separators rather than in
+// exponent form: 3634.3 -> "3,630", 3640 -> "3,640", 770 -> "770", 0.957 -> "0.957". Unit "PF-days"
+// prints so everywhere (chart, panels, timeline), so one compute figure reads the same on every screen.
+std::string format_count(double value, int significant = 3);
 
 }  // namespace mc

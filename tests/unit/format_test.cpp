@@ -23,3 +23,22 @@ TEST(FormatQuantity, VersionCodesFlagsAndParameterCounts) {
   EXPECT_EQ(mc::format_quantity(0, "flag"), "no");
   EXPECT_EQ(mc::format_quantity(5e7, "parameters"), "50 M parameters");
 }
+
+// Counts, money and compute as people write them, one way on every screen (review A6: "3.63e+03 PF-days"
+// on the chart beside "3,640 PF-days" on the timeline).
+TEST(FormatQuantity, CountsMoneyAndPfDaysWrittenOut) {
+  EXPECT_EQ(mc::format_quantity(10000, "count"), "10,000");
+  EXPECT_EQ(mc::format_quantity(285000, "count"), "285,000");
+  EXPECT_EQ(mc::format_quantity(8, "count"), "8");
+  EXPECT_EQ(mc::format_quantity(129000, "USD"), "$129,000");
+  EXPECT_EQ(mc::format_quantity(4.6e6, "USD"), "$4.6M");
+  EXPECT_EQ(mc::format_quantity(1e9, "USD"), "$1B");
+  EXPECT_EQ(mc::format_quantity(100, "x"), "100x");
+  EXPECT_EQ(mc::format_quantity(3640, "PF-days"), "3,640 PF-days");
+  EXPECT_EQ(mc::format_quantity(3.14e23 / 8.64e19, "PF-days"), "3,630 PF-days");  // 3,634 to 3 digits
+  EXPECT_EQ(mc::format_quantity(770, "PF-days"), "770 PF-days");
+  EXPECT_EQ(mc::format_quantity(1.0402e6, "PF-days"), "1,040,000 PF-days");
+  EXPECT_EQ(mc::format_count(0.957), "0.957");
+  EXPECT_EQ(mc::format_count(-2500), "-2,500");
+  EXPECT_EQ(mc::with_thousands(-0.2), "0");
+}

@@ -3,6 +3,7 @@
 // capped-profit waterfall with sliders, and the 2019 Microsoft $1B as installments of cash and credit.
 // All numbers come from engine/capital; the configs live in ExplorerState::capital as scenario JSON.
 #include "capital/compute_cost.h"
+#include "capital/scaling_laws.h"
 #include "capital/waterfall.h"
 #include "core/format.h"
 #include "ui/explorer.h"
@@ -24,27 +25,23 @@ std::string usd(double x) {
   return b;
 }
 
-// A whole count as people write it: 10000 -> "10,000".
-std::string with_thousands(double x) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.0f", std::fabs(x));
-  std::string digits = b, out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (x < 0 ? "-" : "") + out;
-}
-
-// A catalog value with its confidence mark and source tooltip, or nothing if absent.
-void price_line(const Catalog& cat, const char* label, const char* record, const char* key, const char* unit) {
+// A catalog price with its confidence mark and source tooltip, labelled with its row's name (the
+// catalog's, so the label cannot drift from the data), or nothing if absent.
+void price_line(const Catalog& cat, const char* record, const char* key) {
   const Table* t = cat.table("prices");
   const Record* r = t ? t->find(record) : nullptr;
   const Sourced* v = r ? r->find(key) : nullptr;
   if (!v) return;
-  ImGui::TextUnformatted(label);
-  ImGui::SameLine(ImGui::GetFontSize() * 16);
-  sourced_text(cat, *v, unit);
+  ImGui::TextUnformatted(r->name.c_str());
+  ImGui::SameLine(ImGui::GetFontSize() * 22);
+  sourced_text(cat, *v, t->field(key)->unit);
+}
+
+// GPT-3's training compute as the catalog holds it (runs/gpt3-2020), the FLOPs budget's starting value.
+double gpt3_flops(const Catalog& cat) {
+  const Table* t = cat.table("runs");
+  const Record* r = t ? t->find("gpt3-2020") : nullptr;
+  return r ? r->get_or("train_flops", 1e23) : 1e23;
 }
 
 bool slider_log(const char* label, double& v, double lo, double hi, const char* fmt) {
@@ -56,12 +53,12 @@ bool slider_log(const char* label, double& v, double lo, double hi, const char* 
   return changed;
 }
 
-void draw_plan(ExplorerState& s, capital::PlanConfig& c) {
+void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   double budget = c.budget_usd > 0 ? c.budget_usd : 0;
   bool by_flops = c.budget_flops > 0;
   if (ImGui::RadioButton("Budget in dollars", !by_flops)) by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : 1e7;
   ImGui::SameLine();
-  if (ImGui::RadioButton("Budget in FLOPs", by_flops)) by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : 3.14e23;
+  if (ImGui::RadioButton("Budget in FLOPs", by_flops)) by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : gpt3_flops(cat);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
   if (by_flops) slider_log("##flops", c.budget_flops, 1e18, 1e27, "%.3g FLOPs");
   else if (slider_log("##usd", budget, 1e3, 1e11, "$%.3g")) c.budget_usd = budget;
@@ -91,11 +88,12 @@ void draw_plan(ExplorerState& s, capital::PlanConfig& c) {
   ImGui::Separator();
   ImGui::BeginGroup();
   wrapped_text(false, "Money     %s at %s per GPU-hour", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str());
-  wrapped_text(false, "Compute   %.3g GPU-hours -> %.3g FLOPs (%.3g PF-days)", r.gpu_hours, r.flops, r.pf_days);
+  wrapped_text(false, "Compute   %.3g GPU-hours -> %.3g FLOPs (%s)", r.gpu_hours, r.flops,
+               format_quantity(r.pf_days, "PF-days").c_str());
   wrapped_text(false, "Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
               format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
   wrapped_text(false, "Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
-  wrapped_text(false, "Time      %.1f days on %.0f GPUs", r.days_on_cluster, c.cluster_gpus);
+  wrapped_text(false, "Time      %.1f days on %s GPUs", r.days_on_cluster, with_thousands(c.cluster_gpus).c_str());
   ImGui::EndGroup();
   track(s, "capital.plan");
   ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
@@ -140,13 +138,14 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   wrapped_text(false, "Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
                      "written off over the years, plus power at the wall (PUE). Most build prices are not public: "
                      "they are marked assumed; move them.");
-  price_line(cat, "V100, 3-year reserved", "v100-cloud-reserved", "usd_per_gpu_hour", "USD/h");
-  price_line(cat, "V100, on demand", "v100-cloud-on-demand", "usd_per_gpu_hour", "USD/h");
-  price_line(cat, "V100 SXM2", "v100-sxm2-purchase", "price_usd", "USD");
-  price_line(cat, "8-GPU server", "server-8gpu-host", "price_usd", "USD");
-  price_line(cat, "400 Gb/s per server", "network-400g-per-server", "price_usd", "USD");
-  price_line(cat, "PUE", "datacenter-2020", "pue", "ratio");
-  price_line(cat, "Electricity", "datacenter-2020", "usd_per_kWh", "USD/kWh");
+  // The on-demand row is the one copy of the price the Train panel costs a run at (clusters refer to it).
+  price_line(cat, "v100-cloud-reserved", "usd_per_gpu_hour");
+  price_line(cat, "v100-cloud-on-demand", "usd_per_gpu_hour");
+  price_line(cat, "v100-sxm2-purchase", "price_usd");
+  price_line(cat, "server-8gpu-host", "price_usd");
+  price_line(cat, "network-400g-per-server", "price_usd");
+  price_line(cat, "datacenter-2020", "pue");
+  price_line(cat, "datacenter-2020", "usd_per_kWh");
   ImGui::Separator();
   const float w = ImGui::GetFontSize() * 14;
   float f;
@@ -169,7 +168,9 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   ImGui::Separator();
   try {
     const capital::Gpt3Priced g = capital::gpt3_priced(cat, c);
-    ImGui::TextColored(accent_color(), "GPT-3 175B: %.3g FLOPs", g.flops);
+    const Record* run = cat.table("runs") ? cat.table("runs")->find("gpt3-2020") : nullptr;
+    ImGui::TextColored(accent_color(), "%s: %.3g FLOPs (%s)", run ? run->name.c_str() : "GPT-3", g.flops,
+                       format_quantity(capital::flops_to_pf_days(g.flops), "PF-days").c_str());
     // The rate and the machine's size are the catalog's (prices/gpt3-lambda-estimate, the plan's cluster).
     wrapped_text(false, "At Lambda's %.3g TFLOP/s per V100: rent %s, build %s, %.1f days on the %s-GPU machine",
                 g.published_flops_per_s / 1e12, usd(g.at_published_rate.rent_usd).c_str(),
@@ -177,17 +178,19 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
                 with_thousands(g.cluster_gpus).c_str());
     wrapped_text(false, "At your utilisation (%.2f): rent %s, build %s", c.utilisation,
                 usd(g.at_config_rate.rent_usd).c_str(), usd(g.at_config_rate.build_usd).c_str());
-    price_line(cat, "Published (Lambda)", "gpt3-lambda-estimate", "cost_usd", "USD");
-    price_line(cat, "Published, low end", "gpt3-low-estimate", "cost_usd", "USD");
+    price_line(cat, "gpt3-lambda-estimate", "cost_usd");
+    price_line(cat, "gpt3-low-estimate", "cost_usd");
     track(s, "capital.gpt3");
   } catch (const std::exception& e) {
     error_text("%s", e.what());
   }
 }
 
-void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
-  wrapped_text(false, "OpenAI LP (2019-03-11): first-round returns capped at 100x, later rounds lower, the rest to "
-                     "the nonprofit. Shares, bases and the Microsoft cap are assumptions: play with them.");
+void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConfig& c) {
+  // The date and the cap are the catalog's (events, prices), each with its source on hover.
+  facts_text(cat, "OpenAI LP ({events/openai-lp/date}): first-round returns capped at {prices/openai-lp-2019/cap_multiple}, "
+                  "later rounds lower, the rest to the nonprofit. Shares, bases and the Microsoft cap are assumptions: "
+                  "play with them.");
   for (size_t i = 0; i < c.holders.size(); ++i) {
     capital::Holder& h = c.holders[i];
     ImGui::PushID(int(i));
@@ -248,9 +251,10 @@ void draw_waterfall(ExplorerState& s, capital::WaterfallConfig& c) {
                      usd(r.profit_total_usd).c_str());
 }
 
-void draw_partnership(ExplorerState& s, capital::PartnershipConfig& c) {
-  wrapped_text(false, "Microsoft and OpenAI, 2019-07-22: $1B, possibly in installments over years; Azure the exclusive "
-                     "cloud. The cash/credit split was not published: it is a parameter here.");
+void draw_partnership(ExplorerState& s, const Catalog& cat, capital::PartnershipConfig& c) {
+  facts_text(cat, "Microsoft and OpenAI, {events/microsoft-1b/date}: {prices/microsoft-2019/investment_usd}, possibly in "
+                  "installments over years; Azure the exclusive cloud. The cash/credit split was not published: it is a "
+                  "parameter here.");
   float f = float(c.cloud_credit_fraction);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   if (ImGui::SliderFloat("cloud credit share (assumed)", &f, 0, 1, "%.2f")) c.cloud_credit_fraction = f;
@@ -306,7 +310,7 @@ void draw(ExplorerState& s) {
   auto flag = [&](int i) { return want == i ? ImGuiTabItemFlags_SetSelected : 0; };
   if (ImGui::BeginTabBar("capital_tabs")) {
     if (ImGui::BeginTabItem("Money -> compute -> model", nullptr, flag(0))) {
-      draw_plan(s, plan);
+      draw_plan(s, cat, plan);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Rent vs build", nullptr, flag(1))) {
@@ -314,11 +318,11 @@ void draw(ExplorerState& s) {
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Capped-profit waterfall", nullptr, flag(2))) {
-      draw_waterfall(s, wf);
+      draw_waterfall(s, cat, wf);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Microsoft 2019", nullptr, flag(3))) {
-      draw_partnership(s, part);
+      draw_partnership(s, cat, part);
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

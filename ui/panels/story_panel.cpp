@@ -3,6 +3,7 @@
 // story (assets/catalog/runs.json), drawn with ImDrawList.
 #include "capital/scaling_laws.h"
 #include "capital/trend.h"
+#include "core/format.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
 
@@ -64,9 +65,10 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     if (r.kind == "machine") dl->AddRect(ImVec2(c.x - 4, c.y - 4), ImVec2(c.x + 4, c.y + 4), u, 0, 0, 2);
     else dl->AddCircleFilled(c, 5, u);
     // Short label ("GPT-3 175B", without the year in brackets) and its PF-days, left of points on the right half.
+    // PF-days as the timeline and the panels print them ("3,640 PF-days", core/format.h).
     char label[160];
-    std::snprintf(label, sizeof label, "%s  %.3g PF-days", r.name.substr(0, r.name.find(" (")).c_str(),
-                  capital::flops_to_pf_days(r.flops));
+    std::snprintf(label, sizeof label, "%s  %s", r.name.substr(0, r.name.find(" (")).c_str(),
+                  format_quantity(capital::flops_to_pf_days(r.flops), "PF-days").c_str());
     auto place = [&](float tw) { return c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7; };
     float lx = place(ImGui::CalcTextSize(label).x);
     if (lx < p0.x + left) {  // too wide for either side on a narrow chart: the name alone (hover: the rest)
@@ -106,7 +108,9 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
                                         r->name.c_str(), nullptr, wrap_w);
     track(s, "story.event." + r->id);
     ImGui::Indent(ImGui::GetFontSize() * 6);
-    wrapped_text(false, "%s", r->text_or("summary", "").c_str());  // breaks at spaces, never inside "$129,000"
+    // The summary names the catalog's facts ({runs/gpt3-2020/train_flops|PF-days}): each prints as the
+    // catalog holds it, with its confidence mark; hovering lists their sources.
+    facts_text(cat, r->text_or("summary", ""));  // breaks at spaces, never inside "$129,000"
     if (date)
       if (const Source* so = cat.source(date->source)) wrapped_text(true, "%s, %s", so->title.c_str(), so->publisher.c_str());
     ImGui::Unindent(ImGui::GetFontSize() * 6);

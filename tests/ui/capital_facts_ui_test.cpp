@@ -1,0 +1,73 @@
+// The Capital and Story panels print the catalog's historical facts, not copies typed into the UI
+// (review B8, B16, A6): change a fact in the catalog and the panel text follows; each number carries the
+// confidence mark of its one catalog copy; GPT-3's compute reads "3,640 PF-days" on every screen.
+#include "tests/ui/headless.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using mc::test::assets;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+namespace {
+
+// The text of the Capital panel's tab that shows the tracked widget `highlight`.
+std::string capital_tab_text(mc::ui::App& app, Headless& h, const std::string& highlight) {
+  app.state().highlight_widget = highlight;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  return h.text;
+}
+
+mc::Sourced& value(mc::ui::App& app, const char* table, const char* record, const char* key) {
+  for (auto& t : app.state().catalog->tables)
+    if (t.name == table)
+      for (auto& r : t.records)
+        if (r.id == record) return r.values.at(key);
+  throw std::out_of_range(std::string(table) + "/" + record);
+}
+
+}  // namespace
+
+TEST(CapitalFacts, HistoricalFactsComeFromTheCatalog) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "capital"});
+  ASSERT_TRUE(app.state().catalog.has_value()) << app.state().catalog_error;
+  std::string text = capital_tab_text(app, h, "capital.waterfall");
+  EXPECT_NE(text.find("OpenAI LP (2019-03-11): first-round returns capped at 100x"), std::string::npos) << text;
+  text = capital_tab_text(app, h, "capital.partnership");
+  EXPECT_NE(text.find("Microsoft and OpenAI, 2019-07-22: $1B,"), std::string::npos) << text;
+
+  // Edit the catalog: the panel's sentences follow it (a typed "100x" or "$1B" would not).
+  value(app, "prices", "openai-lp-2019", "cap_multiple").value = 50;
+  value(app, "prices", "microsoft-2019", "investment_usd").value = 2e9;
+  text = capital_tab_text(app, h, "capital.waterfall");
+  EXPECT_NE(text.find("first-round returns capped at 50x"), std::string::npos) << text;
+  text = capital_tab_text(app, h, "capital.partnership");
+  EXPECT_NE(text.find("2019-07-22: $2B,"), std::string::npos) << text;
+}
+
+TEST(CapitalFacts, PricesShowTheirOneConfidenceAndGpt3ItsPaperCompute) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "capital"});
+  ASSERT_TRUE(app.state().catalog.has_value()) << app.state().catalog_error;
+  const std::string text = capital_tab_text(app, h, "capital.gpt3");
+  // The on-demand V100 price is inferred (NCv3 list price / 4), marked "~" as the Train panel marks it.
+  EXPECT_NE(text.find("V100 in the cloud, on demand (Azure NCv3, 2020) $3.06/h ~"), std::string::npos) << text;
+  EXPECT_NE(text.find("3.14e+23 FLOPs (3,640 PF-days)"), std::string::npos) << text;
+  // The unattributed low estimate is marked assumed, under its own name, not as Lambda's.
+  EXPECT_NE(text.find("GPT-3 175B, low end of unattributed estimates $500,000 ?"), std::string::npos) << text;
+}
+
+TEST(CapitalFacts, TimelinePrintsGpt3ComputeAsTheChartDoes) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "story"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_NE(h.text.find("175B parameters, 300B tokens, 3,640 PF-days, on V100s"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("More than 285,000 CPU cores, 10,000 GPUs, 400 Gb/s per GPU server"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("{"), std::string::npos) << "an unexpanded fact: " << h.text;
+}
