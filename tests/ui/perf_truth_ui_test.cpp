@@ -172,3 +172,18 @@ TEST(PerfTruth, NetworkOverrideIsShownWithItsFabric) {
   EXPECT_EQ(h.text.find("is less than one"), std::string::npos) << h.text;
   EXPECT_GT(app.state().perf.estimate.iteration_time_s, t_ib) << "Ethernet kept InfiniBand's efficiency";
 }
+
+// The Capital panel beside gpt2-tpu-2019's "The bill": a TPU v3 core-hour is priced and counted as such,
+// in the words the narration uses, never as a GPU-hour.
+TEST(PerfTruth, CapitalPanelPricesTpuCoreHours) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "capital"});
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "gpt2-tpu-2019", 1));
+  app.state().active_panel = "capital";
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_NE(h.text.find("per TPU v3 core-hour"), std::string::npos) << h.text.substr(0, 600);
+  EXPECT_NE(h.text.find("TPU v3 core-hours ->"), std::string::npos);
+  EXPECT_NE(h.text.find("256 TPU v3 cores"), std::string::npos);
+  EXPECT_EQ(h.text.find("GPU-hours ->"), std::string::npos) << "a TPU plan printed as GPU-hours";
+}

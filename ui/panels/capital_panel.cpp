@@ -5,6 +5,7 @@
 #include "capital/compute_cost.h"
 #include "capital/scaling_laws.h"
 #include "capital/waterfall.h"
+#include "catalog/accelerator.h"
 #include "core/format.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
@@ -87,13 +88,16 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   }
   ImGui::Separator();
   ImGui::BeginGroup();
-  wrapped_text(false, "Money     %s at %s per GPU-hour", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str());
-  wrapped_text(false, "Compute   %.3g GPU-hours -> %.3g FLOPs (%s)", r.gpu_hours, r.flops,
+  // A TPU core-hour is not a GPU-hour (gpt2-tpu-2019 prices TPU v3 cores): the words follow the accelerator.
+  const AcceleratorWords acc = accelerator_words(&cat, c.gpu);
+  wrapped_text(false, "Money     %s at %s per %s", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str(), acc.hour.c_str());
+  wrapped_text(false, "Compute   %.3g %ss -> %.3g FLOPs (%s)", r.gpu_hours, acc.hour.c_str(), r.flops,
                format_quantity(r.pf_days, "PF-days").c_str());
   wrapped_text(false, "Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
               format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
   wrapped_text(false, "Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
-  wrapped_text(false, "Time      %.1f days on %s GPUs", r.days_on_cluster, with_thousands(c.cluster_gpus).c_str());
+  wrapped_text(false, "Time      %.1f days on %s %s", r.days_on_cluster, with_thousands(c.cluster_gpus).c_str(),
+               c.cluster_gpus == 1 ? acc.one.c_str() : acc.many.c_str());
   ImGui::EndGroup();
   track(s, "capital.plan");
   ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
