@@ -137,7 +137,11 @@ struct Layout {
 };
 
 struct Training {
+  // Where `tokens` came from: the config ("training.tokens"), the model preset's catalog row, or neither (the
+  // default, GPT-3's 300B, an assumption the panel states).
+  enum class TokensFrom { config, model, assumed };
   double tokens = 300e9;
+  TokensFrom tokens_from = TokensFrom::assumed;
   Precision precision = Precision::fp16;
 };
 

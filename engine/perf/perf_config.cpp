@@ -180,11 +180,17 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   }
 
   // ---- training ----
-  if (preset) c.training.tokens = preset->get_or("tokens", c.training.tokens);
+  if (preset && preset->find("tokens")) {
+    c.training.tokens = preset->get_or("tokens", c.training.tokens);
+    c.training.tokens_from = Training::TokensFrom::model;
+  }
   if (c.cluster.peak_fp16_flops <= 0 && c.cluster.peak_bf16_flops > 0) c.training.precision = Precision::bf16;
   if (auto jt = root.get("training")) {
     jt->only_keys({"tokens", "precision"});
-    if (auto v = jt->get("tokens")) c.training.tokens = v->number_in(1, 1e18);
+    if (auto v = jt->get("tokens")) {
+      c.training.tokens = v->number_in(1, 1e18);
+      c.training.tokens_from = Training::TokensFrom::config;
+    }
     if (auto v = jt->get("precision")) {
       std::string p = v->one_of({"fp16", "bf16", "fp32"});
       c.training.precision = p == "fp16" ? Precision::fp16 : p == "bf16" ? Precision::bf16 : Precision::fp32;

@@ -187,3 +187,25 @@ TEST(PerfTruth, CapitalPanelPricesTpuCoreHours) {
   EXPECT_NE(h.text.find("256 TPU v3 cores"), std::string::npos);
   EXPECT_EQ(h.text.find("GPU-hours ->"), std::string::npos) << "a TPU plan printed as GPU-hours";
 }
+
+// "days for 300 B tokens" under GPT-1 read as if GPT-1 had trained on GPT-3's tokens: a count the catalog
+// does not hold for the model is said to be an assumption; GPT-3's own (catalog) and a typed one are not.
+TEST(PerfTruth, AnAssumedTokenCountIsSaidToBeOne) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  const char* assumed = "is an assumption, GPT-3's count";
+  show(h, app, nlohmann::json::parse(R"({"model": {"preset": "gpt1"},
+      "cluster": {"gpu": "p100-16gb", "gpus_per_node": 8, "nodes": 1},
+      "parallel": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 8, "global_batch": 64}})"));
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_NE(h.text.find(assumed), std::string::npos) << "GPT-1's token count is not in the catalog";
+  nlohmann::json typed = app.state().perf.config;
+  typed["training"] = {{"tokens", 1e9}};
+  show(h, app, typed);
+  EXPECT_EQ(h.text.find(assumed), std::string::npos) << "a count the user typed is theirs";
+  show(h, app, nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
+      "cluster": {"preset": "azure-openai-2020", "gpus": 1024},
+      "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536}})"));
+  EXPECT_EQ(h.text.find(assumed), std::string::npos) << "GPT-3's 300B is the catalog's";
+}

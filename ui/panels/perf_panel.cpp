@@ -452,6 +452,9 @@ void draw_results(ExplorerState& s) {
                  v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str());
     wrapped_text(true, "(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
   }
+  if (v.parsed.training.tokens_from == perf::Training::TokensFrom::assumed)
+    wrapped_text(true, "(%.0f B tokens is an assumption, GPT-3's count: the catalog has no token count for this model; "
+                       "set \"tokens\" to its own)", v.parsed.training.tokens / 1e9);
   track(s, "perf.cost");
 
   ImGui::Spacing();
