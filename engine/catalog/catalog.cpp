@@ -124,6 +124,21 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
       if (s.confidence != Confidence::reported && s.note.empty())
         v.fail("an " + c + " value needs a \"note\" saying how it was obtained");
     };
+    // A {"from": "table/record/key"} reference to a fact another row holds (resolve_references copies it in):
+    // its own confidence (at most the origin's) and note when given, and where it is, for the messages.
+    auto reference = [&](const JsonCursor& v, const std::string& key, bool text) {
+      Sourced s;
+      s.from = v["from"].string();
+      Table::Reference ref{rec.id, key, v.pointer(), 0, 0, v.has("confidence"), v.has("note"), text};
+      std::tie(ref.line, ref.column) = v.doc().where(v.pointer());
+      if (ref.confidence_given) {
+        std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
+        s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
+      }
+      s.note = v.string_or("note", "");
+      t.references.push_back(std::move(ref));
+      return s;
+    };
     if (auto tx = r.get("text"))
       for (auto& [k, v] : tx->items()) {
         if (!v.is_object()) {
@@ -134,17 +149,8 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
         Sourced s;
         if (v.has("from")) {
           v.only_keys({"from", "confidence", "note"});
-          s.from = v["from"].string();
-          Table::Reference ref{rec.id, k, v.pointer(), 0, 0, v.has("confidence"), v.has("note"), true};
-          std::tie(ref.line, ref.column) = v.doc().where(v.pointer());
-          if (ref.confidence_given) {
-            std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
-            s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
-          }
-          s.note = v.string_or("note", "");
-          t.references.push_back(std::move(ref));
           rec.text.emplace_back(k, "");
-          rec.text_sources.emplace(k, std::move(s));
+          rec.text_sources.emplace(k, reference(v, k, true));
           continue;
         }
         v.only_keys({"value", "source", "confidence", "note"});
@@ -163,17 +169,9 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
       if (v.has("from")) {
         // A reference to a value another table holds: one fact, one copy (resolve_references fills it).
         v.only_keys({"from", "scale", "confidence", "note"});
-        s.from = v["from"].string();
+        s = reference(v, key, false);
         s.scale = v.has("scale") ? v["scale"].number() : 1.0;
         if (!(s.scale > 0)) v["scale"].fail("\"scale\" must be positive");
-        Table::Reference ref{rec.id, key, v.pointer(), 0, 0, v.has("confidence"), v.has("note")};
-        std::tie(ref.line, ref.column) = v.doc().where(v.pointer());
-        if (ref.confidence_given) {
-          std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
-          s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
-        }
-        s.note = v.string_or("note", "");
-        t.references.push_back(std::move(ref));
         rec.values.emplace(key, std::move(s));
         continue;
       }
