@@ -45,6 +45,7 @@ struct ModelSpec {
 struct ClusterSpec {
   std::string id;      // preset id or ""
   std::string gpu;     // catalog gpu id
+  std::string accelerator = "GPU";  // what one is called (catalog/accelerator.h): "GPU", "TPU v3 chip"
   // GPU (from the catalog record of `gpu`, overridable).
   double peak_fp16_flops = 125e12;  // dense tensor-core peak for fp16
   double peak_bf16_flops = 0;       // 0 -> no bf16 support
@@ -98,6 +99,8 @@ struct Software {
   // What the stack can run at all (software.json; permissive for a config without a catalog stack). The
   // layout search proposes only these; an explicit layout that needs more is refused (stack_problems).
   std::string name;                     // software.json name, for the messages that refuse a layout
+  bool tensor_parallel = true;          // Megatron-style tensor parallelism (Shoeybi et al. 2019)
+  bool pipeline_parallel = true;        // pipeline stages (GPipe / 1F1B); FSDP-only stacks have neither
   bool interleaved_schedule = true;     // Narayanan et al. 2021's interleaved 1F1B (virtual stages)
   bool selective_recompute = true;      // Korthikanti et al. 2022's selective activation recomputation
   bool sequence_parallel = true;        // Korthikanti et al. 2022's sequence parallelism

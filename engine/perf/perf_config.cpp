@@ -9,6 +9,8 @@
 //   software             software_from_catalog, default_software (the preset's own stack)
 #include "perf/perf.h"
 
+#include "catalog/accelerator.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -119,6 +121,7 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
   if (cs.nodes > 1 && !j.has("preset") && !j.has("node_network_Gbps"))
     j.fail("a custom cluster of several nodes needs \"node_network_Gbps\" (all NICs of one node, gigabits/s)");
   gpus_out = total;
+  cs.accelerator = accelerator_words(&cat, cs.gpu).one;  // "GPU", or "TPU v3 chip": what messages call it
   return cs;
 }
 
@@ -281,6 +284,10 @@ Config parse_config(const Catalog& cat, const json& config, const std::string& f
 std::string stack_refusal(const Software& sw, const Layout& L) {
   const std::string who = sw.name.empty() ? (sw.id.empty() ? std::string("this stack") : sw.id) : sw.name;
   const std::string fix = " (software.json \"" + sw.id + "\"); pick another stack with \"software\" or change the layout";
+  if (L.tp > 1 && !sw.tensor_parallel)
+    return "tp: " + who + " has no tensor parallelism (Shoeybi et al. 2019): it shards data-parallel replicas" + fix;
+  if (L.pp > 1 && !sw.pipeline_parallel)
+    return "pp: " + who + " has no pipeline parallelism" + fix;
   if (L.schedule == Schedule::interleaved && L.pp > 1 && !sw.interleaved_schedule)
     return "schedule: " + who + " has no interleaved pipeline schedule (Narayanan et al. 2021 introduced it)" + fix;
   if (L.recompute == Recompute::selective && !sw.selective_recompute)
@@ -303,13 +310,16 @@ std::vector<std::string> stack_problems(const Config& c) {
   // One sentence per feature: check each on a layout with the others switched off.
   std::vector<std::string> out;
   const Layout& L = c.layout;
+  // The other features' checks see tp and pp only where the stack has them, so each problem is said once.
   auto only = [&](auto set) {
     Layout x;
-    x.tp = L.tp, x.pp = L.pp, x.dp = L.dp;
+    x.tp = c.software.tensor_parallel ? L.tp : 1, x.pp = c.software.pipeline_parallel ? L.pp : 1, x.dp = L.dp;
     set(x);
     const std::string why = stack_refusal(c.software, x);
     if (!why.empty()) out.push_back(why);
   };
+  only([&](Layout& x) { x.tp = L.tp; });
+  only([&](Layout& x) { x.pp = L.pp; });
   only([&](Layout& x) { x.schedule = L.schedule; });
   only([&](Layout& x) { x.recompute = L.recompute; });
   only([&](Layout& x) { x.sequence_parallel = L.sequence_parallel; });
@@ -413,6 +423,8 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.id = r->id;
   sw.name = r->name;
   // What the stack can run at all; a row without the field runs it (a stack added without them).
+  sw.tensor_parallel = r->get_or("tensor_parallel", 1) != 0;
+  sw.pipeline_parallel = r->get_or("pipeline_parallel", 1) != 0;
   sw.interleaved_schedule = r->get_or("interleaved_schedule", 1) != 0;
   sw.selective_recompute = r->get_or("selective_recompute", 1) != 0;
   sw.sequence_parallel = r->get_or("sequence_parallel", 1) != 0;

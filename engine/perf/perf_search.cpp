@@ -107,7 +107,7 @@ SearchResult search(const Config& base, const SearchOptions& o) {
                 c.layout = L;
                 const MemoryBreakdown mem = memory_per_gpu(c);
                 if (mem.total > c.cluster.hbm_bytes && o.only_fitting) {
-                  col.reject(L, "does not fit in GPU memory");
+                  col.reject(L, "does not fit in " + c.cluster.accelerator + " memory");
                   continue;
                 }
                 ++r.considered;

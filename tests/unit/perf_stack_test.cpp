@@ -127,6 +127,62 @@ TEST(PerfStack, SearchKeepsToTheStack) {
   EXPECT_TRUE(any);
 }
 
+// FSDP-only and data-parallel-only stacks (PyTorch FSDP 2022, llm-foundry, llm.c, HF + DeepSpeed) split
+// no layer and run no pipeline: the search keeps to tp = pp = 1 for them and says why, an explicit tp or pp is
+// refused by name, and a problem is said once however many features a layout asks for.
+TEST(PerfStack, ShardedDataParallelStacksHaveNoTensorOrPipelineSplit) {
+  for (const char* sw : {"pytorch-fsdp-2022", "llm-foundry-2023", "llm-c-2024", "hf-deepspeed-2021"}) {
+    SCOPED_TRACE(sw);
+    EXPECT_NE(refusal(gpt3_azure(sw, {{"tp", 8}, {"pp", 1}, {"dp", 128}})).find("has no tensor parallelism"),
+              std::string::npos);
+    EXPECT_NE(refusal(gpt3_azure(sw, {{"tp", 1}, {"pp", 16}, {"dp", 64}})).find("has no pipeline parallelism"),
+              std::string::npos);
+  }
+  const auto c = mc::perf::parse_config(catalog(), gpt3_azure("pytorch-fsdp-2022", json::object()), "cfg", false);
+  mc::perf::SearchOptions o;
+  o.max_results = 40;
+  const auto r = mc::perf::search(c, o);
+  for (const auto& sc : r.ranked) {
+    EXPECT_EQ(sc.layout.tp, 1);
+    EXPECT_EQ(sc.layout.pp, 1);
+  }
+  long long tp = 0, pp = 0;
+  for (const auto& [reason, n] : r.rejected_by_reason) {
+    if (reason.find("has no tensor parallelism") != std::string::npos) tp += n;
+    if (reason.find("has no pipeline parallelism") != std::string::npos) pp += n;
+  }
+  EXPECT_GT(tp, 0);
+  EXPECT_GT(pp, 0);
+  // A what-if layout on the preset's default stack lists each missing feature once.
+  mc::perf::Config what_if = mc::perf::parse_config(catalog(), gpt3_azure(nullptr, json::object()), "cfg");
+  what_if.software = mc::perf::software_from_catalog(catalog(), "llm-c-2024", what_if.cluster.gpu);
+  what_if.layout.schedule = mc::perf::Schedule::interleaved;
+  const auto problems = mc::perf::stack_problems(what_if);
+  ASSERT_EQ(problems.size(), 2u) << "tp and pp, and nothing said twice";
+  EXPECT_EQ(problems[0].rfind("tp: ", 0), 0u) << problems[0];
+  EXPECT_EQ(problems[1].rfind("pp: ", 0), 0u) << problems[1];
+}
+
+// The search names the accelerator it ran out of: a TPU v3 chip's memory, not a GPU's.
+TEST(PerfStack, SearchSaysWhoseMemoryIsShort) {
+  const json cfg = json::parse(R"({"model": {"preset": "gpt3-175b"},
+      "cluster": {"gpu": "tpu-v3", "gpus_per_node": 4, "nodes": 64, "node_network_Gbps": 400},
+      "parallel": {"global_batch": 512}})");
+  const auto c = mc::perf::parse_config(catalog(), cfg, "cfg", false);
+  EXPECT_EQ(c.cluster.accelerator, "TPU v3 chip");
+  mc::perf::SearchOptions o;
+  o.only_tp = 1;
+  o.only_pp = 1;
+  const auto r = mc::perf::search(c, o);
+  bool tpu = false, gpu = false;
+  for (const auto& [reason, n] : r.rejected_by_reason) {
+    tpu |= reason == "does not fit in TPU v3 chip memory" && n > 0;
+    gpu |= reason.find("GPU") != std::string::npos;
+  }
+  EXPECT_TRUE(tpu);
+  EXPECT_FALSE(gpu);
+}
+
 // Every stack in software.json states each capability, with a source and a confidence like its other values.
 TEST(PerfStack, EveryStackStatesItsCapabilities) {
   const mc::Table* t = catalog().table("software");
