@@ -282,4 +282,17 @@ std::string table_to_csv(const Catalog& cat, const Table& t) {
   return os.str();
 }
 
+std::string combo_preview(const std::string& text) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float room = ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2 * st.FramePadding.x;
+  if (ImGui::CalcTextSize(text.c_str()).x <= room) return text;
+  // The longest tail (at a UTF-8 character boundary) that fits after "...".
+  for (size_t i = 1; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+    const std::string tail = "..." + text.substr(i);
+    if (ImGui::CalcTextSize(tail.c_str()).x <= room) return tail;
+  }
+  return text;
+}
+
 }  // namespace mc::ui

@@ -209,3 +209,26 @@ TEST(PerfTruth, AnAssumedTokenCountIsSaidToBeOne) {
       "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536}})"));
   EXPECT_EQ(h.text.find(assumed), std::string::npos) << "GPT-3's 300B is the catalog's";
 }
+
+// At a projector's 1280x720 the stack and cluster combos are narrower than their names: the preview keeps the
+// end ("...v1.0 (2020)"), which tells the stacks apart, rather than a cut "Megatron-LM v" / "Megatron-LM (".
+TEST(PerfTruth, NarrowCombosKeepTheVersionAndYear) {
+  Headless h(1280, 720, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+  EXPECT_EQ(app.state().perf.parsed.software.id, "megatron-lm-2020");
+  // The headless text shows a combo as "{ preview } label".
+  auto preview_of = [&](const std::string& label) {
+    const size_t end = h.text.find(" } " + label);
+    if (end == std::string::npos) return std::string();
+    const size_t start = h.text.rfind("{ ", end);
+    return h.text.substr(start + 2, end - start - 2);
+  };
+  const std::string sw = preview_of("software");
+  EXPECT_EQ(sw.rfind("...", 0), 0u) << "the name fits at this width? " << sw;
+  EXPECT_NE(sw.find("1.0 (2020)"), std::string::npos) << sw;
+  const std::string cluster = preview_of("cluster");
+  EXPECT_NE(cluster.find("(2020)"), std::string::npos) << cluster;
+}

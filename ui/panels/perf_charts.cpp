@@ -19,6 +19,9 @@ unsigned part_color(int i) {
 void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale_max, double limit,
                  const char* limit_label, const char* unit_fmt, float height) {
   const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x);
+  // The limit's label sits on a line of its own above the bar, not over the text before it ("(fits)").
+  const float label_h = limit > 0 && limit_label ? ImGui::GetTextLineHeight() : 0.0f;
+  if (label_h > 0) ImGui::Dummy(ImVec2(width, label_h - ImGui::GetStyle().ItemSpacing.y));
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton(id, ImVec2(width, height));
   const bool hovered = ImGui::IsItemHovered();
@@ -43,7 +46,9 @@ void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale
   if (limit > 0 && limit <= scale_max) {
     const float lx = p0.x + float(limit / scale_max) * width;
     dl->AddLine(ImVec2(lx, p0.y - 3), ImVec2(lx, p0.y + height + 3), IM_COL32(255, 60, 60, 255), 2.5f);
-    dl->AddText(ImVec2(std::min(lx + 4, p0.x + width - 60), p0.y - 16), IM_COL32(255, 90, 90, 255), limit_label);
+    const float lw = ImGui::CalcTextSize(limit_label).x;
+    dl->AddText(ImVec2(std::clamp(lx - lw / 2, p0.x, p0.x + width - lw), p0.y - label_h - 1), IM_COL32(255, 90, 90, 255),
+                limit_label);
   }
 }
 

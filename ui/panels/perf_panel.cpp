@@ -168,7 +168,10 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, json
   const std::string cur = obj.value("preset", std::string("custom"));
   const Record* r = t->find(cur);
   bool changed = false;
-  if (ImGui::BeginCombo(label, r ? r->name.c_str() : cur.c_str())) {
+  const std::string shown = r ? r->name : cur;
+  // Catalog names are long: the combo takes the row's width up to its own (short) label.
+  ImGui::SetNextItemWidth(-(ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().ItemInnerSpacing.x));
+  if (ImGui::BeginCombo(label, combo_preview(shown).c_str())) {
     for (const auto& rec : t->records) {
       if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) {
         obj = {{"preset", rec.id}};
@@ -177,6 +180,7 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, json
     }
     ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", shown.c_str());
   return changed;
 }
 
@@ -300,7 +304,8 @@ void draw_controls(ExplorerState& s) {
   if (const Table* sw = cat.table("software")) {
     const std::string cur = v.valid ? v.parsed.software.id : cfg.value("software", std::string());
     const Record* r = sw->find(cur);
-    if (ImGui::BeginCombo("software##perf", r ? r->name.c_str() : "(preset default)")) {
+    ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("software").x + ImGui::GetStyle().ItemInnerSpacing.x));
+    if (ImGui::BeginCombo("software##perf", combo_preview(r ? r->name : "(preset default)").c_str())) {
       if (ImGui::Selectable("(the preset's own stack)", !cfg.contains("software"))) cfg.erase("software");
       for (const Record& rec : sw->records)
         if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) cfg["software"] = rec.id;
