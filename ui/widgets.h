@@ -21,7 +21,7 @@ void sourced_tooltip(const Catalog& cat, const Sourced& v);
 void confidence_legend();
 // Prose that names catalog facts ("{events/openai-lp/date}", see catalog.h expand_facts): drawn wrapped,
 // each fact with its confidence mark; hovering lists every fact's confidence, source and note. A
-// placeholder that names nothing prints the error instead (load_catalog refuses such catalog text).
+// reference that names nothing prints the error instead (load_catalog refuses such catalog text).
 void facts_text(const Catalog& cat, const std::string& text, bool disabled = false);
 
 // printf-style text wrapped at the window's right edge, breaking only at spaces, drawn as one item (so

@@ -117,7 +117,7 @@ std::string display_value(const Sourced& v, const std::string& unit);
 // "{table/record/key}" prints the value as display_value does; "|PF-days" prints a FLOPs value in
 // petaflop/s-days (Brown et al. 2020, Table D.1 caption: 1 PF-day = 1e15 FLOP/s x 86400 s). `facts` are
 // the values named, in order, for their sources and confidences. Throws std::invalid_argument naming the
-// placeholder that names nothing. load_catalog checks every text attribute this way.
+// reference that names nothing. load_catalog checks every text attribute this way.
 struct ExpandedText {
   std::string text;
   std::vector<const Sourced*> facts;
