@@ -74,6 +74,7 @@ TrainConfig parse_config(const nlohmann::json& j, const std::string& file) {
 }
 
 TrainConfig parse_config(const JsonDoc& doc) { return parse_cursor(doc.root()); }
+TrainConfig parse_config(const JsonCursor& at) { return parse_cursor(at); }
 
 nlohmann::json to_json(const TrainConfig& c) {
   return {{"model",

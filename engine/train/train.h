@@ -27,6 +27,7 @@
 
 namespace mc {
 class JsonDoc;
+class JsonCursor;
 }
 
 namespace mc::train {
@@ -80,6 +81,7 @@ struct TrainConfig {
 // Throws LoadError naming the key for a bad value. `file` is used in messages.
 TrainConfig parse_config(const nlohmann::json& j, const std::string& file = "config");
 TrainConfig parse_config(const JsonDoc& doc);  // errors carry the file's line and column
+TrainConfig parse_config(const JsonCursor& at);  // a config inside a larger document (a checkpoint header)
 // Bytes one worker needs (weights, gradients, optimizer, activations of the micro-batches in flight).
 double estimate_worker_bytes(const TrainConfig& c);
 nlohmann::json to_json(const TrainConfig& c);

@@ -238,7 +238,8 @@ TEST(TrainCheckpoint, CraftedHeaderFieldsAreRefusedLocated) {
   std::memcpy(&hlen, bytes.data() + 12, 8);
   const std::string header = bytes.substr(20, hlen);
   // Rewrites one header field (a JSON fragment replacing "key": value) and fixes length and checksum.
-  auto crafted = [&](const std::string& key, const std::string& value) {
+  // A non-empty `rename` also renames the key (a header missing the field).
+  auto crafted = [&](const std::string& key, const std::string& value, const std::string& rename = "") {
     nlohmann::json h = nlohmann::json::parse(header);
     std::string text = h.dump();
     const std::string k = "\"" + key + "\":";
@@ -254,7 +255,9 @@ TEST(TrainCheckpoint, CraftedHeaderFieldsAreRefusedLocated) {
       }
       if (ch == ',' && depth == 0) break;
     }
-    text = text.substr(0, at + k.size()) + value + text.substr(end);
+    std::string edited = text.substr(0, at);
+    edited.append(1, '"').append(rename.empty() ? key : rename).append("\":").append(value).append(text, end);
+    text = std::move(edited);
     std::string out = bytes.substr(0, 12);
     const uint64_t n = text.size();
     out.append(reinterpret_cast<const char*>(&n), 8);
@@ -271,6 +274,8 @@ TEST(TrainCheckpoint, CraftedHeaderFieldsAreRefusedLocated) {
       {"step", "1099511627776", "out of range"}, {"step", "1", "holds 2 losses for 1 steps"},
       {"data_rng", "\"12ab\"", "decimal digits"}, {"data_rng", "\"99999999999999999999\"", "2^64"},
       {"losses", "{\"a\": 1}", "list of numbers"}, {"losses", "[1, \"x\"]", "expected a number"},
+      {"config", "[]", "must be a JSON object"}, {"config", "{\"dp\": 0}", "out of range"},
+      {"config", "{\"model\": {\"vocab\": 256}, \"colour\": 1}", "colour"},
   };
   for (const auto& [key, value, expect] : cases) {
     crafted(key, value);
@@ -286,7 +291,19 @@ TEST(TrainCheckpoint, CraftedHeaderFieldsAreRefusedLocated) {
     }
     EXPECT_EQ(other.step_index(), 0) << key;  // nothing was loaded
   }
-  crafted("step", "2");  // the original value loads again
+  // A header without its config (a fuzzer found this escaping as a JSON library exception).
+  const std::string saved_config = nlohmann::json::parse(header)["config"].dump();
+  crafted("config", saved_config, "konfig");
+  try {
+    Trainer other(c, default_corpus());
+    other.load_checkpoint(path);
+    ADD_FAILURE() << "a header without config was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find(path), std::string::npos) << w;
+    EXPECT_NE(w.find("config"), std::string::npos) << w;
+  }
+  crafted("step", "2");  // the original values load again
   Trainer ok(c, default_corpus());
   ok.load_checkpoint(path);
   EXPECT_EQ(ok.step_index(), 2);

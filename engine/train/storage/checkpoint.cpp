@@ -311,7 +311,6 @@ void load_file(Trainer::Impl& s, const std::string& path) {
   // The header is checked like any input file: located errors naming the field, the rule and the fix
   // (a checksum only says the bytes are the ones written, not that a hand-made file is sane).
   const JsonDoc hdoc = JsonDoc::parse(data.substr(r.pos, hlen), path + " (header)", kMaxCheckpointHeaderBytes);
-  const nlohmann::json& h = hdoc.value();
   r.pos += hlen;
   const JsonCursor hroot = hdoc.root();
   if (!hroot.is_object()) hroot.fail("the checkpoint header is a JSON object; the file is not one this program wrote");
@@ -333,7 +332,7 @@ void load_file(Trainer::Impl& s, const std::string& path) {
     if (rng_state > (UINT64_MAX - digit) / 10) jr.fail("data_rng is larger than 2^64 - 1");
     rng_state = rng_state * 10 + digit;
   }
-  const TrainConfig saved = parse_config(h.at("config"), path);
+  const TrainConfig saved = parse_config(hroot["config"]);
   if (identity(saved) != identity(s.cfg))
     throw CheckpointMismatch(path + ": checkpoint was written by a different run configuration (" +
                              identity_diff(identity(saved), identity(s.cfg)) +
