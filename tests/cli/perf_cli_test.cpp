@@ -33,15 +33,22 @@ TEST(PerfCli, EstimatePrintsTheContractKeys) {
   EXPECT_LT(ratio, 4.0 / 3.0);
 }
 
-// A layout the training stack could not run (Megatron-LM v1.0 had no interleaved schedule) exits 1 naming
-// the key, the stack and the feature.
+// A layout the training stack could not run (Megatron-LM v1.0 had no pipeline: tag v1.0, April 2020; OpenAI's
+// 2020 code no interleaved schedule) exits 1 naming the key, the stack and the feature.
 TEST(PerfCli, LayoutTheStackLacksIsRefused) {
   auto r = run_cli("estimate -", R"({"model": {"preset": "gpt3-175b"}, "software": "megatron-lm-2020",
     "cluster": {"preset": "selene-2021", "gpus": 1024},
     "parallel": {"tp": 8, "pp": 8, "dp": 16, "global_batch": 1536, "schedule": "interleaved", "virtual_stages": 2}})");
   EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("parallel/pp"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Megatron-LM v1.0 (2020) has no pipeline parallelism"), std::string::npos) << r.err;
+  r = run_cli("estimate -", R"({"model": {"preset": "gpt3-175b"}, "software": "openai-gpt3-2020",
+    "cluster": {"preset": "selene-2021", "gpus": 1024},
+    "parallel": {"tp": 8, "pp": 8, "dp": 16, "global_batch": 1536, "schedule": "interleaved", "virtual_stages": 2}})");
+  EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("parallel/schedule"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("OpenAI GPT-3 code (2020) has no interleaved pipeline schedule"), std::string::npos)
+      << r.err;
 }
 
 TEST(PerfCli, InvalidConfigsExitOneNamingKeyAndRule) {

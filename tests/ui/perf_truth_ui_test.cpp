@@ -100,14 +100,15 @@ TEST(PerfTruth, TpuIsNotCalledAGpu) {
     EXPECT_EQ(h.text.find(wrong), std::string::npos) << "\"" << wrong << "\" drawn for a TPU: " << h.text;
 }
 
-// C18: with Megatron-LM v1.0 (2020) selected, the search lists no interleaved schedule, no selective
-// recompute and no ZeRO, and says why it left them out; an explicit interleaved layout is refused by name.
+// C18: with OpenAI's 2020 code selected (the Azure machine's), the search lists no interleaved schedule, no
+// selective recompute and no ZeRO, and says why it left them out; an explicit interleaved layout is refused by
+// name, as is a pipeline on Megatron-LM v1.0 (it had none: tag v1.0, April 2020).
 TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   Headless h(1440, 900);
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "perf"});
   nlohmann::json cfg = nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
-      "cluster": {"preset": "azure-openai-2020", "gpus": 1024}, "software": "megatron-lm-2020",
+      "cluster": {"preset": "azure-openai-2020", "gpus": 1024}, "software": "openai-gpt3-2020",
       "parallel": {"tp": 8, "pp": 16, "dp": 8, "micro_batch": 1, "global_batch": 1536, "schedule": "1f1b",
                    "recompute": "full"}})");
   show(h, app, cfg);
@@ -120,15 +121,16 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
     EXPECT_EQ(c.layout.zero, 0);
     EXPECT_FALSE(c.layout.sequence_parallel);
   }
-  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << h.text;
-  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no ZeRO"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("OpenAI GPT-3 code (2020) has no interleaved pipeline schedule"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("OpenAI GPT-3 code (2020) has no ZeRO"), std::string::npos) << h.text;
   // The same search under Megatron-LM (2021) does use the interleaved schedule it introduced.
   cfg["software"] = "megatron-lm-2021";
   show(h, app, cfg);
   bool interleaved = false;
   for (const auto& c : app.state().perf.search.ranked) interleaved |= c.layout.schedule == mc::perf::Schedule::interleaved;
   EXPECT_TRUE(interleaved);
-  // Megatron-LM (2021)'s own interleaved layout, compared on every stack: Megatron-LM v1.0 "cannot run it".
+  // Megatron-LM (2021)'s own interleaved layout, compared on every stack: Megatron-LM v1.0 and OpenAI's 2020
+  // code "cannot run it".
   cfg["parallel"]["schedule"] = "interleaved", cfg["parallel"]["virtual_stages"] = 2;
   show(h, app, cfg);
   ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
@@ -137,13 +139,20 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   const mc::ui::Rect r = rects.at("perf.stack");  // the tree node "The same layout on every stack" is next
   mc::test::click_at(h, app, ImVec2(r.x + 40, r.y + r.h + ImGui::GetFrameHeight() / 2 + 2));
   EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) | cannot run it"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("OpenAI GPT-3 code (2020) | cannot run it"), std::string::npos) << h.text;
   EXPECT_EQ(h.text.find("Megatron-LM (2021) | cannot run it"), std::string::npos) << h.text;
-  // An explicit interleaved layout on Megatron-LM v1.0 is refused, naming the stack and the feature.
-  cfg["software"] = "megatron-lm-2020";
+  // An explicit interleaved layout on OpenAI's 2020 code is refused, naming the stack and the feature.
+  cfg["software"] = "openai-gpt3-2020";
   cfg["parallel"]["schedule"] = "interleaved", cfg["parallel"]["virtual_stages"] = 2;
   show(h, app, cfg);
   EXPECT_FALSE(app.state().perf.valid);
-  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("OpenAI GPT-3 code (2020) has no interleaved pipeline schedule"), std::string::npos) << h.text;
+  // So is any pipeline on Megatron-LM v1.0.
+  cfg["software"] = "megatron-lm-2020";
+  cfg["parallel"]["schedule"] = "1f1b", cfg["parallel"]["virtual_stages"] = 1;
+  show(h, app, cfg);
+  EXPECT_FALSE(app.state().perf.valid);
+  EXPECT_NE(h.text.find("Megatron-LM v1.0 (2020) has no pipeline parallelism"), std::string::npos) << h.text;
 }
 
 // C23: network-matters-3 lowers the node network to 25 Gb/s on the Azure preset: the panel shows the rate
@@ -211,14 +220,14 @@ TEST(PerfTruth, AnAssumedTokenCountIsSaidToBeOne) {
 }
 
 // At a projector's 1280x720 the stack and cluster combos are narrower than their names: the preview keeps the
-// end ("...v1.0 (2020)"), which tells the stacks apart, rather than a cut "Megatron-LM v" / "Megatron-LM (".
+// end ("...code (2020)"), which tells the stacks apart, rather than a cut "OpenAI GPT-3 c" / "Megatron-LM (".
 TEST(PerfTruth, NarrowCombosKeepTheVersionAndYear) {
   Headless h(1280, 720, true);
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "perf"});
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
-  EXPECT_EQ(app.state().perf.parsed.software.id, "megatron-lm-2020");
+  EXPECT_EQ(app.state().perf.parsed.software.id, "openai-gpt3-2020");
   // The headless text shows a combo as "{ preview } label".
   auto preview_of = [&](const std::string& label) {
     const size_t end = h.text.find(" } " + label);
@@ -228,7 +237,7 @@ TEST(PerfTruth, NarrowCombosKeepTheVersionAndYear) {
   };
   const std::string sw = preview_of("software");
   EXPECT_EQ(sw.rfind("...", 0), 0u) << "the name fits at this width? " << sw;
-  EXPECT_NE(sw.find("1.0 (2020)"), std::string::npos) << sw;
+  EXPECT_NE(sw.find("code (2020)"), std::string::npos) << sw;
   const std::string cluster = preview_of("cluster");
   EXPECT_NE(cluster.find("(2020)"), std::string::npos) << cluster;
 }

@@ -55,47 +55,60 @@ TEST(PerfUtilisation, HfuCountsRecomputeMfuDoesNot) {
   EXPECT_DOUBLE_EQ(j.at("model_tflops_per_gpu").get<double>(), e.model_tflops_per_gpu);
 }
 
-// Megatron-LM v1.0 (2020) had no interleaved schedule (Narayanan et al. 2021), no selective recompute and no
-// sequence parallelism (Korthikanti et al. 2022), and no ZeRO (DeepSpeed's): each refused by name and key.
+// Megatron-LM v1.0 (2020) had no pipeline (tag v1.0; pipelines came in v2.0, 2021), no interleaved schedule
+// (Narayanan et al. 2021), no selective recompute and no sequence parallelism (Korthikanti et al. 2022), and
+// no ZeRO (DeepSpeed's): each refused by name and key. OpenAI's 2020 code split layers (GPT-3 paper, Sec.
+// 2.3) but had no interleaved schedule either.
 TEST(PerfStack, ExplicitLayoutTheStackLacksIsRefusedByName) {
   const char* v1 = "megatron-lm-2020";
-  std::string r = refusal(gpt3_azure(v1, {{"schedule", "interleaved"}, {"virtual_stages", 2}}));
+  const json no_pipeline = {{"tp", 8}, {"pp", 1}, {"dp", 128}};
+  auto v1_layout = [&](const json& more) {
+    json p = no_pipeline;
+    p.update(more);
+    return gpt3_azure(v1, p);
+  };
+  std::string r = refusal(gpt3_azure(v1, json::object()));  // tp 8 x pp 16
+  EXPECT_NE(r.find("parallel/pp"), std::string::npos) << r;
+  EXPECT_NE(r.find("Megatron-LM v1.0 (2020) has no pipeline parallelism"), std::string::npos) << r;
+  r = refusal(gpt3_azure("openai-gpt3-2020", {{"schedule", "interleaved"}, {"virtual_stages", 2}}));
   EXPECT_NE(r.find("parallel/schedule"), std::string::npos) << r;
-  EXPECT_NE(r.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule"), std::string::npos) << r;
-  r = refusal(gpt3_azure(v1, {{"recompute", "selective"}}));
+  EXPECT_NE(r.find("OpenAI GPT-3 code (2020) has no interleaved pipeline schedule"), std::string::npos) << r;
+  r = refusal(v1_layout({{"recompute", "selective"}}));
   EXPECT_NE(r.find("parallel/recompute"), std::string::npos) << r;
   EXPECT_NE(r.find("no selective activation recomputation"), std::string::npos) << r;
-  r = refusal(gpt3_azure(v1, {{"zero", 1}}));
+  r = refusal(v1_layout({{"zero", 1}}));
   EXPECT_NE(r.find("parallel/zero"), std::string::npos) << r;
   EXPECT_NE(r.find("Megatron-LM v1.0 (2020) has no ZeRO"), std::string::npos) << r;
-  r = refusal(gpt3_azure(v1, {{"sequence_parallel", true}}));
+  r = refusal(v1_layout({{"sequence_parallel", true}}));
   EXPECT_NE(r.find("no sequence parallelism"), std::string::npos) << r;
   // DeepSpeed's pipeline engine runs ZeRO-1 only (stages 2 and 3 are incompatible with it).
   r = refusal(gpt3_azure("megatron-deepspeed-2021", {{"zero", 2}}));
   EXPECT_NE(r.find("up to stage 1 together with pipeline parallelism"), std::string::npos) << r;
   // What the stacks do run is accepted.
-  EXPECT_EQ(refusal(gpt3_azure(v1, {{"schedule", "1f1b"}, {"recompute", "full"}})), "");
+  EXPECT_EQ(refusal(v1_layout({{"recompute", "full"}})), "");
+  EXPECT_EQ(refusal(gpt3_azure("openai-gpt3-2020", {{"schedule", "1f1b"}, {"recompute", "full"}})), "");
   EXPECT_EQ(refusal(gpt3_azure("megatron-lm-2021", {{"schedule", "interleaved"}, {"virtual_stages", 2}})), "");
   EXPECT_EQ(refusal(gpt3_azure("megatron-deepspeed-2021", {{"zero", 1}})), "");
-  // check_stack = false (validate): accepted, and stack_problems says why it would be refused.
+  // check_stack = false (validate): accepted, and stack_problems says why it would be refused, each once.
   const auto c = mc::perf::parse_config(catalog(), gpt3_azure(v1, {{"zero", 1}, {"recompute", "selective"}}), "cfg",
                                         true, false);
   const auto p = mc::perf::stack_problems(c);
-  ASSERT_EQ(p.size(), 2u);
-  EXPECT_EQ(p[0].rfind("recompute:", 0), 0u) << p[0];
-  EXPECT_EQ(p[1].rfind("zero:", 0), 0u) << p[1];
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].rfind("pp:", 0), 0u) << p[0];
+  EXPECT_EQ(p[1].rfind("recompute:", 0), 0u) << p[1];
+  EXPECT_EQ(p[2].rfind("zero:", 0), 0u) << p[2];
 }
 
-// A config that names no stack gets the preset's (azure-openai-2020: Megatron-LM v1.0): its layout is not
+// A config that names no stack gets the preset's (azure-openai-2020: OpenAI's 2020 code): its layout is not
 // refused, but the estimate says the stack could not run it.
 TEST(PerfStack, DefaultStackLayoutIsAWhatIfSaidSo) {
   const json cfg = gpt3_azure(nullptr, {{"zero", 1}});
   EXPECT_EQ(refusal(cfg), "");
   const json j = mc::perf::estimate_json(catalog(), cfg);
-  EXPECT_EQ(j.at("software"), "megatron-lm-2020");
+  EXPECT_EQ(j.at("software"), "openai-gpt3-2020");
   ASSERT_EQ(j.at("notes").size(), 1u) << j.at("notes");
   const std::string n = j.at("notes")[0];
-  EXPECT_NE(n.find("what-if: Megatron-LM v1.0 (2020) has no ZeRO"), std::string::npos) << n;
+  EXPECT_NE(n.find("what-if: OpenAI GPT-3 code (2020) has no ZeRO"), std::string::npos) << n;
   EXPECT_TRUE(mc::perf::estimate_json(catalog(), gpt3_azure(nullptr, json::object())).at("notes").empty());
 }
 
@@ -104,22 +117,35 @@ TEST(PerfStack, SearchKeepsToTheStack) {
   mc::perf::SearchOptions o;
   o.max_results = 40;
   o.only_tp = 8;  // one slice keeps the test quick; the filter does not depend on tp
-  const auto c = mc::perf::parse_config(catalog(), gpt3_azure("megatron-lm-2020", json::object()), "cfg", false);
+  const auto c = mc::perf::parse_config(catalog(), gpt3_azure("openai-gpt3-2020", json::object()), "cfg", false);
   const auto r = mc::perf::search(c, o);
   ASSERT_FALSE(r.ranked.empty());
+  bool pipelined = false;
   for (const auto& sc : r.ranked) {
     EXPECT_NE(sc.layout.schedule, mc::perf::Schedule::interleaved);
     EXPECT_NE(sc.layout.recompute, mc::perf::Recompute::selective);
     EXPECT_EQ(sc.layout.zero, 0);
     EXPECT_FALSE(sc.layout.sequence_parallel);
+    pipelined |= sc.layout.pp > 1;
   }
+  EXPECT_TRUE(pipelined);
   long long interleaved = 0, zero = 0;
   for (const auto& [reason, n] : r.rejected_by_reason) {
-    if (reason.find("Megatron-LM v1.0 (2020) has no interleaved pipeline schedule") != std::string::npos) interleaved += n;
-    if (reason.find("Megatron-LM v1.0 (2020) has no ZeRO") != std::string::npos) zero += n;
+    if (reason.find("OpenAI GPT-3 code (2020) has no interleaved pipeline schedule") != std::string::npos)
+      interleaved += n;
+    if (reason.find("OpenAI GPT-3 code (2020) has no ZeRO") != std::string::npos) zero += n;
   }
   EXPECT_GT(interleaved, 0);
   EXPECT_GT(zero, 0);
+  // Megatron-LM v1.0 alone could not train GPT-3 on V100s: without a pipeline no layout fits in 32 GB, and
+  // the search says that the stack's missing pipeline is why.
+  const auto v1 = mc::perf::parse_config(catalog(), gpt3_azure("megatron-lm-2020", json::object()), "cfg", false);
+  const auto rv1 = mc::perf::search(v1, o);
+  EXPECT_TRUE(rv1.ranked.empty()) << rv1.ranked.size() << " layouts, the first with pp " << rv1.ranked[0].layout.pp;
+  long long no_pipeline = 0;
+  for (const auto& [reason, n] : rv1.rejected_by_reason)
+    if (reason.find("Megatron-LM v1.0 (2020) has no pipeline parallelism") != std::string::npos) no_pipeline += n;
+  EXPECT_GT(no_pipeline, 0);
   // The same search on Megatron-LM (2021) ranks interleaved layouts (the paper's own schedule).
   const auto c21 = mc::perf::parse_config(catalog(), gpt3_azure("megatron-lm-2021", json::object()), "cfg", false);
   bool any = false;
