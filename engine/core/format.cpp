@@ -62,6 +62,8 @@ std::string format_count(double v, int significant) {
   return b;
 }
 
+std::string format_gib(double bytes) { return format_count(bytes / 1073741824.0) + " GiB"; }
+
 std::string format_quantity(double v, const std::string& unit) {
   char buf[64];
   if (unit == "count") return with_thousands(v);

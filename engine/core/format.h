@@ -17,5 +17,8 @@ std::string with_thousands(double value);
 // exponent form: 3634.3 -> "3,630", 3640 -> "3,640", 770 -> "770", 0.957 -> "0.957". Unit "PF-days"
 // prints so everywhere (chart, panels, timeline), so one compute figure reads the same on every screen.
 std::string format_count(double value, int significant = 3);
+// Memory in GiB as every screen writes it, panels and narrations alike: 1.326e10 bytes -> "12.3 GiB",
+// 3.436e10 -> "32 GiB", 1.3e12 -> "1,210 GiB" (format_count's three digits).
+std::string format_gib(double bytes);
 
 }  // namespace mc

@@ -248,8 +248,13 @@ JsonDoc JsonDoc::parse(std::string text, std::string file, size_t max_bytes) {
                         std::to_string(max_bytes) + " bytes (" + std::to_string(max_bytes >> 20) +
                         " MiB): is this the right file?");
   d.line_starts_.push_back(0);
-  for (size_t k = 0; k < d.text_.size(); ++k)
+  size_t continuations = 0;
+  for (size_t k = 0; k < d.text_.size(); ++k) {
+    if (k % kBlock == 0) d.continuations_before_block_.push_back(continuations);
     if (d.text_[k] == '\n') d.line_starts_.push_back(k + 1);
+    continuations += (static_cast<unsigned char>(d.text_[k]) & 0xC0) == 0x80;
+  }
+  if (d.text_.size() % kBlock == 0) d.continuations_before_block_.push_back(continuations);  // the end's block
   if (size_t nul = d.text_.find('\0'); nul != std::string::npos) {
     auto [l, c] = d.line_col(nul);
     throw LoadError(d.file_, l, c, "", "a NUL byte at this place: a JSON file is text (is this the right file?)");
@@ -333,15 +338,22 @@ JsonDoc JsonDoc::load(const std::string& path, size_t max_bytes) {
   return parse(ss.str(), path, max_bytes);
 }
 
+size_t JsonDoc::continuations_before(size_t offset) const {
+  offset = std::min(offset, text_.size());
+  const size_t block = offset / kBlock;
+  size_t n = continuations_before_block_[block];
+  for (size_t k = block * kBlock; k < offset; ++k) n += (static_cast<unsigned char>(text_[k]) & 0xC0) == 0x80;
+  return n;
+}
+
 std::pair<int, int> JsonDoc::line_col(size_t offset) const {
-  // Binary search of the line, then count UTF-8 code points within it: O(log lines + line length).
+  // Binary search of the line; the column counts UTF-8 code points from the line's start: O(log lines + kBlock).
+  offset = std::min(offset, text_.size());
   auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
   size_t line = size_t(it - line_starts_.begin());  // 1-based
   size_t start = line_starts_[line - 1];
-  int col = 1;
-  for (size_t k = start; k < offset && k < text_.size(); ++k)
-    if ((static_cast<unsigned char>(text_[k]) & 0xC0) != 0x80) ++col;
-  return {int(line), col};
+  const size_t code_points = (offset - start) - (continuations_before(offset) - continuations_before(start));
+  return {int(line), int(code_points) + 1};
 }
 
 size_t JsonDoc::offset(const std::string& pointer) const {

@@ -82,6 +82,11 @@ class JsonDoc {
   json root_;
   std::unordered_map<std::string, size_t> offsets_;  // JSON pointer -> byte offset in text_
   std::vector<size_t> line_starts_;                   // byte offset where each line begins
+  // UTF-8 continuation bytes before each kBlock-byte block: a column is counted in code points in
+  // O(kBlock), not O(line length) (a one-line 4 MiB file located value by value was quadratic).
+  static constexpr size_t kBlock = 1024;
+  std::vector<size_t> continuations_before_block_;
+  size_t continuations_before(size_t offset) const;
   std::pair<int, int> line_col(size_t offset) const;
 
  public:

@@ -41,7 +41,7 @@ std::string fmt_number(double x, const std::string& how) {
   else if (how == "f1") std::snprintf(buf, sizeof buf, "%.1f", x);
   else if (how == "f2") std::snprintf(buf, sizeof buf, "%.2f", x);
   else if (how == "f3") std::snprintf(buf, sizeof buf, "%.3f", x);
-  else if (how == "gib") std::snprintf(buf, sizeof buf, "%.3g GiB", x / 1073741824.0);
+  else if (how == "gib") return format_gib(x);  // as the panels write memory
   else if (how == "days") std::snprintf(buf, sizeof buf, "%.1f days", x);
   else if (how == "x") std::snprintf(buf, sizeof buf, "%.3gx", x);
   else return format_si(x, 3);

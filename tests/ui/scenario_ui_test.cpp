@@ -290,6 +290,10 @@ TEST(ScenarioSteps, EveryStepTellsOneTruth) {
         EXPECT_EQ(mc::scenario::render_narration(tmpl, {{"x", *v}}, nullptr),
                   mc::scenario::render_narration(tmpl, {{"x", said}}, nullptr))
             << ref << ": the narration says one number, the " << kind << " panel shows another";
+        // And the panel draws it as the narration writes it ("12.3 GiB" in both, not "12.35" beside it).
+        const std::string written = mc::scenario::render_narration(tmpl, {{"x", said}}, nullptr);
+        EXPECT_NE(h.text.find(written), std::string::npos)
+            << ref << ": the narration writes \"" << written << "\", which the " << kind << " panel does not draw";
         ++compared;
       }
     }

@@ -41,4 +41,8 @@ TEST(FormatQuantity, CountsMoneyAndPfDaysWrittenOut) {
   EXPECT_EQ(mc::format_count(0.957), "0.957");
   EXPECT_EQ(mc::format_count(-2500), "-2,500");
   EXPECT_EQ(mc::with_thousands(-0.2), "0");
+  // Memory as panels and narrations both write it (one number on one screen).
+  EXPECT_EQ(mc::format_gib(12.34 * 1073741824.0), "12.3 GiB");
+  EXPECT_EQ(mc::format_gib(34359738368.0), "32 GiB");
+  EXPECT_EQ(mc::format_gib(1234.5 * 1073741824.0), "1,230 GiB");
 }

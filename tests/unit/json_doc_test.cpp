@@ -238,3 +238,24 @@ TEST(JsonDocCrafted, MessagesQuoteInputEscapedAndBounded) {
     EXPECT_NE(std::string(err.what()).find("\xc3\xa9t\xc3\xa9"), std::string::npos);
   }
 }
+
+// Columns count code points (what an editor shows), also far into a long line of multi-byte text, where
+// the column is counted from per-block tallies rather than byte by byte.
+TEST(JsonDocCrafted, ColumnsCountCodePointsOnLongLines) {
+  for (const size_t n : {size_t(0), size_t(500), size_t(1023), size_t(1024), size_t(5000)}) {
+    std::string text = "{\"note\": \"";
+    for (size_t i = 0; i < n; ++i) text += i % 3 ? "\xc3\xa9" : "a";  // 'e' with an acute accent: 2 bytes
+    text += "\", \"x\": \"seven\"}";
+    size_t code_points_before_x = 0;  // an independent count: bytes that start a code point
+    const size_t x_at = text.find("\"x\"");  // a value is located at its key
+    for (size_t k = 0; k < x_at; ++k) code_points_before_x += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80;
+    const JsonDoc doc = JsonDoc::parse(text, "long.json");
+    try {
+      (void)doc.root()["x"].integer();
+      FAIL() << "a string read as an integer";
+    } catch (const LoadError& e) {
+      EXPECT_EQ(e.line, 1);
+      EXPECT_EQ(e.column, int(code_points_before_x) + 1) << n << " accented letters before";
+    }
+  }
+}

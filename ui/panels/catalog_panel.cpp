@@ -81,7 +81,13 @@ void draw(ExplorerState& s) {
                                 ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable(("##cat_" + t->name).c_str(), ncols, flags, ImVec2(0, 0))) return;
   ImGui::TableSetupScrollFreeze(1, 1);
-  ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_NoHide, 0.0f, 0);
+  // The name column is as wide as the longest name up to 40% of the table, so that at a projector's 1280x720
+  // the first values beside it (the ones narrations quote: GPUs, cores, network) are on screen without
+  // scrolling; a cut name shows whole on hover and in the inspector.
+  float name_w = 0;
+  for (const auto& r : t->records) name_w = std::max(name_w, ImGui::CalcTextSize(r.name.c_str()).x);
+  name_w = std::min(name_w + ImGui::GetStyle().CellPadding.x * 2, ImGui::GetContentRegionAvail().x * 0.4f);
+  ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_NoHide | ImGuiTableColumnFlags_WidthFixed, name_w, 0);
   for (int i = 0; i < int(cols.size()); ++i) ImGui::TableSetupColumn(cols[i]->label.c_str(), 0, 0.0f, ImGuiID(i + 1));
 
   // Keep the state authoritative: a scenario or test may set the sort; user clicks update it.
@@ -119,6 +125,8 @@ void draw(ExplorerState& s) {
     if (ImGui::Selectable(r->name.c_str(), sel, ImGuiSelectableFlags_SpanAllColumns)) {
       s.selection = Selection{t->name, r->id, ""};
     }
+    if (ImGui::IsItemHovered() && ImGui::CalcTextSize(r->name.c_str()).x > ImGui::GetContentRegionAvail().x)
+      ImGui::SetTooltip("%s", r->name.c_str());
     track(s, "catalog.row." + r->id);
     for (int c = 1; c < ncols; ++c) {
       ImGui::TableSetColumnIndex(c);

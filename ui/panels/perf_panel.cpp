@@ -465,8 +465,8 @@ void draw_results(ExplorerState& s) {
   ImGui::Spacing();
   // In GiB, as the legend below and the scenarios' narration ({{...|gib}}) write it: one unit on one screen.
   const double gib = double(1ull << 30);
-  wrapped_text(false, "Memory per %s: %.2f GiB of %.0f GiB %s", w.one.c_str(), e.memory.total / gib, e.hbm_bytes / gib,
-               e.fits ? "(fits)" : "- does NOT fit");
+  wrapped_text(false, "Memory per %s: %s of %s %s", w.one.c_str(), format_gib(e.memory.total).c_str(),
+               format_gib(e.hbm_bytes).c_str(), e.fits ? "(fits)" : "- does NOT fit");
   std::vector<BarPart> mem = {{"weights", e.memory.weights / gib, part_color(0)},
                               {"gradients", e.memory.gradients / gib, part_color(1)},
                               {"optimizer", e.memory.optimizer / gib, part_color(2)},

@@ -55,7 +55,7 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
   }
   const std::string doubling = "doubling every " + std::to_string(t.doubling_months).substr(0, 3) + " months";
   const float dw = ImGui::CalcTextSize(doubling.c_str()).x;  // kept inside the chart when it is narrow
-  dl->AddText(ImVec2(std::max(p0.x + left, std::min(X(2016.8), p1.x - right - dw)), Y(t.flops_at(2015.2))), trend_col,
+  dl->AddText(ImVec2(std::max(p0.x + left, std::min(X(2016.8), p1.x - right - dw)), Y(t.flops_at(2014.2))), trend_col,
               doubling.c_str());
   // The runs.
   for (const auto& r : runs) {
@@ -66,16 +66,18 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     else dl->AddCircleFilled(c, 5, u);
     // Short label ("GPT-3 175B", without the year in brackets) and its PF-days, left of points on the right half.
     // PF-days as the timeline and the panels print them ("3,640 PF-days", core/format.h).
-    char label[160];
-    std::snprintf(label, sizeof label, "%s  %s", r.name.substr(0, r.name.find(" (")).c_str(),
-                  format_quantity(capital::flops_to_pf_days(r.flops), "PF-days").c_str());
+    const std::string name = r.name.substr(0, r.name.find(" (")), pf = format_quantity(capital::flops_to_pf_days(r.flops), "PF-days");
+    const std::string one_line = name + "  " + pf;
     auto place = [&](float tw) { return c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7; };
-    float lx = place(ImGui::CalcTextSize(label).x);
-    if (lx < p0.x + left) {  // too wide for either side on a narrow chart: the name alone (hover: the rest)
-      std::snprintf(label, sizeof label, "%s", r.name.substr(0, r.name.find(" (")).c_str());
-      lx = std::max(place(ImGui::CalcTextSize(label).x), p0.x + left);
+    float lx = place(ImGui::CalcTextSize(one_line.c_str()).x);
+    if (lx >= p0.x + left) {
+      dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), one_line.c_str());
+    } else {  // too wide for either side: the PF-days on a second line, so every run shows its compute
+      const float tw = std::max(ImGui::CalcTextSize(name.c_str()).x, ImGui::CalcTextSize(pf.c_str()).x);
+      lx = std::max(place(tw), p0.x + left);
+      dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
+      dl->AddText(ImVec2(lx, c.y - 7 + ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_Text), pf.c_str());
     }
-    dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), label);
     const ImVec2 m = ImGui::GetIO().MousePos;
     if (ImGui::IsItemHovered() && std::fabs(m.x - c.x) < 7 && std::fabs(m.y - c.y) < 7 && r.flops_value) {
       sourced_tooltip(cat, *r.flops_value);
