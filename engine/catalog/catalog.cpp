@@ -282,7 +282,7 @@ void check_text_facts(const Catalog& c) {
           expand_facts(c, v);
         } catch (const std::invalid_argument& e) {
           throw LoadError(t.file, 0, 0, "records/" + std::to_string(i) + "/text/" + json_pointer_escape(k),
-                          std::string(e.what()) + " (write {table/record/key}, or {table/record/key|PF-days} for FLOPs)");
+                          std::string(e.what()) + " (write {table/record/key}, or with a format: |PF-days for FLOPs, |words for a count, |percent or |times for a ratio)");
         }
       }
 }
@@ -343,6 +343,9 @@ ExpandedText expand_facts(const Catalog& c, const std::string& text, bool marks)
     const std::string unit = t->field(path.substr(b + 1))->unit;
     if (as.empty()) out.text += display_value(*v, unit);
     else if (as == "PF-days" && unit == "FLOPs") out.text += format_quantity(v->value / kFlopsPerPfDay, "PF-days");
+    else if (as == "words" && (unit == "count" || unit == "parameters")) out.text += format_in_words(v->value);
+    else if (as == "percent" && unit == "ratio") out.text += format_count(100 * v->value) + "%";
+    else if (as == "times" && unit == "ratio") out.text += format_count(v->value) + "x";
     else throw std::invalid_argument(where + ": cannot show " + unit + " as \"" + as + "\"");
     if (marks) out.text += v->confidence == Confidence::inferred ? " ~" : v->confidence == Confidence::assumed ? " ?" : "";
     out.facts.push_back(v);

@@ -113,9 +113,10 @@ double decimal_year_of_date(const std::string& date);
 std::string display_value(const Sourced& v, const std::string& unit);
 
 // Prose that states a fact the catalog holds names it rather than typing it again:
-//   "175B parameters, 300B tokens, {runs/gpt3-2020/train_flops|PF-days}, on V100s"
+//   "{runs/gpt3-2020/params|words} parameters, {runs/gpt3-2020/train_flops|PF-days}, on V100s"
 // "{table/record/key}" prints the value as display_value does; "|PF-days" prints a FLOPs value in
-// petaflop/s-days (Brown et al. 2020, Table D.1 caption: 1 PF-day = 1e15 FLOP/s x 86400 s). `facts` are
+// petaflop/s-days (Brown et al. 2020, Table D.1 caption: 1 PF-day = 1e15 FLOP/s x 86400 s); "|words" a
+// count as prose writes it ("175 billion"); "|percent" and "|times" a ratio ("34%", "300,000x"). `facts` are
 // the values named, in order, for their sources and confidences. Throws std::invalid_argument naming the
 // reference that names nothing. load_catalog checks every text attribute this way.
 struct ExpandedText {

@@ -62,6 +62,16 @@ std::string format_count(double v, int significant) {
   return b;
 }
 
+std::string format_in_words(double x) {
+  const char* names[] = {"", " thousand", " million", " billion", " trillion"};
+  int k = 0;
+  double v = x;
+  while (std::fabs(v) >= 1000 && k < 4) v /= 1000, ++k;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g%s", v, names[k]);
+  return buf;
+}
+
 std::string format_gib(double bytes) { return format_count(bytes / 1073741824.0) + " GiB"; }
 
 std::string format_quantity(double v, const std::string& unit) {

@@ -20,5 +20,7 @@ std::string format_count(double value, int significant = 3);
 // Memory in GiB as every screen writes it, panels and narrations alike: 1.326e10 bytes -> "12.3 GiB",
 // 3.436e10 -> "32 GiB", 1.3e12 -> "1,210 GiB" (format_count's three digits).
 std::string format_gib(double bytes);
+// A count in words, as prose reads it: 1.5e9 -> "1.5 billion", 117e6 -> "117 million", 770 -> "770".
+std::string format_in_words(double value);
 
 }  // namespace mc

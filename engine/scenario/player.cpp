@@ -28,14 +28,7 @@ std::string fmt_number(double x, const std::string& how) {
       out += digits[i];
     }
     return (x < 0 && out != "0" ? "-" : "") + out;
-  } else if (how == "n") {
-    // Counts in words people read: 1.5e9 -> "1.5 billion".
-    const char* names[] = {"", " thousand", " million", " billion", " trillion"};
-    int k = 0;
-    double v = x;
-    while (std::fabs(v) >= 1000 && k < 4) v /= 1000, ++k;
-    std::snprintf(buf, sizeof buf, "%.3g%s", v, names[k]);
-  }
+  } else if (how == "n") return format_in_words(x);  // counts in words people read: "1.5 billion"
   else if (how == "year") std::snprintf(buf, sizeof buf, "%.0f", x);  // 2029, never "2,029"
   else if (how == "sci") std::snprintf(buf, sizeof buf, "%.3g", x);
   else if (how == "f1") std::snprintf(buf, sizeof buf, "%.1f", x);

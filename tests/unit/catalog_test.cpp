@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -329,6 +331,28 @@ TEST(CatalogTextFacts, SummariesPrintTheCatalogsValues) {
   EXPECT_THROW(mc::expand_facts(c, "{runs/gpt3-2020/nope}"), std::invalid_argument);
   EXPECT_THROW(mc::expand_facts(c, "{runs/gpt3-2020/params|PF-days}"), std::invalid_argument) << "a count is no FLOPs";
   EXPECT_THROW(mc::expand_facts(c, "{runs/gpt3-2020"), std::invalid_argument);
+  // Formats for prose: a count in words, a ratio as a percentage or a multiple; each only for its unit.
+  EXPECT_EQ(mc::expand_facts(c, "{runs/gpt3-2020/params|words}").text, "175 billion");
+  EXPECT_EQ(mc::expand_facts(c, "{runs/gpt4-2022/mfu|percent}").text, "34%");
+  EXPECT_EQ(mc::expand_facts(c, "{runs/ai-and-compute-trend/growth|times}").text, "300,000x");
+  EXPECT_THROW(mc::expand_facts(c, "{runs/gpt4-2022/mfu|words}"), std::invalid_argument) << "a ratio is no count";
+  EXPECT_THROW(mc::expand_facts(c, "{runs/gpt3-2020/params|percent}"), std::invalid_argument);
+  // No event summary types a digit the catalog holds: every number in one is a named fact (dates in names
+  // and the model names' own digits, "GPT-3", "A100s", "V100s", are not quantities).
+  for (const auto& r : c.table("events")->records) {
+    const std::string summary = r.text_or("summary", "");
+    std::string prose;  // the summary without its {references} and without model and GPU names
+    for (size_t at = 0; at < summary.size();) {
+      const size_t open = summary.find('{', at);
+      prose += summary.substr(at, open == std::string::npos ? std::string::npos : open - at);
+      if (open == std::string::npos) break;
+      at = summary.find('}', open) + 1;
+    }
+    for (const char* name : {"GPT-4", "GPT-3", "GPT-2", "GPT-1", "A100", "V100", "P100", "DGX-1", "TPU v3", "FP16", "H100"})
+      for (size_t k = prose.find(name); k != std::string::npos; k = prose.find(name)) prose.erase(k, std::strlen(name));
+    EXPECT_EQ(prose.find_first_of("0123456789"), std::string::npos)
+        << r.id << ": a number typed into the summary (name it as {table/record/key}): " << summary;
+  }
 }
 
 // ---- references that cannot be resolved are refused with the file, the place and the fix ---------------
