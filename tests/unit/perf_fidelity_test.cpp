@@ -125,6 +125,12 @@ TEST(PerfFidelity, EveryStackAndEveryPresetDefaultResolves) {
         EXPECT_NE(sw->find(id), nullptr) << table << " " << r.id << " names " << id;
       }
     }
+  // So does every published run's stack, predicted or not (a run we do not predict still says what ran it).
+  const json setups = mc::JsonDoc::load(std::string(MC_VALIDATION_DIR) + "/run-setups.json").value();
+  for (const json& st : setups.at("runs")) {
+    EXPECT_NE(sw->find(st.value("software", "")), nullptr) << "run-setups.json " << st.at("id") << " names "
+                                                            << st.value("software", "(no stack)");
+  }
   // Every preset model on its era's cluster still estimates without error (the README's and the panels').
   for (const auto& m : catalog().table("models")->records) {
     json cfg = {{"model", {{"preset", m.id}}}, {"cluster", {{"preset", "selene-2021"}, {"gpus", 8}}},
