@@ -241,3 +241,22 @@ TEST(PerfTruth, NarrowCombosKeepTheVersionAndYear) {
   const std::string cluster = preview_of("cluster");
   EXPECT_NE(cluster.find("(2020)"), std::string::npos) << cluster;
 }
+
+// The stack's efficiencies carry their confidence as catalog cells do: OpenAI's 2020 code published no
+// kernels, so its GEMM fraction and memory-bound traffic are assumptions (" ?"); Megatron-LM v1.0's GEMM
+// fraction is reported and its traffic counted from its code (" ~").
+TEST(PerfTruth, AssumedStackEfficienciesAreMarked) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_EQ(app.state().perf.parsed.software.id, "openai-gpt3-2020");
+  EXPECT_NE(h.text.find("Large GEMMs at 66% ? of peak"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("x2.0 ? the traffic"), std::string::npos) << h.text;
+  nlohmann::json cfg = nlohmann::json::parse(R"({"model": {"preset": "gpt3-175b"},
+      "cluster": {"preset": "azure-openai-2020", "gpus": 1024}, "software": "megatron-lm-2020",
+      "parallel": {"tp": 8, "pp": 1, "dp": 128, "micro_batch": 1, "global_batch": 1536, "recompute": "full"}})");
+  show(h, app, cfg);
+  EXPECT_NE(h.text.find("Large GEMMs at 66% of peak"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("x2.0 ~ the traffic"), std::string::npos) << h.text;
+}

@@ -11,6 +11,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -373,9 +374,23 @@ void draw_stacks(ExplorerState& s) {
   const perf::Software& k = v.parsed.software;
   // The large-GEMM fraction this stack reaches on this GPU (its own value, else the GPU's).
   const double gemm = k.gemm_fraction > 0 ? k.gemm_fraction : v.parsed.cluster.matmul_peak_fraction;
-  wrapped_text(true, "Large GEMMs at %.0f%% of peak%s; memory-bound kernels x%.1f the traffic of fused ones; %s.",
-                      100 * gemm, k.gemm_fraction > 0 ? " (this stack on this accelerator)" : " (the accelerator's own)",
-                      k.elementwise_factor, k.flash_attention ? "flash attention" : "attention scores through HBM");
+  // With the stack's confidence marks (" ~" inferred, " ?" assumed), as the catalog's cells carry them: OpenAI's
+  // 2020 code published no kernels, so its efficiencies are assumptions and the line says so.
+  std::string arch;
+  if (const Table* g = s.catalog->table("gpus"))
+    if (const Record* gr = g->find(v.parsed.cluster.gpu)) arch = gr->text_or("architecture", "");
+  for (char& ch : arch) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  auto mark = [&](const std::string& key) {
+    const Sourced* x = cur->find(key);
+    const char* m = x ? confidence_mark(x->confidence) : "";
+    return std::string(*m ? " " : "") + m;
+  };
+  const std::string gemm_mark = k.gemm_fraction > 0 ? mark("gemm_fraction_" + arch) : "";
+  wrapped_text(true, "Large GEMMs at %.0f%%%s of peak%s; memory-bound kernels x%.1f%s the traffic of fused ones; %s.",
+                      100 * gemm, gemm_mark.c_str(),
+                      k.gemm_fraction > 0 ? " (this stack on this accelerator)" : " (the accelerator's own)",
+                      k.elementwise_factor, mark("elementwise_factor").c_str(),
+                      k.flash_attention ? "flash attention" : "attention scores through HBM");
   track(s, "perf.stack");
   if (v.by_stack.empty() || !ImGui::TreeNode("The same layout on every training stack")) return;
   if (ImGui::BeginTable("##stacks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
