@@ -72,6 +72,19 @@ std::string format_in_words(double x) {
   return buf;
 }
 
+std::string format_seconds(double x) {
+  char buf[64];
+  if (std::fabs(x) >= 10000) return with_thousands(x) + " s";
+  std::snprintf(buf, sizeof buf, "%.4g s", x);
+  return buf;
+}
+
+std::string format_percent(double f) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
+  return buf;
+}
+
 std::string format_gib(double bytes) { return format_count(bytes / 1073741824.0) + " GiB"; }
 
 std::string format_quantity(double v, const std::string& unit) {

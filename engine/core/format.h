@@ -20,6 +20,11 @@ std::string format_count(double value, int significant = 3);
 // Memory in GiB as every screen writes it, panels and narrations alike: 1.326e10 bytes -> "12.3 GiB",
 // 3.436e10 -> "32 GiB", 1.3e12 -> "1,210 GiB" (format_count's three digits).
 std::string format_gib(double bytes);
+// A duration in seconds as the panels and narrations both write it, four significant digits: 89.03 -> "89.03 s",
+// 0.28712 -> "0.2871 s", 217.64 -> "217.6 s", 12345 -> "12,345 s".
+std::string format_seconds(double seconds);
+// A fraction as a percentage with one decimal, as panels and narrations write utilisation: 0.2971 -> "29.7%".
+std::string format_percent(double fraction);
 // A count in words, as prose reads it: 1.5e9 -> "1.5 billion", 117e6 -> "117 million", 770 -> "770".
 std::string format_in_words(double value);
 

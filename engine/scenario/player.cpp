@@ -17,7 +17,8 @@ std::string fmt_number(double x, const std::string& how) {
     else if (std::fabs(x) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3gM", x / 1e6);
     else if (std::fabs(x) >= 1e3) std::snprintf(buf, sizeof buf, "$%.3gk", x / 1e3);
     else std::snprintf(buf, sizeof buf, x >= 100 ? "$%.0f" : "$%.2f", x);
-  } else if (how == "pct") std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+  } else if (how == "pct") return format_percent(x);  // as the panels write utilisation
+  else if (how == "s") return format_seconds(x);     // as the panels write durations
   else if (how == "pct0") std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);  // a leaked or rough figure: "34%"
   else if (how == "int") {
     // Thousands separators: 300000 -> "300,000".

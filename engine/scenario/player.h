@@ -93,7 +93,7 @@ class Player {
 };
 
 // "{{plan.params|si}} parameters" -> "32.2 G parameters". Formats: si (default), usd, pct, pct0 (whole percent), int, year, sci,
-// f1, f2, f3, days, x (multiple),
+// f1, f2, f3, days, x (multiple), s (seconds as the panels write them: "89.03 s"),
 // n (1.5 billion), int (300,000 with separators), gib (bytes in GiB). Unresolved references are left visible and listed in `missing`.
 std::string render_narration(const std::string& text, const json& results, std::vector<std::string>* missing);
 

@@ -65,7 +65,7 @@ TEST(PerfTruth, HeadlineNamesModelAndHardwareFlops) {
                    "recompute": "full"}})"));
   const auto& v = app.state().perf;
   ASSERT_TRUE(v.valid) << v.error;
-  const std::regex re(R"(model FLOPs (\d+) TFLOP/s per GPU \(MFU (\d+)%\); with full recompute the GPUs do (\d+) TFLOP/s \(HFU (\d+)%\))");
+  const std::regex re(R"(model FLOPs (\d+) TFLOP/s per GPU \(MFU (\d+\.\d)%\); with full recompute the GPUs do (\d+) TFLOP/s \(HFU (\d+\.\d)%\))");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(h.text, m, re)) << h.text;
   const double model = std::stod(m[1]), mfu = std::stod(m[2]), hw = std::stod(m[3]), hfu = std::stod(m[4]);

@@ -46,3 +46,13 @@ TEST(FormatQuantity, CountsMoneyAndPfDaysWrittenOut) {
   EXPECT_EQ(mc::format_gib(34359738368.0), "32 GiB");
   EXPECT_EQ(mc::format_gib(1234.5 * 1073741824.0), "1,230 GiB");
 }
+
+// Durations and utilisation as the panels and narrations both write them.
+TEST(FormatPanelsAndNarrations, SecondsAndPercent) {
+  EXPECT_EQ(mc::format_seconds(89.0309), "89.03 s");
+  EXPECT_EQ(mc::format_seconds(0.28712), "0.2871 s");
+  EXPECT_EQ(mc::format_seconds(217.64), "217.6 s");
+  EXPECT_EQ(mc::format_seconds(12345.4), "12,345 s");
+  EXPECT_EQ(mc::format_percent(0.29712), "29.7%");
+  EXPECT_EQ(mc::format_percent(1.0), "100.0%");
+}

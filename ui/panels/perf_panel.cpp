@@ -440,18 +440,20 @@ void draw_results(ExplorerState& s) {
   const AcceleratorWords w = accelerator_words(&*s.catalog, v.parsed.cluster.gpu);
   const long long n_acc = (long long)v.parsed.cluster.gpus();
   const char* acc_n = (n_acc == 1 ? w.one : w.many).c_str();  // "1 GPU", "8 GPUs"
-  wrapped_text(false, "%.1f B parameters, iteration %.2f s, %s tokens/s", e.params / 1e9, e.iteration_time_s,
-               format_si(e.tokens_per_s).c_str());
+  // Seconds and percentages as the narrations quote them (core/format.h): one number on one screen.
+  wrapped_text(false, "%.1f B parameters, iteration %s, %s tokens/s", e.params / 1e9,
+               format_seconds(e.iteration_time_s).c_str(), format_si(e.tokens_per_s).c_str());
   // Model FLOPs and hardware FLOPs named apart (Chowdhery et al. 2022, PaLM, App. B; Korthikanti et al.
   // 2022): MFU counts the FLOPs the model needs, HFU adds the recomputed activations the GPUs also run.
   if (v.parsed.layout.recompute == perf::Recompute::none)
-    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %.0f%%); nothing recomputed, so HFU = MFU",
-                 e.model_tflops_per_gpu, w.one.c_str(), 100 * e.mfu);
+    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %s); nothing recomputed, so HFU = MFU",
+                 e.model_tflops_per_gpu, w.one.c_str(), format_percent(e.mfu).c_str());
   else
-    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %.0f%%); with %s recompute the %s do %.0f TFLOP/s "
-                        "(HFU %.0f%%)",
-                 e.model_tflops_per_gpu, w.one.c_str(), 100 * e.mfu, perf::to_string(v.parsed.layout.recompute),
-                 w.many.c_str(), e.achieved_tflops_per_gpu, 100 * e.hfu);
+    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %s); with %s recompute the %s do %.0f TFLOP/s "
+                        "(HFU %s)",
+                 e.model_tflops_per_gpu, w.one.c_str(), format_percent(e.mfu).c_str(),
+                 perf::to_string(v.parsed.layout.recompute), w.many.c_str(), e.achieved_tflops_per_gpu,
+                 format_percent(e.hfu).c_str());
   track(s, "perf.headline");
   // What the engine assumed or could not honour (a layout the preset's default stack could not run is a
   // what-if): said beside the numbers it qualifies.
@@ -496,7 +498,7 @@ void draw_results(ExplorerState& s) {
   }
 
   ImGui::Spacing();
-  wrapped_text(false, "Where the %.2f s of one iteration go (tp %s, dp %s):", e.iteration_time_s,
+  wrapped_text(false, "Where the %s of one iteration go (tp %s, dp %s):", format_seconds(e.iteration_time_s).c_str(),
                e.tp_algorithm.c_str(), e.dp_algorithm.c_str());
   const auto& T = e.time;
   std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)}, {"tp comm", T.tp_comm, part_color(1)},
