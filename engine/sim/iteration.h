@@ -66,11 +66,25 @@ struct IterationSpec {
   bool overlap_dp = true;
   bool zero_sharded = false;       // ZeRO >= 1: reduce-scatter gradients, all-gather params after the step
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2): parameters stay partitioned over the dp ranks,
-  // so every micro-batch's forward and backward of a model chunk first all-gathers that chunk's
-  // parameters (dp_bytes_per_stage / v) on the dp stream and waits for them (no prefetch); gradients are
-  // reduce-scattered in buckets (once per iteration, as engine/perf assumes); no all-gather after the
-  // step (the next forward gathers). Volume per iteration with m = 1: RS + 2 AG = 3 Psi (Sec. 7.2.2).
+  // so every micro-batch's forward and backward gathers each layer's parameters on the dp stream before
+  // the layer computes, and gradients are reduce-scattered; no all-gather after the step (the next forward
+  // gathers). The stage's parameters outside its layers (embeddings, final norm: dp_bytes_per_stage less
+  // the layers') are one more unit, gathered with its first chunk. How the stack issues these collectives
+  // is `zero3` below, filled from software.json's zero3_* fields by sim_config.cpp exactly as engine/perf
+  // (perf_time.cpp) prices them; its defaults are textbook ZeRO-3 (one collective per layer, no prefetch,
+  // gradients reduce-scattered once after the last micro-batch). Volume per iteration of the defaults
+  // with m = 1: RS + 2 AG = 3 Psi (Sec. 7.2.2).
   bool zero3_gathers = false;
+  struct Zero3Stack {
+    double layer_bytes = 0;            // one layer's parameters per GPU (perf::layer_params_bytes); 0: even share
+    double collectives_per_layer = 1;  // perf::zero3_collectives_per_layer: per tensor, per module or one
+    bool regather = false;             // gathered again for the recomputed forward (full recompute, module hooks)
+    bool reduce_each_microbatch = false;  // reduce-scatter after each layer's backward in every micro-batch
+    // Share of each gather the GPU waits for where it is needed (the rest is prefetched on the dp stream
+    // while the previous layer computes), and of each reduce-scatter the backward waits for (the rest
+    // runs behind it): 1 and 1 without overlap (software.json zero3_overlap off).
+    double open_share = 1, open_reduce = 1;
+  } zero3;
   Algorithm dp_algorithm = Algorithm::ring;
   double optimizer_s = 0;
   LatencySpec latency;
