@@ -304,9 +304,10 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
   //  - Nothing on the ZeRO-3 rows (DeepSpeed 0.3.16-0.4 / HF, the 52B on 64 V100s): both models run the
   //    stack's ZeRO-3 (software.json zero3_*: one collective per tensor, the weights gathered again for the
   //    recomputed forward, gradients reduce-scattered after every micro-batch, no overlap) with the same
-  //    counts, sizes and ring latencies (sim_zero_test.cpp). They agree within 1% (the tp = 4 row's
-  //    in-node tensor-parallel all-reduce is a ring in the simulator and NCCL's tree in the analytic
-  //    model: its 1%). The simulator used to run textbook ZeRO-3 (a chunk gathered twice per micro-batch,
+  //    counts, sizes and ring latencies (sim_zero_test.cpp). They agree within 1% (the tp = 4 row's 1%
+  //    is its in-node tensor-parallel all-reduce: NCCL's tree, which the analytic model prices at the
+  //    ring's bandwidth and the simulator runs as chains whose inner GPUs send both ways, 4/3 the bytes
+  //    per NVLink port, engine/sim/collectives.cpp). The simulator used to run textbook ZeRO-3 (a chunk gathered twice per micro-batch,
   //    one reduce-scatter) and was 9-14% faster here.
   const std::string dir = MC_VALIDATION_DIR;
   const mc::json cases = mc::JsonDoc::load(dir + "/more-public-cases.json").value();
