@@ -307,8 +307,8 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
   //    counts, sizes and ring latencies (sim_zero_test.cpp). They agree within 1% (the tp = 4 row's 1%
   //    is its in-node tensor-parallel all-reduce: NCCL's tree, which the analytic model prices at the
   //    ring's bandwidth and the simulator runs as chains whose inner GPUs send both ways, 4/3 the bytes
-  //    per NVLink port, engine/sim/collectives.cpp). The simulator used to run textbook ZeRO-3 (a chunk gathered twice per micro-batch,
-  //    one reduce-scatter) and was 9-14% faster here.
+  //    per NVLink port, engine/sim/collectives.cpp). The simulator used to run textbook ZeRO-3 (a chunk
+  //    gathered twice per micro-batch, one reduce-scatter) and was 9-14% faster here.
   const std::string dir = MC_VALIDATION_DIR;
   const mc::json cases = mc::JsonDoc::load(dir + "/more-public-cases.json").value();
   const mc::json setups = mc::JsonDoc::load(dir + "/run-setups.json").value();
