@@ -35,6 +35,7 @@ struct Arrival {
   bool arrived = false;
   int waiter = -1;
   int src_worker = -1;
+  int pending_sender = -1;  // paired p2p: a sender blocked until the receiver calls (its op at its pc)
 };
 
 struct SendRec {
@@ -176,6 +177,7 @@ class Engine {
   long long seq_ = 0, events_ = 0;
   int V_ = 1;
   bool tp_in_node_ = true, finished_ = false;
+  bool paired_ = false;  // IterationSpec::paired_p2p in effect (a pipeline, 1F1B)
   double wall_s_ = 0;
   // Bytes the simulated tensor-parallel rings put on each link (indexed by link id; sized on first use):
   // only representative replicas run their tp rings, so finish() adds these to the symmetric replicas.
@@ -327,22 +329,42 @@ void Engine::build_ops(Worker& w) {
       }
     }
   };
-  for (const SchedOp& so : stage_schedule(s_.schedule, p, w.stage, m, v)) {
-    const int vs = so.chunk * p + w.stage;
-    const bool first = vs == 0, last = vs == V_ - 1;
-    const double fx = first ? s_.first_stage_extra_s : 0, lx = last ? s_.last_stage_extra_s : 0;
-    if (!so.backward) {
-      if (!first) {
-        w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 0, vs});
-        // An all-gather moves half an all-reduce's bytes in half its steps (collectives.h).
-        if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
+  if (paired_) {
+    // DeepSpeed's instruction order (deepspeed_schedule): one chunk per stage.
+    const int vs = w.stage;
+    const double fx = vs == 0 ? s_.first_stage_extra_s : 0, lx = vs == V_ - 1 ? s_.last_stage_extra_s : 0;
+    for (const PipeCmd& c : deepspeed_schedule(p, w.stage, m)) {
+      const SchedOp so{c.micro_batch, 0, c.kind == PipeCmd::backward};
+      switch (c.kind) {
+        case PipeCmd::recv_act:
+          w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 0, vs});
+          if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, 0, 0, vs});
+          break;
+        case PipeCmd::recv_grad: w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 1, vs}); break;
+        case PipeCmd::send_act: w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 0, vs + 1}); break;
+        case PipeCmd::send_grad: w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 1, vs - 1}); break;
+        case PipeCmd::forward: pass(so, vs, false, fx, lx); break;
+        case PipeCmd::backward: pass(so, vs, true, fx, lx); break;
       }
-      pass(so, vs, false, fx, lx);
-      if (!last) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 0, vs + 1});
-    } else {
-      if (!last) w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 1, vs});
-      pass(so, vs, true, fx, lx);
-      if (!first) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 1, vs - 1});
+    }
+  } else {
+    for (const SchedOp& so : stage_schedule(s_.schedule, p, w.stage, m, v)) {
+      const int vs = so.chunk * p + w.stage;
+      const bool first = vs == 0, last = vs == V_ - 1;
+      const double fx = first ? s_.first_stage_extra_s : 0, lx = last ? s_.last_stage_extra_s : 0;
+      if (!so.backward) {
+        if (!first) {
+          w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 0, vs});
+          // An all-gather moves half an all-reduce's bytes in half its steps (collectives.h).
+          if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
+        }
+        pass(so, vs, false, fx, lx);
+        if (!last) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 0, vs + 1});
+      } else {
+        if (!last) w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 1, vs});
+        pass(so, vs, true, fx, lx);
+        if (!first) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 1, vs - 1});
+      }
     }
   }
   // ZeRO-3 gradients accumulated over the micro-batches: reduce-scattered once after the last backward,
@@ -381,6 +403,11 @@ void Engine::advance(int wi, double now) {
           a.waiter = wi;
           w.blocked = true;
           w.wait_start = now;
+          if (a.pending_sender >= 0) {  // paired: the sender was waiting for this call
+            const int sender = a.pending_sender;
+            a.pending_sender = -1;
+            start_send(sender, workers_[size_t(sender)].ops[workers_[size_t(sender)].pc], now);
+          }
           return;
         }
         ++w.pc;
@@ -398,6 +425,15 @@ void Engine::advance(int wi, double now) {
         start_tp(wi, now);
         return;
       case OpType::send:
+        if (paired_) {  // starts when the receiver has called; the sender waits for it, then for the transfer
+          Arrival& a = arrivals_[size_t(w.cls)][size_t((op.a * V_ + op.vs) * s_.micro_batches + op.mb)];
+          w.blocked = true;
+          if (a.waiter >= 0)
+            start_send(wi, op, now);
+          else
+            a.pending_sender = wi;
+          return;
+        }
         start_send(wi, op, now);
         if (s_.blocking_p2p) {
           w.blocked = true;
@@ -576,6 +612,7 @@ void Engine::start() {
     throw std::invalid_argument("simulate_iteration: layers (" + std::to_string(s_.layers) +
                                 ") must be divisible by pp * virtual_stages (" + std::to_string(p * v) + ")");
   V_ = p * v;
+  paired_ = s_.paired_p2p && p > 1 && s_.schedule == PipeSchedule::one_f_one_b;
   build_classes();
   const int C = int(class_replicas_.size());
   // ZeRO-3 reduce-scatters its gradients unit by unit (build_ops), not in buckets.
@@ -672,7 +709,7 @@ void Engine::on_flow_done(long long tag, double now) {
     const SendRec r = sends_[size_t(id)];
     add_span(r.src_worker, r.start_s, now, SpanKind::pp_send, r.mb, r.dst_vs / p);
     arrive(r, now);
-    if (s_.blocking_p2p) {
+    if (s_.blocking_p2p || paired_) {
       Worker& w = workers_[size_t(r.src_worker)];
       w.blocked = false;
       ++w.pc;
@@ -819,7 +856,7 @@ void Engine::finish() {
       case SpanKind::tp_comm: res_.tp_comm_s += d; break;
       case SpanKind::pp_wait: res_.pp_wait_s += d; break;
       case SpanKind::pp_send:
-        if (s_.blocking_p2p) res_.pp_send_s += d;
+        if (s_.blocking_p2p || paired_) res_.pp_send_s += d;
         break;
       case SpanKind::dp_wait: res_.dp_exposed_s += d; break;
       case SpanKind::optimizer: res_.optimizer_s += d; break;
@@ -952,7 +989,7 @@ void Engine::critical_path(int crit) {
                        spans.begin());
     for (int i = hi - 1; i >= 0; --i) {
       const Span& sp = spans[size_t(i)];
-      if (sp.kind == SpanKind::dp_comm || (sp.kind == SpanKind::pp_send && !s_.blocking_p2p)) continue;
+      if (sp.kind == SpanKind::dp_comm || (sp.kind == SpanKind::pp_send && !s_.blocking_p2p && !paired_)) continue;
       if (sp.end_s <= t + eps) {
         k = i;
         break;

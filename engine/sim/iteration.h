@@ -9,7 +9,8 @@
 // interleaved 1F1B: Narayanan et al. 2021 Sec. 2.2.2, chunks of p micro-batches per model chunk), for
 // every layer of every micro-batch: its compute, then its tensor-parallel collectives (blocking, as in
 // Megatron). Activations and gradients cross stage boundaries as asynchronous sends; a stage waits for
-// what it receives. Gradient buckets start their data-parallel collective once every replica has
+// what it receives. DeepSpeed's pipeline engine instead pairs blocking sends and receives in its own
+// lockstep order (paired_p2p, deepspeed_schedule): a transfer holds both stages. Gradient buckets start their data-parallel collective once every replica has
 // produced them (during the last micro-batch's backward when overlap is on, after it when off), on a
 // separate communication stream; the optimizer step waits for all buckets.
 //
@@ -54,6 +55,10 @@ struct IterationSpec {
   double pp_bytes_backward = 0;    // > 0: the backward's gradients are this size (DeepSpeed sends them whole)
   // Megatron-LM's p2p (batched isend/irecv, then wait) holds the sender until its message has left.
   bool blocking_p2p = true;
+  // DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p; 1F1B only): a blocking send met by
+  // a blocking receive (in 2021 a two-rank broadcast), in its TrainSchedule order (deepspeed_schedule):
+  // the transfer starts once both stages have called, and both wait until it ends.
+  bool paired_p2p = false;
   // Transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4, software.json pipeline_p2p_broadcast):
   // between nodes they count against the collective limits (topology.h), as engine/perf prices them.
   bool pp_sends_as_collective = false;
@@ -180,6 +185,16 @@ struct SchedOp {
   bool backward;
 };
 std::vector<SchedOp> stage_schedule(PipeSchedule s, int pp, int stage, int m, int v);
+
+// DeepSpeed's TrainSchedule (deepspeed/runtime/pipe/schedule.py) for one stage: 2 (m + p - 1) lockstep
+// steps, forward and backward alternating with the stage's parity; each step sends the previous step's
+// output next to its own receive (a forward step: send gradient, receive activation; a backward step:
+// receive gradient, send activation), then computes. Steps with no valid micro-batch only send.
+struct PipeCmd {
+  enum Kind : uint8_t { send_grad, recv_act, recv_grad, send_act, forward, backward } kind;
+  int micro_batch;
+};
+std::vector<PipeCmd> deepspeed_schedule(int pp, int stage, int m);
 
 // Throws std::invalid_argument for inconsistent specs (sizes that do not divide, GPU count mismatch).
 IterationResult simulate_iteration(const Topology& topo, const IterationSpec& spec);

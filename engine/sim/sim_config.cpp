@@ -252,6 +252,9 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   if (c.software.pipeline_full_gradients) it.pp_bytes_backward = bsh;
   it.pp_all_gather = stack_sg && L.pp > 1;
   it.blocking_p2p = r.sec.blocking_p2p;
+  // DeepSpeed's engine pairs a blocking send with a blocking receive (perf_time.cpp charges both stages
+  // for each transfer: p2p x 2).
+  it.paired_p2p = c.software.pipeline_blocking_p2p && it.blocking_p2p;
   it.pp_sends_as_collective = c.software.pipeline_p2p_broadcast;
   // Gradient bytes of one GPU's shard of one stage: the analytic model's weights per GPU without ZeRO.
   perf::Config shard = c;
