@@ -214,6 +214,12 @@ struct Estimate {
 
 double param_count(const ModelSpec& m);                         // exact: embeddings, layers, final norm
 double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param);  // one layer's shard
+// ZeRO-3 as a stack runs it (software.json zero3_*; perf_time.cpp prices it, the simulator replays it):
+// how many collectives gather one layer's parameters (one per tensor, per module, or one), and the share
+// of a layer's parameters (its tp shard) in modules larger than `limit_params` (0: none), which a
+// prefetch budget or gradient bucket of that size leaves in the open.
+int zero3_collectives_per_layer(const ModelSpec& m, Zero3Gather g);
+double zero3_share_above(const ModelSpec& m, int tp, double limit_params);
 double megatron_param_count(const ModelSpec& m);                // Narayanan et al. 2021 eq. (2)
 double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // eq. (3) without recompute
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);

@@ -91,6 +91,20 @@ int modules_per_layer(const ModelSpec& m) { return (m.gated_mlp ? 5 : 4) + 2; }
 
 }  // namespace
 
+int zero3_collectives_per_layer(const ModelSpec& m, Zero3Gather g) {
+  return g == Zero3Gather::per_tensor ? tensors_per_layer(m) : g == Zero3Gather::per_module ? modules_per_layer(m) : 1;
+}
+
+// The layer's big matrices (QKV, output projection, fc1 (and gate), fc2), each a module of its own.
+double zero3_share_above(const ModelSpec& m, int tp, double limit) {
+  if (limit <= 0) return 0.0;
+  const double hh = m.hidden, ff = m.ffn(), kv = double(m.kv()) * (hh / m.heads);
+  const double mats[] = {hh * (hh + 2 * kv) / tp, hh * hh / tp, (m.gated_mlp ? 2 : 1) * hh * ff / tp, hh * ff / tp};
+  double big = 0, all = 0;
+  for (double n : mats) all += n, big += n > limit ? n : 0;
+  return all > 0 ? big / all : 0.0;
+}
+
 Estimate estimate(const Config& cfg) {
   const ModelSpec& m = cfg.model;
   const Layout& L = cfg.layout;
@@ -197,9 +211,7 @@ Estimate estimate(const Config& cfg) {
       // is the stack's (software.json): one per tensor with a device sync before each (DeepSpeed 2021),
       // one per module, or one per layer prefetched (FSDP). Each is a ring over the dp ranks: N - 1
       // latency steps plus its bytes at the ring's bandwidth.
-      const int per_layer = sw.zero3_gather == Zero3Gather::per_tensor   ? tensors_per_layer(m)
-                            : sw.zero3_gather == Zero3Gather::per_module ? modules_per_layer(m)
-                                                                         : 1;
+      const int per_layer = zero3_collectives_per_layer(m, sw.zero3_gather);
       const double layer_bytes = layer_params_bytes(m, L.tp, bytes);
       const Collective ag = all_gather(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
       const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
@@ -220,15 +232,7 @@ Estimate estimate(const Config& cfg) {
       // A prefetch budget smaller than a module leaves that module's gather in the open, and a gradient
       // bucket smaller than a module makes its reduce-scatter hold up the backward: the share of the
       // layer's parameters in modules above each limit (the big matrices of a wide model).
-      const double hh = h, ff = m.ffn(), kv = double(m.kv()) * (h / m.heads);
-      const double mats[] = {hh * (hh + 2 * kv) / L.tp, hh * hh / L.tp, (m.gated_mlp ? 2 : 1) * hh * ff / L.tp,
-                             hh * ff / L.tp};
-      auto share_above = [&](double limit) {
-        if (limit <= 0) return 0.0;
-        double big = 0, all = 0;
-        for (double n : mats) all += n, big += n > limit ? n : 0;
-        return all > 0 ? big / all : 0.0;
-      };
+      auto share_above = [&](double limit) { return zero3_share_above(m, L.tp, limit); };
       const double open_share = sw.zero3_overlap ? share_above(sw.zero3_prefetch_params) : 1.0;
       const double open_reduce = sw.zero3_overlap ? share_above(sw.zero3_reduce_bucket_params) : 1.0;
       const double hidden_f = (1 - open_share) * fwd_gathers, hidden_b = (1 - open_share) * bwd_gathers;

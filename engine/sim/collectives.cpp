@@ -59,19 +59,28 @@ struct LinkAcc {
   }
 };
 
+// `rounds` passes of p - 1 steps (1: reduce-scatter or all-gather, 2: all-reduce). A ring over p ranks on
+// n nodes pays n - 1 steps at the fabric's latency and p - n at NVLink's per pass, as engine/perf prices a
+// flat ring (perf/collectives.cpp time_collective), so both models charge the same per collective.
 CollectivePhase ring_phase(const Topology& topo, const std::vector<std::vector<int>>& rings, double bytes_per_hop,
-                           int steps, const LatencySpec& lat) {
+                           int rounds, const LatencySpec& lat) {
   LinkAcc acc;
-  double flows = 0;
+  double flows = 0, latency = 0;
+  std::vector<int> nodes;
   for (const auto& r : rings) {
     const size_t p = r.size();
     if (p < 2) continue;
     for (size_t i = 0; i < p; ++i) acc.add(topo, r[i], r[(i + 1) % p]);
     flows += double(p);
+    nodes.clear();
+    for (int g : r) nodes.push_back(topo.node_of(g));
+    std::sort(nodes.begin(), nodes.end());
+    const double n = double(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    latency = std::max(latency, (n - 1) * lat.inter_node_s + (double(p) - n) * lat.intra_node_s);
   }
   CollectivePhase ph;
   ph.flows = acc.spec(topo, flows, flows > 0 ? bytes_per_hop : 0);
-  ph.latency_s = steps * (acc.crosses_nodes ? lat.inter_node_s : lat.intra_node_s);
+  ph.latency_s = rounds * latency;
   return ph;
 }
 
@@ -86,8 +95,7 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
   const double pd = double(p);
   if (kind != CollectiveKind::all_reduce || alg == Algorithm::ring) {
     const bool ar = kind == CollectiveKind::all_reduce;
-    const int steps = int(ar ? 2 * (p - 1) : p - 1);
-    return {ring_phase(topo, rings, (ar ? 2.0 : 1.0) * (pd - 1) / pd * N, steps, lat)};
+    return {ring_phase(topo, rings, (ar ? 2.0 : 1.0) * (pd - 1) / pd * N, ar ? 2 : 1, lat)};
   }
   if (alg == Algorithm::tree) {
     // NCCL's tree (Sanders, Speck & Traeff 2009; NCCL 2.4 release notes): inside a node the local ranks
@@ -158,9 +166,9 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
   const double gd = double(g);
   const double nodes = double(cross.front().size());
   std::vector<CollectivePhase> out;
-  out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, int(g - 1), lat));
-  out.push_back(ring_phase(topo, cross, 2 * (nodes - 1) / nodes * (N / gd), int(2 * (nodes - 1)), lat));
-  out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, int(g - 1), lat));
+  out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, 1, lat));
+  out.push_back(ring_phase(topo, cross, 2 * (nodes - 1) / nodes * (N / gd), 2, lat));
+  out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, 1, lat));
   return out;
 }
 

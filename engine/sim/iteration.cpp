@@ -18,14 +18,16 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-enum class OpType : uint8_t { recv, compute, tp, send, bucket, opt_wait, optimizer, all_gather, gather };
+// gather: a ZeRO-3 collective the worker joins and waits for; z3_issue: one it joins and goes on (a
+// prefetch, a reduce-scatter behind the backward); z3_wait: waits for one issued earlier.
+enum class OpType : uint8_t { recv, compute, tp, send, bucket, opt_wait, optimizer, all_gather, gather, z3_issue, z3_wait };
 
 struct Op {
   OpType type;
   SpanKind kind;  // for compute: forward/backward/optimizer
   double dur_s = 0;
   int mb = -1, chunk = 0;
-  int a = 0;      // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; gather: gather id
+  int a = 0;      // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; gather/z3_*: ZeRO-3 item
   int vs = 0;     // recv: own virtual stage; send: destination virtual stage
 };
 
@@ -33,6 +35,7 @@ struct Arrival {
   bool arrived = false;
   int waiter = -1;
   int src_worker = -1;
+  int pending_sender = -1;  // paired p2p: a sender blocked until the receiver calls (its op at its pc)
 };
 
 struct SendRec {
@@ -52,7 +55,7 @@ struct DpItem {
 
 // Data-parallel collective stream of one stage (spans all replicas, so shared by all classes). Items:
 // [0, nb) gradient buckets, nb the post-step parameter all-gather (ZeRO-1/2 explicit), nb + 1 + g the
-// g-th ZeRO-3 parameter gather.
+// g-th ZeRO-3 collective of the stage (Engine::z3_items_).
 struct DpStream {
   std::vector<DpItem> items;
   std::deque<int> queue;          // items ready, in order
@@ -61,6 +64,13 @@ struct DpStream {
   int item = -1, phase = 0;
   int done = 0;                   // buckets finished
   std::vector<int> opt_waiters;   // workers waiting for all buckets
+};
+
+// One ZeRO-3 item: `count` collectives (possibly a fraction: the open or prefetched share of a layer's)
+// moving `bytes` in all; a parameter all-gather or (reduce) a gradient reduce-scatter.
+struct Z3Item {
+  double bytes = 0, count = 1;
+  bool reduce = false;
 };
 
 struct Worker {
@@ -123,13 +133,24 @@ class Engine {
   int worker_index(int cls, int stage) const { return cls * s_.pp + stage; }
   int ag_item() const { return n_buckets_; }
   int gather_item(int g) const { return n_buckets_ + 1 + g; }
-  const std::vector<CollectivePhase>& item_phases(int stage, int item) const {
-    return item < n_buckets_ ? dp_phase_[size_t(stage)] : ag_phase_[size_t(stage)];
+  bool zero3_on() const { return s_.zero3_gathers && s_.dp > 1 && s_.dp_bytes_per_stage > 0; }
+  const Z3Item* z3_item(int stage, int item) const {
+    return item > n_buckets_ ? &z3_items_[size_t(stage)][size_t(item - n_buckets_ - 1)] : nullptr;
   }
-  double item_bytes(int item) const {
+  const std::vector<CollectivePhase>& item_phases(int stage, int item) const {
+    const Z3Item* z = z3_item(stage, item);
+    return item < n_buckets_ || (z && z->reduce) ? dp_phase_[size_t(stage)] : ag_phase_[size_t(stage)];
+  }
+  double item_bytes(int stage, int item) const {
     if (item < n_buckets_) return bucket_bytes_[size_t(item)];
-    // The post-step all-gather moves the stage's parameters; a ZeRO-3 gather one model chunk's (1/v).
-    return item == n_buckets_ ? s_.dp_bytes_per_stage : s_.dp_bytes_per_stage / double(V_ / s_.pp);
+    // The post-step all-gather moves the stage's parameters; a ZeRO-3 item its own.
+    return item == n_buckets_ ? s_.dp_bytes_per_stage : z3_item(stage, item)->bytes;
+  }
+  // Latency steps are paid once per collective: a ZeRO-3 item stands for `count` back-to-back collectives
+  // of the same ring (one per tensor or module of a layer), whose bytes move as one transfer.
+  double item_count(int stage, int item) const {
+    const Z3Item* z = z3_item(stage, item);
+    return z ? z->count : 1.0;
   }
   void add_span(int wi, double a, double b, SpanKind k, int mb, int chunk) {
     if (b > a) res_.workers[size_t(wi)].spans.push_back({a, b, k, mb, chunk});
@@ -144,7 +165,9 @@ class Engine {
   std::vector<std::vector<Arrival>> arrivals_;  // [cls][(dir * V + vs) * m + mb]
   std::vector<SendRec> sends_;
   std::vector<DpStream> dp_;
-  int n_buckets_ = 0, n_gathers_ = 0;  // per stage
+  int n_buckets_ = 0;  // per stage
+  // ZeRO-3 collectives of each stage in the order its workers issue them (the same for every class).
+  std::vector<std::vector<Z3Item>> z3_items_;
   std::vector<double> bucket_bytes_;
   // Cached phases (bytes scaled per use): tp per worker, sends per (cls, src stage, dst stage), dp per stage.
   std::vector<std::vector<CollectivePhase>> tp_phase_;
@@ -154,6 +177,7 @@ class Engine {
   long long seq_ = 0, events_ = 0;
   int V_ = 1;
   bool tp_in_node_ = true, finished_ = false;
+  bool paired_ = false;  // IterationSpec::paired_p2p in effect (a pipeline, 1F1B)
   double wall_s_ = 0;
   // Bytes the simulated tensor-parallel rings put on each link (indexed by link id; sized on first use):
   // only representative replicas run their tp rings, so finish() adds these to the symmetric replicas.
@@ -227,52 +251,143 @@ void Engine::build_ops(Worker& w) {
       ++next_bucket;
     }
   };
-  const bool zero3 = s_.zero3_gathers && s_.dp > 1 && s_.dp_bytes_per_stage > 0;
-  int gather = 0;
-  for (const SchedOp& so : stage_schedule(s_.schedule, p, w.stage, m, v)) {
-    const int vs = so.chunk * p + w.stage;
-    const bool first = vs == 0, last = vs == V_ - 1;
-    // Embedding and logits/loss work (a third forward, two thirds backward: the backward of a matmul
-    // costs twice its forward) rides on the first layer of the first and the last layer of the last
-    // virtual stage.
-    const double fx = first ? s_.first_stage_extra_s : 0, lx = last ? s_.last_stage_extra_s : 0;
-    if (!so.backward) {
-      if (!first) {
-        w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 0, vs});
-        // An all-gather moves half an all-reduce's bytes in half its steps (collectives.h).
-        if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
+  // ZeRO-3 units of this stage (iteration.h): each layer, and the parameters outside the layers, gathered
+  // with chunk 0. Sizes and counts are the stack's (IterationSpec::zero3, from perf_time.cpp's formulas).
+  const bool zero3 = zero3_on();
+  const IterationSpec::Zero3Stack& z = s_.zero3;
+  const double layer_b = z.layer_bytes > 0 ? z.layer_bytes : s_.dp_bytes_per_stage / double(std::max(1, lpc * v));
+  const double rest_b = std::max(0.0, s_.dp_bytes_per_stage - layer_b * lpc * v);
+  const double per_layer = std::max(1.0, z.collectives_per_layer);
+  std::vector<Z3Item>& items = z3_items_[size_t(w.stage)];
+  const bool record = items.empty();  // the first worker of the stage records, the others issue the same
+  int z3n = 0, last_async = -1;
+  auto z3_new = [&](double bytes, double count, bool reduce) {
+    if (record) items.push_back({bytes, count, reduce});
+    return z3n++;
+  };
+  auto push = [&](OpType t, SpanKind k, const SchedOp& so, int a, int vs) {
+    w.ops.push_back({t, k, 0, so.micro_batch, so.chunk, a, vs});
+  };
+  // One pass of a chunk: its units in order (the rest first in the forward, last in the backward), each
+  // gathered before it computes. Of each gather the open share (IterationSpec::zero3.open_share) is
+  // joined and waited for there; the rest was issued as a prefetch while the unit before computed (the
+  // first unit's at the start of the pass, where nothing hides it: perf_time.cpp's 2 (1 - open_share)
+  // gather_layer). The backward gathers a layer twice when the stack regathers for the recomputed forward
+  // (perf_time.cpp bwd_gathers) and, when it reduces every micro-batch, reduce-scatters the layer's
+  // gradients after it: the open_reduce share blocking, the rest behind the backward (bwd_reduces).
+  auto pass = [&](const SchedOp& so, int vs, bool bwd, double fx, double lx) {
+    std::vector<int> units;  // layer index, -1 for the rest
+    const bool rest = zero3 && so.chunk == 0 && rest_b > 0;
+    if (rest && !bwd) units.push_back(-1);
+    for (int i = 0; i < lpc; ++i) units.push_back(bwd ? lpc - 1 - i : i);
+    if (rest && bwd) units.push_back(-1);
+    auto bytes_of = [&](int u) { return u < 0 ? rest_b : layer_b; };
+    auto count_of = [&](int u) { return u < 0 ? 1.0 : per_layer; };
+    auto gathers = [&](int u) { return bwd && u >= 0 && z.regather ? 2.0 : 1.0; };
+    auto prefetch = [&](size_t i) {
+      if (!zero3 || i >= units.size() || z.open_share >= 1) return -1;
+      const int u = units[i], id = z3_new((1 - z.open_share) * gathers(u) * bytes_of(u),
+                                          (1 - z.open_share) * gathers(u) * count_of(u), false);
+      push(OpType::z3_issue, SpanKind::dp_comm, so, id, vs);
+      return id;
+    };
+    const bool final_mb = so.micro_batch == m - 1;
+    int pf = prefetch(0);
+    for (size_t i = 0; i < units.size(); ++i) {
+      const int u = units[i];
+      if (zero3) {
+        if (z.open_share > 0)
+          push(OpType::gather, SpanKind::dp_wait, so,
+               z3_new(z.open_share * gathers(u) * bytes_of(u), z.open_share * gathers(u) * count_of(u), false), vs);
+        if (pf >= 0) push(OpType::z3_wait, SpanKind::dp_wait, so, pf, vs);
+        pf = prefetch(i + 1);
       }
-      // ZeRO-3: the chunk's parameters are gathered when its forward is called (after its input came).
-      if (zero3) w.ops.push_back({OpType::gather, SpanKind::dp_wait, 0, so.micro_batch, so.chunk, gather++, vs});
-      for (int l = 0; l < lpc; ++l) {
-        // Embedding/logits work (a third forward, two thirds backward) rides on the first/last layer.
-        const double d = s_.layer_forward_s + (l == 0 ? fx / 3 : 0) + (l == lpc - 1 ? lx / 3 : 0);
-        w.ops.push_back({OpType::compute, SpanKind::forward, d / w.speed, so.micro_batch, so.chunk, 0, vs});
-        if (tp) w.ops.push_back({OpType::tp, SpanKind::tp_comm, double(s_.tp_collectives_forward), so.micro_batch, so.chunk, 0, vs});
-      }
-      if (!last) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 0, vs + 1});
-    } else {
-      if (!last) w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 1, vs});
-      // ZeRO-3: and gathered again for its backward (they were released after the forward).
-      if (zero3) w.ops.push_back({OpType::gather, SpanKind::dp_wait, 0, so.micro_batch, so.chunk, gather++, vs});
-      const bool final_mb = so.micro_batch == m - 1;
-      for (int l = 0; l < lpc; ++l) {
-        const double d = s_.layer_backward_s + (l == 0 ? 2 * lx / 3 : 0) + (l == lpc - 1 ? 2 * fx / 3 : 0);
-        w.ops.push_back({OpType::compute, SpanKind::backward, d / w.speed, so.micro_batch, so.chunk, 0, vs});
-        if (tp) w.ops.push_back({OpType::tp, SpanKind::tp_comm, double(s_.tp_collectives_backward), so.micro_batch, so.chunk, 0, vs});
-        if (final_mb && s_.overlap_dp) {
+      if (u >= 0) {
+        // Embedding/logits work (a third forward, two thirds backward: the backward of a matmul costs twice
+        // its forward) rides on the first/last layer of the first/last virtual stage.
+        const double d = bwd ? s_.layer_backward_s + (u == lpc - 1 ? 2 * lx / 3 : 0) + (u == 0 ? 2 * fx / 3 : 0)
+                             : s_.layer_forward_s + (u == 0 ? fx / 3 : 0) + (u == lpc - 1 ? lx / 3 : 0);
+        w.ops.push_back({OpType::compute, bwd ? SpanKind::backward : SpanKind::forward, d / w.speed, so.micro_batch,
+                         so.chunk, 0, vs});
+        if (tp)
+          w.ops.push_back({OpType::tp, SpanKind::tp_comm,
+                           double(bwd ? s_.tp_collectives_backward : s_.tp_collectives_forward), so.micro_batch,
+                           so.chunk, 0, vs});
+        if (bwd && final_mb && s_.overlap_dp) {
           cum += per_layer_grad;
           emit_buckets(false);
         }
       }
-      if (!first) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 1, vs - 1});
+      if (zero3 && bwd && z.reduce_each_microbatch) {
+        if (z.open_reduce > 0)
+          push(OpType::gather, SpanKind::dp_wait, so,
+               z3_new(z.open_reduce * bytes_of(u), z.open_reduce * count_of(u), true), vs);
+        if (z.open_reduce < 1) {
+          last_async = z3_new((1 - z.open_reduce) * bytes_of(u), (1 - z.open_reduce) * count_of(u), true);
+          push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, vs);
+        }
+      }
+    }
+  };
+  if (paired_) {
+    // DeepSpeed's instruction order (deepspeed_schedule): one chunk per stage.
+    const int vs = w.stage;
+    const double fx = vs == 0 ? s_.first_stage_extra_s : 0, lx = vs == V_ - 1 ? s_.last_stage_extra_s : 0;
+    for (const PipeCmd& c : deepspeed_schedule(p, w.stage, m)) {
+      const SchedOp so{c.micro_batch, 0, c.kind == PipeCmd::backward};
+      switch (c.kind) {
+        case PipeCmd::recv_act:
+          w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 0, vs});
+          if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, 0, 0, vs});
+          break;
+        case PipeCmd::recv_grad: w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 1, vs}); break;
+        case PipeCmd::send_act: w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 0, vs + 1}); break;
+        case PipeCmd::send_grad: w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 1, vs - 1}); break;
+        case PipeCmd::forward: pass(so, vs, false, fx, lx); break;
+        case PipeCmd::backward: pass(so, vs, true, fx, lx); break;
+      }
+    }
+  } else {
+    for (const SchedOp& so : stage_schedule(s_.schedule, p, w.stage, m, v)) {
+      const int vs = so.chunk * p + w.stage;
+      const bool first = vs == 0, last = vs == V_ - 1;
+      const double fx = first ? s_.first_stage_extra_s : 0, lx = last ? s_.last_stage_extra_s : 0;
+      if (!so.backward) {
+        if (!first) {
+          w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 0, vs});
+          // An all-gather moves half an all-reduce's bytes in half its steps (collectives.h).
+          if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
+        }
+        pass(so, vs, false, fx, lx);
+        if (!last) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 0, vs + 1});
+      } else {
+        if (!last) w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 1, vs});
+        pass(so, vs, true, fx, lx);
+        if (!first) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 1, vs - 1});
+      }
     }
   }
+  // ZeRO-3 gradients accumulated over the micro-batches: reduce-scattered once after the last backward,
+  // one unit after another (perf_time.cpp end_reduce, exposed), before the optimizer.
+  if (zero3 && !z.reduce_each_microbatch)
+    for (int c = 0; c < v; ++c) {
+      const SchedOp so{-1, c, true};
+      for (int l = 0; l < lpc; ++l) {
+        last_async = z3_new(layer_b, per_layer, true);
+        push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, c * p + w.stage);
+      }
+      if (c == 0 && rest_b > 0) {
+        last_async = z3_new(rest_b, 1, true);
+        push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, w.stage);
+      }
+    }
+  if (last_async >= 0) w.ops.push_back({OpType::z3_wait, SpanKind::dp_wait, 0, -1, 0, last_async, 0});
   emit_buckets(true);
   w.ops.push_back({OpType::opt_wait, SpanKind::dp_wait, 0, -1, 0, 0, 0});
   w.ops.push_back({OpType::compute, SpanKind::optimizer, s_.optimizer_s / w.speed, -1, 0, 0, 0});
   if (s_.zero_sharded && !zero3 && s_.dp > 1) w.ops.push_back({OpType::all_gather, SpanKind::dp_wait, 0, -1, 0, 0, 0});
-  n_gathers_ = gather;  // the same on every worker: 2 m v
+  if (!record && z3n != int(items.size()))
+    throw std::logic_error("simulate_iteration: ZeRO-3 items differ between classes of stage " + std::to_string(w.stage));
 }
 
 // [SECTION] engine ----------------------------------------------------------------------------------
@@ -288,6 +403,11 @@ void Engine::advance(int wi, double now) {
           a.waiter = wi;
           w.blocked = true;
           w.wait_start = now;
+          if (a.pending_sender >= 0) {  // paired: the sender was waiting for this call
+            const int sender = a.pending_sender;
+            a.pending_sender = -1;
+            start_send(sender, workers_[size_t(sender)].ops[workers_[size_t(sender)].pc], now);
+          }
           return;
         }
         ++w.pc;
@@ -305,6 +425,15 @@ void Engine::advance(int wi, double now) {
         start_tp(wi, now);
         return;
       case OpType::send:
+        if (paired_) {  // starts when the receiver has called; the sender waits for it, then for the transfer
+          Arrival& a = arrivals_[size_t(w.cls)][size_t((op.a * V_ + op.vs) * s_.micro_batches + op.mb)];
+          w.blocked = true;
+          if (a.waiter >= 0)
+            start_send(wi, op, now);
+          else
+            a.pending_sender = wi;
+          return;
+        }
         start_send(wi, op, now);
         if (s_.blocking_p2p) {
           w.blocked = true;
@@ -336,6 +465,23 @@ void Engine::advance(int wi, double now) {
         dp_[size_t(w.stage)].items[size_t(gather_item(op.a))].chunk = op.chunk;
         dp_wait(w.stage, gather_item(op.a), wi, now);
         return;
+      case OpType::z3_issue:
+        dp_[size_t(w.stage)].items[size_t(gather_item(op.a))].mb = op.mb;
+        dp_[size_t(w.stage)].items[size_t(gather_item(op.a))].chunk = op.chunk;
+        ++w.pc;
+        dp_join(w.stage, gather_item(op.a), wi, now);
+        break;
+      case OpType::z3_wait: {
+        DpItem& it = dp_[size_t(w.stage)].items[size_t(gather_item(op.a))];
+        if (it.end_s >= 0) {
+          ++w.pc;
+          break;
+        }
+        it.waiters.push_back(wi);
+        w.blocked = true;
+        w.wait_start = now;
+        return;
+      }
     }
   }
   if (w.pc >= w.ops.size()) res_.workers[size_t(wi)].end_s = std::max(res_.workers[size_t(wi)].end_s, now);
@@ -422,7 +568,7 @@ void Engine::dp_phase_start(int stage, double now) {
     push_timer(now, kDpLatency, stage | (1 << 30));  // nothing to move (dp = 1): done at once
     return;
   }
-  push_timer(now + phases[size_t(st.phase)].latency_s, kDpLatency, stage);
+  push_timer(now + item_count(stage, st.item) * phases[size_t(st.phase)].latency_s, kDpLatency, stage);
 }
 
 void Engine::dp_item_done(int stage, double now) {
@@ -466,9 +612,11 @@ void Engine::start() {
     throw std::invalid_argument("simulate_iteration: layers (" + std::to_string(s_.layers) +
                                 ") must be divisible by pp * virtual_stages (" + std::to_string(p * v) + ")");
   V_ = p * v;
+  paired_ = s_.paired_p2p && p > 1 && s_.schedule == PipeSchedule::one_f_one_b;
   build_classes();
   const int C = int(class_replicas_.size());
-  n_buckets_ = s_.dp > 1 && s_.dp_bytes_per_stage > 0
+  // ZeRO-3 reduce-scatters its gradients unit by unit (build_ops), not in buckets.
+  n_buckets_ = s_.dp > 1 && s_.dp_bytes_per_stage > 0 && !zero3_on()
                    ? std::max(1, int(std::ceil(s_.dp_bytes_per_stage / std::max(1.0, s_.bucket_bytes) - 1e-9)))
                    : 0;
   bucket_bytes_.assign(size_t(n_buckets_), 0);
@@ -477,6 +625,7 @@ void Engine::start() {
   // Workers and their tp rings (one representative replica: tp rings inside a node touch only that
   // node's NVLink ports, which no other class uses; across nodes every replica's ring is included).
   workers_.resize(size_t(C * p));
+  z3_items_.assign(size_t(p), {});
   res_.workers.resize(size_t(C * p));
   tp_phase_.resize(size_t(C * p));
   tp_in_node_ = s_.tp <= topo_.spec().gpus_per_node;
@@ -515,9 +664,9 @@ void Engine::start() {
   dp_.resize(size_t(p));
   dp_phase_.resize(size_t(p));
   ag_phase_.resize(size_t(p));
-  const bool zero3 = s_.zero3_gathers && n_gathers_ > 0;
+  const bool zero3 = zero3_on();
   for (int st = 0; st < p; ++st) {
-    dp_[size_t(st)].items.resize(size_t(n_buckets_ + 1 + n_gathers_));
+    dp_[size_t(st)].items.resize(size_t(n_buckets_ + 1) + z3_items_[size_t(st)].size());
     if (s_.dp < 2) continue;
     std::vector<std::vector<int>> rings;
     for (int t = 0; t < s_.tp; ++t) {
@@ -560,7 +709,7 @@ void Engine::on_flow_done(long long tag, double now) {
     const SendRec r = sends_[size_t(id)];
     add_span(r.src_worker, r.start_s, now, SpanKind::pp_send, r.mb, r.dst_vs / p);
     arrive(r, now);
-    if (s_.blocking_p2p) {
+    if (s_.blocking_p2p || paired_) {
       Worker& w = workers_[size_t(r.src_worker)];
       w.blocked = false;
       ++w.pc;
@@ -619,7 +768,7 @@ void Engine::on_timer(const Timer& tm, double now) {
     DpStream& st = dp_[size_t(stage)];
     FlowGroupSpec f = item_phases(stage, st.item)[size_t(st.phase)].flows;
     note_group(&item_phases(stage, st.item)[size_t(st.phase)].flows, kFlowDp);
-    f.bytes_per_flow *= item_bytes(st.item);
+    f.bytes_per_flow *= item_bytes(stage, st.item);
     net_.start(now, std::move(f), flow_tag(kFlowDp, stage));
     ++res_.flow_groups;
   }
@@ -707,7 +856,7 @@ void Engine::finish() {
       case SpanKind::tp_comm: res_.tp_comm_s += d; break;
       case SpanKind::pp_wait: res_.pp_wait_s += d; break;
       case SpanKind::pp_send:
-        if (s_.blocking_p2p) res_.pp_send_s += d;
+        if (s_.blocking_p2p || paired_) res_.pp_send_s += d;
         break;
       case SpanKind::dp_wait: res_.dp_exposed_s += d; break;
       case SpanKind::optimizer: res_.optimizer_s += d; break;
@@ -840,7 +989,7 @@ void Engine::critical_path(int crit) {
                        spans.begin());
     for (int i = hi - 1; i >= 0; --i) {
       const Span& sp = spans[size_t(i)];
-      if (sp.kind == SpanKind::dp_comm || (sp.kind == SpanKind::pp_send && !s_.blocking_p2p)) continue;
+      if (sp.kind == SpanKind::dp_comm || (sp.kind == SpanKind::pp_send && !s_.blocking_p2p && !paired_)) continue;
       if (sp.end_s <= t + eps) {
         k = i;
         break;

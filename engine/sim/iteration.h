@@ -9,7 +9,8 @@
 // interleaved 1F1B: Narayanan et al. 2021 Sec. 2.2.2, chunks of p micro-batches per model chunk), for
 // every layer of every micro-batch: its compute, then its tensor-parallel collectives (blocking, as in
 // Megatron). Activations and gradients cross stage boundaries as asynchronous sends; a stage waits for
-// what it receives. Gradient buckets start their data-parallel collective once every replica has
+// what it receives. DeepSpeed's pipeline engine instead pairs blocking sends and receives in its own
+// lockstep order (paired_p2p, deepspeed_schedule): a transfer holds both stages. Gradient buckets start their data-parallel collective once every replica has
 // produced them (during the last micro-batch's backward when overlap is on, after it when off), on a
 // separate communication stream; the optimizer step waits for all buckets.
 //
@@ -54,6 +55,10 @@ struct IterationSpec {
   double pp_bytes_backward = 0;    // > 0: the backward's gradients are this size (DeepSpeed sends them whole)
   // Megatron-LM's p2p (batched isend/irecv, then wait) holds the sender until its message has left.
   bool blocking_p2p = true;
+  // DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p; 1F1B only): a blocking send met by
+  // a blocking receive (in 2021 a two-rank broadcast), in its TrainSchedule order (deepspeed_schedule):
+  // the transfer starts once both stages have called, and both wait until it ends.
+  bool paired_p2p = false;
   // Transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4, software.json pipeline_p2p_broadcast):
   // between nodes they count against the collective limits (topology.h), as engine/perf prices them.
   bool pp_sends_as_collective = false;
@@ -66,11 +71,25 @@ struct IterationSpec {
   bool overlap_dp = true;
   bool zero_sharded = false;       // ZeRO >= 1: reduce-scatter gradients, all-gather params after the step
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2): parameters stay partitioned over the dp ranks,
-  // so every micro-batch's forward and backward of a model chunk first all-gathers that chunk's
-  // parameters (dp_bytes_per_stage / v) on the dp stream and waits for them (no prefetch); gradients are
-  // reduce-scattered in buckets (once per iteration, as engine/perf assumes); no all-gather after the
-  // step (the next forward gathers). Volume per iteration with m = 1: RS + 2 AG = 3 Psi (Sec. 7.2.2).
+  // so every micro-batch's forward and backward gathers each layer's parameters on the dp stream before
+  // the layer computes, and gradients are reduce-scattered; no all-gather after the step (the next forward
+  // gathers). The stage's parameters outside its layers (embeddings, final norm: dp_bytes_per_stage less
+  // the layers') are one more unit, gathered with its first chunk. How the stack issues these collectives
+  // is `zero3` below, filled from software.json's zero3_* fields by sim_config.cpp exactly as engine/perf
+  // (perf_time.cpp) prices them; its defaults are textbook ZeRO-3 (one collective per layer, no prefetch,
+  // gradients reduce-scattered once after the last micro-batch). Volume per iteration of the defaults
+  // with m = 1: RS + 2 AG = 3 Psi (Sec. 7.2.2).
   bool zero3_gathers = false;
+  struct Zero3Stack {
+    double layer_bytes = 0;            // one layer's parameters per GPU (perf::layer_params_bytes); 0: even share
+    double collectives_per_layer = 1;  // perf::zero3_collectives_per_layer: per tensor, per module or one
+    bool regather = false;             // gathered again for the recomputed forward (full recompute, module hooks)
+    bool reduce_each_microbatch = false;  // reduce-scatter after each layer's backward in every micro-batch
+    // Share of each gather the GPU waits for where it is needed (the rest is prefetched on the dp stream
+    // while the previous layer computes), and of each reduce-scatter the backward waits for (the rest
+    // runs behind it): 1 and 1 without overlap (software.json zero3_overlap off).
+    double open_share = 1, open_reduce = 1;
+  } zero3;
   Algorithm dp_algorithm = Algorithm::ring;
   double optimizer_s = 0;
   LatencySpec latency;
@@ -166,6 +185,16 @@ struct SchedOp {
   bool backward;
 };
 std::vector<SchedOp> stage_schedule(PipeSchedule s, int pp, int stage, int m, int v);
+
+// DeepSpeed's TrainSchedule (deepspeed/runtime/pipe/schedule.py) for one stage: 2 (m + p - 1) lockstep
+// steps, forward and backward alternating with the stage's parity; each step sends the previous step's
+// output next to its own receive (a forward step: send gradient, receive activation; a backward step:
+// receive gradient, send activation), then computes. Steps with no valid micro-batch only send.
+struct PipeCmd {
+  enum Kind : uint8_t { send_grad, recv_act, recv_grad, send_act, forward, backward } kind;
+  int micro_batch;
+};
+std::vector<PipeCmd> deepspeed_schedule(int pp, int stage, int m);
 
 // Throws std::invalid_argument for inconsistent specs (sizes that do not divide, GPU count mismatch).
 IterationResult simulate_iteration(const Topology& topo, const IterationSpec& spec);

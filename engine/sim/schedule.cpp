@@ -46,6 +46,33 @@ std::vector<SchedOp> stage_schedule(PipeSchedule s, int p, int stage, int m, int
   return out;
 }
 
+std::vector<PipeCmd> deepspeed_schedule(int p, int stage, int m) {
+  if (p < 1 || m < 1 || stage < 0 || stage >= p) throw std::invalid_argument("deepspeed_schedule: bad sizes");
+  // TrainSchedule._step_to_micro_batch: even stages run forwards on even steps, odd stages on odd steps.
+  auto at = [&](int step, bool& fwd) {
+    fwd = (step % 2 == 0) == (stage % 2 == 0);
+    if (fwd) return (step % 2 == 0 ? step / 2 : (step - 1) / 2) - stage / 2;
+    return step % 2 == 0 ? step / 2 - p + (stage + 1) / 2 : (step - 1) / 2 - p + 1 + stage / 2;
+  };
+  auto valid = [&](int mb) { return mb >= 0 && mb < m; };
+  std::vector<PipeCmd> out;
+  int prev = -1;
+  for (int step = 0; step < 2 * (m + p - 1); ++step) {
+    bool fwd = true;
+    const int mb = at(step, fwd);
+    if (fwd) {
+      if (valid(prev) && stage > 0) out.push_back({PipeCmd::send_grad, prev});
+      if (valid(mb) && stage > 0) out.push_back({PipeCmd::recv_act, mb});
+    } else {
+      if (valid(mb) && stage < p - 1) out.push_back({PipeCmd::recv_grad, mb});
+      if (valid(prev) && stage < p - 1) out.push_back({PipeCmd::send_act, prev});
+    }
+    if (valid(mb)) out.push_back({fwd ? PipeCmd::forward : PipeCmd::backward, mb});
+    prev = mb;
+  }
+  return out;
+}
+
 const char* to_string(SpanKind k) {
   switch (k) {
     case SpanKind::forward: return "forward";

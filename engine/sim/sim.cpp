@@ -219,7 +219,8 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
   sim.critical_gpu_breakdown = {it.compute_s, it.tp_comm_s, it.pp_send_s, it.pp_wait_s,
                                 it.dp_exposed_s, it.optimizer_s, it.idle_s};
   sim.dp_algorithm = to_string(r.iter.dp_algorithm);
-  sim.buckets_per_stage = r.iter.dp_bytes_per_stage > 0 && r.iter.dp > 1
+  // ZeRO-3 reduce-scatters layer by layer (iteration.cpp build_ops), in no buckets.
+  sim.buckets_per_stage = r.iter.dp_bytes_per_stage > 0 && r.iter.dp > 1 && !r.iter.zero3_gathers
                               ? int(std::ceil(r.iter.dp_bytes_per_stage / r.iter.bucket_bytes - 1e-9))
                               : 0;
   sim.links = links_report(topo, it, o);

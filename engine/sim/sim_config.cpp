@@ -131,6 +131,9 @@ LeastWork least_work(const IterationSpec& it) {
   // Gradient buckets per stage, each an all-reduce over dp ranks of every tp rank: a flow group of at
   // least dp * tp links, solved when it starts and when it ends.
   w.buckets = it.dp > 1 && it.dp_bytes_per_stage > 0 ? std::ceil(it.dp_bytes_per_stage / it.bucket_bytes) : 0;
+  // ZeRO-3 has no buckets: each layer is gathered in every micro-batch's forward and backward and its
+  // gradients reduce-scattered at least once (iteration.cpp build_ops), each collective as costly.
+  if (it.zero3_gathers && w.buckets > 0) w.buckets = std::floor(double(it.layers) / p) * (2 * m + 1);
   w.dp_work = 2.0 * p * w.buckets * double(it.dp) * it.tp;
   w.work = double(kWorkPerEvent) * (w.compute_events + p * w.buckets) + w.dp_work;
   return w;
@@ -249,6 +252,9 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   if (c.software.pipeline_full_gradients) it.pp_bytes_backward = bsh;
   it.pp_all_gather = stack_sg && L.pp > 1;
   it.blocking_p2p = r.sec.blocking_p2p;
+  // DeepSpeed's engine pairs a blocking send with a blocking receive (perf_time.cpp charges both stages
+  // for each transfer: p2p x 2).
+  it.paired_p2p = c.software.pipeline_blocking_p2p && it.blocking_p2p;
   it.pp_sends_as_collective = c.software.pipeline_p2p_broadcast;
   // Gradient bytes of one GPU's shard of one stage: the analytic model's weights per GPU without ZeRO.
   perf::Config shard = c;
@@ -263,6 +269,22 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   // backward are their own transfers (iteration.h), gradients are reduce-scattered.
   it.zero_sharded = L.zero >= 3;
   it.zero3_gathers = L.zero >= 3;
+  // How the stack issues them (software.json zero3_*), with engine/perf's own counts and shares
+  // (perf_time.cpp, the ZeRO-3 block of estimate()): one collective per tensor, per module or per layer,
+  // each of layer_params_bytes / per_layer; the weights gathered again for the recomputed forward when the
+  // gathers hang on module hooks (full recompute, not per-layer); reduce-scatters after each micro-batch's
+  // backward or once at the end; with zero3_overlap, the share of the layer's parameters in modules above
+  // the prefetch budget (zero3_prefetch_params) gathered in the open and above the gradient bucket
+  // (zero3_reduce_bucket_params) reduced blocking, the rest hidden; without it all of both in the open.
+  if (L.zero >= 3) {
+    const perf::Software& sw = c.software;
+    it.zero3.layer_bytes = perf::layer_params_bytes(c.model, L.tp, bytes);
+    it.zero3.collectives_per_layer = perf::zero3_collectives_per_layer(c.model, sw.zero3_gather);
+    it.zero3.regather = full && sw.zero3_gather != perf::Zero3Gather::per_layer;
+    it.zero3.reduce_each_microbatch = sw.zero3_reduce_each_microbatch;
+    it.zero3.open_share = sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_prefetch_params) : 1.0;
+    it.zero3.open_reduce = sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_reduce_bucket_params) : 1.0;
+  }
   const std::string alg = r.sec.dp_algorithm == "auto" ? e.dp_algorithm : r.sec.dp_algorithm;
   it.dp_algorithm = algorithm_from_string(alg);
   it.tp_algorithm = algorithm_from_string(e.tp_algorithm);

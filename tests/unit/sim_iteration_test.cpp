@@ -61,6 +61,70 @@ TEST(SimSchedule, OneFOneBWarmupAndOrder) {
     }
 }
 
+TEST(SimSchedule, DeepSpeedTrainScheduleOrderAndPairing) {
+  // Two stages, two micro-batches, worked by hand from TrainSchedule's step rules (schedule.py: six
+  // lockstep steps; even stages run forwards on even steps; each step first exchanges the previous
+  // step's output): stage 0 sends micro-batch 0's activation in the step after its forward.
+  using C = PipeCmd;
+  auto kinds = [](const std::vector<PipeCmd>& v) {
+    std::vector<std::pair<int, int>> out;
+    for (const PipeCmd& c : v) out.push_back({int(c.kind), c.micro_batch});
+    return out;
+  };
+  const std::vector<std::pair<int, int>> s0 = {{C::forward, 0}, {C::send_act, 0},  {C::forward, 1}, {C::recv_grad, 0},
+                                               {C::send_act, 1}, {C::backward, 0}, {C::recv_grad, 1}, {C::backward, 1}};
+  const std::vector<std::pair<int, int>> s1 = {{C::recv_act, 0}, {C::forward, 0},   {C::backward, 0}, {C::send_grad, 0},
+                                               {C::recv_act, 1}, {C::forward, 1},   {C::backward, 1}, {C::send_grad, 1}};
+  EXPECT_EQ(kinds(deepspeed_schedule(2, 0, 2)), s0);
+  EXPECT_EQ(kinds(deepspeed_schedule(2, 1, 2)), s1);
+  // For any size: every micro-batch's forward then backward once, in order; and between neighbours each
+  // blocking call meets its partner in the same order on both sides (what keeps blocking pairs from
+  // deadlocking): stage s's sends of activations and receives of gradients, in order, are stage s + 1's
+  // receives of activations and sends of gradients.
+  for (int p = 1; p <= 6; ++p)
+    for (int m = 1; m <= 9; ++m) {
+      std::vector<std::vector<std::pair<int, int>>> up(static_cast<size_t>(p)), down(static_cast<size_t>(p));  // to s + 1, from s - 1
+      for (int st = 0; st < p; ++st) {
+        int f = 0, b = 0;
+        for (const PipeCmd& c : deepspeed_schedule(p, st, m)) {
+          if (c.kind == C::forward) EXPECT_EQ(c.micro_batch, f++);
+          if (c.kind == C::backward) EXPECT_EQ(c.micro_batch, b++) << "p " << p << " m " << m;
+          if (c.kind == C::backward) EXPECT_LT(c.micro_batch, f);
+          if (c.kind == C::send_act || c.kind == C::recv_grad) up[size_t(st)].push_back({c.kind == C::send_act, c.micro_batch});
+          if (c.kind == C::recv_act || c.kind == C::send_grad) down[size_t(st)].push_back({c.kind == C::recv_act, c.micro_batch});
+        }
+        EXPECT_EQ(f, m);
+        EXPECT_EQ(b, m);
+      }
+      for (int st = 0; st + 1 < p; ++st) EXPECT_EQ(up[size_t(st)], down[size_t(st + 1)]) << "p " << p << " m " << m;
+    }
+  // Simulated: without transfers the lockstep order costs 1F1B's (m + p - 1)(t_f + t_b). With them it
+  // finishes (no deadlock), and each transfer holds both ends: the receiver is already waiting when it
+  // starts and is released when it ends, so every send span has a receive wait on a neighbour that
+  // covers it.
+  const int p = 4, m = 8;
+  IterationSpec paired = compute_only(p, m, PipeSchedule::one_f_one_b);
+  paired.paired_p2p = true;
+  EXPECT_NEAR(simulate_iteration(one_node_per_stage(p), paired).iteration_s, (m + p - 1) * 6.0, 1e-9);
+  paired.pp_bytes = 5e9;
+  const IterationResult r = simulate_iteration(one_node_per_stage(p), paired);
+  EXPECT_GT(r.iteration_s, (m + p - 1) * 6.0);
+  int sends = 0;
+  for (const WorkerTimeline& w : r.workers)
+    for (const Span& snd : w.spans) {
+      if (snd.kind != SpanKind::pp_send) continue;
+      ++sends;
+      bool covered = false;
+      for (const WorkerTimeline& o : r.workers)
+        if (std::abs(o.stage - w.stage) == 1)
+          for (const Span& rcv : o.spans)
+            covered |= rcv.kind == SpanKind::pp_wait && rcv.micro_batch == snd.micro_batch &&
+                       std::abs(rcv.end_s - snd.end_s) < 1e-9 && rcv.start_s <= snd.start_s + 1e-9;
+      EXPECT_TRUE(covered) << "stage " << w.stage << " micro-batch " << snd.micro_batch << " sent at " << snd.start_s;
+    }
+  EXPECT_EQ(sends, 2 * m * (p - 1));
+}
+
 TEST(SimIteration, PipelineBubbleMatchesClosedForm) {
   // Compute only (no communication): iteration = (m + p - 1)(t_f + t_b) for GPipe and 1F1B, and
   // (m + (p-1)/v)(t_f + t_b) for interleaved (Narayanan et al. 2021, Sec. 2.2, eq. for t_pb).
@@ -260,12 +324,17 @@ TEST(SimIteration, EveryNetworkKnobMovesTheAnswerTheRightWay) {
 TEST(SimIteration, AgreesWithTheAnalyticModelOnPublishedRunsOfOtherStacks) {
   // Published runs of more-public-cases.json built by run-setups.json (other GPUs, stacks and fabrics
   // than Table 1): GPT-NeoX-20B (Megatron-DeepSpeed, A100-40GB), BigScience's 52B with Megatron-LM on
-  // Jean Zay's V100s, llm.c's GPT-2 124M on one 8 x A100 node.
+  // Jean Zay's V100s, llm.c's GPT-2 124M on one 8 x A100 node; and DeepSpeed 0.6's ZeRO-3 on Azure's A100s
+  // (175B to 2T on 256-1024 GPUs), whose per-module gathers are prefetched and whose gradients are
+  // bucketed (software.json deepspeed-2022 zero3_*): the simulator hides each prefetch behind the layer
+  // before, the analytic model behind whole passes, and both leave the big matrices' gathers in the open.
   const std::string dir = MC_VALIDATION_DIR;
   const mc::json cases = mc::JsonDoc::load(dir + "/more-public-cases.json").value();
   const mc::json setups = mc::JsonDoc::load(dir + "/run-setups.json").value();
   int checked = 0;
-  for (const char* id : {"gpt-neox-20b-96-a100-40gb", "bsc-52b-megatron-v100-64", "llmc-gpt2-124m-8xa100"})
+  for (const char* id : {"gpt-neox-20b-96-a100-40gb", "bsc-52b-megatron-v100-64", "llmc-gpt2-124m-8xa100",
+                         "azure-ds-zero3-175b-256gpu-seq512", "azure-ds-zero3-530b-1024gpu", "azure-ds-zero3-1t-1024gpu",
+                         "azure-ds-zero3-2t-1024gpu"})
     for (const mc::json& st : setups.at("runs"))
       for (const mc::json& c : cases)
         if (st.at("id") == id && c.at("id") == id) {
@@ -277,7 +346,7 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnPublishedRunsOfOtherStacks) {
           EXPECT_NEAR(sim / ana, 1.0, 0.05) << id << " sim " << sim << " s, analytic " << ana << " s";
           ++checked;
         }
-  EXPECT_EQ(checked, 3);
+  EXPECT_EQ(checked, 7);
 }
 
 TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
@@ -289,31 +358,41 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
   // flow at the line rate and ran 8-27% faster than the analytic model here (48% on ZeRO-3 rows).
   //
   // What the two still model differently, stated rather than absorbed in a wider tolerance:
-  //  - DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p) sends and receives as separate
-  //    blocking calls, and the analytic model charges both stages for every transfer (p2p x 2,
-  //    perf_time.cpp). The simulator's sends are Megatron's: the sender waits for its message to leave, the
-  //    receiver only for what has not yet arrived (pairing DeepSpeed's calls would need its instruction
-  //    order, TrainSchedule, or 1F1B deadlocks). So the simulator is compared with the analytic time less
-  //    the receiving stage's half of its pipeline term. Without that term the rows agree within 5% except
-  //    those whose pipeline transfers are a large share (tr8's pp 32: 0.82-0.86; BLOOM 177B pp 48: 0.92).
-  //  - ZeRO-3 rows (DeepSpeed 0.3.16-0.4 / HF): the analytic model follows the stack (weights gathered
-  //    again for the recomputed forward, gradients reduce-scattered after every micro-batch, one
-  //    collective per tensor); the simulator gathers a chunk's weights twice per micro-batch and
-  //    reduce-scatters once (sim_zero_test.cpp). Left out: they measure that difference, not bandwidth
-  //    (sim / analytic 0.86-0.91 with the collective rate, 0.53-0.68 without).
+  //  - DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p) pairs a blocking send with a
+  //    blocking receive, and both models charge both stages for every transfer: the analytic model p2p x 2
+  //    (perf_time.cpp), the simulator by running DeepSpeed's TrainSchedule order with each transfer
+  //    starting once both ends have called (deepspeed_schedule, IterationSpec::paired_p2p). Where a middle
+  //    stage sets the pace (BLOOM's rows: their first stages carry the embedding as a layer) both count
+  //    its four transfers per micro-batch and agree within 5%. Where the last stage, with the logits, is
+  //    the slowest (tr1, tr8, the 52B with Megatron-DeepSpeed), the analytic model adds a middle stage's
+  //    four transfers to the last stage's compute, while in the simulation the last stage makes only two
+  //    (it has no next stage) and the middle ones compute less: the pipeline runs at the slower of the
+  //    last stage's compute and two transfers and a middle stage's compute and four, between the analytic
+  //    time less half its pipeline term and the analytic time (tr8's pp 32, where transfers are a fifth
+  //    to a third of the step: 0.89-0.90 of the analytic time). Those rows are checked against that range.
+  //    (The simulator once sent as Megatron does, the receiver waiting only for what had not arrived, and
+  //    was compared with the analytic time less the receivers' half; raw, tr8 was at 0.82-0.86.)
+  //  - Nothing on the ZeRO-3 rows (DeepSpeed 0.3.16-0.4 / HF, the 52B on 64 V100s): both models run the
+  //    stack's ZeRO-3 (software.json zero3_*: one collective per tensor, the weights gathered again for the
+  //    recomputed forward, gradients reduce-scattered after every micro-batch, no overlap) with the same
+  //    counts, sizes and ring latencies (sim_zero_test.cpp). They agree within 1% (the tp = 4 row's 1%
+  //    is its in-node tensor-parallel all-reduce: NCCL's tree, which the analytic model prices at the
+  //    ring's bandwidth and the simulator runs as chains whose inner GPUs send both ways, 4/3 the bytes
+  //    per NVLink port, engine/sim/collectives.cpp). The simulator used to run textbook ZeRO-3 (a chunk
+  //    gathered twice per micro-batch, one reduce-scatter) and was 9-14% faster here.
   const std::string dir = MC_VALIDATION_DIR;
   const mc::json cases = mc::JsonDoc::load(dir + "/more-public-cases.json").value();
   const mc::json setups = mc::JsonDoc::load(dir + "/run-setups.json").value();
   const mc::Table* software = catalog().table("software");
   ASSERT_NE(software, nullptr);
-  int checked = 0;
+  int checked = 0, zero3 = 0, last_paced = 0;
   for (const mc::json& st : setups.at("runs")) {
     if (st.at("cluster").value("inter_busbw_GBps", 0.0) <= 0) continue;
     for (const mc::json& c : cases) {
       if (c.at("id") != st.at("id")) continue;
       const std::string id = st.at("id");
       const mc::json cfg = mc::perf::run_config(catalog(), c, st, "run-setups.json");
-      if (cfg.at("parallel").value("zero", 0) >= 3) continue;
+      zero3 += cfg.at("parallel").value("zero", 0) >= 3;
       SimOptions o;
       o.timeline_gpu = -1;
       o.include_link_series = false;
@@ -322,13 +401,23 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
       const mc::Record* sw = software->find(cfg.at("software").get<std::string>());
       ASSERT_NE(sw, nullptr) << id;
       const bool paired = sw->get_or("pipeline_blocking_p2p", 0) != 0;
-      const double receiver = paired ? out["analytic"]["time_breakdown_s"]["pp_comm"].get<double>() / 2 : 0;
-      EXPECT_NEAR(sim / (ana - receiver), 1.0, 0.05)
-          << id << ": sim " << sim << " s, analytic " << ana << " s (" << receiver << " s of it the receivers' waits)";
+      const int pp = cfg.at("parallel").value("pp", 1);
+      if (paired && pp > 1 && out["slowest_stage"].get<int>() == pp - 1) {
+        const double half = out["analytic"]["time_breakdown_s"]["pp_comm"].get<double>() / 2;
+        EXPECT_GE(sim, 0.95 * (ana - half)) << id << ": sim " << sim << " s, analytic " << ana << " s less " << half;
+        EXPECT_LE(sim, 1.05 * ana) << id << ": sim " << sim << " s, analytic " << ana << " s";
+        ++last_paced;
+      } else {
+        EXPECT_NEAR(sim / ana, 1.0, 0.05) << id << ": sim " << sim << " s, analytic " << ana << " s";
+      }
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 13);  // BigScience tr1, tr8 x 2, the 52B with Megatron-DeepSpeed and with Megatron; BLOOM x 8
+  // BigScience tr1, tr8 x 2, the 52B with Megatron-DeepSpeed, with Megatron, with DeepSpeed ZeRO-3 at tp
+  // 1, 2, 4 and with HF + ZeRO-3; BLOOM x 8.
+  EXPECT_EQ(checked, 17);
+  EXPECT_EQ(zero3, 4);
+  EXPECT_EQ(last_paced, 4);  // tr1, tr8 x 2, the 52B with Megatron-DeepSpeed
 }
 
 TEST(SimIteration, UnevenStagesRunTheirOwnLayers) {

@@ -4,12 +4,16 @@
 //    moves 2 Psi per step, ZeRO-3 moves 3 Psi with one micro-batch, "1.5x"; with m micro-batches the
 //    weights are gathered 2m times: (2m + 1) Psi), measured as bytes over the NICs;
 //  - the analytic model (engine/perf) on the same ZeRO-3 config without a pipeline, where both model the
-//    same thing, within 5%.
+//    same thing, within 5%;
+//  - the stack's way of running it (software.json zero3_*, as perf_time.cpp prices it): DeepSpeed 2021
+//    reduce-scatters every micro-batch (3 Psi per micro-batch) and gathers the weights again for the
+//    recomputed forward, one collective per tensor; each collective pays its ring latency.
 // With a pipeline the simulator is slower than the analytic model by design: a stage cannot start a
 // micro-batch before its gather, so the gathers also stretch the fill and drain of the pipeline, while
 // the analytic model adds the whole ZeRO-3 term once, outside the pipeline (and with overlap on it hides
 // the gathers behind one backward pass, which they cannot be, as the compute needs the weights).
 #include "catalog/catalog.h"
+#include "perf/perf.h"
 #include "sim/sim.h"
 
 #include "sim_test_util.h"
@@ -23,13 +27,15 @@ namespace {
 using mc::sim::test::catalog;
 
 // GPT-3 2.7B, pure data parallelism over 64 V100s of the 2020 machine (8 nodes), m = global / 64.
-json config(int zero, int global_batch, bool overlap) {
-  return {{"model", {{"preset", "gpt3-2.7b"}}},
+json config(int zero, int global_batch, bool overlap, const std::string& software = "", const std::string& recompute = "none") {
+  json c = {{"model", {{"preset", "gpt3-2.7b"}}},
           {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 64}}},
           {"parallel",
            {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"micro_batch", 1}, {"global_batch", global_batch}, {"zero", zero},
-            {"overlap_dp_comm", overlap}}},
+            {"overlap_dp_comm", overlap}, {"recompute", recompute}}},
           {"sim", {{"dp_algorithm", "ring"}}}};
+  if (!software.empty()) c["software"] = software;
+  return c;
 }
 
 json simulate(const json& cfg) {
@@ -54,13 +60,20 @@ TEST(SimZero, Zero3VolumeIsThePapers3PsiAndGrowsWithMicroBatches) {
 TEST(SimZero, Zero3GathersAreTransfersTheComputeWaitsFor) {
   const json z3 = simulate(config(3, 256, false));  // m = 4
   const json& spans = z3["sim"]["timeline"]["spans"];
-  int gathers = 0, waits = 0;
+  int gathers = 0, waits = 0, reduces = 0;
   for (const json& s : spans) {
     if (s["kind"] == "dp_comm" && s["micro_batch"].get<int>() >= 0) ++gathers;
+    if (s["kind"] == "dp_comm" && s["micro_batch"].get<int>() < 0) ++reduces;
     if (s["kind"] == "dp_wait" && s["micro_batch"].get<int>() >= 0) ++waits;
   }
-  EXPECT_EQ(gathers, 2 * 4);  // forward and backward of each micro-batch
-  EXPECT_EQ(waits, 2 * 4);    // and the GPU waits for each (no prefetch)
+  // The default stack gathers layer by layer (software.json zero3_gather per-layer): each of the 32
+  // layers and the embeddings, in the forward and the backward of each of the 4 micro-batches, and the
+  // GPU waits for each (no prefetch); gradients are reduce-scattered once, unit by unit, at the end.
+  EXPECT_EQ(gathers, 2 * 4 * (32 + 1));
+  EXPECT_EQ(waits, 2 * 4 * (32 + 1));
+  EXPECT_EQ(reduces, 32 + 1);
+  // One collective each, as the analytic model counts them.
+  EXPECT_EQ(gathers + reduces, z3["zero3_collectives_per_iteration"].get<double>());
   EXPECT_GT(z3["time_breakdown_s"]["dp_comm"].get<double>(), 0.5 * z3["analytic"]["time_breakdown_s"]["dp_comm"].get<double>());
 }
 
@@ -79,4 +92,37 @@ TEST(SimZero, AgreesWithTheAnalyticModelWithinFivePercent) {
     EXPECT_NEAR(out["iteration_time_s"].get<double>() / out["analytic"]["iteration_time_s"].get<double>(), 1.0, 0.05);
     EXPECT_NEAR(nic_bytes(out), nic_bytes(simulate(config(0, 512, true))), 1e-6 * nic_bytes(out));
   }
+}
+
+TEST(SimZero, FollowsTheStacksZero3) {
+  // DeepSpeed 0.3.16-0.4 (software.json deepspeed-zero3-2021): gradients reduce-scattered in every
+  // micro-batch, so each micro-batch moves gather + gather + reduce-scatter = 3 Psi, against data
+  // parallelism's 2 Psi per iteration: exactly 3m / 2 (the same ring factor (p-1)/p on both).
+  const std::string ds = "deepspeed-zero3-2021";
+  for (int m : {1, 4}) {
+    const json base = simulate(config(0, 64 * m, false)), z3 = simulate(config(3, 64 * m, false, ds));
+    EXPECT_NEAR(nic_bytes(z3) / nic_bytes(base), 3.0 * m / 2, 1e-6) << "m = " << m;
+  }
+  // With full recompute its module hooks gather each layer's weights once more for the recomputed
+  // forward: the layers' bytes (all but the embeddings and the final norm) once more per micro-batch.
+  // The textbook stack (per-layer gathers, the default) does not.
+  json analytic_cfg = config(3, 64, false);
+  analytic_cfg.erase("sim");
+  const mc::perf::ModelSpec gpt = mc::perf::parse_config(catalog(), analytic_cfg, "sim_zero_test").model;
+  const double layers_share = gpt.layers * mc::perf::layer_params_bytes(gpt, 1, 1) / mc::perf::param_count(gpt);
+  const int m = 4;
+  const json none = simulate(config(3, 64 * m, false, ds)), full = simulate(config(3, 64 * m, false, ds, "full"));
+  EXPECT_NEAR((nic_bytes(full) - nic_bytes(none)) / nic_bytes(simulate(config(0, 64 * m, false))), m * layers_share / 2,
+              1e-5 * m);  // the memory model's weights and param_count agree to 2e-6, not exactly
+  EXPECT_NEAR(nic_bytes(simulate(config(3, 64 * m, false, "", "full"))), nic_bytes(simulate(config(3, 64 * m, false))),
+              1e-9 * nic_bytes(full));
+  // One collective per tensor (12 a layer), each paying its ring latency, and a device sync (no overlap):
+  // the simulator and the analytic model agree closely; with prefetch and buckets (DeepSpeed 2022, FSDP)
+  // the analytic model hides the gathers behind whole passes, the simulator behind the layer before.
+  for (const char* sw : {"deepspeed-zero3-2021", "deepspeed-2022", "pytorch-fsdp-2022"})
+    for (const char* rc : {"none", "full"}) {
+      const json out = simulate(config(3, 64 * m, false, sw, rc));
+      const double sim = out["iteration_time_s"], ana = out["analytic"]["iteration_time_s"];
+      EXPECT_NEAR(sim / ana, 1.0, std::string(sw) == ds ? 0.01 : 0.05) << sw << " recompute " << rc;
+    }
 }
