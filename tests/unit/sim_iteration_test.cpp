@@ -87,9 +87,13 @@ TEST(SimSchedule, DeepSpeedTrainScheduleOrderAndPairing) {
       for (int st = 0; st < p; ++st) {
         int f = 0, b = 0;
         for (const PipeCmd& c : deepspeed_schedule(p, st, m)) {
-          if (c.kind == C::forward) EXPECT_EQ(c.micro_batch, f++);
-          if (c.kind == C::backward) EXPECT_EQ(c.micro_batch, b++) << "p " << p << " m " << m;
-          if (c.kind == C::backward) EXPECT_LT(c.micro_batch, f);
+          if (c.kind == C::forward) {
+            EXPECT_EQ(c.micro_batch, f++);
+          }
+          if (c.kind == C::backward) {
+            EXPECT_EQ(c.micro_batch, b++) << "p " << p << " m " << m;
+            EXPECT_LT(c.micro_batch, f);
+          }
           if (c.kind == C::send_act || c.kind == C::recv_grad) up[size_t(st)].push_back({c.kind == C::send_act, c.micro_batch});
           if (c.kind == C::recv_act || c.kind == C::send_grad) down[size_t(st)].push_back({c.kind == C::recv_act, c.micro_batch});
         }
