@@ -149,6 +149,16 @@ void check_work_budget(const JsonCursor& root, const IterationSpec& it) {
   os.precision(3);
   os << "the simulator would need at least " << work << " units of work (its budget is " << double(kMaxSimWork)
      << ", a few seconds): ";
+  if (dp_work >= work / 2 && it.zero3_gathers) {
+    // ZeRO-3 has no gradient buckets (least_work): its collectives are each layer's gathers and reduce-scatters.
+    os << p * buckets << " ZeRO-3 gathers and reduce-scatters (" << buckets << " per stage: each layer's weights "
+       << "in every micro-batch) over " << double(it.dp) * it.tp << " GPUs each; use a larger micro_batch (fewer "
+       << "micro-batches), a smaller dp, a lower ZeRO stage, or `megacluster estimate` (the analytic model has no such limit)";
+    (root["parallel"].has("micro_batch") ? root["parallel"]["micro_batch"]
+     : root["parallel"].has("zero")      ? root["parallel"]["zero"]
+                                         : root["parallel"])
+        .fail(os.str());
+  }
   if (dp_work >= work / 2) {
     os << p * buckets << " gradient all-reduces (" << buckets << " buckets of " << it.bucket_bytes
        << " bytes per stage) over " << double(it.dp) * it.tp << " GPUs each; use larger sim.bucket_bytes, a smaller "

@@ -56,6 +56,19 @@ TEST(SimBudget, HugeDataParallelIsRefusedBeforeBuilding) {
   EXPECT_LE(simulated_work(ok), mc::sim::kMaxSimWork);
 }
 
+// The same machine with ZeRO-3: it has no gradient buckets, so the refusal names what it does run (each
+// layer's gathers and reduce-scatters in every micro-batch) and points at the micro-batch, not at
+// sim.bucket_bytes, which ZeRO-3 does not use.
+TEST(SimBudget, HugeZero3IsRefusedNamingItsGathers) {
+  std::string z3 = kIssue60k;
+  // 32 micro-batches per replica: each of the 128 layers gathered twice in each and reduce-scattered.
+  z3.replace(z3.find(R"("global_batch": 120064})"), 23, R"("global_batch": 1921024, "zero": 3})");
+  const std::string e = refusal(z3);
+  EXPECT_NE(e.find("key \"parallel/micro_batch\""), std::string::npos) << e;
+  EXPECT_NE(e.find("ZeRO-3 gathers and reduce-scatters"), std::string::npos) << e;
+  EXPECT_EQ(e.find("bucket_bytes"), std::string::npos) << e;
+}
+
 // 2^24 and 2^30 GPUs (issue: 9 s and 3.9 GB; bad_alloc after 39 GB): the simulator's GPU cap refuses them.
 TEST(SimBudget, ClustersBeyondTheSimulatorsGpuCapAreRefused) {
   // (gpus per node, nodes, tp): 8 x 2^21 = 2^24 GPUs, 256 x 2^22 = 2^30 GPUs; dp = nodes.
