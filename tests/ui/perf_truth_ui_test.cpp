@@ -259,4 +259,7 @@ TEST(PerfTruth, AssumedStackEfficienciesAreMarked) {
   show(h, app, cfg);
   EXPECT_NE(h.text.find("Large GEMMs at 66% of peak"), std::string::npos) << h.text;
   EXPECT_NE(h.text.find("x2.0 ~ the traffic"), std::string::npos) << h.text;
+  // A layout without a pipeline is not called a 1-stage pipeline with a bubble.
+  EXPECT_NE(h.text.find("One stage, no pipeline (pp = 1)"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("1 stages"), std::string::npos) << h.text;
 }

@@ -512,10 +512,14 @@ void draw_results(ExplorerState& s) {
   const int m = v.parsed.layout.micro_batches();
   const double bubble = perf::bubble_over_ideal(v.parsed.layout.schedule, v.parsed.layout.pp, m,
                                                 v.parsed.layout.virtual_stages);
-  wrapped_text(false, "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
-                     "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
-                     perf::to_string(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m,
-                     v.gantt_micro_batches < m ? "; drawn with fewer micro-batches to stay legible:" : ":");
+  const char* tail = v.gantt_micro_batches < m ? "; drawn with fewer micro-batches to stay legible:" : ":";
+  if (v.parsed.layout.pp == 1)  // no pipeline: one stage runs its micro-batches back to back, nothing waits
+    wrapped_text(false, "One stage, no pipeline (pp = 1): the %d micro-batch%s run one after another, with no bubble "
+                        "(forward light, backward dark)%s", m, m == 1 ? "" : "es", tail);
+  else
+    wrapped_text(false, "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
+                        "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
+                 perf::to_string(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m, tail);
   if (v.gantt_micro_batches < m) wrapped_text(true, "m = %d shown", v.gantt_micro_batches);
   if (v.timeline.empty() && v.parsed.layout.pp > 0)
     ImGui::TextDisabled("(too many operations to draw; lower the micro-batch count)");
@@ -546,8 +550,9 @@ void draw_search(ExplorerState& s) {
   char progress[96];
   if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_left);
   else
-    std::snprintf(progress, sizeof progress, "%lld layouts, %lld estimated, %.0f ms", v.search.considered,
-                  v.search.evaluated, v.search.elapsed_s * 1e3);
+    std::snprintf(progress, sizeof progress, "%s layouts, %s estimated, %.0f ms",
+                  with_thousands(double(v.search.considered)).c_str(), with_thousands(double(v.search.evaluated)).c_str(),
+                  v.search.elapsed_s * 1e3);
   same_line_if_fits(progress);
   ImGui::TextDisabled("%s", progress);
   same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
