@@ -60,6 +60,9 @@ TEST(CapitalFacts, PricesShowTheirOneConfidenceAndGpt3ItsPaperCompute) {
   EXPECT_NE(text.find("3.14e+23 FLOPs (3,640 PF-days)"), std::string::npos) << text;
   // The unattributed low estimate is marked assumed, under its own name, not as Lambda's.
   EXPECT_NE(text.find("GPT-3 175B, low end of unattributed estimates $500,000 ?"), std::string::npos) << text;
+  // The datacenter row's two values say which is which (it printed "Datacenter power (2020)" twice).
+  EXPECT_NE(text.find("Datacenter power (2020): PUE 1.2 ?"), std::string::npos) << text;
+  EXPECT_NE(text.find("Datacenter power (2020): Electricity 0.07 USD/kWh ?"), std::string::npos) << text;
 }
 
 TEST(CapitalFacts, TimelinePrintsGpt3ComputeAsTheChartDoes) {

@@ -12,6 +12,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace mc::ui {
@@ -28,13 +29,16 @@ std::string usd(double x) {
 
 // A catalog price with its confidence mark and source tooltip, labelled with its row's name (the
 // catalog's, so the label cannot drift from the data), or nothing if absent.
-void price_line(const Catalog& cat, const char* record, const char* key) {
+// `name_field`: the row shows several of its values (the datacenter's PUE and electricity): say which.
+void price_line(const Catalog& cat, const char* record, const char* key, bool name_field = false) {
   const Table* t = cat.table("prices");
   const Record* r = t ? t->find(record) : nullptr;
   const Sourced* v = r ? r->find(key) : nullptr;
   if (!v) return;
-  ImGui::TextUnformatted(r->name.c_str());
-  ImGui::SameLine(ImGui::GetFontSize() * 22);
+  const std::string label = name_field ? r->name + ": " + t->field(key)->label : r->name;
+  ImGui::TextUnformatted(label.c_str());
+  // The value's column, or just past a name too long for it (a projector's 1280x720).
+  ImGui::SameLine(std::max(ImGui::GetFontSize() * 22, ImGui::CalcTextSize(label.c_str()).x + ImGui::GetFontSize()));
   sourced_text(cat, *v, t->field(key)->unit);
 }
 
@@ -148,8 +152,8 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   price_line(cat, "v100-sxm2-purchase", "price_usd");
   price_line(cat, "server-8gpu-host", "price_usd");
   price_line(cat, "network-400g-per-server", "price_usd");
-  price_line(cat, "datacenter-2020", "pue");
-  price_line(cat, "datacenter-2020", "usd_per_kWh");
+  price_line(cat, "datacenter-2020", "pue", true);
+  price_line(cat, "datacenter-2020", "usd_per_kWh", true);
   ImGui::Separator();
   const float w = ImGui::GetFontSize() * 14;
   float f;
