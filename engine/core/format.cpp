@@ -85,6 +85,15 @@ std::string format_percent(double f) {
   return buf;
 }
 
+std::string format_usd(double x) {
+  char buf[64];
+  if (std::fabs(x) >= 1e9) std::snprintf(buf, sizeof buf, "$%.3gB", x / 1e9);
+  else if (std::fabs(x) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3gM", x / 1e6);
+  else if (std::fabs(x) >= 1e3) std::snprintf(buf, sizeof buf, "$%.3gk", x / 1e3);
+  else std::snprintf(buf, sizeof buf, std::fabs(x) >= 100 ? "$%.0f" : "$%.2f", x);
+  return buf;
+}
+
 std::string format_gib(double bytes) { return format_count(bytes / 1073741824.0) + " GiB"; }
 
 std::string format_quantity(double v, const std::string& unit) {

@@ -25,6 +25,9 @@ std::string format_gib(double bytes);
 std::string format_seconds(double seconds);
 // A fraction as a percentage with one decimal, as panels and narrations write utilisation: 0.2971 -> "29.7%".
 std::string format_percent(double fraction);
+// Money as panels and narrations both write an amount: 4.68e6 -> "$4.68M", 2.6e4 -> "$26k", 672 -> "$672",
+// 1.5 -> "$1.50" (a price).
+std::string format_usd(double dollars);
 // A count in words, as prose reads it: 1.5e9 -> "1.5 billion", 117e6 -> "117 million", 770 -> "770".
 std::string format_in_words(double value);
 

@@ -12,29 +12,19 @@ namespace {
 
 std::string fmt_number(double x, const std::string& how) {
   char buf[64];
-  if (how == "usd") {
-    if (std::fabs(x) >= 1e9) std::snprintf(buf, sizeof buf, "$%.3gB", x / 1e9);
-    else if (std::fabs(x) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3gM", x / 1e6);
-    else if (std::fabs(x) >= 1e3) std::snprintf(buf, sizeof buf, "$%.3gk", x / 1e3);
-    else std::snprintf(buf, sizeof buf, x >= 100 ? "$%.0f" : "$%.2f", x);
-  } else if (how == "pct") return format_percent(x);  // as the panels write utilisation
+  if (how == "usd") return format_usd(x);  // as the panels write money
+  else if (how == "pct") return format_percent(x);  // as the panels write utilisation
   else if (how == "s") return format_seconds(x);     // as the panels write durations
+  else if (how == "count") return format_count(x);   // 3 digits, separators: "1,040,000", as PF-days print
   else if (how == "pct0") std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);  // a leaked or rough figure: "34%"
-  else if (how == "int") {
-    // Thousands separators: 300000 -> "300,000".
-    std::snprintf(buf, sizeof buf, "%.0f", std::fabs(x));
-    std::string digits = buf, out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-      out += digits[i];
-    }
-    return (x < 0 && out != "0" ? "-" : "") + out;
-  } else if (how == "n") return format_in_words(x);  // counts in words people read: "1.5 billion"
+  else if (how == "int") return with_thousands(x);  // thousands separators: 300000 -> "300,000"
+  else if (how == "n") return format_in_words(x);  // counts in words people read: "1.5 billion"
   else if (how == "year") std::snprintf(buf, sizeof buf, "%.0f", x);  // 2029, never "2,029"
   else if (how == "sci") std::snprintf(buf, sizeof buf, "%.3g", x);
   else if (how == "f1") std::snprintf(buf, sizeof buf, "%.1f", x);
   else if (how == "f2") std::snprintf(buf, sizeof buf, "%.2f", x);
   else if (how == "f3") std::snprintf(buf, sizeof buf, "%.3f", x);
+  else if (how == "f4") std::snprintf(buf, sizeof buf, "%.4f", x);  // a loss as the lab writes it
   else if (how == "gib") return format_gib(x);  // as the panels write memory
   else if (how == "days") std::snprintf(buf, sizeof buf, "%.1f days", x);
   else if (how == "x") std::snprintf(buf, sizeof buf, "%.3gx", x);

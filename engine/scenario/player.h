@@ -93,7 +93,8 @@ class Player {
 };
 
 // "{{plan.params|si}} parameters" -> "32.2 G parameters". Formats: si (default), usd, pct, pct0 (whole percent), int, year, sci,
-// f1, f2, f3, days, x (multiple), s (seconds as the panels write them: "89.03 s"),
+// f1, f2, f3, f4, days, x (multiple), s (seconds as the panels write them: "89.03 s"), count (3 digits with
+// separators, as PF-days print: "1,040,000"),
 // n (1.5 billion), int (300,000 with separators), gib (bytes in GiB). Unresolved references are left visible and listed in `missing`.
 std::string render_narration(const std::string& text, const json& results, std::vector<std::string>* missing);
 

@@ -234,10 +234,14 @@ nlohmann::json sweep_summary_json(const ScalingResult& r) {
     j["target"]["relative_error"] = err;
     j["target"]["abs_relative_error"] = std::fabs(err);
   }
+  if (const double x = extrapolation(r); x > 0) j["target"]["extrapolation"] = x;
+  return j;
+}
+
+double extrapolation(const ScalingResult& r) {
   double largest = 0;
   for (const auto& p : r.points) largest = std::max(largest, p.compute_flops);
-  if (largest > 0) j["target"]["extrapolation"] = r.target.compute_flops / largest;
-  return j;
+  return largest > 0 ? r.target.compute_flops / largest : 0.0;
 }
 
 nlohmann::json to_json(const ScalingResult& r) {

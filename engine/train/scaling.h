@@ -94,5 +94,7 @@ nlohmann::json to_json(const ScalingConfig& c);
 // ("target.relative_error", "target.abs_relative_error") and "target.extrapolation" (its compute over the
 // largest fitted run's). The scenario action and the lab's tab both report this, so they agree.
 nlohmann::json sweep_summary_json(const ScalingResult& r);
+// The target's compute over the largest fitted run's: how far the fit is extrapolated (0 before any run).
+double extrapolation(const ScalingResult& r);
 
 }  // namespace mc::train

@@ -192,9 +192,9 @@ TEST(PerfTruth, CapitalPanelPricesTpuCoreHours) {
   app.state().active_panel = "capital";
   for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_NE(h.text.find("per TPU v3 core-hour"), std::string::npos) << h.text.substr(0, 600);
-  EXPECT_NE(h.text.find("TPU v3 core-hours ->"), std::string::npos);
+  EXPECT_NE(h.text.find("26 thousand TPU v3 core-hours at"), std::string::npos) << h.text;
   EXPECT_NE(h.text.find("256 TPU v3 cores"), std::string::npos);
-  EXPECT_EQ(h.text.find("GPU-hours ->"), std::string::npos) << "a TPU plan printed as GPU-hours";
+  EXPECT_EQ(h.text.find("GPU-hours at"), std::string::npos) << "a TPU plan printed as GPU-hours";
 }
 
 // "days for 300 B tokens" under GPT-1 read as if GPT-1 had trained on GPT-3's tokens: a count the catalog

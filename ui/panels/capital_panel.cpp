@@ -18,14 +18,8 @@
 namespace mc::ui {
 namespace {
 
-std::string usd(double x) {
-  char b[32];
-  if (std::fabs(x) >= 1e9) std::snprintf(b, sizeof b, "$%.3gB", x / 1e9);
-  else if (std::fabs(x) >= 1e6) std::snprintf(b, sizeof b, "$%.3gM", x / 1e6);
-  else if (std::fabs(x) >= 1e3) std::snprintf(b, sizeof b, "$%.3gk", x / 1e3);
-  else std::snprintf(b, sizeof b, "$%.2f", x);
-  return b;
-}
+// Money as the narrations beside this panel write it (core/format.h).
+std::string usd(double x) { return format_usd(x); }
 
 // A catalog price with its confidence mark and source tooltip, labelled with its row's name (the
 // catalog's, so the label cannot drift from the data), or nothing if absent.
@@ -49,12 +43,14 @@ double gpt3_flops(const Catalog& cat) {
   return r ? r->get_or("train_flops", 1e23) : 1e23;
 }
 
-bool slider_log(const char* label, double& v, double lo, double hi, const char* fmt) {
+// A log-scale slider with its value written beside it by `write` (dollars as the panel writes them).
+template <class Write>
+bool slider_log(const char* label, double& v, double lo, double hi, Write write) {
   float l = float(std::log10(std::max(v, lo)));
   bool changed = ImGui::SliderFloat(label, &l, float(std::log10(lo)), float(std::log10(hi)), "");
   if (changed) v = std::pow(10.0, double(l));
   ImGui::SameLine();
-  ImGui::Text(fmt, v);
+  ImGui::TextUnformatted(write(v).c_str());
   return changed;
 }
 
@@ -65,8 +61,13 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   ImGui::SameLine();
   if (ImGui::RadioButton("Budget in FLOPs", by_flops)) by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : gpt3_flops(cat);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
-  if (by_flops) slider_log("##flops", c.budget_flops, 1e18, 1e27, "%.3g FLOPs");
-  else if (slider_log("##usd", budget, 1e3, 1e11, "$%.3g")) c.budget_usd = budget;
+  auto flops_text = [](double x) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.3g FLOPs", x);
+    return std::string(b);
+  };
+  if (by_flops) slider_log("##flops", c.budget_flops, 1e18, 1e27, flops_text);
+  else if (slider_log("##usd", budget, 1e3, 1e11, [](double x) { return usd(x); })) c.budget_usd = budget;
   track(s, "capital.budget");
   int rule = c.rule == capital::ScalingRule::kaplan ? 0 : 1;
   ImGui::RadioButton("Kaplan 2020", &rule, 0);
@@ -95,12 +96,17 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   // A TPU core-hour is not a GPU-hour (gpt2-tpu-2019 prices TPU v3 cores): the words follow the accelerator.
   const AcceleratorWords acc = accelerator_words(&cat, c.gpu);
   wrapped_text(false, "Money     %s at %s per %s", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str(), acc.hour.c_str());
-  wrapped_text(false, "Compute   %.3g %ss -> %.3g FLOPs (%s)", r.gpu_hours, acc.hour.c_str(), r.flops,
+  // GPU-hours in words and days with separators, as the narrations beside this panel quote them.
+  wrapped_text(false, "Compute   %s %ss at %sFLOP/s each -> %.3g FLOPs (%s)", format_in_words(r.gpu_hours).c_str(),
+               acc.hour.c_str(), format_si(r.effective_flops_per_s).c_str(), r.flops,
                format_quantity(r.pf_days, "PF-days").c_str());
   wrapped_text(false, "Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
               format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
   wrapped_text(false, "Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
-  wrapped_text(false, "Time      %.1f days on %s %s", r.days_on_cluster, with_thousands(c.cluster_gpus).c_str(),
+  char days[32];
+  if (r.days_on_cluster >= 100) std::snprintf(days, sizeof days, "%s", with_thousands(r.days_on_cluster).c_str());
+  else std::snprintf(days, sizeof days, "%.1f", r.days_on_cluster);
+  wrapped_text(false, "Time      %s days on %s %s", days, with_thousands(c.cluster_gpus).c_str(),
                c.cluster_gpus == 1 ? acc.one.c_str() : acc.many.c_str());
   ImGui::EndGroup();
   track(s, "capital.plan");
@@ -172,6 +178,19 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   const capital::BuildCostBreakdown bc = capital::build_cost(b);
   wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
               usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
+  // What the plan's dollars buy either way (engine: capital::plan at each pricing), as the narration quotes it.
+  if (c.budget_usd > 0) {
+    try {
+      capital::PlanConfig rented = c, built = c;
+      rented.pricing = capital::Pricing::rent, built.pricing = capital::Pricing::build;
+      const capital::PlanResult pr = capital::plan(rented), pb = capital::plan(built);
+      wrapped_text(false, "The plan's %s buys %s GPU-hours rented, %s built (%.1fx)", usd(c.budget_usd).c_str(),
+                   format_in_words(pr.gpu_hours).c_str(), format_in_words(pb.gpu_hours).c_str(),
+                   pr.gpu_hours > 0 ? pb.gpu_hours / pr.gpu_hours : 0.0);
+    } catch (const std::exception& e) {
+      error_text("%s", e.what());
+    }
+  }
   track(s, "capital.rent_vs_build");
   ImGui::Separator();
   try {
@@ -248,6 +267,10 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
     dl->AddRectFilled(ImVec2(x0, top - hgt), ImVec2(x1, top), np_col);
     if (y % 3 == 0) dl->AddText(ImVec2(x0, a.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), std::to_string(r.years[y].year).c_str());
   }
+  if (n > 0)  // the chart's years and profits in words, as the narration beside it quotes them
+    wrapped_text(true, "Each bar one year's profit split by who receives it: %s in %d, growing %.2fx a year to %s in %d; "
+                       "%s in all.", usd(r.years.front().profit_usd).c_str(), r.years.front().year, c.profit_growth,
+                 usd(r.years.back().profit_usd).c_str(), r.years.back().year, usd(r.profit_total_usd).c_str());
   for (size_t i = 0; i < c.holders.size(); ++i) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(cols[i % 4]), "%s: %s (%.1fx)%s", c.holders[i].name.c_str(),
                        usd(r.holder_total_usd[i]).c_str(),
@@ -272,9 +295,11 @@ void draw_partnership(ExplorerState& s, const Catalog& cat, capital::Partnership
     auto years = capital::run_partnership(c);
     const capital::PartnershipTotals t = capital::partnership_totals(years);
     for (const auto& y : years)
-      ImGui::Text("%d   cash %-9s credit %-9s -> %.3g GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
-                  y.gpu_hours);
-    wrapped_text(false, "Credit buys %.3g GPU-hours (%.0f GPU-years) at %s per hour", t.gpu_hours, t.gpu_years, usd(c.usd_per_gpu_hour).c_str());
+      ImGui::Text("%d   cash %-9s credit %-9s -> %s GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
+                  format_in_words(y.gpu_hours).c_str());
+    // Counts as the narration beside this tab writes them: words for hours, separators for years.
+    wrapped_text(false, "The credit, %s, buys %s GPU-hours (%s GPU-years) at %s per hour", usd(t.credit_usd).c_str(),
+                 format_in_words(t.gpu_hours).c_str(), with_thousands(t.gpu_years).c_str(), usd(c.usd_per_gpu_hour).c_str());
     track(s, "capital.partnership");
   } catch (const std::exception& e) {
     error_text("%s", e.what());

@@ -475,6 +475,13 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
                         "embedding counts as a layer; it stays whole through each pass, since the output head\n"
                         "reuses it (tied weights), and is often the largest part.");
     lab_memory_bars(t.memory, ImVec2(-1, 26.0f * float(std::min(8, t.config.parallel.workers())) + 24));
+    if (!t.memory.empty()) {  // worker 0's parts in figures, as narrations quote them ("170 kB")
+      const train::WorkerMemory& m0 = t.memory.front();
+      auto b = [](double x) { return format_si(x) + "B"; };
+      wrapped_text(true, "w0: weights %s, grads %s, Adam m, v %s, whole layers %s, activations %s",
+                   b(m0.params_bytes).c_str(), b(m0.grads_bytes).c_str(), b(m0.optimizer_bytes).c_str(),
+                   b(m0.transient_peak_bytes).c_str(), b(m0.activations_peak_bytes).c_str());
+    }
     track(s, "lab.memory");
     if (t.config.parallel.pp > 1) {
       ImGui::TextUnformatted("Pipeline schedule of the last step (replica 0): F forward, B backward");
@@ -579,8 +586,9 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     if (r.c_known)
       ImGui::TextDisabled("with c fitted as well: L(C) = %.3g C^%.3f + %.3f (rms %.3f)", r.fit_compute_free_c.a,
                           r.fit_compute_free_c.b, r.fit_compute_free_c.c, r.fit_compute_free_c.rms_error);
-    ImGui::Text("prediction for width %d (%s), before it trains:  L(C) %.4f   L(N) %.4f", r.target.width,
-                format_quantity(r.target.compute_flops, "FLOP").c_str(), r.predicted_loss, r.predicted_loss_params);
+    ImGui::Text("prediction for width %d (%s, %.1fx the compute of the largest fitted run), before it trains:", r.target.width,
+                format_quantity(r.target.compute_flops, "FLOP").c_str(), train::extrapolation(r));
+    ImGui::Text("    L(C) %.4f   L(N) %.4f", r.predicted_loss, r.predicted_loss_params);
     if (r.c_known) ImGui::TextDisabled("(with c fitted as well, L(C) would say %.4f)", r.predicted_loss_free_c);
   }
   if (r.done && !r.target_trained) {

@@ -441,7 +441,7 @@ void draw_results(ExplorerState& s) {
   const long long n_acc = (long long)v.parsed.cluster.gpus();
   const char* acc_n = (n_acc == 1 ? w.one : w.many).c_str();  // "1 GPU", "8 GPUs"
   // Seconds and percentages as the narrations quote them (core/format.h): one number on one screen.
-  wrapped_text(false, "%.1f B parameters, iteration %s, %s tokens/s", e.params / 1e9,
+  wrapped_text(false, "%s parameters, iteration %s, %s tokens/s", format_in_words(e.params).c_str(),
                format_seconds(e.iteration_time_s).c_str(), format_si(e.tokens_per_s).c_str());
   // Model FLOPs and hardware FLOPs named apart (Chowdhery et al. 2022, PaLM, App. B; Korthikanti et al.
   // 2022): MFU counts the FLOPs the model needs, HFU adds the recomputed activations the GPUs also run.
@@ -492,7 +492,7 @@ void draw_results(ExplorerState& s) {
   track(s, "perf.memory");
   for (size_t i = 0; i < mem.size(); ++i) {
     char label[64];
-    std::snprintf(label, sizeof label, "%s %.1f GiB", mem[i].label, mem[i].value);
+    std::snprintf(label, sizeof label, "%s %s", mem[i].label, format_gib(mem[i].value * gib).c_str());
     if (i) same_line_if_fits(label);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mem[i].color), "%s", label);
   }
@@ -505,6 +505,14 @@ void draw_results(ExplorerState& s) {
                              {"pp comm", T.pp_comm, part_color(4)}, {"dp comm", T.dp_comm, part_color(2)},
                              {"bubble", T.bubble, part_color(5)},   {"optimizer", T.optimizer, part_color(6)}};
   stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26);
+  // The parts in seconds, coloured as their bars (as narrations quote them: "0.54 s of it is dp comm").
+  for (size_t i = 0, shown = 0; i < tb.size(); ++i) {
+    if (tb[i].value <= 0) continue;
+    char label[64];
+    std::snprintf(label, sizeof label, "%s %.2f s", tb[i].label, tb[i].value);
+    if (shown++) same_line_if_fits(label);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(tb[i].color), "%s", label);
+  }
   track(s, "perf.time");
   draw_stacks(s);
 
