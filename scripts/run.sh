@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "${MEGACLUSTER_WEB:-0}" != 1 ]; then
   bash scripts/setup.sh native
   cmake --preset native >/dev/null
-  cmake --build --preset native --target megacluster-app megacluster
+  cmake --build --preset native --target megacluster-app megacluster-app-data megacluster
   exec build/native/native/megacluster-app "$@"
 else
   bash scripts/setup.sh all
