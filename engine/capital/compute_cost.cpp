@@ -65,6 +65,17 @@ PlanConfig default_plan_config(const Catalog& cat) {
   return c;
 }
 
+RentOrBuild rent_or_build(const PlanConfig& cfg) {
+  if (!(cfg.budget_usd > 0)) throw std::invalid_argument("rent or build compares a dollar budget: set budget_usd");
+  PlanConfig rented = cfg, built = cfg;
+  rented.pricing = Pricing::rent, built.pricing = Pricing::build;
+  RentOrBuild r;
+  r.rented_gpu_hours = plan(rented).gpu_hours;
+  r.built_gpu_hours = plan(built).gpu_hours;
+  r.built_over_rented = r.rented_gpu_hours > 0 ? r.built_gpu_hours / r.rented_gpu_hours : 0;
+  return r;
+}
+
 PlanResult plan(const PlanConfig& cfg) {
   const bool by_usd = cfg.budget_usd > 0, by_flops = cfg.budget_flops > 0;
   if (by_usd == by_flops) throw std::invalid_argument("give exactly one positive budget: budget_usd or budget_flops");

@@ -81,6 +81,13 @@ struct PlanResult {
 // Throws std::invalid_argument if neither or both budgets are positive or a rate is not positive.
 PlanResult plan(const PlanConfig& cfg);
 
+// What a dollar budget buys rented and built (the plan run at each pricing), and built over rented.
+struct RentOrBuild {
+  double rented_gpu_hours = 0, built_gpu_hours = 0, built_over_rented = 0;
+};
+// Throws as plan() does; cfg.budget_usd must be positive.
+RentOrBuild rent_or_build(const PlanConfig& cfg);
+
 // JSON both ways. The config JSON has the keys of PlanConfig (budget_usd, budget_flops, rule, gpu,
 // gpu_peak_flops_per_s, utilisation, pricing, rent_usd_per_gpu_hour, build{...}, cluster_gpus);
 // a missing key keeps `base`'s value. Errors name the key: LoadError when read from a JsonDoc.

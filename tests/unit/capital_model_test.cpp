@@ -77,6 +77,19 @@ TEST(CapitalCost, UnsetPricesAreRefusedNotAssumed) {
   EXPECT_GT(build_cost(d.build).usd_per_gpu_hour, 0);
 }
 
+// Dollars buy budget / price GPU-hours each way; building is cheaper per hour, so it buys more.
+TEST(CapitalCost, RentOrBuildDividesTheBudgetByEachPrice) {
+  mc::capital::PlanConfig c = mc::capital::default_plan_config(catalog());
+  c.budget_usd = 1e9;
+  const mc::capital::RentOrBuild r = mc::capital::rent_or_build(c);
+  const double build_price = mc::capital::build_cost(c.build).usd_per_gpu_hour;
+  EXPECT_NEAR(r.rented_gpu_hours, 1e9 / c.rent_usd_per_gpu_hour, 1e-6 * r.rented_gpu_hours);
+  EXPECT_NEAR(r.built_gpu_hours, 1e9 / build_price, 1e-6 * r.built_gpu_hours);
+  EXPECT_NEAR(r.built_over_rented, c.rent_usd_per_gpu_hour / build_price, 1e-9);
+  c.budget_usd = 0, c.budget_flops = 1e23;
+  EXPECT_THROW(mc::capital::rent_or_build(c), std::invalid_argument);
+}
+
 TEST(CapitalCost, PlanRejectsBadBudgets) {
   PlanConfig c;
   EXPECT_THROW(plan(c), std::invalid_argument);  // no budget

@@ -181,12 +181,10 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   // What the plan's dollars buy either way (engine: capital::plan at each pricing), as the narration quotes it.
   if (c.budget_usd > 0) {
     try {
-      capital::PlanConfig rented = c, built = c;
-      rented.pricing = capital::Pricing::rent, built.pricing = capital::Pricing::build;
-      const capital::PlanResult pr = capital::plan(rented), pb = capital::plan(built);
+      const capital::RentOrBuild rb = capital::rent_or_build(c);
       wrapped_text(false, "The plan's %s buys %s GPU-hours rented, %s built (%.1fx)", usd(c.budget_usd).c_str(),
-                   format_in_words(pr.gpu_hours).c_str(), format_in_words(pb.gpu_hours).c_str(),
-                   pr.gpu_hours > 0 ? pb.gpu_hours / pr.gpu_hours : 0.0);
+                   format_in_words(rb.rented_gpu_hours).c_str(), format_in_words(rb.built_gpu_hours).c_str(),
+                   rb.built_over_rented);
     } catch (const std::exception& e) {
       error_text("%s", e.what());
     }
