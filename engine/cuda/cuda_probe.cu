@@ -1,6 +1,6 @@
 // cuda_probe.cu - the CUDA runtime's device query behind the plain C++ interface of cuda_probe.h (the
 // only place the engine's device detection touches the runtime).
-#include "cuda/cuda_probe.h"
+#include "device/gpu_hooks.h"
 
 #include <cuda_runtime.h>
 

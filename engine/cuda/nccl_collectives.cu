@@ -1,11 +1,13 @@
 // nccl_collectives.cu - see nccl_collectives.h. One NCCL communicator per distinct list of GPUs (a dp, tp
 // or embedding group), created on first use with ncclCommInitAll (single process, one rank per GPU) and
 // driven from the trainer's thread inside ncclGroupStart/End, NCCL's pattern for one thread steering
-// several GPUs. Host buffers are staged through per-GPU device buffers; every call is checked.
+// several GPUs. The workers' buffers are device memory (device/compute.h): NCCL works on them in place,
+// nothing is staged through the host; every call is checked.
 #include "cuda/nccl_collectives.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
 #include "cuda/train_kernels.h"
+#include "device/gpu_hooks.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -72,28 +74,20 @@ class NcclBackend final : public mc::CollectiveBackend {
     for (auto& [devs, g] : groups_)
       for (size_t i = 0; i < devs.size(); ++i) {
         cudaSetDevice(devs[i]);
-        if (g.buf[i]) cudaFree(g.buf[i]);
-        if (g.stream[i]) cudaStreamDestroy(g.stream[i]);
         if (g.comm[i]) api_.destroy(g.comm[i]);
       }
   }
   const char* name() const override { return "nccl"; }
-  bool reduce_scatter(const std::vector<int>& g, const std::vector<float*>& b, size_t n) override {
+  bool serves(const device::Device& d) const override { return std::string(d.name()) == "cuda"; }
+  bool reduce_scatter(const std::vector<int>& g, const Bufs& b, size_t n) override {
     return run(Op::reduce_scatter, g, b, n);
   }
-  bool all_gather(const std::vector<int>& g, const std::vector<float*>& b, size_t n) override {
-    return run(Op::all_gather, g, b, n);
-  }
-  bool all_reduce(const std::vector<int>& g, const std::vector<float*>& b, size_t n) override {
-    return run(Op::all_reduce, g, b, n);
-  }
+  bool all_gather(const std::vector<int>& g, const Bufs& b, size_t n) override { return run(Op::all_gather, g, b, n); }
+  bool all_reduce(const std::vector<int>& g, const Bufs& b, size_t n) override { return run(Op::all_reduce, g, b, n); }
 
  private:
   struct Group {
     std::vector<ncclComm_t> comm;
-    std::vector<cudaStream_t> stream;
-    std::vector<float*> buf;
-    std::vector<size_t> cap;  // floats
   };
   Nccl api_;
   int gpus_;
@@ -102,70 +96,38 @@ class NcclBackend final : public mc::CollectiveBackend {
   Group& group(const std::vector<int>& devs) {
     auto it = groups_.find(devs);
     if (it != groups_.end()) return it->second;
-    const size_t p = devs.size();
     Group g;
-    g.comm.assign(p, nullptr);
-    g.stream.assign(p, nullptr);
-    g.buf.assign(p, nullptr);
-    g.cap.assign(p, 0);
+    g.comm.assign(devs.size(), nullptr);
     // Rank i of the communicator is GPU devs[i], i.e. member i of the group: chunk i is rank i's.
-    api_.check(api_.init_all(g.comm.data(), int(p), devs.data()), "ncclCommInitAll");
-    for (size_t i = 0; i < p; ++i) {
-      MC_CUDA(cudaSetDevice(devs[i]));
-      MC_CUDA(cudaStreamCreate(&g.stream[i]));
-    }
+    api_.check(api_.init_all(g.comm.data(), int(devs.size()), devs.data()), "ncclCommInitAll");
     return groups_.emplace(devs, std::move(g)).first->second;
   }
 
-  bool run(Op op, const std::vector<int>& workers, const std::vector<float*>& bufs, size_t n) {
+  // In place on the members' buffers, on the legacy default stream of each GPU, so the collective is
+  // ordered after the kernels that wrote the buffers and before those that read them.
+  bool run(Op op, const std::vector<int>& workers, const Bufs& bufs, size_t n) {
     const std::vector<int> devs = group_devices(workers, gpus_);
     if (devs.empty() || devs.size() < 2) return false;  // two members on one GPU: the engine's ring
     Group& g = group(devs);
-    const size_t p = devs.size(), chunk = n / p, bytes = n * sizeof(float);
-    for (size_t i = 0; i < p; ++i) {
-      MC_CUDA(cudaSetDevice(devs[i]));
-      if (g.cap[i] < n) {
-        if (g.buf[i]) MC_CUDA(cudaFree(g.buf[i]));
-        g.buf[i] = nullptr;
-        MC_CUDA(cudaMalloc(&g.buf[i], bytes));
-        g.cap[i] = n;
-      }
-      // What each rank contributes: everything (all-reduce, reduce-scatter) or its own chunk (all-gather).
-      if (op == Op::all_gather)
-        MC_CUDA(cudaMemcpyAsync(g.buf[i] + i * chunk, bufs[i] + i * chunk, chunk * sizeof(float),
-                                cudaMemcpyHostToDevice, g.stream[i]));
-      else
-        MC_CUDA(cudaMemcpyAsync(g.buf[i], bufs[i], bytes, cudaMemcpyHostToDevice, g.stream[i]));
-    }
+    const size_t p = devs.size(), chunk = n / p;
     api_.check(api_.group_start(), "ncclGroupStart");
     for (size_t i = 0; i < p; ++i) {
-      float* d = g.buf[i];
+      float* d = device::Raw::ptr(bufs[i]);
       switch (op) {
         case Op::all_reduce:
-          api_.check(api_.all_reduce(d, d, n, ncclFloat32, ncclSum, g.comm[i], g.stream[i]), "ncclAllReduce");
+          api_.check(api_.all_reduce(d, d, n, ncclFloat32, ncclSum, g.comm[i], cudaStreamLegacy), "ncclAllReduce");
           break;
         case Op::reduce_scatter:  // in place: rank i's result lands in its own chunk
-          api_.check(api_.reduce_scatter(d, d + i * chunk, chunk, ncclFloat32, ncclSum, g.comm[i], g.stream[i]),
+          api_.check(api_.reduce_scatter(d, d + i * chunk, chunk, ncclFloat32, ncclSum, g.comm[i], cudaStreamLegacy),
                      "ncclReduceScatter");
           break;
         case Op::all_gather:  // in place: rank i's input is its own chunk
-          api_.check(api_.all_gather(d + i * chunk, d, chunk, ncclFloat32, g.comm[i], g.stream[i]), "ncclAllGather");
+          api_.check(api_.all_gather(d + i * chunk, d, chunk, ncclFloat32, g.comm[i], cudaStreamLegacy),
+                     "ncclAllGather");
           break;
       }
     }
     api_.check(api_.group_end(), "ncclGroupEnd");
-    for (size_t i = 0; i < p; ++i) {
-      MC_CUDA(cudaSetDevice(devs[i]));
-      if (op == Op::reduce_scatter)
-        MC_CUDA(cudaMemcpyAsync(bufs[i] + i * chunk, g.buf[i] + i * chunk, chunk * sizeof(float),
-                                cudaMemcpyDeviceToHost, g.stream[i]));
-      else
-        MC_CUDA(cudaMemcpyAsync(bufs[i], g.buf[i], bytes, cudaMemcpyDeviceToHost, g.stream[i]));
-    }
-    for (size_t i = 0; i < p; ++i) {
-      MC_CUDA(cudaSetDevice(devs[i]));
-      MC_CUDA(cudaStreamSynchronize(g.stream[i]));
-    }
     return true;
   }
 };
@@ -173,6 +135,15 @@ class NcclBackend final : public mc::CollectiveBackend {
 }  // namespace
 
 std::unique_ptr<mc::CollectiveBackend> make_nccl_backend(std::string* why) {
+  return device::open_nccl_collectives(why);
+}
+
+}  // namespace mc::cuda
+
+namespace mc::device {
+
+std::unique_ptr<CollectiveBackend> open_nccl_collectives(std::string* why) {
+  using namespace mc::cuda;
   std::string reason;
   if (!available(&reason)) {
     if (why) *why = "no NCCL collectives: " + reason;
@@ -184,7 +155,7 @@ std::unique_ptr<mc::CollectiveBackend> make_nccl_backend(std::string* why) {
     return nullptr;
   }
   try {
-    auto b = std::make_unique<NcclBackend>(load_nccl(), gpus);
+    auto b = std::make_unique<mc::cuda::NcclBackend>(load_nccl(), gpus);
     if (why) *why = "NCCL over " + std::to_string(gpus) + " GPUs (worker w on GPU w % " + std::to_string(gpus) + ")";
     return b;
   } catch (const std::exception& e) {
@@ -193,4 +164,4 @@ std::unique_ptr<mc::CollectiveBackend> make_nccl_backend(std::string* why) {
   }
 }
 
-}  // namespace mc::cuda
+}  // namespace mc::device

@@ -2,13 +2,13 @@
 // with the CUDA toolkit), when it has two or more: virtual worker w runs on GPU w % G (its kernels through
 // set_thread_device, train_kernels.h) and its collectives go through ncclAllReduce / ncclReduceScatter /
 // ncclAllGather between those GPUs. The engine's own rings (engine/train/parallel/comm.cpp) stay the reference and
-// the CPU path; Comm counts the same ring bytes either way (core/collective_backend.h).
+// the CPU path; Comm counts the same ring bytes either way (device/collective_backend.h).
 //
 // Plain C++ (no CUDA or NCCL types), so the engine includes it without the toolkit's headers. libnccl is
 // opened at run time with dlopen (like cuBLAS), so binaries start on machines without it.
 #pragma once
 
-#include "core/collective_backend.h"
+#include "device/collective_backend.h"
 
 #include <algorithm>
 #include <memory>

@@ -4,13 +4,14 @@
 //
 // Sections: cuBLAS opened at run time; one context per GPU (handle, scratch slots, lock); uploads and
 // downloads; the __global__ kernels; their launches on device pointers (*_impl: LayerNorm, GELU, attention,
-// linear, softmax cross-entropy, AdamW); device memory helpers; the host-pointer entries of the OpsBackend
-// table (copy in, run, copy out).
+// linear, softmax cross-entropy, AdamW); the kernels of what the trainer once did on the host between them
+// (embedding, residual, ring adds, norm partials, targets); device memory helpers; the dev:: entries.
 #include "cuda/train_kernels.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -36,6 +37,11 @@ struct Cublas {
   decltype(&cublasSetMathMode) set_math_mode = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched = nullptr;
+  // The C entry (C++ sees overloads of this name): cuBLAS's documented signature.
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                            const void*, const void*, cudaDataType, int, long long, const void*,
+                                            cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                            long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
   cublasHandle_t handle = nullptr;
 };
 
@@ -61,6 +67,7 @@ void load_cublas(Cublas& b) {
   load_symbol(b.lib, "cublasSetMathMode", b.set_math_mode);
   load_symbol(b.lib, "cublasGetStatusString", b.status_string);
   load_symbol(b.lib, "cublasSgemmStridedBatched", b.sgemm_strided_batched);
+  load_symbol(b.lib, "cublasGemmStridedBatchedEx", b.gemm_strided_batched_ex);
   check_blas(b, b.create(&b.handle), "cublasCreate");
   // Plain fp32: no TF32 tensor-op rounding of the inputs, so the GPU matches the CPU reference to fp32.
   check_blas(b, b.set_math_mode(b.handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
@@ -135,7 +142,6 @@ void* slot(Context& c, size_t i, int64_t bytes) {
   }
   return s.first;
 }
-float* slot_f(Context& c, size_t i, int64_t n) { return static_cast<float*>(slot(c, i, n * int64_t(sizeof(float)))); }
 
 template <class T>
 T* upload(Context& c, size_t i, const T* host, int64_t n) {
@@ -375,14 +381,53 @@ __global__ void adamw_kernel(float* P, const float* G, float* M, float* Vv, int6
 // ---- implementations on device pointers (caller holds the Session) ------------------------------------
 // Row-major strided-batched product through cuBLAS (mapping in colmajor_gemm_for_rowmajor): batch item i
 // uses A + i*sA, B + i*sB, C + i*sC.
+// The products' precision for this thread's next calls (device/compute.h's Precision as an int: 0 fp32,
+// 1 tf32, 2 bf16), set by the device before each product.
+thread_local int t_precision = 0;
+
+__global__ void to_bf16_kernel(__nv_bfloat16* out, const float* x, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16_rn(x[i]);  // round to nearest even, as device::round_to
+}
+
+// A strided batch's operand converted to bf16 into scratch slot `slot_i` (span: the elements it covers).
+const __nv_bfloat16* as_bf16(Context& c, size_t slot_i, const float* x, int64_t span) {
+  auto* out = static_cast<__nv_bfloat16*>(slot(c, slot_i, span * int64_t(sizeof(__nv_bfloat16))));
+  if (span > 0) {
+    to_bf16_kernel<<<blocks_for(span), kBlock>>>(out, x, span);
+    MC_LAUNCHED(to_bf16_kernel);
+  }
+  return out;
+}
+
+// Row-major strided-batched product through cuBLAS (mapping in colmajor_gemm_for_rowmajor): batch item i
+// uses A + i*sA, B + i*sB, C + i*sC. fp32: plain SGEMM without tensor-op rounding; tf32: the same call
+// with TF32 tensor-op math (inputs rounded to 10 mantissa bits, fp32 accumulation); bf16: the operands
+// converted to bfloat16, multiplied with fp32 accumulation and fp32 output (cublasGemmStridedBatchedEx).
 void gemm_strided(Context& c, bool ta, bool tb, int M, int N, int K, const float* A, int lda, int64_t sA,
                   const float* B, int ldb, int64_t sB, float* C, int ldc, int64_t sC, int batch, bool accumulate) {
   if (M <= 0 || N <= 0 || batch <= 0) return;
   const ColMajorGemm g = colmajor_gemm_for_rowmajor(ta, tb, M, N, K, A, lda, B, ldb, accumulate);
   const float alpha = 1.0f;
+  const cublasOperation_t op_first = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (t_precision == 2) {
+    const int64_t span_a = int64_t(batch - 1) * sA + rowmajor_span(ta ? K : M, ta ? M : K, lda);
+    const int64_t span_b = int64_t(batch - 1) * sB + rowmajor_span(tb ? N : K, tb ? K : N, ldb);
+    const __nv_bfloat16* a16 = as_bf16(c, 8, A, span_a);
+    const __nv_bfloat16* b16 = as_bf16(c, 9, B, span_b);
+    check_blas(c.blas,
+               c.blas.gemm_strided_batched_ex(c.blas.handle, op_first, op_second, g.m, g.n, g.k, &alpha, b16,
+                                              CUDA_R_16BF, g.ld_first, sB, a16, CUDA_R_16BF, g.ld_second, sA, &g.beta,
+                                              C, CUDA_R_32F, ldc, sC, batch, CUBLAS_COMPUTE_32F,
+                                              CUBLAS_GEMM_DEFAULT_TENSOR_OP),
+               "cublasGemmStridedBatchedEx(bf16)");
+    return;
+  }
+  check_blas(c.blas, c.blas.set_math_mode(c.blas.handle, t_precision == 1 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+             "cublasSetMathMode");
   check_blas(c.blas,
-             c.blas.sgemm_strided_batched(c.blas.handle, g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                          g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &alpha, g.first,
+             c.blas.sgemm_strided_batched(c.blas.handle, op_first, op_second, g.m, g.n, g.k, &alpha, g.first,
                                           g.ld_first, sB, g.second, g.ld_second, sA, &g.beta, C, ldc, sC, batch),
              "cublasSgemmStridedBatched");
 }
@@ -501,6 +546,77 @@ void adamw_impl(float* P, const float* G, float* M, float* V, int64_t n, float l
   MC_LAUNCHED(adamw_kernel);
 }
 
+// ---- what the trainer did on the host between kernels ------------------------------------------------
+__global__ void targets_kernel(int32_t* out, const int32_t* tok, int B, int T) {
+  const int64_t n = int64_t(B) * T;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = i / T, t = i - b * T;
+    out[i] = tok[b * (T + 1) + t + 1];
+  }
+}
+
+__global__ void embedding_forward_kernel(float* out, const float* wte, const float* wpe, const int32_t* tok, int B,
+                                         int T, int C) {
+  const int64_t n = int64_t(B) * T * C;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = i / C, k = i - row * C, b = row / T, t = row - b * T;
+    out[i] = wte[int64_t(tok[b * (T + 1) + t]) * C + k] + wpe[t * C + k];
+  }
+}
+
+// dwte: one thread per column adds the rows in order (tokens repeat, so rows collide; the CPU's order,
+// and so its bits, with no atomics). dwpe: one thread per (position, column) adds the sequences in order.
+__global__ void embedding_backward_wte_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T,
+                                              int C) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= C) return;
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      dwte[int64_t(tok[int64_t(b) * (T + 1) + t]) * C + k] += dout[(int64_t(b) * T + t) * C + k];
+}
+__global__ void embedding_backward_wpe_kernel(float* dwpe, const float* dout, int B, int T, int C) {
+  const int64_t n = int64_t(T) * C;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float acc = dwpe[i];
+    for (int b = 0; b < B; ++b) acc += dout[int64_t(b) * n + i];
+    dwpe[i] = acc;
+  }
+}
+
+__global__ void residual_kernel(float* out, const float* x, const float* part, const float* bias, int64_t n, int C) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = x[i] + (part[i] + bias[i % C]);
+}
+
+__global__ void add_kernel(float* dst, const float* src, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[i] += src[i];
+}
+
+// Sum of squares in double: one block per piece (the CPU's pieces), a fixed tree inside the block, then
+// one thread adds the pieces in order into *acc.
+__global__ void sum_squares_pieces_kernel(double* part, const float* x, int64_t n, int pieces) {
+  __shared__ double sh[kBlock];
+  const int64_t units = (n + 15) / 16;
+  const int64_t b = units * blockIdx.x / pieces * 16, e0 = units * (blockIdx.x + 1) / pieces * 16;
+  const int64_t e = e0 < n ? e0 : n;
+  double a = 0;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) a += double(x[i]) * double(x[i]);
+  sh[threadIdx.x] = a;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (int(threadIdx.x) < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+}
+__global__ void add_in_order_kernel(double* acc, const double* part, int64_t n) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  double s = *acc;
+  for (int64_t i = 0; i < n; ++i) s += part[i];
+  *acc = s;
+}
+
 }  // namespace
 
 // ---- public: context and memory ----------------------------------------------------------------------
@@ -536,7 +652,10 @@ int thread_device() { return t_device; }
 void* device_alloc_bytes(int64_t bytes) {
   Session s;
   void* p = nullptr;
-  if (bytes > 0) MC_CUDA(cudaMalloc(&p, size_t(bytes)));
+  if (bytes > 0) {
+    MC_CUDA(cudaMalloc(&p, size_t(bytes)));
+    MC_CUDA(cudaMemset(p, 0, size_t(bytes)));
+  }
   return p;
 }
 float* device_alloc(int64_t n) { return static_cast<float*>(device_alloc_bytes(n * int64_t(sizeof(float)))); }
@@ -619,174 +738,75 @@ void adamw(float* params, const float* grads, float* m, float* v, int64_t n, flo
   adamw_impl(params, grads, m, v, n, lr, beta1, beta2, bias_correction1, bias_correction2, eps, weight_decay,
              grad_scale);
 }
+void targets_from_tokens(int32_t* targets, const int32_t* tokens, int B, int T) {
+  Session s;
+  const int64_t n = int64_t(B) * T;
+  if (n <= 0) return;
+  targets_kernel<<<blocks_for(n), kBlock>>>(targets, tokens, B, T);
+  MC_LAUNCHED(targets_kernel);
+}
+void embedding_forward(float* out, const float* wte, const float* wpe, const int32_t* tokens, int B, int T, int C) {
+  Session s;
+  const int64_t n = int64_t(B) * T * C;
+  if (n <= 0) return;
+  embedding_forward_kernel<<<blocks_for(n), kBlock>>>(out, wte, wpe, tokens, B, T, C);
+  MC_LAUNCHED(embedding_forward_kernel);
+}
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C) {
+  Session s;
+  if (int64_t(B) * T * C <= 0) return;
+  embedding_backward_wte_kernel<<<unsigned((C + kBlock - 1) / kBlock), kBlock>>>(dwte, dout, tokens, B, T, C);
+  MC_LAUNCHED(embedding_backward_wte_kernel);
+  embedding_backward_wpe_kernel<<<blocks_for(int64_t(T) * C), kBlock>>>(dwpe, dout, B, T, C);
+  MC_LAUNCHED(embedding_backward_wpe_kernel);
+}
+void residual(float* out, const float* x, const float* part, const float* bias, int N, int C) {
+  Session s;
+  const int64_t n = int64_t(N) * C;
+  if (n <= 0) return;
+  residual_kernel<<<blocks_for(n), kBlock>>>(out, x, part, bias, n, C);
+  MC_LAUNCHED(residual_kernel);
+}
+void add(float* dst, const float* src, int64_t n) {
+  Session s;
+  if (n <= 0) return;
+  add_kernel<<<blocks_for(n), kBlock>>>(dst, src, n);
+  MC_LAUNCHED(add_kernel);
+}
+void sum_squares(double* acc, const float* x, int64_t n) {
+  Session s;
+  if (n <= 0) return;
+  const int64_t p = n / 32768;
+  const int pieces = int(p < 1 ? 1 : p > 64 ? 64 : p);
+  auto* part = static_cast<double*>(slot(s.ctx(), 10, int64_t(pieces) * int64_t(sizeof(double))));
+  sum_squares_pieces_kernel<<<unsigned(pieces), kBlock>>>(part, x, n, pieces);
+  MC_LAUNCHED(sum_squares_pieces_kernel);
+  add_in_order_kernel<<<1, 1>>>(acc, part, pieces);
+  MC_LAUNCHED(add_in_order_kernel);
+}
+void softmax_xent_forward_sum(float* logits, const int32_t* targets, double* loss_sum, int N, int V) {
+  Session s;
+  if (N <= 0 || V <= 0) return;
+  auto* rows = static_cast<double*>(slot(s.ctx(), 11, int64_t(N) * int64_t(sizeof(double))));
+  softmax_xent_forward_impl(logits, targets, rows, N, V);
+  if (loss_sum) {
+    add_in_order_kernel<<<1, 1>>>(loss_sum, rows, N);  // in row order, as the CPU sums them
+    MC_LAUNCHED(add_in_order_kernel);
+  }
+}
+void set_precision(int p) { t_precision = p; }
+void memset_zero(void* p, int64_t bytes) {
+  Session s;
+  if (bytes > 0) MC_CUDA(cudaMemsetAsync(p, 0, size_t(bytes), cudaStreamLegacy));
+}
+void copy_device(void* dst, const void* src, int64_t bytes) {
+  Session s;
+  if (bytes > 0) MC_CUDA(cudaMemcpyAsync(dst, src, size_t(bytes), cudaMemcpyDefault, cudaStreamLegacy));
+}
 }  // namespace dev
 
 // ---- public: host-pointer wrappers (copy in, run, copy out) ------------------------------------------
 // Slot numbers index the context's scratch pool; within one call each buffer has its own slot.
-namespace host {
-void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
-                       int C) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t nc = int64_t(N) * C;
-  const float* dx = upload(c, 0, x, nc);
-  const float* dw = upload(c, 1, w, C);
-  const float* db = upload(c, 2, b, C);
-  float* dout = slot_f(c, 3, nc);
-  float* dm = slot_f(c, 4, N);
-  float* dr = slot_f(c, 5, N);
-  layernorm_forward_impl(dout, dm, dr, dx, dw, db, N, C);
-  download(out, dout, nc);
-  download(mean, dm, N);
-  download(rstd, dr, N);
-}
 
-void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
-                        const float* mean, const float* rstd, int N, int C) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t nc = int64_t(N) * C;
-  float* ddx = upload(c, 0, dx, nc);  // accumulated into: the current values go up first
-  float* ddw = upload(c, 1, dw, C);
-  float* ddb = upload(c, 2, db, C);
-  const float* ddout = upload(c, 3, dout, nc);
-  const float* d_x = upload(c, 4, x, nc);
-  const float* d_w = upload(c, 5, w, C);
-  const float* dm = upload(c, 6, mean, N);
-  const float* dr = upload(c, 7, rstd, N);
-  layernorm_backward_impl(ddx, ddw, ddb, ddout, d_x, d_w, dm, dr, N, C);
-  download(dx, ddx, nc);
-  download(dw, ddw, C);
-  download(db, ddb, C);
-}
-
-void gelu_forward(float* out, const float* x, int64_t n) {
-  Session s;
-  Context& c = s.ctx();
-  const float* dx = upload(c, 0, x, n);
-  float* dout = slot_f(c, 1, n);
-  gelu_forward_impl(dout, dx, n);
-  download(out, dout, n);
-}
-
-void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
-  Session s;
-  Context& c = s.ctx();
-  const float* d_x = upload(c, 0, x, n);
-  const float* ddout = upload(c, 1, dout, n);
-  float* ddx = slot_f(c, 2, n);
-  gelu_backward_impl(ddx, d_x, ddout, n);
-  download(dx, ddx, n);
-}
-
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int Hl, int hs) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t nd = int64_t(B) * T * Hl * hs, natt = int64_t(B) * Hl * T * T;
-  const float* dqkv = upload(c, 0, qkv, 3 * nd);
-  float* dout = slot_f(c, 1, nd);
-  float* datt = slot_f(c, 2, natt);
-  attention_forward_impl(c, dout, datt, dqkv, B, T, Hl, hs);
-  download(out, dout, nd);
-  download(att, datt, natt);
-}
-
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* /*scratch*/,
-                        int B, int T, int Hl, int hs) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t nd = int64_t(B) * T * Hl * hs, natt = int64_t(B) * Hl * T * T;
-  const float* ddout = upload(c, 0, dout, nd);
-  const float* d_qkv = upload(c, 1, qkv, 3 * nd);
-  const float* datt = upload(c, 2, att, natt);
-  float* ddqkv = slot_f(c, 3, 3 * nd);
-  float* scratch = slot_f(c, 4, int64_t(Hl) * T * T);
-  attention_backward_impl(c, ddqkv, ddout, d_qkv, datt, scratch, B, T, Hl, hs);
-  download(dqkv, ddqkv, 3 * nd);
-}
-
-void linear_forward(float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
-  Session s;
-  Context& c = s.ctx();
-  const float* dx = upload(c, 0, x, int64_t(N) * K);
-  const float* dw = upload(c, 1, w, int64_t(K) * M);
-  const float* dbias = bias ? upload(c, 2, bias, M) : nullptr;
-  float* dy = slot_f(c, 3, int64_t(N) * M);
-  linear_forward_impl(c, dy, dx, dw, dbias, N, K, M);
-  download(y, dy, int64_t(N) * M);
-}
-
-void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int N, int K,
-                     int M, bool accumulate_dx) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t nk = int64_t(N) * K;
-  float* ddx = nullptr;
-  if (dx) ddx = accumulate_dx ? upload(c, 0, dx, nk) : slot_f(c, 0, nk);
-  float* ddw = upload(c, 1, dw, int64_t(K) * M);
-  float* ddb = db ? upload(c, 2, db, M) : nullptr;
-  const float* ddy = upload(c, 3, dy, int64_t(N) * M);
-  const float* d_x = upload(c, 4, x, nk);
-  const float* d_w = upload(c, 5, w, int64_t(K) * M);
-  linear_backward_impl(c, ddx, ddw, ddb, ddy, d_x, d_w, N, K, M, accumulate_dx);
-  download(dx, ddx, nk);
-  download(dw, ddw, int64_t(K) * M);
-  download(db, ddb, M);
-}
-
-double softmax_xent_forward(float* logits, const int32_t* targets, int N, int V) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t n = int64_t(N) * V;
-  float* dl = upload(c, 0, logits, n);
-  const int32_t* dt = upload(c, 1, targets, N);
-  double* drow = static_cast<double*>(slot(c, 2, int64_t(N) * int64_t(sizeof(double))));
-  softmax_xent_forward_impl(dl, dt, drow, N, V);
-  download(logits, dl, n);
-  std::vector<double> row(size_t(N > 0 ? N : 0));
-  download(row.data(), drow, N);
-  double loss = 0;
-  for (double r : row) loss += r;  // row order, in double: the CPU's accumulation
-  return loss;
-}
-
-void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, float scale) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t n = int64_t(N) * V;
-  float* dp = upload(c, 0, probs, n);
-  const int32_t* dt = upload(c, 1, targets, N);
-  softmax_xent_backward_impl(dp, dt, N, V, scale);
-  download(probs, dp, n);
-}
-
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-           float* C, int ldc, bool accumulate) {
-  Session s;
-  Context& c = s.ctx();
-  const int64_t na = trans_a ? rowmajor_span(K, M, lda) : rowmajor_span(M, K, lda);
-  const int64_t nb = trans_b ? rowmajor_span(N, K, ldb) : rowmajor_span(K, N, ldb);
-  const int64_t nc = rowmajor_span(M, N, ldc);
-  const float* dA = upload(c, 0, A, na);
-  const float* dB = upload(c, 1, B, nb);
-  float* dC = upload(c, 2, C, nc);  // always: C's padding between rows (ldc > N) must come back unchanged
-  gemm_strided(c, trans_a, trans_b, M, N, K, dA, lda, 0, dB, ldb, 0, dC, ldc, 0, 1, accumulate);
-  download(C, dC, nc);
-}
-
-void adamw(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
-           float bias_correction1, float bias_correction2, float eps, float weight_decay, float grad_scale) {
-  Session s;
-  Context& c = s.ctx();
-  float* dp = upload(c, 0, params, n);
-  const float* dg = upload(c, 1, grads, n);
-  float* dm = upload(c, 2, m, n);
-  float* dv = upload(c, 3, v, n);
-  adamw_impl(dp, dg, dm, dv, n, lr, beta1, beta2, bias_correction1, bias_correction2, eps, weight_decay, grad_scale);
-  download(params, dp, n);
-  download(m, dm, n);
-  download(v, dv, n);
-}
-}  // namespace host
 
 }  // namespace mc::cuda

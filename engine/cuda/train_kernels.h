@@ -2,13 +2,9 @@
 // compiled when nvcc is found). Plain C++: no CUDA types, so the engine's .cpp files and the tests include
 // it without the toolkit's headers.
 //
-// Two levels:
-//   mc::cuda::dev::*   device pointers (from device_alloc); kernels and cuBLAS calls on the legacy default
-//                      stream, so consecutive calls are ordered; nothing is copied to or from the host.
-//   mc::cuda::host::*  host pointers, EXACTLY the signatures of mc::train::ops (engine/train/kernels/ops.h) plus
-//                      sgemm (engine/train/kernels/gemm.h) and adamw: each copies its inputs to the GPU, runs,
-//                      and copies its outputs back, so a caller can pick CPU or GPU per call at run time
-//                      (see engine/train/kernels/ops_backend.h).
+// mc::cuda::dev::* take device pointers (from device_alloc); kernels and cuBLAS calls run on the legacy
+// default stream, so consecutive calls are ordered; nothing is copied to or from the host. The trainer
+// reaches them through the device interface (engine/cuda/cuda_device.cu implements device/compute.h).
 // Semantics (what is overwritten, what is accumulated) are those of the CPU reference in every case.
 // Every CUDA and cuBLAS call is checked: a failure throws std::runtime_error naming the call and the
 // runtime's error string; nothing calls exit().
@@ -16,8 +12,8 @@
 // cuBLAS: this toolkit ships libcublas only as a shared library, and the binaries must start on machines
 // without the toolkit (cudart is linked statically for the same reason), so cuBLAS is opened at run time
 // with dlopen on first use. If it is not found, the first call throws and cuda::available() says why.
-// fp32 throughout, TF32 tensor-op math off (CUBLAS_DEFAULT_MATH), so results stay comparable with the
-// CPU reference at fp32 tolerances.
+// Products in fp32 (CUBLAS_DEFAULT_MATH, comparable with the CPU reference at fp32 tolerances) unless
+// set_precision asks for tf32 or bf16 inputs.
 //
 // Devices and threads: each GPU has its own cuBLAS handle and scratch pool behind a mutex; a call runs on
 // the calling thread's device (set_thread_device; 0 unless set) and calls to one device serialise.
@@ -106,31 +102,20 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int 
            float* C, int ldc, bool accumulate);
 void adamw(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
            float bias_correction1, float bias_correction2, float eps, float weight_decay, float grad_scale);
+// The device interface's remaining kernels (device/compute.h has their contracts).
+void targets_from_tokens(int32_t* targets, const int32_t* tokens, int B, int T);
+void embedding_forward(float* out, const float* wte, const float* wpe, const int32_t* tokens, int B, int T, int C);
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C);
+void residual(float* out, const float* x, const float* part, const float* bias, int N, int C);
+void add(float* dst, const float* src, int64_t n);
+void sum_squares(double* acc, const float* x, int64_t n);
+// softmax_xent_forward, then *loss_sum += the rows' losses in row order (loss_sum may be null).
+void softmax_xent_forward_sum(float* logits, const int32_t* targets, double* loss_sum, int N, int V);
+// This thread's products from now on: 0 fp32, 1 tf32, 2 bf16 (device::Precision).
+void set_precision(int p);
+void memset_zero(void* p, int64_t bytes);
+void copy_device(void* dst, const void* src, int64_t bytes);  // ordered on the default stream (UVA: any GPU)
 }  // namespace dev
 
-namespace host {
-// Host-pointer versions: the signatures of mc::train::ops, mc::train::sgemm and the backend's adamw.
-void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
-                       int C);
-void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
-                        const float* mean, const float* rstd, int N, int C);
-void gelu_forward(float* out, const float* x, int64_t n);
-void gelu_backward(float* dx, const float* x, const float* dout, int64_t n);
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int Hl, int hs);
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B,
-                        int T, int Hl, int hs);  // scratch unused (the GPU keeps its own)
-void linear_forward(float* y, const float* x, const float* w, const float* bias, int N, int K, int M);
-void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int N, int K,
-                     int M, bool accumulate_dx);
-double softmax_xent_forward(float* logits, const int32_t* targets, int N, int V);
-void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, float scale);
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-           float* C, int ldc, bool accumulate);
-// AdamW (Loshchilov & Hutter 2019, Alg. 2) over n elements, as Trainer::Impl::optimizer_step does it:
-// g = grads * grad_scale (clipping); m, v moments; bias corrections passed in as 1/(1 - beta^t);
-// params -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * params) (0 decay for gains and biases).
-void adamw(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
-           float bias_correction1, float bias_correction2, float eps, float weight_decay, float grad_scale);
-}  // namespace host
 
 }  // namespace mc::cuda

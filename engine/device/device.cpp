@@ -2,9 +2,7 @@
 // CUDA and one answers, otherwise the CPU, with the reason.
 #include "device/device.h"
 
-#ifdef MC_HAVE_CUDA
-#include "cuda/cuda_probe.h"
-#endif
+#include "device/gpu_hooks.h"
 
 namespace mc {
 
@@ -18,7 +16,8 @@ static DeviceInfo probe() {
   d.gpu_name = p.name;
   d.gpu_memory_bytes = p.memory_bytes;
   if (d.gpu_available) {
-    d.message = "CUDA GPU found: " + d.gpu_name + " (" + std::to_string(d.gpu_count) + " device(s)); GPU kernels enabled";
+    d.message =
+        "CUDA GPU found: " + d.gpu_name + " (" + std::to_string(d.gpu_count) + " device(s)); GPU kernels enabled";
     d.label = "CUDA GPU: " + d.gpu_name;
   } else {
     d.message = "built with CUDA, but no GPU was found (" + p.error + "); using the CPU";

@@ -27,26 +27,28 @@ class NativeCollectives final : public CollectiveBackend {
     for (auto& [g, c] : comms_) MPI_Comm_free(&c);
   }
   const char* name() const override { return "mpi-native"; }
+  // MPI carries host memory: the CPU device's buffers are that (a GPU's go through the engine's ring).
+  bool serves(const device::Device& d) const override { return d.host_addressable(); }
 
-  bool reduce_scatter(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n) override {
+  bool reduce_scatter(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
     const int i = position(g);
     if (i < 0) return true;  // no member here: the members' processes run it
     const size_t chunk = n / g.size();
     std::vector<float> mine(chunk);
-    ok(MPI_Reduce_scatter_block(bufs[size_t(i)], mine.data(), int(chunk), MPI_FLOAT, MPI_SUM, comm(g)));
-    std::copy(mine.begin(), mine.end(), bufs[size_t(i)] + size_t(i) * chunk);
+    ok(MPI_Reduce_scatter_block(device::Raw::ptr(bufs[size_t(i)]), mine.data(), int(chunk), MPI_FLOAT, MPI_SUM, comm(g)));
+    std::copy(mine.begin(), mine.end(), device::Raw::ptr(bufs[size_t(i)]) + size_t(i) * chunk);
     return true;
   }
-  bool all_gather(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n) override {
+  bool all_gather(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
     const int i = position(g);
     if (i < 0) return true;
-    ok(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, bufs[size_t(i)], int(n / g.size()), MPI_FLOAT, comm(g)));
+    ok(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, device::Raw::ptr(bufs[size_t(i)]), int(n / g.size()), MPI_FLOAT, comm(g)));
     return true;
   }
-  bool all_reduce(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n) override {
+  bool all_reduce(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
     const int i = position(g);
     if (i < 0) return true;
-    ok(MPI_Allreduce(MPI_IN_PLACE, bufs[size_t(i)], int(n), MPI_FLOAT, MPI_SUM, comm(g)));
+    ok(MPI_Allreduce(MPI_IN_PLACE, device::Raw::ptr(bufs[size_t(i)]), int(n), MPI_FLOAT, MPI_SUM, comm(g)));
     return true;
   }
 

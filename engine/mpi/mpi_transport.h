@@ -14,7 +14,7 @@
 // Only engine/mpi and the CLI include <mpi.h>; this header does not, so the engine needs no MPI.
 #pragma once
 
-#include "core/collective_backend.h"
+#include "device/collective_backend.h"
 #include "train/parallel/comm.h"
 
 #include <memory>

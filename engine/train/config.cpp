@@ -16,7 +16,8 @@ namespace {
 
 const std::vector<std::string> kRootKeys = {"model", "optim", "dp", "tp", "pp", "zero", "micro_batches", "schedule",
                                             "batch", "steps", "seed", "memory_limit_bytes", "corpus", "checkpoint",
-                                            "checkpoint_every", "resume", "bench", "sample_bytes", "sample_every", "device"};
+                                            "checkpoint_every", "resume", "bench", "sample_bytes", "sample_every", "device",
+                                            "precision"};
 
 TrainConfig parse_cursor(const JsonCursor& root) {
   if (!root.is_object()) root.fail("a training config must be a JSON object");
@@ -54,6 +55,7 @@ TrainConfig parse_cursor(const JsonCursor& root) {
   if (auto v = root.get("seed")) c.seed = uint64_t(v->integer_in(0, (1ll << 53)));
   if (auto v = root.get("memory_limit_bytes")) c.memory_limit_bytes = v->number_in(1, 1e15);
   if (auto v = root.get("device")) c.device = v->one_of({"auto", "cpu", "cuda"});
+  if (auto v = root.get("precision")) device::parse_precision(v->one_of({"fp32", "tf32", "bf16"}), &c.precision);
   // Keys of the run around the model (run_json reads them): checked here so that a wrong type or range
   // is a located error, not a JSON library exception later.
   if (auto v = root.get("sample_every")) (void)v->integer_in(0, 10000000);
@@ -101,7 +103,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"batch", c.batch},
           {"steps", c.steps},
           {"seed", c.seed},
-          {"memory_limit_bytes", c.memory_limit_bytes}};
+          {"memory_limit_bytes", c.memory_limit_bytes},
+          {"precision", device::to_string(c.precision)}};
 }
 
 double estimate_worker_bytes(const TrainConfig& c) {

@@ -14,6 +14,7 @@
 // ranks are neighbours, as Megatron-LM places them inside one server).
 #pragma once
 
+#include "device/compute.h"
 #include "train/parallel/comm.h"
 
 #include <nlohmann/json.hpp>
@@ -70,10 +71,14 @@ struct TrainConfig {
   int steps = 50;            // total optimizer steps (also the length of the cosine schedule)
   uint64_t seed = 1;
   double memory_limit_bytes = 2.0 * (1ull << 30);  // per worker; larger runs are refused
-  // Where the kernels run (ops_backend.h): "auto" = the CUDA kernels when this build has them and a GPU
-  // answers, else the CPU reference; "cpu"; "cuda" (refused with the reason when no GPU can be used).
-  // Not part of to_json(): it changes where the arithmetic runs, not the run (a checkpoint resumes on any).
+  // Where the workers' state lives and the kernels run (device/compute.h): "auto" = the GPU when this
+  // build has CUDA and one answers, else the CPU reference; "cpu"; "cuda" (refused with the reason when
+  // no GPU can be used). Not part of to_json(): it changes where the arithmetic runs, not the run (a
+  // checkpoint resumes on any).
   std::string device = "auto";
+  // The matrix products' arithmetic (device/compute.h: fp32, tf32 or bf16 inputs, fp32 accumulation and
+  // master weights). Part of to_json(); a checkpoint resumes in any precision (its weights are fp32).
+  device::Precision precision = device::Precision::fp32;
 };
 
 // Reads a config object (keys as in TrainConfig: "model": {...}, "optim": {...}, "dp", "tp", "pp",
@@ -149,6 +154,10 @@ class Trainer {
   // The kernels in use: "cpu" or "cuda", and why (e.g. "cuda: NVIDIA H200" or why the CPU is used).
   const char* backend_name() const;
   const std::string& backend_note() const;
+  // What crossed between the host and the device since the trainer was built or reset_transfers(): a
+  // step sends only the token ids in and brings only the loss and norm partials out.
+  const device::Transfers& transfers() const;
+  void reset_transfers();
   std::vector<WorkerMemory> memory() const;
   std::vector<double> predicted_bytes_per_worker() const;     // per step, from engine/perf/comm_volume.h
   std::vector<double> predicted_messages_per_worker() const;  // per step

@@ -1,5 +1,6 @@
-// The CUDA kernels against the CPU reference (engine/train/kernels/ops.cpp), kernel by kernel and for a whole
-// transformer-block step, through the run-time backend table (train/ops_backend.h). Without a GPU, or in a
+// The CUDA device against the CPU reference device (device/compute.h; engine/train/kernels/cpu_device.cpp),
+// kernel by kernel and for a whole transformer-block step, through a host-vector adapter of the device
+// interface (HostOps below: upload, run, download). Without a GPU, or in a
 // build without CUDA, the GPU tests skip with the probe's reason. What can be checked without a GPU runs
 // everywhere: the row-major -> column-major cuBLAS argument mapping (against a BLAS-semantics reference),
 // the CPU table, and the whole-step harness itself (against finite differences), so a GPU run compares
@@ -7,7 +8,7 @@
 #include "cuda/train_kernels.h"  // plain C++ (no CUDA types): the mapping helpers are tested in every build
 #include "train/kernels/gemm.h"
 #include "train/kernels/ops.h"
-#include "train/kernels/ops_backend.h"
+#include "train/kernels/cpu_device.h"
 
 #include <gtest/gtest.h>
 
@@ -22,8 +23,143 @@
 
 namespace {
 
-using mc::train::OpsBackend;
 using Vec = std::vector<float>;
+using mc::device::Buffer;
+using mc::device::Device;
+using mc::device::DPtr;
+
+// The device interface on host vectors, for comparing two devices on the same inputs: each call uploads
+// its inputs, runs the kernel on the device, and downloads its outputs (accumulated outputs go both ways).
+class HostOps {
+ public:
+  explicit HostOps(Device& d) : d_(d) {}
+  Device& device() const { return d_; }
+  const char* name() const { return d_.name(); }
+
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                         int C) {
+    Call k(d_);
+    d_.layernorm_forward(k.out(out, N * C), k.out(mean, N), k.out(rstd, N), k.in(x, N * C), k.in(w, C), k.in(b, C), N,
+                         C);
+  }
+  void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                          const float* mean, const float* rstd, int N, int C) {
+    Call k(d_);
+    d_.layernorm_backward(k.inout(dx, N * C), k.inout(dw, C), k.inout(db, C), k.in(dout, N * C), k.in(x, N * C),
+                          k.in(w, C), k.in(mean, N), k.in(rstd, N), N, C);
+  }
+  void gelu_forward(float* out, const float* x, int64_t n) {
+    Call k(d_);
+    d_.gelu_forward(k.out(out, n), k.in(x, n), n);
+  }
+  void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
+    Call k(d_);
+    d_.gelu_backward(k.out(dx, n), k.in(x, n), k.in(dout, n), n);
+  }
+  // att: the device's attention state (B*Hl*T*T floats for both devices here), kept on the host between.
+  void attention_forward(float* out, float* att, const float* qkv, int B, int T, int Hl, int hs) {
+    Call k(d_);
+    d_.attention_forward(k.out(out, int64_t(B) * T * Hl * hs), k.out(att, d_.attention_state_floats(B, T, Hl)),
+                         k.in(qkv, int64_t(B) * T * 3 * Hl * hs), B, T, Hl, hs);
+  }
+  void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* /*scratch*/, int B,
+                          int T, int Hl, int hs) {
+    Call k(d_);
+    const int64_t D = int64_t(Hl) * hs;
+    d_.attention_backward(k.out(dqkv, int64_t(B) * T * 3 * D), k.in(dout, int64_t(B) * T * D),
+                          k.in(qkv, int64_t(B) * T * 3 * D), nullptr, k.in(att, d_.attention_state_floats(B, T, Hl)),
+                          B, T, Hl, hs);
+  }
+  void linear_forward(float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
+    Call k(d_);
+    d_.linear_forward(k.out(y, int64_t(N) * M), k.in(x, int64_t(N) * K), k.in(w, int64_t(K) * M), k.in(bias, M), N, K,
+                      M);
+  }
+  void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int N, int K,
+                       int M, bool accumulate_dx) {
+    Call k(d_);
+    const DPtr<float> ddx = accumulate_dx ? k.inout(dx, int64_t(N) * K) : k.out(dx, int64_t(N) * K);
+    d_.linear_backward(ddx, k.inout(dw, int64_t(K) * M), k.inout(db, M), k.in(dy, int64_t(N) * M),
+                       k.in(x, int64_t(N) * K), k.in(w, int64_t(K) * M), N, K, M, accumulate_dx);
+  }
+  double softmax_xent_forward(float* logits, const int32_t* targets, int N, int V) {
+    Call k(d_);
+    Buffer<double> loss(d_, 1);
+    Buffer<int32_t> t(d_, N);
+    d_.upload(t.ptr(), targets, N);
+    d_.softmax_xent_forward(k.inout(logits, int64_t(N) * V), t.ptr(), loss.ptr(), N, V);
+    double l = 0;
+    k.finish();
+    d_.download(&l, DPtr<const double>(loss.ptr()), 1);
+    return l;
+  }
+  void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, float scale) {
+    Call k(d_);
+    Buffer<int32_t> t(d_, N);
+    d_.upload(t.ptr(), targets, N);
+    d_.softmax_xent_backward(k.inout(probs, int64_t(N) * V), t.ptr(), N, V, scale);
+  }
+  void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+             bool accumulate) {
+    Call k(d_);
+    d_.sgemm(ta, tb, M, N, K, k.in(A, mc::cuda::rowmajor_span(ta ? K : M, ta ? M : K, lda)), lda,
+             k.in(B, mc::cuda::rowmajor_span(tb ? N : K, tb ? K : N, ldb)), ldb,
+             k.inout(C, mc::cuda::rowmajor_span(M, N, ldc)), ldc, accumulate);
+  }
+  void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2, float c1, float c2,
+             float eps, float wd, float cs) {
+    Call k(d_);
+    d_.adamw(k.inout(p, n), k.in(g, n), k.inout(m, n), k.inout(v, n), n, lr, b1, b2, c1, c2, eps, wd, cs);
+  }
+
+ private:
+  Device& d_;
+  // One call's buffers: inputs uploaded now, outputs downloaded when the call ends.
+  class Call {
+   public:
+    explicit Call(Device& d) : d_(d) {}
+    ~Call() { finish(); }
+    DPtr<const float> in(const float* h, int64_t n) {
+      if (!h) return nullptr;
+      bufs_.emplace_back(d_, n);
+      d_.upload(bufs_.back().ptr(), h, n);
+      return bufs_.back().ptr();
+    }
+    DPtr<float> out(float* h, int64_t n) {
+      if (!h) return nullptr;
+      bufs_.emplace_back(d_, n);
+      back_.push_back({h, bufs_.back().ptr(), n});
+      return bufs_.back().ptr();
+    }
+    DPtr<float> inout(float* h, int64_t n) {
+      if (!h) return nullptr;
+      const DPtr<float> p = out(h, n);
+      d_.upload(p, h, n);
+      return p;
+    }
+    void finish() {
+      for (const Back& b : back_) d_.download(b.host, DPtr<const float>(b.dev), b.n);
+      back_.clear();
+    }
+
+   private:
+    struct Back {
+      float* host;
+      DPtr<float> dev;
+      int64_t n;
+    };
+    Device& d_;
+    std::vector<Buffer<float>> bufs_;
+    std::vector<Back> back_;
+  };
+};
+
+float bias_correction(double beta, int t) { return float(1.0 / (1.0 - std::pow(beta, double(t)))); }
+
+mc::train::CpuDevice& cpu_device() {
+  static mc::train::CpuDevice d;
+  return d;
+}
 
 // Seeded, and the same numbers on every standard library (mt19937's output is specified; the
 // distributions are not, so the conversion is done by hand).
@@ -62,11 +198,13 @@ void expect_close(const Vec& ref, const Vec& got, float atol, float rtol, const 
   std::printf("    %-28s n=%-8zu max abs err %.3g, max rel err %.3g\n", what.c_str(), ref.size(), max_abs, max_rel);
 }
 
-// The GPU table or a skip with the reason (no GPU, no driver, built without CUDA, cuBLAS not loadable).
-#define REQUIRE_GPU(var)                          \
-  std::string why_##var;                          \
-  const OpsBackend* var = mc::train::cuda_backend(&why_##var); \
-  if (!var) GTEST_SKIP() << why_##var;
+// The GPU device or a skip with the reason (no GPU, no driver, built without CUDA, cuBLAS not loadable).
+#define REQUIRE_GPU(var)                                                             \
+  std::string why_##var;                                                             \
+  const std::unique_ptr<Device> var##_dev = mc::device::open_gpu_device(&why_##var); \
+  if (!var##_dev) GTEST_SKIP() << why_##var;                                         \
+  HostOps var##_ops(*var##_dev);                                                     \
+  HostOps* var = &var##_ops;
 
 // ---- runs everywhere ----------------------------------------------------------------------------------
 
@@ -116,24 +254,17 @@ TEST(CudaHostLogic, RowMajorGemmMapsOntoColumnMajorCublas) {
   EXPECT_EQ(mc::cuda::rowmajor_span(0, 4, 10), 0);
 }
 
-TEST(CudaHostLogic, BackendTablesAreCompleteOrExplained) {
-  const OpsBackend& cpu = mc::train::cpu_backend();
-  EXPECT_STREQ(cpu.name, "cpu");
+TEST(CudaHostLogic, DevicesAreNamedOrExplained) {
+  EXPECT_STREQ(cpu_device().name(), "cpu");
   std::string why;
-  const OpsBackend* gpu = mc::train::cuda_backend(&why);
-  EXPECT_FALSE(why.empty());  // either "cuda: <device>" or the reason the CPU is used
-  std::printf("    cuda backend: %s\n", why.c_str());
-  for (const OpsBackend* t : {&cpu, gpu}) {
-    if (!t) continue;
-    EXPECT_TRUE(t->layernorm_forward && t->layernorm_backward && t->gelu_forward && t->gelu_backward &&
-                t->attention_forward && t->attention_backward && t->linear_forward && t->linear_backward &&
-                t->softmax_xent_forward && t->softmax_xent_backward && t->sgemm && t->adamw)
-        << t->name;
+  const std::unique_ptr<Device> gpu = mc::device::open_gpu_device(&why);
+  if (gpu) {
+    EXPECT_STREQ(gpu->name(), "cuda");
+    std::printf("    gpu device: %s\n", gpu->description().c_str());
+  } else {
+    EXPECT_FALSE(why.empty());  // the reason the CPU is used
+    std::printf("    no gpu device: %s\n", why.c_str());
   }
-  std::string note;
-  const OpsBackend& chosen = mc::train::select_backend(true, &note);
-  EXPECT_EQ(&chosen, gpu ? gpu : &cpu) << note;
-  EXPECT_EQ(&mc::train::select_backend(false), &cpu);
 }
 
 TEST(CudaHostLogic, AdamWReferenceFollowsTheFormula) {
@@ -141,10 +272,10 @@ TEST(CudaHostLogic, AdamWReferenceFollowsTheFormula) {
   // bias-corrected m_hat = g, v_hat = g^2, so the step is lr * (sign(g) * |g|/(|g|+eps) + wd p).
   float p = 0.5f, m = 0, v = 0;
   const float g = -0.2f, lr = 0.01f, wd = 0.1f;
-  const float c1 = mc::train::adamw_bias_correction(0.9, 1), c2 = mc::train::adamw_bias_correction(0.95, 1);
+  const float c1 = bias_correction(0.9, 1), c2 = bias_correction(0.95, 1);
   EXPECT_NEAR(c1, 10.0f, 1e-4f);
   EXPECT_NEAR(c2, 20.0f, 1e-4f);
-  mc::train::adamw_cpu(&p, &g, &m, &v, 1, lr, 0.9f, 0.95f, c1, c2, 1e-8f, wd, 1.0f);
+  HostOps(cpu_device()).adamw(&p, &g, &m, &v, 1, lr, 0.9f, 0.95f, c1, c2, 1e-8f, wd, 1.0f);
   EXPECT_NEAR(p, 0.5f - lr * (-1.0f + wd * 0.5f), 1e-6f);
   EXPECT_NEAR(m, 0.1f * g, 1e-7f);
   EXPECT_NEAR(v, 0.05f * g * g, 1e-8f);
@@ -185,7 +316,7 @@ struct Block {
   };
 
   // Mean loss; with backward, every parameter's gradient and dx.
-  Result run(const OpsBackend& K, bool backward) const {
+  Result run(HostOps& K, bool backward) const {
     const int n = N(), c = C, f = F(), hs = C / H, c3 = 3 * C;
     const auto& P = params;
     auto z = [](int64_t k) { return Vec(static_cast<size_t>(k), 0.0f); };
@@ -233,9 +364,9 @@ struct Block {
   }
 
   // One AdamW step (t = 1) of every tensor with the given gradients; decay on matrices only.
-  std::vector<Vec> adamw_step(const OpsBackend& K, const std::vector<Vec>& grads) const {
+  std::vector<Vec> adamw_step(HostOps& K, const std::vector<Vec>& grads) const {
     std::vector<Vec> p = params;
-    const float c1 = mc::train::adamw_bias_correction(0.9, 1), c2 = mc::train::adamw_bias_correction(0.95, 1);
+    const float c1 = bias_correction(0.9, 1), c2 = bias_correction(0.95, 1);
     for (size_t i = 0; i < p.size(); ++i) {
       Vec m(p[i].size(), 0.0f), v(p[i].size(), 0.0f);
       const bool matrix = names()[i].ends_with(".w") && names()[i].rfind("ln", 0) != 0;
@@ -250,7 +381,7 @@ TEST(CudaHostLogic, WholeStepHarnessMatchesFiniteDifferences) {
   // The block above, on the CPU, against central differences of its own loss: the harness that the GPU
   // whole-step test relies on computes true gradients.
   Block blk(5);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   const Block::Result an = blk.run(cpu, true);
   EXPECT_NEAR(an.loss, std::log(double(blk.V)), 1.0);  // near uniform at initialisation
   Rand pick(9);
@@ -276,7 +407,7 @@ TEST(CudaHostLogic, WholeStepHarnessMatchesFiniteDifferences) {
 
 TEST(CudaKernels, LayerNormForwardBackward) {
   REQUIRE_GPU(gpu);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   Rand r(21);
   for (int C : {32, 256, 77}) {  // 77: not a multiple of the warp
     const int N = 300;
@@ -302,7 +433,7 @@ TEST(CudaKernels, LayerNormForwardBackward) {
 
 TEST(CudaKernels, GeluForwardBackward) {
   REQUIRE_GPU(gpu);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   Rand r(22);
   const int64_t n = 100003;  // odd: exercises the tail of the grid
   const Vec x = r.vec(static_cast<size_t>(n), -6, 6), dout = r.vec(static_cast<size_t>(n));
@@ -317,7 +448,7 @@ TEST(CudaKernels, GeluForwardBackward) {
 
 TEST(CudaKernels, SoftmaxCrossEntropy) {
   REQUIRE_GPU(gpu);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   Rand r(23);
   for (int V : {256, 1000}) {
     const int N = 129;
@@ -337,7 +468,7 @@ TEST(CudaKernels, SoftmaxCrossEntropy) {
 
 TEST(CudaKernels, CausalAttentionForwardBackward) {
   REQUIRE_GPU(gpu);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   Rand r(24);
   struct Shape {
     int B, T, Hl, hs;
@@ -360,7 +491,7 @@ TEST(CudaKernels, CausalAttentionForwardBackward) {
 
 TEST(CudaKernels, LinearForwardBackward) {
   REQUIRE_GPU(gpu);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   Rand r(25);
   const int N = 96, K = 64, M = 80;
   const Vec x = r.vec(static_cast<size_t>(N) * K), w = r.vec(static_cast<size_t>(K) * M), bias = r.vec(static_cast<size_t>(M)), dy = r.vec(static_cast<size_t>(N) * M);
@@ -405,14 +536,14 @@ TEST(CudaKernels, SgemmAllTransposesAndPadding) {
 
 TEST(CudaKernels, AdamW) {
   REQUIRE_GPU(gpu);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   Rand r(27);
   const int64_t n = 50001;
   const Vec g = r.vec(static_cast<size_t>(n), -0.1f, 0.1f);
   Vec p1 = r.vec(static_cast<size_t>(n)), m1 = r.vec(static_cast<size_t>(n), -0.01f, 0.01f), v1 = r.vec(static_cast<size_t>(n), 0.0f, 1e-3f);
   Vec p2 = p1, m2 = m1, v2 = v1;
   for (int t = 1; t <= 3; ++t) {
-    const float c1 = mc::train::adamw_bias_correction(0.9, t), c2 = mc::train::adamw_bias_correction(0.95, t);
+    const float c1 = bias_correction(0.9, t), c2 = bias_correction(0.95, t);
     cpu.adamw(p1.data(), g.data(), m1.data(), v1.data(), n, 3e-3f, 0.9f, 0.95f, c1, c2, 1e-8f, 0.1f, 0.5f);
     gpu->adamw(p2.data(), g.data(), m2.data(), v2.data(), n, 3e-3f, 0.9f, 0.95f, c1, c2, 1e-8f, 0.1f, 0.5f);
   }
@@ -424,7 +555,7 @@ TEST(CudaKernels, AdamW) {
 // ---- GPU against CPU: a whole step ---------------------------------------------------------------------
 TEST(CudaKernels, WholeBlockStepMatchesCpu) {
   REQUIRE_GPU(gpu);
-  const OpsBackend& cpu = mc::train::cpu_backend();
+  HostOps cpu(cpu_device());
   Block blk(31);
   const Block::Result a = blk.run(cpu, true), b = blk.run(*gpu, true);
   EXPECT_NEAR(a.loss, b.loss, 1e-5 * a.loss);
@@ -443,6 +574,7 @@ TEST(CudaKernels, WholeBlockStepMatchesCpu) {
 // The device-pointer API: a step resident on the GPU (no copies between kernels) and its errors.
 TEST(CudaKernels, DevicePointerApiChainsWithoutCopies) {
   REQUIRE_GPU(gpu);
+  (void)gpu;
   Rand r(41);
   const int N = 64, C = 48;
   const Vec x = r.vec(static_cast<size_t>(N) * C), w = r.vec(static_cast<size_t>(C), 0.5f, 1.5f), b = r.vec(static_cast<size_t>(C));

@@ -3,7 +3,8 @@
 // Comm hands the arithmetic over and still counts the ring's bytes, and a whole training run through it
 // matches the engine's own rings. The NCCL test itself needs two GPUs and skips otherwise.
 #include "cuda/nccl_collectives.h"
-#include "train/kernels/ops_backend.h"
+#include "train/kernels/cpu_device.h"
+#include "device_test_util.h"
 #include "train/train.h"
 
 #include <gtest/gtest.h>
@@ -13,13 +14,24 @@
 namespace {
 
 using namespace mc::train;
+using mc::device::DPtr;
+using mc::device::Raw;
+
+// The CPU device's memory is host memory: these tests wrap host vectors as its buffers.
+Comm::Bufs wrap(std::vector<std::vector<float>>& v) {
+  Comm::Bufs out;
+  for (auto& b : v) out.push_back(Raw::wrap(b.data()));
+  return out;
+}
 
 class ReverseOrderSums : public CollectiveBackend {
  public:
   bool refuse = false;
   int calls = 0;
   const char* name() const override { return "reverse-order sums"; }
-  bool reduce_scatter(const std::vector<int>& g, const std::vector<float*>& b, size_t n) override {
+  bool serves(const mc::device::Device& d) const override { return d.host_addressable(); }
+  bool reduce_scatter(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
+    const std::vector<float*> b = raw(bufs);
     if (refuse) return false;
     ++calls;
     const size_t p = g.size(), chunk = n / p;
@@ -27,7 +39,8 @@ class ReverseOrderSums : public CollectiveBackend {
       for (size_t j = i * chunk; j < (i + 1) * chunk; ++j) b[i][j] = sum(b, j);
     return true;
   }
-  bool all_gather(const std::vector<int>& g, const std::vector<float*>& b, size_t n) override {
+  bool all_gather(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
+    const std::vector<float*> b = raw(bufs);
     if (refuse) return false;
     ++calls;
     const size_t p = g.size(), chunk = n / p;
@@ -36,7 +49,8 @@ class ReverseOrderSums : public CollectiveBackend {
         if (k != i) std::copy(b[i] + i * chunk, b[i] + (i + 1) * chunk, b[k] + i * chunk);
     return true;
   }
-  bool all_reduce(const std::vector<int>& g, const std::vector<float*>& b, size_t n) override {
+  bool all_reduce(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
+    const std::vector<float*> b = raw(bufs);
     if (refuse) return false;
     ++calls;
     std::vector<float> s(n);
@@ -46,6 +60,11 @@ class ReverseOrderSums : public CollectiveBackend {
   }
 
  private:
+  static std::vector<float*> raw(const Bufs& bufs) {  // a backend over host-addressable memory
+    std::vector<float*> out;
+    for (DPtr<float> p : bufs) out.push_back(Raw::ptr(p));
+    return out;
+  }
   // Note: reduce_scatter writes member i's chunk while later members still read theirs: sum() reads
   // only chunk j of every member, and each member's chunk j is written once, after all reads of j.
   static float sum(const std::vector<float*>& b, size_t j) {
@@ -66,13 +85,14 @@ TEST(CollectiveBackend, CommHandsTheArithmeticOverAndCountsTheSameRing) {
   const int p = 4;
   const size_t n = 64;
   for (int op = 0; op < 3; ++op) {
+    CpuDevice dev;
     Comm own(p), other(p);
+    own.set_device(&dev), other.set_device(&dev);
     ReverseOrderSums rev;
     other.set_collective_backend(&rev);
     auto a = buffers(p, n), b = a;
     std::vector<int> g = {0, 1, 2, 3};
-    std::vector<float*> pa, pb;
-    for (int r = 0; r < p; ++r) pa.push_back(a[size_t(r)].data()), pb.push_back(b[size_t(r)].data());
+    const Comm::Bufs pa = wrap(a), pb = wrap(b);
     if (op == 0) own.all_reduce(g, pa, n, Traffic::dp), other.all_reduce(g, pb, n, Traffic::dp);
     if (op == 1) own.reduce_scatter(g, pa, n, Traffic::dp), other.reduce_scatter(g, pb, n, Traffic::dp);
     if (op == 2) own.all_gather(g, pa, n, Traffic::dp), other.all_gather(g, pb, n, Traffic::dp);
@@ -90,13 +110,14 @@ TEST(CollectiveBackend, CommHandsTheArithmeticOverAndCountsTheSameRing) {
     EXPECT_EQ(other.pending(), 0u);
   }
   // A backend that cannot serve the group: the engine's ring runs, bit for bit as without one.
+  CpuDevice dev;
   Comm own(p), other(p);
+  own.set_device(&dev), other.set_device(&dev);
   ReverseOrderSums rev;
   rev.refuse = true;
   other.set_collective_backend(&rev);
   auto a = buffers(p, n), b = a;
-  std::vector<float*> pa, pb;
-  for (int r = 0; r < p; ++r) pa.push_back(a[size_t(r)].data()), pb.push_back(b[size_t(r)].data());
+  const Comm::Bufs pa = wrap(a), pb = wrap(b);
   own.all_reduce({0, 1, 2, 3}, pa, n, Traffic::dp);
   other.all_reduce({0, 1, 2, 3}, pb, n, Traffic::dp);
   EXPECT_EQ(a, b);
@@ -137,20 +158,35 @@ TEST(CollectiveBackend, WorkersShareGpusRoundRobinOneRankPerGpu) {
 
 TEST(CollectiveBackend, NcclOnTwoGpusMatchesTheEnginesRing) {
   std::string why;
-  std::unique_ptr<CollectiveBackend> nccl = gpu_collectives(&why);
+  std::unique_ptr<CollectiveBackend> nccl = mc::device::open_gpu_collectives(&why);
   if (!nccl) GTEST_SKIP() << why;
+  std::unique_ptr<mc::device::Device> gpu = mc::device::open_gpu_device(&why);
+  ASSERT_TRUE(gpu) << why;
   const int p = 2;
   const size_t n = 1 << 12;
   for (int op = 0; op < 3; ++op) {
+    // The engine's ring on the GPUs (a and b start equal), NCCL in place on the same kind of buffers.
     Comm own(p), other(p);
+    own.set_device(gpu.get()), other.set_device(gpu.get());
     other.set_collective_backend(nccl.get());
     auto a = buffers(p, n), b = a;
-    std::vector<float*> pa, pb;
-    for (int r = 0; r < p; ++r) pa.push_back(a[size_t(r)].data()), pb.push_back(b[size_t(r)].data());
+    std::vector<mc::device::Buffer<float>> da, db;
+    Comm::Bufs pa, pb;
+    for (int r = 0; r < p; ++r) {
+      gpu->bind_worker(r);
+      da.push_back(mc::test::on_device(*gpu, a[size_t(r)]));
+      db.push_back(mc::test::on_device(*gpu, b[size_t(r)]));
+      pa.push_back(da.back().ptr()), pb.push_back(db.back().ptr());
+    }
     if (op == 0) own.all_reduce({0, 1}, pa, n, Traffic::dp), other.all_reduce({0, 1}, pb, n, Traffic::dp);
     if (op == 1) own.reduce_scatter({0, 1}, pa, n, Traffic::dp), other.reduce_scatter({0, 1}, pb, n, Traffic::dp);
     if (op == 2) own.all_gather({0, 1}, pa, n, Traffic::dp), other.all_gather({0, 1}, pb, n, Traffic::dp);
     EXPECT_EQ(other.backend_calls(), 1) << "served by NCCL";
+    gpu->synchronize();
+    for (int r = 0; r < p; ++r) {
+      a[size_t(r)] = mc::test::on_host(*gpu, da[size_t(r)]);
+      b[size_t(r)] = mc::test::on_host(*gpu, db[size_t(r)]);
+    }
     for (int r = 0; r < p; ++r) {
       const size_t lo = op == 1 ? size_t(r) * n / p : 0, hi = op == 1 ? lo + n / p : n;
       for (size_t i = lo; i < hi; ++i) ASSERT_NEAR(a[size_t(r)][i], b[size_t(r)][i], 1e-5) << op << " " << r << " " << i;

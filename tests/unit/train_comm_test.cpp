@@ -5,6 +5,7 @@
 #include "train/storage/corpus.h"
 #include "train/train.h"
 #include "train/parallel/trainer_impl.h"
+#include "device_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -14,20 +15,31 @@
 namespace {
 
 using namespace mc::train;
+using mc::test::on_device;
+using mc::test::on_host;
 
 TEST(TrainComm, RingAllReduceSumsAndCountsLikeNccl) {
   for (int p : {2, 3, 4, 8}) {
+    CpuDevice dev;
     Comm comm(p);
+    comm.set_device(&dev);
     const size_t n = size_t(p) * 6;
-    std::vector<std::vector<float>> bufs(static_cast<size_t>(p), std::vector<float>(n));
+    std::vector<std::vector<float>> host(static_cast<size_t>(p), std::vector<float>(n));
     std::vector<float> sum(n, 0.0f);
     for (int r = 0; r < p; ++r)
-      for (size_t i = 0; i < n; ++i) sum[i] += (bufs[size_t(r)][i] = float(r * 100 + int(i)));
+      for (size_t i = 0; i < n; ++i) sum[i] += (host[size_t(r)][i] = float(r * 100 + int(i)));
+    std::vector<mc::device::Buffer<float>> bufs;
     std::vector<int> g;
-    std::vector<float*> ptrs;
-    for (int r = 0; r < p; ++r) g.push_back(r), ptrs.push_back(bufs[size_t(r)].data());
+    Comm::Bufs ptrs;
+    for (int r = 0; r < p; ++r) {
+      bufs.push_back(on_device(dev, host[size_t(r)]));
+      g.push_back(r), ptrs.push_back(bufs.back().ptr());
+    }
+    dev.reset_transfers();
     comm.all_reduce(g, ptrs, n, Traffic::dp);
-    for (int r = 0; r < p; ++r) EXPECT_EQ(bufs[size_t(r)], sum) << "rank " << r;
+    // On the device from end to end: nothing crossed to the host.
+    EXPECT_EQ(dev.transfers().h2d_bytes + dev.transfers().d2h_bytes, 0.0);
+    for (int r = 0; r < p; ++r) EXPECT_EQ(on_host(dev, bufs[size_t(r)]), sum) << "rank " << r;
     const auto v = mc::perf::ring_all_reduce(double(n) * 4, p);
     for (int r = 0; r < p; ++r) {
       EXPECT_DOUBLE_EQ(comm.counters(r).bytes_sent[int(Traffic::dp)], v.bytes_sent_per_rank);
@@ -47,14 +59,20 @@ TEST(TrainComm, RingAllReduceSumsAndCountsLikeNccl) {
 
 TEST(TrainComm, ReduceScatterLeavesEachRankItsOwnChunk) {
   const int p = 4;
+  CpuDevice dev;
   Comm comm(p);
-  std::vector<std::vector<float>> bufs(p, std::vector<float>(8, 1.0f));
-  std::vector<float*> ptrs;
-  for (auto& b : bufs) ptrs.push_back(b.data());
+  comm.set_device(&dev);
+  std::vector<mc::device::Buffer<float>> bufs;
+  Comm::Bufs ptrs;
+  for (int r = 0; r < p; ++r) {
+    bufs.push_back(on_device(dev, std::vector<float>(8, 1.0f)));
+    ptrs.push_back(bufs.back().ptr());
+  }
   comm.reduce_scatter({0, 1, 2, 3}, ptrs, 8, Traffic::dp);
   for (int r = 0; r < p; ++r) {
-    EXPECT_EQ(bufs[size_t(r)][size_t(2 * r)], 4.0f);
-    EXPECT_EQ(bufs[size_t(r)][size_t(2 * r + 1)], 4.0f);
+    const std::vector<float> b = on_host(dev, bufs[size_t(r)]);
+    EXPECT_EQ(b[size_t(2 * r)], 4.0f);
+    EXPECT_EQ(b[size_t(2 * r + 1)], 4.0f);
   }
 }
 
@@ -72,13 +90,19 @@ TEST(TrainComm, TreeAllReduceAndPointToPoint) {
     for (int r = 0; r < p; ++r) msgs += comm.counters(r).messages_sent[int(Traffic::control)];
     EXPECT_EQ(msgs, 2.0 * (p - 1));
   }
+  CpuDevice dev;
   Comm comm(2);
-  float x[3] = {1, 2, 3};
-  comm.send(0, 1, 7, x, 3, Traffic::pp, 0);
+  comm.set_device(&dev);
+  const mc::device::Buffer<float> x = on_device(dev, std::vector<float>{1, 2, 3});
+  const mc::device::Buffer<float> y(dev, 3);
+  comm.send(0, 1, 7, x.ptr(), 3, Traffic::pp, 0);
   EXPECT_FALSE(comm.has(1, 0, 7, 0));  // sent in tick 0: visible from tick 1
   EXPECT_TRUE(comm.has(1, 0, 7, 1));
-  EXPECT_EQ(comm.recv(1, 0, 7), (std::vector<float>{1, 2, 3}));
-  EXPECT_THROW(comm.recv(1, 0, 7), std::logic_error);
+  comm.recv(1, 0, 7, y.ptr(), 3);
+  EXPECT_EQ(on_host(dev, y), (std::vector<float>{1, 2, 3}));
+  EXPECT_THROW(comm.recv(1, 0, 7, y.ptr(), 3), std::logic_error);
+  comm.send(0, 1, 8, x.ptr(), 3, Traffic::pp, 0);
+  EXPECT_THROW(comm.recv(1, 0, 8, y.ptr(), 2), std::logic_error);  // a message of another size: a schedule bug
 }
 
 TEST(TrainCorpus, SyntheticLanguageEntropyMatchesItsText) {

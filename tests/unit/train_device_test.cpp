@@ -1,8 +1,8 @@
-// The trainer's choice of kernels (TrainConfig::device, train/ops_backend.h): "cpu" is the reference,
-// "auto" picks the CUDA kernels only when a GPU answers, "cuda" without one is refused with the reason.
+// The trainer's choice of device (TrainConfig::device, device/compute.h): "cpu" is the reference, "auto"
+// picks the GPU only when one answers, "cuda" without one is refused with the reason.
 // With a GPU, a whole multi-step run on the CUDA kernels (tp x pp x dp with ZeRO) follows the CPU run's
 // losses and weights within fp32 tolerance; without one that comparison skips with the probe's reason.
-#include "train/kernels/ops_backend.h"
+#include "device/compute.h"
 #include "train/train.h"
 
 #include <gtest/gtest.h>
@@ -34,7 +34,7 @@ TrainConfig small(const std::string& device) {
 
 TEST(TrainDevice, CpuAndAutoWithoutGpuAreTheSameRunBitForBit) {
   std::string why;
-  const bool gpu = mc::train::cuda_backend(&why) != nullptr;
+  const bool gpu = mc::device::open_gpu_device(&why) != nullptr;
   Trainer cpu(small("cpu"), mc::train::default_corpus());
   EXPECT_STREQ(cpu.backend_name(), "cpu");
   EXPECT_EQ(cpu.backend_note(), "cpu: requested");
@@ -48,7 +48,7 @@ TEST(TrainDevice, CpuAndAutoWithoutGpuAreTheSameRunBitForBit) {
 
 TEST(TrainDevice, CudaWithoutGpuIsRefusedWithTheReasonAndTheFix) {
   std::string why;
-  if (mc::train::cuda_backend(&why)) GTEST_SKIP() << "a GPU answered: " << why;
+  if (mc::device::open_gpu_device(&why)) GTEST_SKIP() << "a GPU answered: " << why;
   try {
     Trainer t(small("cuda"), mc::train::default_corpus());
     FAIL() << "device cuda was accepted without a GPU";
@@ -84,7 +84,7 @@ TEST(TrainDevice, UnknownDeviceIsALocatedConfigError) {
 
 TEST(TrainDevice, CudaRunFollowsTheCpuRun) {
   std::string why;
-  if (!mc::train::cuda_backend(&why)) GTEST_SKIP() << why;
+  if (!mc::device::open_gpu_device(&why)) GTEST_SKIP() << why;
   for (auto [dp, tp, pp, zero] : {std::array<int, 4>{1, 1, 1, 0}, {2, 2, 1, 1}, {1, 2, 2, 0}, {2, 1, 1, 3}, {2, 2, 1, 3}, {2, 1, 1, 2}}) {
     TrainConfig a = small("cpu"), b = small("cuda");
     for (TrainConfig* c : {&a, &b}) c->parallel.dp = dp, c->parallel.tp = tp, c->parallel.pp = pp, c->parallel.zero = zero;

@@ -120,20 +120,72 @@ int Layout::unit_of(int64_t offset) const {
   return int(it - units.begin()) - 1;
 }
 
-const float* Worker::P(int64_t offset) const {
-  if (!params.empty()) return params.data() + offset;
+DPtr<float> Worker::P(int64_t offset) const {
+  if (n_params > 0) return params + offset;
   const int u = lay.unit_of(offset);
   if (size_t(u) >= unit_params.size() || unit_params[size_t(u)].empty())
     throw std::logic_error("worker " + std::to_string(id) + " read unit " + std::to_string(u) + "'s parameters before gathering them");
-  return unit_params[size_t(u)].data() + (offset - lay.units[size_t(u)].begin);
+  return unit_params[size_t(u)].ptr() + (offset - lay.units[size_t(u)].begin);
 }
 
-float* Worker::G(int64_t offset) {
-  if (!grads.empty()) return grads.data() + offset;
+DPtr<float> Worker::G(int64_t offset) {
+  if (n_grads > 0) return grads + offset;
   const int u = lay.unit_of(offset);
   if (size_t(u) >= unit_grads.size() || unit_grads[size_t(u)].empty())
     throw std::logic_error("worker " + std::to_string(id) + " wrote unit " + std::to_string(u) + "'s gradients outside its backward");
-  return unit_grads[size_t(u)].data() + (offset - lay.units[size_t(u)].begin);
+  return unit_grads[size_t(u)].ptr() + (offset - lay.units[size_t(u)].begin);
+}
+
+void Worker::allocate_state(device::Device& d, int64_t params_n, int64_t grads_n, int64_t param_shard_n,
+                            int64_t grad_shard_n, int64_t moments_n) {
+  dev = &d;
+  n_params = params_n, n_grads = grads_n, n_param_shard = param_shard_n, n_grad_shard = grad_shard_n;
+  n_moments = moments_n;
+  state = Buffer<float>(d, params_n + grads_n + param_shard_n + grad_shard_n + 2 * moments_n);
+  int64_t at = 0;
+  auto carve = [&](int64_t n) {
+    const DPtr<float> p = n > 0 ? state.ptr() + at : DPtr<float>();
+    at += n;
+    return p;
+  };
+  params = carve(params_n);
+  grads = carve(grads_n);
+  param_shard = carve(param_shard_n);
+  grad_shard = carve(grad_shard_n);
+  m = carve(moments_n);
+  v = carve(moments_n);
+  scalars = Buffer<double>(d, 2);
+}
+
+void Worker::set_tokens(const int32_t* ids, int64_t n) {
+  if (tokens.size() != n) tokens = Buffer<int32_t>(*dev, n);
+  dev->upload(tokens.ptr(), ids, n);
+}
+
+HostState Worker::download_state() const {
+  HostState h;
+  auto get = [&](std::vector<float>& out, DPtr<float> from, int64_t n) {
+    out.assign(size_t(n), 0.0f);
+    if (n > 0) dev->download(out.data(), DPtr<const float>(from), n);
+  };
+  get(h.params, params, n_params);
+  get(h.param_shard, param_shard, n_param_shard);
+  get(h.m, m, n_moments);
+  get(h.v, v, n_moments);
+  return h;
+}
+
+void Worker::upload_state(const HostState& h) {
+  auto put = [&](DPtr<float> to, const std::vector<float>& from, int64_t n, const char* what) {
+    if (int64_t(from.size()) != n)
+      throw std::logic_error(std::string("worker state ") + what + " has " + std::to_string(from.size()) +
+                             " floats, the layout " + std::to_string(n));
+    if (n > 0) dev->upload(to, from.data(), n);
+  };
+  put(params, h.params, n_params, "params");
+  put(param_shard, h.param_shard, n_param_shard, "param_shard");
+  put(m, h.m, n_moments, "m");
+  put(v, h.v, n_moments, "v");
 }
 
 const TensorSpec* find_tensor(const Layout& l, const std::string& name) {
@@ -171,15 +223,6 @@ std::vector<float> init_full_model(const ModelConfig& m, uint64_t seed) {
     }
   }
   return p;
-}
-
-double MicroActs::bytes() const {
-  size_t n = x_out.size() + lnf.size() + lnf_mean.size() + lnf_rstd.size() + probs.size();
-  for (const auto& a : layers)
-    n += a.x_in.size() + a.ln1.size() + a.ln1_mean.size() + a.ln1_rstd.size() + a.qkv.size() + a.att.size() +
-         a.atty.size() + a.x2.size() + a.ln2.size() + a.ln2_mean.size() + a.ln2_rstd.size() + a.fc.size() +
-         a.gelu.size();
-  return double(n) * sizeof(float);
 }
 
 }  // namespace mc::train

@@ -14,11 +14,16 @@ namespace mc::train {
 
 const char* to_string(Traffic t) {
   switch (t) {
-    case Traffic::dp: return "dp";
-    case Traffic::tp: return "tp";
-    case Traffic::pp: return "pp";
-    case Traffic::tie: return "tie";
-    case Traffic::control: return "control";
+    case Traffic::dp:
+      return "dp";
+    case Traffic::tp:
+      return "tp";
+    case Traffic::pp:
+      return "pp";
+    case Traffic::tie:
+      return "tie";
+    case Traffic::control:
+      return "control";
   }
   return "?";
 }
@@ -42,7 +47,8 @@ double WorkerCounters::data_messages_sent() const { return sum_but_control(messa
 double LinkCounters::data_bytes() const { return sum_but_control(bytes); }
 double LinkCounters::data_messages() const { return sum_but_control(messages); }
 
-Comm::Comm(int workers) : inbox_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
+Comm::Comm(int workers)
+    : inbox_(size_t(workers)), pool_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
 
 // [SECTION] counting ---------------------------------------------------------------------------------
 
@@ -72,37 +78,107 @@ void Comm::count(int src, int dst, double bytes, Traffic t) {
 
 // [SECTION] point to point --------------------------------------------------------------------------
 
-void Comm::send(int src, int dst, int tag, const float* data, size_t n, Traffic t, int tick) {
+device::Buffer<float> Comm::take(int dst, size_t n) {
+  if (!dev_) throw std::logic_error("Comm: no device set (Comm::set_device) before the first message");
+  auto& free = pool_[size_t(dst)];
+  size_t best = free.size();
+  for (size_t i = 0; i < free.size(); ++i)
+    if (size_t(free[i].size()) >= n && (best == free.size() || free[i].size() < free[best].size())) best = i;
+  if (best < free.size()) {
+    device::Buffer<float> b = std::move(free[best]);
+    free.erase(free.begin() + long(best));
+    return b;
+  }
+  dev_->bind_worker(dst);  // on the receiver's device, where its kernels will read it
+  return device::Buffer<float>(*dev_, int64_t(n));
+}
+
+void Comm::give_back(int dst, device::Buffer<float> b) {
+  if (!b.empty()) pool_[size_t(dst)].push_back(std::move(b));
+}
+
+void Comm::send(int src, int dst, int tag, device::DPtr<const float> data, size_t n, Traffic t, int tick) {
   if (src == dst) throw std::logic_error("Comm::send to self");
   if (transport_) {
-    // The envelope on every process (the pipeline clock asks has()); the data only from its owner.
-    inbox_[size_t(dst)].push_back({src, tag, tick, {}});
+    // The envelope on every process (the pipeline clock asks has()); the data only from its owner, staged
+    // through the host for the transport.
+    inbox_[size_t(dst)].push_back({src, tag, tick, {}, n, {}});
     if (local(src)) {
-      transport_->send(dst, tag, data, n * sizeof(float));
+      std::vector<float> host(n);
+      dev_->download(host.data(), data, int64_t(n));
+      transport_->send(dst, tag, host.data(), n * sizeof(float));
       count(src, dst, double(n) * sizeof(float), t);
     }
     return;
   }
-  inbox_[size_t(dst)].push_back({src, tag, tick, std::vector<float>(data, data + n)});
+  Message m{src, tag, tick, take(dst, n), n, {}};
+  dev_->copy(m.data.ptr(), data, int64_t(n));
+  inbox_[size_t(dst)].push_back(std::move(m));
   count(src, dst, double(n) * sizeof(float), t);
 }
 
-std::vector<float> Comm::recv(int dst, int src, int tag) {
+void Comm::recv(int dst, int src, int tag, device::DPtr<float> out, size_t n) {
   auto& q = inbox_[size_t(dst)];
   for (auto it = q.begin(); it != q.end(); ++it)
     if (it->src == src && it->tag == tag) {
-      std::vector<float> d = std::move(it->data);
+      if (it->n != n)
+        throw std::logic_error("Comm::recv: worker " + std::to_string(dst) + " expected " + std::to_string(n) +
+                               " floats from " + std::to_string(src) + ", the message has " + std::to_string(it->n));
+      Message m = std::move(*it);
       q.erase(it);
-      if (transport_ && local(dst)) {
-        const std::vector<char> raw = transport_->recv(src, tag);
-        d.resize(raw.size() / sizeof(float));
-        std::memcpy(d.data(), raw.data(), d.size() * sizeof(float));
-        count_received(dst, double(raw.size()));
+      if (transport_) {
+        if (local(dst)) {
+          const std::vector<char> raw = transport_->recv(src, tag);
+          if (raw.size() != n * sizeof(float))
+            throw std::runtime_error("Comm::recv: worker " + std::to_string(dst) + " received " +
+                                     std::to_string(raw.size()) + " bytes from " + std::to_string(src) + ", expected " +
+                                     std::to_string(n * sizeof(float)));
+          dev_->upload(out, reinterpret_cast<const float*>(raw.data()), int64_t(n));
+          count_received(dst, double(raw.size()));
+        }
+        return;
       }
+      dev_->copy(out, device::DPtr<const float>(m.data.ptr()), int64_t(n));
+      give_back(dst, std::move(m.data));
+      return;
+    }
+  throw std::logic_error("Comm::recv: worker " + std::to_string(dst) + " has no message from " + std::to_string(src) +
+                         " with tag " + std::to_string(tag));
+}
+
+// A ring step's reduction: the message from src is added into out (out[j] += message[j]) on dst's device.
+void Comm::reduce_from_mailbox(int dst, int src, int tag, device::DPtr<float> out, size_t n) {
+  auto& q = inbox_[size_t(dst)];
+  for (auto it = q.begin(); it != q.end(); ++it)
+    if (it->src == src && it->tag == tag) {
+      if (it->n != n) throw std::logic_error("Comm: a ring message of the wrong size");
+      Message m = std::move(*it);
+      q.erase(it);
+      dev_->bind_worker(dst);
+      dev_->add(out, m.data.ptr(), int64_t(n));
+      give_back(dst, std::move(m.data));
+      return;
+    }
+  throw std::logic_error("Comm: worker " + std::to_string(dst) + " has no ring message from " + std::to_string(src));
+}
+
+// The tree's control scalars travel in host memory (they came back from the devices already).
+void Comm::send_host(int src, int dst, int tag, std::vector<float> data, Traffic t) {
+  const double bytes = double(data.size()) * sizeof(float);
+  inbox_[size_t(dst)].push_back({src, tag, 0, {}, data.size(), std::move(data)});
+  count(src, dst, bytes, t);
+}
+
+std::vector<float> Comm::recv_host(int dst, int src, int tag) {
+  auto& q = inbox_[size_t(dst)];
+  for (auto it = q.begin(); it != q.end(); ++it)
+    if (it->src == src && it->tag == tag) {
+      std::vector<float> d = std::move(it->host);
+      q.erase(it);
       return d;
     }
-  throw std::logic_error("Comm::recv: worker " + std::to_string(dst) + " has no message from " +
-                         std::to_string(src) + " with tag " + std::to_string(tag));
+  throw std::logic_error("Comm::recv: worker " + std::to_string(dst) + " has no message from " + std::to_string(src) +
+                         " with tag " + std::to_string(tag));
 }
 
 bool Comm::has(int dst, int src, int tag, int before_tick) const {
@@ -141,92 +217,98 @@ int Comm::local_index(const std::vector<int>& g) const {
   return -1;
 }
 
-void Comm::ring_part(const std::vector<int>& g, float* buf, size_t chunk, Traffic t, bool reduce) {
+void Comm::ring_part(const std::vector<int>& g, device::DPtr<float> buf, size_t chunk, Traffic t, bool reduce) {
   const int p = int(g.size());
   const int i = local_index(g);
   if (i < 0) return;  // none of this group's members runs here
   const int next = g[size_t((i + 1) % p)], prev = g[size_t((i - 1 + p) % p)];
   const int shift = reduce ? 1 : 0;
   const size_t bytes = chunk * sizeof(float);
-  std::vector<float> in(chunk);
+  // MPI carries host memory: each step's chunk crosses the host on its way out and in (counted).
+  std::vector<float> out(chunk), in(chunk);
+  device::Buffer<float> arrived(*dev_, reduce ? int64_t(chunk) : 0);
   for (int k = 0; k < p - 1; ++k) {
     // The in-process ring's step k seen from member i: it sends chunk (i-k-shift) to i+1 and receives
     // chunk (i-1-k-shift) from i-1, then adds it (in the same order: own value + the arriving sum).
     const int c_out = ((i - k - shift) % p + p) % p, c_in = ((i - 1 - k - shift) % p + p) % p;
-    transport_->sendrecv(next, buf + size_t(c_out) * chunk, prev, in.data(), bytes, kTagRing);
+    dev_->download(out.data(), device::DPtr<const float>(buf + int64_t(c_out) * int64_t(chunk)), int64_t(chunk));
+    transport_->sendrecv(next, out.data(), prev, in.data(), bytes, kTagRing);
     count_sent(g[size_t(i)], next, double(bytes), t);
     count_received(g[size_t(i)], double(bytes));
-    float* dst = buf + size_t(c_in) * chunk;
-    if (reduce)
-      for (size_t j = 0; j < chunk; ++j) dst[j] += in[j];
-    else
-      std::copy(in.begin(), in.end(), dst);
+    const device::DPtr<float> dst = buf + int64_t(c_in) * int64_t(chunk);
+    if (reduce) {
+      dev_->upload(arrived.ptr(), in.data(), int64_t(chunk));
+      dev_->add(dst, arrived.ptr(), int64_t(chunk));
+    } else {
+      dev_->upload(dst, in.data(), int64_t(chunk));
+    }
   }
 }
 
-void Comm::reduce_scatter(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
+void Comm::reduce_scatter(const std::vector<int>& g, const Bufs& bufs, size_t n, Traffic t) {
   const int p = int(g.size());
   if (p <= 1) return;
   if (n % size_t(p) != 0) throw std::logic_error("reduce_scatter: buffer not divisible by group size");
   const size_t chunk = n / size_t(p);
-  if (backend_ && backend_->reduce_scatter(g, bufs, n)) {
+  if (backend_ && backend_->serves(*dev_) && backend_->reduce_scatter(g, bufs, n)) {
     ++backend_calls_;
     count_ring(g, chunk, t);
     return;
   }
   if (transport_) {
     const int i = local_index(g);
-    ring_part(g, i < 0 ? nullptr : bufs[size_t(i)], chunk, t, true);
+    ring_part(g, i < 0 ? device::DPtr<float>() : bufs[size_t(i)], chunk, t, true);
     return;
   }
   for (int k = 0; k < p - 1; ++k) {
     // Every member sends first (as on a real ring, all links busy at once), then every member receives.
     for (int i = 0; i < p; ++i) {
       const int c = ((i - k - 1) % p + p) % p;
-      send(g[size_t(i)], g[size_t((i + 1) % p)], kTagRing - k, bufs[size_t(i)] + size_t(c) * chunk, chunk, t);
+      send(g[size_t(i)], g[size_t((i + 1) % p)], kTagRing - k, bufs[size_t(i)] + int64_t(c) * int64_t(chunk), chunk, t);
     }
     for (int i = 0; i < p; ++i) {
       const int from = (i - 1 + p) % p;
       const int c = ((from - k - 1) % p + p) % p;
-      std::vector<float> d = recv(g[size_t(i)], g[size_t(from)], kTagRing - k);
-      float* dst = bufs[size_t(i)] + size_t(c) * chunk;
-      for (size_t j = 0; j < chunk; ++j) dst[j] += d[j];
+      // The arriving chunk is added in place from its mailbox buffer: own value + the arriving sum.
+      reduce_from_mailbox(g[size_t(i)], g[size_t(from)], kTagRing - k, bufs[size_t(i)] + int64_t(c) * int64_t(chunk),
+                          chunk);
     }
   }
 }
 
-void Comm::all_gather(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
+void Comm::all_gather(const std::vector<int>& g, const Bufs& bufs, size_t n, Traffic t) {
   const int p = int(g.size());
   if (p <= 1) return;
   if (n % size_t(p) != 0) throw std::logic_error("all_gather: buffer not divisible by group size");
   const size_t chunk = n / size_t(p);
-  if (backend_ && backend_->all_gather(g, bufs, n)) {
+  if (backend_ && backend_->serves(*dev_) && backend_->all_gather(g, bufs, n)) {
     ++backend_calls_;
     count_ring(g, chunk, t);
     return;
   }
   if (transport_) {
     const int i = local_index(g);
-    ring_part(g, i < 0 ? nullptr : bufs[size_t(i)], chunk, t, false);
+    ring_part(g, i < 0 ? device::DPtr<float>() : bufs[size_t(i)], chunk, t, false);
     return;
   }
   for (int k = 0; k < p - 1; ++k) {
     for (int i = 0; i < p; ++i) {
       const int c = ((i - k) % p + p) % p;  // member i owns chunk i and forwards what it received last
-      send(g[size_t(i)], g[size_t((i + 1) % p)], kTagRing - 100 - k, bufs[size_t(i)] + size_t(c) * chunk, chunk, t);
+      send(g[size_t(i)], g[size_t((i + 1) % p)], kTagRing - 100 - k, bufs[size_t(i)] + int64_t(c) * int64_t(chunk),
+           chunk, t);
     }
     for (int i = 0; i < p; ++i) {
       const int from = (i - 1 + p) % p;
       const int c = ((from - k) % p + p) % p;
-      std::vector<float> d = recv(g[size_t(i)], g[size_t(from)], kTagRing - 100 - k);
-      std::copy(d.begin(), d.end(), bufs[size_t(i)] + size_t(c) * chunk);
+      dev_->bind_worker(g[size_t(i)]);
+      recv(g[size_t(i)], g[size_t(from)], kTagRing - 100 - k, bufs[size_t(i)] + int64_t(c) * int64_t(chunk), chunk);
     }
   }
 }
 
-void Comm::all_reduce(const std::vector<int>& g, const std::vector<float*>& bufs, size_t n, Traffic t) {
+void Comm::all_reduce(const std::vector<int>& g, const Bufs& bufs, size_t n, Traffic t) {
   const int p = int(g.size());
-  if (p > 1 && n % size_t(p) == 0 && backend_ && backend_->all_reduce(g, bufs, n)) {
+  if (p > 1 && n % size_t(p) == 0 && backend_ && backend_->serves(*dev_) && backend_->all_reduce(g, bufs, n)) {
     // NCCL's ring all-reduce is a reduce-scatter then an all-gather: the same hops as ours.
     ++backend_calls_;
     count_ring(g, n / size_t(p), t);
@@ -250,10 +332,10 @@ void Comm::tree_all_reduce(const std::vector<int>& g, const std::vector<double*>
   auto send_d = [&](int i, int j, const double* d) {
     std::vector<float> raw(n * 2);
     std::memcpy(raw.data(), d, n * sizeof(double));
-    send(g[size_t(i)], g[size_t(j)], kTagRing - 500, raw.data(), raw.size(), t);
+    send_host(g[size_t(i)], g[size_t(j)], kTagRing - 500, std::move(raw), t);
   };
   auto recv_d = [&](int i, int j, double* out, bool add) {
-    std::vector<float> raw = recv(g[size_t(i)], g[size_t(j)], kTagRing - 500);
+    std::vector<float> raw = recv_host(g[size_t(i)], g[size_t(j)], kTagRing - 500);
     std::vector<double> d(n);
     std::memcpy(d.data(), raw.data(), n * sizeof(double));
     for (size_t k = 0; k < n; ++k) out[k] = add ? out[k] + d[k] : d[k];

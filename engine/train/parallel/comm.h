@@ -14,9 +14,15 @@
 // travels through the transport, and the collectives run the same rings and tree with the member's own
 // part of each step (send its chunk to the next member, receive the previous member's, add in the same
 // order), so the counted bytes and the sums are those of the in-process lab, bit for bit.
+//
+// Buffers are device memory (device/compute.h): in one process a message is a copy inside the device
+// (into a mailbox buffer from a pool, so a step allocates nothing once the first has run) and a ring
+// step's reduction is the device's add kernel, in the same order as ever. Across processes the bytes
+// cross the host on their way to the transport (MPI carries host memory), and the device counts them.
 #pragma once
 
-#include "core/collective_backend.h"
+#include "device/collective_backend.h"
+#include "device/compute.h"
 
 #include <cstdint>
 #include <deque>
@@ -48,7 +54,7 @@ struct WorkerCounters {
 };
 
 // CollectiveBackend (where the rings' arithmetic may run instead, e.g. NCCL) lives in
-// core/collective_backend.h so that engine/cuda can implement it without including train/.
+// device/collective_backend.h so that engine/cuda can implement it without including train/.
 using mc::CollectiveBackend;
 
 // What one directed link (src -> dst) carried, by traffic class.
@@ -88,6 +94,9 @@ class Comm {
  public:
   explicit Comm(int workers = 1);
   int workers() const { return int(counters_.size()); }
+  // The device the buffers live on (not owned); set before the first message.
+  void set_device(device::Device* d) { dev_ = d; }
+  device::Device* device() const { return dev_; }
   // Across processes: this process runs worker transport->rank() only (not owned; nullptr = all here).
   void set_transport(Transport* t) { transport_ = t; }
   Transport* transport() const { return transport_; }
@@ -97,16 +106,19 @@ class Comm {
   // is none (a schedule bug, never a silent zero). `tick` is the pipeline clock the message was sent at.
   // With a transport, a send or receive of another process's worker only books the envelope (data may
   // be null; recv returns nothing), so every process's mailbox and pipeline clock agree.
-  void send(int src, int dst, int tag, const float* data, size_t n, Traffic t, int tick = 0);
-  std::vector<float> recv(int dst, int src, int tag);
+  void send(int src, int dst, int tag, device::DPtr<const float> data, size_t n, Traffic t, int tick = 0);
+  // Copies the message (n floats; a different size is a schedule bug) into `out`.
+  void recv(int dst, int src, int tag, device::DPtr<float> out, size_t n);
   bool has(int dst, int src, int tag, int before_tick) const;  // a message sent before this tick waits
 
   // Collectives over `group` (worker ids, ring order); bufs[i] is member i's buffer of n floats (n must be
   // a multiple of the group size for the ring algorithms). Sums; callers scale.
-  void reduce_scatter(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n, Traffic t);
-  void all_gather(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n, Traffic t);
-  void all_reduce(const std::vector<int>& group, const std::vector<float*>& bufs, size_t n, Traffic t);
-  // Binomial tree: reduce to member 0 then broadcast (2 ceil(log2 p) rounds; for small buffers).
+  using Bufs = std::vector<device::DPtr<float>>;
+  void reduce_scatter(const std::vector<int>& group, const Bufs& bufs, size_t n, Traffic t);
+  void all_gather(const std::vector<int>& group, const Bufs& bufs, size_t n, Traffic t);
+  void all_reduce(const std::vector<int>& group, const Bufs& bufs, size_t n, Traffic t);
+  // Binomial tree: reduce to member 0 then broadcast (2 ceil(log2 p) rounds; for small buffers). Host
+  // memory: the control scalars (loss, gradient norm) that came back from the devices.
   void tree_all_reduce(const std::vector<int>& group, const std::vector<double*>& bufs, size_t n, Traffic t);
 
   const WorkerCounters& counters(int w) const { return counters_[size_t(w)]; }
@@ -124,10 +136,19 @@ class Comm {
 
  private:
   struct Message {
-    int src, tag, tick;
-    std::vector<float> data;
+    int src = 0, tag = 0, tick = 0;
+    device::Buffer<float> data;  // in one process: a mailbox buffer on the device
+    size_t n = 0;                // floats in it
+    std::vector<float> host;     // the tree's control scalars
   };
   std::vector<std::deque<Message>> inbox_;
+  std::vector<std::vector<device::Buffer<float>>> pool_;  // per destination worker: free mailbox buffers
+  device::Device* dev_ = nullptr;
+  device::Buffer<float> take(int dst, size_t n);
+  void give_back(int dst, device::Buffer<float> b);
+  void send_host(int src, int dst, int tag, std::vector<float> data, Traffic t);
+  std::vector<float> recv_host(int dst, int src, int tag);
+  void reduce_from_mailbox(int dst, int src, int tag, device::DPtr<float> out, size_t n);
   std::vector<WorkerCounters> counters_, step_;
   LinkMap links_, step_links_;
   CollectiveBackend* backend_ = nullptr;
@@ -142,7 +163,7 @@ class Comm {
   // With a transport: this process's position in g (-1: none of its members run here).
   int local_index(const std::vector<int>& g) const;
   // This process's part of a ring phase over g (reduce: add what arrives, reduce-scatter; else copy it).
-  void ring_part(const std::vector<int>& g, float* buf, size_t chunk, Traffic t, bool reduce);
+  void ring_part(const std::vector<int>& g, device::DPtr<float> buf, size_t chunk, Traffic t, bool reduce);
   void tree_part(const std::vector<int>& g, const std::vector<double*>& bufs, size_t n, Traffic t);
 };
 

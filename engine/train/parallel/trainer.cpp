@@ -12,13 +12,13 @@
 #include "train/parallel/trainer_impl.h"
 
 #include "perf/comm_volume.h"
+#include "train/kernels/cpu_device.h"
 #include "train/kernels/gemm.h"
-#include "train/kernels/ops_backend.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 namespace mc::train {
@@ -65,23 +65,30 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus, Transport* transport) : im
   s.comm = Comm(pc.workers());
   s.comm.set_transport(transport);
   if (transport && transport->collectives()) s.comm.set_collective_backend(transport->collectives());
-  // The kernels: chosen once for the whole run (mixing backends inside a step would copy both ways).
-  s.ops = &select_backend(cfg.device != "cpu", &s.ops_note);
-  if (cfg.device == "cuda" && std::string(s.ops->name) != "cuda") {
-    // The note is written for "auto", which goes on with the CPU; "cuda" stops instead, so drop that part.
-    std::string why = s.ops_note;
-    for (const char* tail : {"; using the CPU", ", using the CPU"})
-      if (const size_t at = why.rfind(tail); at != std::string::npos && at + std::strlen(tail) == why.size())
-        why.erase(at);
-    throw std::invalid_argument("device \"cuda\" was asked for, but the GPU cannot be used: " + why +
-                                "; use \"device\": \"auto\" (or --device auto) to fall back to the CPU");
-  }
-  if (s.ops->bind_worker && pc.workers() > 1 && !transport) {
-    // Several GPUs: workers share them round-robin and the ring collectives run through NCCL.
+  // The device: chosen once for the whole run; every worker's state lives on it from here on.
+  if (cfg.device != "cpu") {
     std::string why;
-    s.collectives = gpu_collectives(&why);
+    s.dev = device::open_gpu_device(&why);
+    if (s.dev) {
+      s.dev_note = std::string(s.dev->name()) + ": " + s.dev->description();
+    } else if (cfg.device == "cuda") {
+      throw std::invalid_argument("device \"cuda\" was asked for, but the GPU cannot be used: " + why +
+                                  "; use \"device\": \"auto\" (or --device auto) to fall back to the CPU");
+    } else {
+      s.dev_note = why + "; using the CPU";
+    }
+  } else {
+    s.dev_note = "cpu: requested";
+  }
+  if (!s.dev) s.dev = make_cpu_device();
+  s.dev->set_precision(cfg.precision);
+  s.comm.set_device(s.dev.get());
+  if (std::string(s.dev->name()) != "cpu" && pc.workers() > 1 && !transport) {
+    // Several GPUs: workers share them round-robin and the ring collectives run through NCCL in place.
+    std::string why;
+    s.collectives = device::open_gpu_collectives(&why);
     if (s.collectives) s.comm.set_collective_backend(s.collectives.get());
-    s.ops_note += "; " + why;
+    s.dev_note += "; " + why;
   }
 
   const std::vector<float> full = init_full_model(cfg.model, cfg.seed);
@@ -98,14 +105,6 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus, Transport* transport) : im
         w.lay = make_layout(cfg.model, pc.tp, t, pc.pp, p, pc.dp, pc.zero >= 2);
         // Across processes, another process holds this worker: its layout and shard map only.
         const bool mine = s.local(w.id);
-        if (mine) w.params.assign(size_t(w.lay.padded), 0.0f);
-        for (const auto& ts : w.lay.tensors) {
-          if (!mine) break;
-          const TensorSpec& ft = *find_tensor(full_lay, ts.name);
-          for (int64_t r = 0; r < ts.rows; ++r)
-            for (int64_t c = 0; c < ts.cols; ++c)
-              w.params[size_t(ts.offset + r * ts.cols + c)] = full[size_t(full_index(ts, w.lay, ft, r, c))];
-        }
         // What this rank updates (OwnedRange, worker.h): ZeRO-1 one contiguous 1/dp of the flat buffer
         // (DeepSpeed's flat partition), ZeRO-2/3 the d-th 1/dp of every unit (gradients are reduced, and
         // ZeRO-3's parameters gathered, unit by unit).
@@ -125,21 +124,32 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus, Transport* transport) : im
         w.shard_size = 0;
         for (const OwnedRange& o : w.owned) w.shard_size += o.hi - o.lo;
         if (!mine) continue;
-        w.m.assign(size_t(w.shard_size), 0.0f);
-        w.v.assign(size_t(w.shard_size), 0.0f);
-        if (pc.zero <= 1) w.grads.assign(size_t(w.lay.padded), 0.0f);
-        if (pc.zero >= 2) {
-          w.grad_shard.assign(size_t(w.shard_size), 0.0f);
-          w.unit_grads.resize(w.lay.units.size());
+        // The initial parameters, built on the host once and uploaded: the run's first edge crossing.
+        std::vector<float> params(size_t(w.lay.padded), 0.0f);
+        for (const auto& ts : w.lay.tensors) {
+          const TensorSpec& ft = *find_tensor(full_lay, ts.name);
+          for (int64_t r = 0; r < ts.rows; ++r)
+            for (int64_t c = 0; c < ts.cols; ++c)
+              params[size_t(ts.offset + r * ts.cols + c)] = full[size_t(full_index(ts, w.lay, ft, r, c))];
         }
+        HostState h;
         if (pc.zero >= 3) {
-          w.param_shard.resize(size_t(w.shard_size));
+          h.param_shard.resize(size_t(w.shard_size));
           for (const OwnedRange& o : w.owned)
-            std::copy(w.params.begin() + o.lo, w.params.begin() + o.hi, w.param_shard.begin() + o.shard_off);
-          std::vector<float>().swap(w.params);
-          w.unit_params.resize(w.lay.units.size());
+            std::copy(params.begin() + o.lo, params.begin() + o.hi, h.param_shard.begin() + o.shard_off);
+        } else {
+          h.params = std::move(params);
         }
+        h.m.assign(size_t(w.shard_size), 0.0f);
+        h.v.assign(size_t(w.shard_size), 0.0f);
+        s.dev->bind_worker(w.id);
+        w.allocate_state(*s.dev, pc.zero >= 3 ? 0 : w.lay.padded, pc.zero <= 1 ? w.lay.padded : 0,
+                         pc.zero >= 3 ? w.shard_size : 0, pc.zero >= 2 ? w.shard_size : 0, w.shard_size);
+        w.upload_state(h);
+        w.unit_params.resize(pc.zero >= 3 ? w.lay.units.size() : 0);
+        w.unit_grads.resize(pc.zero >= 2 ? w.lay.units.size() : 0);
       }
+  s.dev->reset_transfers();  // what set-up moved is not a step's traffic
 }
 
 Trainer::~Trainer() = default;
@@ -155,23 +165,25 @@ class ZeroUnits : public UnitHooks {
  public:
   explicit ZeroUnits(Trainer::Impl& s) : s_(s) {}
   void begin(int u, bool backward) override {
+    device::Device& dev = *s_.dev;
     for (int t = 0; t < s_.cfg.parallel.tp; ++t) {
       std::vector<int> g = s_.dp_group(0, t);
       if (s_.cfg.parallel.zero >= 3) {
         // Gather-on-use (Rajbhandari et al. 2020, Sec. 5.3): every rank contributes its piece.
-        std::vector<float*> bufs;
+        Comm::Bufs bufs;
         for (int i : g) {
           Worker& w = s_.workers[size_t(i)];
           if (!s_.local(i)) {  // another process's: it gathers there
             bufs.push_back(nullptr);
             continue;
           }
+          dev.bind_worker(w.id);
           const OwnedRange& o = w.owned[size_t(u)];
-          std::vector<float>& b = w.unit_params[size_t(u)];
-          b.assign(size_t(w.lay.units[size_t(u)].padded), 0.0f);
-          std::copy(w.param_shard.begin() + o.shard_off, w.param_shard.begin() + o.shard_off + (o.hi - o.lo),
-                    b.begin() + (o.lo - w.lay.units[size_t(u)].begin));
-          bufs.push_back(b.data());
+          const ParamUnit& pu = w.lay.units[size_t(u)];
+          Buffer<float>& b = w.unit_params[size_t(u)];
+          b = Buffer<float>(dev, pu.padded);  // zeroed
+          dev.copy(b.ptr() + (o.lo - pu.begin), DPtr<const float>(w.param_shard + o.shard_off), o.hi - o.lo);
+          bufs.push_back(b.ptr());
           recount(w);
         }
         s_.comm.all_gather(g, bufs, size_t(s_.workers[size_t(g[0])].lay.units[size_t(u)].padded), Traffic::dp);
@@ -180,7 +192,8 @@ class ZeroUnits : public UnitHooks {
         for (int i : g) {
           if (!s_.local(i)) continue;
           Worker& w = s_.workers[size_t(i)];
-          w.unit_grads[size_t(u)].assign(size_t(w.lay.units[size_t(u)].padded), 0.0f);
+          dev.bind_worker(w.id);
+          w.unit_grads[size_t(u)] = Buffer<float>(dev, w.lay.units[size_t(u)].padded);  // zeroed
           recount(w);
         }
     }
@@ -189,26 +202,27 @@ class ZeroUnits : public UnitHooks {
     if (s_.cfg.parallel.zero < 3) return;
     for (Worker& w : s_.workers) {
       if (!s_.local(w.id)) continue;
-      std::vector<float>().swap(w.unit_params[size_t(u)]);
+      w.unit_params[size_t(u)].reset();
       recount(w);
     }
   }
   void end_grads(int u) override {
     // Reduce-scatter as soon as the unit's backward is done (ZeRO-2/3, Sec. 5.2): each rank keeps the
     // sum of its piece, accumulated over the step's micro-batches, and the full gradient is freed.
+    device::Device& dev = *s_.dev;
     for (int t = 0; t < s_.cfg.parallel.tp; ++t) {
       std::vector<int> g = s_.dp_group(0, t);
-      std::vector<float*> bufs;
-      for (int i : g) bufs.push_back(s_.local(i) ? s_.workers[size_t(i)].unit_grads[size_t(u)].data() : nullptr);
+      Comm::Bufs bufs;
+      for (int i : g) bufs.push_back(s_.local(i) ? s_.workers[size_t(i)].unit_grads[size_t(u)].ptr() : DPtr<float>());
       s_.comm.reduce_scatter(g, bufs, size_t(s_.workers[size_t(g[0])].lay.units[size_t(u)].padded), Traffic::dp);
       for (int i : g) {
         if (!s_.local(i)) continue;
         Worker& w = s_.workers[size_t(i)];
+        dev.bind_worker(w.id);
         const OwnedRange& o = w.owned[size_t(u)];
-        const float* src = w.unit_grads[size_t(u)].data() + (o.lo - w.lay.units[size_t(u)].begin);
-        float* dst = w.grad_shard.data() + o.shard_off;
-        for (int64_t k = 0; k < o.hi - o.lo; ++k) dst[k] += src[k];
-        std::vector<float>().swap(w.unit_grads[size_t(u)]);
+        dev.add(w.grad_shard + o.shard_off, w.unit_grads[size_t(u)].ptr() + (o.lo - w.lay.units[size_t(u)].begin),
+                o.hi - o.lo);
+        w.unit_grads[size_t(u)].reset();
         recount(w);
       }
     }
@@ -216,11 +230,11 @@ class ZeroUnits : public UnitHooks {
 
  private:
   Trainer::Impl& s_;
-  // What the unit buffers really hold now (their capacities: what is allocated, not what is in use).
+  // What the unit buffers hold now (their allocations).
   static void recount(Worker& w) {
     double floats = 0;
-    for (const auto& b : w.unit_params) floats += double(b.capacity());
-    for (const auto& b : w.unit_grads) floats += double(b.capacity());
+    for (const auto& b : w.unit_params) floats += double(b.size());
+    for (const auto& b : w.unit_grads) floats += double(b.size());
     w.transient_bytes = floats * sizeof(float);
     w.transient_peak_bytes = std::max(w.transient_peak_bytes, w.transient_bytes);
   }
@@ -272,8 +286,10 @@ void Trainer::Impl::run_pipelines(const StepContext& base) {
       StepContext ctx = base;
       ctx.tick = tick;
       ctx.units = &hooks;
-      if (backward) stage_backward(comm, g, ids, mb, ctx);
-      else stage_forward(comm, g, ids, mb, ctx);
+      if (backward)
+        stage_backward(comm, g, ids, mb, ctx);
+      else
+        stage_forward(comm, g, ids, mb, ctx);
       schedule_log.push_back({0, mb, tick, backward});
       ++tick;
     }
@@ -301,13 +317,17 @@ void Trainer::Impl::run_pipelines(const StepContext& base) {
         auto [backward, mb] = ops[size_t(p)][next[size_t(p)]];
         const int me = ids[size_t(p)][0];
         bool ready;
-        if (!backward) ready = p == 0 || comm.has(me, ids[size_t(p - 1)][0], mb, tick);
-        else ready = p == pc.pp - 1 || comm.has(me, ids[size_t(p + 1)][0], mb, tick);
+        if (!backward)
+          ready = p == 0 || comm.has(me, ids[size_t(p - 1)][0], mb, tick);
+        else
+          ready = p == pc.pp - 1 || comm.has(me, ids[size_t(p + 1)][0], mb, tick);
         if (!ready) continue;
         StepContext ctx = base;
         ctx.tick = tick;
-        if (backward) stage_backward(comm, groups[size_t(p)], ids, mb, ctx);
-        else stage_forward(comm, groups[size_t(p)], ids, mb, ctx);
+        if (backward)
+          stage_backward(comm, groups[size_t(p)], ids, mb, ctx);
+        else
+          stage_forward(comm, groups[size_t(p)], ids, mb, ctx);
         if (d == 0) schedule_log.push_back({p, mb, tick, backward});
         ++next[size_t(p)];
         --remaining;
@@ -325,36 +345,17 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
   const float flr = float(lr), wd = float(o.weight_decay), eps = float(o.eps), cs = float(clip_scale);
   for (Worker& w : workers) {
     if (!local(w.id)) continue;  // updated by its own process
-    if (ops->bind_worker) ops->bind_worker(w.id);  // its GPU, when workers share several
+    dev->bind_worker(w.id);
     for (const OwnedRange& own : w.owned) {
       for (const TensorSpec& ts : w.lay.tensors) {
         const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
         if (b <= a) continue;
         // The slice [a, b) in each buffer: full buffers by flat offset, shards from own.shard_off on.
         const int64_t sa = own.shard_off + (a - own.lo);
-        float* P = zero >= 3 ? w.param_shard.data() + sa : w.params.data() + a;
-        const float* G = zero >= 2 ? w.grad_shard.data() + sa : w.grads.data() + a;
-        float* M = w.m.data() + sa;
-        float* Vv = w.v.data() + sa;
-        const float decay = ts.decay ? wd : 0.0f;
-        if (ops != &cpu_backend()) {  // the GPU's AdamW kernel, same formula (ops_backend.h)
-          ops->adamw(P, G, M, Vv, b - a, flr, b1, b2, c1, c2, eps, decay, cs);
-          continue;
-        }
-        // Element-wise, so any cut gives the same bits; pieces of at least 32K elements on the pool.
-        const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
-        parallel_for(pieces, [&](int piece) {
-          int64_t i0, i1;
-          piece_range(b - a, pieces, piece, 16, i0, i1);
-          for (int64_t i = i0; i < i1; ++i) {
-            // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay.
-            const float g = G[i] * cs;
-            M[i] = b1 * M[i] + (1 - b1) * g;
-            Vv[i] = b2 * Vv[i] + (1 - b2) * g * g;
-            const float mh = M[i] * c1, vh = Vv[i] * c2;
-            P[i] -= flr * (mh / (std::sqrt(vh) + eps) + decay * P[i]);
-          }
-        });
+        const DPtr<float> P = zero >= 3 ? w.param_shard + sa : w.params + a;
+        const DPtr<float> G = zero >= 2 ? w.grad_shard + sa : w.grads + a;
+        // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay, none on gains and biases.
+        dev->adamw(P, G, w.m + sa, w.v + sa, b - a, flr, b1, b2, c1, c2, eps, ts.decay ? wd : 0.0f, cs);
       }
     }
   }
@@ -378,20 +379,26 @@ StepResult Trainer::step() {
     std::copy(s.train_tokens.begin() + long(start), s.train_tokens.begin() + long(start + T + 1),
               tokens.begin() + long(size_t(b) * (T + 1)));
   }
+  device::Device& dev = *s.dev;
   for (Worker& w : s.workers) {
-    std::fill(w.grads.begin(), w.grads.end(), 0.0f);
-    std::fill(w.grad_shard.begin(), w.grad_shard.end(), 0.0f);
-    w.loss_sum = 0;
     w.act_peak_bytes = 0;
     w.transient_bytes = w.transient_peak_bytes = 0;
+    if (!s.local(w.id)) continue;
+    dev.bind_worker(w.id);
+    dev.zero(w.grads, w.n_grads);
+    dev.zero(w.grad_shard, w.n_grad_shard);
+    dev.zero(w.scalars.ptr(), 2);
+    // The step's one upload: this dp rank's sequences, to the stages that read them (the embedding's and
+    // the loss's).
+    if (w.lay.has_embed || w.lay.has_head)
+      w.set_tokens(tokens.data() + size_t(w.d) * size_t(s.local_batch) * size_t(T + 1),
+                   int64_t(s.local_batch) * (T + 1));
   }
   StepContext ctx;
   ctx.model = &m;
-  ctx.tokens = &tokens;
   ctx.micro_batch_size = s.micro_batch_size;
   ctx.local_batch = s.local_batch;
   ctx.global_batch = s.cfg.batch;
-  ctx.ops = s.ops;
   s.run_pipelines(ctx);
 
   // Tied embedding across the pipeline: first and last stage add their wte gradients (Megatron-LM's
@@ -401,8 +408,8 @@ StepResult Trainer::step() {
       for (int t = 0; t < pc.tp; ++t) {
         Worker& a = s.workers[size_t(s.id(d, 0, t))];
         Worker& b = s.workers[size_t(s.id(d, pc.pp - 1, t))];
-        float* ga = s.local(a.id) ? a.grads.data() + a.lay.wte : nullptr;
-        float* gb = s.local(b.id) ? b.grads.data() + b.lay.wte : nullptr;
+        const DPtr<float> ga = s.local(a.id) ? a.grads + a.lay.wte : DPtr<float>();
+        const DPtr<float> gb = s.local(b.id) ? b.grads + b.lay.wte : DPtr<float>();
         s.comm.all_reduce({a.id, b.id}, {ga, gb}, size_t(m.vocab) * size_t(m.width), Traffic::tie);
       }
 
@@ -411,41 +418,33 @@ StepResult Trainer::step() {
   for (int p = 0; p < pc.pp && pc.zero <= 1; ++p)
     for (int t = 0; t < pc.tp; ++t) {
       std::vector<int> g = s.dp_group(p, t);
-      std::vector<float*> bufs;
-      for (int i : g) bufs.push_back(s.workers[size_t(i)].grads.data());
+      Comm::Bufs bufs;
+      for (int i : g) bufs.push_back(s.local(i) ? s.workers[size_t(i)].grads : DPtr<float>());
       const size_t n = size_t(s.workers[size_t(g[0])].lay.padded);
-      if (pc.zero == 0) s.comm.all_reduce(g, bufs, n, Traffic::dp);
-      else s.comm.reduce_scatter(g, bufs, n, Traffic::dp);
+      if (pc.zero == 0)
+        s.comm.all_reduce(g, bufs, n, Traffic::dp);
+      else
+        s.comm.reduce_scatter(g, bufs, n, Traffic::dp);
     }
 
-  // Global gradient norm and the loss: each worker sums the squares it owns, then one small all-reduce.
+  // Global gradient norm and the loss: each worker sums the squares it owns on its device, brings back
+  // its two partials (the step's one download), then one small all-reduce of those scalars.
   std::vector<std::vector<double>> ctl(s.workers.size(), std::vector<double>(2, 0.0));
   for (Worker& w : s.workers) {
     if (!s.local(w.id)) continue;  // its process adds its squares
+    dev.bind_worker(w.id);
     const bool owner = pc.zero >= 1 || w.d == 0;
-    double sq = 0;
     if (owner)
       for (const OwnedRange& own : w.owned) {
         for (const TensorSpec& ts : w.lay.tensors) {
           if (!ts.in_norm) continue;
           const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
           if (b <= a) continue;
-          const float* G = pc.zero >= 2 ? w.grad_shard.data() + own.shard_off + (a - own.lo) : w.grads.data() + a;
-          // Partial sums over pieces fixed by the tensor's size, added in piece order: the same bits
-          // whatever the thread count.
-          const int pieces = int(std::clamp<int64_t>((b - a) / 32768, 1, 64));
-          double part[64];
-          parallel_for(pieces, [&](int piece) {
-            int64_t i0, i1;
-            piece_range(b - a, pieces, piece, 16, i0, i1);
-            double acc = 0;
-            for (int64_t i = i0; i < i1; ++i) acc += double(G[i]) * double(G[i]);
-            part[piece] = acc;
-          });
-          for (int piece = 0; piece < pieces; ++piece) sq += part[piece];
+          const DPtr<float> G = pc.zero >= 2 ? w.grad_shard + own.shard_off + (a - own.lo) : w.grads + a;
+          dev.sum_squares(w.scalars.ptr() + 1, G, b - a);
         }
       }
-    ctl[size_t(w.id)] = {w.loss_sum, sq};
+    dev.download(ctl[size_t(w.id)].data(), DPtr<const double>(w.scalars.ptr()), 2);
   }
   std::vector<int> everyone;
   std::vector<double*> cbufs;
@@ -470,8 +469,8 @@ StepResult Trainer::step() {
         const Layout& lay = s.workers[size_t(g[0])].lay;
         std::vector<ParamUnit> spans = pc.zero == 1 ? std::vector<ParamUnit>{{0, lay.padded, lay.padded}} : lay.units;
         for (const ParamUnit& u : spans) {
-          std::vector<float*> bufs;
-          for (int i : g) bufs.push_back(s.local(i) ? s.workers[size_t(i)].params.data() + u.begin : nullptr);
+          Comm::Bufs bufs;
+          for (int i : g) bufs.push_back(s.local(i) ? s.workers[size_t(i)].params + u.begin : DPtr<float>());
           s.comm.all_gather(g, bufs, size_t(u.padded), Traffic::dp);
         }
       }
@@ -500,17 +499,19 @@ void Trainer::use_collective_backend(std::unique_ptr<CollectiveBackend> b) {
   impl_->collectives = std::move(b);
   impl_->comm.set_collective_backend(impl_->collectives.get());
 }
-const char* Trainer::backend_name() const { return impl_->ops->name; }
-const std::string& Trainer::backend_note() const { return impl_->ops_note; }
+const char* Trainer::backend_name() const { return impl_->dev->name(); }
+const std::string& Trainer::backend_note() const { return impl_->dev_note; }
+const device::Transfers& Trainer::transfers() const { return impl_->dev->transfers(); }
+void Trainer::reset_transfers() { impl_->dev->reset_transfers(); }
 const std::vector<PipelineOp>& Trainer::last_schedule() const { return impl_->schedule_log; }
 
 std::vector<WorkerMemory> Trainer::memory() const {
   std::vector<WorkerMemory> out;
   for (const Worker& w : impl_->workers) {
     WorkerMemory m;
-    m.params_bytes = double(w.params.size() + w.param_shard.size()) * sizeof(float);
-    m.grads_bytes = double(w.grads.size() + w.grad_shard.size()) * sizeof(float);
-    m.optimizer_bytes = double(w.m.size() + w.v.size()) * sizeof(float);
+    m.params_bytes = double(w.n_params + w.n_param_shard) * sizeof(float);
+    m.grads_bytes = double(w.n_grads + w.n_grad_shard) * sizeof(float);
+    m.optimizer_bytes = double(2 * w.n_moments) * sizeof(float);
     m.activations_peak_bytes = w.act_peak_bytes;
     m.transient_peak_bytes = w.transient_peak_bytes;
     out.push_back(m);

@@ -14,42 +14,59 @@ namespace mc::train {
 namespace {
 
 // The parameters worker (0, p, t) would use now: its buffer, or with ZeRO-3 its dp group's shards.
-std::vector<float> current_params(const Trainer::Impl& s, const std::vector<Worker>& workers, int p, int t) {
-  const Worker& w0 = workers[size_t(s.id(0, p, t))];
-  if (s.cfg.parallel.zero < 3 || !w0.params.empty()) return w0.params;
+std::vector<float> current_params(const Trainer::Impl& s, const std::vector<HostState>& host, int p, int t) {
+  const Worker& w0 = s.workers[size_t(s.id(0, p, t))];
+  const HostState& h0 = host[size_t(w0.id)];
+  if (s.cfg.parallel.zero < 3 || !h0.params.empty()) return h0.params;
   std::vector<float> out(size_t(w0.lay.padded), 0.0f);
   for (int d = 0; d < s.cfg.parallel.dp; ++d) {
-    const Worker& w = workers[size_t(s.id(d, p, t))];
+    const Worker& w = s.workers[size_t(s.id(d, p, t))];
+    const HostState& h = host[size_t(w.id)];
     for (const OwnedRange& o : w.owned)
-      std::copy(w.param_shard.begin() + o.shard_off, w.param_shard.begin() + o.shard_off + (o.hi - o.lo),
+      std::copy(h.param_shard.begin() + o.shard_off, h.param_shard.begin() + o.shard_off + (o.hi - o.lo),
                 out.begin() + o.lo);
   }
   return out;
 }
 
-// Forward of the full model on one worker with its own one-worker network (no counted traffic).
-// Returns the summed loss; `last_probs` receives the next-byte distribution of the last position.
-double forward_full(const ModelConfig& m, const std::vector<float>& params, const std::vector<int32_t>& tokens,
-                    int B, std::vector<float>* last_probs, int last_pos) {
-  Comm comm(1);
+// Forward of the full model on one worker of its own (a one-worker network, no counted traffic) on the
+// trainer's device: the parameters go up once, the loss (and the last position's distribution) come back.
+struct FullModel {
+  Comm comm{1};
   Worker w;
-  w.lay = make_layout(m, 1, 0, 1, 0, 1);
-  w.params = params;
-  StepContext ctx;
-  ctx.model = &m;
-  ctx.tokens = &tokens;
-  ctx.micro_batch_size = B;
-  ctx.local_batch = B;
-  ctx.global_batch = B;
-  std::vector<Worker*> g{&w};
-  std::vector<std::vector<int>> ids{{0}};
-  stage_forward(comm, g, ids, 0, ctx);
-  if (last_probs) {
-    const float* pr = w.acts[0].probs.data() + int64_t(last_pos) * m.vocab;
-    last_probs->assign(pr, pr + m.vocab);
+  FullModel(device::Device& dev, const ModelConfig& m, const std::vector<float>& params) {
+    comm.set_device(&dev);
+    w.lay = make_layout(m, 1, 0, 1, 0, 1);
+    w.allocate_state(dev, w.lay.padded, 0, 0, 0, 0);
+    dev.upload(w.params, params.data(), int64_t(params.size()));
   }
-  return w.loss_sum;
-}
+  // Returns the summed loss; `last_probs` receives the next-byte distribution of position last_pos.
+  double forward(const ModelConfig& m, const std::vector<int32_t>& tokens, int B, std::vector<float>* last_probs,
+                 int last_pos) {
+    device::Device& dev = *w.dev;
+    w.set_tokens(tokens.data(), int64_t(tokens.size()));
+    dev.zero(w.scalars.ptr(), 2);
+    StepContext ctx;
+    ctx.model = &m;
+    ctx.micro_batch_size = B;
+    ctx.local_batch = B;
+    ctx.global_batch = B;
+    std::vector<Worker*> g{&w};
+    std::vector<std::vector<int>> ids{{0}};
+    stage_forward(comm, g, ids, 0, ctx);
+    if (last_probs) {
+      last_probs->resize(size_t(m.vocab));
+      dev.download(last_probs->data(), DPtr<const float>(w.acts.at(0).probs + int64_t(last_pos) * m.vocab), m.vocab);
+    }
+    double loss = 0;
+    dev.download(&loss, DPtr<const double>(w.scalars.ptr()), 1);
+    // The micro-batch's activations go back to the spares for the next call.
+    w.spare_acts.push_back(std::move(w.acts.at(0)));
+    w.acts.clear();
+    w.act_bytes = 0;
+    return loss;
+  }
+};
 
 }  // namespace
 
@@ -75,25 +92,19 @@ std::vector<float> get_floats(const std::string& in, size_t& pos) {
 
 }  // namespace
 
-std::vector<Worker> Trainer::Impl::gathered_params() const {
-  std::vector<Worker> out(workers.size());
-  for (size_t i = 0; i < workers.size(); ++i) {
-    Worker& w = out[i];
-    w.id = workers[i].id, w.d = workers[i].d, w.p = workers[i].p, w.t = workers[i].t;
-    w.lay = workers[i].lay;
-    w.owned = workers[i].owned;
-    w.shard_size = workers[i].shard_size;
-  }
+std::vector<HostState> Trainer::Impl::gathered_params() const {
+  std::vector<HostState> out(workers.size());
   if (!transport) {
     for (size_t i = 0; i < workers.size(); ++i) {
-      out[i].params = workers[i].params;
-      out[i].param_shard = workers[i].param_shard;
+      dev->bind_worker(workers[i].id);
+      out[i] = workers[i].download_state();
     }
     return out;
   }
+  const HostState h = workers[size_t(me())].download_state();
   std::string mine;
-  put_floats(mine, workers[size_t(me())].params);
-  put_floats(mine, workers[size_t(me())].param_shard);
+  put_floats(mine, h.params);
+  put_floats(mine, h.param_shard);
   const std::vector<std::string> all = transport->all_gather(mine);
   for (size_t i = 0; i < out.size(); ++i) {
     size_t pos = 0;
@@ -107,14 +118,12 @@ std::vector<float> Trainer::full_parameters() const {
   const Impl& s = *impl_;
   const Layout full = make_layout(s.cfg.model, 1, 0, 1, 0, 1);
   std::vector<float> out(size_t(full.size), 0.0f);
-  // Across processes the other workers' buffers live elsewhere: gather them (every process calls this).
-  std::vector<Worker> gathered;
-  if (s.transport) gathered = s.gathered_params();
-  const std::vector<Worker>& workers = s.transport ? gathered : s.workers;
+  // An edge: every worker's parameters come to the host (across processes, from their processes).
+  const std::vector<HostState> host = s.gathered_params();
   for (int p = 0; p < s.cfg.parallel.pp; ++p)
     for (int t = 0; t < s.cfg.parallel.tp; ++t) {
-      const Worker& w = workers[size_t(s.id(0, p, t))];
-      const std::vector<float> P = current_params(s, workers, p, t);
+      const Worker& w = s.workers[size_t(s.id(0, p, t))];
+      const std::vector<float> P = current_params(s, host, p, t);
       for (const TensorSpec& ts : w.lay.tensors) {
         if (ts.name == "wte" && !w.lay.has_embed) continue;  // the pipeline's copy of the tied embedding
         const TensorSpec& ft = *find_tensor(full, ts.name);
@@ -141,14 +150,15 @@ double Trainer::eval_loss(int batches) const {
   const Impl& s = *impl_;
   const ModelConfig& m = s.cfg.model;
   const int T = m.context;
-  const std::vector<float> P = full_parameters();
+  FullModel model(*s.dev, m, full_parameters());
   const size_t span = s.eval_tokens.size() > size_t(T) + 1 ? s.eval_tokens.size() - size_t(T) - 1 : 0;
   double sum = 0, count = 0;
   for (int b = 0; b < batches; ++b) {
     const size_t start = span == 0 ? 0 : size_t(b) * span / size_t(std::max(1, batches - 1));
     std::vector<int32_t> tok(size_t(T) + 1, 0);
-    for (int i = 0; i <= T && start + size_t(i) < s.eval_tokens.size(); ++i) tok[size_t(i)] = s.eval_tokens[start + size_t(i)];
-    sum += forward_full(m, P, tok, 1, nullptr, 0);
+    for (int i = 0; i <= T && start + size_t(i) < s.eval_tokens.size(); ++i)
+      tok[size_t(i)] = s.eval_tokens[start + size_t(i)];
+    sum += model.forward(m, tok, 1, nullptr, 0);
     count += T;
   }
   return sum / count;
@@ -157,7 +167,7 @@ double Trainer::eval_loss(int batches) const {
 std::string Trainer::sample(int n, double temperature, uint64_t seed, const std::string& prompt) const {
   const ModelConfig& m = impl_->cfg.model;
   const int T = m.context;
-  const std::vector<float> P = full_parameters();
+  FullModel model(*impl_->dev, m, full_parameters());
   std::vector<int32_t> ctx;
   for (unsigned char ch : prompt) ctx.push_back(int32_t(ch) % m.vocab);
   if (ctx.empty()) ctx.push_back(int32_t('\n') % m.vocab);
@@ -168,7 +178,7 @@ std::string Trainer::sample(int n, double temperature, uint64_t seed, const std:
     const int len = std::min(int(ctx.size()), T);
     std::vector<int32_t> tok(size_t(T) + 1, 0);
     std::copy(ctx.end() - len, ctx.end(), tok.begin());
-    forward_full(m, P, tok, 1, &probs, len - 1);
+    model.forward(m, tok, 1, &probs, len - 1);
     // Temperature: p^(1/temp), renormalised.
     double total = 0;
     for (float& q : probs) {
@@ -241,8 +251,11 @@ nlohmann::json Trainer::gathered_worker_stats() const {
       nlohmann::json by = nlohmann::json::object();
       for (int k = 0; k < kTrafficClasses; ++k)
         if (lc.messages[k] > 0) by[to_string(Traffic(k))] = {{"bytes", lc.bytes[k]}, {"messages", lc.messages[k]}};
-      links.push_back({{"src", link.first}, {"dst", link.second}, {"bytes", lc.data_bytes()},
-                       {"messages", lc.data_messages()}, {"by_traffic", by}});
+      links.push_back({{"src", link.first},
+                       {"dst", link.second},
+                       {"bytes", lc.data_bytes()},
+                       {"messages", lc.data_messages()},
+                       {"by_traffic", by}});
     }
     const WorkerMemory& m = mem[size_t(w)];
     return nlohmann::json{{"bytes_sent", c.data_bytes_sent()},
@@ -263,7 +276,8 @@ nlohmann::json Trainer::gathered_worker_stats() const {
     for (int w = 0; w < int(s.workers.size()); ++w) out.push_back(one(w));
     return out;
   }
-  for (const std::string& blob : s.transport->all_gather(one(s.me()).dump())) out.push_back(nlohmann::json::parse(blob));
+  for (const std::string& blob : s.transport->all_gather(one(s.me()).dump()))
+    out.push_back(nlohmann::json::parse(blob));
   return out;
 }
 

@@ -111,6 +111,7 @@ nlohmann::json identity(const TrainConfig& c) {
   nlohmann::json j = to_json(c);
   j.erase("steps");
   j.erase("memory_limit_bytes");
+  j.erase("precision");  // the weights are fp32 in any precision: a run may resume in another
   return j;
 }
 
@@ -196,12 +197,13 @@ std::string Trainer::save_checkpoint(const std::string& dir) const {
   const std::string hs = h.dump();
   put(body, uint64_t(hs.size()));
   body += hs;
-  auto arrays = [](const Worker& w) {
+  auto arrays = [](const Worker& w) {  // the edge: the worker's state comes to the host to be written
+    const HostState h = w.download_state();
     std::string a;
-    put_floats(a, w.params);
-    put_floats(a, w.param_shard);
-    put_floats(a, w.m);
-    put_floats(a, w.v);
+    put_floats(a, h.params);
+    put_floats(a, h.param_shard);
+    put_floats(a, h.m);
+    put_floats(a, h.v);
     return a;
   };
   char name[64];
@@ -338,12 +340,14 @@ void load_file(Trainer::Impl& s, const std::string& path) {
                              identity_diff(identity(saved), identity(s.cfg)) +
                              "); resume with the checkpoint's settings, or use another --checkpoint directory");
   // Read everything first, then commit: a failure leaves the trainer as it was.
-  std::vector<Worker> ws = s.workers;
-  auto read_arrays = [](Reader& from, Worker& w) {
-    w.params = from.floats(w.params.size(), "params");
-    w.param_shard = from.floats(w.param_shard.size(), "param_shard");
-    w.m = from.floats(w.m.size(), "adam_m");
-    w.v = from.floats(w.v.size(), "adam_v");
+  // The arrays are read into host copies; only a checkpoint read whole is uploaded to the devices.
+  std::vector<HostState> ws(s.workers.size());
+  auto read_arrays = [&](Reader& from, const Worker& w) {
+    HostState& h = ws[size_t(w.id)];
+    h.params = from.floats(size_t(w.n_params), "params");
+    h.param_shard = from.floats(size_t(w.n_param_shard), "param_shard");
+    h.m = from.floats(size_t(w.n_moments), "adam_m");
+    h.v = from.floats(size_t(w.n_moments), "adam_v");
   };
   if (version == kManifestVersion) {
     // Written across processes: the arrays are in the shard files the manifest names, beside it.
@@ -351,7 +355,7 @@ void load_file(Trainer::Impl& s, const std::string& path) {
     if (!js.is_array() || js.elements().size() != ws.size())
       js.fail("shards lists one file per worker (" + std::to_string(ws.size()) + " for this layout)");
     const std::vector<JsonCursor> shards = js.elements();
-    for (Worker& w : ws) {
+    for (const Worker& w : s.workers) {
       if (!s.local(w.id)) continue;  // another process loads it
       const JsonCursor e = shards[size_t(w.id)];
       const std::string file = e["file"].string();
@@ -381,7 +385,7 @@ void load_file(Trainer::Impl& s, const std::string& path) {
       if (sr.pos + 8 != bytes.size()) throw std::runtime_error(shard_path + ": shard has unexpected trailing bytes");
     }
   } else {
-    for (Worker& w : ws) {
+    for (const Worker& w : s.workers) {
       if (!s.local(w.id)) {  // across processes: each reads its own worker's arrays
         for (int k = 0; k < 4; ++k) r.skip_floats();
         continue;
@@ -390,7 +394,11 @@ void load_file(Trainer::Impl& s, const std::string& path) {
     }
   }
   if (r.pos + 8 != data.size()) throw std::runtime_error(path + ": checkpoint has unexpected trailing bytes");
-  s.workers = std::move(ws);
+  for (Worker& w : s.workers)
+    if (s.local(w.id)) {
+      s.dev->bind_worker(w.id);
+      w.upload_state(ws[size_t(w.id)]);
+    }
   s.step = saved_step;
   s.losses = std::move(saved_losses);
   s.data_rng.state = rng_state;

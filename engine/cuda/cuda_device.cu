@@ -1,0 +1,147 @@
+// cuda_device.cu - the training lab's device (device/compute.h) on CUDA GPUs: memory from cudaMalloc, the
+// kernels of train_kernels.cu and cuBLAS, everything ordered on each GPU's legacy default stream. Copies
+// to and from the host are the interface's counted upload/download (cudaMemcpy, which waits for the
+// kernels before it); nothing else crosses. One object serves every GPU of the machine: bind_worker makes
+// the worker's GPU (worker % GPUs) current for the calling thread, as the workers share them round-robin.
+#include "cuda/cuda_check.h"
+#include "cuda/nccl_collectives.h"
+#include "cuda/train_kernels.h"
+#include "device/gpu_hooks.h"
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+namespace mc::cuda {
+namespace {
+
+using device::DPtr;
+using device::Raw;
+
+template <class T>
+T* at(DPtr<T> p) {
+  return Raw::ptr(p);
+}
+
+class CudaDevice final : public device::Device {
+ public:
+  explicit CudaDevice(int gpus, std::string name) : gpus_(gpus), name_(std::move(name)) {}
+  const char* name() const override { return "cuda"; }
+  std::string description() const override {
+    return name_ + (gpus_ > 1 ? " (x" + std::to_string(gpus_) + ")" : "") + ", " + device::to_string(precision());
+  }
+  void bind_worker(int worker) override {
+    if (gpus_ > 1) set_thread_device(device_of_worker(worker, gpus_));
+  }
+  void synchronize() override { device_synchronize(); }
+
+  DPtr<char> allocate_bytes(int64_t bytes) override {
+    return Raw::wrap(static_cast<char*>(device_alloc_bytes(bytes)));  // zeroed
+  }
+  void free_bytes(DPtr<char> p) override { device_free(at(p)); }
+
+  void layernorm_forward(DPtr<float> out, DPtr<float> mean, DPtr<float> rstd, DPtr<const float> x, DPtr<const float> w,
+                         DPtr<const float> b, int N, int C) override {
+    dev::layernorm_forward(at(out), at(mean), at(rstd), at(x), at(w), at(b), N, C);
+  }
+  void layernorm_backward(DPtr<float> dx, DPtr<float> dw, DPtr<float> db, DPtr<const float> dout, DPtr<const float> x,
+                          DPtr<const float> w, DPtr<const float> mean, DPtr<const float> rstd, int N, int C) override {
+    dev::layernorm_backward(at(dx), at(dw), at(db), at(dout), at(x), at(w), at(mean), at(rstd), N, C);
+  }
+  void gelu_forward(DPtr<float> out, DPtr<const float> x, int64_t n) override { dev::gelu_forward(at(out), at(x), n); }
+  void gelu_backward(DPtr<float> dx, DPtr<const float> x, DPtr<const float> dout, int64_t n) override {
+    dev::gelu_backward(at(dx), at(x), at(dout), n);
+  }
+  int64_t attention_state_floats(int B, int T, int Hl) const override { return int64_t(B) * Hl * T * T; }
+  void attention_forward(DPtr<float> out, DPtr<float> state, DPtr<const float> qkv, int B, int T, int Hl,
+                         int hs) override {
+    dev::set_precision(int(precision()));
+    dev::attention_forward(at(out), at(state), at(qkv), B, T, Hl, hs);
+  }
+  void attention_backward(DPtr<float> dqkv, DPtr<const float> dout, DPtr<const float> qkv, DPtr<const float> out,
+                          DPtr<const float> state, int B, int T, int Hl, int hs) override {
+    (void)out;
+    const int64_t need = int64_t(Hl) * T * T;  // dP of one sequence's heads
+    if (scratch_.size() < need) scratch_ = device::Buffer<float>(*this, need);
+    dev::set_precision(int(precision()));
+    dev::attention_backward(at(dqkv), at(dout), at(qkv), at(state), at(scratch_.ptr()), B, T, Hl, hs);
+  }
+  void linear_forward(DPtr<float> y, DPtr<const float> x, DPtr<const float> w, DPtr<const float> bias, int N, int K,
+                      int M) override {
+    dev::set_precision(int(precision()));
+    dev::linear_forward(at(y), at(x), at(w), at(bias), N, K, M);
+  }
+  void linear_backward(DPtr<float> dx, DPtr<float> dw, DPtr<float> db, DPtr<const float> dy, DPtr<const float> x,
+                       DPtr<const float> w, int N, int K, int M, bool accumulate_dx) override {
+    dev::set_precision(int(precision()));
+    dev::linear_backward(at(dx), at(dw), at(db), at(dy), at(x), at(w), N, K, M, accumulate_dx);
+  }
+  void sgemm(bool ta, bool tb, int M, int N, int K, DPtr<const float> A, int lda, DPtr<const float> B, int ldb,
+             DPtr<float> C, int ldc, bool accumulate) override {
+    dev::set_precision(int(precision()));
+    dev::sgemm(ta, tb, M, N, K, at(A), lda, at(B), ldb, at(C), ldc, accumulate);
+  }
+  void softmax_xent_forward(DPtr<float> logits, DPtr<const int32_t> targets, DPtr<double> loss_sum, int N,
+                            int V) override {
+    dev::softmax_xent_forward_sum(at(logits), at(targets), at(loss_sum), N, V);
+  }
+  void softmax_xent_backward(DPtr<float> probs, DPtr<const int32_t> targets, int N, int V, float scale) override {
+    dev::softmax_xent_backward(at(probs), at(targets), N, V, scale);
+  }
+  void targets_from_tokens(DPtr<int32_t> targets, DPtr<const int32_t> tokens, int B, int T) override {
+    dev::targets_from_tokens(at(targets), at(tokens), B, T);
+  }
+  void embedding_forward(DPtr<float> out, DPtr<const float> wte, DPtr<const float> wpe, DPtr<const int32_t> tokens,
+                         int B, int T, int C) override {
+    dev::embedding_forward(at(out), at(wte), at(wpe), at(tokens), B, T, C);
+  }
+  void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens,
+                          int B, int T, int C) override {
+    dev::embedding_backward(at(dwte), at(dwpe), at(dout), at(tokens), B, T, C);
+  }
+  void residual(DPtr<float> out, DPtr<const float> x, DPtr<const float> part, DPtr<const float> bias, int N,
+                int C) override {
+    dev::residual(at(out), at(x), at(part), at(bias), N, C);
+  }
+  void add(DPtr<float> dst, DPtr<const float> src, int64_t n) override { dev::add(at(dst), at(src), n); }
+  void sum_squares(DPtr<double> acc, DPtr<const float> x, int64_t n) override { dev::sum_squares(at(acc), at(x), n); }
+  void adamw(DPtr<float> params, DPtr<const float> grads, DPtr<float> m, DPtr<float> v, int64_t n, float lr, float b1,
+             float b2, float c1, float c2, float eps, float wd, float cs) override {
+    dev::adamw(at(params), at(grads), at(m), at(v), n, lr, b1, b2, c1, c2, eps, wd, cs);
+  }
+
+ protected:
+  void copy_to_device(DPtr<char> dst, const void* src, int64_t bytes) override { to_device(at(dst), src, bytes); }
+  void copy_to_host(void* dst, DPtr<const char> src, int64_t bytes) override { to_host(dst, at(src), bytes); }
+  void copy_on_device(DPtr<char> dst, DPtr<const char> src, int64_t bytes) override {
+    dev::copy_device(at(dst), at(src), bytes);
+  }
+  void zero_bytes(DPtr<char> dst, int64_t bytes) override { dev::memset_zero(at(dst), bytes); }
+
+ private:
+  int gpus_;
+  std::string name_;
+  device::Buffer<float> scratch_;  // attention backward's dP
+};
+
+}  // namespace
+}  // namespace mc::cuda
+
+namespace mc::device {
+
+std::unique_ptr<Device> open_cuda_device(std::string* why) {
+  const CudaProbe p = cuda_probe();
+  if (p.device_count <= 0) {
+    if (why) *why = "built with CUDA, but no GPU was found (" + p.error + ")";
+    return nullptr;
+  }
+  std::string reason;
+  if (!cuda::available(&reason)) {
+    if (why) *why = "GPU " + p.name + " found, but the CUDA kernels cannot run: " + reason;
+    return nullptr;
+  }
+  return std::make_unique<cuda::CudaDevice>(cuda::device_count(), p.name);
+}
+
+}  // namespace mc::device
