@@ -45,7 +45,8 @@ MpiLaunch mpi_launch(bool asked) {
 
 void progress_bar(const mc::train::StepResult& r, int total) {
   char text[96];
-  std::snprintf(text, sizeof text, "step %d/%d  loss %.4f  lr %.2e  %.2fs/step", r.step, total, r.loss, r.lr, r.seconds);
+  std::snprintf(text, sizeof text, "step %d/%d  loss %.4f  lr %.2e  %.2fs/step", r.step, total, r.loss, r.lr,
+                r.seconds);
   mc::cli::progress_bar(total > 0 ? double(r.step) / total : 1.0, text);
 }
 
@@ -59,6 +60,7 @@ int run_train(mc::cli::Args& a) {
   auto batch = a.option("--batch"), schedule = a.option("--schedule"), corpus = a.option("--corpus");
   auto ckpt = a.option("--checkpoint"), every = a.option("--checkpoint-every"), mem = a.option("--memory-limit-GB");
   auto sample = a.option("--sample"), sample_every = a.option("--sample-every"), device = a.option("--device");
+  auto precision = a.option("--precision");
   const bool force_mpi = a.flag("--mpi"), mpi_native = a.flag("--mpi-native");
   auto mpi_timeout = a.option("--mpi-timeout");
   std::vector<std::string> pos = a.positionals();
@@ -75,7 +77,8 @@ int run_train(mc::cli::Args& a) {
            {"batch", 8},
            {"steps", 6}};
   }
-  auto set_int = [&](const std::optional<std::string>& v, const char* key, const char* flag, long long lo, long long hi) {
+  auto set_int = [&](const std::optional<std::string>& v, const char* key, const char* flag, long long lo,
+                     long long hi) {
     if (!v) return;
     mc::cli::Args one(a.command(), {flag, *v}, a.exe_path());
     cfg[key] = one.option_int(flag, 0, lo, hi);
@@ -105,6 +108,14 @@ int run_train(mc::cli::Args& a) {
     if (*device != "auto" && *device != "cpu" && *device != "cuda")
       throw mc::cli::UsageError("--device is auto (CUDA when a GPU answers, else the CPU), cpu or cuda");
     cfg["device"] = *device;
+  }
+  if (precision) {
+    mc::device::Precision p;
+    if (!mc::device::parse_precision(*precision, &p))
+      throw mc::cli::UsageError(
+          "--precision is fp32, tf32 (TensorFloat-32 products) or bf16 (bfloat16 products); "
+          "master weights and reductions stay fp32");
+    cfg["precision"] = *precision;
   }
   if (ckpt) cfg["checkpoint"] = *ckpt;
   if (every && !ckpt) throw mc::cli::UsageError("--checkpoint-every needs --checkpoint DIR");
@@ -157,12 +168,13 @@ int run_train(mc::cli::Args& a) {
     if (session->size() != tc.parallel.workers()) {
       // Every rank knows; only rank 0 says it.
       if (rank == 0)
-        std::fprintf(stderr,
-                     "megacluster train: mpirun started %d ranks, but the layout dp %d x tp %d x pp %d has %d workers "
-                     "(one per rank); run `mpirun -np %d megacluster train ...`, or choose --dp/--tp/--pp whose product "
-                     "is %d\n",
-                     session->size(), tc.parallel.dp, tc.parallel.tp, tc.parallel.pp, tc.parallel.workers(),
-                     tc.parallel.workers(), session->size());
+        std::fprintf(
+            stderr,
+            "megacluster train: mpirun started %d ranks, but the layout dp %d x tp %d x pp %d has %d workers "
+            "(one per rank); run `mpirun -np %d megacluster train ...`, or choose --dp/--tp/--pp whose product "
+            "is %d\n",
+            session->size(), tc.parallel.dp, tc.parallel.tp, tc.parallel.pp, tc.parallel.workers(),
+            tc.parallel.workers(), session->size());
       return 1;
     }
     mpi = std::make_unique<mc::mpi::MpiTransport>(timeout_s);
@@ -178,15 +190,19 @@ int run_train(mc::cli::Args& a) {
   mc::json out;
   try {
     out = mc::train::run_json(
-      cfg, [&](const mc::train::StepResult& r) { if (!quiet_here) progress_bar(r, total); },
-      [&](int step, const std::string& text) {
-        if (quiet_here) return;
-        // Above the progress bar: clear its line, print the sample, and let the next step redraw the bar.
-        std::string one = text;
-        for (char& ch : one) if (ch == '\n' || ch == '\t') ch = ' ';
-        std::fprintf(stderr, "\r\033[K  step %d sample: %s\n", step, one.c_str());
-      },
-      transport);
+        cfg,
+        [&](const mc::train::StepResult& r) {
+          if (!quiet_here) progress_bar(r, total);
+        },
+        [&](int step, const std::string& text) {
+          if (quiet_here) return;
+          // Above the progress bar: clear its line, print the sample, and let the next step redraw the bar.
+          std::string one = text;
+          for (char& ch : one)
+            if (ch == '\n' || ch == '\t') ch = ' ';
+          std::fprintf(stderr, "\r\033[K  step %d sample: %s\n", step, one.c_str());
+        },
+        transport);
   } catch (const std::exception& e) {
     if (!transport) throw;
 #if MC_HAVE_MPI
@@ -214,8 +230,8 @@ int run_train(mc::cli::Args& a) {
   }
   const auto& losses = out["losses"];
   std::printf("trained %d steps: dp %d x tp %d x pp %d, ZeRO-%d, %s, %lld parameters\n", out["steps_run"].get<int>(),
-              tc.parallel.dp, tc.parallel.tp, tc.parallel.pp, tc.parallel.zero, mc::train::to_string(tc.parallel.schedule),
-              out["parameters"].get<long long>());
+              tc.parallel.dp, tc.parallel.tp, tc.parallel.pp, tc.parallel.zero,
+              mc::train::to_string(tc.parallel.schedule), out["parameters"].get<long long>());
   const size_t n = losses.size();
   for (size_t i = 0; i < n; ++i)
     if (i == 0 || i + 1 == n || (i + 1) % std::max<size_t>(1, n / 8) == 0)
@@ -223,8 +239,11 @@ int run_train(mc::cli::Args& a) {
   if (out.contains("corpus_entropy_nats_per_byte"))
     std::printf("  corpus entropy (the lowest possible loss): %.4f nats/byte\n",
                 out["corpus_entropy_nats_per_byte"].get<double>());
-  std::printf("kernels: %s (%s)\n", out["device"].get<std::string>().c_str(),
-              out["device_note"].get<std::string>().c_str());
+  std::printf("device: %s (%s), %s products\n", out["device"].get<std::string>().c_str(),
+              out["device_note"].get<std::string>().c_str(), out["precision"].get<std::string>().c_str());
+  std::printf("host <-> device in the last step: %s in, %s out (the token ids; the loss and norm partials)\n",
+              mc::format_quantity(out["host_to_device_bytes_last_step"].get<double>(), "bytes").c_str(),
+              mc::format_quantity(out["device_to_host_bytes_last_step"].get<double>(), "bytes").c_str());
   std::printf("throughput: %.0f tokens/s (median step: %.0f), %.2f GFLOP/s (%.1f MFLOP/token, sgemm path %s)\n",
               out["tokens_per_s"].get<double>(), out["tokens_per_s_median_step"].get<double>(),
               out["gflops"].get<double>(), out["flops_per_token"].get<double>() / 1e6,
@@ -245,24 +264,28 @@ int run_train(mc::cli::Args& a) {
                   mc::format_quantity(out["bytes_sent_per_worker"][w].get<double>(), "bytes").c_str(),
                   mc::format_quantity(out["predicted_bytes_per_worker"][w].get<double>(), "bytes").c_str());
   }
-  if (out.contains("checkpoints")) std::printf("checkpoint: %s\n", out["checkpoints"].back().get<std::string>().c_str());
+  if (out.contains("checkpoints"))
+    std::printf("checkpoint: %s\n", out["checkpoints"].back().get<std::string>().c_str());
   if (out.contains("sample")) std::printf("sample: %s\n", out["sample"].get<std::string>().c_str());
   return 0;
 }
 
-mc::cli::Registrar reg{{"train", "train the lab's small GPT across virtual workers (data, tensor, pipeline, ZeRO); "
-                        "under `mpirun -np N` one worker per MPI rank, across processes and hosts",
-                        "megacluster train [CONFIG.json] [--dp N] [--tp N] [--pp N] [--zero 0-3] [--steps N] [--seed N]\n"
-                        "       [--batch N] [--micro-batches N] [--schedule gpipe|1f1b] [--corpus synthetic|story|FILE]\n"
-                        "       [--checkpoint DIR [--checkpoint-every K]] [--resume] [--memory-limit-GB X]\n"
-                        "       [--sample BYTES] [--sample-every K] [--device auto|cpu|cuda] [--quiet] [--json] | --bench [--json]\n"
-                        "       [--mpi] [--mpi-native] [--mpi-timeout S]\n"
-                        "  Across processes and hosts: mpirun -np N megacluster train --dp .. --tp .. --pp .. (N = dp x tp x pp);\n"
-                        "  each MPI rank runs one worker, the engine's rings run over MPI point-to-point (same bytes and\n"
-                        "  bit-identical losses as one process), only rank 0 prints. --mpi: use MPI even with one rank;\n"
-                        "  --mpi-native: MPI's own collectives (faster, not bit-identical); --mpi-timeout S: a rank that\n"
-                        "  waits S seconds (default 60) on a peer stops the gang naming it. Hosts: mpirun --hostfile FILE\n"
-                        "  (README, \"Across processes and hosts\"); checkpoints need a directory every host sees.",
-                        run_train}};
+mc::cli::Registrar reg{
+    {"train",
+     "train the lab's small GPT across virtual workers (data, tensor, pipeline, ZeRO); "
+     "under `mpirun -np N` one worker per MPI rank, across processes and hosts",
+     "megacluster train [CONFIG.json] [--dp N] [--tp N] [--pp N] [--zero 0-3] [--steps N] [--seed N]\n"
+     "       [--batch N] [--micro-batches N] [--schedule gpipe|1f1b] [--corpus synthetic|story|FILE]\n"
+     "       [--checkpoint DIR [--checkpoint-every K]] [--resume] [--memory-limit-GB X]\n"
+     "       [--sample BYTES] [--sample-every K] [--device auto|cpu|cuda] [--precision fp32|tf32|bf16]\n"
+     "       [--quiet] [--json] | --bench [--json]\n"
+     "       [--mpi] [--mpi-native] [--mpi-timeout S]\n"
+     "  Across processes and hosts: mpirun -np N megacluster train --dp .. --tp .. --pp .. (N = dp x tp x pp);\n"
+     "  each MPI rank runs one worker, the engine's rings run over MPI point-to-point (same bytes and\n"
+     "  bit-identical losses as one process), only rank 0 prints. --mpi: use MPI even with one rank;\n"
+     "  --mpi-native: MPI's own collectives (faster, not bit-identical); --mpi-timeout S: a rank that\n"
+     "  waits S seconds (default 60) on a peer stops the gang naming it. Hosts: mpirun --hostfile FILE\n"
+     "  (README, \"Across processes and hosts\"); checkpoints need a directory every host sees.",
+     run_train}};
 
 }  // namespace

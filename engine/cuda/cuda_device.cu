@@ -96,8 +96,8 @@ class CudaDevice final : public device::Device {
                          int B, int T, int C) override {
     dev::embedding_forward(at(out), at(wte), at(wpe), at(tokens), B, T, C);
   }
-  void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens,
-                          int B, int T, int C) override {
+  void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens, int B,
+                          int T, int C) override {
     dev::embedding_backward(at(dwte), at(dwpe), at(dout), at(tokens), B, T, C);
   }
   void residual(DPtr<float> out, DPtr<const float> x, DPtr<const float> part, DPtr<const float> bias, int N,

@@ -3,9 +3,9 @@
 // driven from the trainer's thread inside ncclGroupStart/End, NCCL's pattern for one thread steering
 // several GPUs. The workers' buffers are device memory (device/compute.h): NCCL works on them in place,
 // nothing is staged through the host; every call is checked.
-#include "cuda/nccl_collectives.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
+#include "cuda/nccl_collectives.h"
 #include "cuda/train_kernels.h"
 #include "device/gpu_hooks.h"
 
@@ -49,9 +49,9 @@ void load_symbol(void* lib, const char* name, F& f) {
 Nccl load_nccl() {
   Nccl n;
   std::string errors;
-  n.lib = dl_open_first({"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2",
-                         "/usr/local/cuda/lib/libnccl.so.2"},
-                        &errors);
+  n.lib = dl_open_first(
+      {"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2", "/usr/local/cuda/lib/libnccl.so.2"},
+      &errors);
   if (!n.lib) fail("dlopen(libnccl)", errors);
   load_symbol(n.lib, "ncclCommInitAll", n.init_all);
   load_symbol(n.lib, "ncclCommDestroy", n.destroy);

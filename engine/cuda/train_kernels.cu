@@ -9,6 +9,7 @@
 #include "cuda/train_kernels.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
+#include "device/elementwise.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -281,13 +282,11 @@ __global__ void gelu_forward_kernel(float* out, const float* x, int64_t n) {
     out[i] = 0.5f * v * (1.0f + t);
   }
 }
-// d/dx of the above: 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2).
+// d/dx of the above in its cancellation-free form, the CPU's expression (device/elementwise.h).
 __global__ void gelu_backward_kernel(float* dx, const float* x, const float* dout, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const float v = x[i];
-    const float t = tanhf(kGeluK * (v + 0.044715f * v * v * v));
-    const float g = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * kGeluK * (1.0f + 3.0f * 0.044715f * v * v);
-    dx[i] = dout[i] * g;
+    dx[i] = dout[i] * device::gelu_grad_from_z(v, expf(-fabsf(device::gelu_two_u(v))));
   }
 }
 

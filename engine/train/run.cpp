@@ -1,9 +1,9 @@
 // run.cpp - a whole training run as plain data: what `megacluster train --json` prints and what the
 // scenario player calls.
 #include "core/json_doc.h"
-#include "train/storage/corpus.h"
 #include "train/kernels/gemm.h"
 #include "train/report.h"
+#include "train/storage/corpus.h"
 #include "train/train.h"
 
 #include <algorithm>
@@ -28,8 +28,10 @@ std::string utf8_text(const std::string& in) {
     bool ok = len > 0 && i + size_t(len) <= in.size();
     for (int k = 1; ok && k < len; ++k) ok = (uint8_t(in[i + size_t(k)]) >> 6) == 0x2;
     if (ok && len == 1 && c < 32 && c != '\n' && c != '\t') ok = false;
-    if (ok) out.append(in, i, size_t(len)), i += size_t(len);
-    else out.push_back('?'), i += 1;
+    if (ok)
+      out.append(in, i, size_t(len)), i += size_t(len);
+    else
+      out.push_back('?'), i += 1;
   }
   return out;
 }
@@ -86,13 +88,17 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   std::vector<std::string> saved;
   nlohmann::json samples = nlohmann::json::array();
   const auto t0 = std::chrono::steady_clock::now();
+  device::Transfers last_step;  // what the last step moved across the host/device edge
   while (tr.step_index() < cfg.steps) {
+    tr.reset_transfers();
     StepResult r = tr.step();
+    last_step = tr.transfers();
     seconds.push_back(r.seconds);
     if (progress) progress(r);
     if (sample_every > 0 && r.step % sample_every == 0) {
       // Seeded by the step, so the same run writes the same samples.
-      const std::string text = utf8_text(tr.sample(sample_bytes > 0 ? sample_bytes : 80, 0.8, cfg.seed + uint64_t(r.step)));
+      const std::string text =
+          utf8_text(tr.sample(sample_bytes > 0 ? sample_bytes : 80, 0.8, cfg.seed + uint64_t(r.step)));
       samples.push_back({{"step", r.step}, {"text", text}});
       if (on_sample) on_sample(r.step, text);
     }
@@ -113,15 +119,18 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   // but not the median, so benchmarks compare this figure (native and wasm alike, scripts/bench-wasm.sh).
   std::vector<double> sorted(seconds.begin() + (seconds.size() > 1 ? 1 : 0), seconds.end());
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.empty() ? 0
+  const double median = sorted.empty()      ? 0
                         : sorted.size() % 2 ? sorted[sorted.size() / 2]
                                             : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
 
   out["config"] = to_json(cfg);
   out["corpus"] = corpus_path;
   if (corpus.entropy_nats_per_byte > 0) out["corpus_entropy_nats_per_byte"] = corpus.entropy_nats_per_byte;
-  out["device"] = tr.backend_name();        // "cpu" or "cuda" (config "device", --device)
-  out["device_note"] = tr.backend_note();   // why: the GPU's name, or why the CPU runs it
+  out["device"] = tr.backend_name();       // "cpu" or "cuda" (config "device", --device)
+  out["device_note"] = tr.backend_note();  // why: the GPU's name, or why the CPU runs it
+  out["precision"] = device::to_string(cfg.precision);
+  out["host_to_device_bytes_last_step"] = last_step.h2d_bytes;  // the batch's token ids
+  out["device_to_host_bytes_last_step"] = last_step.d2h_bytes;  // the loss and gradient-norm partials
   out["parameters"] = tr.parameter_count();
   out["flops_per_token"] = tr.flops_per_token();
   out["steps_run"] = steps_run;
@@ -165,8 +174,8 @@ nlohmann::json run_json(const nlohmann::json& config, const std::function<void(c
   if (sample_bytes > 0) out["sample"] = utf8_text(tr.sample(sample_bytes, 0.8, cfg.seed));
   if (bench) {
     // The model's largest matmul: the MLP's first layer, (micro-batch tokens) x C times C x 4C / tp.
-    const int mbs = cfg.batch / cfg.parallel.dp /
-                    (cfg.parallel.micro_batches > 0 ? cfg.parallel.micro_batches : cfg.parallel.pp);
+    const int mbs =
+        cfg.batch / cfg.parallel.dp / (cfg.parallel.micro_batches > 0 ? cfg.parallel.micro_batches : cfg.parallel.pp);
     const int M = mbs * cfg.model.context, K = cfg.model.width, N = 4 * cfg.model.width / cfg.parallel.tp;
     out["sgemm_shape"] = {M, N, K};
     out["threads"] = thread_count();  // MC_THREADS, or the CPUs this process may run on

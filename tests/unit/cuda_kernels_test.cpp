@@ -6,9 +6,9 @@
 // the CPU table, and the whole-step harness itself (against finite differences), so a GPU run compares
 // the GPU with a harness already known to be right.
 #include "cuda/train_kernels.h"  // plain C++ (no CUDA types): the mapping helpers are tested in every build
+#include "train/kernels/cpu_device.h"
 #include "train/kernels/gemm.h"
 #include "train/kernels/ops.h"
-#include "train/kernels/cpu_device.h"
 
 #include <gtest/gtest.h>
 
@@ -67,8 +67,8 @@ class HostOps {
     Call k(d_);
     const int64_t D = int64_t(Hl) * hs;
     d_.attention_backward(k.out(dqkv, int64_t(B) * T * 3 * D), k.in(dout, int64_t(B) * T * D),
-                          k.in(qkv, int64_t(B) * T * 3 * D), nullptr, k.in(att, d_.attention_state_floats(B, T, Hl)),
-                          B, T, Hl, hs);
+                          k.in(qkv, int64_t(B) * T * 3 * D), nullptr, k.in(att, d_.attention_state_floats(B, T, Hl)), B,
+                          T, Hl, hs);
   }
   void linear_forward(float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
     Call k(d_);
@@ -301,10 +301,9 @@ struct Block {
     const int C3 = 3 * C;
     auto gain = [&](int n) { return r.vec(static_cast<size_t>(n), 0.8f, 1.2f); };
     auto small = [&](int n, float s) { return r.vec(static_cast<size_t>(n), -s, s); };
-    params = {gain(C),           small(C, 0.1f),      small(C * C3, 0.3f), small(C3, 0.1f), small(C * C, 0.3f),
-              small(C, 0.1f),    gain(C),             small(C, 0.1f),      small(C * F(), 0.3f),
-              small(F(), 0.1f),  small(F() * C, 0.2f), small(C, 0.1f),     gain(C),         small(C, 0.1f),
-              small(C * V, 0.3f)};
+    params = {gain(C), small(C, 0.1f), small(C * C3, 0.3f),  small(C3, 0.1f),  small(C * C, 0.3f),   small(C, 0.1f),
+              gain(C), small(C, 0.1f), small(C * F(), 0.3f), small(F(), 0.1f), small(F() * C, 0.2f), small(C, 0.1f),
+              gain(C), small(C, 0.1f), small(C * V, 0.3f)};
     x = r.vec(static_cast<size_t>(N()) * C);
     targets = r.ints(static_cast<size_t>(N()), V);
   }
@@ -370,8 +369,8 @@ struct Block {
     for (size_t i = 0; i < p.size(); ++i) {
       Vec m(p[i].size(), 0.0f), v(p[i].size(), 0.0f);
       const bool matrix = names()[i].ends_with(".w") && names()[i].rfind("ln", 0) != 0;
-      K.adamw(p[i].data(), grads[i].data(), m.data(), v.data(), int64_t(p[i].size()), 3e-3f, 0.9f, 0.95f, c1, c2,
-              1e-8f, matrix ? 0.1f : 0.0f, 0.7f);
+      K.adamw(p[i].data(), grads[i].data(), m.data(), v.data(), int64_t(p[i].size()), 3e-3f, 0.9f, 0.95f, c1, c2, 1e-8f,
+              matrix ? 0.1f : 0.0f, 0.7f);
     }
     return p;
   }
@@ -411,7 +410,8 @@ TEST(CudaKernels, LayerNormForwardBackward) {
   Rand r(21);
   for (int C : {32, 256, 77}) {  // 77: not a multiple of the warp
     const int N = 300;
-    const Vec x = r.vec(static_cast<size_t>(N) * C, -2, 2), w = r.vec(static_cast<size_t>(C), 0.5f, 1.5f), b = r.vec(static_cast<size_t>(C));
+    const Vec x = r.vec(static_cast<size_t>(N) * C, -2, 2), w = r.vec(static_cast<size_t>(C), 0.5f, 1.5f),
+              b = r.vec(static_cast<size_t>(C));
     Vec o1(x.size()), m1(static_cast<size_t>(N)), s1(static_cast<size_t>(N)), o2 = o1, m2 = m1, s2 = s1;
     cpu.layernorm_forward(o1.data(), m1.data(), s1.data(), x.data(), w.data(), b.data(), N, C);
     gpu->layernorm_forward(o2.data(), m2.data(), s2.data(), x.data(), w.data(), b.data(), N, C);
@@ -419,12 +419,13 @@ TEST(CudaKernels, LayerNormForwardBackward) {
     expect_close(m1, m2, 1e-6f, 1e-5f, "layernorm mean");
     expect_close(s1, s2, 1e-5f, 1e-5f, "layernorm rstd");
     const Vec dout = r.vec(x.size());
-    Vec dx1 = r.vec(x.size()), dw1 = r.vec(static_cast<size_t>(C)), db1 = r.vec(static_cast<size_t>(C));  // accumulated into
+    Vec dx1 = r.vec(x.size()), dw1 = r.vec(static_cast<size_t>(C)),
+        db1 = r.vec(static_cast<size_t>(C));  // accumulated into
     Vec dx2 = dx1, dw2 = dw1, db2 = db1;
-    cpu.layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(), s1.data(),
-                           N, C);
-    gpu->layernorm_backward(dx2.data(), dw2.data(), db2.data(), dout.data(), x.data(), w.data(), m1.data(),
-                            s1.data(), N, C);
+    cpu.layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(), s1.data(), N,
+                           C);
+    gpu->layernorm_backward(dx2.data(), dw2.data(), db2.data(), dout.data(), x.data(), w.data(), m1.data(), s1.data(),
+                            N, C);
     expect_close(dx1, dx2, 1e-4f, 1e-4f, "layernorm dx");
     expect_close(dw1, dw2, 1e-3f, 1e-4f, "layernorm dw (sum of 300)");
     expect_close(db1, db2, 1e-3f, 1e-4f, "layernorm db (sum of 300)");
@@ -482,7 +483,8 @@ TEST(CudaKernels, CausalAttentionForwardBackward) {
     const std::string tag = " T=" + std::to_string(s.T) + " hs=" + std::to_string(s.hs);
     expect_close(a1, a2, 1e-6f, 1e-4f, "attention probs" + tag);
     expect_close(o1, o2, 1e-5f, 1e-4f, "attention out" + tag);
-    Vec g1(qkv.size(), 7.0f), g2(qkv.size(), -7.0f), scratch(static_cast<size_t>(s.T) * s.T);  // overwritten, not added to
+    Vec g1(qkv.size(), 7.0f), g2(qkv.size(), -7.0f),
+        scratch(static_cast<size_t>(s.T) * s.T);  // overwritten, not added to
     cpu.attention_backward(g1.data(), dout.data(), qkv.data(), a1.data(), scratch.data(), s.B, s.T, s.Hl, s.hs);
     gpu->attention_backward(g2.data(), dout.data(), qkv.data(), a1.data(), scratch.data(), s.B, s.T, s.Hl, s.hs);
     expect_close(g1, g2, 1e-5f, 1e-3f, "attention dqkv" + tag);
@@ -494,7 +496,8 @@ TEST(CudaKernels, LinearForwardBackward) {
   HostOps cpu(cpu_device());
   Rand r(25);
   const int N = 96, K = 64, M = 80;
-  const Vec x = r.vec(static_cast<size_t>(N) * K), w = r.vec(static_cast<size_t>(K) * M), bias = r.vec(static_cast<size_t>(M)), dy = r.vec(static_cast<size_t>(N) * M);
+  const Vec x = r.vec(static_cast<size_t>(N) * K), w = r.vec(static_cast<size_t>(K) * M),
+            bias = r.vec(static_cast<size_t>(M)), dy = r.vec(static_cast<size_t>(N) * M);
   for (bool with_bias : {true, false}) {
     Vec y1(static_cast<size_t>(N) * M), y2 = y1;
     cpu.linear_forward(y1.data(), x.data(), w.data(), with_bias ? bias.data() : nullptr, N, K, M);
@@ -502,7 +505,8 @@ TEST(CudaKernels, LinearForwardBackward) {
     expect_close(y1, y2, 1e-4f, 1e-4f, with_bias ? "linear forward (bias)" : "linear forward");
   }
   for (bool acc : {false, true}) {
-    Vec dx1 = r.vec(static_cast<size_t>(N) * K), dw1 = r.vec(static_cast<size_t>(K) * M), db1 = r.vec(static_cast<size_t>(M));
+    Vec dx1 = r.vec(static_cast<size_t>(N) * K), dw1 = r.vec(static_cast<size_t>(K) * M),
+        db1 = r.vec(static_cast<size_t>(M));
     Vec dx2 = dx1, dw2 = dw1, db2 = db1;
     cpu.linear_backward(dx1.data(), dw1.data(), db1.data(), dy.data(), x.data(), w.data(), N, K, M, acc);
     gpu->linear_backward(dx2.data(), dw2.data(), db2.data(), dy.data(), x.data(), w.data(), N, K, M, acc);
@@ -540,7 +544,8 @@ TEST(CudaKernels, AdamW) {
   Rand r(27);
   const int64_t n = 50001;
   const Vec g = r.vec(static_cast<size_t>(n), -0.1f, 0.1f);
-  Vec p1 = r.vec(static_cast<size_t>(n)), m1 = r.vec(static_cast<size_t>(n), -0.01f, 0.01f), v1 = r.vec(static_cast<size_t>(n), 0.0f, 1e-3f);
+  Vec p1 = r.vec(static_cast<size_t>(n)), m1 = r.vec(static_cast<size_t>(n), -0.01f, 0.01f),
+      v1 = r.vec(static_cast<size_t>(n), 0.0f, 1e-3f);
   Vec p2 = p1, m2 = m1, v2 = v1;
   for (int t = 1; t <= 3; ++t) {
     const float c1 = bias_correction(0.9, t), c2 = bias_correction(0.95, t);
@@ -577,7 +582,8 @@ TEST(CudaKernels, DevicePointerApiChainsWithoutCopies) {
   (void)gpu;
   Rand r(41);
   const int N = 64, C = 48;
-  const Vec x = r.vec(static_cast<size_t>(N) * C), w = r.vec(static_cast<size_t>(C), 0.5f, 1.5f), b = r.vec(static_cast<size_t>(C));
+  const Vec x = r.vec(static_cast<size_t>(N) * C), w = r.vec(static_cast<size_t>(C), 0.5f, 1.5f),
+            b = r.vec(static_cast<size_t>(C));
   Vec ref(x.size()), m(static_cast<size_t>(N)), s(static_cast<size_t>(N)), h(x.size());
   mc::train::ops::layernorm_forward(h.data(), m.data(), s.data(), x.data(), w.data(), b.data(), N, C);
   mc::train::ops::gelu_forward(ref.data(), h.data(), int64_t(h.size()));

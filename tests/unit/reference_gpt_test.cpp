@@ -3,8 +3,8 @@
 // gradients that PyTorch's autograd computed (tests/data/golden/reference_gpt.json, written by
 // scripts/golden_reference_gpt.py), and against each other on the lab's own model size. A perturbed copy
 // of each kernel must make the production path miss the golden file: the comparison has teeth.
-#include "train/kernels/cpu_device.h"
 #include "train/model/reference_gpt.h"
+#include "train/kernels/cpu_device.h"
 #include "train/model/worker.h"
 #include "train_helpers.h"
 
@@ -47,8 +47,11 @@ struct Golden {
     if (!in) throw std::runtime_error("cannot open " + path);
     j = nlohmann::json::parse(in);
     const auto& c = j.at("config");
-    m = ModelConfig{.vocab = c.at("vocab"), .context = c.at("context"), .layers = c.at("layers"),
-                    .width = c.at("width"), .heads = c.at("heads")};
+    m = ModelConfig{.vocab = c.at("vocab"),
+                    .context = c.at("context"),
+                    .layers = c.at("layers"),
+                    .width = c.at("width"),
+                    .heads = c.at("heads")};
     B = j.at("batch");
     tokens = j.at("tokens").get<std::vector<int32_t>>();
     const Layout lay = make_layout(m, 1, 0, 1, 0, 1);
@@ -155,14 +158,13 @@ double golden_miss(const Golden& g, mc::device::Device& dev) {
 class Nudged : public CpuDevice {
  public:
   explicit Nudged(std::string k) : k_(std::move(k)) {}
-  void layernorm_forward(DPtr<float> out, DPtr<float> mean, DPtr<float> rstd, DPtr<const float> x,
-                         DPtr<const float> w, DPtr<const float> b, int N, int C) override {
+  void layernorm_forward(DPtr<float> out, DPtr<float> mean, DPtr<float> rstd, DPtr<const float> x, DPtr<const float> w,
+                         DPtr<const float> b, int N, int C) override {
     CpuDevice::layernorm_forward(out, mean, rstd, x, w, b, N, C);
     nudge("layernorm_forward", out);
   }
-  void layernorm_backward(DPtr<float> dx, DPtr<float> dw, DPtr<float> db, DPtr<const float> dout,
-                          DPtr<const float> x, DPtr<const float> w, DPtr<const float> mean, DPtr<const float> rstd,
-                          int N, int C) override {
+  void layernorm_backward(DPtr<float> dx, DPtr<float> dw, DPtr<float> db, DPtr<const float> dout, DPtr<const float> x,
+                          DPtr<const float> w, DPtr<const float> mean, DPtr<const float> rstd, int N, int C) override {
     CpuDevice::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, C);
     nudge("layernorm_backward", dx);
   }
@@ -213,8 +215,8 @@ class Nudged : public CpuDevice {
     CpuDevice::embedding_forward(out, wte, wpe, tokens, B, T, C);
     nudge("embedding_forward", out);
   }
-  void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens,
-                          int B, int T, int C) override {
+  void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens, int B,
+                          int T, int C) override {
     CpuDevice::embedding_backward(dwte, dwpe, dout, tokens, B, T, C);
     nudge("embedding_backward", dwpe);
   }

@@ -3,8 +3,8 @@
 // Comm hands the arithmetic over and still counts the ring's bytes, and a whole training run through it
 // matches the engine's own rings. The NCCL test itself needs two GPUs and skips otherwise.
 #include "cuda/nccl_collectives.h"
-#include "train/kernels/cpu_device.h"
 #include "device_test_util.h"
+#include "train/kernels/cpu_device.h"
 #include "train/train.h"
 
 #include <gtest/gtest.h>
@@ -102,7 +102,8 @@ TEST(CollectiveBackend, CommHandsTheArithmeticOverAndCountsTheSameRing) {
     for (int r = 0; r < p; ++r) {
       // The defined part: everything (all-reduce, all-gather) or the member's own chunk (reduce-scatter).
       const size_t lo = op == 1 ? size_t(r) * chunk : 0, hi = op == 1 ? lo + chunk : n;
-      for (size_t i = lo; i < hi; ++i) EXPECT_NEAR(a[size_t(r)][i], b[size_t(r)][i], 1e-5) << "op " << op << " rank " << r;
+      for (size_t i = lo; i < hi; ++i)
+        EXPECT_NEAR(a[size_t(r)][i], b[size_t(r)][i], 1e-5) << "op " << op << " rank " << r;
       EXPECT_EQ(own.counters(r).bytes_sent[int(Traffic::dp)], other.counters(r).bytes_sent[int(Traffic::dp)]);
       EXPECT_EQ(own.counters(r).messages_sent[int(Traffic::dp)], other.counters(r).messages_sent[int(Traffic::dp)]);
     }
@@ -137,7 +138,8 @@ TEST(CollectiveBackend, TrainingThroughItMatchesTheEnginesRings) {
   other.use_collective_backend(std::move(rev));
   while (own.step_index() < c.steps) own.step(), other.step();
   EXPECT_GT(seen->calls, 10);
-  for (size_t i = 0; i < own.losses().size(); ++i) EXPECT_NEAR(other.losses()[i], own.losses()[i], 2e-4 * own.losses()[i]);
+  for (size_t i = 0; i < own.losses().size(); ++i)
+    EXPECT_NEAR(other.losses()[i], own.losses()[i], 2e-4 * own.losses()[i]);
   const auto pa = own.full_parameters(), pb = other.full_parameters();
   double worst = 0;
   for (size_t i = 0; i < pa.size(); ++i) worst = std::max(worst, double(std::fabs(pa[i] - pb[i])));
@@ -189,7 +191,8 @@ TEST(CollectiveBackend, NcclOnTwoGpusMatchesTheEnginesRing) {
     }
     for (int r = 0; r < p; ++r) {
       const size_t lo = op == 1 ? size_t(r) * n / p : 0, hi = op == 1 ? lo + n / p : n;
-      for (size_t i = lo; i < hi; ++i) ASSERT_NEAR(a[size_t(r)][i], b[size_t(r)][i], 1e-5) << op << " " << r << " " << i;
+      for (size_t i = lo; i < hi; ++i)
+        ASSERT_NEAR(a[size_t(r)][i], b[size_t(r)][i], 1e-5) << op << " " << r << " " << i;
     }
   }
 }

@@ -95,7 +95,6 @@ namespace {
 // one trip through registers instead of three through memory.
 constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
 constexpr float kGeluC = 0.044715f;
-constexpr float kGeluC3 = 3.0f * 0.044715f;
 
 inline v128_t splat(float c) { return wasm_f32x4_splat(c); }
 inline v128_t mul(v128_t a, v128_t b) { return wasm_f32x4_mul(a, b); }
@@ -107,16 +106,6 @@ inline v128_t gelu_tanh(v128_t x) {
 }
 
 inline v128_t gelu4(v128_t x) { return mul(mul(splat(0.5f), x), add(splat(1.0f), gelu_tanh(x))); }
-
-// d gelu / dx = (1 + t) / 2 + (x / 2) (1 - t^2) k (1 + 3 c x^2), times dout.
-inline v128_t gelu_grad4(v128_t x, v128_t dout) {
-  const v128_t t = gelu_tanh(x);
-  const v128_t sech2 = wasm_f32x4_sub(splat(1.0f), mul(t, t));
-  const v128_t g = add(mul(splat(0.5f), add(splat(1.0f), t)),
-                       mul(mul(mul(mul(splat(0.5f), x), sech2), splat(kGeluK)),
-                           add(splat(1.0f), mul(mul(splat(kGeluC3), x), x))));
-  return mul(dout, g);
-}
 
 // The last n % 4 elements of an array, zero-padded to a vector (and back).
 inline v128_t load_tail(const float* p, int64_t m) {
@@ -136,12 +125,6 @@ void gelu_forward(float* out, const float* x, int64_t n) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) wasm_v128_store(out + i, gelu4(wasm_v128_load(x + i)));
   if (i < n) store_tail(out + i, n - i, gelu4(load_tail(x + i, n - i)));
-}
-
-void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) wasm_v128_store(dx + i, gelu_grad4(wasm_v128_load(x + i), wasm_v128_load(dout + i)));
-  if (i < n) store_tail(dx + i, n - i, gelu_grad4(load_tail(x + i, n - i), load_tail(dout + i, n - i)));
 }
 
 }  // namespace mc::train::wasm

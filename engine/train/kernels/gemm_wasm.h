@@ -20,10 +20,9 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int 
 void exp_inplace(float* x, int64_t n);
 void tanh_inplace(float* x, int64_t n);
 
-// ops::gelu_forward and gelu_backward's element-wise work, the same bits as their scalar loops around
-// tanh_inplace: out = gelu(x); dx = dout * gelu'(x).
+// ops::gelu_forward's element-wise work, the same bits as its scalar loops around tanh_inplace:
+// out = gelu(x). (gelu_backward is ops.cpp's own loop around exp_inplace on every target.)
 void gelu_forward(float* out, const float* x, int64_t n);
-void gelu_backward(float* dx, const float* x, const float* dout, int64_t n);
 
 }  // namespace mc::train::wasm
 #endif

@@ -2,6 +2,7 @@
 // attention in blocks, linear layers and softmax cross-entropy, each sum in a fixed order.
 #include "train/kernels/ops.h"
 
+#include "device/elementwise.h"
 #include "train/kernels/gemm.h"
 #if defined(__wasm_simd128__)
 #include "train/kernels/gemm_wasm.h"  // fused SIMD128 GELU for the web build
@@ -113,10 +114,10 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
 }
 
 namespace {
-#if !defined(__wasm_simd128__)  // the web build's GELU is in elementwise_wasm.cpp
+#if !defined(__wasm_simd128__)                 // the web build's GELU is in elementwise_wasm.cpp
 constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
 #endif
-constexpr int64_t kChunk = 512;                // element-wise work in cache-resident chunks
+constexpr int64_t kChunk = 512;  // element-wise work in cache-resident chunks
 }  // namespace
 
 void gelu_forward(float* out, const float* x, int64_t n) {
@@ -132,25 +133,16 @@ void gelu_forward(float* out, const float* x, int64_t n) {
 }
 
 void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
+  // The derivative in its cancellation-free form (device/elementwise.h), with exp vectorised over a chunk.
   for_ranges(n, n, kChunk, [&](int64_t b0, int64_t e0) {
-#if defined(__wasm_simd128__)
-    wasm::gelu_backward(dx + b0, x + b0, dout + b0, e0 - b0);  // the same bits in one pass
-#else
-    float th[kChunk];
+    float z[kChunk];
     for (int64_t b = b0; b < e0; b += kChunk) {
       const int64_t m = std::min(kChunk, e0 - b);
       const float* xb = x + b;
-      for (int64_t i = 0; i < m; ++i) th[i] = kGeluK * (xb[i] + 0.044715f * xb[i] * xb[i] * xb[i]);
-      tanh_inplace(th, m);
-      for (int64_t i = 0; i < m; ++i) {
-        const float v = xb[i];
-        const float t = th[i];
-        const float sech2 = 1.0f - t * t;
-        const float g = 0.5f * (1.0f + t) + 0.5f * v * sech2 * kGeluK * (1.0f + 3.0f * 0.044715f * v * v);
-        dx[b + i] = dout[b + i] * g;
-      }
+      for (int64_t i = 0; i < m; ++i) z[i] = -std::fabs(device::gelu_two_u(xb[i]));
+      exp_inplace(z, m);
+      for (int64_t i = 0; i < m; ++i) dx[b + i] = dout[b + i] * device::gelu_grad_from_z(xb[i], z[i]);
     }
-#endif
   });
 }
 
@@ -252,7 +244,7 @@ void linear_forward(float* y, const float* x, const float* w, const float* bias,
 void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int N, int K,
                      int M, bool accumulate_dx) {
   sgemm(true, false, K, M, N, x, K, dy, M, dw, M, true);  // dw(K,M) += x^T dy
-  if (db)  // by columns, each summed over the rows in order
+  if (db)                                                 // by columns, each summed over the rows in order
     for_columns(M, int64_t(N) * M, [&](int64_t j0, int64_t j1) {
       float* __restrict d = db + j0;
       const int64_t w = j1 - j0;
