@@ -10,6 +10,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -26,10 +28,15 @@ T* at(DPtr<T> p) {
 
 class CudaDevice final : public device::Device {
  public:
-  explicit CudaDevice(int gpus, std::string name) : gpus_(gpus), name_(std::move(name)) {}
+  explicit CudaDevice(int gpus, std::string name) : gpus_(gpus), name_(std::move(name)) {
+    // MC_ATTENTION=cublas keeps the materialised (T,T) path everywhere (to measure one against the other).
+    const char* a = std::getenv("MC_ATTENTION");
+    fused_enabled_ = !(a && std::string(a) == "cublas");
+  }
   const char* name() const override { return "cuda"; }
   std::string description() const override {
-    return name_ + (gpus_ > 1 ? " (x" + std::to_string(gpus_) + ")" : "") + ", " + device::to_string(precision());
+    return name_ + (gpus_ > 1 ? " (x" + std::to_string(gpus_) + ")" : "") + ", " + device::to_string(precision()) +
+           (fused_enabled_ ? ", fused attention" : ", cuBLAS attention");
   }
   void bind_worker(int worker) override {
     if (gpus_ > 1) set_thread_device(device_of_worker(worker, gpus_));
@@ -53,19 +60,24 @@ class CudaDevice final : public device::Device {
   void gelu_backward(DPtr<float> dx, DPtr<const float> x, DPtr<const float> dout, int64_t n) override {
     dev::gelu_backward(at(dx), at(x), at(dout), n);
   }
-  int64_t attention_state_floats(int B, int T, int Hl) const override { return int64_t(B) * Hl * T * T; }
+  // Fused attention keeps each row's log-sum-exp (B*Hl*T floats); the cuBLAS path the (T,T) probabilities.
+  int64_t attention_state_floats(int B, int T, int Hl, int hs) const override {
+    return fused(hs) ? int64_t(B) * Hl * T : int64_t(B) * Hl * T * T;
+  }
   void attention_forward(DPtr<float> out, DPtr<float> state, DPtr<const float> qkv, int B, int T, int Hl,
                          int hs) override {
+    if (fused(hs)) return dev::flash_attention_forward(at(out), at(state), at(qkv), B, T, Hl, hs);
     dev::set_precision(int(precision()));
     dev::attention_forward(at(out), at(state), at(qkv), B, T, Hl, hs);
   }
   void attention_backward(DPtr<float> dqkv, DPtr<const float> dout, DPtr<const float> qkv, DPtr<const float> out,
                           DPtr<const float> state, int B, int T, int Hl, int hs) override {
-    (void)out;
-    const int64_t need = int64_t(Hl) * T * T;  // dP of one sequence's heads
-    if (scratch_.size() < need) scratch_ = device::Buffer<float>(*this, need);
+    if (fused(hs)) return dev::flash_attention_backward(at(dqkv), at(dout), at(qkv), at(out), at(state), B, T, Hl, hs);
+    const int64_t need = int64_t(Hl) * T * T;  // dP of one sequence's heads, on the GPU that runs it
+    device::Buffer<float>& scratch = scratch_[thread_device()];
+    if (scratch.size() < need) scratch = device::Buffer<float>(*this, need);
     dev::set_precision(int(precision()));
-    dev::attention_backward(at(dqkv), at(dout), at(qkv), at(state), at(scratch_.ptr()), B, T, Hl, hs);
+    dev::attention_backward(at(dqkv), at(dout), at(qkv), at(state), at(scratch.ptr()), B, T, Hl, hs);
   }
   void linear_forward(DPtr<float> y, DPtr<const float> x, DPtr<const float> w, DPtr<const float> bias, int N, int K,
                       int M) override {
@@ -120,9 +132,11 @@ class CudaDevice final : public device::Device {
   void zero_bytes(DPtr<char> dst, int64_t bytes) override { dev::memset_zero(at(dst), bytes); }
 
  private:
+  bool fused(int hs) const { return fused_enabled_ && dev::flash_attention_supports(hs); }
+  bool fused_enabled_ = true;
   int gpus_;
   std::string name_;
-  device::Buffer<float> scratch_;  // attention backward's dP
+  std::map<int, device::Buffer<float>> scratch_;  // attention backward's dP, per GPU
 };
 
 }  // namespace

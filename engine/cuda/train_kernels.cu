@@ -10,6 +10,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
 #include "device/elementwise.h"
+#include "device/flash_attention.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -545,6 +546,166 @@ void adamw_impl(float* P, const float* G, float* M, float* V, int64_t n, float l
   MC_LAUNCHED(adamw_kernel);
 }
 
+// ---- fused causal attention (FlashAttention; Dao et al. 2022, Alg. 1 forward, Alg. 2 backward) --------------
+// The (T,T) score matrix never exists in memory: the forward streams key/value tiles through shared memory
+// and keeps each query row's running max and sum (the online softmax, Milakov & Gimelshein 2018), writing
+// only the output and each row's log-sum-exp L. The backward recomputes the probabilities from L tile by
+// tile: one kernel owns key rows (dK, dV), another owns query rows (dQ), so every gradient element is
+// written by one thread, in a fixed order (no atomics: runs repeat bit for bit). fp32 arithmetic on the
+// CUDA cores; one thread per row of a 32-row tile; head sizes up to 64 (others use the cuBLAS path).
+// Shapes: qkv (B, T, 3D) = [q | k | v] per token with head h at columns h*HS..; out (B, T, D), D = Hl*HS;
+// L and Drow (B, Hl, T).
+constexpr int kFaTile = 32;
+
+template <int HS>
+__global__ void flash_forward_kernel(float* out, float* L, const float* qkv, int T, int Hl, float scale) {
+  __shared__ float ks[kFaTile][HS + 1], vs[kFaTile][HS + 1];
+  const int bh = blockIdx.y, b = bh / Hl, h = bh % Hl, D = Hl * HS;
+  const int i = blockIdx.x * kFaTile + threadIdx.x;  // this thread's query row
+  const float* base = qkv + int64_t(b) * T * 3 * D + h * HS;
+  float q[HS], acc[HS];
+  for (int d = 0; d < HS; ++d) q[d] = i < T ? base[int64_t(i) * 3 * D + d] * scale : 0.0f, acc[d] = 0.0f;
+  float m = -INFINITY, l = 0.0f;
+  const int last_tile = blockIdx.x;  // causal: key tiles up to the query tile's own
+  for (int kt = 0; kt <= last_tile; ++kt) {
+    __syncthreads();
+    const int j0 = kt * kFaTile;
+    for (int r = 0; r < kFaTile; ++r) {  // the tile's 32 key and value rows, one column per thread
+      const int j = j0 + r;
+      for (int d = threadIdx.x; d < HS; d += kFaTile) {
+        ks[r][d] = j < T ? base[int64_t(j) * 3 * D + D + d] : 0.0f;
+        vs[r][d] = j < T ? base[int64_t(j) * 3 * D + 2 * D + d] : 0.0f;
+      }
+    }
+    __syncthreads();
+    if (i >= T) continue;
+    for (int r = 0; r < kFaTile && j0 + r <= i; ++r) device::flash::forward_key<HS>(q, ks[r], vs[r], acc, m, l);
+  }
+  if (i >= T) return;
+  float* o = out + (int64_t(b) * T + i) * D + h * HS;
+  const float inv = 1.0f / l;
+  for (int d = 0; d < HS; ++d) o[d] = acc[d] * inv;
+  L[int64_t(bh) * T + i] = m + logf(l);
+}
+
+// Drow[i] = sum_d dO[i,d] O[i,d] (the softmax backward's row term), per (b, h, row).
+template <int HS>
+__global__ void flash_rowdot_kernel(float* Drow, const float* dout, const float* out, int B, int T, int Hl) {
+  const int64_t n = int64_t(B) * Hl * T;
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t bh = k / T, i = k - bh * T, b = bh / Hl, h = bh - b * Hl;
+    const int64_t at = (b * T + i) * Hl * HS + h * HS;
+    float s = 0.0f;
+    for (int d = 0; d < HS; ++d) s += dout[at + d] * out[at + d];
+    Drow[k] = s;
+  }
+}
+
+// dK and dV: one thread per key row j, query tiles from j's own tile to the end.
+template <int HS>
+__global__ void flash_backward_kv_kernel(float* dqkv, const float* dout, const float* qkv, const float* L,
+                                         const float* Drow, int T, int Hl, float scale) {
+  __shared__ float qs[kFaTile][HS + 1], dos[kFaTile][HS + 1];
+  __shared__ float ls[kFaTile], ds_[kFaTile];
+  const int bh = blockIdx.y, b = bh / Hl, h = bh % Hl, D = Hl * HS;
+  const int j = blockIdx.x * kFaTile + threadIdx.x;
+  const float* base = qkv + int64_t(b) * T * 3 * D + h * HS;
+  const float* dbase = dout + int64_t(b) * T * D + h * HS;
+  float k[HS], v[HS], dk[HS], dv[HS];
+  for (int d = 0; d < HS; ++d) {
+    k[d] = j < T ? base[int64_t(j) * 3 * D + D + d] : 0.0f;
+    v[d] = j < T ? base[int64_t(j) * 3 * D + 2 * D + d] : 0.0f;
+    dk[d] = dv[d] = 0.0f;
+  }
+  const int tiles = (T + kFaTile - 1) / kFaTile;
+  for (int qt = blockIdx.x; qt < tiles; ++qt) {
+    __syncthreads();
+    const int i0 = qt * kFaTile;
+    for (int r = 0; r < kFaTile; ++r) {
+      const int i = i0 + r;
+      for (int d = threadIdx.x; d < HS; d += kFaTile) {
+        qs[r][d] = i < T ? base[int64_t(i) * 3 * D + d] : 0.0f;
+        dos[r][d] = i < T ? dbase[int64_t(i) * D + d] : 0.0f;
+      }
+    }
+    {
+      const int i = i0 + int(threadIdx.x);
+      ls[threadIdx.x] = i < T ? L[int64_t(bh) * T + i] : 0.0f;
+      ds_[threadIdx.x] = i < T ? Drow[int64_t(bh) * T + i] : 0.0f;
+    }
+    __syncthreads();
+    if (j >= T) continue;
+    for (int r = 0; r < kFaTile; ++r) {
+      const int i = i0 + r;
+      if (i >= T || i < j) continue;  // causal: query i sees key j only when j <= i
+      float pr, dsc;
+      device::flash::pair_gradients<HS>(qs[r], k, v, dos[r], ls[r], ds_[r], scale, pr, dsc);
+      for (int d = 0; d < HS; ++d) dv[d] += pr * dos[r][d], dk[d] += dsc * qs[r][d];
+    }
+  }
+  if (j >= T) return;
+  float* dkr = dqkv + (int64_t(b) * T + j) * 3 * D + D + h * HS;
+  for (int d = 0; d < HS; ++d) dkr[d] = dk[d], dkr[D + d] = dv[d];
+}
+
+// dQ: one thread per query row i, key tiles up to i's own.
+template <int HS>
+__global__ void flash_backward_q_kernel(float* dqkv, const float* dout, const float* qkv, const float* L,
+                                        const float* Drow, int T, int Hl, float scale) {
+  __shared__ float ks[kFaTile][HS + 1], vs[kFaTile][HS + 1];
+  const int bh = blockIdx.y, b = bh / Hl, h = bh % Hl, D = Hl * HS;
+  const int i = blockIdx.x * kFaTile + threadIdx.x;
+  const float* base = qkv + int64_t(b) * T * 3 * D + h * HS;
+  float q[HS], o[HS], dq[HS];
+  for (int d = 0; d < HS; ++d) {
+    q[d] = i < T ? base[int64_t(i) * 3 * D + d] : 0.0f;
+    o[d] = i < T ? dout[(int64_t(b) * T + i) * D + h * HS + d] : 0.0f;
+    dq[d] = 0.0f;
+  }
+  const float li = i < T ? L[int64_t(bh) * T + i] : 0.0f, di = i < T ? Drow[int64_t(bh) * T + i] : 0.0f;
+  for (int kt = 0; kt <= int(blockIdx.x); ++kt) {
+    __syncthreads();
+    const int j0 = kt * kFaTile;
+    for (int r = 0; r < kFaTile; ++r) {
+      const int j = j0 + r;
+      for (int d = threadIdx.x; d < HS; d += kFaTile) {
+        ks[r][d] = j < T ? base[int64_t(j) * 3 * D + D + d] : 0.0f;
+        vs[r][d] = j < T ? base[int64_t(j) * 3 * D + 2 * D + d] : 0.0f;
+      }
+    }
+    __syncthreads();
+    if (i >= T) continue;
+    for (int r = 0; r < kFaTile && j0 + r <= i; ++r) {
+      float pr, dsc;
+      device::flash::pair_gradients<HS>(q, ks[r], vs[r], o, li, di, scale, pr, dsc);
+      for (int d = 0; d < HS; ++d) dq[d] += dsc * ks[r][d];
+    }
+  }
+  if (i >= T) return;
+  float* dqr = dqkv + (int64_t(b) * T + i) * 3 * D + h * HS;
+  for (int d = 0; d < HS; ++d) dqr[d] = dq[d];
+}
+
+template <int HS>
+void flash_forward_launch(float* out, float* L, const float* qkv, int B, int T, int Hl) {
+  const dim3 grid(unsigned((T + kFaTile - 1) / kFaTile), unsigned(B * Hl));
+  flash_forward_kernel<HS><<<grid, kFaTile>>>(out, L, qkv, T, Hl, 1.0f / sqrtf(float(HS)));
+  MC_LAUNCHED(flash_forward_kernel);
+}
+
+template <int HS>
+void flash_backward_launch(float* dqkv, float* Drow, const float* dout, const float* qkv, const float* out,
+                           const float* L, int B, int T, int Hl) {
+  const float scale = 1.0f / sqrtf(float(HS));
+  flash_rowdot_kernel<HS><<<blocks_for(int64_t(B) * Hl * T), kBlock>>>(Drow, dout, out, B, T, Hl);
+  MC_LAUNCHED(flash_rowdot_kernel);
+  const dim3 grid(unsigned((T + kFaTile - 1) / kFaTile), unsigned(B * Hl));
+  flash_backward_kv_kernel<HS><<<grid, kFaTile>>>(dqkv, dout, qkv, L, Drow, T, Hl, scale);
+  MC_LAUNCHED(flash_backward_kv_kernel);
+  flash_backward_q_kernel<HS><<<grid, kFaTile>>>(dqkv, dout, qkv, L, Drow, T, Hl, scale);
+  MC_LAUNCHED(flash_backward_q_kernel);
+}
+
 // ---- what the trainer did on the host between kernels ------------------------------------------------
 __global__ void targets_kernel(int32_t* out, const int32_t* tok, int B, int T) {
   const int64_t n = int64_t(B) * T;
@@ -801,6 +962,29 @@ void memset_zero(void* p, int64_t bytes) {
 void copy_device(void* dst, const void* src, int64_t bytes) {
   Session s;
   if (bytes > 0) MC_CUDA(cudaMemcpyAsync(dst, src, size_t(bytes), cudaMemcpyDefault, cudaStreamLegacy));
+}
+bool flash_attention_supports(int hs) { return hs == 16 || hs == 32 || hs == 64; }
+void flash_attention_forward(float* out, float* L, const float* qkv, int B, int T, int Hl, int hs) {
+  Session s;
+  if (B <= 0 || T <= 0 || Hl <= 0) return;
+  switch (hs) {
+    case 16: return flash_forward_launch<16>(out, L, qkv, B, T, Hl);
+    case 32: return flash_forward_launch<32>(out, L, qkv, B, T, Hl);
+    case 64: return flash_forward_launch<64>(out, L, qkv, B, T, Hl);
+  }
+  fail("flash_attention_forward", "head size " + std::to_string(hs) + " (the fused kernel takes 16, 32 or 64)");
+}
+void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L,
+                              int B, int T, int Hl, int hs) {
+  Session s;
+  if (B <= 0 || T <= 0 || Hl <= 0) return;
+  auto* Drow = static_cast<float*>(slot(s.ctx(), 12, int64_t(B) * Hl * T * int64_t(sizeof(float))));
+  switch (hs) {
+    case 16: return flash_backward_launch<16>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+    case 32: return flash_backward_launch<32>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+    case 64: return flash_backward_launch<64>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+  }
+  fail("flash_attention_backward", "head size " + std::to_string(hs) + " (the fused kernel takes 16, 32 or 64)");
 }
 }  // namespace dev
 

@@ -111,6 +111,12 @@ void add(float* dst, const float* src, int64_t n);
 void sum_squares(double* acc, const float* x, int64_t n);
 // softmax_xent_forward, then *loss_sum += the rows' losses in row order (loss_sum may be null).
 void softmax_xent_forward_sum(float* logits, const int32_t* targets, double* loss_sum, int N, int V);
+// Fused causal attention (FlashAttention; train_kernels.cu): L(B, Hl, T) keeps each row's log-sum-exp
+// instead of the (T,T) probabilities; head sizes 16, 32 and 64.
+bool flash_attention_supports(int hs);
+void flash_attention_forward(float* out, float* L, const float* qkv, int B, int T, int Hl, int hs);
+void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L,
+                              int B, int T, int Hl, int hs);
 // This thread's products from now on: 0 fp32, 1 tf32, 2 bf16 (device::Precision).
 void set_precision(int p);
 void memset_zero(void* p, int64_t bytes);

@@ -149,7 +149,7 @@ class Device {
   // Causal self-attention of Hl heads over qkv(B,T,3*Hl*hs) = [q | k | v]; out(B,T,Hl*hs). `state` keeps
   // what backward needs, attention_state_floats of it: the CPU keeps the (T,T) probabilities of every
   // head, a fused GPU kernel only each row's softmax statistics (FlashAttention, Dao et al. 2022).
-  virtual int64_t attention_state_floats(int B, int T, int Hl) const = 0;
+  virtual int64_t attention_state_floats(int B, int T, int Hl, int hs) const = 0;
   virtual void attention_forward(DPtr<float> out, DPtr<float> state, DPtr<const float> qkv, int B, int T, int Hl,
                                  int hs) = 0;
   // dqkv is overwritten. `out` is the forward's output (a fused backward recomputes from it).

@@ -50,6 +50,7 @@ struct ClusterSpec {
   double peak_fp16_flops = 125e12;  // dense tensor-core peak for fp16
   double peak_bf16_flops = 0;       // 0 -> no bf16 support
   double peak_fp32_flops = 15.7e12;
+  double peak_tf32_flops = 0;       // 0 -> no TF32 tensor cores (before Ampere)
   double hbm_bytes = 32.0 * (1ull << 30);
   double hbm_bandwidth_GBps = 900;
   int sm_count = 80;                // streaming multiprocessors (for GEMM wave quantization)
@@ -114,10 +115,18 @@ enum class Recompute { none, selective, full };
 // (last stage) as extra work on top of their layers (Megatron-LM), or counted as one layer each when the
 // layers are balanced over the stages (BLOOM's Megatron-DeepSpeed partition method).
 enum class EmbeddingStages { extra, as_layers };
-enum class Precision { fp16, bf16, fp32 };
+// The arithmetic of the matrix products, as the training lab's --precision means it (device/compute.h):
+// fp16 / bf16 mixed precision (2-byte weights, gradients and activations, fp32 master weights; Micikevicius
+// et al. 2018), fp32, and tf32 (fp32 storage everywhere, products on TF32 tensor cores; A100 whitepaper).
+enum class Precision { fp16, bf16, fp32, tf32 };
 const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
+// Weights, gradients and activations stored in 4 bytes (fp32 and tf32) rather than 2.
+inline bool full_width(Precision p) { return p == Precision::fp32 || p == Precision::tf32; }
+struct ClusterSpec;
+// The GPU's peak for the products in this precision (0 when the part has none).
+double peak_flops(const ClusterSpec& c, Precision p);
 
 struct Layout {
   int tp = 1, pp = 1, dp = 1;

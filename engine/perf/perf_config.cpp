@@ -38,6 +38,7 @@ void apply_gpu(ClusterSpec& cs, const Record& g) {
   cs.gpu = g.id;
   cs.peak_fp16_flops = g.get_or("peak_fp16_tensor_flops", 0);
   cs.peak_bf16_flops = g.get_or("peak_bf16_tensor_flops", 0);
+  cs.peak_tf32_flops = g.get_or("peak_tf32_tensor_flops", 0);
   cs.peak_fp32_flops = g.get_or("peak_fp32_flops", 0);
   cs.hbm_bytes = g.get_or("hbm_bytes", cs.hbm_bytes);
   cs.hbm_bandwidth_GBps = g.get_or("hbm_bandwidth_GBps", cs.hbm_bandwidth_GBps);
@@ -195,11 +196,13 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
       c.training.tokens_from = Training::TokensFrom::config;
     }
     if (auto v = jt->get("precision")) {
-      std::string p = v->one_of({"fp16", "bf16", "fp32"});
-      c.training.precision = p == "fp16" ? Precision::fp16 : p == "bf16" ? Precision::bf16 : Precision::fp32;
-      const double peak = p == "fp16" ? c.cluster.peak_fp16_flops
-                          : p == "bf16" ? c.cluster.peak_bf16_flops : c.cluster.peak_fp32_flops;
-      if (peak <= 0) v->fail("GPU \"" + c.cluster.gpu + "\" has no " + p + " peak in gpus.json; pick another precision");
+      std::string p = v->one_of({"fp16", "bf16", "fp32", "tf32"});
+      c.training.precision = p == "fp16"   ? Precision::fp16
+                             : p == "bf16" ? Precision::bf16
+                             : p == "tf32" ? Precision::tf32
+                                           : Precision::fp32;
+      if (peak_flops(c.cluster, c.training.precision) <= 0)
+        v->fail("GPU \"" + c.cluster.gpu + "\" has no " + p + " peak in gpus.json; pick another precision");
     }
   }
 

@@ -28,6 +28,7 @@ const char* to_string(Precision p) {
     case Precision::fp16: return "fp16";
     case Precision::bf16: return "bf16";
     case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
   }
   return "?";
 }
@@ -120,7 +121,7 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, int tp, bool sp,
 // Stage 1 partitions the optimizer state over N_d ranks, stage 2 the gradients too, stage 3 the weights.
 // fp32 training: 4 + 4 + 8 (Adam moments only).
 MemoryBreakdown zero_model_state_bytes(double params, int dp, int zero_stage, Precision p) {
-  const bool mixed = p != Precision::fp32;
+  const bool mixed = !full_width(p);
   const double wb = mixed ? 2 : 4, gb = mixed ? 2 : 4, k = mixed ? 12 : 8, nd = std::max(1, dp);
   MemoryBreakdown mb;
   mb.weights = params * wb / (zero_stage >= 3 ? nd : 1.0);
@@ -182,7 +183,7 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   if (first) params += double(m.vocab) * h / t + double(m.seq_len) * h;
   if (last && !first) params += double(m.vocab) * h / t;
   MemoryBreakdown mb = zero_model_state_bytes(params, L.dp, L.zero, c.training.precision);
-  const double act_scale = c.training.precision == Precision::fp32 ? 2.0 : 1.0;
+  const double act_scale = full_width(c.training.precision) ? 2.0 : 1.0;
   const double n = in_flight(L, i);
   double acts = act_scale * layers * n *
                 activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);

@@ -9,16 +9,19 @@
 
 namespace mc::perf {
 
-namespace {
-
-double peak_for(const ClusterSpec& c, Precision p) {
+double peak_flops(const ClusterSpec& c, Precision p) {
   switch (p) {
     case Precision::fp16: return c.peak_fp16_flops;
     case Precision::bf16: return c.peak_bf16_flops;
     case Precision::fp32: return c.peak_fp32_flops;
+    case Precision::tf32: return c.peak_tf32_flops;
   }
   return c.peak_fp16_flops;
 }
+
+namespace {
+
+double peak_for(const ClusterSpec& c, Precision p) { return peak_flops(c, p); }
 
 // One GEMM (batch x [M x K] @ [K x N]). cuBLAS splits the output into tiles (we take 256 x 128, its
 // large-tile shape on Volta/Ampere) that run in waves over the SMs; a partly filled last wave wastes the
@@ -51,7 +54,7 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
   const Software& sw = cfg.software;
   const Layout& L = cfg.layout;
   const double peak = peak_for(c, cfg.training.precision);
-  const double bytes = cfg.training.precision == Precision::fp32 ? 4 : 2;
+  const double bytes = full_width(cfg.training.precision) ? 4 : 2;
   const double b = L.micro_batch, s = m.seq_len, h = m.hidden, t = L.tp, a = m.heads;
   const double dh = h / a, kvd = m.kv() * dh, f = m.ffn();
   const double tokens = b * s;
@@ -113,7 +116,7 @@ Estimate estimate(const Config& cfg) {
   ClusterSpec c = cfg.cluster;
   if (sw.gemm_fraction > 0) c.matmul_peak_fraction = sw.gemm_fraction;
   Estimate e;
-  const double bytes = cfg.training.precision == Precision::fp32 ? 4 : 2;
+  const double bytes = full_width(cfg.training.precision) ? 4 : 2;
   const double peak = peak_for(c, cfg.training.precision);
   const double b = L.micro_batch, s = m.seq_len, h = m.hidden;
   const int micro = L.micro_batches();

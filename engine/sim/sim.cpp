@@ -191,9 +191,7 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
   e = r.est;
   const double T = it.iteration_s;
   const double gpus = r.cfg.cluster.gpus();
-  const double peak = r.cfg.training.precision == perf::Precision::bf16 ? r.cfg.cluster.peak_bf16_flops
-                      : r.cfg.training.precision == perf::Precision::fp32 ? r.cfg.cluster.peak_fp32_flops
-                                                                          : r.cfg.cluster.peak_fp16_flops;
+  const double peak = perf::peak_flops(r.cfg.cluster, r.cfg.training.precision);
   e.iteration_time_s = T;
   e.time = {.compute = it.compute_s, .tp_comm = it.tp_comm_s, .pp_comm = it.pp_send_s, .dp_comm = it.dp_exposed_s,
             .bubble = it.pp_wait_s + it.idle_s, .optimizer = it.optimizer_s, .total = T};

@@ -253,7 +253,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.layer_forward_s = std::max(0.0, e.layer_forward_s - tp_fwd);
   it.layer_backward_s = std::max(0.0, e.layer_backward_s - tp_bwd);
   it.last_stage_extra_s = e.logits_s;
-  const double bytes = c.training.precision == perf::Precision::fp32 ? 4 : 2;
+  const double bytes = perf::full_width(c.training.precision) ? 4 : 2;
   const double bsh = double(L.micro_batch) * c.model.seq_len * c.model.hidden * bytes;
   it.tp_buffer_bytes = bsh;
   const bool sg = L.scatter_gather && L.tp > 1;
@@ -316,9 +316,7 @@ RunSpec run_spec(const Catalog& cat, const Resolved& r, double iteration_s, doub
   s.tokens_per_iteration = double(c.layout.global_batch) * c.model.seq_len;
   s.iterations_total = r.est.iterations;
   s.model_flops_per_iteration = r.est.model_flops_per_iteration;
-  s.peak_flops_per_gpu = c.training.precision == perf::Precision::bf16   ? c.cluster.peak_bf16_flops
-                         : c.training.precision == perf::Precision::fp32 ? c.cluster.peak_fp32_flops
-                                                                         : c.cluster.peak_fp16_flops;
+  s.peak_flops_per_gpu = perf::peak_flops(c.cluster, c.training.precision);
   s.usd_per_gpu_hour = c.cluster.price_per_gpu_hour_usd;
   s.max_days = max_days;
   s.failures = r.sec.failures;

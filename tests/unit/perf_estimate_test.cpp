@@ -136,6 +136,25 @@ TEST(PerfConfig, ErrorsNameKeyAndRule) {
   EXPECT_NE(error_of(c).find("bf16"), std::string::npos);
 }
 
+// tf32 as the training lab means it (device/compute.h): fp32 storage (the memory of an fp32 run) and
+// products at the TF32 tensor-core peak (A100: 156 TFLOP/s dense against 19.5 fp32; gpus.json).
+TEST(PerfConfig, Tf32StoresFp32AndMultipliesAtTheTensorCorePeak) {
+  nlohmann::json c = nlohmann::json::parse(R"({"model": {"layers": 24, "hidden": 2048, "heads": 16, "seq_len": 2048,
+    "vocab": 50257}, "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8, "nodes": 4, "node_network_Gbps": 1600},
+    "parallel": {"tp": 2, "pp": 2, "dp": 8, "global_batch": 512}})");
+  c["training"]["precision"] = "fp32";
+  const mc::perf::Config f = mc::perf::parse_config(catalog(), c, "c");
+  c["training"]["precision"] = "tf32";
+  const mc::perf::Config t = mc::perf::parse_config(catalog(), c, "c");
+  EXPECT_DOUBLE_EQ(mc::perf::peak_flops(t.cluster, t.training.precision), 156e12);
+  const mc::perf::Estimate ef = mc::perf::estimate(f), et = mc::perf::estimate(t);
+  EXPECT_DOUBLE_EQ(et.memory.total, ef.memory.total) << "tf32 keeps every tensor in 4 bytes, as fp32 does";
+  EXPECT_LT(et.time.compute, ef.time.compute / 3) << "products on tensor cores: several times faster";
+  EXPECT_GT(et.time.compute, ef.time.compute / 8) << "but no faster than the 8x ratio of the peaks";
+  c["cluster"]["gpu"] = "v100-32gb";  // Volta has no TF32
+  EXPECT_NE(error_of(c).find("tf32"), std::string::npos);
+}
+
 TEST(PerfConfig, CustomClusterAndOverrides) {
   nlohmann::json c = nlohmann::json::parse(R"({"model": {"layers": 24, "hidden": 2048, "heads": 16, "seq_len": 2048,
     "vocab": 50257}, "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8, "nodes": 4, "node_network_Gbps": 1600,

@@ -83,7 +83,7 @@ void CpuDevice::gelu_backward(DPtr<float> dx, DPtr<const float> x, DPtr<const fl
   ops::gelu_backward(at(dx), at(x), at(dout), n);
 }
 
-int64_t CpuDevice::attention_state_floats(int B, int T, int Hl) const { return int64_t(B) * Hl * T * T; }
+int64_t CpuDevice::attention_state_floats(int B, int T, int Hl, int /*hs*/) const { return int64_t(B) * Hl * T * T; }
 
 // Reduced precisions round the attention products' q, k, v inputs (the probabilities stay fp32).
 void CpuDevice::attention_forward(DPtr<float> out, DPtr<float> state, DPtr<const float> qkv, int B, int T, int Hl,

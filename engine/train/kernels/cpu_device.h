@@ -29,7 +29,7 @@ class CpuDevice : public device::Device {
   void gelu_forward(device::DPtr<float> out, device::DPtr<const float> x, int64_t n) override;
   void gelu_backward(device::DPtr<float> dx, device::DPtr<const float> x, device::DPtr<const float> dout,
                      int64_t n) override;
-  int64_t attention_state_floats(int B, int T, int Hl) const override;
+  int64_t attention_state_floats(int B, int T, int Hl, int hs) const override;
   void attention_forward(device::DPtr<float> out, device::DPtr<float> state, device::DPtr<const float> qkv, int B,
                          int T, int Hl, int hs) override;
   void attention_backward(device::DPtr<float> dqkv, device::DPtr<const float> dout, device::DPtr<const float> qkv,

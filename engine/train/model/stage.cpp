@@ -84,7 +84,7 @@ MicroActs& take_acts(Worker& w, int mb, const StepContext& c) {
   const int64_t N = int64_t(B) * T, C = m.width, V = m.vocab;
   const int Hl = m.heads / lay.tp;
   const int64_t Dl = int64_t(Hl) * (C / m.heads), Fl = 4 * C / lay.tp;
-  const int64_t att = w.dev->attention_state_floats(B, T, Hl);
+  const int64_t att = w.dev->attention_state_floats(B, T, Hl, int(C / m.heads));
   const int64_t per_layer = 4 * N * C + 4 * N + N * 3 * Dl + att + N * Dl + 2 * N * Fl;
   const int64_t head = lay.has_head ? 2 * N * C + 2 * N + N * V : 0;
   fresh.arena = Buffer<float>(*w.dev, per_layer * lay.layers + head);
