@@ -6,12 +6,17 @@
 // collectives go over MPI point-to-point, and only rank 0 prints. The same losses as in one process.
 #include "cli/cli.h"
 #include "core/format.h"
+#include "catalog/catalog.h"
 #include "core/json_doc.h"
+#include "core/paths.h"
+#include "device/device.h"
+#include "train/device_peak.h"
 #include "train/train.h"
 #if MC_HAVE_MPI
 #include "mpi/mpi_transport.h"
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -48,6 +53,37 @@ void progress_bar(const mc::train::StepResult& r, int total) {
   std::snprintf(text, sizeof text, "step %d/%d  loss %.4f  lr %.2e  %.2fs/step", r.step, total, r.loss, r.lr,
                 r.seconds);
   mc::cli::progress_bar(total > 0 ? double(r.step) / total : 1.0, text);
+}
+
+// On a GPU: the run's model FLOP/s against the card's catalog peak for the precision it ran in
+// ("mfu", "peak_flops", "peak_of": "gpus/<id>/<field>"), or "mfu_note" saying why there is none.
+void add_gpu_mfu(mc::json& out, const std::string& exe_path) {
+  if (out.value("device", "") != "cuda") return;
+  try {
+    const mc::Catalog cat = mc::load_catalog(mc::find_assets_dir(exe_path));
+    const mc::DeviceInfo& d = mc::device_info();
+    const mc::Record* gpu = mc::train::gpu_record_for(*cat.table("gpus"), d.gpu_name);
+    if (!gpu) {
+      out["mfu_note"] = d.gpu_name + " is not in assets/catalog/gpus.json, so its peak is not known";
+      return;
+    }
+    mc::device::Precision p;
+    mc::device::parse_precision(out.value("precision", "fp32"), &p);
+    std::string field;
+    const double peak = mc::train::peak_flops_for(*gpu, p, &field);
+    if (peak <= 0) {
+      out["mfu_note"] = gpu->name + " has no " + field + " in gpus.json";
+      return;
+    }
+    // Virtual workers share the machine's GPUs: the run used min(workers, GPUs) of them.
+    const int workers = int(out["bytes_sent_per_worker"].size());
+    const int used = std::max(1, std::min(workers, d.gpu_count));
+    out["peak_flops"] = peak * used;
+    out["peak_of"] = "gpus/" + gpu->id + "/" + field + " x " + std::to_string(used);
+    out["mfu"] = out["gflops"].get<double>() * 1e9 / (peak * used);
+  } catch (const std::exception& e) {
+    out["mfu_note"] = std::string("the catalog could not be read: ") + e.what();
+  }
 }
 
 int run_train(mc::cli::Args& a) {
@@ -214,6 +250,7 @@ int run_train(mc::cli::Args& a) {
     return 1;
   }
   if (!speak) return 0;
+  add_gpu_mfu(out, a.exe_path());
   if (transport) {
     out["mpi_collectives"] = mpi_native ? "mpi-native" : "engine rings over MPI point-to-point";
     out["nccl"] = nccl_note;
@@ -248,6 +285,11 @@ int run_train(mc::cli::Args& a) {
               out["tokens_per_s"].get<double>(), out["tokens_per_s_median_step"].get<double>(),
               out["gflops"].get<double>(), out["flops_per_token"].get<double>() / 1e6,
               out["sgemm_path"].get<std::string>().c_str());
+  if (out.contains("mfu"))
+    std::printf("MFU: %.1f%% of %s (%s FLOP/s)\n", 100 * out["mfu"].get<double>(), out["peak_of"].get<std::string>().c_str(),
+                mc::format_quantity(out["peak_flops"].get<double>(), "").c_str());
+  else if (out.contains("mfu_note"))
+    std::printf("MFU: not shown: %s\n", out["mfu_note"].get<std::string>().c_str());
   if (out.contains("sgemm_gflops"))
     std::printf("sgemm %dx%dx%d: %.2f GFLOP/s  (training reaches %.0f%% of it)\n", out["sgemm_shape"][0].get<int>(),
                 out["sgemm_shape"][1].get<int>(), out["sgemm_shape"][2].get<int>(), out["sgemm_gflops"].get<double>(),
