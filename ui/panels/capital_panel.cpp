@@ -218,18 +218,29 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
   facts_text(cat, "OpenAI LP ({events/openai-lp/date}): first-round returns capped at {prices/openai-lp-2019/cap_multiple}, "
                   "later rounds lower, the rest to the nonprofit. Shares, bases and the Microsoft cap are assumptions: "
                   "play with them.");
+  std::vector<std::string> who;  // "First-round investors (basis $100M)"
+  float names_w = 0;
+  for (const capital::Holder& h : c.holders) {
+    who.push_back(h.name + " (basis " + usd(h.basis_usd) + ")");
+    names_w = std::max(names_w, ImGui::CalcTextSize(who.back().c_str()).x + ImGui::GetFontSize());
+  }
+  const float slider_w = ImGui::GetFontSize() * 8;
   for (size_t i = 0; i < c.holders.size(); ++i) {
     capital::Holder& h = c.holders[i];
     ImGui::PushID(int(i));
     float cap = float(h.cap_multiple), share = float(h.share);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+    // The holder first, its sliders after it in one column (on the next line when the window is too narrow
+    // for both): a name after its sliders read as the next row's.
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(who[i].c_str());
+    const float sliders_w = 2 * (slider_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x) +
+                            ImGui::CalcTextSize("cap (x)share").x;
+    if (names_w + sliders_w <= ImGui::GetContentRegionAvail().x) ImGui::SameLine(names_w);
+    ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("cap (x)", &cap, 1, 200, "%.0f")) h.cap_multiple = cap;
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-    same_line_if_fits_item("share");  // a projector's width wraps the row instead of cutting its name
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("share", &share, 0, 0.5f, "%.2f")) h.share = share;
-    const std::string who = h.name + " (basis " + usd(h.basis_usd) + ")";
-    same_line_if_fits(who.c_str());
-    ImGui::TextUnformatted(who.c_str());
     ImGui::PopID();
   }
   float g = float(c.profit_growth), p0 = float(c.first_year_profit_usd / 1e6);
