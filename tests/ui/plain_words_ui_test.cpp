@@ -56,4 +56,15 @@ TEST(PlainWords, TheSimulatorNamesWhatItRunsInAStudentsWords) {
   EXPECT_NE(h.text.find("(one every " + mc::format_duration(s.sim.run->mtbf_s) + " on average)"), std::string::npos)
       << h.text;
   EXPECT_NE(h.text.find("writing checkpoints (overhead)"), std::string::npos);
+  // Money says what it pays for ("$19 M" did not), and the failure rates are named, not an id cut short.
+  if (s.sim.run->cost_usd > 0)
+    EXPECT_NE(h.text.find(mc::format_usd(s.sim.run->cost_usd) + " of GPU time"), std::string::npos) << h.text;
+  std::string profile = "llama3-405b-2024";  // the panel's default
+  if (const auto f = s.sim.config.find("failures"); f != s.sim.config.end() && f->is_object())
+    profile = f->value("profile", profile);
+  const mc::Record* rates = s.catalog->table("failures")->find(profile);
+  ASSERT_NE(rates, nullptr) << profile;
+  EXPECT_EQ(h.text.find("{ " + profile), std::string::npos) << "the rates combo shows the id " << profile;
+  EXPECT_NE(h.text.find("{ " + rates->name.substr(0, 8)), std::string::npos)
+      << "the rates combo does not show " << rates->name;
 }

@@ -92,8 +92,15 @@ void knobs(ExplorerState& s) {
   track(s, "run.cores");
   const std::string profile = fail.value("profile", std::string("llama3-405b-2024"));
   if (const Table* t = s.catalog->table("failures")) {
-    same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
-    if (ImGui::BeginCombo("failure rates", profile.c_str())) {
+    // The profile by its name ("Llama 3 405B ..."), wide enough to read, not its id cut at 160 px.
+    const Record* chosen = t->find(profile);
+    const std::string name = chosen ? chosen->name : profile;
+    const ImGuiStyle& st = ImGui::GetStyle();
+    const float w = std::min(ImGui::GetFontSize() * 20,
+                             ImGui::CalcTextSize(name.c_str()).x + ImGui::GetFrameHeight() + 2 * st.FramePadding.x);
+    same_line_if_fits(std::max(160.0f, w) + st.ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
+    ImGui::SetNextItemWidth(std::max(160.0f, w));
+    if (ImGui::BeginCombo("failure rates", combo_preview(name).c_str())) {
       for (const Record& r : t->records)
         if (ImGui::Selectable(r.name.c_str(), r.id == profile)) c["failures"]["profile"] = r.id;
       ImGui::EndCombo();
@@ -181,7 +188,7 @@ void draw(ExplorerState& s) {
       "%d interruptions (one every %s on average), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
       r.interruptions, have_mtbf ? format_duration(r.mtbf_s).c_str() : "none",
       format_quantity(r.lost_gpu_hours, "").c_str(), r.checkpoint_overhead_fraction * 100,
-      r.cost_usd > 0 ? ("$" + format_quantity(r.cost_usd, "")).c_str() : "no price");
+      r.cost_usd > 0 ? (format_usd(r.cost_usd) + " of GPU time at the cluster's price").c_str() : "no price");
   auto q = [](double x) { return format_duration(x); };
   wrapped_text(false, "Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(r.checkpoint_write_s).c_str(),
               q(r.checkpoint_read_s).c_str(), q(r.interval_s).c_str(), q(r.young_s).c_str(), q(r.daly_s).c_str());
