@@ -15,19 +15,67 @@ namespace mc::ui {
 
 // ImGui 1.86 indexes keys by the backend's own codes; its SDL2 backend (both shells) uses SDL scancodes,
 // which are USB HID usage ids: F1 = 58, '1'..'9' = 30..38. Named keys go through GetKeyIndex.
-constexpr int kKeyF1 = 58, kKey1 = 30;
+constexpr int kKeyF1 = 58, kKeyF2 = 59, kKey1 = 30;
+
+// Shown unless F2 said otherwise: only with a selection to show (an empty one is a quarter of the width
+// spent on "Select a row").
+static bool inspector_shown(const ExplorerState& s) { return s.show_inspector.value_or(!s.selection.empty()); }
 
 App::App(AppConfig cfg) {
   s_.platform = cfg.platform;
   s_.jobs.set_platform(cfg.platform);
   s_.assets_dir = cfg.assets_dir;
-  if (!cfg.start_panel.empty()) open_panel(s_, cfg.start_panel);
   try {
     s_.catalog = load_catalog(s_.assets_dir);
   } catch (const std::exception& e) {
     s_.catalog_error = e.what();
   }
   load_default_configs(s_);
+  if (!cfg.start_panel.empty()) {  // after the catalog: its tables are tabs
+    UrlState start;
+    start.panel = cfg.start_panel;
+    open_address(start);
+  }
+}
+
+void App::open_address(const UrlState& url) {
+  std::vector<std::string> problems = url.problems;
+  if (!url.panel.empty()) {
+    if (std::string p = panel_problem(s_, url.panel); !p.empty())
+      problems.push_back(std::move(p));
+    else
+      open_panel(s_, url.panel);
+  }
+  ScenarioView& v = s_.scenarios;
+  if (!url.scenario.empty()) {
+    v.request_id = url.scenario;
+    v.request_step = url.step;
+  } else if (!url.rejected_scenario.empty()) {
+    v.request_id = url.rejected_scenario;  // never opened: the narration pane names the real ids nearest it
+  }
+  s_.notice.clear();
+  for (const auto& p : problems) s_.notice += (s_.notice.empty() ? "" : "\n") + p;
+}
+
+UrlState App::address() const {
+  UrlState u;
+  u.panel = s_.active_panel + (s_.shown_tab.empty() ? "" : "/" + s_.shown_tab);
+  const ScenarioView& v = s_.scenarios;
+  // A shipped scenario only: a dropped file's id opens nothing from a link.
+  if (v.player && !v.scenarios_dir.empty() && v.file.rfind(v.scenarios_dir + "/", 0) == 0) {
+    u.scenario = v.player->scenario().id;
+    u.step = v.player->current();
+  }
+  return u;
+}
+
+void App::write_address() {
+  const ScenarioView& v = s_.scenarios;
+  if (!v.request_id.empty() || (v.job && v.job->opens)) return;  // a link still opening: it stays as given
+  const std::string q = to_query(address());
+  if (q == s_.address) return;
+  s_.address = q;
+  if (s_.platform) s_.platform->set_address(q);
 }
 
 // Tests (ExplorerState::capture_text): ImGui's log records the text a window draws, and End() of a
@@ -41,6 +89,7 @@ void App::handle_keys() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
   if (ImGui::IsKeyPressed(kKeyF1)) s_.show_help = !s_.show_help;
+  if (ImGui::IsKeyPressed(kKeyF2)) s_.show_inspector = !inspector_shown(s_);
   // Ctrl+1..7 jump to the first panel of a chapter.
   if (io.KeyCtrl) {
     for (int i = 0; i < 7; ++i) {
@@ -68,6 +117,8 @@ void App::frame() {
   // this frame, before the panels look at their jobs.
   s_.jobs.pump();
   s_.widget_rects.clear();
+  s_.widget_text.clear();
+  s_.group_log_starts.clear();  // a panel that threw inside a group left its start behind
   s_.shown_tab.clear();
   handle_keys();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -79,12 +130,13 @@ void App::frame() {
   for (const auto& p : panel_registry()) titles_w = std::max(titles_w, ImGui::CalcTextSize(p.title.c_str()).x + 0.8f * em);
   const float side_w =
       std::max(titles_w + 2 * ImGui::GetStyle().WindowPadding.x + em, std::max(12.0f * em, std::min(16.0f * em, W * 0.17f)));
-  const float insp_w = std::max(15.0f * em, std::min(24.0f * em, W * 0.25f));
+  const bool right_column = inspector_shown(s_) || !s_.narration_markdown.empty();
+  const float insp_w = right_column ? std::max(15.0f * em, std::min(24.0f * em, W * 0.25f)) : 0.0f;
   const float main_w = std::max(10.0f * em, W - side_w - insp_w);
   draw_sidebar(X, Y, side_w, H - status_h);
   draw_main(X + side_w, Y, main_w, H - status_h);
   scenario_frame(s_);  // a playing scenario advances whatever panel is shown
-  draw_inspector(X + side_w + main_w, Y, W - side_w - main_w, H - status_h);
+  if (right_column) draw_inspector(X + side_w + main_w, Y, W - side_w - main_w, H - status_h);
 
   // Status bar: device, frame rate, last message.
   ImGui::SetNextWindowPos(ImVec2(X, Y + H - status_h));
@@ -101,6 +153,7 @@ void App::frame() {
   }
   ImGui::End();
   if (s_.show_help) draw_help();
+  write_address();
 }
 
 static constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
@@ -117,13 +170,27 @@ void App::draw_sidebar(float x, float y, float w, float h) {
   int chapter_no = 0;
   for (Chapter c : kChapters) {
     ++chapter_no;
-    bool any = false;
-    for (const auto& p : panel_registry()) any = any || p.chapter == c;
-    if (!any) continue;
+    std::vector<const Panel*> panels;
+    for (const auto& p : panel_registry())
+      if (p.chapter == c) panels.push_back(&p);
+    if (panels.empty()) continue;
     ImGui::Spacing();
-    ImGui::TextColored(accent_color(), "%d  %s", chapter_no, chapter_title(c));
-    for (const auto& p : panel_registry()) {
-      if (p.chapter != c) continue;
+    char heading[96];
+    std::snprintf(heading, sizeof heading, "%d  %s", chapter_no, chapter_title(c));
+    // A chapter of one panel with the chapter's own title is one entry: its heading opens it (a heading
+    // followed by the same words under it read as a stutter).
+    if (panels.size() == 1 && panels.front()->title == chapter_title(c)) {
+      const Panel& p = *panels.front();
+      ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
+      if (ImGui::Selectable(heading, s_.active_panel == p.id)) s_.active_panel = p.id;
+      ImGui::PopStyleColor();
+      track(s_, "sidebar." + p.id);
+      if (!p.summary.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.summary.c_str());
+      continue;
+    }
+    ImGui::TextColored(accent_color(), "%s", heading);
+    for (const Panel* pp : panels) {
+      const Panel& p = *pp;
       ImGui::Indent(0.8f * ImGui::GetFontSize());
       if (ImGui::Selectable(p.title.c_str(), s_.active_panel == p.id)) s_.active_panel = p.id;
       track(s_, "sidebar." + p.id);
@@ -143,6 +210,11 @@ void App::draw_main(float x, float y, float w, float h) {
     p = &panel_registry().front();
   }
   std::string title = (p ? p->title : std::string("Explorer")) + "###main";
+  // One window shows every panel: a panel opened (or a scenario step shown) starts at its top, not at the
+  // scroll the last one left.
+  if (s_.scroll_to_top || (p && p->id != s_.drawn_panel)) ImGui::SetNextWindowScroll(ImVec2(0, 0));
+  s_.scroll_to_top = false;
+  s_.drawn_panel = p ? p->id : std::string();
   ImGui::Begin(title.c_str(), nullptr, kFixed);
   capture_window_text(s_);
   // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
@@ -150,6 +222,13 @@ void App::draw_main(float x, float y, float w, float h) {
   std::string failure;
   try {
     if (p) {
+      if (!s_.notice.empty()) {  // a bad address: said where the class looks, until dismissed
+        error_text("%s", s_.notice.c_str());
+        track(s_, "main.notice");
+        if (ImGui::SmallButton("Dismiss")) s_.notice.clear();
+        track(s_, "main.notice.dismiss");
+        ImGui::Separator();
+      }
       const auto bad_default = s_.config_errors.find(p->id);
       if (bad_default != s_.config_errors.end()) {
         error_text("Its default configuration could not be read:");
@@ -177,14 +256,16 @@ void App::draw_main(float x, float y, float w, float h) {
 }
 
 void App::draw_inspector(float x, float y, float w, float h) {
-  const bool narrating = !s_.narration_markdown.empty();
-  const float insp_h = narrating ? h * 0.5f : h;
-  ImGui::SetNextWindowPos(ImVec2(x, y));
-  ImGui::SetNextWindowSize(ImVec2(w, insp_h));
-  ImGui::Begin("Inspector", nullptr, kFixed);
-  capture_window_text(s_);
-  draw_selection_inspector(s_);
-  ImGui::End();
+  const bool narrating = !s_.narration_markdown.empty(), inspecting = inspector_shown(s_);
+  const float insp_h = !inspecting ? 0.0f : narrating ? h * 0.5f : h;
+  if (inspecting) {
+    ImGui::SetNextWindowPos(ImVec2(x, y));
+    ImGui::SetNextWindowSize(ImVec2(w, insp_h));
+    ImGui::Begin("Inspector", nullptr, kFixed);
+    capture_window_text(s_);
+    draw_selection_inspector(s_);
+    ImGui::End();
+  }
   if (narrating) {
     ImGui::SetNextWindowPos(ImVec2(x, y + insp_h));
     ImGui::SetNextWindowSize(ImVec2(w, h - insp_h));
@@ -207,6 +288,7 @@ void App::draw_help() {
   ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   ImGui::Begin("Keyboard", &s_.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
   ImGui::TextUnformatted("F1             show/hide this help");
+  ImGui::TextUnformatted("F2             show/hide the inspector (shown when a row is selected)");
   ImGui::TextUnformatted("Ctrl+1 .. 7    jump to a chapter");
   ImGui::TextUnformatted("Ctrl+Up/Down   previous/next panel");
   ImGui::TextUnformatted("Tab, arrows    move between widgets; Enter/Space activates");
@@ -227,6 +309,7 @@ nlohmann::json App::state_json() const {
   j["frame"] = s_.frame;
   j["active_panel"] = s_.active_panel;
   j["selection"] = {{"table", s_.selection.table}, {"record", s_.selection.record}, {"field", s_.selection.field}};
+  j["inspector"] = inspector_shown(s_);
   j["catalog"] = {{"loaded", s_.catalog.has_value()},
                   {"error", s_.catalog_error},
                   {"table", s_.catalog_view.table},
@@ -252,6 +335,8 @@ nlohmann::json App::state_json() const {
   j["shown"] = shown;
   j["busy"] = panels_busy(s_);
   j["highlight_widget"] = s_.highlight_widget;
+  j["address"] = s_.address;
+  j["notice"] = s_.notice;
   return j;
 }
 
@@ -265,7 +350,8 @@ bool App::open_file(const std::string& name, const std::string& content) {
 std::string App::command(const nlohmann::json& cmd) {
   if (cmd.contains("panel")) {
     std::string id = cmd["panel"].get<std::string>();
-    if (!open_panel(s_, id)) return "no panel (or tab) \"" + id + "\"";
+    if (std::string problem = panel_problem(s_, id); !problem.empty()) return problem;
+    open_panel(s_, id);
   }
   if (cmd.contains("select")) {
     s_.selection = Selection{cmd["select"][0].get<std::string>(), cmd["select"][1].get<std::string>(), ""};

@@ -2,6 +2,7 @@
 // (no SDL, no GL): a shell calls App::frame() between ImGui::NewFrame() and ImGui::Render().
 #pragma once
 
+#include "core/url_state.h"
 #include "ui/explorer.h"
 
 #include <nlohmann/json.hpp>
@@ -11,7 +12,7 @@ namespace mc::ui {
 struct AppConfig {
   std::string assets_dir;  // where catalog/index.json lives
   Platform* platform = nullptr;
-  std::string start_panel;  // "" = catalog
+  std::string start_panel;  // "" = the story; one that does not open is named on screen (ExplorerState::notice)
 };
 
 class App {
@@ -30,6 +31,12 @@ class App {
   // Offers a file the user opened to the registered FileHandlers; returns false (and sets the status line)
   // if none took it. `name` is for messages and the type (extension); `content` is the whole file.
   bool open_file(const std::string& name, const std::string& content);
+  // Opens what an address asks for (the web page's ?panel=&scenario=&step=, parsed by core/url_state.h):
+  // what it cannot open is named at the top of the main view with the real ids nearest it.
+  void open_address(const UrlState& url);
+  // The address of what is on screen now (panel and tab; scenario and step): the shells write it as the
+  // class moves (Platform::set_address), and it opens this screen again.
+  UrlState address() const;
 
  private:
   ExplorerState s_;
@@ -38,6 +45,7 @@ class App {
   void draw_inspector(float x, float y, float w, float h);
   void draw_help();
   void handle_keys();
+  void write_address();
 };
 
 void apply_theme(float scale);

@@ -1,6 +1,9 @@
 #include "ui/explorer.h"
 
+#include "core/url_state.h"
+
 #include <imgui.h>
+#include <imgui_internal.h>  // GImGui->LogBuffer: the text a tracked group drew, for tests
 
 #include <algorithm>
 #include <cmath>
@@ -38,13 +41,50 @@ const Panel* find_panel(const std::string& id) {
   return nullptr;
 }
 
+std::map<std::string, std::function<std::vector<std::string>(const ExplorerState&)>>& data_tabs() {
+  static std::map<std::string, std::function<std::vector<std::string>(const ExplorerState&)>> tabs;
+  return tabs;
+}
+
+std::vector<std::string> panel_tabs(const ExplorerState& s, const Panel& p) {
+  const auto from_data = data_tabs().find(p.id);
+  return !p.tabs.empty() || from_data == data_tabs().end() ? p.tabs : from_data->second(s);
+}
+
+std::string panel_problem(const ExplorerState& s, const std::string& id_and_tab) {
+  const size_t slash = id_and_tab.find('/');
+  const std::string id = id_and_tab.substr(0, slash),
+                    tab = slash == std::string::npos ? "" : id_and_tab.substr(slash + 1);
+  auto listed = [](const std::vector<std::string>& ids) {
+    std::string all;
+    for (const auto& i : ids) all += (all.empty() ? "" : ", ") + i;
+    return all;
+  };
+  auto nearest = [](const std::string& wanted, const std::vector<std::string>& ids) {
+    const std::string n = closest_id(wanted, ids);
+    return n.empty() ? std::string(".") : "; did you mean \"" + n + "\"?";
+  };
+  const std::string shown = id_and_tab.size() > 64 ? id_and_tab.substr(0, 64) + "..." : id_and_tab;
+  const Panel* p = find_panel(id);
+  if (!p) {
+    std::vector<std::string> ids;
+    for (const auto& q : panel_registry()) ids.push_back(q.id);
+    return "panel=" + shown + ": no panel has the id \"" + id.substr(0, 64) + "\"" + nearest(id, ids) +
+           " The panels: " + listed(ids) + ".";
+  }
+  const std::vector<std::string> tabs = panel_tabs(s, *p);
+  if (tab.empty() || std::find(tabs.begin(), tabs.end(), tab) != tabs.end()) return "";
+  if (tabs.empty())
+    return "panel=" + shown + ": the panel \"" + id + "\" (" + p->title + ") has no tabs; use panel=" + id + ".";
+  return "panel=" + shown + ": the panel \"" + id + "\" (" + p->title + ") has no tab \"" + tab.substr(0, 64) + "\"" +
+         nearest(tab, tabs) + " Its tabs: " + listed(tabs) + " (panel=" + id + "/" + tabs.front() + ").";
+}
+
 bool open_panel(ExplorerState& s, const std::string& id_and_tab) {
+  if (!panel_problem(s, id_and_tab).empty()) return false;
   const size_t hash = id_and_tab.find('/');
   const std::string id = id_and_tab.substr(0, hash);
-  const Panel* p = find_panel(id);
-  if (!p) return false;
   const std::string tab = hash == std::string::npos ? std::string() : id_and_tab.substr(hash + 1);
-  if (!tab.empty() && std::find(p->tabs.begin(), p->tabs.end(), tab) == p->tabs.end()) return false;
   s.active_panel = id;
   s.tab_request = tab;
   return true;
@@ -56,13 +96,17 @@ bool take_tab_request(ExplorerState& s, const std::string& tab) {
   return true;
 }
 
-bool reveal_widget(ExplorerState& s, const std::string& widget) {
-  const Panel* p = find_panel(widget.substr(0, widget.find('.')));
-  if (!p) return false;
-  s.active_panel = p->id;
-  const std::string tab = p->tab_of_widget ? p->tab_of_widget(s, widget) : std::string();
-  if (!tab.empty()) s.tab_request = tab;
-  return true;
+std::string settled_tab(const ExplorerState& s, const std::string& panel_and_tab, const std::string& widget) {
+  const size_t slash = panel_and_tab.find('/');
+  if (slash != std::string::npos) return panel_and_tab.substr(slash + 1);
+  const Panel* p = find_panel(panel_and_tab);
+  if (!p) return "";
+  if (!widget.empty() && widget.rfind(p->id + ".", 0) == 0 && p->tab_of_widget) {
+    std::string tab = p->tab_of_widget(s, widget);
+    if (!tab.empty()) return tab;
+  }
+  const std::vector<std::string> tabs = panel_tabs(s, *p);
+  return tabs.empty() ? std::string() : tabs.front();
 }
 
 void load_default_configs(ExplorerState& s) {
@@ -80,6 +124,7 @@ void load_default_configs(ExplorerState& s) {
       const JsonDoc doc = JsonDoc::load(path);  // errors name the file, line and column
       if (!doc.value().is_object()) doc.fail("", "a panel config must be a JSON object");
       *config = doc.value();
+      s.default_configs[name] = doc.value();
     } catch (const std::exception& e) {
       s.status = std::string(e.what()) + " (restore it from the release, or fix it: it is the " + name +
                  " panel's default)";
@@ -133,6 +178,20 @@ void track(ExplorerState& s, const std::string& id) {
                                             ImGui::GetColorU32(ImVec4(1.0f, 0.75f, 0.2f, 0.5f + 0.5f * pulse)), 4.0f,
                                             0, 3.0f);
   }
+}
+
+void begin_tracked(ExplorerState& s) {
+  ImGui::BeginGroup();
+  s.group_log_starts.push_back(GImGui->LogBuffer.size());
+}
+
+void end_tracked(ExplorerState& s, const std::string& id) {
+  ImGui::EndGroup();
+  const int start = s.group_log_starts.empty() ? 0 : s.group_log_starts.back();
+  if (!s.group_log_starts.empty()) s.group_log_starts.pop_back();
+  if (s.capture_text && GImGui->LogBuffer.size() >= start)
+    s.widget_text[id] = std::string(GImGui->LogBuffer.c_str() + start, size_t(GImGui->LogBuffer.size() - start));
+  track(s, id);
 }
 
 }  // namespace mc::ui

@@ -57,7 +57,7 @@ struct ExplorerState {
   // read: members are destroyed in reverse order, and the runner waits for its worker jobs first.
   JobRunner jobs;
 
-  std::string active_panel = "catalog";
+  std::string active_panel = "story";  // the first screen is the story, chapter 1
   std::string tab_request;  // a tab of the active panel to bring forward once (open_panel "id/tab")
   Selection selection;
   CatalogView catalog_view;
@@ -66,13 +66,23 @@ struct ExplorerState {
   CapitalView capital;     // capital panel: plan / waterfall / partnership configs (scenario JSON)
   ScenarioView scenarios;  // scenario gallery and player
   SimView sim;             // simulator panels: config (simulate JSON), iteration and run results
+  // assets/configs/{estimate,simulate,train}.json as read at start: what a fresh page's panels hold.
+  std::map<std::string, nlohmann::json> default_configs;
 
   // Scenario narration dock (filled by the scenario player).
   std::string narration_title, narration_markdown;
   std::string highlight_widget;  // id of a tracked widget to outline
   std::string highlight_scrolled;  // the highlight last scrolled into view (once, so the user may scroll away)
+  // The main view opens at its top on the next frame: a scenario step shows the same view however it was
+  // reached (a link opens a fresh page at the top; "next" must not keep the previous step's scroll).
+  bool scroll_to_top = false;
+  std::string drawn_panel;  // the panel the main view drew last frame (a new one opens at its top)
 
   std::string status;  // one line at the bottom (last export path, errors)
+  // What the explorer was asked to open and could not (a bad address, --panel): named at the top of the main
+  // view, with the real ids nearest it, until dismissed.
+  std::string notice;
+  std::string address;  // the query last handed to Platform::set_address ("" before the first)
   // A panel that threw while drawing: panel id -> message (cleared when it draws cleanly again). The status
   // line shows it too, but tests assert on this, so an exception can never pass for a clean frame.
   std::map<std::string, std::string> panel_errors;
@@ -87,8 +97,14 @@ struct ExplorerState {
     Rect rect;         // in ImGui's logical pixels
   } capture;
   bool show_help = false;
+  // The inspector (the selected record's sources) takes room only when it has something to show, so a
+  // projector's width goes to the panel; F2 shows or hides it whatever it holds (nullopt: automatic).
+  std::optional<bool> show_inspector;
   unsigned long long frame = 0;
   std::map<std::string, Rect> widget_rects;  // tracked widgets, rebuilt each frame (for tests, highlights)
+  // Tests (capture_text): the text each tracked group drew this frame, i.e. what its outline frames.
+  std::map<std::string, std::string> widget_text;
+  std::vector<int> group_log_starts;  // begin_tracked's place in ImGui's log, one per open group
   bool capture_text = false;  // tests: log each window's text to the clipboard callback (app.cpp)
 };
 
@@ -111,11 +127,21 @@ const Panel* find_panel(const std::string& id);
 // ?panel=, the native --panel and a scenario's focus_panel all take this form). False (and nothing
 // changes) when there is no such panel or the panel has no such tab.
 bool open_panel(ExplorerState& s, const std::string& id_and_tab);
+// For a panel whose tabs come from data (the catalog's tables; its `tabs` stay empty): panel id -> its tab
+// ids now. The panel's file adds itself.
+std::map<std::string, std::function<std::vector<std::string>(const ExplorerState&)>>& data_tabs();
+// The tab ids of panel `p` (its `tabs`, or its data_tabs() now).
+std::vector<std::string> panel_tabs(const ExplorerState& s, const Panel& p);
+// Why open_panel(s, id_and_tab) would refuse it, naming the real panel ids or the panel's tabs and the one
+// nearest what was asked ("panel=Story: no panel has the id ...; did you mean \"story\"?"); "" if it opens.
+std::string panel_problem(const ExplorerState& s, const std::string& id_and_tab);
 // For a panel with tabs: true once (the request is then cleared) when the last open_panel asked for `tab`.
 bool take_tab_request(ExplorerState& s, const std::string& tab);
-// Brings forward the panel and tab that show tracked widget `widget` (its id starts with the panel id and a
-// dot: "catalog.row.dgx1-p100"); false when no panel claims it.
-bool reveal_widget(ExplorerState& s, const std::string& widget);
+// The panel and tab a view of `panel_and_tab` ("capital", "lab/scaling") settles on when `widget` ("" for
+// none) is the latest thing pointed at on it: the named tab, else the tab that shows the widget, else the
+// panel's first tab ("" for a panel without registered tabs). A function of its arguments only, so a view
+// reached by a link and by stepping is the same view.
+std::string settled_tab(const ExplorerState& s, const std::string& panel_and_tab, const std::string& widget);
 // The panels' default configs, assets/configs/{estimate,simulate,train}.json (App's constructor calls it).
 // A file that cannot be read leaves its panel's config empty (the panel then says what is missing) and
 // names the file, line and column in `s.status`.
@@ -144,5 +170,10 @@ struct FileHandlerRegistrar {
 // Records the last ImGui item's screen rectangle under `id` (for e2e tests and scenario highlights) and
 // outlines it if a scenario asked to highlight it.
 void track(ExplorerState& s, const std::string& id);
+// A tracked group: what is drawn between begin_tracked() and end_tracked(s, id) is the one widget `id`, so
+// its outline frames the whole group (a headline of several lines, a bar with its labels), not the last
+// item. With capture_text, the group's text is kept in widget_text[id].
+void begin_tracked(ExplorerState& s);
+void end_tracked(ExplorerState& s, const std::string& id);
 
 }  // namespace mc::ui

@@ -17,7 +17,11 @@ class Platform {
   virtual void open_url(const std::string& url) = 0;
   // Web: query parameters of the page URL (?scenario=...&step=3); native: command-line --KEY VALUE.
   virtual std::string query_param(const std::string& key) const { (void)key; return ""; }
-  virtual void set_query_param(const std::string& key, const std::string& value) { (void)key; (void)value; }
+  // The address of what is on screen ("?panel=capital/waterfall&scenario=openai-lp-2019&step=2", from
+  // core/url_state.h's to_query) as the class moves: web replaces the page URL's query in place
+  // (history.replaceState: no reload, no new history entry), so a copied link opens this screen; native has
+  // no address bar and ignores it.
+  virtual void set_address(const std::string& query) { (void)query; }
   // What computes, in plain words for the status bar ("WebAssembly, CPU"); "" = the engine's device label
   // (DeviceInfo::label), which describes a native build.
   virtual std::string compute_label() const { return ""; }

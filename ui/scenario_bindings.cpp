@@ -96,6 +96,12 @@ json shown_sweep(const ExplorerState& s) {
   return train::sweep_summary_json(v.sweep_shown.result);
 }
 
+// The config a fresh page's panel starts from (assets/configs/NAME.json; empty when it could not be read).
+json default_config(const ExplorerState& s, const std::string& name) {
+  const auto it = s.default_configs.find(name);
+  return it == s.default_configs.end() ? json::object() : it->second;
+}
+
 void set_lab_corpus(LabView& v, const std::string& corpus) {
   if (corpus == v.corpus_id) return;  // the run uses the scenario's text, which the lab then shows
   v.corpus_id = corpus;
@@ -115,7 +121,8 @@ const std::vector<ConfigBinding>& config_bindings() {
       {"partnership", [](ExplorerState& s, const json& c, const json&) { s.capital.partnership = c; },
        [](const ExplorerState& s) { return s.capital.partnership; }, shown_partnership},
       {"estimate", [](ExplorerState& s, const json& c, const json&) { s.perf.config = c; },
-       [](const ExplorerState& s) { return s.perf.config; }, shown_estimate},
+       [](const ExplorerState& s) { return s.perf.config; }, shown_estimate,
+       [](ExplorerState& s) { s.perf.config = default_config(s, "estimate"); }},
       {"simulate",
        [](ExplorerState& s, const json& c, const json& call) {
          SimView& v = s.sim;
@@ -133,7 +140,11 @@ const std::vector<ConfigBinding>& config_bindings() {
            }
          }
        },
-       [](const ExplorerState& s) { return s.sim.config; }, shown_simulation},
+       [](const ExplorerState& s) { return s.sim.config; }, shown_simulation,
+       [](ExplorerState& s) {
+         if (without_empty_sections(s.sim.config) != without_empty_sections(default_config(s, "simulate")))
+           s.sim.config = default_config(s, "simulate");
+       }},
       {"train",
        [](ExplorerState& s, const json& c, const json&) {
          set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default" ? "synthetic"
@@ -143,7 +154,14 @@ const std::vector<ConfigBinding>& config_bindings() {
            s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
          }
        },
-       [](const ExplorerState& s) { return s.lab.config; }, shown_training},
+       [](const ExplorerState& s) { return s.lab.config; }, shown_training,
+       [](ExplorerState& s) {
+         set_lab_corpus(s.lab, LabView().corpus_id);
+         if (without_empty_sections(s.lab.config) != without_empty_sections(default_config(s, "train"))) {
+           s.lab.config = default_config(s, "train");
+           s.lab.running = true;  // as the lab starts when opened
+         }
+       }},
       {"scaling",
        [](ExplorerState& s, const json& c, const json&) {
          LabView& v = s.lab;
@@ -154,7 +172,14 @@ const std::vector<ConfigBinding>& config_bindings() {
            v.sweep_requested = true;  // the same sweep as the scenario's, run live in the lab
          }
        },
-       [](const ExplorerState& s) { return s.lab.sweep_config; }, shown_sweep},
+       [](const ExplorerState& s) { return s.lab.sweep_config; }, shown_sweep,
+       [](ExplorerState& s) {
+         LabView& v = s.lab;
+         if (v.sweep_config.empty()) return;
+         v.sweep_config = json::object();
+         v.sweep.reset();
+         v.sweep_requested = v.sweep_running = false;
+       }},
   };
   return bindings;
 }
@@ -185,6 +210,8 @@ void apply_configs(ExplorerState& s, const json& configs, const json& engine_cal
     const json call = engine_calls.is_object() && engine_calls.contains(kind) ? engine_calls[kind] : json();
     const json shown = config_for_panel(kind, config, call);
     if (!shown.is_null()) b->apply(s, shown, call);
+    else if (b->restore)
+      b->restore(s);
   }
 }
 

@@ -27,6 +27,10 @@ struct ConfigBinding {
   // What the panel shows now, in the shape of the result of this kind's scenario action (so a narration's
   // "{{run.run.goodput}}" is looked up as "run.goodput" here); null while it is still computing.
   std::function<nlohmann::json(const ExplorerState&)> shown;
+  // Gives the panel back the config a fresh page starts with, when a step leaves this kind as the scenario
+  // found it (config_for_panel is null): a step reached by "previous" must show what its link shows, not
+  // what a later step set. Null for kinds a scenario always sets.
+  std::function<void(ExplorerState&)> restore = nullptr;
 };
 
 const std::vector<ConfigBinding>& config_bindings();

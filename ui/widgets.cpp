@@ -286,13 +286,15 @@ std::string combo_preview(const std::string& text) {
   const ImGuiStyle& st = ImGui::GetStyle();
   const float room = ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2 * st.FramePadding.x;
   if (ImGui::CalcTextSize(text.c_str()).x <= room) return text;
-  // The longest tail (at a UTF-8 character boundary) that fits after "...".
-  for (size_t i = 1; i < text.size(); ++i) {
+  // The longest head (cut at a UTF-8 character boundary, trailing spaces dropped) that fits before
+  // "...": a name is read from its start.
+  for (size_t i = text.size() - 1; i > 0; --i) {
     if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-    const std::string tail = "..." + text.substr(i);
-    if (ImGui::CalcTextSize(tail.c_str()).x <= room) return tail;
+    std::string head = text.substr(0, i);
+    while (!head.empty() && head.back() == ' ') head.pop_back();
+    if (ImGui::CalcTextSize((head + "...").c_str()).x <= room) return head + "...";
   }
-  return text;
+  return "...";
 }
 
 }  // namespace mc::ui

@@ -41,8 +41,8 @@ void error_text(const char* fmt, ...) IM_FMTARGS(1);
 // window, else it starts the next line (a row of labels that wraps instead of running off the edge).
 void same_line_if_fits(float w);
 // The preview a combo box of the next item's width can show for `text`: the whole text when it fits, else
-// its end after "..." ("...v1.0 (2020)"): catalog names put the version and year last, which is what tells
-// two entries apart ("Megatron-LM v1.0 (2020)" and "Megatron-LM (2021)" both began "Megatron-LM").
+// its start before "..." ("Azure AI supercomputer bu..."): a name is read from its start, and the open list
+// shows every name whole.
 std::string combo_preview(const std::string& text);
 // The same for a text item (its width measured).
 void same_line_if_fits(const char* text);

@@ -39,10 +39,12 @@ EM_JS(char*, js_query_string, (), {
   stringToUTF8(v, p, n);
   return p;
 });
-EM_JS(void, js_set_query_param, (const char* key, const char* value), {
+// The address follows the screen in place: replaceState adds no history entry (Back leaves the page, as
+// before) and reloads nothing; the path (a course site's sub-path) and a #fragment stay as they are.
+EM_JS(void, js_set_address, (const char* query), {
   const u = new URL(window.location.href);
-  u.searchParams.set(UTF8ToString(key), UTF8ToString(value));
-  window.history.replaceState(null, "", u.toString());
+  u.search = UTF8ToString(query);
+  if (u.href != = window.location.href) window.history.replaceState(window.history.state, "", u.href);
 });
 // localStorage holds strings: bytes go in as base64 (a checkpoint of the lab's model is a few hundred KB,
 // well inside the browser's quota). A full quota or disabled storage is reported, never fatal.
@@ -98,9 +100,7 @@ class WebPlatform final : public mc::ui::Platform {
     free(p);
     return v;
   }
-  void set_query_param(const std::string& key, const std::string& value) override {
-    js_set_query_param(key.c_str(), value.c_str());
-  }
+  void set_address(const std::string& query) override { js_set_address(query.c_str()); }
 };
 
 WebPlatform g_platform;
@@ -151,7 +151,6 @@ int main() {
   char* query = js_query_string();
   const mc::UrlState url = mc::parse_url_state(query);
   free(query);
-  opt.start_panel = url.panel;
   opt.gl = {.es = true, .major = 3, .minor = 0, .glsl_version = "#version 300 es",  // WebGL2
             .unavailable = "WebGL2 is not available in this browser"};
   opt.ctrl_q_quits = false;
@@ -160,14 +159,9 @@ int main() {
     js_fatal(err.c_str());
     return 1;
   }
-  {  // ?scenario=ID&step=N opens a class at the right place (step is 1-based in the URL, 0-based here)
-    mc::ui::ScenarioView& sv = g_shell.app().state().scenarios;
-    sv.request_id = url.scenario;
-    if (url.step >= 0) sv.request_step = url.step;
-    std::string ignored;
-    for (const std::string& p : url.problems) ignored += (ignored.empty() ? "" : "; ") + p;
-    if (!ignored.empty()) g_shell.app().state().status = "The address asked for something it could not open: " + ignored;
-  }
+  // ?panel=ID/TAB&scenario=ID&step=N opens a class at the right place; what it cannot open is named on
+  // screen with the real ids nearest it (App::open_address).
+  g_shell.app().open_address(url);
   g_ready = true;
   emscripten_set_main_loop(loop, 0, true);
   return 0;

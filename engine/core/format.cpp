@@ -79,6 +79,19 @@ std::string format_seconds(double x) {
   return buf;
 }
 
+std::string format_duration(double s) {
+  if (!std::isfinite(s)) return "-";
+  char buf[64];
+  if (std::fabs(s) < 120) return format_seconds(s);
+  if (std::fabs(s) < 2 * 3600)
+    std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+  else if (std::fabs(s) < 2 * 86400)
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f days", s / 86400);
+  return buf;
+}
+
 std::string format_percent(double f) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);

@@ -23,6 +23,9 @@ std::string format_gib(double bytes);
 // A duration in seconds as the panels and narrations both write it, four significant digits: 89.03 -> "89.03 s",
 // 0.28712 -> "0.2871 s", 217.64 -> "217.6 s", 12345 -> "12,345 s".
 std::string format_seconds(double seconds);
+// A duration a student reads without converting: seconds under two minutes, then minutes, hours, days
+// (18300 -> "5.1 h", not "18.3 ks"); "-" when it is not finite (no failure drawn, no interval).
+std::string format_duration(double seconds);
 // A fraction as a percentage with one decimal, as panels and narrations write utilisation: 0.2971 -> "29.7%".
 std::string format_percent(double fraction);
 // Money as panels and narrations both write an amount: 4.68e6 -> "$4.68M", 2.6e4 -> "$26k", 672 -> "$672",

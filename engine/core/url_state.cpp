@@ -1,6 +1,8 @@
 // url_state.cpp - see url_state.h.
 #include "core/url_state.h"
 
+#include <algorithm>
+
 namespace mc {
 
 namespace {
@@ -112,9 +114,13 @@ UrlState parse_url_state(std::string_view query) {
     } else if (k == "scenario" && !seen_scenario) {
       seen_scenario = true;
       if (plain_id(v, false)) st.scenario = v;
-      else if (!v.empty())
-        st.problems.push_back("scenario=" + quoted(v) + " is not a scenario id (letters, digits, '-', '_', '.'; "
-                              "no '/'); use one of the gallery's, such as scenario=gpt3-2020");
+      else if (!v.empty()) {
+        // The fix names real ids: the app adds the gallery's nearest to rejected_scenario.
+        st.problems.push_back("scenario=" + quoted(v) +
+                              " is not a scenario id (letters, digits, '-', '_', '.'; "
+                              "no '/')");
+        st.rejected_scenario = v.substr(0, 64);
+      }
     } else if (k == "step" && !have_step) {
       have_step = true;
       step_text = v;
@@ -142,6 +148,35 @@ std::string to_query(const UrlState& s) {
   if (!s.scenario.empty()) add("scenario", s.scenario);
   if (!s.scenario.empty() && s.step >= 0) add("step", std::to_string(s.step + 1));
   return q;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_id(std::string_view wanted, const std::vector<std::string>& ids) {
+  auto lower = [](std::string_view s) {
+    std::string out(s.substr(0, 200));  // an address is typed by people; the distance is quadratic
+    for (char& c : out) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+    return out;
+  };
+  const std::string w = lower(wanted);
+  std::string best;
+  size_t best_d = ~size_t(0);
+  for (const std::string& id : ids)
+    if (const size_t d = edit_distance(w, lower(id)); d < best_d) best_d = d, best = id;
+  return best_d <= std::max<size_t>(3, w.size() / 3) ? best : std::string();
 }
 
 }  // namespace mc

@@ -20,6 +20,10 @@ struct UrlState {
   std::string scenario;  // a shipped scenario's id; "" = none
   int step = -1;         // 0-based step of that scenario; -1 = the start
   std::vector<std::string> problems;  // parameters that were ignored, each with the reason and the fix
+  // A scenario= value that is not an id (decoded, at most 64 bytes): the app names the real ids nearest it,
+  // which only the scenario gallery knows.
+  std::string rejected_scenario;
+  bool operator==(const UrlState&) const = default;
 };
 
 // Limits: a URL is typed or pasted by people; anything longer is not a link the explorer made.
@@ -44,7 +48,14 @@ std::optional<int> parse_url_step(std::string_view s);
 // e.g. utm_source); a known one with an unusable value is ignored and listed in `problems`.
 UrlState parse_url_state(std::string_view query);
 
-// The query string ("?panel=...&scenario=...&step=N", only the parts that are set) for a state.
+// The query string ("?panel=...&scenario=...&step=N", only the parts that are set) for a state: what the
+// explorer writes into the address as the class moves, so parse_url_state(to_query(s)) gives s back.
 std::string to_query(const UrlState& s);
+
+// Levenshtein distance (insertions, deletions, substitutions), for "did you mean".
+size_t edit_distance(std::string_view a, std::string_view b);
+// The id of `ids` nearest `wanted` ignoring case, when it is near enough to be what was meant (at most a
+// third of its letters wrong, or 3); "" otherwise.
+std::string closest_id(std::string_view wanted, const std::vector<std::string>& ids);
 
 }  // namespace mc

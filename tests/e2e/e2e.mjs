@@ -58,7 +58,15 @@ try {
   let s = await state();
   console.log(`frames ${s.frame}, panel ${s.active_panel}, table ${s.catalog.table}, sort ${s.catalog.sort_key}`);
   if (!s.catalog.loaded) fail("catalog not loaded: " + s.catalog.error);
-  if (s.active_panel !== "catalog") fail("the first screen is not the catalog");
+  if (s.active_panel !== "story") fail("the first screen is not the story");
+  // The sidebar opens the catalog, and the address follows (history.replaceState): a copied link opens it.
+  const side = s.widgets["sidebar.catalog"];
+  if (!side) fail("no catalog entry in the sidebar");
+  else await click(side[0] + side[2] / 2, side[1] + side[3] / 2);
+  s = await state();
+  console.log(`after the sidebar click: panel ${s.active_panel}, address ${page.url()}`);
+  if (s.active_panel !== "catalog") fail("the sidebar did not open the catalog");
+  if (!page.url().endsWith("?panel=catalog/gpus")) fail("the address does not follow the screen: " + page.url());
   // The status bar speaks plainly to a class (no "nvcc ... configure time").
   console.log(`status bar: ${s.status_bar}`);
   if (!/WebAssembly, CPU/.test(s.status_bar) || /nvcc|configure/.test(s.status_bar))
@@ -108,6 +116,7 @@ try {
   const s3 = await p3.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())));
   console.log(`?scenario=dgx1-2016&step=2 -> panel ${s3.active_panel}, narration "${s3.narration_title}"`);
   if (!s3.narration_title) fail("the scenario in the URL was not opened");
+  if (!p3.url().includes("scenario=dgx1-2016&step=2")) fail("the address lost the step it opened: " + p3.url());
   await p3.screenshot({ path: out.replace(/\.png$/, "-scenario.png") });
   await p3.close();
 

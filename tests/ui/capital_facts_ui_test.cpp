@@ -13,10 +13,11 @@ using mc::test::NullPlatform;
 
 namespace {
 
-// The text of the Capital panel's tab that shows the tracked widget `highlight`.
-std::string capital_tab_text(mc::ui::App& app, Headless& h, const std::string& highlight) {
-  app.state().highlight_widget = highlight;
+// The text of the Capital panel's tab `tab` (its registered id, as a link names it: ?panel=capital/waterfall).
+std::string capital_tab_text(mc::ui::App& app, Headless& h, const std::string& tab) {
+  EXPECT_TRUE(mc::ui::open_panel(app.state(), "capital/" + tab)) << tab;
   for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_EQ(app.state().shown_tab, tab);
   return h.text;
 }
 
@@ -35,17 +36,17 @@ TEST(CapitalFacts, HistoricalFactsComeFromTheCatalog) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "capital"});
   ASSERT_TRUE(app.state().catalog.has_value()) << app.state().catalog_error;
-  std::string text = capital_tab_text(app, h, "capital.waterfall");
+  std::string text = capital_tab_text(app, h, "waterfall");
   EXPECT_NE(text.find("OpenAI LP (2019-03-11): first-round returns capped at 100x"), std::string::npos) << text;
-  text = capital_tab_text(app, h, "capital.partnership");
+  text = capital_tab_text(app, h, "partnership");
   EXPECT_NE(text.find("Microsoft and OpenAI, 2019-07-22: $1B,"), std::string::npos) << text;
 
   // Edit the catalog: the panel's sentences follow it (a typed "100x" or "$1B" would not).
   value(app, "prices", "openai-lp-2019", "cap_multiple").value = 50;
   value(app, "prices", "microsoft-2019", "investment_usd").value = 2e9;
-  text = capital_tab_text(app, h, "capital.waterfall");
+  text = capital_tab_text(app, h, "waterfall");
   EXPECT_NE(text.find("first-round returns capped at 50x"), std::string::npos) << text;
-  text = capital_tab_text(app, h, "capital.partnership");
+  text = capital_tab_text(app, h, "partnership");
   EXPECT_NE(text.find("2019-07-22: $2B,"), std::string::npos) << text;
 }
 
@@ -54,7 +55,7 @@ TEST(CapitalFacts, PricesShowTheirOneConfidenceAndGpt3ItsPaperCompute) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "capital"});
   ASSERT_TRUE(app.state().catalog.has_value()) << app.state().catalog_error;
-  const std::string text = capital_tab_text(app, h, "capital.gpt3");
+  const std::string text = capital_tab_text(app, h, "rent_vs_build");
   // The on-demand V100 price is inferred (NCv3 list price / 4), marked "~" as the Train panel marks it.
   EXPECT_NE(text.find("V100 in the cloud, on demand (Azure NCv3, 2020) $3.06/h ~"), std::string::npos) << text;
   EXPECT_NE(text.find("3.14e+23 FLOPs (3,640 PF-days)"), std::string::npos) << text;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 TEST(FormatQuantity, BytesUseBinaryUnitsOnlyForPowerOfTwoSizes) {
   EXPECT_EQ(mc::format_quantity(34359738368.0, "bytes"), "32 GiB");      // V100 32 GB HBM2 = 2^35 bytes
   EXPECT_EQ(mc::format_quantity(85899345920.0, "bytes"), "80 GiB");      // A100 80 GB
@@ -48,6 +50,14 @@ TEST(FormatQuantity, CountsMoneyAndPfDaysWrittenOut) {
 }
 
 // Durations and utilisation as the panels and narrations both write them.
+TEST(FormatPanelsAndNarrations, DurationsInUnitsAStudentReads) {
+  EXPECT_EQ(mc::format_duration(18300), "5.1 h");  // the run panel's MTBF once read "18.3 ks"
+  EXPECT_EQ(mc::format_duration(89.0309), "89.03 s");
+  EXPECT_EQ(mc::format_duration(600), "10 min");
+  EXPECT_EQ(mc::format_duration(3 * 86400), "3.0 days");
+  EXPECT_EQ(mc::format_duration(std::numeric_limits<double>::infinity()), "-");
+}
+
 TEST(FormatPanelsAndNarrations, SecondsAndPercent) {
   EXPECT_EQ(mc::format_seconds(89.0309), "89.03 s");
   EXPECT_EQ(mc::format_seconds(0.28712), "0.2871 s");

@@ -67,4 +67,50 @@ TEST(UrlState, HugeQueriesAreReadOnlyInPart) {
   EXPECT_NE(t.problems[0].find("%01"), std::string::npos);
 }
 
+// What the explorer writes into the address as the class moves is what it reads back: the same panel, tab,
+// scenario and step.
+mc::UrlState url(const std::string& panel, const std::string& scenario = "", int step = -1) {
+  mc::UrlState s;
+  s.panel = panel, s.scenario = scenario, s.step = step;
+  return s;
+}
+
+TEST(UrlState, WhatTheExplorerWritesReadsBack) {
+  const mc::UrlState states[] = {url(""),
+                                 url("story"),
+                                 url("catalog/systems"),
+                                 url("capital/waterfall", "openai-lp-2019", 1),
+                                 url("lab/scaling", "predictable-scaling", mc::kMaxUrlStep - 1),
+                                 url("", "dgx1-2016", 0),
+                                 url("", "dgx1-2016")};
+  for (const mc::UrlState& st : states) {
+    const std::string q = mc::to_query(st);
+    EXPECT_EQ(mc::parse_url_state(q), st) << q;
+    EXPECT_EQ(mc::to_query(mc::parse_url_state(q)), q);
+  }
+  EXPECT_EQ(mc::to_query(url("capital/waterfall", "openai-lp-2019", 1)),
+            "?panel=capital/waterfall&scenario=openai-lp-2019&step=2");
+}
+
+// A scenario= value that is not an id names no made-up id as the fix (it once suggested "gpt3-2020", which
+// is no scenario): it keeps the value, and the app names the real ids nearest it.
+TEST(UrlState, AMalformedScenarioIdIsKeptForSuggestions) {
+  const mc::UrlState s = mc::parse_url_state("?scenario=openai+lp+2019");
+  EXPECT_EQ(s.scenario, "");
+  EXPECT_EQ(s.rejected_scenario, "openai lp 2019");
+  ASSERT_EQ(s.problems.size(), 1u);
+  EXPECT_EQ(s.problems[0].find("gpt3-2020"), std::string::npos) << s.problems[0];
+  EXPECT_EQ(mc::parse_url_state("?scenario=" + std::string(500, 'x') + "/").rejected_scenario.size(), 64u);
+}
+
+TEST(UrlState, TheClosestIdIsNearEnoughOrNone) {
+  const std::vector<std::string> ids = {"story", "capital", "catalog", "perf", "openai-lp-2019", "dgx1-2016"};
+  EXPECT_EQ(mc::closest_id("Story", ids), "story");  // case is not a spelling mistake
+  EXPECT_EQ(mc::closest_id("catalgo", ids), "catalog");
+  EXPECT_EQ(mc::closest_id("openai lp 2019", ids), "openai-lp-2019");
+  EXPECT_EQ(mc::closest_id("bogus", ids), "");
+  EXPECT_EQ(mc::closest_id("", ids), "");  // nothing asked: no suggestion beyond 3 edits of "perf"
+  EXPECT_EQ(mc::edit_distance("kitten", "sitting"), 3u);
+}
+
 }  // namespace

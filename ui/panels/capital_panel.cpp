@@ -176,6 +176,7 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   f = float(b.amortisation_years);
   if (ImGui::SliderFloat("years of use", &f, 1, 8, "%.1f")) b.amortisation_years = f;
   const capital::BuildCostBreakdown bc = capital::build_cost(b);
+  begin_tracked(s);  // the build price and what the plan's dollars buy each way
   wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
               usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
   // What the plan's dollars buy either way (engine: capital::plan at each pricing), as the narration quotes it.
@@ -189,11 +190,12 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
       error_text("%s", e.what());
     }
   }
-  track(s, "capital.rent_vs_build");
+  end_tracked(s, "capital.rent_vs_build");
   ImGui::Separator();
   try {
     const capital::Gpt3Priced g = capital::gpt3_priced(cat, c);
     const Record* run = cat.table("runs") ? cat.table("runs")->find("gpt3-2020") : nullptr;
+    begin_tracked(s);  // GPT-3 priced both ways and the published estimates
     ImGui::TextColored(accent_color(), "%s: %.3g FLOPs (%s)", run ? run->name.c_str() : "GPT-3", g.flops,
                        format_quantity(capital::flops_to_pf_days(g.flops), "PF-days").c_str());
     // The rate and the machine's size are the catalog's (prices/gpt3-lambda-estimate, the plan's cluster).
@@ -205,7 +207,7 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
                 usd(g.at_config_rate.rent_usd).c_str(), usd(g.at_config_rate.build_usd).c_str());
     price_line(cat, "gpt3-lambda-estimate", "cost_usd");
     price_line(cat, "gpt3-low-estimate", "cost_usd");
-    track(s, "capital.gpt3");
+    end_tracked(s, "capital.gpt3");
   } catch (const std::exception& e) {
     error_text("%s", e.what());
   }
@@ -216,17 +218,29 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
   facts_text(cat, "OpenAI LP ({events/openai-lp/date}): first-round returns capped at {prices/openai-lp-2019/cap_multiple}, "
                   "later rounds lower, the rest to the nonprofit. Shares, bases and the Microsoft cap are assumptions: "
                   "play with them.");
+  std::vector<std::string> who;  // "First-round investors (basis $100M)"
+  float names_w = 0;
+  for (const capital::Holder& h : c.holders) {
+    who.push_back(h.name + " (basis " + usd(h.basis_usd) + ")");
+    names_w = std::max(names_w, ImGui::CalcTextSize(who.back().c_str()).x + ImGui::GetFontSize());
+  }
+  const float slider_w = ImGui::GetFontSize() * 8;
   for (size_t i = 0; i < c.holders.size(); ++i) {
     capital::Holder& h = c.holders[i];
     ImGui::PushID(int(i));
     float cap = float(h.cap_multiple), share = float(h.share);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+    // The holder first, its sliders after it in one column (on the next line when the window is too narrow
+    // for both): a name after its sliders read as the next row's.
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(who[i].c_str());
+    const float sliders_w = 2 * (slider_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::GetStyle().ItemSpacing.x) +
+                            ImGui::CalcTextSize("cap (x)share").x;
+    if (names_w + sliders_w <= ImGui::GetContentRegionAvail().x) ImGui::SameLine(names_w);
+    ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("cap (x)", &cap, 1, 200, "%.0f")) h.cap_multiple = cap;
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+    ImGui::SetNextItemWidth(slider_w);
     if (ImGui::SliderFloat("share", &share, 0, 0.5f, "%.2f")) h.share = share;
-    ImGui::SameLine();
-    ImGui::Text("%s (basis %s)", h.name.c_str(), usd(h.basis_usd).c_str());
     ImGui::PopID();
   }
   float g = float(c.profit_growth), p0 = float(c.first_year_profit_usd / 1e6);
@@ -244,8 +258,8 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
   }
   // Stacked bars per year, as fractions of that year's profit.
   const ImVec2 size(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12);
+  begin_tracked(s);  // the bars, their caption and who receives what: the narrations quote all three
   ImGui::InvisibleButton("##waterfall", size);
-  track(s, "capital.waterfall");
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   const ImU32 cols[] = {IM_COL32(90, 160, 230, 255), IM_COL32(230, 170, 60, 255), IM_COL32(120, 200, 120, 255),
@@ -278,6 +292,7 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(np_col), "Nonprofit: %s, %.1f%% of %s", usd(r.nonprofit_total_usd).c_str(),
                      r.profit_total_usd > 0 ? 100 * r.nonprofit_total_usd / r.profit_total_usd : 0.0,
                      usd(r.profit_total_usd).c_str());
+  end_tracked(s, "capital.waterfall");
 }
 
 void draw_partnership(ExplorerState& s, const Catalog& cat, capital::PartnershipConfig& c) {
@@ -292,13 +307,14 @@ void draw_partnership(ExplorerState& s, const Catalog& cat, capital::Partnership
   try {
     auto years = capital::run_partnership(c);
     const capital::PartnershipTotals t = capital::partnership_totals(years);
+    begin_tracked(s);  // the installments and what the credit buys
     for (const auto& y : years)
       ImGui::Text("%d   cash %-9s credit %-9s -> %s GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
                   format_in_words(y.gpu_hours).c_str());
     // Counts as the narration beside this tab writes them: words for hours, separators for years.
     wrapped_text(false, "The credit, %s, buys %s GPU-hours (%s GPU-years) at %s per hour", usd(t.credit_usd).c_str(),
                  format_in_words(t.gpu_hours).c_str(), with_thousands(t.gpu_years).c_str(), usd(c.usd_per_gpu_hour).c_str());
-    track(s, "capital.partnership");
+    end_tracked(s, "capital.partnership");
   } catch (const std::exception& e) {
     error_text("%s", e.what());
   }
@@ -327,32 +343,27 @@ void draw(ExplorerState& s) {
   }
   if (!v.error.empty()) error_text("config refused: %s", v.error.c_str());
   confidence_legend();
-  // A scenario highlight on another tab brings that tab forward once.
-  int want = -1;
-  if (s.highlight_widget != v.shown_highlight) {
-    v.shown_highlight = s.highlight_widget;
-    const std::string& h = s.highlight_widget;
-    want = h == "capital.plan" || h == "capital.budget" || h == "capital.utilisation" ? 0
-           : h == "capital.rent_vs_build" || h == "capital.gpt3"                      ? 1
-           : h == "capital.waterfall"                                                 ? 2
-           : h == "capital.partnership"                                               ? 3
-                                                                                      : -1;
-  }
-  auto flag = [&](int i) { return want == i ? ImGuiTabItemFlags_SetSelected : 0; };
   if (ImGui::BeginTabBar("capital_tabs")) {
-    if (ImGui::BeginTabItem("Money -> compute -> model", nullptr, flag(0))) {
+    // The tab a link, a scenario step or a highlight asks for (explorer.h: open_panel, settled_tab).
+    auto tab = [&](const char* label, const char* id) {
+      const bool open =
+          ImGui::BeginTabItem(label, nullptr, take_tab_request(s, id) ? ImGuiTabItemFlags_SetSelected : 0);
+      if (open) s.shown_tab = id;
+      return open;
+    };
+    if (tab("Money -> compute -> model", "plan")) {
       draw_plan(s, cat, plan);
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Rent vs build", nullptr, flag(1))) {
+    if (tab("Rent vs build", "rent_vs_build")) {
       draw_rent_vs_build(s, cat, plan);
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Capped-profit waterfall", nullptr, flag(2))) {
+    if (tab("Capped-profit waterfall", "waterfall")) {
       draw_waterfall(s, cat, wf);
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Microsoft 2019", nullptr, flag(3))) {
+    if (tab("Microsoft 2019", "partnership")) {
       draw_partnership(s, cat, part);
       ImGui::EndTabItem();
     }
@@ -372,8 +383,13 @@ PanelRegistrar reg{Panel{.id = "capital",
                          .order = 10,
                          .draw = draw,
                          .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall",
-                         .tabs = {},
-                         .tab_of_widget = nullptr}};
+                         .tabs = {"plan", "rent_vs_build", "waterfall", "partnership"},
+                         .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+                           if (w == "capital.rent_vs_build" || w == "capital.gpt3") return "rent_vs_build";
+                           if (w == "capital.waterfall") return "waterfall";
+                           if (w == "capital.partnership") return "partnership";
+                           return "plan";  // its budget, utilisation, plan and Chinchilla's table
+                         }}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -56,6 +56,7 @@ void draw(ExplorerState& s) {
   }
   const Table* t = cat.table(s.catalog_view.table);
   if (!t) t = &cat.tables.front();
+  s.shown_tab = t->name;  // the address names the table (?panel=catalog/systems)
 
   wrapped_text(true, "%s", t->description.c_str());
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
@@ -154,6 +155,15 @@ PanelRegistrar reg{Panel{.id = "catalog",
                              if (t.find(id)) return t.name;
                            return "";
                          }}};
+
+// Its tabs for an address (?panel=catalog/systems): the catalog's tables.
+std::vector<std::string> table_names(const ExplorerState& s) {
+  std::vector<std::string> tables;
+  if (s.catalog)
+    for (const auto& t : s.catalog->tables) tables.push_back(t.name);
+  return tables;
+}
+const bool tabs_reg = (data_tabs()["catalog"] = table_names, true);
 
 }  // namespace
 }  // namespace mc::ui

@@ -441,6 +441,7 @@ void draw_results(ExplorerState& s) {
   const long long n_acc = (long long)v.parsed.cluster.gpus();
   const char* acc_n = (n_acc == 1 ? w.one : w.many).c_str();  // "1 GPU", "8 GPUs"
   // Seconds and percentages as the narrations quote them (core/format.h): one number on one screen.
+  begin_tracked(s);
   wrapped_text(false, "%s parameters, iteration %s, %s tokens/s", format_in_words(e.params).c_str(),
                format_seconds(e.iteration_time_s).c_str(), format_si(e.tokens_per_s).c_str());
   // Model FLOPs and hardware FLOPs named apart (Chowdhery et al. 2022, PaLM, App. B; Korthikanti et al.
@@ -454,7 +455,7 @@ void draw_results(ExplorerState& s) {
                  e.model_tflops_per_gpu, w.one.c_str(), format_percent(e.mfu).c_str(),
                  perf::to_string(v.parsed.layout.recompute), w.many.c_str(), e.achieved_tflops_per_gpu,
                  format_percent(e.hfu).c_str());
-  track(s, "perf.headline");
+  end_tracked(s, "perf.headline");
   // What the engine assumed or could not honour (a layout the preset's default stack could not run is a
   // what-if): said beside the numbers it qualifies.
   for (const std::string& n : e.notes) {
@@ -463,6 +464,7 @@ void draw_results(ExplorerState& s) {
     ImGui::PopStyleColor();
   }
   if (!e.notes.empty()) track(s, "perf.notes");
+  begin_tracked(s);
   if (v.parsed.cluster.price_per_gpu_hour_usd > 0) {
     wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss, $%s", e.training_days,
                  v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str(),
@@ -477,27 +479,30 @@ void draw_results(ExplorerState& s) {
   if (v.parsed.training.tokens_from == perf::Training::TokensFrom::assumed)
     wrapped_text(true, "(%.0f B tokens is an assumption, GPT-3's count: the catalog has no token count for this model; "
                        "set \"tokens\" to its own)", v.parsed.training.tokens / 1e9);
-  track(s, "perf.cost");
+  end_tracked(s, "perf.cost");
 
   ImGui::Spacing();
   // In GiB, as the legend below and the scenarios' narration ({{...|gib}}) write it: one unit on one screen.
   const double gib = double(1ull << 30);
+  begin_tracked(s);  // the bar and its parts in GiB: what a narration about memory quotes
   wrapped_text(false, "Memory per %s: %s of %s %s", w.one.c_str(), format_gib(e.memory.total).c_str(),
                format_gib(e.hbm_bytes).c_str(), e.fits ? "(fits)" : "- does NOT fit");
   std::vector<BarPart> mem = {{"weights", e.memory.weights / gib, part_color(0)},
                               {"gradients", e.memory.gradients / gib, part_color(1)},
                               {"optimizer", e.memory.optimizer / gib, part_color(2)},
                               {"activations", e.memory.activations / gib, part_color(3)}};
-  stacked_bar("##mem", mem, std::max(e.memory.total, e.hbm_bytes) / gib * 1.05, e.hbm_bytes / gib, "HBM", "%.1f GiB", 26);
-  track(s, "perf.memory");
+  stacked_bar("##mem", mem, std::max(e.memory.total, e.hbm_bytes) / gib * 1.05, e.hbm_bytes / gib, "HBM", "%.1f GiB",
+              26);
   for (size_t i = 0; i < mem.size(); ++i) {
     char label[64];
     std::snprintf(label, sizeof label, "%s %s", mem[i].label, format_gib(mem[i].value * gib).c_str());
     if (i) same_line_if_fits(label);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mem[i].color), "%s", label);
   }
+  end_tracked(s, "perf.memory");
 
   ImGui::Spacing();
+  begin_tracked(s);  // the bar and its parts in seconds: "0.54 s of it is dp comm" is framed with it
   wrapped_text(false, "Where the %s of one iteration go (tp %s, dp %s):", format_seconds(e.iteration_time_s).c_str(),
                e.tp_algorithm.c_str(), e.dp_algorithm.c_str());
   const auto& T = e.time;
@@ -513,7 +518,7 @@ void draw_results(ExplorerState& s) {
     if (shown++) same_line_if_fits(label);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(tb[i].color), "%s", label);
   }
-  track(s, "perf.time");
+  end_tracked(s, "perf.time");
   draw_stacks(s);
 
   ImGui::Spacing();

@@ -18,6 +18,23 @@ namespace {
 
 using nlohmann::json;
 
+// What interrupted the run, in a student's words (the engine's ids: "gpu", "nic", "software").
+const char* cause_words(sim::Cause c) {
+  switch (c) {
+    case sim::Cause::gpu:
+      return "a GPU failed";
+    case sim::Cause::host:
+      return "a host (server) failed";
+    case sim::Cause::nic:
+      return "a network card failed";
+    case sim::Cause::switch_:
+      return "a network switch failed";
+    case sim::Cause::software:
+      return "software crashed";
+  }
+  return sim::to_string(c);
+}
+
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
   if (v.run_job && v.run_job->done()) {
@@ -75,8 +92,15 @@ void knobs(ExplorerState& s) {
   track(s, "run.cores");
   const std::string profile = fail.value("profile", std::string("llama3-405b-2024"));
   if (const Table* t = s.catalog->table("failures")) {
-    same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
-    if (ImGui::BeginCombo("failure rates", profile.c_str())) {
+    // The profile by its name ("Llama 3 405B ..."), wide enough to read, not its id cut at 160 px.
+    const Record* chosen = t->find(profile);
+    const std::string name = chosen ? chosen->name : profile;
+    const ImGuiStyle& st = ImGui::GetStyle();
+    const float w = std::min(ImGui::GetFontSize() * 20,
+                             ImGui::CalcTextSize(name.c_str()).x + ImGui::GetFrameHeight() + 2 * st.FramePadding.x);
+    same_line_if_fits(std::max(160.0f, w) + st.ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
+    ImGui::SetNextItemWidth(std::max(160.0f, w));
+    if (ImGui::BeginCombo("failure rates", combo_preview(name).c_str())) {
       for (const Record& r : t->records)
         if (ImGui::Selectable(r.name.c_str(), r.id == profile)) c["failures"]["profile"] = r.id;
       ImGui::EndCombo();
@@ -159,11 +183,13 @@ void draw(ExplorerState& s) {
   track(s, "run.summary");
   // Infinite figures (no failures drawn: no MTBF, no interval) show as "none" and "-".
   const bool have_mtbf = std::isfinite(r.mtbf_s);
-  wrapped_text(false, "%d interruptions (MTBF %s), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
-              r.interruptions, have_mtbf ? format_quantity(r.mtbf_s, "s").c_str() : "none",
-              format_quantity(r.lost_gpu_hours, "").c_str(), r.checkpoint_overhead_fraction * 100,
-              r.cost_usd > 0 ? ("$" + format_quantity(r.cost_usd, "")).c_str() : "no price");
-  auto q = [](double x) { return std::isfinite(x) ? format_quantity(x, "s") : std::string("-"); };
+  wrapped_text(
+      false,
+      "%d interruptions (one every %s on average), %s GPU-hours lost to them, checkpoints %.1f%% of the time, %s",
+      r.interruptions, have_mtbf ? format_duration(r.mtbf_s).c_str() : "none",
+      format_quantity(r.lost_gpu_hours, "").c_str(), r.checkpoint_overhead_fraction * 100,
+      r.cost_usd > 0 ? (format_usd(r.cost_usd) + " of GPU time at the cluster's price").c_str() : "no price");
+  auto q = [](double x) { return format_duration(x); };
   wrapped_text(false, "Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(r.checkpoint_write_s).c_str(),
               q(r.checkpoint_read_s).c_str(), q(r.interval_s).c_str(), q(r.young_s).c_str(), q(r.daly_s).c_str());
   track(s, "run.checkpoint");
@@ -179,21 +205,20 @@ void draw(ExplorerState& s) {
     // Causes in the order of their names (as the table has always listed them).
     std::vector<int> causes(sim::kCauses);
     for (int c = 0; c < sim::kCauses; ++c) causes[size_t(c)] = c;
-    std::sort(causes.begin(), causes.end(), [](int a, int b) {
-      return std::string(sim::to_string(sim::Cause(a))) < sim::to_string(sim::Cause(b));
-    });
+    std::sort(causes.begin(), causes.end(),
+              [](int a, int b) { return std::string(cause_words(sim::Cause(a))) < cause_words(sim::Cause(b)); });
     for (int c : causes) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(sim::to_string(sim::Cause(c)));
+      ImGui::TextUnformatted(cause_words(sim::Cause(c)));
       ImGui::TableNextColumn();
       ImGui::Text("%d", r.interruptions_by_cause[size_t(c)]);
       ImGui::TableNextColumn();
       ImGui::Text("%s", format_quantity(r.lost_gpu_hours_by_cause[size_t(c)], "").c_str());
     }
     // Overheads that are not interruptions: GPU time writing checkpoints and waiting for data.
-    const std::pair<const char*, double> overheads[] = {{"checkpoint_writes", r.checkpoint_gpu_hours},
-                                                        {"data_stall", r.data_stall_gpu_hours}};
+    const std::pair<const char*, double> overheads[] = {{"writing checkpoints", r.checkpoint_gpu_hours},
+                                                        {"waiting for data", r.data_stall_gpu_hours}};
     for (const auto& [what, hours] : overheads) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();

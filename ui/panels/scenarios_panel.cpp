@@ -85,6 +85,28 @@ void load_gallery(ExplorerState& s) {
   }
 }
 
+// The panel, tab and scroll a step shows: a function of the scenario and the step alone, however the step
+// was reached (a link, next, previous, a jump, restart, MEGACLUSTER_SCENARIO_STEP). The panel is the one the
+// step focuses (else the one its outline is on, else the player); the tab is the one named, else the one the
+// latest outline on that panel in steps 1..k is on (a step that outlines nothing goes on about what the
+// last one showed: openai-lp's steps 2-4 and the waterfall), else the panel's first; the view opens at its
+// top, and an outline scrolls itself into view.
+void show_step_view(ExplorerState& s, const scenario::Scenario& sc, int k, const scenario::PlayState& st) {
+  std::string panel = st.focus_panel;  // "lab/scaling" names a tab too
+  if (panel.empty() && !st.highlight_widget.empty())
+    panel = st.highlight_widget.substr(0, st.highlight_widget.find('.'));
+  if (panel.empty() || !find_panel(panel.substr(0, panel.find('/')))) panel = "scenarios";
+  const std::string id = panel.substr(0, panel.find('/'));
+  std::string latest;
+  for (int i = std::min(k, int(sc.steps.size()) - 1); i >= 0 && latest.empty(); --i)
+    for (const auto& a : sc.steps[size_t(i)].actions)  // the step's last outline is the one it leaves
+      if (const std::string w = a.name == "highlight" ? a.params.value("widget", "") : ""; w.rfind(id + ".", 0) == 0)
+        latest = w;
+  s.active_panel = id;
+  s.tab_request = settled_tab(s, panel, latest);
+  s.scroll_to_top = true;
+}
+
 // Pushes the player's state into the panels: what the step focuses, highlights and configures.
 void apply_step(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
@@ -96,10 +118,7 @@ void apply_step(ExplorerState& s) {
   s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
   s.highlight_widget = st.highlight_widget;
   s.highlight_scrolled.clear();
-  if (!st.focus_panel.empty()) open_panel(s, st.focus_panel);
-  // The highlighted widget's tab comes forward with it (on the focused panel: the step shows that one).
-  const std::string& h = st.highlight_widget;
-  if (!h.empty() && (st.focus_panel.empty() || h.rfind(s.active_panel + ".", 0) == 0)) reveal_widget(s, h);
+  show_step_view(s, v.player->scenario(), v.player->current(), st);
   apply_configs(s, st.configs, st.engine_calls);  // every config kind into its panel (scenario_bindings.h)
   v.follow_script = true;
 }
@@ -118,35 +137,19 @@ void show_problems(ExplorerState& s, const std::string& file, const std::vector<
   s.status = file + ": " + n + " (listed in the narration pane and the Scenarios panel)";
 }
 
-// Edit distance, for "did you mean" on a misspelt scenario id in a link.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // A requested id (link, environment) that names no shipped scenario: say which exist and the nearest.
 std::string unknown_id_problem(ExplorerState& s, const std::string& id) {
   ScenarioView& v = s.scenarios;
   if (!v.gallery_loaded) load_gallery(s);
-  std::string nearest, all;
-  size_t best = ~size_t(0);
+  std::vector<std::string> ids;
+  std::string all;
   for (const auto& e : v.gallery) {
-    const std::string gid = e.id.empty() ? e.file.substr(0, e.file.rfind(".json")) : e.id;
-    all += (all.empty() ? "" : ", ") + gid;
-    if (const size_t d = edit_distance(id, gid); d < best) best = d, nearest = gid;
+    ids.push_back(e.id.empty() ? e.file.substr(0, e.file.rfind(".json")) : e.id);
+    all += (all.empty() ? "" : ", ") + ids.back();
   }
-  std::string msg = "scenario=" + id + ": no shipped scenario has the id \"" + id + "\"";
-  if (!nearest.empty() && best <= std::max<size_t>(3, id.size() / 3)) msg += "; did you mean \"" + nearest + "\"?";
+  const std::string shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;
+  std::string msg = "scenario=" + shown + ": no shipped scenario has the id \"" + shown + "\"";
+  if (const std::string nearest = closest_id(id, ids); !nearest.empty()) msg += "; did you mean \"" + nearest + "\"?";
   return msg + " Fix the link (?scenario=ID&step=N) with one of: " + all + ".";
 }
 

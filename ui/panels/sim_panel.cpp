@@ -10,6 +10,7 @@
 // Index: SimJob (the simulation as a job) | Gantt rows and hot links flattened from the report, poll |
 // knobs | the Gantt (draw_spans, draw_gantt) | links (hot links over time, class series, NIC heat map,
 // hottest table) | draw and the panel's registration.
+#include "catalog/accelerator.h"
 #include "core/format.h"
 #include "sim/sim.h"
 #include "ui/explorer.h"
@@ -83,14 +84,46 @@ ImU32 span_color(const std::string& kind) {
   return IM_COL32(128, 128, 128, 255);
 }
 
+// A span kind in a student's words (the engine's ids: "pp_wait", "dp_comm").
+const char* span_words(const std::string& kind) {
+  if (kind == "tp_comm") return "tensor-parallel comm";
+  if (kind == "pp_send") return "pipeline send";
+  if (kind == "pp_wait") return "pipeline wait";
+  if (kind == "dp_comm") return "data-parallel comm";
+  if (kind == "dp_wait") return "data-parallel wait";
+  return kind == "forward" ? "forward" : kind == "backward" ? "backward" : kind == "optimizer" ? "optimizer" : "other";
+}
+
+// A link class in a student's words (the engine's ids: "nic_up", "leaf_down").
+const char* link_words(sim::LinkClass c) {
+  switch (c) {
+    case sim::LinkClass::nvlink_up:
+      return "NVLink, GPU to switch";
+    case sim::LinkClass::nvlink_down:
+      return "NVLink, switch to GPU";
+    case sim::LinkClass::nic_up:
+      return "network card, server to leaf switch";
+    case sim::LinkClass::nic_down:
+      return "network card, leaf switch to server";
+    case sim::LinkClass::leaf_up:
+      return "leaf switch to spine";
+    case sim::LinkClass::leaf_down:
+      return "spine to leaf switch";
+    case sim::LinkClass::spine:
+      return "spine";
+  }
+  return sim::to_string(c);
+}
+
 // Colour swatches with their names, flowing onto the next line when the panel is narrow.
 void legend() {
   bool first = true;
-  for (const char* k : {"forward", "backward", "tp_comm", "pp_send", "pp_wait", "dp_comm", "dp_wait", "optimizer"}) {
+  for (const char* kind : {"forward", "backward", "tp_comm", "pp_send", "pp_wait", "dp_comm", "dp_wait", "optimizer"}) {
+    const char* k = span_words(kind);
     if (!first) same_line_if_fits(12 + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(k).x);
     first = false;
     ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + 10, p.y + 10), span_color(k));
+    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + 10, p.y + 10), span_color(kind));
     ImGui::Dummy(ImVec2(12, 10));
     ImGui::SameLine();
     ImGui::TextUnformatted(k);
@@ -311,9 +344,9 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
                                   [](double x, const GanttSpan& sp) { return x < sp.start_s; });
       if (hit != spans.begin() && (hit - 1)->end_s >= t) {
         const GanttSpan& sp = *(hit - 1);
-        ImGui::SetTooltip("%s  mb %d  chunk %d\n%s .. %s (%s)", kGanttKinds[sp.kind], sp.micro_batch, sp.chunk,
-                          format_quantity(sp.start_s, "s").c_str(), format_quantity(sp.end_s, "s").c_str(),
-                          format_quantity(sp.end_s - sp.start_s, "s").c_str());
+        ImGui::SetTooltip("%s  micro-batch %d  chunk %d\n%s .. %s (%s)", span_words(kGanttKinds[sp.kind]),
+                          sp.micro_batch, sp.chunk, format_quantity(sp.start_s, "s").c_str(),
+                          format_quantity(sp.end_s, "s").c_str(), format_quantity(sp.end_s - sp.start_s, "s").c_str());
       }
     }
   }
@@ -423,15 +456,14 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
     // In the order of the class names (as the panel has always listed them).
     std::vector<int> order(sim::kLinkClasses);
     for (int c = 0; c < sim::kLinkClasses; ++c) order[size_t(c)] = c;
-    std::sort(order.begin(), order.end(), [](int a, int b) {
-      return std::string(sim::to_string(sim::LinkClass(a))) < sim::to_string(sim::LinkClass(b));
-    });
+    std::sort(order.begin(), order.end(),
+              [](int a, int b) { return std::string(link_words(sim::LinkClass(a))) < link_words(sim::LinkClass(b)); });
     for (int c : order) {
       std::vector<float> vals;
       float mx = 0;
       for (double x : links.class_series[size_t(c)]) vals.push_back(float(x)), mx = std::max(mx, float(x));
       if (mx <= 0) continue;
-      ImGui::PlotLines(sim::to_string(sim::LinkClass(c)), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f,
+      ImGui::PlotLines(link_words(sim::LinkClass(c)), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f,
                        ImVec2(360, 36));
     }
   }
@@ -469,7 +501,7 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
     for (const sim::HotLinkReport& h : links.hottest) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(sim::to_string(h.cls));
+      ImGui::TextUnformatted(link_words(h.cls));
       ImGui::TableNextColumn();
       ImGui::Text("%d", h.index);
       ImGui::TableNextColumn();
@@ -513,6 +545,15 @@ void draw(ExplorerState& s) {
   const sim::SimReport& it = *v.iteration;
   const sim::IterationReport& sim = it.sim;
   const double T = it.simulated.iteration_time_s, A = it.analytic.iteration_time_s;
+  {  // What is simulated, named before any number about it: the model, the machine's size and the layout.
+    const Record* m = s.catalog->table("models") ? s.catalog->table("models")->find(it.config.model.id) : nullptr;
+    const AcceleratorWords w = accelerator_words(&*s.catalog, it.config.cluster.gpu);
+    const perf::Layout& L = it.config.layout;
+    wrapped_text(false, "%s on %s %s: tensor parallel %d x pipeline %d x data parallel %d, %d sequences per iteration",
+                 m ? m->name.c_str() : "a custom model", with_thousands(double(it.config.cluster.gpus())).c_str(),
+                 (it.config.cluster.gpus() == 1 ? w.one : w.many).c_str(), L.tp, L.pp, L.dp, L.global_batch);
+    track(s, "sim.headline");
+  }
   // The summary lines are longer than a narrow panel (the side bars leave ~500 px at 1000 px wide):
   // wrapped at the window's edge rather than clipped, so the breakdown's last terms stay readable.
   wrapped_text(false, "Iteration: %s simulated, %s analytic (%+.1f%%)   MFU %.1f%%   %s days for the run",

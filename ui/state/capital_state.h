@@ -13,8 +13,7 @@ struct CapitalView {
   nlohmann::json plan = nlohmann::json::object();         // capital::PlanConfig keys
   nlohmann::json waterfall = nlohmann::json::object();    // capital::WaterfallConfig keys
   nlohmann::json partnership = nlohmann::json::object();  // capital::PartnershipConfig keys
-  std::string error;                                       // why a config was refused
-  std::string shown_highlight;  // the scenario highlight the tabs last followed (a new one selects its tab)
+  std::string error;                                      // why a config was refused
 };
 
 }  // namespace mc::ui

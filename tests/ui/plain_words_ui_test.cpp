@@ -1,0 +1,70 @@
+// plain_words_ui_test.cpp - the simulator's screens say what they assume and speak a student's words:
+// "One iteration" names its model, GPU count and layout before any number about them, and neither it nor
+// "A whole run" shows the engine's ids (pp_wait, leaf_down, checkpoint_writes) or kiloseconds ("MTBF 18.3 ks").
+#include "core/format.h"
+#include "tests/ui/headless.h"
+#include "ui/scenario_bindings.h"
+
+using mc::test::assets;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+namespace {
+
+void show(Headless& h, mc::ui::App& app, const std::string& panel) {
+  auto& s = app.state();
+  ASSERT_TRUE(mc::ui::open_panel(s, panel)) << panel;
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(s); }));
+  for (int f = 0; f < 3; ++f) h.frame(app);
+}
+
+void expect_plain(const std::string& text, const std::string& where) {
+  for (const char* id : {"pp_wait", "pp_send", "dp_comm", "dp_wait", "tp_comm", "nic_up", "nic_down", "leaf_up",
+                         "leaf_down", "nvlink_up", "nvlink_down", "checkpoint_writes", "data_stall", "MTBF", " ks"})
+    EXPECT_EQ(text.find(id), std::string::npos) << where << " shows \"" << id << "\"";
+}
+
+}  // namespace
+
+TEST(PlainWords, TheSimulatorNamesWhatItRunsInAStudentsWords) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  // failures-at-scale: 1,024 GPUs, quick to simulate.
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "failures-at-scale", 0));
+  show(h, app, "sim/timeline");
+  ASSERT_TRUE(s.sim.iteration.has_value()) << s.sim.iteration_error;
+  const mc::perf::Config& c = s.sim.iteration->config;
+  const mc::Record* model = s.catalog->table("models")->find(c.model.id);
+  ASSERT_NE(model, nullptr) << c.model.id;
+  const std::string headline = model->name + " on " + mc::with_thousands(double(c.cluster.gpus())) +
+                               " GPUs: tensor parallel " + std::to_string(c.layout.tp) + " x pipeline " +
+                               std::to_string(c.layout.pp) + " x data parallel " + std::to_string(c.layout.dp);
+  EXPECT_NE(h.text.find(headline), std::string::npos) << headline << " not in " << h.text.substr(0, 2000);
+  ASSERT_TRUE(s.widget_rects.count("sim.headline"));
+  ASSERT_TRUE(s.widget_rects.count("sim.iteration_time"));
+  EXPECT_LT(s.widget_rects["sim.headline"].y, s.widget_rects["sim.iteration_time"].y) << "named before its numbers";
+  expect_plain(h.text, "the timeline");
+  EXPECT_NE(h.text.find("pipeline wait"), std::string::npos);
+  show(h, app, "sim/links");
+  expect_plain(h.text, "the links");
+  show(h, app, "run");
+  ASSERT_TRUE(s.sim.run.has_value()) << s.sim.run_error;
+  expect_plain(h.text, "the run");
+  EXPECT_NE(h.text.find("(one every " + mc::format_duration(s.sim.run->mtbf_s) + " on average)"), std::string::npos)
+      << h.text;
+  EXPECT_NE(h.text.find("writing checkpoints (overhead)"), std::string::npos);
+  // Money says what it pays for ("$19 M" did not), and the failure rates are named, not an id cut short.
+  if (s.sim.run->cost_usd > 0)
+    EXPECT_NE(h.text.find(mc::format_usd(s.sim.run->cost_usd) + " of GPU time"), std::string::npos) << h.text;
+  std::string profile = "llama3-405b-2024";  // the panel's default
+  if (const auto f = s.sim.config.find("failures"); f != s.sim.config.end() && f->is_object())
+    profile = f->value("profile", profile);
+  const mc::Record* rates = s.catalog->table("failures")->find(profile);
+  ASSERT_NE(rates, nullptr) << profile;
+  EXPECT_EQ(h.text.find("{ " + profile), std::string::npos) << "the rates combo shows the id " << profile;
+  EXPECT_NE(h.text.find("{ " + rates->name.substr(0, 8)), std::string::npos)
+      << "the rates combo does not show " << rates->name;
+}
