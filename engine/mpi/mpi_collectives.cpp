@@ -83,6 +83,73 @@ class NativeCollectives final : public CollectiveBackend {
   }
 };
 
+#if MC_HAVE_CUDA
+// The lab's collectives on the ranks' GPUs through the NCCL communicator nccl_bootstrap made: one
+// sub-communicator per group (a dp, tp or embedding group), split from the world one on first use
+// (ncclCommSplit is collective over the world: every rank calls it, since every rank replays the same
+// schedule and so makes the same backend calls), then each member's call in place on its device buffer,
+// on the legacy default stream, ordered with the kernels that wrote it. No staging through the host.
+// NCCL's headers are not needed: the entry points are opened at run time (as engine/cuda does) with the
+// types and values nccl.h gives them.
+class NcclRanks final : public CollectiveBackend {
+ public:
+  using Comm_t = void*;
+  using SplitFn = int (*)(Comm_t, int, int, Comm_t*, void*);
+  using AllReduceFn = int (*)(const void*, void*, size_t, int, int, Comm_t, void*);
+  using ReduceScatterFn = int (*)(const void*, void*, size_t, int, int, Comm_t, void*);
+  using AllGatherFn = int (*)(const void*, void*, size_t, int, Comm_t, void*);
+  static constexpr int kFloat32 = 7, kSum = 0, kNoColor = -1;  // ncclFloat32, ncclSum, NCCL_SPLIT_NOCOLOR
+  // cudaStreamLegacy, as CUDA's driver_types.h defines it: ((cudaStream_t)0x1).
+  static inline void* const kLegacyStream = reinterpret_cast<void*>(0x1);
+
+  NcclRanks(MpiTransport& t, Comm_t world, SplitFn split, AllReduceFn ar, ReduceScatterFn rs, AllGatherFn ag)
+      : t_(t), world_(world), split_(split), all_reduce_(ar), reduce_scatter_(rs), all_gather_(ag) {}
+  const char* name() const override { return "nccl-ranks"; }
+  bool serves(const device::Device& d) const override { return std::string(d.name()) == "cuda"; }
+  bool reduce_scatter(const std::vector<int>& g, const Bufs& b, size_t n) override {
+    return run(g, b, n, [&](float* d, size_t chunk, int i, Comm_t c) {
+      return reduce_scatter_(d, d + size_t(i) * chunk, chunk, kFloat32, kSum, c, kLegacyStream);
+    });
+  }
+  bool all_gather(const std::vector<int>& g, const Bufs& b, size_t n) override {
+    return run(g, b, n, [&](float* d, size_t chunk, int i, Comm_t c) {
+      return all_gather_(d + size_t(i) * chunk, d, chunk, kFloat32, c, kLegacyStream);
+    });
+  }
+  bool all_reduce(const std::vector<int>& g, const Bufs& b, size_t n) override {
+    return run(g, b, n, [&](float* d, size_t, int, Comm_t c) {
+      return all_reduce_(d, d, n, kFloat32, kSum, c, kLegacyStream);
+    });
+  }
+
+ private:
+  MpiTransport& t_;
+  Comm_t world_;
+  SplitFn split_;
+  AllReduceFn all_reduce_;
+  ReduceScatterFn reduce_scatter_;
+  AllGatherFn all_gather_;
+  std::map<std::vector<int>, Comm_t> comms_;  // null where this rank is not a member
+
+  template <class Op>
+  bool run(const std::vector<int>& g, const Bufs& bufs, size_t n, Op op) {
+    const auto it = std::find(g.begin(), g.end(), t_.rank());
+    const int i = it == g.end() ? -1 : int(it - g.begin());
+    auto found = comms_.find(g);
+    if (found == comms_.end()) {
+      Comm_t sub = nullptr;
+      if (split_(world_, i < 0 ? kNoColor : 0, i < 0 ? 0 : i, &sub, nullptr) != 0)
+        throw std::runtime_error("ncclCommSplit failed on rank " + std::to_string(t_.rank()));
+      found = comms_.emplace(g, sub).first;
+    }
+    if (i < 0) return true;  // the members' processes run it
+    if (op(device::Raw::ptr(bufs[size_t(i)]), n / g.size(), i, found->second) != 0)
+      throw std::runtime_error("an NCCL collective failed on rank " + std::to_string(t_.rank()));
+    return true;
+  }
+};
+#endif
+
 }  // namespace
 
 std::unique_ptr<CollectiveBackend> make_native_collectives(MpiTransport& t) {
@@ -143,8 +210,26 @@ bool nccl_bootstrap(MpiTransport& t, std::string* why) {
     if (why) *why = "ncclCommInitRank failed on rank " + std::to_string(t.rank());
     return false;
   }
+  // The lab's collectives go through it (unless --mpi-native asked for MPI's own), when every rank has
+  // ncclCommSplit (NCCL 2.18 and later) to make the groups' communicators.
+  NcclRanks::SplitFn split = nullptr;
+  NcclRanks::AllReduceFn ar = nullptr;
+  NcclRanks::ReduceScatterFn rs = nullptr;
+  NcclRanks::AllGatherFn ag = nullptr;
+  int has_split = mc::cuda::dl_symbol(lib, "ncclCommSplit", split) && mc::cuda::dl_symbol(lib, "ncclAllReduce", ar) &&
+                          mc::cuda::dl_symbol(lib, "ncclReduceScatter", rs) && mc::cuda::dl_symbol(lib, "ncclAllGather", ag)
+                      ? 1
+                      : 0;
+  int every = 0;
+  MPI_Allreduce(&has_split, &every, 1, MPI_INT, MPI_MIN, comm);
+  const bool carries = every && !t.collectives();
+  if (carries) t.use_collectives(std::make_unique<NcclRanks>(t, nccl_comm, split, ar, rs, ag));
   if (why) *why = "NCCL communicator over " + std::to_string(t.size()) + " ranks (rank " + std::to_string(t.rank()) +
-                  " on GPU " + std::to_string(device) + ")";
+                  " on GPU " + std::to_string(device) + ")" +
+                  (carries ? "; it carries the lab's collectives on the GPUs' buffers"
+                           : t.collectives() ? "; the collectives stay MPI's own (--mpi-native)"
+                                             : "; libnccl has no ncclCommSplit (NCCL < 2.18): the collectives stay "
+                                               "the engine's rings over MPI");
   return true;
 #else
   (void)comm;

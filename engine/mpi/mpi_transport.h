@@ -64,6 +64,8 @@ class MpiTransport : public train::Transport {
   CollectiveBackend* collectives() override { return native_.get(); }
   // From now on the lab's collectives run as MPI's own (make_native_collectives); not bit-identical.
   void use_native_collectives();
+  // From now on the lab's collectives run on `b` (the NCCL ranks backend of nccl_bootstrap).
+  void use_collectives(std::unique_ptr<CollectiveBackend> b) { native_ = std::move(b); }
 
   // The communicator as MPI's handle (an MPI_Comm, passed as void* so this header needs no <mpi.h>).
   void* comm_handle();
@@ -89,7 +91,9 @@ std::unique_ptr<CollectiveBackend> make_native_collectives(MpiTransport& t);
 void install_gang_handler(MpiTransport& t);
 
 // The NCCL bootstrap across ranks (ncclGetUniqueId on rank 0, MPI_Bcast, ncclCommInitRank): true and a
-// communicator when this build has CUDA and NCCL and this rank has a GPU, else false and *why.
+// communicator when this build has CUDA and NCCL and every rank has a GPU, else false and *why. The
+// communicator then carries the lab's collectives in place on the GPUs' buffers (groups split from it with
+// ncclCommSplit), unless MPI's own were chosen (--mpi-native) or libnccl is older than 2.18.
 bool nccl_bootstrap(MpiTransport& t, std::string* why);
 
 }  // namespace mc::mpi

@@ -57,8 +57,9 @@ TEST(PlainWords, TheSimulatorNamesWhatItRunsInAStudentsWords) {
       << h.text;
   EXPECT_NE(h.text.find("writing checkpoints (overhead)"), std::string::npos);
   // Money says what it pays for ("$19 M" did not), and the failure rates are named, not an id cut short.
-  if (s.sim.run->cost_usd > 0)
+  if (s.sim.run->cost_usd > 0) {
     EXPECT_NE(h.text.find(mc::format_usd(s.sim.run->cost_usd) + " of GPU time"), std::string::npos) << h.text;
+  }
   std::string profile = "llama3-405b-2024";  // the panel's default
   if (const auto f = s.sim.config.find("failures"); f != s.sim.config.end() && f->is_object())
     profile = f->value("profile", profile);
