@@ -28,7 +28,6 @@ void check_capital_set(const JsonCursor& a, const std::string& config, const std
     return;
   }
   const json defaults = initial_state(nullptr).configs[config];
-  json::json_pointer ptr(path);
   // Arrays (holders, profit_usd) may grow: check only the first component for paths into them.
   std::string top = path.substr(1, path.find('/', 1) == std::string::npos ? std::string::npos : path.find('/', 1) - 1);
   if (!defaults.contains(top)) {
@@ -36,8 +35,31 @@ void check_capital_set(const JsonCursor& a, const std::string& config, const std
     for (const auto& [k, v] : defaults.items()) keys += (keys.empty() ? "" : ", ") + k;
     a["path"].fail("\"" + config + "\" has no key \"" + top + "\"; expected one of: " + keys);
   }
-  if (!value || !defaults.contains(ptr)) return;
-  const json& d = defaults.at(ptr);
+  // Follow the path through the defaults as far as they go: an array takes an index, a number or a
+  // string holds no keys (the JSON library would throw its own words at run time).
+  const json* cur = &defaults;
+  for (size_t start = 1; cur && start <= path.size();) {
+    const size_t slash = std::min(path.find('/', start), path.size());
+    std::string token;  // unescaped: ~1 is '/', ~0 is '~' (check_pointer allows no other '~')
+    for (size_t i = start; i < slash; ++i)
+      token += path[i] == '~' && i + 1 < slash ? (path[++i] == '1' ? '/' : '~') : path[i];
+    const std::string so_far = path.substr(0, start - 1);
+    if (cur->is_array()) {
+      if (token.empty() || token.find_first_not_of("0123456789") != std::string::npos)
+        a["path"].fail("\"" + so_far + "\" is a list: the part after it is an index (0, 1, ...), not \"" + token +
+                       "\"");
+      const size_t i = std::stoul(token);
+      cur = i < cur->size() ? &(*cur)[i] : nullptr;
+    } else if (cur->is_object()) {
+      const auto it = cur->find(token);
+      cur = it != cur->end() ? &*it : nullptr;
+    } else {
+      a["path"].fail("\"" + so_far + "\" is a single value (" + cur->dump() + "), which holds no \"" + token + "\"");
+    }
+    start = slash + 1;
+  }
+  if (!value || !cur) return;
+  const json& d = *cur;
   if (d.is_number() && !value->is_number())
     a["value"].fail("wrong type: \"" + path + "\" is a number, got " + value->dump());
   if (d.is_string() && !value->is_string())
@@ -70,6 +92,10 @@ void check_pointer(const JsonCursor& at, const std::string& path) {
       at.fail("\"" + path +
               "\" has an empty part (\"//\" or a '/' at the end); each part names a key or an "
               "index, e.g. \"/holders/0/cap_multiple\": remove the extra '/'");
+    // An index into an array makes the JSON library grow the array to it: "/holders/99999999" asked for
+    // gigabytes. Configs' arrays (holders, profits, stragglers) hold a few entries.
+    if (token.find_first_not_of("0123456789") == std::string::npos && (token.size() > 5 || std::stol(token) > 9999))
+      at.fail("\"" + path + "\": index " + token + " is past any config's arrays (at most 9999)");
     for (size_t i = 0; i < token.size(); ++i)
       if (token[i] == '~' && (i + 1 == token.size() || (token[i + 1] != '0' && token[i + 1] != '1')))
         at.fail("\"" + path + "\": '~' in a JSON pointer is written ~0, and '/' inside a key ~1");

@@ -265,6 +265,24 @@ TEST(BrokenScenarioText, EveryUnresolvedReferenceIsListed) {
   EXPECT_NE(r.message().find("step 1 \"one\""), std::string::npos) << r.message();
 }
 
+// A JSON pointer from the file is refused where it is read, located, never handed to the JSON library:
+// an empty part threw its bare "unresolved reference token", a huge index grew an array to gigabytes.
+TEST(BrokenScenarioText, APointerIsCheckedWhereItIsRead) {
+  for (const char* path : {"/holders//cap_multiple", "/holders/99999999/cap_multiple", "/holders/0/", "/a~2b",
+                           "holders", "/holders/x/cap_multiple"}) {
+    const std::string text = std::string(R"({"format": "megacluster-scenario", "version": 1, "id": "p",
+      "title": "P", "audience": "tests", "minutes": 2, "topics": ["test"], "sources": ["gpt3-paper"],
+      "steps": [{"id": "one", "title": "One", "narration": "n",
+                 "actions": [{"do": "set", "config": "waterfall", "path": ")") +
+                             path + R"(", "value": 50}, {"do": "waterfall"}]}]})";
+    ParseResult r;
+    ASSERT_NO_THROW(r = parse_scenario_text(text, "p.json", default_actions(), &catalog())) << path;
+    ASSERT_EQ(r.errors.size(), 1u) << path << "\n" << r.message();
+    EXPECT_EQ(r.errors[0].key, "steps/0/actions/0/path") << r.errors[0].what();
+    EXPECT_GT(r.errors[0].line, 0) << r.errors[0].what();
+  }
+}
+
 TEST(BrokenScenarioText, NeverThrows) {
   for (const char* text : {"", "[]", "{\"format\": 1}", "{\"format\": \"megacluster-scenario\", \"version\": 99}", "nul"}) {
     ParseResult r = parse_scenario_text(text, "x.json", default_actions(), &catalog());
