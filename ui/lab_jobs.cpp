@@ -1,10 +1,12 @@
 // lab_jobs.cpp - the training lab's jobs (lab_jobs.h).
 #include "ui/lab_jobs.h"
 
+#include "core/tar.h"
 #include "train/report.h"
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -24,6 +26,27 @@ LabCheckpoint lab_checkpoint(const train::Trainer& t) {
   in.close();
   fs::remove_all(dir);
   return {t.step_index(), fs::path(path).filename().string(), bytes.str()};
+}
+
+std::string lab_model_archive(const nlohmann::json& config, const LabCheckpoint& checkpoint) {
+  return tar_archive({{"lab-model/lab-config.json", config.dump(2) + "\n"},
+                      {"lab-model/checkpoint/" + checkpoint.name, checkpoint.bytes}},
+                     int64_t(std::time(nullptr)));
+}
+
+std::vector<int> lab_valid_values(const nlohmann::json& config, const std::string& key, int lo, int hi) {
+  std::vector<int> out;
+  for (int v = lo; v <= hi; ++v) {
+    nlohmann::json c = config;
+    c[key] = v;
+    try {
+      train::validate(train::parse_config(c, "lab config"));
+      out.push_back(v);
+    } catch (const std::exception&) {
+      // refused: not offered
+    }
+  }
+  return out;
 }
 
 LabTrainJob::LabTrainJob(std::shared_ptr<train::Trainer> trainer, int until_step, int sample_every, LabProgress start)

@@ -22,6 +22,16 @@ namespace mc::ui {
 // --checkpoint DIR --resume` looks for), written through a scratch directory of its own.
 LabCheckpoint lab_checkpoint(const train::Trainer& t);
 
+// The trained model as one download: a tar archive (core/tar.h) of lab-model/lab-config.json (`config`, as
+// `megacluster train` reads it) and lab-model/checkpoint/<checkpoint>, which
+// `megacluster train lab-model/lab-config.json --checkpoint lab-model/checkpoint --resume` continues.
+std::string lab_model_archive(const nlohmann::json& config, const LabCheckpoint& checkpoint);
+
+// The values of `key` ("dp", "tp", "pp", "micro_batches", "batch") in [lo, hi] with which the lab can run
+// the rest of `config` as it is (train::parse_config, then train::validate: divisibility, memory): the
+// layout controls offer only these, so no choice lands on a layout the lab refuses.
+std::vector<int> lab_valid_values(const nlohmann::json& config, const std::string& key, int lo, int hi);
+
 // Trains up to step `until_step` (the run's end, or one more step for the Step button), or until cancelled
 // (Pause, Reset, another layout), between two steps.
 class LabTrainJob : public Job {

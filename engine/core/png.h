@@ -1,6 +1,6 @@
-// png.h - a minimal PNG writer (8-bit RGBA, deflate "stored" blocks: no compression, no dependency), so the
-// engine and both app builds can export an image the same way. Files are larger than a compressing
-// encoder's, which is fine for a chart of a few hundred kilobytes.
+// png.h - PNG export (8-bit RGBA), compressed by stb_image_write (Debian's libstb-dev, a header-only
+// library; no third-party source is committed), so the engine and both app builds export an image the
+// same way. A chart of flat colours compresses to a few tens of kilobytes.
 #pragma once
 
 #include <cstdint>

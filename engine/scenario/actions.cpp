@@ -28,7 +28,6 @@ void check_capital_set(const JsonCursor& a, const std::string& config, const std
     return;
   }
   const json defaults = initial_state(nullptr).configs[config];
-  json::json_pointer ptr(path);
   // Arrays (holders, profit_usd) may grow: check only the first component for paths into them.
   std::string top = path.substr(1, path.find('/', 1) == std::string::npos ? std::string::npos : path.find('/', 1) - 1);
   if (!defaults.contains(top)) {
@@ -36,8 +35,31 @@ void check_capital_set(const JsonCursor& a, const std::string& config, const std
     for (const auto& [k, v] : defaults.items()) keys += (keys.empty() ? "" : ", ") + k;
     a["path"].fail("\"" + config + "\" has no key \"" + top + "\"; expected one of: " + keys);
   }
-  if (!value || !defaults.contains(ptr)) return;
-  const json& d = defaults.at(ptr);
+  // Follow the path through the defaults as far as they go: an array takes an index, a number or a
+  // string holds no keys (the JSON library would throw its own words at run time).
+  const json* cur = &defaults;
+  for (size_t start = 1; cur && start <= path.size();) {
+    const size_t slash = std::min(path.find('/', start), path.size());
+    std::string token;  // unescaped: ~1 is '/', ~0 is '~' (check_pointer allows no other '~')
+    for (size_t i = start; i < slash; ++i)
+      token += path[i] == '~' && i + 1 < slash ? (path[++i] == '1' ? '/' : '~') : path[i];
+    const std::string so_far = path.substr(0, start - 1);
+    if (cur->is_array()) {
+      if (token.empty() || token.find_first_not_of("0123456789") != std::string::npos)
+        a["path"].fail("\"" + so_far + "\" is a list: the part after it is an index (0, 1, ...), not \"" + token +
+                       "\"");
+      const size_t i = std::stoul(token);
+      cur = i < cur->size() ? &(*cur)[i] : nullptr;
+    } else if (cur->is_object()) {
+      const auto it = cur->find(token);
+      cur = it != cur->end() ? &*it : nullptr;
+    } else {
+      a["path"].fail("\"" + so_far + "\" is a single value (" + cur->dump() + "), which holds no \"" + token + "\"");
+    }
+    start = slash + 1;
+  }
+  if (!value || !cur) return;
+  const json& d = *cur;
   if (d.is_number() && !value->is_number())
     a["value"].fail("wrong type: \"" + path + "\" is a number, got " + value->dump());
   if (d.is_string() && !value->is_string())
@@ -58,6 +80,35 @@ void check_capital_set(const JsonCursor& a, const std::string& config, const std
     a["value"].fail("out of range: \"pricing\" must be \"rent\" or \"build\", got " + value->dump());
 }
 
+// A pointer read from a file is checked where it is read, so that the JSON library never meets it at run
+// time (its bare "unresolved reference token ''" reached `megacluster play` and the fuzzer).
+void check_pointer(const JsonCursor& at, const std::string& path) {
+  if (path.empty()) return;
+  if (path[0] != '/') at.fail("a JSON pointer starts with '/' (or is \"\" for the whole config)");
+  for (size_t start = 1;;) {
+    const size_t slash = path.find('/', start);
+    const std::string token = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (token.empty())
+      at.fail("\"" + path +
+              "\" has an empty part (\"//\" or a '/' at the end); each part names a key or an "
+              "index, e.g. \"/holders/0/cap_multiple\": remove the extra '/'");
+    // An index into an array makes the JSON library grow the array to it: "/holders/99999999" asked for
+    // gigabytes. Configs' arrays (holders, profits, stragglers) hold a few entries.
+    if (token.find_first_not_of("0123456789") == std::string::npos && (token.size() > 5 || std::stol(token) > 9999))
+      at.fail("\"" + path + "\": index " + token + " is past any config's arrays (at most 9999)");
+    for (size_t i = 0; i < token.size(); ++i)
+      if (token[i] == '~' && (i + 1 == token.size() || (token[i + 1] != '0' && token[i + 1] != '1')))
+        at.fail("\"" + path + "\": '~' in a JSON pointer is written ~0, and '/' inside a key ~1");
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  try {
+    (void)json::json_pointer(path);
+  } catch (const std::exception& e) {
+    at.fail(std::string("not a JSON pointer: ") + e.what());
+  }
+}
+
 void validate_set(const JsonCursor& a, const Catalog* cat) {
   std::string config = a["config"].string();
   if (!find_config_kind(config)) {
@@ -65,13 +116,8 @@ void validate_set(const JsonCursor& a, const Catalog* cat) {
     for (const ConfigKind& k : config_kinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
     a["config"].fail("unknown config \"" + config + "\"; expected one of: " + names);
   }
-  std::string path = a["path"].string();
-  if (!path.empty() && path[0] != '/') a["path"].fail("a JSON pointer starts with '/' (or is \"\" for the whole config)");
-  try {
-    (void)json::json_pointer(path);
-  } catch (const std::exception& e) {
-    a["path"].fail(std::string("not a JSON pointer: ") + e.what());
-  }
+  const std::string path = a["path"].string();
+  check_pointer(a["path"], path);
   const bool has_value = a.has("value"), has_preset = a.has("preset");
   const int sources = int(has_value) + int(has_preset) + int(a.has("result")) + int(a.has("catalog"));
   if (sources != 1)
@@ -112,7 +158,12 @@ void validate_set(const JsonCursor& a, const Catalog* cat) {
       std::string p = a["preset"].string();
       preset_value = p.substr(p.find('/') + 1);
     }
-    check_capital_set(a, config, path, has_value ? &a["value"].value() : &preset_value);
+    try {
+      check_capital_set(a, config, path, has_value ? &a["value"].value() : &preset_value);
+    } catch (const json::exception& e) {  // a pointer the default config cannot follow ("/holders/x")
+      a["path"].fail("\"" + path + "\" does not lead into the \"" + config + "\" config (" + e.what() +
+                     "); an array is indexed by a number: \"/holders/0/cap_multiple\"");
+    }
   }
 }
 
@@ -135,8 +186,15 @@ void run_set(const json& a, ActionContext& ctx) {
     v = p.substr(p.find('/') + 1);
   }
   json& c = ctx.state->configs[config];
-  if (path.empty()) c = v;
-  else c[json::json_pointer(path)] = v;
+  if (path.empty()) {
+    c = v;
+    return;
+  }
+  try {
+    c[json::json_pointer(path)] = v;
+  } catch (const json::exception& e) {  // e.g. a key where the config has an array; named, not bare
+    throw std::runtime_error("cannot set \"" + path + "\" of the \"" + config + "\" config: " + e.what());
+  }
 }
 
 std::string result_name(const json& a, const char* fallback) { return a.value("as", std::string(fallback)); }
@@ -237,6 +295,13 @@ std::vector<std::string> ActionRegistry::names() const {
   return n;
 }
 
+std::string produced_result(const ActionDef& def, const json& action) {
+  if (std::find(def.keys.begin(), def.keys.end(), "as") == def.keys.end()) return "";
+  const std::string fallback = def.result.empty() ? def.name : def.result;
+  const auto as = action.find("as");
+  return as != action.end() && as->is_string() ? as->get<std::string>() : fallback;
+}
+
 const json* lookup_result(const json& results, const std::string& path) {
   const json* cur = &results;
   size_t start = 0;
@@ -262,8 +327,13 @@ const json* lookup_result(const json& results, const std::string& path) {
 }
 
 void register_builtin_actions(ActionRegistry& reg) {
-  reg.add({"set", "set a key of a config (JSON pointer) to a value or a catalog preset",
-           {"config", "path", "value", "preset", "result", "catalog"}, validate_set, run_set});
+  reg.add({"set",
+           "set a key of a config (JSON pointer) to a value or a catalog preset",
+           {"config", "path", "value", "preset", "result", "catalog"},
+           validate_set,
+           run_set,
+           "",
+           {"result"}});
 
   reg.add({"plan", "money -> GPU-hours -> FLOPs -> model and loss (the \"plan\" config)", {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
@@ -345,7 +415,8 @@ void register_builtin_actions(ActionRegistry& reg) {
              for (const json& p : a.at("points")) {
                xs.push_back(num_at(p, xk));
                ls.push_back(num_at(p, yk));
-               if (!(ls.back() > floor)) throw std::runtime_error("loss at or below the floor in \"" + p.get<std::string>() + "\"");
+               if (!(ls.back() > floor))
+                 throw std::runtime_error("loss at or below the floor in \"" + p.get<std::string>() + "\"");
              }
              train::PowerLawFit fit;
              try {
@@ -369,7 +440,9 @@ void register_builtin_actions(ActionRegistry& reg) {
                r["extrapolation"] = x / xmax;
              }
              store(ctx, result_name(a, "fit"), r);
-           }});
+           },
+           "fit",
+           {"points", "floor", "predict"}});
 
   reg.add({"facts", "copy sourced catalog values into the results, so narration never retypes a number",
            {"as", "values"},
@@ -399,7 +472,9 @@ void register_builtin_actions(ActionRegistry& reg) {
              store(ctx, result_name(a, "facts"), out);
            }});
 
-  reg.add({"ratio", "divide one result by another (\"x\" = num / den), e.g. runs per budget", {"as", "num", "den"},
+  reg.add({"ratio",
+           "divide one result by another (\"x\" = num / den), e.g. runs per budget",
+           {"as", "num", "den"},
            [](const JsonCursor& a, const Catalog*) {
              validate_as(a);
              (void)a["num"].string(), (void)a["den"].string();
@@ -410,7 +485,9 @@ void register_builtin_actions(ActionRegistry& reg) {
              if (!n || !d || !n->is_number() || !d->is_number() || d->get<double>() == 0)
                throw std::runtime_error("ratio needs two numeric results, the second non-zero");
              store(ctx, result_name(a, "ratio"), {{"x", n->get<double>() / d->get<double>()}});
-           }});
+           },
+           "",
+           {"num", "den"}});
 
   reg.add({"focus_panel", "show a panel of the explorer", {"panel"},
            [](const JsonCursor& a, const Catalog*) {

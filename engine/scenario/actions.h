@@ -71,7 +71,15 @@ struct ActionDef {
   std::function<void(const JsonCursor& action, const Catalog* catalog)> validate;
   // Runs it; throws std::exception (message reported with the step) on failure.
   std::function<void(const json& action, ActionContext& ctx)> run;
+  // The result an action with an "as" key stores when it has none: `result`, or else the action's name.
+  // Load-time checks (checks.h) follow these names so that a reference to a result no earlier action
+  // produces is refused when the file is opened, not shown as raw braces in class.
+  std::string result = "";
+  std::vector<std::string> result_keys = {};  // keys whose values are result paths (or lists of result names)
 };
+
+// The name of the result `action` (a "do" of `def`) stores; "" when it stores none.
+std::string produced_result(const ActionDef& def, const json& action);
 
 class ActionRegistry {
  public:

@@ -69,6 +69,18 @@ bool StepOutcome::passed() const {
   return true;
 }
 
+const std::vector<std::string>& narration_formats() {
+  static const std::vector<std::string> f = {"si", "usd", "pct", "pct0", "int", "year", "sci",   "f1", "f2",
+                                             "f3", "f4",  "gib", "days", "x",   "s",    "count", "n"};
+  return f;
+}
+
+bool is_narration_format(const std::string& how) {
+  for (const auto& f : narration_formats())
+    if (f == how) return true;
+  return false;
+}
+
 std::string render_narration(const std::string& text, const json& results, std::vector<std::string>* missing) {
   std::string out;
   size_t i = 0;

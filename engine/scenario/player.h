@@ -97,6 +97,9 @@ class Player {
 // separators, as PF-days print: "1,040,000"),
 // n (1.5 billion), int (300,000 with separators), gib (bytes in GiB). Unresolved references are left visible and listed in `missing`.
 std::string render_narration(const std::string& text, const json& results, std::vector<std::string>* missing);
+// The formats above, for load-time checks ("si, usd, ..."), and whether `how` is one of them.
+const std::vector<std::string>& narration_formats();
+bool is_narration_format(const std::string& how);
 
 // The digest: numbers rounded to 6 significant digits (so libm differences in the last bits do not
 // change it), canonical JSON (sorted keys), FNV-1a 64 in hex.

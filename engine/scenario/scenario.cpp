@@ -3,6 +3,7 @@
 
 #include "catalog/catalog.h"
 #include "scenario/actions.h"
+#include "scenario/checks.h"
 
 #include <set>
 #include <sstream>
@@ -35,6 +36,7 @@ void check_sources_one(const JsonCursor& e, const Catalog* cat) {
 Question parse_question(const JsonCursor& q) {
   q.only_keys({"id", "prompt", "choices", "answer", "answer_result", "tolerance", "explanation"});
   Question out;
+  out.pointer = q.pointer();
   out.id = q["id"].string();
   out.prompt = q["prompt"].string();
   out.explanation = q.string_or("explanation", "");
@@ -135,6 +137,10 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
                     "steps"});
   });
   collect(out.errors, "", [&] {
+    if (!root.has("format"))  // a file dropped without it was taken for something else and named nothing
+      root.doc().fail(root.pointer() + "/format",
+                      std::string("missing required key \"format\": a scenario starts {\"format\": \"") + kFormatName +
+                          "\", \"version\": " + std::to_string(kFormatVersion) + ", ...");
     if (root["format"].string() != kFormatName) root["format"].fail(std::string("expected \"") + kFormatName + "\"");
   });
   collect(out.errors, "", [&] {
@@ -166,6 +172,7 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
   for (const JsonCursor& st : root["steps"].elements()) {
     ++index;
     Step step;
+    step.pointer = st.pointer();
     std::string label = "step " + std::to_string(index);
     if (!st.is_object()) {
       collect(out.errors, label, [&] { st.fail("wrong type: a step is an object"); });
@@ -208,6 +215,8 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
     }
     s.steps.push_back(std::move(step));
   }
+  check_references(doc, s, reg, out.errors);
+  check_configs(doc, s, reg, cat, out.errors);
   if (out.errors.empty()) out.scenario = std::move(s);
   return out;
 }
@@ -220,6 +229,17 @@ ParseResult parse_scenario_text(const std::string& text, const std::string& file
     ParseResult r;
     r.errors.push_back(e);
     return r;
+  }
+}
+
+bool looks_like_scenario(const std::string& name, const std::string& text) {
+  if (text.find(kFormatName) != std::string::npos) return true;
+  if (name.size() < 5 || name.compare(name.size() - 5, 5, ".json") != 0) return false;
+  try {
+    const JsonDoc d = JsonDoc::parse(text, name, kMaxScenarioBytes);
+    return d.root().is_object() && d.root().has("steps");
+  } catch (const LoadError&) {
+    return text.find("\"steps\"") != std::string::npos;  // a scenario with a syntax error: list it
   }
 }
 

@@ -18,7 +18,9 @@
 //
 // Actions are looked up in an ActionRegistry (actions.h); each action validates its own keys, so an
 // unknown action, a wrong type, a value out of range or a missing preset is reported with the file, line,
-// column, step and key before anything runs.
+// column, step and key before anything runs. Checks across steps follow (checks.h): every result a
+// narration, expectation, question or action refers to is produced by an earlier action, and the configs
+// the engine actions will read are accepted by the engine's own parsers (a "set" to gpus -8 is named there).
 #pragma once
 
 #include "core/json_doc.h"
@@ -53,6 +55,7 @@ struct Question {
   std::string answer_result;
   double tolerance = 0.05;  // relative
   std::string explanation;
+  std::string pointer;  // where in the file
 };
 
 struct Expectation {
@@ -71,6 +74,7 @@ struct Step {
   std::vector<Action> actions;
   std::vector<Question> questions;
   std::vector<Expectation> expectations;
+  std::string pointer;  // where in the file
 };
 
 struct Scenario {
@@ -94,6 +98,11 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& actions, co
 ParseResult load_scenario(const std::string& path, const ActionRegistry& actions, const Catalog* catalog);
 ParseResult parse_scenario_text(const std::string& text, const std::string& file, const ActionRegistry& actions,
                                 const Catalog* catalog);
+
+// Whether a file someone opened is meant as a scenario: it names the format, or it is a .json object with
+// "steps" (a scenario whose "format" is missing or misspelt), so that the explorer lists its problems
+// ("missing required key \"format\"", ...) instead of saying nothing opens it.
+bool looks_like_scenario(const std::string& name, const std::string& text);
 
 // scenarios/index.json: {"version": 1, "scenarios": ["dgx1-2016.json", ...]} in gallery order.
 struct IndexEntry {

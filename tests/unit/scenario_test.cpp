@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 
 namespace {
 
@@ -189,7 +191,14 @@ INSTANTIATE_TEST_SUITE_P(
                     BrokenCase{"out_of_range.json", "steps/1/actions/0/value", "out of range", true},
                     BrokenCase{"missing_preset.json", "steps/1/actions/0/preset", "missing preset", true},
                     BrokenCase{"unknown_key.json", "steps/1/actions/0/secs", "unknown key", true},
-                    BrokenCase{"unknown_source.json", "sources/0", "unknown source", false}));
+                    BrokenCase{"unknown_source.json", "sources/0", "unknown source", false},
+                    // Checks across steps (scenario/checks.h): a narration's reference no action produces
+                    // (it played, showing the raw braces), a JSON pointer with an empty part (the JSON
+                    // library's bare "unresolved reference token ''" escaped the parser), a set value the
+                    // engine refuses (gpus -8 was found only when the step ran).
+                    BrokenCase{"unresolved_reference.json", "steps/1/narration", "produces a result \"nope\"", true},
+                    BrokenCase{"empty_pointer.json", "steps/1/actions/0/path", "has an empty part", true},
+                    BrokenCase{"set_out_of_range.json", "steps/1/actions/0/value", "gpus", true}));
 
 TEST(BrokenScenarioSyntax, NamesLineAndColumn) {
   ParseResult r = load_scenario(kBroken + "/syntax.json", default_actions(), &catalog());
@@ -212,6 +221,65 @@ TEST(BrokenScenario, ReportsEveryProblemAtOnceEachLocated) {
     EXPECT_GT(e.column, 0) << e.what();
     EXPECT_EQ(e.key, want[i].first) << e.what();
     EXPECT_NE(e.message.find(want[i].second), std::string::npos) << e.what();
+  }
+}
+
+// What the explorer lists when an author opens a file: a missing "format" is named with the other
+// problems, each located, instead of the file being taken for something else.
+TEST(BrokenScenarioText, AMissingFormatIsListedWithTheOtherProblems) {
+  std::ifstream in(kBroken + "/unresolved_reference.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  mc::json j = mc::json::parse(ss.str());
+  j.erase("format");
+  ParseResult r = parse_scenario_text(j.dump(2), "dropped.json", default_actions(), &catalog());
+  ASSERT_EQ(r.errors.size(), 2u) << r.message();
+  EXPECT_EQ(r.errors[0].key, "format");
+  EXPECT_NE(r.errors[0].message.find("missing required key \"format\""), std::string::npos) << r.errors[0].what();
+  EXPECT_EQ(r.errors[1].key, "steps/1/narration");
+  for (const auto& e : r.errors) EXPECT_GT(e.line, 0) << e.what();
+  EXPECT_TRUE(looks_like_scenario("dropped.json", j.dump(2)));
+  EXPECT_FALSE(looks_like_scenario("notes.json", "{\"title\": \"not a scenario\"}"));
+  EXPECT_FALSE(looks_like_scenario("corpus.txt", "steps and more steps"));
+}
+
+// Every reference is followed through the steps: a result used before the step that makes it, a
+// "ratio" of a result no action stores, an expectation and a question on one, an unknown format.
+TEST(BrokenScenarioText, EveryUnresolvedReferenceIsListed) {
+  const std::string text = R"({"format": "megacluster-scenario", "version": 1, "id": "refs", "title": "Refs",
+    "audience": "tests", "minutes": 2, "topics": ["test"], "sources": ["gpt3-paper"], "steps": [
+    {"id": "one", "title": "One", "narration": "Later: {{plan.params}}; format {{budget.x|usdd}}.",
+     "actions": [{"do": "ratio", "num": "nothing.x", "den": "nothing.y", "as": "budget"}],
+     "expect": [{"result": "missing.value", "between": [0, 1]}],
+     "questions": [{"id": "q", "prompt": "?", "answer_result": "absent.value"}]},
+    {"id": "two", "title": "Two", "narration": "Now {{plan.params}} and {{budget.x}}.",
+     "actions": [{"do": "plan"}]}]})";
+  ParseResult r = parse_scenario_text(text, "refs.json", default_actions(), &catalog());
+  std::vector<std::string> keys;
+  for (const auto& e : r.errors) keys.push_back(e.key);
+  const std::vector<std::string> want = {"steps/0/actions/0/num",   "steps/0/actions/0/den",
+                                         "steps/0/narration",       "steps/0/narration",
+                                         "steps/0/expect/0/result", "steps/0/questions/0/answer_result"};
+  EXPECT_EQ(keys, want) << r.message();
+  EXPECT_NE(r.message().find("asks for format \"usdd\""), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("step 1 \"one\""), std::string::npos) << r.message();
+}
+
+// A JSON pointer from the file is refused where it is read, located, never handed to the JSON library:
+// an empty part threw its bare "unresolved reference token", a huge index grew an array to gigabytes.
+TEST(BrokenScenarioText, APointerIsCheckedWhereItIsRead) {
+  for (const char* path : {"/holders//cap_multiple", "/holders/99999999/cap_multiple", "/holders/0/", "/a~2b",
+                           "holders", "/holders/x/cap_multiple"}) {
+    const std::string text = std::string(R"({"format": "megacluster-scenario", "version": 1, "id": "p",
+      "title": "P", "audience": "tests", "minutes": 2, "topics": ["test"], "sources": ["gpt3-paper"],
+      "steps": [{"id": "one", "title": "One", "narration": "n",
+                 "actions": [{"do": "set", "config": "waterfall", "path": ")") +
+                             path + R"(", "value": 50}, {"do": "waterfall"}]}]})";
+    ParseResult r;
+    ASSERT_NO_THROW(r = parse_scenario_text(text, "p.json", default_actions(), &catalog())) << path;
+    ASSERT_EQ(r.errors.size(), 1u) << path << "\n" << r.message();
+    EXPECT_EQ(r.errors[0].key, "steps/0/actions/0/path") << r.errors[0].what();
+    EXPECT_GT(r.errors[0].line, 0) << r.errors[0].what();
   }
 }
 

@@ -50,31 +50,51 @@ void dashed_hline(ImDrawList* dl, float x0, float x1, float y, ImU32 col) {
 
 }  // namespace
 
+LossAxes loss_axes(const std::vector<LabCurve>& curves, int configured_steps, double floor, bool log_y) {
+  LossAxes a;
+  a.log_y = log_y;
+  size_t longest = 0;
+  double lo = floor > 0 ? floor * 0.9 : INFINITY, hi = -INFINITY;
+  for (const auto& c : curves) {
+    longest = std::max(longest, c.losses.size());
+    for (double l : c.losses) lo = std::min(lo, l), hi = std::max(hi, l);
+  }
+  if (!(hi > lo) || (log_y && !(lo > 0))) lo = 0.1, hi = 6;
+  a.lo = lo, a.hi = hi;
+  const size_t want = std::max<size_t>(longest, 10);
+  size_t nice = 1;
+  for (size_t decade = 1; nice < want; decade *= 10)
+    for (size_t m : {1, 2, 5})
+      if (nice < want) nice = m * decade;
+  a.steps = std::max(longest, std::min(nice, size_t(std::max(configured_steps, 1))));
+  a.steps = std::max<size_t>(a.steps, 2);
+  return a;
+}
+
 void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int steps, double floor, bool log_y,
                     ImVec2 size) {
   Frame f = begin_frame(id, size);
-  double lo = floor > 0 ? floor * 0.9 : INFINITY, hi = -INFINITY;
-  size_t n = size_t(std::max(steps, 1));
-  for (const auto& c : curves) {
-    n = std::max(n, c.losses.size());
-    for (double l : c.losses) lo = std::min(lo, l), hi = std::max(hi, l);
-  }
-  if (!(hi > lo)) lo = 0.1, hi = 6;
+  const LossAxes ax = loss_axes(curves, steps, floor, log_y);
+  const double lo = ax.lo, hi = ax.hi;
+  const size_t n = ax.steps;
+  const ImU32 ink = IM_COL32(160, 160, 170, 255);
   const float L = f.p0.x + 44, R = f.p1.x - 8, T = f.p0.y + 8, B = f.p1.y - 18;
   auto ty = [&](double v) {
     const double a = log_y ? std::log(v) : v, l0 = log_y ? std::log(lo) : lo, l1 = log_y ? std::log(hi) : hi;
     return float(B - (a - l0) / (l1 - l0) * (B - T));
   };
   auto tx = [&](double i) { return float(L + i / double(std::max<size_t>(n - 1, 1)) * (R - L)); };
-  char buf[32];
+  char buf[48];
   for (int k = 0; k <= 4; ++k) {
     const double v = log_y ? lo * std::pow(hi / lo, k / 4.0) : lo + (hi - lo) * k / 4.0;
     std::snprintf(buf, sizeof buf, "%.2f", v);
-    f.dl->AddText(ImVec2(f.p0.x + 4, ty(v) - 7), IM_COL32(160, 160, 170, 255), buf);
+    f.dl->AddText(ImVec2(f.p0.x + 4, ty(v) - 7), ink, buf);
     f.dl->AddLine(ImVec2(L, ty(v)), ImVec2(R, ty(v)), IM_COL32(50, 54, 62, 255));
   }
-  std::snprintf(buf, sizeof buf, "step %zu", n);
-  f.dl->AddText(ImVec2(R - 60, B + 2), IM_COL32(160, 160, 170, 255), buf);
+  // The axes' titles: what is plotted, in which unit.
+  f.dl->AddText(ImVec2(L + 4, T), ink, "loss (nats/byte)");
+  std::snprintf(buf, sizeof buf, "training step (1 .. %zu)", n);
+  f.dl->AddText(ImVec2(R - ImGui::CalcTextSize(buf).x, B + 2), ink, buf);
   if (floor > 0) {
     dashed_hline(f.dl, L, R, ty(floor), IM_COL32(220, 220, 120, 200));
     f.dl->AddText(ImVec2(L + 4, ty(floor) - 15), IM_COL32(220, 220, 120, 220), "corpus entropy");
@@ -85,7 +105,7 @@ void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int ste
     std::vector<ImVec2> pts;
     for (size_t i = 0; i < c.losses.size(); ++i) pts.push_back(ImVec2(tx(double(i)), ty(c.losses[i])));
     if (pts.size() >= 2) f.dl->AddPolyline(pts.data(), int(pts.size()), series_color(int(ci), now ? 1.0f : 0.7f), 0, now ? 2.0f : 1.3f);
-    f.dl->AddText(ImVec2(R - 260, T + 2 + 14 * float(ci)), series_color(int(ci)), c.label.c_str());
+    f.dl->AddText(ImVec2(R - 260, T + 16 + 14 * float(ci)), series_color(int(ci)), c.label.c_str());
   }
 }
 

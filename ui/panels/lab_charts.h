@@ -13,6 +13,16 @@
 
 namespace mc::ui {
 
+// The loss chart's axes. The x axis fits the runs drawn (the longest curve, rounded up to 1, 2 or 5 x 10^k
+// steps, never past the configured steps once the longest is shorter): a layout change restarts at step 0,
+// and an axis of the configured 3,000 steps crowded a new run into its first 3 %.
+struct LossAxes {
+  size_t steps = 1;       // the x axis spans steps 1..steps
+  double lo = 0, hi = 1;  // the y axis (loss, nats/byte)
+  bool log_y = true;
+};
+LossAxes loss_axes(const std::vector<LabCurve>& curves, int configured_steps, double floor, bool log_y);
+
 // Loss against step for several runs; `floor` (if > 0) is drawn as a dashed line (the corpus entropy).
 void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int steps, double floor, bool log_y,
                     ImVec2 size);

@@ -9,6 +9,7 @@
 #include "ui/explorer.h"
 #include "ui/lab_jobs.h"
 #include "ui/panels/lab_charts.h"
+#include "ui/panels/lab_png.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace mc::ui {
 namespace {
@@ -181,6 +183,27 @@ void drive_sweep(ExplorerState& s, LabView& v) {
   }
 }
 
+// A layout field offering only the values the lab can run with the rest of the config (lab_valid_values):
+// "dp 3" with a global batch of 8 sequences is not offered, rather than offered and refused. The value a
+// scenario set is shown even when the lab cannot run it (the error below the controls says why).
+void choice_field(ExplorerState& s, LabView& v, const char* label, const char* key, int lo, int hi, int fallback,
+                  const char* zero_name = nullptr) {
+  nlohmann::json& c = v.config;
+  if (const std::string now = c.dump(); now != v.choices_for) v.choices.clear(), v.choices_for = now;
+  auto it = v.choices.find(key);
+  if (it == v.choices.end()) it = v.choices.emplace(key, lab_valid_values(c, key, lo, hi)).first;
+  const int cur = c.value(key, fallback);
+  auto name = [&](int x) { return x == 0 && zero_name ? std::string(zero_name) : std::to_string(x); };
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  if (ImGui::BeginCombo(label, name(cur).c_str())) {
+    const std::vector<int> values = it->second;  // c changes below; the list is this frame's
+    for (int x : values)
+      if (ImGui::Selectable(name(x).c_str(), x == cur) && x != cur) c[key] = x;
+    ImGui::EndCombo();
+  }
+  track(s, std::string("lab.") + key);
+}
+
 bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, int hi, int fallback) {
   int x = c.value(key, fallback);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
@@ -249,20 +272,21 @@ nlohmann::json exported_config(const LabView& v) {
   return c;
 }
 
+// One download (a browser asked twice, for the checkpoint and the config, blocks or scatters the second):
+// a tar of both, laid out as `megacluster train --resume` reads them.
 void export_model(ExplorerState& s, LabView& v, const LabCheckpoint& file) {
   v.export_requested = false;
   if (!s.platform) return;
   std::string err;
-  const std::string& name = file.name;
-  const std::string& bytes = file.bytes;
-  const std::string ck = s.platform->save_file(name, bytes, err);
-  const std::string cfg = ck.empty() ? "" : s.platform->save_file("lab-config.json", exported_config(v).dump(2), err);
-  if (ck.empty() || cfg.empty()) {
+  const std::string name = "lab-model-step" + std::to_string(file.step) + ".tar";
+  const std::string where = s.platform->save_file(name, lab_model_archive(exported_config(v), file), err);
+  if (where.empty()) {
     s.status = "export failed: " + err;
     return;
   }
-  s.status = "exported " + ck + " and " + cfg + ": put the .mcck file in a folder DIR, then `megacluster train "
-             "lab-config.json --checkpoint DIR --resume` continues this run";
+  s.status = "exported " + where + ": `tar xf " + name +
+             "`, then `megacluster train lab-model/lab-config.json "
+             "--checkpoint lab-model/checkpoint --resume` continues this run";
 }
 
 // Whether the run should be saved to the platform's storage now: every persist_every_s while it changes
@@ -350,24 +374,25 @@ void draw_controls(ExplorerState& s, LabView& v) {
   // One row of fields that wraps onto the next line when the panel is narrow (a projector).
   const float field_w = ImGui::GetFontSize() * 6 + ImGui::GetStyle().ItemInnerSpacing.x;
   auto next = [&](const char* label) { same_line_if_fits(field_w + ImGui::CalcTextSize(label).x); };
-  int_field("dp", c, "dp", 1, 8, 1);
-  track(s, "lab.dp");
+  choice_field(s, v, "dp", "dp", 1, 8, 1);
   next("tp");
-  int_field("tp", c, "tp", 1, 4, 1);
-  track(s, "lab.tp");
+  choice_field(s, v, "tp", "tp", 1, 4, 1);
   next("pp");
-  int_field("pp", c, "pp", 1, 4, 1);
-  track(s, "lab.pp");
-  int zero = c.value("zero", 0);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::SliderInt("ZeRO", &zero, 0, 3)) c["zero"] = zero;
-  track(s, "lab.zero");
+  choice_field(s, v, "pp", "pp", 1, 4, 1);
+  next("ZeRO");
+  choice_field(s, v, "ZeRO", "zero", 0, 3, 0);
+  next("batch");
+  choice_field(s, v, "batch", "batch", 1, 64, 8);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Global batch in sequences, the same whatever the layout: each of the dp replicas takes an "
+        "equal share, so dp must divide it.");
   next("schedule");
   int sched = c.value("schedule", "1f1b") == "gpipe" ? 0 : 1;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::Combo("schedule", &sched, "GPipe\0" "1F1B\0")) c["schedule"] = sched == 0 ? "gpipe" : "1f1b";
   next("micro-batches");
-  int_field("micro-batches", c, "micro_batches", 0, 8, 0);
+  choice_field(s, v, "micro-batches", "micro_batches", 0, 8, 0, "auto");
   next("steps");
   int_field("steps", c, "steps", 1, 100000, 300);
 
@@ -410,10 +435,41 @@ void draw_controls(ExplorerState& s, LabView& v) {
   }
 }
 
+// The loss chart with its exports. The PNG is drawn for print (lab_png.h), not read off the screen.
+void draw_loss_chart(ExplorerState& s, LabView& v, const std::vector<LabCurve>& all, int total) {
+  const double floor = v.corpus_entropy;  // drawn only when known (the synthetic language)
+  lab_loss_chart("##loss", all, total, floor, v.log_axis, ImVec2(-1, 220));
+  track(s, "lab.loss_chart");
+  std::string err;
+  if (ImGui::SmallButton("Export CSV") && s.platform) {
+    const std::string where = s.platform->save_file("loss-curves.csv", curves_csv(v), err);
+    s.status = where.empty() ? "export failed: " + err : "exported " + where;
+  }
+  track(s, "lab.export_csv");
+  same_line_if_fits_button("Export PNG");
+  if (ImGui::SmallButton("Export PNG") && s.platform) {
+    try {
+      const std::string where =
+          s.platform->save_file("loss-curves.png", loss_chart_png(all, total, floor, v.log_axis), err);
+      s.status = where.empty() ? "export failed: " + err : "exported " + where;
+    } catch (const std::exception& e) {
+      s.status = std::string("export failed: ") + e.what();
+    }
+  }
+  track(s, "lab.export_png");
+}
+
 void draw_train_tab(ExplorerState& s, LabView& v) {
   draw_controls(s, v);
   drive_training(s, v);
-  if (!v.trainer) return;
+  if (!v.trainer) {
+    // A layout the lab cannot run (a scenario's, or the steps of a typed value): the runs so far stay on
+    // the chart, beside the message above that says what to change.
+    ImGui::BeginChild("lab_left", ImVec2(std::max(300.0f, ImGui::GetContentRegionAvail().x * 0.55f), 260), false);
+    draw_loss_chart(s, v, v.curves, v.config.value("steps", 300));
+    ImGui::EndChild();
+    return;
+  }
   const train::TrainerReport& t = v.shown.report;  // the job's last copy while it trains
   const int step = t.step, total = t.config.steps;
   const std::string loss = t.losses.empty() ? std::string("-") : format_fixed(t.losses.back(), 4);
@@ -429,6 +485,20 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
                  format_quantity(tokens / std::max(med, 1e-9), "").c_str(), med * 1e3, sorted.size());
     track(s, "lab.speed");
+    if (t.config.parallel.workers() > 1) {
+      // Without this, a class sees 8 workers train slower than 2 and concludes parallelism slows training.
+      const bool web = s.platform && std::string(s.platform->name()) == "web";  // one thread in the browser
+      const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+      const std::string where =
+          web ? "the browser's one thread"
+              : "this machine's " + std::to_string(cores) + (cores == 1 ? " CPU core" : " CPU cores");
+      wrapped_text(true,
+                   "The %d workers are virtual: they take turns on %s, so more workers add no compute here, and "
+                   "each adds messages, so tokens/s falls. What scales as on a real cluster is what each worker "
+                   "holds and sends: the memory bars and the bytes below.",
+                   t.config.parallel.workers(), where.c_str());
+      track(s, "lab.workers_note");
+    }
   }
   if (!v.resume_note.empty()) wrapped_text(true, "%s", v.resume_note.c_str());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.kernels_note.c_str());
@@ -444,18 +514,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   {
     std::vector<LabCurve> all = v.curves;
     all.push_back({layout_label(train::to_json(t.config)) + " (now)", t.losses});
-    const double floor = v.corpus_entropy;  // drawn only when known (the synthetic language)
-    lab_loss_chart("##loss", all, total, floor, v.log_axis, ImVec2(-1, 220));
-    track(s, "lab.loss_chart");
-    std::string err;
-    if (ImGui::SmallButton("Export CSV") && s.platform) {
-      const std::string where = s.platform->save_file("loss-curves.csv", curves_csv(v), err);
-      s.status = where.empty() ? "export failed: " + err : "exported " + where;
-    }
-    track(s, "lab.export_csv");
-    same_line_if_fits_button("Export PNG");
-    if (ImGui::SmallButton("Export PNG")) s.capture = {"loss-curves.png", s.widget_rects["lab.loss_chart"]};
-    track(s, "lab.export_png");
+    draw_loss_chart(s, v, all, total);
     same_line_if_fits_button("Export trained model");
     if (ImGui::SmallButton("Export trained model")) v.export_requested = true;  // serve_checkpoints
     track(s, "lab.export_model");

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,14 +64,19 @@ struct LabView {
   LabProgress shown;                        // valid when trainer is set
   std::string built_for;                    // config.dump() of trainer
   std::string error;                        // why the config cannot run
+  // The values each layout control offers (lab_valid_values), computed for the config dumped in choices_for.
+  std::string choices_for;
+  std::map<std::string, std::vector<int>> choices;
   std::vector<LabCurve> curves;             // earlier runs, overlaid on the current one
   int sample_every = 50;
   bool log_axis = true;
   bool export_requested = false;            // Export trained model, waiting for the job's checkpoint
 
   // The run kept across page reloads (Platform::persistent, the web build): saved every persist_every_s
-  // while it changes, restored once when the lab first draws.
-  double persist_every_s = 5;
+  // while it changes and at once when it pauses, restored once when the lab first draws. A second: a
+  // reload loses at most that much training (every 5 s lost 218 steps of a fast run), for a checkpoint of
+  // a few hundred kilobytes written to the browser's storage once a second.
+  double persist_every_s = 1;
   double persisted_at_s = -1e9;  // steady-clock seconds of the last save
   int persisted_step = -1;
   bool persisted_running = false;

@@ -1,0 +1,94 @@
+// The training lab tells its story: the loss chart fits the runs it draws, the PNG export is drawn for
+// print (wide, titled axes, compressed), the layout controls offer only layouts the lab can run, the
+// charts stay while a layout is refused, and a line says why virtual workers train slower here.
+#include "tests/ui/headless.h"
+#include "ui/lab_jobs.h"
+#include "ui/panels/lab_charts.h"
+#include "ui/panels/lab_png.h"
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb/stb_image.h>
+
+#include <gtest/gtest.h>
+
+using mc::test::assets;
+using mc::test::frames_until;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+namespace {
+
+mc::ui::LabCurve curve(size_t n, double from = 5.0) {
+  mc::ui::LabCurve c{"dp 2 x tp 1 x pp 1, ZeRO-0", {}};
+  for (size_t i = 0; i < n; ++i) c.losses.push_back(from * std::exp(-double(i) / 40.0) + 1.0);
+  return c;
+}
+
+}  // namespace
+
+// A layout change restarts at step 0: an axis of the configured 3,000 steps drew 100 steps in 3 % of it.
+TEST(LabChart, TheStepAxisFitsTheRuns) {
+  const auto a = mc::ui::loss_axes({curve(100)}, 3000, 0, true);
+  EXPECT_GE(a.steps, 100u);
+  EXPECT_LE(a.steps, 200u);
+  EXPECT_EQ(mc::ui::loss_axes({curve(100), curve(2500)}, 3000, 0, true).steps, 3000u) << "the longest run fits";
+  EXPECT_EQ(mc::ui::loss_axes({curve(250)}, 300, 0, true).steps, 300u) << "never past the configured steps";
+  EXPECT_EQ(mc::ui::loss_axes({curve(350)}, 300, 0, true).steps, 350u) << "an earlier, longer run fits too";
+}
+
+TEST(LabPng, WideTitledAndCompressed) {
+  const std::vector<mc::ui::LabCurve> curves = {curve(300), curve(120, 4.0)};
+  const mc::ui::LossChartImage img = mc::ui::render_loss_chart(curves, 300, 1.2, true);
+  ASSERT_GE(img.width, 1200);
+  // Ink where the axis titles go: left of the plot (the vertical "loss" title) and under the tick labels.
+  auto dark_in = [&](int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) n += img.rgba[(size_t(y) * size_t(img.width) + size_t(x)) * 4] < 100;
+    return n;
+  };
+  EXPECT_GT(dark_in(0, img.height / 4, img.width / 60, img.height * 3 / 4), 100) << "no y axis title";
+  EXPECT_GT(dark_in(img.width / 3, img.height - img.height / 20, img.width * 2 / 3, img.height), 100)
+      << "no x axis title";
+  const std::string png = mc::ui::loss_chart_png(curves, 300, 1.2, true);
+  int w = 0, h = 0, ch = 0;
+  unsigned char* px =
+      stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), int(png.size()), &w, &h, &ch, 4);
+  ASSERT_NE(px, nullptr) << stbi_failure_reason();
+  EXPECT_EQ(w, img.width);
+  EXPECT_EQ(h, img.height);
+  EXPECT_EQ(std::vector<uint8_t>(px, px + img.rgba.size()), img.rgba);
+  stbi_image_free(px);
+  EXPECT_LT(png.size(), img.rgba.size() / 10) << "compressed";
+}
+
+// dp must divide the global batch (8 sequences): dp 3 is not offered; with 12 sequences it is.
+TEST(LabLayout, OnlyRunnableValuesAreOffered) {
+  nlohmann::json c = {{"model", {{"vocab", 256}, {"context", 32}, {"layers", 2}, {"width", 32}, {"heads", 4}}},
+                      {"batch", 8},
+                      {"steps", 300},
+                      {"dp", 2},
+                      {"tp", 1},
+                      {"pp", 1}};
+  EXPECT_EQ(mc::ui::lab_valid_values(c, "dp", 1, 8), (std::vector<int>{1, 2, 4, 8}));
+  c["batch"] = 12;
+  EXPECT_EQ(mc::ui::lab_valid_values(c, "dp", 1, 8), (std::vector<int>{1, 2, 3, 4, 6}));
+  EXPECT_EQ(mc::ui::lab_valid_values(c, "tp", 1, 4), (std::vector<int>{1, 2, 4})) << "tp divides the 4 heads";
+}
+
+TEST(LabLayout, ChartsStayWhileALayoutIsRefusedAndWorkersAreExplained) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "lab"});
+  auto& lab = app.state().lab;
+  ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step >= 3; })) << lab.error;
+  EXPECT_TRUE(app.state().widget_rects.count("lab.workers_note")) << "the default layout has 2 workers";
+  EXPECT_NE(h.text.find("workers are virtual"), std::string::npos);
+  lab.config["dp"] = 3;  // as a scenario may set it: 8 sequences do not split in 3
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_FALSE(lab.trainer);
+  EXPECT_NE(lab.error.find("multiple of dp"), std::string::npos) << lab.error;
+  EXPECT_FALSE(lab.curves.empty()) << "the run so far is kept";
+  EXPECT_TRUE(app.state().widget_rects.count("lab.loss_chart")) << "the chart stays on screen";
+  EXPECT_TRUE(app.state().widget_rects.count("lab.dp"));
+}
