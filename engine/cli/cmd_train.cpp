@@ -4,9 +4,9 @@
 //
 // Under mpirun (engine/mpi, when the build found MPI): each rank runs one worker of the layout, the
 // collectives go over MPI point-to-point, and only rank 0 prints. The same losses as in one process.
+#include "catalog/catalog.h"
 #include "cli/cli.h"
 #include "core/format.h"
-#include "catalog/catalog.h"
 #include "core/json_doc.h"
 #include "core/paths.h"
 #include "device/device.h"
@@ -286,7 +286,8 @@ int run_train(mc::cli::Args& a) {
               out["gflops"].get<double>(), out["flops_per_token"].get<double>() / 1e6,
               out["sgemm_path"].get<std::string>().c_str());
   if (out.contains("mfu"))
-    std::printf("MFU: %.1f%% of %s (%s FLOP/s)\n", 100 * out["mfu"].get<double>(), out["peak_of"].get<std::string>().c_str(),
+    std::printf("MFU: %.1f%% of %s (%s FLOP/s)\n", 100 * out["mfu"].get<double>(),
+                out["peak_of"].get<std::string>().c_str(),
                 mc::format_quantity(out["peak_flops"].get<double>(), "").c_str());
   else if (out.contains("mfu_note"))
     std::printf("MFU: not shown: %s\n", out["mfu_note"].get<std::string>().c_str());

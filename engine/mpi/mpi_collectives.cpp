@@ -35,14 +35,16 @@ class NativeCollectives final : public CollectiveBackend {
     if (i < 0) return true;  // no member here: the members' processes run it
     const size_t chunk = n / g.size();
     std::vector<float> mine(chunk);
-    ok(MPI_Reduce_scatter_block(device::Raw::ptr(bufs[size_t(i)]), mine.data(), int(chunk), MPI_FLOAT, MPI_SUM, comm(g)));
+    ok(MPI_Reduce_scatter_block(device::Raw::ptr(bufs[size_t(i)]), mine.data(), int(chunk), MPI_FLOAT, MPI_SUM,
+                                comm(g)));
     std::copy(mine.begin(), mine.end(), device::Raw::ptr(bufs[size_t(i)]) + size_t(i) * chunk);
     return true;
   }
   bool all_gather(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
     const int i = position(g);
     if (i < 0) return true;
-    ok(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, device::Raw::ptr(bufs[size_t(i)]), int(n / g.size()), MPI_FLOAT, comm(g)));
+    ok(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, device::Raw::ptr(bufs[size_t(i)]), int(n / g.size()),
+                     MPI_FLOAT, comm(g)));
     return true;
   }
   bool all_reduce(const std::vector<int>& g, const Bufs& bufs, size_t n) override {
@@ -117,9 +119,8 @@ class NcclRanks final : public CollectiveBackend {
     });
   }
   bool all_reduce(const std::vector<int>& g, const Bufs& b, size_t n) override {
-    return run(g, b, n, [&](float* d, size_t, int, Comm_t c) {
-      return all_reduce_(d, d, n, kFloat32, kSum, c, kLegacyStream);
-    });
+    return run(g, b, n,
+               [&](float* d, size_t, int, Comm_t c) { return all_reduce_(d, d, n, kFloat32, kSum, c, kLegacyStream); });
   }
 
  private:
@@ -182,8 +183,9 @@ bool nccl_bootstrap(MpiTransport& t, std::string* why) {
   GetId get_id = nullptr;
   InitRank init_rank = nullptr;
   std::string errors;
-  void* lib = usable ? mc::cuda::dl_open_first({"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"}, &errors)
-                     : nullptr;
+  void* lib =
+      usable ? mc::cuda::dl_open_first({"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"}, &errors)
+             : nullptr;
   if (usable && (!lib || !mc::cuda::dl_symbol(lib, "ncclGetUniqueId", get_id) ||
                  !mc::cuda::dl_symbol(lib, "ncclCommInitRank", init_rank))) {
     usable = 0;
@@ -217,19 +219,21 @@ bool nccl_bootstrap(MpiTransport& t, std::string* why) {
   NcclRanks::ReduceScatterFn rs = nullptr;
   NcclRanks::AllGatherFn ag = nullptr;
   int has_split = mc::cuda::dl_symbol(lib, "ncclCommSplit", split) && mc::cuda::dl_symbol(lib, "ncclAllReduce", ar) &&
-                          mc::cuda::dl_symbol(lib, "ncclReduceScatter", rs) && mc::cuda::dl_symbol(lib, "ncclAllGather", ag)
+                          mc::cuda::dl_symbol(lib, "ncclReduceScatter", rs) &&
+                          mc::cuda::dl_symbol(lib, "ncclAllGather", ag)
                       ? 1
                       : 0;
   int every = 0;
   MPI_Allreduce(&has_split, &every, 1, MPI_INT, MPI_MIN, comm);
   const bool carries = every && !t.collectives();
   if (carries) t.use_collectives(std::make_unique<NcclRanks>(t, nccl_comm, split, ar, rs, ag));
-  if (why) *why = "NCCL communicator over " + std::to_string(t.size()) + " ranks (rank " + std::to_string(t.rank()) +
-                  " on GPU " + std::to_string(device) + ")" +
-                  (carries ? "; it carries the lab's collectives on the GPUs' buffers"
-                           : t.collectives() ? "; the collectives stay MPI's own (--mpi-native)"
-                                             : "; libnccl has no ncclCommSplit (NCCL < 2.18): the collectives stay "
-                                               "the engine's rings over MPI");
+  if (why)
+    *why = "NCCL communicator over " + std::to_string(t.size()) + " ranks (rank " + std::to_string(t.rank()) +
+           " on GPU " + std::to_string(device) + ")" +
+           (carries           ? "; it carries the lab's collectives on the GPUs' buffers"
+            : t.collectives() ? "; the collectives stay MPI's own (--mpi-native)"
+                              : "; libnccl has no ncclCommSplit (NCCL < 2.18): the collectives stay "
+                                "the engine's rings over MPI");
   return true;
 #else
   (void)comm;

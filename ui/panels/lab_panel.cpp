@@ -4,6 +4,8 @@
 // between workers in the last step with the bytes the communication model predicted, and the
 // predictable-scaling sweep. All numbers come from engine/train (the code behind `megacluster train`).
 #include "core/format.h"
+#include "device/device.h"
+#include "train/device_peak.h"
 #include "train/report.h"
 #include "train/storage/corpus.h"
 #include "ui/explorer.h"
@@ -148,7 +150,7 @@ void start_sweep(LabView& v) {
                                    ? (v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{})
                                    : train::scaling_config_from_json(v.sweep_config, "the scenario's scaling config");
     cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
-    if (v.sweep_job) v.sweep_job->cancel();  // the old sweep's job stops on its own copy
+    if (v.sweep_job) v.sweep_job->cancel();               // the old sweep's job stops on its own copy
     v.sweep_job.reset();
     v.sweep = std::make_shared<train::ScalingSweep>(cfg, v.corpus_text);
     v.sweep_shown = sweep_progress(*v.sweep, 0);
@@ -217,7 +219,9 @@ bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, in
 // The corpus combo: the built-in corpora of assets/corpus/index.json, plus the dropped file if any.
 void draw_corpus_combo(ExplorerState& s, LabView& v) {
   ensure_corpus(s, v);
-  const std::string shown = v.corpus_id.empty() ? "file: " + v.corpus_name : v.corpus_name.empty() ? v.corpus_id : v.corpus_name;
+  const std::string shown = v.corpus_id.empty()     ? "file: " + v.corpus_name
+                            : v.corpus_name.empty() ? v.corpus_id
+                                                    : v.corpus_name;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   if (ImGui::BeginCombo("corpus", shown.c_str())) {
     for (const train::CorpusEntry& e : v.corpora) {
@@ -390,7 +394,26 @@ void draw_controls(ExplorerState& s, LabView& v) {
   next("schedule");
   int sched = c.value("schedule", "1f1b") == "gpipe" ? 0 : 1;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::Combo("schedule", &sched, "GPipe\0" "1F1B\0")) c["schedule"] = sched == 0 ? "gpipe" : "1f1b";
+  if (ImGui::Combo("schedule", &sched,
+                   "GPipe\0"
+                   "1F1B\0"))
+    c["schedule"] = sched == 0 ? "gpipe" : "1f1b";
+  next("precision");
+  {
+    const std::string cur = c.value("precision", "fp32");
+    int prec = cur == "bf16" ? 2 : cur == "tf32" ? 1 : 0;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    if (ImGui::Combo("precision", &prec,
+                     "fp32\0"
+                     "tf32\0"
+                     "bf16\0"))
+      c["precision"] = prec == 2 ? "bf16" : prec == 1 ? "tf32" : "fp32";
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "The matrix products' inputs: fp32, TensorFloat-32 (10-bit mantissa, A100 and later) or bfloat16 (7-bit "
+          "mantissa), summed in fp32; weights, optimizer and reductions stay fp32, as mixed-precision training "
+          "keeps them. On the CPU the rounding is emulated, so the curves show what each precision does to the loss.");
+  }
   next("micro-batches");
   choice_field(s, v, "micro-batches", "micro_batches", 0, 8, 0, "auto");
   next("steps");
@@ -406,7 +429,8 @@ void draw_controls(ExplorerState& s, LabView& v) {
   if (ImGui::Button(v.running ? "Pause" : "Start")) v.running = !v.running;
   if (finished) ImGui::EndDisabled();
   if (finished && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("The run has taken all its steps. Reset starts it over; a larger \"steps\" starts a new, longer run.");
+    ImGui::SetTooltip(
+        "The run has taken all its steps. Reset starts it over; a larger \"steps\" starts a new, longer run.");
   track(s, "lab.start");
   ImGui::SameLine();
   if (ImGui::Button("Step")) v.step_once = true;  // pauses a running run first
@@ -430,7 +454,7 @@ void draw_controls(ExplorerState& s, LabView& v) {
   if (!v.error.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.4f, 1));
     wrapped_text(false, "Cannot run this layout: %s%s", v.error.c_str(),
-                       v.running ? " (training goes on as soon as the layout is valid)" : "");
+                 v.running ? " (training goes on as soon as the layout is valid)" : "");
     ImGui::PopStyleColor();
   }
 }
@@ -473,8 +497,9 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   const train::TrainerReport& t = v.shown.report;  // the job's last copy while it trains
   const int step = t.step, total = t.config.steps;
   const std::string loss = t.losses.empty() ? std::string("-") : format_fixed(t.losses.back(), 4);
-  wrapped_text(false, "step %d / %d   loss %s nats/byte   %lld parameters on %d workers   kernels: %s", step, total,
-               loss.c_str(), (long long)t.parameters, t.config.parallel.workers(), t.kernels.c_str());
+  wrapped_text(false, "step %d / %d   loss %s nats/byte   %lld parameters on %d workers   device: %s, %s products",
+               step, total, loss.c_str(), (long long)t.parameters, t.config.parallel.workers(), t.kernels.c_str(),
+               device::to_string(t.config.precision));
   track(s, "lab.status");
   if (!v.shown.step_seconds.empty()) {
     // The median of the latest steps: a frame that waited for the browser does not move it.
@@ -485,6 +510,22 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
                  format_quantity(tokens / std::max(med, 1e-9), "").c_str(), med * 1e3, sorted.size());
     track(s, "lab.speed");
+    if (t.kernels == "cuda" && s.catalog) {
+      // MFU against the card's sourced peak for this precision (train/device_peak.h), as `train` prints it.
+      const DeviceInfo& d = device_info();
+      const Table* gpus = s.catalog->table("gpus");
+      const Record* gpu = gpus ? train::gpu_record_for(*gpus, d.gpu_name) : nullptr;
+      std::string field;
+      const double peak = gpu ? train::peak_flops_for(*gpu, t.config.precision, &field) : 0;
+      const int used = std::max(1, std::min(t.config.parallel.workers(), d.gpu_count));
+      if (peak > 0)
+        wrapped_text(false, "MFU %s of %d x %s's %s peak (%s FLOP/s each; gpus.json)",
+                     format_percent(tokens / std::max(med, 1e-9) * t.flops_per_token / (peak * used)).c_str(), used,
+                     gpu->name.c_str(), device::to_string(t.config.precision), format_quantity(peak, "").c_str());
+      else
+        wrapped_text(true, "MFU not shown: %s's %s peak is not in assets/catalog/gpus.json", d.gpu_name.c_str(),
+                     device::to_string(t.config.precision));
+    }
     if (t.config.parallel.workers() > 1) {
       // Without this, a class sees 8 workers train slower than 2 and concludes parallelism slows training.
       const bool web = s.platform && std::string(s.platform->name()) == "web";  // one thread in the browser
@@ -503,7 +544,8 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   if (!v.resume_note.empty()) wrapped_text(true, "%s", v.resume_note.c_str());
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.kernels_note.c_str());
   if (v.corpus_entropy > 0)
-    wrapped_text(true, "This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
+    wrapped_text(true,
+                 "This language has an entropy of %.4f nats/byte, known from its rules: no model can go below it.",
                  v.corpus_entropy);
   else
     wrapped_text(true, "The entropy of this text is unknown, so no floor is drawn.");
@@ -527,12 +569,13 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     ImGui::Separator();
     wrapped_text(false, "Memory per worker (hover: what each colour holds)");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Weights, gradients and Adam's m and v are kept between steps (ZeRO shards them).\n"
-                        "Whole layers and activations are the most a worker held at once during the last step:\n"
-                        "ZeRO-3 gathers each layer's weights just before it runs and frees them after, and\n"
-                        "ZeRO-2/3 reduce-scatter a layer's gradients as soon as its backward is done. The\n"
-                        "embedding counts as a layer; it stays whole through each pass, since the output head\n"
-                        "reuses it (tied weights), and is often the largest part.");
+      ImGui::SetTooltip(
+          "Weights, gradients and Adam's m and v are kept between steps (ZeRO shards them).\n"
+          "Whole layers and activations are the most a worker held at once during the last step:\n"
+          "ZeRO-3 gathers each layer's weights just before it runs and frees them after, and\n"
+          "ZeRO-2/3 reduce-scatter a layer's gradients as soon as its backward is done. The\n"
+          "embedding counts as a layer; it stays whole through each pass, since the output head\n"
+          "reuses it (tied weights), and is often the largest part.");
     lab_memory_bars(t.memory, ImVec2(-1, 26.0f * float(std::min(8, t.config.parallel.workers())) + 24));
     if (!t.memory.empty()) {  // worker 0's parts in figures, as narrations quote them ("170 kB")
       const train::WorkerMemory& m0 = t.memory.front();
@@ -560,10 +603,12 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     bool any_sent = layout.workers() == 1;
     for (double m : t.messages_sent) any_sent = any_sent || m > 0;
     const bool measured = step > 0 && any_sent;
-    wrapped_text(false, "%s", measured || step == 0 ? "Bytes sent per worker in the last step"
-                                                    : "Bytes per step: predicted only (no step since the resume)");
+    wrapped_text(false, "%s",
+                 measured || step == 0 ? "Bytes sent per worker in the last step"
+                                       : "Bytes per step: predicted only (no step since the resume)");
     const std::vector<double>& pred = t.predicted_bytes;
-    if (ImGui::BeginTable("##bytes", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
+    if (ImGui::BeginTable("##bytes", 5,
+                          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit)) {
       ImGui::TableSetupColumn("worker");
       ImGui::TableSetupColumn("(d,p,t)");
       ImGui::TableSetupColumn("counted");
@@ -582,8 +627,13 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
         ImGui::TextUnformatted(format_quantity(sent, "bytes").c_str());
         ImGui::TableNextColumn();
         const bool same = measured && std::fabs(sent - pred[size_t(i)]) < 0.5;
-        ImGui::TextColored(!measured ? ImVec4(0.7f, 0.7f, 0.7f, 1) : same ? ImVec4(0.5f, 0.9f, 0.5f, 1) : ImVec4(1, 0.5f, 0.4f, 1),
-                           "%s%s", format_quantity(pred[size_t(i)], "bytes").c_str(), !measured ? "" : same ? " =" : " !=");
+        ImGui::TextColored(!measured ? ImVec4(0.7f, 0.7f, 0.7f, 1)
+                           : same    ? ImVec4(0.5f, 0.9f, 0.5f, 1)
+                                     : ImVec4(1, 0.5f, 0.4f, 1),
+                           "%s%s", format_quantity(pred[size_t(i)], "bytes").c_str(),
+                           !measured ? ""
+                           : same    ? " ="
+                                     : " !=");
         ImGui::TableNextColumn();
         ImGui::Text("%.0f", messages);
       }
@@ -591,20 +641,22 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     }
     track(s, "lab.bytes");
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("Predicted by engine/perf/comm_volume.h: ring all-reduce 2(p-1)/p N; with m micro-batches "
-                        "ZeRO-2 (m+1)(p-1)/p N (each layer's gradients reduce-scattered in every micro-batch, the "
-                        "weights gathered once) and ZeRO-3 3m(p-1)/p N (a gather before each forward and backward "
-                        "too), N padded layer by layer; Megatron 4 all-reduces of b*s*h per layer; pipeline b*s*h "
-                        "per micro-batch.");
+    ImGui::TextDisabled(
+        "Predicted by engine/perf/comm_volume.h: ring all-reduce 2(p-1)/p N; with m micro-batches "
+        "ZeRO-2 (m+1)(p-1)/p N (each layer's gradients reduce-scattered in every micro-batch, the "
+        "weights gathered once) and ZeRO-3 3m(p-1)/p N (a gather before each forward and backward "
+        "too), N padded layer by layer; Megatron 4 all-reduces of b*s*h per layer; pipeline b*s*h "
+        "per micro-batch.");
     ImGui::PopTextWrapPos();
   }
   ImGui::EndChild();
 }
 
 void draw_scaling_tab(ExplorerState& s, LabView& v) {
-  wrapped_text(false, "Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
-                     "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
-                     "loss from much smaller runs, at the size of this machine.");
+  wrapped_text(false,
+               "Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
+               "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
+               "loss from much smaller runs, at the size of this machine.");
   if (v.sweep_config.empty()) {
     ImGui::Checkbox("quick sweep", &v.sweep_quick);
   } else {
@@ -618,9 +670,12 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     return;
   }
   if (v.sweep_requested) start_sweep(v);
-  if (ImGui::Button(v.sweep_running ? "Pause sweep" : (v.sweep && !v.sweep_shown.done ? "Resume sweep" : "Run sweep"))) {
-    if (!v.sweep || v.sweep_shown.done) start_sweep(v);
-    else v.sweep_running = !v.sweep_running;
+  if (ImGui::Button(v.sweep_running ? "Pause sweep"
+                                    : (v.sweep && !v.sweep_shown.done ? "Resume sweep" : "Run sweep"))) {
+    if (!v.sweep || v.sweep_shown.done)
+      start_sweep(v);
+    else
+      v.sweep_running = !v.sweep_running;
   }
   track(s, "lab.sweep");
   if (!v.sweep_error.empty()) error_text("%s", v.sweep_error.c_str());
@@ -645,8 +700,8 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     if (r.c_known)
       ImGui::TextDisabled("with c fitted as well: L(C) = %.3g C^%.3f + %.3f (rms %.3f)", r.fit_compute_free_c.a,
                           r.fit_compute_free_c.b, r.fit_compute_free_c.c, r.fit_compute_free_c.rms_error);
-    ImGui::Text("prediction for width %d (%s, %.1fx the compute of the largest fitted run), before it trains:", r.target.width,
-                format_quantity(r.target.compute_flops, "FLOP").c_str(), train::extrapolation(r));
+    ImGui::Text("prediction for width %d (%s, %.1fx the compute of the largest fitted run), before it trains:",
+                r.target.width, format_quantity(r.target.compute_flops, "FLOP").c_str(), train::extrapolation(r));
     ImGui::Text("    L(C) %.4f   L(N) %.4f", r.predicted_loss, r.predicted_loss_params);
     if (r.c_known) ImGui::TextDisabled("(with c fitted as well, L(C) would say %.4f)", r.predicted_loss_free_c);
   }
@@ -664,7 +719,8 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     auto off = [&](double p) { return 100.0 * (p - r.target.loss) / r.target.loss; };
     ImGui::Text("trained: %.4f   (L(C) off by %+.1f%%, L(N) by %+.1f%%)", r.target.loss, off(r.predicted_loss),
                 off(r.predicted_loss_params));
-    if (r.c_known) ImGui::TextDisabled("the fit with c free would have been off by %+.1f%%", off(r.predicted_loss_free_c));
+    if (r.c_known)
+      ImGui::TextDisabled("the fit with c free would have been off by %+.1f%%", off(r.predicted_loss_free_c));
   }
   if (r.entropy_floor > 0) ImGui::TextDisabled("irreducible loss of the built-in language: %.4f", r.entropy_floor);
 }

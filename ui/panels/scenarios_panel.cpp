@@ -352,7 +352,7 @@ void draw(ExplorerState& s) {
 }
 
 bool open_dropped(ExplorerState& s, const std::string& name, const std::string& content) {
-  if (content.find("megacluster-scenario") == std::string::npos) return false;
+  if (!scenario::looks_like_scenario(name, content)) return false;  // also a scenario whose "format" is missing
   open_parsed(s, scenario::parse_scenario_text(content, name, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr),
               name, -1);
   if (!s.scenarios.player) s.active_panel = "scenarios";
