@@ -44,7 +44,7 @@ EM_JS(char*, js_query_string, (), {
 EM_JS(void, js_set_address, (const char* query), {
   const u = new URL(window.location.href);
   u.search = UTF8ToString(query);
-  if (u.href != = window.location.href) window.history.replaceState(window.history.state, "", u.href);
+  if (u.href != window.location.href) window.history.replaceState(window.history.state, "", u.href);  // != : clang-format splits !== into "!= ="
 });
 // localStorage holds strings: bytes go in as base64 (a checkpoint of the lab's model is a few hundred KB,
 // well inside the browser's quota). A full quota or disabled storage is reported, never fatal.
