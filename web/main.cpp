@@ -39,12 +39,13 @@ EM_JS(char*, js_query_string, (), {
   stringToUTF8(v, p, n);
   return p;
 });
+// (Compared with != : clang-format splits JavaScript's !== into "!= =", and EM_JS takes no comments.)
 // The address follows the screen in place: replaceState adds no history entry (Back leaves the page, as
 // before) and reloads nothing; the path (a course site's sub-path) and a #fragment stay as they are.
 EM_JS(void, js_set_address, (const char* query), {
   const u = new URL(window.location.href);
   u.search = UTF8ToString(query);
-  if (u.href != window.location.href) window.history.replaceState(window.history.state, "", u.href);  // != : clang-format splits !== into "!= ="
+  if (u.href != window.location.href) window.history.replaceState(window.history.state, "", u.href);
 });
 // localStorage holds strings: bytes go in as base64 (a checkpoint of the lab's model is a few hundred KB,
 // well inside the browser's quota). A full quota or disabled storage is reported, never fatal.
