@@ -343,7 +343,7 @@ void draw_controls(ExplorerState& s) {
   bool sp = par.value("sequence_parallel", false);
   if (ImGui::Checkbox("sequence parallel", &sp)) par["sequence_parallel"] = sp;
   if (!cfg["training"].is_object()) cfg["training"] = json::object();
-  string_combo("precision", cfg["training"], "precision", {"fp16", "bf16", "fp32"});
+  string_combo("precision", cfg["training"], "precision", {"fp16", "bf16", "fp32", "tf32"});
   double tokens_b = cfg["training"].value("tokens", 300e9) / 1e9;
   if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f")) cfg["training"]["tokens"] = std::max(1.0, tokens_b) * 1e9;
 }
