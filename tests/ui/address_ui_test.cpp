@@ -20,7 +20,10 @@ struct AddressBar : NullPlatform {
 
 void settle(Headless& h, mc::ui::App& app) {
   auto& s = app.state();
-  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.scenarios.job && !mc::ui::panels_busy(s); }));
+  // A requested scenario is taken up by a frame and then runs as a job: wait for both (returning while the
+  // request was still pending made the test depend on the job thread's timing).
+  ASSERT_TRUE(mc::test::frames_until(
+      h, app, [&] { return s.scenarios.request_id.empty() && !s.scenarios.job && !mc::ui::panels_busy(s); }));
   for (int f = 0; f < 4; ++f) h.frame(app);
 }
 
