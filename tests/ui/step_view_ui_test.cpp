@@ -26,7 +26,9 @@ struct Page {
 // drawn from the next; an outline scrolls itself into view a frame after it is first drawn).
 json view_of(Page& p) {
   auto& s = p.app.state();
-  EXPECT_TRUE(mc::test::frames_until(p.h, p.app, [&] { return !s.scenarios.job && !mc::ui::panels_busy(s); }))
+  // A requested scenario is first taken up by a frame, then runs as a job: wait for both.
+  EXPECT_TRUE(mc::test::frames_until(
+      p.h, p.app, [&] { return s.scenarios.request_id.empty() && !s.scenarios.job && !mc::ui::panels_busy(s); }))
       << "still computing after two minutes";
   for (int f = 0; f < 6; ++f) p.h.frame(p.app);
   json v;
