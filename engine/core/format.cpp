@@ -17,7 +17,10 @@ std::string format_si(double v, int sig) {
     return small;
   }
   int k = 0;
-  while (a >= 1000.0 && k < 7) { a /= 1000.0; ++k; }
+  while (a >= 1000.0 && k < 7) {
+    a /= 1000.0;
+    ++k;
+  }
   char buf[64];
   double shown = v < 0 ? -a : a;
   int decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
@@ -100,10 +103,14 @@ std::string format_percent(double f) {
 
 std::string format_usd(double x) {
   char buf[64];
-  if (std::fabs(x) >= 1e9) std::snprintf(buf, sizeof buf, "$%.3gB", x / 1e9);
-  else if (std::fabs(x) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3gM", x / 1e6);
-  else if (std::fabs(x) >= 1e3) std::snprintf(buf, sizeof buf, "$%.3gk", x / 1e3);
-  else std::snprintf(buf, sizeof buf, std::fabs(x) >= 100 ? "$%.0f" : "$%.2f", x);
+  if (std::fabs(x) >= 1e9)
+    std::snprintf(buf, sizeof buf, "$%.3gB", x / 1e9);
+  else if (std::fabs(x) >= 1e6)
+    std::snprintf(buf, sizeof buf, "$%.3gM", x / 1e6);
+  else if (std::fabs(x) >= 1e3)
+    std::snprintf(buf, sizeof buf, "$%.3gk", x / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, std::fabs(x) >= 100 ? "$%.0f" : "$%.2f", x);
   return buf;
 }
 
@@ -121,16 +128,24 @@ std::string format_quantity(double v, const std::string& unit) {
     const bool binary = v != 0 && std::fabs(v) >= mib && std::fmod(std::fabs(v), mib) == 0;
     if (binary) {
       const double gib = v / (mib * 1024.0);
-      if (std::fabs(gib) >= 1024) std::snprintf(buf, sizeof buf, "%.4g TiB", gib / 1024.0);
-      else if (std::fabs(gib) >= 1) std::snprintf(buf, sizeof buf, "%.4g GiB", gib);
-      else std::snprintf(buf, sizeof buf, "%.4g MiB", v / mib);
+      if (std::fabs(gib) >= 1024)
+        std::snprintf(buf, sizeof buf, "%.4g TiB", gib / 1024.0);
+      else if (std::fabs(gib) >= 1)
+        std::snprintf(buf, sizeof buf, "%.4g GiB", gib);
+      else
+        std::snprintf(buf, sizeof buf, "%.4g MiB", v / mib);
     } else {
       const double a = std::fabs(v);
-      if (a >= 1e12) std::snprintf(buf, sizeof buf, "%.4g TB", v / 1e12);
-      else if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.4g GB", v / 1e9);
-      else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.4g MB", v / 1e6);
-      else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.4g kB", v / 1e3);
-      else std::snprintf(buf, sizeof buf, "%.4g bytes", v);
+      if (a >= 1e12)
+        std::snprintf(buf, sizeof buf, "%.4g TB", v / 1e12);
+      else if (a >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.4g GB", v / 1e9);
+      else if (a >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.4g MB", v / 1e6);
+      else if (a >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.4g kB", v / 1e3);
+      else
+        std::snprintf(buf, sizeof buf, "%.4g bytes", v);
     }
     return buf;
   }
@@ -151,8 +166,10 @@ std::string format_quantity(double v, const std::string& unit) {
   }
   if (unit == "USD") {
     // As the panels and narrations write money: "$4.6M", "$1B".
-    if (std::fabs(v) >= 1e9) std::snprintf(buf, sizeof buf, "$%.3gB", v / 1e9);
-    else if (std::fabs(v) >= 1e6) std::snprintf(buf, sizeof buf, "$%.3gM", v / 1e6);
+    if (std::fabs(v) >= 1e9)
+      std::snprintf(buf, sizeof buf, "$%.3gB", v / 1e9);
+    else if (std::fabs(v) >= 1e6)
+      std::snprintf(buf, sizeof buf, "$%.3gM", v / 1e6);
     if (std::fabs(v) >= 1e6) return buf;
     std::string out = "$";  // $129,000 (appended, not "$" + string: GCC 12 warns -Wrestrict on that falsely)
     out += with_thousands(v);

@@ -108,12 +108,15 @@ UrlState parse_url_state(std::string_view query) {
   for (const auto& [k, v] : parse_query(query)) {
     if (k == "panel" && !seen_panel) {
       seen_panel = true;
-      if (plain_id(v, true)) st.panel = v;
+      if (plain_id(v, true))
+        st.panel = v;
       else if (!v.empty())
-        st.problems.push_back("panel=" + quoted(v) + " is not a panel id; use one such as panel=perf or panel=lab/scaling");
+        st.problems.push_back("panel=" + quoted(v) +
+                              " is not a panel id; use one such as panel=perf or panel=lab/scaling");
     } else if (k == "scenario" && !seen_scenario) {
       seen_scenario = true;
-      if (plain_id(v, false)) st.scenario = v;
+      if (plain_id(v, false))
+        st.scenario = v;
       else if (!v.empty()) {
         // The fix names real ids: the app adds the gallery's nearest to rejected_scenario.
         st.problems.push_back("scenario=" + quoted(v) +
@@ -143,7 +146,9 @@ UrlState parse_url_state(std::string_view query) {
 
 std::string to_query(const UrlState& s) {
   std::string q;
-  auto add = [&](const char* k, const std::string& v) { q += (q.empty() ? "?" : "&") + std::string(k) + "=" + url_encode(v); };
+  auto add = [&](const char* k, const std::string& v) {
+    q += (q.empty() ? "?" : "&") + std::string(k) + "=" + url_encode(v);
+  };
   if (!s.panel.empty()) add("panel", s.panel);
   if (!s.scenario.empty()) add("scenario", s.scenario);
   if (!s.scenario.empty() && s.step >= 0) add("step", std::to_string(s.step + 1));

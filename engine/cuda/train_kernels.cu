@@ -6,9 +6,9 @@
 // downloads; the __global__ kernels; their launches on device pointers (*_impl: LayerNorm, GELU, attention,
 // linear, softmax cross-entropy, AdamW); the kernels of what the trainer once did on the host between them
 // (embedding, residual, ring adds, norm partials, targets); device memory helpers; the dev:: entries.
-#include "cuda/train_kernels.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
+#include "cuda/train_kernels.h"
 #include "device/elementwise.h"
 #include "device/flash_attention.h"
 
@@ -54,8 +54,7 @@ void load_symbol(void* lib, const char* name, F& f) {
 
 void check_blas(const Cublas& b, cublasStatus_t s, const char* call) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
-  fail(call, std::string(b.status_string ? b.status_string(s) : "cuBLAS error") + " (" + std::to_string(int(s)) +
-                 ")");
+  fail(call, std::string(b.status_string ? b.status_string(s) : "cuBLAS error") + " (" + std::to_string(int(s)) + ")");
 }
 
 void load_cublas(Cublas& b) {
@@ -157,7 +156,7 @@ void download(T* host, const T* dev, int64_t n) {
 }
 
 // ---- kernels --------------------------------------------------------------------------------------------
-constexpr int kBlock = 256;                 // threads per block everywhere (8 warps)
+constexpr int kBlock = 256;  // threads per block everywhere (8 warps)
 constexpr int kWarpsPerBlock = kBlock / 32;
 constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
 
@@ -416,15 +415,16 @@ void gemm_strided(Context& c, bool ta, bool tb, int M, int N, int K, const float
     const int64_t span_b = int64_t(batch - 1) * sB + rowmajor_span(tb ? N : K, tb ? K : N, ldb);
     const __nv_bfloat16* a16 = as_bf16(c, 8, A, span_a);
     const __nv_bfloat16* b16 = as_bf16(c, 9, B, span_b);
-    check_blas(c.blas,
-               c.blas.gemm_strided_batched_ex(c.blas.handle, op_first, op_second, g.m, g.n, g.k, &alpha, b16,
-                                              CUDA_R_16BF, g.ld_first, sB, a16, CUDA_R_16BF, g.ld_second, sA, &g.beta,
-                                              C, CUDA_R_32F, ldc, sC, batch, CUBLAS_COMPUTE_32F,
-                                              CUBLAS_GEMM_DEFAULT_TENSOR_OP),
-               "cublasGemmStridedBatchedEx(bf16)");
+    check_blas(
+        c.blas,
+        c.blas.gemm_strided_batched_ex(c.blas.handle, op_first, op_second, g.m, g.n, g.k, &alpha, b16, CUDA_R_16BF,
+                                       g.ld_first, sB, a16, CUDA_R_16BF, g.ld_second, sA, &g.beta, C, CUDA_R_32F, ldc,
+                                       sC, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP),
+        "cublasGemmStridedBatchedEx(bf16)");
     return;
   }
-  check_blas(c.blas, c.blas.set_math_mode(c.blas.handle, t_precision == 1 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+  check_blas(c.blas,
+             c.blas.set_math_mode(c.blas.handle, t_precision == 1 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
              "cublasSetMathMode");
   check_blas(c.blas,
              c.blas.sgemm_strided_batched(c.blas.handle, op_first, op_second, g.m, g.n, g.k, &alpha, g.first,
@@ -432,8 +432,8 @@ void gemm_strided(Context& c, bool ta, bool tb, int M, int N, int K, const float
              "cublasSgemmStridedBatched");
 }
 
-void layernorm_forward_impl(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b,
-                            int N, int C) {
+void layernorm_forward_impl(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                            int C) {
   if (N <= 0 || C <= 0) return;
   layernorm_forward_kernel<<<row_blocks(N), kBlock>>>(out, mean, rstd, x, w, b, N, C);
   MC_LAUNCHED(layernorm_forward_kernel);
@@ -505,8 +505,7 @@ void attention_backward_impl(Context& c, float* dqkv, const float* dout, const f
   }
 }
 
-void linear_forward_impl(Context& c, float* y, const float* x, const float* w, const float* bias, int N, int K,
-                         int M) {
+void linear_forward_impl(Context& c, float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
   if (N <= 0 || M <= 0) return;
   if (bias) {
     fill_rows_kernel<<<blocks_for(int64_t(N) * M), kBlock>>>(y, bias, int64_t(N) * M, M);
@@ -515,13 +514,13 @@ void linear_forward_impl(Context& c, float* y, const float* x, const float* w, c
   gemm_strided(c, false, false, N, M, K, x, K, 0, w, M, 0, y, M, 0, 1, bias != nullptr);
 }
 
-void linear_backward_impl(Context& c, float* dx, float* dw, float* db, const float* dy, const float* x,
-                          const float* w, int N, int K, int M, bool accumulate_dx) {
+void linear_backward_impl(Context& c, float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
+                          int N, int K, int M, bool accumulate_dx) {
   if (N <= 0 || M <= 0) return;
   gemm_strided(c, true, false, K, M, N, x, K, 0, dy, M, 0, dw, M, 0, 1, true);  // dw(K,M) += x^T dy
   if (db) {
-    column_grad_kernel<<<unsigned((M + 31) / 32), dim3(32, kColRows)>>>(nullptr, db, dy, nullptr, nullptr, nullptr,
-                                                                         N, M);
+    column_grad_kernel<<<unsigned((M + 31) / 32), dim3(32, kColRows)>>>(nullptr, db, dy, nullptr, nullptr, nullptr, N,
+                                                                        M);
     MC_LAUNCHED(column_grad_kernel);
   }
   if (dx) gemm_strided(c, false, true, N, K, M, dy, M, 0, w, M, 0, dx, K, 0, 1, accumulate_dx);  // dx = dy w^T
@@ -557,6 +556,18 @@ void adamw_impl(float* P, const float* G, float* M, float* V, int64_t n, float l
 // L and Drow (B, Hl, T).
 constexpr int kFaTile = 32;
 
+// The 32 key and value rows of a tile from j0 into shared memory, one column per thread (zeros past T).
+template <int HS>
+__device__ void load_kv_tile(float (*ks)[HS + 1], float (*vs)[HS + 1], const float* base, int j0, int T, int D) {
+  for (int r = 0; r < kFaTile; ++r) {
+    const int j = j0 + r;
+    for (int d = threadIdx.x; d < HS; d += kFaTile) {
+      ks[r][d] = j < T ? base[int64_t(j) * 3 * D + D + d] : 0.0f;
+      vs[r][d] = j < T ? base[int64_t(j) * 3 * D + 2 * D + d] : 0.0f;
+    }
+  }
+}
+
 template <int HS>
 __global__ void flash_forward_kernel(float* out, float* L, const float* qkv, int T, int Hl, float scale) {
   __shared__ float ks[kFaTile][HS + 1], vs[kFaTile][HS + 1];
@@ -570,13 +581,7 @@ __global__ void flash_forward_kernel(float* out, float* L, const float* qkv, int
   for (int kt = 0; kt <= last_tile; ++kt) {
     __syncthreads();
     const int j0 = kt * kFaTile;
-    for (int r = 0; r < kFaTile; ++r) {  // the tile's 32 key and value rows, one column per thread
-      const int j = j0 + r;
-      for (int d = threadIdx.x; d < HS; d += kFaTile) {
-        ks[r][d] = j < T ? base[int64_t(j) * 3 * D + D + d] : 0.0f;
-        vs[r][d] = j < T ? base[int64_t(j) * 3 * D + 2 * D + d] : 0.0f;
-      }
-    }
+    load_kv_tile<HS>(ks, vs, base, j0, T, D);
     __syncthreads();
     if (i >= T) continue;
     for (int r = 0; r < kFaTile && j0 + r <= i; ++r) device::flash::forward_key<HS>(q, ks[r], vs[r], acc, m, l);
@@ -666,13 +671,7 @@ __global__ void flash_backward_q_kernel(float* dqkv, const float* dout, const fl
   for (int kt = 0; kt <= int(blockIdx.x); ++kt) {
     __syncthreads();
     const int j0 = kt * kFaTile;
-    for (int r = 0; r < kFaTile; ++r) {
-      const int j = j0 + r;
-      for (int d = threadIdx.x; d < HS; d += kFaTile) {
-        ks[r][d] = j < T ? base[int64_t(j) * 3 * D + D + d] : 0.0f;
-        vs[r][d] = j < T ? base[int64_t(j) * 3 * D + 2 * D + d] : 0.0f;
-      }
-    }
+    load_kv_tile<HS>(ks, vs, base, j0, T, D);
     __syncthreads();
     if (i >= T) continue;
     for (int r = 0; r < kFaTile && j0 + r <= i; ++r) {
@@ -726,8 +725,7 @@ __global__ void embedding_forward_kernel(float* out, const float* wte, const flo
 
 // dwte: one thread per column adds the rows in order (tokens repeat, so rows collide; the CPU's order,
 // and so its bits, with no atomics). dwpe: one thread per (position, column) adds the sequences in order.
-__global__ void embedding_backward_wte_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T,
-                                              int C) {
+__global__ void embedding_backward_wte_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T, int C) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= C) return;
   for (int b = 0; b < B; ++b)
@@ -819,9 +817,7 @@ void* device_alloc_bytes(int64_t bytes) {
   return p;
 }
 float* device_alloc(int64_t n) { return static_cast<float*>(device_alloc_bytes(n * int64_t(sizeof(float)))); }
-int32_t* device_alloc_i32(int64_t n) {
-  return static_cast<int32_t*>(device_alloc_bytes(n * int64_t(sizeof(int32_t))));
-}
+int32_t* device_alloc_i32(int64_t n) { return static_cast<int32_t*>(device_alloc_bytes(n * int64_t(sizeof(int32_t)))); }
 double* device_alloc_f64(int64_t n) { return static_cast<double*>(device_alloc_bytes(n * int64_t(sizeof(double)))); }
 void device_free(void* p) {
   if (!p) return;
@@ -887,8 +883,8 @@ void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, f
   Session s;
   softmax_xent_backward_impl(probs, targets, N, V, scale);
 }
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-           float* C, int ldc, bool accumulate) {
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+           int ldc, bool accumulate) {
   Session s;
   gemm_strided(s.ctx(), trans_a, trans_b, M, N, K, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, accumulate);
 }
@@ -968,21 +964,27 @@ void flash_attention_forward(float* out, float* L, const float* qkv, int B, int 
   Session s;
   if (B <= 0 || T <= 0 || Hl <= 0) return;
   switch (hs) {
-    case 16: return flash_forward_launch<16>(out, L, qkv, B, T, Hl);
-    case 32: return flash_forward_launch<32>(out, L, qkv, B, T, Hl);
-    case 64: return flash_forward_launch<64>(out, L, qkv, B, T, Hl);
+    case 16:
+      return flash_forward_launch<16>(out, L, qkv, B, T, Hl);
+    case 32:
+      return flash_forward_launch<32>(out, L, qkv, B, T, Hl);
+    case 64:
+      return flash_forward_launch<64>(out, L, qkv, B, T, Hl);
   }
   fail("flash_attention_forward", "head size " + std::to_string(hs) + " (the fused kernel takes 16, 32 or 64)");
 }
-void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L,
-                              int B, int T, int Hl, int hs) {
+void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L, int B,
+                              int T, int Hl, int hs) {
   Session s;
   if (B <= 0 || T <= 0 || Hl <= 0) return;
   auto* Drow = static_cast<float*>(slot(s.ctx(), 12, int64_t(B) * Hl * T * int64_t(sizeof(float))));
   switch (hs) {
-    case 16: return flash_backward_launch<16>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
-    case 32: return flash_backward_launch<32>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
-    case 64: return flash_backward_launch<64>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+    case 16:
+      return flash_backward_launch<16>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+    case 32:
+      return flash_backward_launch<32>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+    case 64:
+      return flash_backward_launch<64>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
   }
   fail("flash_attention_backward", "head size " + std::to_string(hs) + " (the fused kernel takes 16, 32 or 64)");
 }
@@ -990,6 +992,5 @@ void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, 
 
 // ---- public: host-pointer wrappers (copy in, run, copy out) ------------------------------------------
 // Slot numbers index the context's scratch pool; within one call each buffer has its own slot.
-
 
 }  // namespace mc::cuda

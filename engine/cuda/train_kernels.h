@@ -53,14 +53,14 @@ void device_synchronize();
 struct ColMajorGemm {
   bool trans_first = false, trans_second = false;  // op flags for cuBLAS's A and B
   int m = 0, n = 0, k = 0;
-  const float* first = nullptr;   // cuBLAS A
+  const float* first = nullptr;  // cuBLAS A
   int ld_first = 0;
   const float* second = nullptr;  // cuBLAS B
   int ld_second = 0;
-  float beta = 0;                 // 1 when accumulating into C
+  float beta = 0;  // 1 when accumulating into C
 };
-inline ColMajorGemm colmajor_gemm_for_rowmajor(bool trans_a, bool trans_b, int M, int N, int K, const float* A,
-                                               int lda, const float* B, int ldb, bool accumulate) {
+inline ColMajorGemm colmajor_gemm_for_rowmajor(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda,
+                                               const float* B, int ldb, bool accumulate) {
   ColMajorGemm g;
   g.trans_first = trans_b;
   g.trans_second = trans_a;
@@ -98,8 +98,8 @@ void linear_backward(float* dx, float* dw, float* db, const float* dy, const flo
                      int M, bool accumulate_dx);
 void softmax_xent_forward(float* logits, const int32_t* targets, double* row_loss, int N, int V);
 void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, float scale);
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-           float* C, int ldc, bool accumulate);
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+           int ldc, bool accumulate);
 void adamw(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1, float beta2,
            float bias_correction1, float bias_correction2, float eps, float weight_decay, float grad_scale);
 // The device interface's remaining kernels (device/compute.h has their contracts).
@@ -115,13 +115,12 @@ void softmax_xent_forward_sum(float* logits, const int32_t* targets, double* los
 // instead of the (T,T) probabilities; head sizes 16, 32 and 64.
 bool flash_attention_supports(int hs);
 void flash_attention_forward(float* out, float* L, const float* qkv, int B, int T, int Hl, int hs);
-void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L,
-                              int B, int T, int Hl, int hs);
+void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L, int B,
+                              int T, int Hl, int hs);
 // This thread's products from now on: 0 fp32, 1 tf32, 2 bf16 (device::Precision).
 void set_precision(int p);
 void memset_zero(void* p, int64_t bytes);
 void copy_device(void* dst, const void* src, int64_t bytes);  // ordered on the default stream (UVA: any GPU)
 }  // namespace dev
-
 
 }  // namespace mc::cuda

@@ -29,47 +29,47 @@ namespace mc::perf {
 // ---- inputs ---------------------------------------------------------------------------------------
 
 struct ModelSpec {
-  std::string id;        // preset id ("gpt3-175b") or "" for a custom model
+  std::string id;  // preset id ("gpt3-175b") or "" for a custom model
   int layers = 24;
   int hidden = 1024;
   int heads = 16;
   int seq_len = 2048;
   int vocab = 50257;
-  int ffn_hidden = 0;    // 0 -> 4 * hidden
-  int kv_heads = 0;      // 0 -> heads (multi-head attention); fewer -> grouped-query attention
+  int ffn_hidden = 0;      // 0 -> 4 * hidden
+  int kv_heads = 0;        // 0 -> heads (multi-head attention); fewer -> grouped-query attention
   bool gated_mlp = false;  // SwiGLU-style MLP: three ffn matrices instead of two
   int ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 struct ClusterSpec {
-  std::string id;      // preset id or ""
-  std::string gpu;     // catalog gpu id
+  std::string id;                   // preset id or ""
+  std::string gpu;                  // catalog gpu id
   std::string accelerator = "GPU";  // what one is called (catalog/accelerator.h): "GPU", "TPU v3 chip"
   // GPU (from the catalog record of `gpu`, overridable).
   double peak_fp16_flops = 125e12;  // dense tensor-core peak for fp16
   double peak_bf16_flops = 0;       // 0 -> no bf16 support
   double peak_fp32_flops = 15.7e12;
-  double peak_tf32_flops = 0;       // 0 -> no TF32 tensor cores (before Ampere)
+  double peak_tf32_flops = 0;  // 0 -> no TF32 tensor cores (before Ampere)
   double hbm_bytes = 32.0 * (1ull << 30);
   double hbm_bandwidth_GBps = 900;
-  int sm_count = 80;                // streaming multiprocessors (for GEMM wave quantization)
+  int sm_count = 80;  // streaming multiprocessors (for GEMM wave quantization)
   // Node and network.
   int gpus_per_node = 8;
   int nodes = 1;
-  double intra_node_GBps_per_gpu = 300;  // NVLink/NVSwitch, bidirectional as NVIDIA quotes it
-  double node_network_Gbps = 400;        // all NICs of one node together, one direction
-  double oversubscription = 1;           // fat-tree: 1 = full bisection, 2 = half, ...
-  double intra_latency_s = 5e-6;         // one NCCL step inside a node (fabrics.json latency_us)
-  double inter_latency_s = 8e-6;         // one NCCL step across the InfiniBand fabric
-  double intra_bus_efficiency = 0.8;     // NCCL bus bandwidth / one-way NVLink rate (fabrics.json)
-  double inter_bus_efficiency = 0.9;     // NCCL bus bandwidth / NIC line rate (fabrics.json)
-  double inter_busbw_GBps = 0;           // measured all-reduce bus bandwidth across nodes (>0 replaces the above)
-  int leaf_nodes = 16;                   // nodes under one leaf switch; beyond it oversubscription applies
-  double matmul_peak_fraction = 0.85;    // large-GEMM FLOP/s / peak (gpus.json matmul_peak_fraction)
-  double elementwise_hbm_fraction = 0.8; // achieved / peak HBM bandwidth of memory-bound kernels
-  double kernel_overhead_s = 2e-6;       // ramp-up and tail of each kernel (launches overlap)
-  double price_per_gpu_hour_usd = 0;     // cloud price (0 -> cost not computed)
+  double intra_node_GBps_per_gpu = 300;   // NVLink/NVSwitch, bidirectional as NVIDIA quotes it
+  double node_network_Gbps = 400;         // all NICs of one node together, one direction
+  double oversubscription = 1;            // fat-tree: 1 = full bisection, 2 = half, ...
+  double intra_latency_s = 5e-6;          // one NCCL step inside a node (fabrics.json latency_us)
+  double inter_latency_s = 8e-6;          // one NCCL step across the InfiniBand fabric
+  double intra_bus_efficiency = 0.8;      // NCCL bus bandwidth / one-way NVLink rate (fabrics.json)
+  double inter_bus_efficiency = 0.9;      // NCCL bus bandwidth / NIC line rate (fabrics.json)
+  double inter_busbw_GBps = 0;            // measured all-reduce bus bandwidth across nodes (>0 replaces the above)
+  int leaf_nodes = 16;                    // nodes under one leaf switch; beyond it oversubscription applies
+  double matmul_peak_fraction = 0.85;     // large-GEMM FLOP/s / peak (gpus.json matmul_peak_fraction)
+  double elementwise_hbm_fraction = 0.8;  // achieved / peak HBM bandwidth of memory-bound kernels
+  double kernel_overhead_s = 2e-6;        // ramp-up and tail of each kernel (launches overlap)
+  double price_per_gpu_hour_usd = 0;      // cloud price (0 -> cost not computed)
   long long gpus() const { return (long long)gpus_per_node * nodes; }  // 64-bit: nodes x GPUs can pass 2^31
 };
 
@@ -77,36 +77,36 @@ struct ClusterSpec {
 // sourced. Defaults are Megatron-LM 2021 on NCCL 2.8, the stack the model was first checked against.
 enum class Zero3Gather { per_tensor, per_module, per_layer };
 struct Software {
-  std::string id;                  // software.json id ("" = these defaults)
-  double gemm_fraction = 0;        // large-GEMM FLOP/s / peak in this stack on this GPU; 0 -> the GPU's own
-  double elementwise_factor = 1;   // HBM traffic of the memory-bound kernels relative to Megatron's fused ones
-  bool flash_attention = false;    // attention scores never written to HBM (Dao et al. 2022)
-  int nccl_version = 20800;        // major*10000 + minor*100: all-gather/reduce-scatter are ring-only < 2.23
+  std::string id;                 // software.json id ("" = these defaults)
+  double gemm_fraction = 0;       // large-GEMM FLOP/s / peak in this stack on this GPU; 0 -> the GPU's own
+  double elementwise_factor = 1;  // HBM traffic of the memory-bound kernels relative to Megatron's fused ones
+  bool flash_attention = false;   // attention scores never written to HBM (Dao et al. 2022)
+  int nccl_version = 20800;       // major*10000 + minor*100: all-gather/reduce-scatter are ring-only < 2.23
   Zero3Gather zero3_gather = Zero3Gather::per_layer;  // how ZeRO-3/FSDP issues its parameter collectives
-  bool zero3_overlap = false;      // gathers prefetched under compute (false: the GPU waits for each)
+  bool zero3_overlap = false;                 // gathers prefetched under compute (false: the GPU waits for each)
   bool zero3_reduce_each_microbatch = false;  // gradients reduce-scattered after every micro-batch's
                                               // backward (DeepSpeed, FSDP) or once per iteration
-  double zero3_prefetch_params = 0; // prefetch budget: a module with more parameters is not prefetched
-                                    // and its gather waits in the open (DeepSpeed); 0 = no budget (FSDP)
-  double zero3_reduce_bucket_params = 0;  // gradient bucket: a module with more parameters overflows it and
-                                          // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
-  bool dp_overlap = false;         // gradient reduction overlapped with the backward pass
-  bool pipeline_scatter_gather = true;  // Megatron-LM Sec. 4.1: activations split over the tensor ranks
-  bool pipeline_full_gradients = false; // activation gradients sent back whole (DeepSpeed's engine)
-  bool pipeline_p2p_broadcast = false;  // transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4):
-                                        // they run at the fabric's collective, not point-to-point, rate
-  bool pipeline_blocking_p2p = false;   // separate blocking send and receive: both stages wait out each
-                                        // transfer (DeepSpeed); Megatron pairs them in one batched call
+  double zero3_prefetch_params = 0;           // prefetch budget: a module with more parameters is not prefetched
+                                              // and its gather waits in the open (DeepSpeed); 0 = no budget (FSDP)
+  double zero3_reduce_bucket_params = 0;      // gradient bucket: a module with more parameters overflows it and
+                                              // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
+  bool dp_overlap = false;                    // gradient reduction overlapped with the backward pass
+  bool pipeline_scatter_gather = true;        // Megatron-LM Sec. 4.1: activations split over the tensor ranks
+  bool pipeline_full_gradients = false;       // activation gradients sent back whole (DeepSpeed's engine)
+  bool pipeline_p2p_broadcast = false;        // transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4):
+                                              // they run at the fabric's collective, not point-to-point, rate
+  bool pipeline_blocking_p2p = false;         // separate blocking send and receive: both stages wait out each
+                                              // transfer (DeepSpeed); Megatron pairs them in one batched call
   // What the stack can run at all (software.json; permissive for a config without a catalog stack). The
   // layout search proposes only these; an explicit layout that needs more is refused (stack_problems).
-  std::string name;                     // software.json name, for the messages that refuse a layout
-  bool tensor_parallel = true;          // Megatron-style tensor parallelism (Shoeybi et al. 2019)
-  bool pipeline_parallel = true;        // pipeline stages (GPipe / 1F1B); FSDP-only stacks have neither
-  bool interleaved_schedule = true;     // Narayanan et al. 2021's interleaved 1F1B (virtual stages)
-  bool selective_recompute = true;      // Korthikanti et al. 2022's selective activation recomputation
-  bool sequence_parallel = true;        // Korthikanti et al. 2022's sequence parallelism
-  int max_zero_stage = 3;               // highest ZeRO stage (or FSDP sharding equivalent) it implements
-  int max_zero_stage_pipeline = 3;      // ... together with pipeline parallelism (DeepSpeed's engine: 1)
+  std::string name;                  // software.json name, for the messages that refuse a layout
+  bool tensor_parallel = true;       // Megatron-style tensor parallelism (Shoeybi et al. 2019)
+  bool pipeline_parallel = true;     // pipeline stages (GPipe / 1F1B); FSDP-only stacks have neither
+  bool interleaved_schedule = true;  // Narayanan et al. 2021's interleaved 1F1B (virtual stages)
+  bool selective_recompute = true;   // Korthikanti et al. 2022's selective activation recomputation
+  bool sequence_parallel = true;     // Korthikanti et al. 2022's sequence parallelism
+  int max_zero_stage = 3;            // highest ZeRO stage (or FSDP sharding equivalent) it implements
+  int max_zero_stage_pipeline = 3;   // ... together with pipeline parallelism (DeepSpeed's engine: 1)
 };
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
@@ -137,8 +137,8 @@ struct Layout {
   int zero = 0;            // ZeRO stage 0-3 over the data-parallel group
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
-  bool overlap_dp_comm = false;  // bucketed gradient all-reduce overlapped with the last backward pass
-  bool scatter_gather = true;    // Megatron-LM 2021 Sec. 4.1: split pipeline sends over the t ranks
+  bool overlap_dp_comm = false;       // bucketed gradient all-reduce overlapped with the last backward pass
+  bool scatter_gather = true;         // Megatron-LM 2021 Sec. 4.1: split pipeline sends over the t ranks
   std::vector<int> layers_per_stage;  // explicit split (pp entries summing to the layers); empty = even
   EmbeddingStages embedding_stages = EmbeddingStages::extra;
   // m, in 64-bit so that an unchecked micro_batch x dp cannot wrap (to zero: a division by zero)
@@ -176,7 +176,7 @@ struct MemoryBreakdown {  // bytes on the most loaded GPU (the first pipeline st
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, total = 0;
 };
 
-struct TimeBreakdown {  // seconds per iteration, exposed (not hidden by overlap)
+struct TimeBreakdown {   // seconds per iteration, exposed (not hidden by overlap)
   double compute = 0;    // forward + backward (+ recompute) matmuls and element-wise kernels
   double tp_comm = 0;    // tensor-parallel all-reduces (or reduce-scatter/all-gather with sequence parallel)
   double pp_comm = 0;    // pipeline send/recv
@@ -187,10 +187,10 @@ struct TimeBreakdown {  // seconds per iteration, exposed (not hidden by overlap
 };
 
 struct Estimate {
-  double params = 0;                       // exact count of the model
-  double model_flops_per_iteration = 0;    // no recompute (Megatron-LM 2021 eq. 3 with 72 instead of 96)
-  double hardware_flops_per_iteration = 0; // with the recomputation actually done
-  double six_nd_flops_per_iteration = 0;   // 6 * params * tokens per iteration (Kaplan et al. 2020)
+  double params = 0;                        // exact count of the model
+  double model_flops_per_iteration = 0;     // no recompute (Megatron-LM 2021 eq. 3 with 72 instead of 96)
+  double hardware_flops_per_iteration = 0;  // with the recomputation actually done
+  double six_nd_flops_per_iteration = 0;    // 6 * params * tokens per iteration (Kaplan et al. 2020)
   MemoryBreakdown memory;
   double hbm_bytes = 0;
   bool fits = false;
@@ -199,12 +199,12 @@ struct Estimate {
   // Two utilisations, named as in Chowdhery et al. 2022 (PaLM), Appendix B, and Korthikanti et al. 2022:
   // model FLOPs utilisation counts only the FLOPs the model needs (no recompute); hardware FLOPs
   // utilisation counts what the GPUs execute, recomputed activations included. HFU >= MFU.
-  double achieved_tflops_per_gpu = 0;      // hardware FLOPs / time / GPUs (Narayanan et al. 2021's figure)
-  double model_tflops_per_gpu = 0;         // model FLOPs / time / GPUs
-  double mfu = 0;                          // model FLOPs / time / (GPUs * peak)
-  double hfu = 0;                          // hardware FLOPs / time / (GPUs * peak)
+  double achieved_tflops_per_gpu = 0;  // hardware FLOPs / time / GPUs (Narayanan et al. 2021's figure)
+  double model_tflops_per_gpu = 0;     // model FLOPs / time / GPUs
+  double mfu = 0;                      // model FLOPs / time / (GPUs * peak)
+  double hfu = 0;                      // hardware FLOPs / time / (GPUs * peak)
   double tokens_per_s = 0;
-  double iterations = 0;                   // training tokens / (global batch * seq_len)
+  double iterations = 0;  // training tokens / (global batch * seq_len)
   double training_days = 0, gpu_hours = 0, cost_usd = 0;
   // Per micro-batch, per pipeline stage (for the Gantt and the simulator).
   double stage_forward_s = 0, stage_backward_s = 0;  // backward includes recompute
@@ -221,7 +221,7 @@ struct Estimate {
 
 // ---- model arithmetic (each cites its formula in perf_model.cpp) -----------------------------------
 
-double param_count(const ModelSpec& m);                         // exact: embeddings, layers, final norm
+double param_count(const ModelSpec& m);                                         // exact: embeddings, layers, final norm
 double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param);  // one layer's shard
 // ZeRO-3 as a stack runs it (software.json zero3_*; perf_time.cpp prices it, the simulator replays it):
 // how many collectives gather one layer's parameters (one per tensor, per module, or one), and the share
@@ -229,14 +229,13 @@ double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param);  
 // prefetch budget or gradient bucket of that size leaves in the open.
 int zero3_collectives_per_layer(const ModelSpec& m, Zero3Gather g);
 double zero3_share_above(const ModelSpec& m, int tp, double limit_params);
-double megatron_param_count(const ModelSpec& m);                // Narayanan et al. 2021 eq. (2)
+double megatron_param_count(const ModelSpec& m);                            // Narayanan et al. 2021 eq. (2)
 double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // eq. (3) without recompute
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);
-double six_nd_flops(double params, double tokens);              // Kaplan et al. 2020: C = 6 N D
+double six_nd_flops(double params, double tokens);  // Kaplan et al. 2020: C = 6 N D
 
 // Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for micro-batch b.
-double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel,
-                                  Recompute r);
+double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel, Recompute r);
 // ZeRO (Rajbhandari et al. 2020, Sec. 5): model-state bytes per GPU for `params` spread over dp ranks,
 // 2 bytes weights + 2 bytes gradients + K = 12 bytes of fp32 Adam state per parameter (mixed precision).
 MemoryBreakdown zero_model_state_bytes(double params, int dp, int zero_stage, Precision p);
@@ -281,9 +280,9 @@ nlohmann::json estimate_json(const Catalog& cat, const nlohmann::json& config,
 // ---- the pipeline schedule of one iteration (for the Gantt chart and the simulator) -------------------
 
 struct PipelineOp {
-  int stage = 0;        // pipeline rank
+  int stage = 0;  // pipeline rank
   int micro_batch = 0;
-  int chunk = 0;        // model chunk (0 unless interleaved)
+  int chunk = 0;  // model chunk (0 unless interleaved)
   bool backward = false;
   double start_s = 0, end_s = 0;
 };
@@ -294,12 +293,12 @@ std::vector<PipelineOp> pipeline_timeline(const Config& c, const Estimate& e, in
 // ---- the layout search ------------------------------------------------------------------------------
 
 struct SearchOptions {
-  int max_results = 20;       // ranked layouts kept
-  int max_rejected = 50;      // rejected layouts kept as examples (all are counted)
-  int max_micro_batch = 16;   // powers of two up to this
+  int max_results = 20;      // ranked layouts kept
+  int max_rejected = 50;     // rejected layouts kept as examples (all are counted)
+  int max_micro_batch = 16;  // powers of two up to this
   int max_virtual_stages = 8;
-  bool include_zero = true;   // try ZeRO stages 1-3 as well as 0
-  bool only_fitting = true;   // ranked list holds only layouts that fit in memory
+  bool include_zero = true;      // try ZeRO stages 1-3 as well as 0
+  bool only_fitting = true;      // ranked list holds only layouts that fit in memory
   int only_tp = 0, only_pp = 0;  // > 0: enumerate only this degree (the UI searches in slices, one per frame)
 };
 
@@ -312,11 +311,11 @@ struct Rejected {
   std::string reason;
 };
 struct SearchResult {
-  std::vector<SearchCandidate> ranked;  // fastest time-to-train first
-  std::vector<Rejected> rejected;       // examples
+  std::vector<SearchCandidate> ranked;                                // fastest time-to-train first
+  std::vector<Rejected> rejected;                                     // examples
   std::vector<std::pair<std::string, long long>> rejected_by_reason;  // counts
-  long long evaluated = 0;              // layouts whose estimate was computed
-  long long considered = 0;             // layouts enumerated (evaluated + rejected before estimating)
+  long long evaluated = 0;                                            // layouts whose estimate was computed
+  long long considered = 0;  // layouts enumerated (evaluated + rejected before estimating)
   double elapsed_s = 0;
 };
 

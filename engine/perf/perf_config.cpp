@@ -87,8 +87,9 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
     cs.inter_busbw_GBps = cl.get_or("inter_busbw_GBps", 0);
     total = (long long)cl.get_or("gpus", 0);
   } else if (!j.has("gpu")) {
-    j.fail("a cluster needs \"preset\" (a clusters.json id) or \"gpu\" (a gpus.json id) with gpus_per_node, nodes "
-           "and node_network_Gbps");
+    j.fail(
+        "a cluster needs \"preset\" (a clusters.json id) or \"gpu\" (a gpus.json id) with gpus_per_node, nodes "
+        "and node_network_Gbps");
   }
   if (auto g = j.get("gpu")) apply_gpu(cs, find_record(cat, "gpus", *g));
   if (auto f = j.get("fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
@@ -115,9 +116,12 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
   if (total % cs.gpus_per_node != 0) total = (total / cs.gpus_per_node) * cs.gpus_per_node;
   // The model's limit: 2^30 GPUs (nodes x gpus_per_node is checked here, in 64-bit, not left to wrap).
   if (total > (1LL << 30))
-    (j.has("nodes") ? j["nodes"] : j.has("gpus") ? j["gpus"] : j).fail(
-        "the cluster has " + std::to_string(total) + " GPUs; the model handles at most 1073741824 (2^30): "
-        "reduce nodes or gpus_per_node");
+    (j.has("nodes")  ? j["nodes"]
+     : j.has("gpus") ? j["gpus"]
+                     : j)
+        .fail("the cluster has " + std::to_string(total) +
+              " GPUs; the model handles at most 1073741824 (2^30): "
+              "reduce nodes or gpus_per_node");
   cs.nodes = int(total / cs.gpus_per_node);
   if (cs.nodes > 1 && !j.has("preset") && !j.has("node_network_Gbps"))
     j.fail("a custom cluster of several nodes needs \"node_network_Gbps\" (all NICs of one node, gigabits/s)");
@@ -148,8 +152,10 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     c.model.ffn_hidden = int(preset->get_or("ffn_hidden", 0));
   } else {
     for (const char* k : {"layers", "hidden", "heads", "seq_len", "vocab"})
-      if (!jm.has(k)) jm.fail(std::string("missing \"") + k + "\": give a \"preset\" (models.json id) or all of "
-                              "layers, hidden, heads, seq_len, vocab");
+      if (!jm.has(k))
+        jm.fail(std::string("missing \"") + k +
+                "\": give a \"preset\" (models.json id) or all of "
+                "layers, hidden, heads, seq_len, vocab");
   }
   if (auto v = jm.get("layers")) c.model.layers = positive_int(*v, 100000);
   if (auto v = jm.get("hidden")) c.model.hidden = positive_int(*v, 1 << 20);
@@ -234,8 +240,8 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     if (auto v = jp->get("overlap_dp_comm")) L.overlap_dp_comm = v->boolean();
     if (auto v = jp->get("scatter_gather")) L.scatter_gather = v->boolean();
     if (auto v = jp->get("embedding_stages"))
-      L.embedding_stages = v->one_of({"extra", "as-layers"}) == "extra" ? EmbeddingStages::extra
-                                                                         : EmbeddingStages::as_layers;
+      L.embedding_stages =
+          v->one_of({"extra", "as-layers"}) == "extra" ? EmbeddingStages::extra : EmbeddingStages::as_layers;
     if (auto v = jp->get("layers_per_stage")) {
       if (!v->is_array()) v->fail("layers_per_stage is a list of layer counts, one per pipeline stage");
       long long sum = 0;
@@ -260,12 +266,12 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                   " = " + std::to_string((long long)L.tp * L.pp * L.dp) + " must equal the cluster's GPUs (" +
                   std::to_string(gpus) + "); change the degrees or cluster.gpus");
   for (const std::string& p : layout_problems(c)) {
-    const char* key = p.rfind("global_batch", 0) == 0 ? "global_batch"
-                      : p.rfind("pp", 0) == 0           ? "pp"
-                      : p.rfind("tp", 0) == 0           ? "tp"
-                      : p.rfind("virtual_stages", 0) == 0 ? "virtual_stages"
+    const char* key = p.rfind("global_batch", 0) == 0       ? "global_batch"
+                      : p.rfind("pp", 0) == 0               ? "pp"
+                      : p.rfind("tp", 0) == 0               ? "tp"
+                      : p.rfind("virtual_stages", 0) == 0   ? "virtual_stages"
                       : p.rfind("layers_per_stage", 0) == 0 ? "layers_per_stage"
-                                                          : "micro_batch";
+                                                            : "micro_batch";
     at(key).fail(p);
   }
   // A stack the config names cannot be asked for a feature it lacks: refused, at the key. When the stack is
@@ -286,16 +292,18 @@ Config parse_config(const Catalog& cat, const json& config, const std::string& f
 
 std::string stack_refusal(const Software& sw, const Layout& L) {
   const std::string who = sw.name.empty() ? (sw.id.empty() ? std::string("this stack") : sw.id) : sw.name;
-  const std::string fix = " (software.json \"" + sw.id + "\"); pick another stack with \"software\" or change the layout";
+  const std::string fix =
+      " (software.json \"" + sw.id + "\"); pick another stack with \"software\" or change the layout";
   if (L.tp > 1 && !sw.tensor_parallel)
     return "tp: " + who + " has no tensor parallelism (Shoeybi et al. 2019): it shards data-parallel replicas" + fix;
-  if (L.pp > 1 && !sw.pipeline_parallel)
-    return "pp: " + who + " has no pipeline parallelism" + fix;
+  if (L.pp > 1 && !sw.pipeline_parallel) return "pp: " + who + " has no pipeline parallelism" + fix;
   if (L.schedule == Schedule::interleaved && L.pp > 1 && !sw.interleaved_schedule)
     return "schedule: " + who + " has no interleaved pipeline schedule (Narayanan et al. 2021 introduced it)" + fix;
   if (L.recompute == Recompute::selective && !sw.selective_recompute)
-    return "recompute: " + who + " has no selective activation recomputation (Korthikanti et al. 2022), only "
-           "full recomputation or none" + fix;
+    return "recompute: " + who +
+           " has no selective activation recomputation (Korthikanti et al. 2022), only "
+           "full recomputation or none" +
+           fix;
   if (L.sequence_parallel && L.tp > 1 && !sw.sequence_parallel)
     return "sequence_parallel: " + who + " has no sequence parallelism (Korthikanti et al. 2022)" + fix;
   const int zmax = L.pp > 1 ? std::min(sw.max_zero_stage, sw.max_zero_stage_pipeline) : sw.max_zero_stage;
@@ -340,8 +348,8 @@ std::vector<std::string> layout_problems(const Config& c) {
     out.push_back("tp*pp*dp (" + s((long long)L.tp * L.pp * L.dp) + ") must equal the GPU count (" +
                   s(c.cluster.gpus()) + ")");
   if (L.global_batch % ((long long)L.micro_batch * L.dp) != 0)
-    out.push_back("global_batch " + s(L.global_batch) + " is not divisible by micro_batch*dp = " +
-                  s((long long)L.micro_batch * L.dp));
+    out.push_back("global_batch " + s(L.global_batch) +
+                  " is not divisible by micro_batch*dp = " + s((long long)L.micro_batch * L.dp));
   if (m.heads % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide the " + s(m.heads) + " attention heads");
   if (m.ffn() % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide ffn_hidden " + s(m.ffn()));
   // Any layer count splits over the stages (stage_layers: as evenly as possible, or the explicit list);
@@ -354,8 +362,9 @@ std::vector<std::string> layout_problems(const Config& c) {
                     s((long long)L.pp * L.virtual_stages) + " equal chunks, which must divide the " + s(m.layers) +
                     " layers (Megatron-LM); use 1f1b for an uneven split");
     else if (!L.layers_per_stage.empty())
-      out.push_back("layers_per_stage: an explicit split works with the 1f1b or gpipe schedule; the interleaved "
-                    "one splits the layers into chunks itself");
+      out.push_back(
+          "layers_per_stage: an explicit split works with the 1f1b or gpipe schedule; the interleaved "
+          "one splits the layers into chunks itself");
     else if (L.global_batch % ((long long)L.micro_batch * L.dp) == 0 && L.micro_batches() % L.pp != 0)
       out.push_back("global_batch: the interleaved schedule needs micro-batches per iteration (" +
                     s(L.micro_batches()) + ") to be a multiple of pp (" + s(L.pp) + ") (Megatron-LM)");
@@ -370,9 +379,9 @@ json to_json(const Estimate& e, const Config& c) {
   j["model_flops_per_iteration"] = e.model_flops_per_iteration;
   j["hardware_flops_per_iteration"] = e.hardware_flops_per_iteration;
   j["six_nd_flops_per_iteration"] = e.six_nd_flops_per_iteration;
-  j["memory_per_gpu_bytes"] = {{"weights", e.memory.weights},       {"gradients", e.memory.gradients},
-                               {"optimizer", e.memory.optimizer},   {"activations", e.memory.activations},
-                               {"total", e.memory.total},           {"hbm", e.hbm_bytes}};
+  j["memory_per_gpu_bytes"] = {{"weights", e.memory.weights},     {"gradients", e.memory.gradients},
+                               {"optimizer", e.memory.optimizer}, {"activations", e.memory.activations},
+                               {"total", e.memory.total},         {"hbm", e.hbm_bytes}};
   j["fits"] = e.fits;
   j["iteration_time_s"] = e.iteration_time_s;
   j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
@@ -390,8 +399,8 @@ json to_json(const Estimate& e, const Config& c) {
   j["price_per_gpu_hour_usd"] = c.cluster.price_per_gpu_hour_usd;
   j["gpus"] = c.cluster.gpus();
   j["gemm_efficiency"] = e.gemm_efficiency;
-  j["per_micro_batch_s"] = {{"stage_forward", e.stage_forward_s}, {"stage_backward", e.stage_backward_s},
-                            {"p2p", e.p2p_s}};
+  j["per_micro_batch_s"] = {
+      {"stage_forward", e.stage_forward_s}, {"stage_backward", e.stage_backward_s}, {"p2p", e.p2p_s}};
   j["algorithms"] = {{"tp", e.tp_algorithm}, {"dp", e.dp_algorithm}};
   j["software"] = c.software.id.empty() ? "megatron-lm-2021" : c.software.id;
   j["stage_layers"] = e.stage_layers;
@@ -443,8 +452,9 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.flash_attention = r->get_or("flash_attention", 0) != 0;
   sw.nccl_version = int(r->get_or("nccl_version", sw.nccl_version));
   const std::string g = r->text_or("zero3_gather", "per-layer");
-  sw.zero3_gather = g == "per-tensor" ? Zero3Gather::per_tensor
-                    : g == "per-module" ? Zero3Gather::per_module : Zero3Gather::per_layer;
+  sw.zero3_gather = g == "per-tensor"   ? Zero3Gather::per_tensor
+                    : g == "per-module" ? Zero3Gather::per_module
+                                        : Zero3Gather::per_layer;
   sw.zero3_overlap = r->get_or("zero3_overlap", 0) != 0;
   sw.zero3_reduce_each_microbatch = r->get_or("zero3_reduce_each_microbatch", 0) != 0;
   sw.zero3_prefetch_params = r->get_or("zero3_prefetch_params", 0);

@@ -9,26 +9,36 @@ namespace mc::perf {
 
 const char* to_string(Schedule s) {
   switch (s) {
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved: return "interleaved";
+    case Schedule::gpipe:
+      return "gpipe";
+    case Schedule::one_f_one_b:
+      return "1f1b";
+    case Schedule::interleaved:
+      return "interleaved";
   }
   return "?";
 }
 const char* to_string(Recompute r) {
   switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
   }
   return "?";
 }
 const char* to_string(Precision p) {
   switch (p) {
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
+    case Precision::fp16:
+      return "fp16";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::fp32:
+      return "fp32";
+    case Precision::tf32:
+      return "tf32";
   }
   return "?";
 }
@@ -164,9 +174,12 @@ namespace {
 double in_flight(const Layout& L, int i) {
   const double p = L.pp, m = L.micro_batches();
   switch (L.schedule) {
-    case Schedule::gpipe: return m;
-    case Schedule::one_f_one_b: return std::min(p - i, m);
-    case Schedule::interleaved: return std::min(p - i, m) * (1 + (p - 1) / (p * std::max(1, L.virtual_stages)));
+    case Schedule::gpipe:
+      return m;
+    case Schedule::one_f_one_b:
+      return std::min(p - i, m);
+    case Schedule::interleaved:
+      return std::min(p - i, m) * (1 + (p - 1) / (p * std::max(1, L.virtual_stages)));
   }
   return m;
 }
@@ -185,8 +198,8 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   MemoryBreakdown mb = zero_model_state_bytes(params, L.dp, L.zero, c.training.precision);
   const double act_scale = full_width(c.training.precision) ? 2.0 : 1.0;
   const double n = in_flight(L, i);
-  double acts = act_scale * layers * n *
-                activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);
+  double acts =
+      act_scale * layers * n * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);
   if (L.recompute == Recompute::full && layers > 0)  // one layer's full activations while it is recomputed
     acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none);
   // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch.
