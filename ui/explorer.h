@@ -14,6 +14,7 @@
 #include "ui/state/perf_state.h"
 #include "ui/state/lab_state.h"
 #include "ui/state/capital_state.h"
+#include "ui/state/collective_state.h"
 #include "ui/state/scenario_state.h"
 #include "ui/state/sim_state.h"
 
@@ -66,6 +67,7 @@ struct ExplorerState {
   CapitalView capital;     // capital panel: plan / waterfall / partnership configs (scenario JSON)
   ScenarioView scenarios;  // scenario gallery and player
   SimView sim;             // simulator panels: config (simulate JSON), iteration and run results
+  CollectiveView collective;  // "Collectives in motion": one collective animated on sim's cluster
   // assets/configs/{estimate,simulate,train}.json as read at start: what a fresh page's panels hold.
   std::map<std::string, nlohmann::json> default_configs;
 

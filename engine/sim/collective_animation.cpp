@@ -6,6 +6,8 @@
 #include "sim/collective_animation.h"
 
 #include "core/format.h"
+#include "core/json_doc.h"
+#include "sim/sim_config.h"
 
 #include <algorithm>
 #include <cmath>
@@ -279,6 +281,10 @@ CollectiveAnimation animate_collective(const CollectiveAnimationSpec& spec_in) {
       break;
   }
   return a;
+}
+
+TopologySpec topology_of_config(const Catalog& cat, const nlohmann::json& config) {
+  return resolve(cat, JsonDoc::parse(config.dump(), "the simulator's config")).topo;
 }
 
 // ---- frames ---------------------------------------------------------------------------------------------

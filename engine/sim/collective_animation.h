@@ -21,9 +21,12 @@
 // busbw = algbw * 2(p-1)/p for all-reduce, (p-1)/p for reduce-scatter and all-gather, 1 for a send).
 #pragma once
 
+#include "catalog/catalog.h"
 #include "sim/collectives.h"
 #include "sim/flow_net.h"
 #include "sim/topology.h"
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -85,6 +88,11 @@ struct CollectiveAnimation {
 };
 
 CollectiveAnimation animate_collective(const CollectiveAnimationSpec& spec);
+
+// The links of the cluster a `megacluster simulate` config describes (sim_config.h resolve: the same
+// achievable rates the iteration simulator uses), so the view animates on the machine the Run chapter
+// simulates. Throws LoadError for a config the simulator refuses.
+TopologySpec topology_of_config(const Catalog& cat, const nlohmann::json& simulate_config);
 
 // What the view draws at time t: the moves in flight (with how far along they are) and each link's load.
 struct MoveInFlight {

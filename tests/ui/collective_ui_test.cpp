@@ -1,0 +1,68 @@
+// collective_ui_test.cpp - "Collectives in motion" draws the engine's animation (sim/collective_animation.h)
+// and nothing else: stepping visits exactly the simulator's event times, the figures beside the picture are
+// the engine's figures as the formatter writes them, playing reaches the end of the call, and a setting the
+// engine refuses is said in the panel.
+#include "core/format.h"
+#include "sim/collective_animation.h"
+#include "tests/ui/headless.h"
+#include "ui/app.h"
+#include "ui/explorer.h"
+
+#include <gtest/gtest.h>
+
+TEST(CollectiveUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
+  for (auto [w, hgt] : {std::pair{1440.f, 900.f}, std::pair{1280.f, 720.f}}) {
+    mc::test::Headless h(w, hgt, true);
+    mc::test::NullPlatform platform;
+    mc::ui::App app({mc::test::assets(), &platform, "collective"});
+    auto& s = app.state();
+    s.collective.gpus = 16;  // two servers of the default cluster: NVLink and the NICs
+    h.frame(app);
+    h.frame(app);
+    ASSERT_TRUE(s.collective.error.empty()) << s.collective.error;
+    ASSERT_TRUE(s.collective.anim.has_value());
+    const mc::sim::CollectiveAnimation& a = *s.collective.anim;
+    EXPECT_TRUE(mc::test::overflowing_windows().empty()) << mc::test::overflowing_windows().front();
+
+    // The figures are the engine's, formatted as the panel's neighbours format them.
+    const std::string figures = s.widget_text["collective.figures"];
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.3g ms", a.total_s * 1e3);  // a 16-GPU all-reduce of 64 MiB: milliseconds
+    EXPECT_NE(figures.find(ms), std::string::npos) << figures;
+    EXPECT_NE(figures.find(mc::format_quantity(a.busbw_GBps * 1e9, "B/s")), std::string::npos) << figures;
+    EXPECT_NE(figures.find(mc::format_quantity(a.bytes_sent_per_gpu, "bytes")), std::string::npos) << figures;
+    EXPECT_NE(s.widget_text["collective.rule"].find("2(p-1)/p"), std::string::npos);
+
+    // ">" walks the simulator's events one by one, to the end of the call.
+    const std::vector<double> events = mc::sim::event_times(a);
+    s.collective.t_s = 0;
+    s.collective.playing = false;
+    for (double t : events) {
+      mc::test::click_widget(h, app, "collective.step");
+      ASSERT_DOUBLE_EQ(s.collective.t_s, t);
+    }
+    EXPECT_DOUBLE_EQ(s.collective.t_s, a.total_s);
+
+    // Play from the start runs to the end of the call and stops there.
+    s.collective.t_s = 0;
+    s.collective.playing = true;
+    s.collective.speed = 4;
+    const int frames = int(mc::ui::CollectiveView::kSecondsPerCall / 4 * 60) + 10;
+    for (int i = 0; i < frames && s.collective.playing; ++i) h.frame(app);
+    EXPECT_FALSE(s.collective.playing);
+    EXPECT_DOUBLE_EQ(s.collective.t_s, a.total_s);
+  }
+}
+
+TEST(CollectiveUi, ARefusedSettingIsSaidInThePanel) {
+  mc::test::Headless h(1280, 720, true);
+  mc::test::NullPlatform platform;
+  mc::ui::App app({mc::test::assets(), &platform, "collective"});
+  auto& s = app.state();
+  s.collective.algorithm = mc::sim::Algorithm::hierarchical;
+  s.collective.gpus = 12;  // a server and a half: hierarchical needs whole servers
+  h.frame(app);
+  h.frame(app);
+  EXPECT_FALSE(s.collective.anim.has_value());
+  EXPECT_NE(h.text.find("pick a group that fills whole servers"), std::string::npos) << h.text;
+}

@@ -1,0 +1,453 @@
+// collective_panel.cpp - "Collectives in motion": one collective (ring or tree all-reduce, reduce-scatter,
+// all-gather, a pipeline send) on a group of 2-16 GPUs of the Run chapter's cluster, every chunk moving
+// along the links it crosses at the times the flow simulator gives (sim/collective_animation.h), each link
+// coloured by its load. Beside it, the figures a narration can quote and the 2(p-1)/p rule with these
+// numbers. Play/pause (Space), step one event (Right/Left), scrub, speed.
+//
+// Sections: settings and the cached animation; the picture; the controls and figures; the panel.
+#include "core/format.h"
+#include "core/json_doc.h"
+#include "sim/collective_animation.h"
+#include "ui/explorer.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace mc::ui {
+namespace {
+
+// ---- settings and the cached animation --------------------------------------------------------------
+
+constexpr const char* kKinds[] = {"all-reduce", "reduce-scatter", "all-gather", "pipeline send"};
+constexpr sim::CollectiveKind kKindValues[] = {sim::CollectiveKind::all_reduce, sim::CollectiveKind::reduce_scatter,
+                                               sim::CollectiveKind::all_gather, sim::CollectiveKind::send};
+constexpr const char* kAlgorithms[] = {"ring", "tree", "hierarchical"};
+constexpr sim::Algorithm kAlgorithmValues[] = {sim::Algorithm::ring, sim::Algorithm::tree,
+                                               sim::Algorithm::hierarchical};
+
+// The simulate config the Run chapter uses (its panel's, else the shipped default): the cluster to draw.
+const nlohmann::json& cluster_config(const ExplorerState& s) {
+  if (!s.sim.config.is_null() && s.sim.config.contains("cluster")) return s.sim.config;
+  static const nlohmann::json none;
+  auto it = s.default_configs.find("simulate");
+  return it != s.default_configs.end() ? it->second : none;
+}
+
+void refresh(ExplorerState& s) {
+  CollectiveView& v = s.collective;
+  const nlohmann::json& cfg = cluster_config(s);
+  const std::string key = std::to_string(int(v.kind)) + "/" + std::to_string(int(v.algorithm)) + "/" +
+                          std::to_string(v.gpus) + "/" + std::to_string(v.first_gpu) + "/" +
+                          std::to_string(v.message_MiB) + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : "");
+  if (key == v.key) return;
+  v.key = key;
+  v.anim.reset();
+  v.error.clear();
+  v.t_s = 0;
+  try {
+    sim::CollectiveAnimationSpec spec;
+    spec.topology = sim::topology_of_config(*s.catalog, cfg);
+    spec.kind = v.kind;
+    spec.algorithm = v.algorithm;
+    spec.gpus = v.gpus;
+    spec.first_gpu = v.first_gpu;
+    spec.message_bytes = v.message_MiB * 1024 * 1024;
+    v.anim = sim::animate_collective(spec);
+  } catch (const std::exception& e) {
+    v.error = e.what();
+  }
+}
+
+// A collective's time: microseconds to seconds, three significant digits ("412 us", "1.05 ms").
+std::string call_time(double s) {
+  char b[32];
+  if (s < 1e-3)
+    std::snprintf(b, sizeof b, "%.3g us", s * 1e6);
+  else if (s < 1)
+    std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
+  else
+    return format_seconds(s);
+  return b;
+}
+
+// ---- the picture ------------------------------------------------------------------------------------
+
+ImU32 load_colour(double u) {  // idle grey -> amber -> red as a link fills
+  u = std::clamp(u, 0.0, 1.0);
+  if (u <= 0) return IM_COL32(110, 110, 120, 160);
+  const float r = 230, g = float(200 - 150 * u), b = float(60 - 40 * u);
+  return IM_COL32(int(r), int(g), int(b), 255);
+}
+
+ImU32 chunk_colour(int chunk, int chunks) {
+  const float h = chunks > 0 ? float(chunk) / float(chunks) : 0;
+  ImVec4 c;
+  ImGui::ColorConvertHSVtoRGB(h, 0.65f, 0.95f, c.x, c.y, c.z);
+  return IM_COL32(int(c.x * 255), int(c.y * 255), int(c.z * 255), 255);
+}
+
+struct Layout {
+  std::map<int, ImVec2> gpu;   // GPU id -> centre
+  std::map<int, ImVec2> hub;   // GPU id -> its NVLink port on the server's switch bar
+  std::map<int, ImVec2> nic;   // node -> its NIC, top of the server box
+  std::map<int, ImVec2> leaf;  // leaf -> switch centre
+  ImVec2 spine;
+  float box = 30;
+};
+
+Layout layout(const sim::CollectiveAnimation& a, ImVec2 p0, ImVec2 size) {
+  Layout L;
+  const sim::Topology& t = a.topology;
+  std::vector<int> nodes;
+  for (int g : a.ranks)
+    if (nodes.empty() || nodes.back() != t.node_of(g)) nodes.push_back(t.node_of(g));
+  const int per = t.spec().gpus_per_node;
+  const float node_w = size.x / float(nodes.size());
+  L.box = std::clamp(std::min(node_w / float(std::min(per, 16)) - 6, size.y * 0.16f), 10.0f, 44.0f);
+  const float gpu_y = p0.y + size.y * 0.78f, hub_y = p0.y + size.y * 0.62f, nic_y = p0.y + size.y * 0.45f;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const float x0 = p0.x + node_w * float(n);
+    std::vector<int> here;
+    for (int g : a.ranks)
+      if (t.node_of(g) == nodes[n]) here.push_back(g);
+    for (size_t i = 0; i < here.size(); ++i) {
+      const float x = x0 + node_w * (float(i) + 0.5f) / float(here.size());
+      L.gpu[here[i]] = ImVec2(x, gpu_y);
+      L.hub[here[i]] = ImVec2(x, hub_y);
+    }
+    L.nic[nodes[n]] = ImVec2(x0 + node_w * 0.5f, nic_y);
+  }
+  std::vector<int> leaves;
+  for (int n : nodes)
+    if (std::find(leaves.begin(), leaves.end(), t.leaf_of_node(n)) == leaves.end()) leaves.push_back(t.leaf_of_node(n));
+  for (size_t i = 0; i < leaves.size(); ++i)
+    L.leaf[leaves[i]] = ImVec2(p0.x + size.x * (float(i) + 0.5f) / float(leaves.size()), p0.y + size.y * 0.22f);
+  L.spine = ImVec2(p0.x + size.x * 0.5f, p0.y + size.y * 0.05f);
+  return L;
+}
+
+// The waypoints a chunk passes from src to dst: its GPU, the switch bar, then (between servers) the NICs,
+// leaf switches and (between leaves) a spine.
+std::vector<ImVec2> route(const sim::CollectiveAnimation& a, const Layout& L, int src, int dst) {
+  const sim::Topology& t = a.topology;
+  std::vector<ImVec2> r{L.gpu.at(src), L.hub.at(src)};
+  const int ns = t.node_of(src), nd = t.node_of(dst);
+  if (ns != nd) {
+    r.push_back(L.nic.at(ns));
+    r.push_back(L.leaf.at(t.leaf_of_node(ns)));
+    if (t.leaf_of_node(ns) != t.leaf_of_node(nd)) {
+      r.push_back(L.spine);
+      r.push_back(L.leaf.at(t.leaf_of_node(nd)));
+    }
+    r.push_back(L.nic.at(nd));
+  }
+  r.push_back(L.hub.at(dst));
+  r.push_back(L.gpu.at(dst));
+  return r;
+}
+
+ImVec2 along(const std::vector<ImVec2>& r, double f) {
+  double total = 0;
+  for (size_t i = 1; i < r.size(); ++i) total += std::hypot(r[i].x - r[i - 1].x, r[i].y - r[i - 1].y);
+  double want = std::clamp(f, 0.0, 1.0) * total;
+  for (size_t i = 1; i < r.size(); ++i) {
+    const double d = std::hypot(r[i].x - r[i - 1].x, r[i].y - r[i - 1].y);
+    if (want <= d && d > 0) {
+      const float k = float(want / d);
+      return ImVec2(r[i - 1].x + (r[i].x - r[i - 1].x) * k, r[i - 1].y + (r[i].y - r[i - 1].y) * k);
+    }
+    want -= d;
+  }
+  return r.back();
+}
+
+// Which ranks' data each rank's chunks hold after the moves that have ended by t (ring schedules only:
+// a tree's chunk is a whole half of the buffer, so there is nothing to fill in).
+std::vector<std::vector<int>> contributions(const sim::CollectiveAnimation& a, double t) {
+  const int p = int(a.ranks.size());
+  const int first = a.ranks.front();
+  const bool gather = a.spec.kind == sim::CollectiveKind::all_gather;
+  std::vector<std::vector<std::vector<char>>> have(
+      size_t(p), std::vector<std::vector<char>>(size_t(p), std::vector<char>(size_t(p), 0)));
+  for (int r = 0; r < p; ++r)
+    for (int c = 0; c < p; ++c) have[size_t(r)][size_t(c)][size_t(r)] = !gather || c == r;
+  for (int step = 0; step < a.steps; ++step) {
+    auto next = have;
+    bool any = false;
+    for (const sim::ChunkMove& m : a.moves) {
+      if (m.step != step || m.t_end_s > t) continue;
+      any = true;
+      const auto& from = have[size_t(m.src - first)][size_t(m.chunk)];
+      auto& to = next[size_t(m.dst - first)][size_t(m.chunk)];
+      for (int r = 0; r < p; ++r) to[size_t(r)] = m.reduces ? char(to[size_t(r)] | from[size_t(r)]) : from[size_t(r)];
+    }
+    if (!any) break;
+    have = std::move(next);
+  }
+  std::vector<std::vector<int>> out(size_t(p), std::vector<int>(size_t(p), 0));
+  for (int r = 0; r < p; ++r)
+    for (int c = 0; c < p; ++c)
+      for (char x : have[size_t(r)][size_t(c)]) out[size_t(r)][size_t(c)] += x;
+  return out;
+}
+
+void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, ImVec2 size) {
+  CollectiveView& v = s.collective;
+  ImGui::InvisibleButton("##collective_picture", size);
+  track(s, "collective.picture");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = ImGui::GetItemRectMin();
+  dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_FrameBg));
+  const ImVec2 inner(p0.x + 16, p0.y + 18);
+  const Layout L = layout(a, inner, ImVec2(size.x - 32, size.y - 36));
+  const sim::AnimationFrame f = sim::frame_at(a, v.t_s);
+  const sim::Topology& t = a.topology;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float thick = std::max(2.0f, ImGui::GetFontSize() * 0.22f);
+
+  // Links, coloured by their load now; up and down drawn side by side.
+  for (size_t i = 0; i < a.links.size(); ++i) {
+    const sim::AnimatedLink& l = a.links[i];
+    const sim::Link& link = t.link(l.link);
+    const ImU32 c = load_colour(f.link_utilisation[i]);
+    ImVec2 from, to;
+    float off = 0;
+    switch (l.cls) {
+      case sim::LinkClass::nvlink_up:
+      case sim::LinkClass::nvlink_down:
+        from = L.gpu.at(link.index);
+        to = L.hub.at(link.index);
+        off = l.cls == sim::LinkClass::nvlink_up ? -thick : thick;
+        from.y -= L.box * 0.5f;
+        break;
+      case sim::LinkClass::nic_up:
+      case sim::LinkClass::nic_down: {
+        // NIC links are numbered per node (and per NIC on multi-NIC nodes): find the node they serve.
+        int node = -1;
+        for (const auto& [n, pos] : L.nic)
+          for (int g : a.ranks)
+            if (t.node_of(g) == n && (t.nic_up(g) == l.link || t.nic_down(g) == l.link)) node = n;
+        if (node < 0) continue;
+        from = L.nic.at(node);
+        to = L.leaf.at(t.leaf_of_node(node));
+        off = l.cls == sim::LinkClass::nic_up ? -thick : thick;
+        break;
+      }
+      case sim::LinkClass::leaf_up:
+      case sim::LinkClass::leaf_down:
+        if (!L.leaf.count(link.index)) continue;
+        from = L.leaf.at(link.index);
+        to = L.spine;
+        off = l.cls == sim::LinkClass::leaf_up ? -thick : thick;
+        break;
+      case sim::LinkClass::spine:
+        continue;  // a crossbar: drawn as the spine box
+    }
+    dl->AddLine(ImVec2(from.x + off, from.y), ImVec2(to.x + off, to.y), c, thick);
+  }
+  // Servers, switch bars, NICs, switches, GPUs.
+  std::map<int, std::pair<float, float>> span;  // node -> x extent of its GPUs
+  for (const auto& [g, pos] : L.gpu) {
+    auto& e = span.try_emplace(t.node_of(g), pos.x, pos.x).first->second;
+    e.first = std::min(e.first, pos.x);
+    e.second = std::max(e.second, pos.x);
+  }
+  for (const auto& [n, e] : span) {
+    const float y = L.hub.begin()->second.y;
+    const ImVec2 a0(e.first - L.box * 0.7f, L.nic.at(n).y - 6),
+        a1(e.second + L.box * 0.7f, L.gpu.begin()->second.y + L.box * 0.5f + 18);
+    dl->AddRect(a0, a1, dim, 6);
+    dl->AddLine(ImVec2(e.first - L.box * 0.5f, y), ImVec2(e.second + L.box * 0.5f, y), dim, thick * 1.5f);
+    const std::string label = "server " + std::to_string(n);
+    dl->AddText(ImVec2(a0.x + 8, a0.y + 4), dim, label.c_str());
+    if (span.size() > 1) dl->AddCircleFilled(L.nic.at(n), thick * 2, dim);
+  }
+  for (const auto& [leaf, pos] : L.leaf) {
+    if (span.size() < 2) break;  // one server: nothing leaves it
+    dl->AddRectFilled(ImVec2(pos.x - 40, pos.y - 9), ImVec2(pos.x + 40, pos.y + 9), dim, 3);
+    dl->AddText(ImVec2(pos.x - 36, pos.y - 8), IM_COL32(20, 20, 20, 255), ("leaf " + std::to_string(leaf)).c_str());
+  }
+  if (L.leaf.size() > 1)
+    dl->AddRectFilled(ImVec2(L.spine.x - 40, L.spine.y - 9), ImVec2(L.spine.x + 40, L.spine.y + 9), dim, 3);
+  const bool rings = a.spec.kind != sim::CollectiveKind::send &&
+                     !(a.spec.kind == sim::CollectiveKind::all_reduce && a.spec.algorithm != sim::Algorithm::ring);
+  const auto filled = rings ? contributions(a, v.t_s) : std::vector<std::vector<int>>{};
+  const int p = int(a.ranks.size());
+  for (size_t r = 0; r < a.ranks.size(); ++r) {
+    const int g = a.ranks[r];
+    const ImVec2 c = L.gpu.at(g);
+    const ImVec2 b0(c.x - L.box * 0.5f, c.y - L.box * 0.5f), b1(c.x + L.box * 0.5f, c.y + L.box * 0.5f);
+    dl->AddRectFilled(b0, b1, IM_COL32(60, 70, 90, 255), 3);
+    if (rings) {  // the rank's buffer as p cells, each as full as the ranks reduced into it
+      const float cw = (L.box - 4) / float(p);
+      for (int k = 0; k < p; ++k) {
+        const float frac = float(filled[r][size_t(k)]) / float(p);
+        const ImVec2 q0(b0.x + 2 + cw * float(k), b1.y - 2 - (L.box - 4) * frac),
+            q1(b0.x + 2 + cw * float(k + 1) - 1, b1.y - 2);
+        if (frac > 0) dl->AddRectFilled(q0, q1, chunk_colour(k, p));
+      }
+    }
+    dl->AddRect(b0, b1, text, 3);
+    const std::string id = std::to_string(g);
+    dl->AddText(ImVec2(c.x - ImGui::CalcTextSize(id.c_str()).x * 0.5f, b1.y + 2), text, id.c_str());
+  }
+  // Chunks in flight.
+  for (const sim::MoveInFlight& m : f.in_flight) {
+    const sim::ChunkMove& mv = a.moves[size_t(m.move)];
+    const ImVec2 at = along(route(a, L, mv.src, mv.dst), m.progress);
+    const float r = std::max(4.0f, thick * 2.2f);
+    dl->AddCircleFilled(at, r, chunk_colour(mv.chunk, rings ? p : 2));
+    dl->AddCircle(at, r, IM_COL32(20, 20, 20, 255));
+  }
+}
+
+// ---- the controls and figures ------------------------------------------------------------------------
+
+void draw_controls(ExplorerState& s) {
+  CollectiveView& v = s.collective;
+  int kind = int(std::find(std::begin(kKindValues), std::end(kKindValues), v.kind) - std::begin(kKindValues));
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::Combo("collective", &kind, kKinds, IM_ARRAYSIZE(kKinds))) v.kind = kKindValues[kind];
+  track(s, "collective.kind");
+  if (v.kind == sim::CollectiveKind::all_reduce) {
+    int alg = int(std::find(std::begin(kAlgorithmValues), std::end(kAlgorithmValues), v.algorithm) -
+                  std::begin(kAlgorithmValues));
+    same_line_if_fits_item("algorithm");
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    if (ImGui::Combo("algorithm", &alg, kAlgorithms, IM_ARRAYSIZE(kAlgorithms))) v.algorithm = kAlgorithmValues[alg];
+    track(s, "collective.algorithm");
+  }
+  same_line_if_fits_item("GPUs");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (v.kind == sim::CollectiveKind::send) {
+    ImGui::TextDisabled("from GPU %d to GPU %d", v.first_gpu, v.first_gpu + v.gpus - 1);
+  }
+  slider_int_clamped("GPUs", v.gpus, 2, 16);
+  track(s, "collective.gpus");
+  same_line_if_fits_item("message");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  float mib = float(v.message_MiB);
+  if (ImGui::SliderFloat("message", &mib, 1, 1024, "%.0f MiB", ImGuiSliderFlags_Logarithmic))
+    v.message_MiB = std::round(mib);
+  track(s, "collective.message");
+}
+
+void draw_transport(ExplorerState& s, const sim::CollectiveAnimation& a) {
+  CollectiveView& v = s.collective;
+  const std::vector<double> events = sim::event_times(a);
+  auto step_to = [&](int dir) {
+    v.playing = false;
+    if (dir > 0) {
+      auto it = std::upper_bound(events.begin(), events.end(), v.t_s + 1e-15);
+      v.t_s = it != events.end() ? *it : a.total_s;
+    } else {
+      auto it = std::lower_bound(events.begin(), events.end(), v.t_s - 1e-15);
+      v.t_s = it != events.begin() ? *std::prev(it) : 0;
+    }
+  };
+  const bool keys = !ImGui::GetIO().WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows);
+  if (ImGui::Button(v.playing ? "Pause" : "Play") || (keys && ImGui::IsKeyPressed(ImGuiKey_Space, false))) {
+    if (!v.playing && v.t_s >= a.total_s) v.t_s = 0;
+    v.playing = !v.playing;
+  }
+  track(s, "collective.play");
+  ImGui::SameLine();
+  if (ImGui::Button("<") || (keys && ImGui::IsKeyPressed(ImGuiKey_LeftArrow))) step_to(-1);
+  ImGui::SameLine();
+  if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow))) step_to(+1);
+  track(s, "collective.step");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  ImGui::SliderFloat("speed", &v.speed, 0.1f, 4.0f, "%.2gx", ImGuiSliderFlags_Logarithmic);
+  same_line_if_fits_item("time");
+  ImGui::SetNextItemWidth(
+      std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4));
+  float us = float(v.t_s * 1e6);
+  if (ImGui::SliderFloat("time", &us, 0, float(a.total_s * 1e6), "%.1f us")) {
+    v.t_s = double(us) * 1e-6;
+    v.playing = false;
+  }
+  track(s, "collective.time");
+  if (v.playing) {
+    v.t_s += double(ImGui::GetIO().DeltaTime) * v.speed * a.total_s / CollectiveView::kSecondsPerCall;
+    if (v.t_s >= a.total_s) {
+      v.t_s = a.total_s;
+      v.playing = false;
+    }
+  }
+}
+
+void draw_figures(ExplorerState& s, const sim::CollectiveAnimation& a) {
+  const CollectiveView& v = s.collective;
+  const sim::AnimationFrame f = sim::frame_at(a, v.t_s);
+  std::string phase;
+  for (const sim::AnimatedPhase& ph : a.phases)
+    if (v.t_s >= ph.t_start_s && v.t_s <= ph.t_end_s) phase = ph.name;
+  begin_tracked(s);
+  wrapped_text(false, "Step %d of %d%s%s", std::clamp(f.step + 1, 0, a.steps), a.steps, phase.empty() ? "" : ": ",
+               phase.c_str());
+  wrapped_text(false, "%s per GPU sent, %s for the call, algorithm bandwidth %s, bus bandwidth %s",
+               format_quantity(a.bytes_sent_per_gpu, "bytes").c_str(), call_time(a.total_s).c_str(),
+               format_quantity(a.algbw_GBps * 1e9, "B/s").c_str(), format_quantity(a.busbw_GBps * 1e9, "B/s").c_str());
+  end_tracked(s, "collective.figures");
+  begin_tracked(s);
+  wrapped_text(true, "%s", a.rule.c_str());
+  wrapped_text(true,
+               "Bus bandwidth = algorithm bandwidth (message / time) x %.4g, the factor that makes it comparable to "
+               "a link's rate (nccl-tests, PERFORMANCE.md). The busiest link sets the pace: the colour of each link "
+               "is its load now, grey idle to red full.",
+               a.bus_factor);
+  end_tracked(s, "collective.rule");
+}
+
+// ---- the panel ----------------------------------------------------------------------------------------
+
+void draw(ExplorerState& s) {
+  if (!s.catalog) {
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
+    return;
+  }
+  wrapped_text(false,
+               "How GPUs combine their gradients: every chunk below moves when the flow simulator says it does, "
+               "on the links of the Run chapter's cluster. A ring passes one piece of the buffer to the next GPU "
+               "at each step; watch each GPU's buffer fill as the pieces are added up.");
+  draw_controls(s);
+  refresh(s);
+  CollectiveView& v = s.collective;
+  if (!v.error.empty()) {
+    error_text("Cannot animate this: %s. Change the setting above (or the cluster in \"One iteration\").",
+               v.error.c_str());
+    return;
+  }
+  if (!v.anim) return;
+  const sim::CollectiveAnimation& a = *v.anim;
+  const sim::TopologySpec& ts = a.spec.topology;
+  wrapped_text(
+      true,
+      "%d GPUs of %s servers with %d GPUs each; achievable rates: NVLink %s per GPU each way, network %s per server",
+      a.spec.gpus, with_thousands(double(ts.nodes)).c_str(), ts.gpus_per_node,
+      format_quantity(ts.nvlink_GBps_per_gpu / 2 * 1e9, "B/s").c_str(),
+      format_quantity(ts.node_network_Gbps * 1e9, "b/s").c_str());
+  draw_transport(s, a);
+  const float h = std::clamp(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 6,
+                             ImGui::GetFontSize() * 12, ImGui::GetFontSize() * 26);
+  draw_picture(s, a, ImVec2(ImGui::GetContentRegionAvail().x, h));
+  draw_figures(s, a);
+}
+
+PanelRegistrar reg{
+    Panel{.id = "collective",
+          .title = "Collectives in motion",
+          .chapter = Chapter::parallelism,
+          .order = 20,
+          .draw = draw,
+          .summary = "One all-reduce, reduce-scatter, all-gather or send, chunk by chunk on the cluster's links",
+          .tabs = {},
+          .tab_of_widget = nullptr}};
+
+}  // namespace
+}  // namespace mc::ui

@@ -1,0 +1,31 @@
+// collective_state.h - view state of "Collectives in motion": the collective, its group and message, and
+// the playback clock. The animation itself is the engine's (sim/collective_animation.h), recomputed when
+// a setting changes, so a scenario sets these fields and the view follows.
+#pragma once
+
+#include "sim/collective_animation.h"
+
+#include <optional>
+#include <string>
+
+namespace mc::ui {
+
+struct CollectiveView {
+  sim::CollectiveKind kind = sim::CollectiveKind::all_reduce;
+  sim::Algorithm algorithm = sim::Algorithm::ring;
+  int gpus = 8;
+  int first_gpu = 0;  // where the group starts on the cluster (8: the second server of 8 GPUs)
+  double message_MiB = 64;
+  // Playback: the call's simulated time `t_s`, advanced by wall time x speed x (total / kSecondsPerCall),
+  // so one call takes kSecondsPerCall seconds at speed 1 however long it lasts on the machine.
+  double t_s = 0;
+  bool playing = true;
+  float speed = 1;
+  static constexpr double kSecondsPerCall = 12;
+  // Cache: the animation for `key` (the settings and the cluster's config), or why it could not be made.
+  std::string key;
+  std::optional<sim::CollectiveAnimation> anim;
+  std::string error;
+};
+
+}  // namespace mc::ui
