@@ -17,19 +17,20 @@
 # findings: random seed, the corpus kept between runs; run it for long, and commit what it finds under
 # tests/fuzz/regressions/<harness>/. MC_FUZZ_RUNS overrides the table's run count for every harness.
 #
-# Builds the `fuzz` preset (clang; scripts/setup.sh installs it). Seeds are generated at run time from the
-# shipped files (tests/fuzz/make_seeds.py) into build/fuzz/seeds/; what each harness learns is kept in
-# build/fuzz/corpus/<harness>/ for the next run. A finding is saved in build/fuzz/findings/<harness>/ and
+# Builds the harnesses in the `asan` preset's folder (clang; scripts/setup.sh installs it), the same sanitized
+# engine the asan tests run on, so scripts/test.sh compiles it once. Seeds are generated at run time from the
+# shipped files (tests/fuzz/make_seeds.py) into build/asan/fuzz/seeds/; what each harness learns is kept in
+# build/asan/fuzz/corpus/<harness>/ for the next run. A finding is saved in build/asan/fuzz/findings/<harness>/ and
 # printed; once fixed, commit it under tests/fuzz/regressions/<harness>/ (the normal test suite replays it).
 # Environment: MC_FUZZ_TIMEOUT (s of wall time, default 25: the shipped 9,984-GPU config takes ~1 s of CPU under
 # ASan, and on a shared 2-core machine at load 10 that is 10 s of wall time; the work budgets, not this
 # timeout, are what bound the engine: tests/unit/sim_budget_test.cpp), MC_FUZZ_RSS_MB (default 2048), MC_FUZZ_PARALLEL (harnesses
-# at once, default 1), MC_FUZZ_LOG_DIR (default build/fuzz/logs), MC_FUZZ_NO_BUILD=1 (use what is built).
+# at once, default 1), MC_FUZZ_LOG_DIR (default build/asan/fuzz/logs), MC_FUZZ_NO_BUILD=1 (use what is built).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 all=(json_doc perf_config sim_config train_config checkpoint corpus scenario scenario_player catalog url_state)
-# ci: executions per harness, seeds included (about 12 s each under the fuzz preset's ASan + UBSan on this
+# ci: executions per harness, seeds included (about 12 s each under the asan preset's ASan + UBSan on this
 # shared 2-core machine at load 4-5; sim_config simulates a whole iteration per input).
 declare -A ci_runs=([json_doc]=4000 [perf_config]=1800 [sim_config]=60 [train_config]=12000 [checkpoint]=600
                     [corpus]=9000 [scenario]=12000 [scenario_player]=3500 [catalog]=3500 [url_state]=250000)
@@ -44,7 +45,9 @@ harnesses=("$@")
 timeout_s=${MC_FUZZ_TIMEOUT:-25}
 rss_mb=${MC_FUZZ_RSS_MB:-2048}
 parallel=${MC_FUZZ_PARALLEL:-1}
-logs=${MC_FUZZ_LOG_DIR:-build/fuzz/logs}
+build=build/asan
+work=$build/fuzz  # seeds, corpora, findings, logs
+logs=${MC_FUZZ_LOG_DIR:-$work/logs}
 
 case "$seconds" in ''|*[!0-9]*) echo "usage: scripts/fuzz.sh [ci | SECONDS-PER-HARNESS] [HARNESS...]" >&2; exit 2;; esac
 seed=${MC_FUZZ_SEED:-1}
@@ -55,10 +58,10 @@ done
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found; run scripts/setup.sh (installs clang, libclang-rt-14-dev)" >&2; exit 1; }
 
 if [ "${MC_FUZZ_NO_BUILD:-0}" != 1 ]; then
-  cmake --preset fuzz >/dev/null
+  cmake --preset asan >/dev/null
   targets=()
   for h in "${harnesses[@]}"; do targets+=(--target "fuzz_$h"); done
-  cmake --build build/fuzz -j2 "${targets[@]}"
+  cmake --build "$build" -j2 "${targets[@]}"
 fi
 
 mkdir -p "$logs"
@@ -66,8 +69,8 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 
 run_one() {  # harness -> exit status; its libFuzzer output goes to $logs/<harness>.log
-  local h=$1 bin=build/fuzz/tests/fuzz/fuzz_$1
-  local seeds=build/fuzz/seeds/$h corpus=build/fuzz/corpus/$h findings=build/fuzz/findings/$h
+  local h=$1 bin=$build/tests/fuzz/fuzz_$1
+  local seeds=$work/seeds/$h corpus=$work/corpus/$h findings=$work/findings/$h
   rm -rf "$seeds"
   mkdir -p "$seeds" "$corpus" "$findings"
   python3 tests/fuzz/make_seeds.py "$seeds" "$h" >/dev/null
@@ -79,7 +82,7 @@ run_one() {  # harness -> exit status; its libFuzzer output goes to $logs/<harne
     # kernel thread (MC_THREADS=1: threads' coverage arrives in any order).
     if setarch "$(uname -m)" -R true 2>/dev/null; then pre=(setarch "$(uname -m)" -R); fi
     # A fresh, empty first corpus folder (libFuzzer writes what it learns there): the seeds alone decide.
-    corpus=build/fuzz/ci-corpus/$h
+    corpus=$work/ci-corpus/$h
     rm -rf "$corpus"
     mkdir -p "$corpus"
     how=(-seed="$seed" -runs="${MC_FUZZ_RUNS:-${ci_runs[$h]}}" -reload=0)
@@ -129,8 +132,8 @@ done
 while [ ${#pids[@]} -gt 0 ]; do wait_one; done
 
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "[fuzz] findings in: ${failed[*]} (inputs in build/fuzz/findings/<harness>/; replay one with" \
-       "build/fuzz/tests/fuzz/fuzz_<harness> FILE)" >&2
+  echo "[fuzz] findings in: ${failed[*]} (inputs in $work/findings/<harness>/; replay one with" \
+       "$build/tests/fuzz/fuzz_<harness> FILE)" >&2
   exit 1
 fi
 echo "[fuzz] no finding"

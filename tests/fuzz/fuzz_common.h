@@ -1,6 +1,6 @@
 // fuzz_common.h - what every harness in tests/fuzz/ shares.
 //
-// A harness is one function, declared with MC_FUZZ_TARGET(name). Built for libFuzzer (the `fuzz` preset,
+// A harness is one function, declared with MC_FUZZ_TARGET(name). Built for libFuzzer (the `asan` preset,
 // -DMC_LIBFUZZER) it becomes LLVMFuzzerTestOneInput; built into the regression test (the normal and
 // sanitizer builds) it is registered under its name, and tests/fuzz/regression_test.cpp replays every
 // committed input of tests/fuzz/regressions/<name>/ through it. One body, two drivers: a finding stays
