@@ -226,7 +226,23 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   Layout& L = c.layout;
   if (preset) L.global_batch = int(preset->get_or("global_batch", L.global_batch));
   auto jp = root.get("parallel");
-  if (!jp && require_parallel) root.fail("missing \"parallel\": {\"tp\", \"pp\", \"dp\", \"micro_batch\", ...}");
+  // A model preset that names a published run carries its layout of record (models.json layout_*, each
+  // sourced): a config without "parallel" runs it, data parallelism filling the cluster.
+  const bool of_record = !jp && require_parallel && preset && preset->find("layout_tp");
+  if (!jp && require_parallel && !of_record)
+    root.fail("missing \"parallel\": {\"tp\", \"pp\", \"dp\", \"micro_batch\", ...}");
+  if (of_record) {
+    L.tp = int(preset->get("layout_tp"));
+    L.pp = int(preset->get_or("layout_pp", 1));
+    L.micro_batch = int(preset->get_or("layout_micro_batch", 1));
+    const std::string sch = preset->text_or("layout_schedule", "1f1b");
+    L.schedule = sch == "gpipe"         ? Schedule::gpipe
+                 : sch == "interleaved" ? Schedule::interleaved
+                                        : Schedule::one_f_one_b;
+    L.virtual_stages = int(preset->get_or("layout_virtual_stages", 1));
+    if (preset->text_or("layout_embedding_stages", "extra") == "as-layers")
+      L.embedding_stages = EmbeddingStages::as_layers;
+  }
   bool dp_given = false;
   if (jp) {
     jp->only_keys({"tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
@@ -269,8 +285,9 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     }
   }
   if (!dp_given) L.dp = int(std::clamp<long long>(gpus / ((long long)L.tp * L.pp), 1, 1 << 24));
-  if (!jp || !require_parallel) return c;  // a search config: the layout is the search's to choose
-  auto at = [&](const char* key) { return jp->has(key) ? (*jp)[key] : *jp; };
+  if ((!jp && !of_record) || !require_parallel) return c;  // a search config: the layout is the search's to choose
+  // Where a problem is reported: the key, the "parallel" object, or (a layout of record) the config.
+  auto at = [&](const char* key) { return jp ? (jp->has(key) ? (*jp)[key] : *jp) : root; };
   if ((long long)L.tp * L.pp * L.dp != gpus)
     at("dp").fail("tp*pp*dp = " + std::to_string(L.tp) + "*" + std::to_string(L.pp) + "*" + std::to_string(L.dp) +
                   " = " + std::to_string((long long)L.tp * L.pp * L.dp) + " must equal the cluster's GPUs (" +

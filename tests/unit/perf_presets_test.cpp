@@ -68,3 +68,44 @@ TEST(PerfPresets, PublishedRunsEstimateOnTheirStackWithoutSoftware) {
   EXPECT_EQ(named["software_chosen_by"], "config");
   EXPECT_FALSE(named.contains("software_source"));
 }
+
+TEST(PerfPresets, PublishedRunsCarryTheirLayoutOfRecord) {
+  // "Llama 3 405B on its cluster", nothing else: the paper's layout (Table 4: tp 8, pp 16, and 128-way data
+  // parallelism filling 16,384 GPUs; Sec. 3.3.2: interleaved, embedding and output layer in chunks of their
+  // own), on Meta's stack.
+  const json llama = mc::perf::estimate_json(
+      catalog(), {{"model", {{"preset", "llama3-405b"}}}, {"cluster", {{"preset", "meta-llama3-2024"}}}});
+  EXPECT_EQ(llama["layout"]["tp"], 8);
+  EXPECT_EQ(llama["layout"]["pp"], 16);
+  EXPECT_EQ(llama["layout"]["dp"], 128);
+  EXPECT_EQ(llama["layout"]["schedule"], "interleaved");
+  EXPECT_EQ(llama["layout"]["virtual_stages"], 8);
+  EXPECT_EQ(llama["chunk_layers"].front(), 0);  // the first chunk holds only the embedding
+  EXPECT_EQ(llama["stage_layers"].front(), 7);
+  EXPECT_EQ(llama["software"], "meta-llama3-2024");
+  // "MT-NLG on Selene": 8-way tensor slicing, 35 pipeline stages, data parallelism filling Selene's 4,480 GPUs.
+  const json mtnlg = mc::perf::estimate_json(
+      catalog(), {{"model", {{"preset", "mt-nlg-530b"}}}, {"cluster", {{"preset", "selene-2021"}}}});
+  EXPECT_EQ(mtnlg["layout"]["tp"], 8);
+  EXPECT_EQ(mtnlg["layout"]["pp"], 35);
+  EXPECT_EQ(mtnlg["layout"]["dp"], 16);
+  EXPECT_EQ(mtnlg["software"], "megatron-deepspeed-2022");
+  // Every layout of record is one its stack can run (software.json), and a model without one still needs
+  // "parallel".
+  for (const auto& r : catalog().table("models")->records)
+    if (r.find("layout_tp")) {
+      mc::perf::Layout L;
+      L.tp = int(r.get("layout_tp")), L.pp = int(r.get_or("layout_pp", 1));
+      L.schedule = r.text_or("layout_schedule", "1f1b") == "interleaved" ? mc::perf::Schedule::interleaved
+                                                                         : mc::perf::Schedule::one_f_one_b;
+      const mc::perf::Software sw = mc::perf::software_from_catalog(catalog(), r.text_or("software", ""), "");
+      EXPECT_EQ(mc::perf::stack_refusal(sw, L), "") << r.id;
+    }
+  try {
+    mc::perf::estimate_json(catalog(),
+                            {{"model", {{"preset", "gpt3-175b"}}}, {"cluster", {{"preset", "selene-2021"}}}});
+    ADD_FAILURE() << "gpt3-175b has no layout of record";
+  } catch (const mc::LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing \"parallel\""), std::string::npos) << e.what();
+  }
+}
