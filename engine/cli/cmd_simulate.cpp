@@ -24,6 +24,7 @@ int print_bench(const mc::sim::IterationBench& b, const std::string& file, bool 
                         {"iteration_s", b.iteration_s},
                         {"events", b.events},
                         {"work", b.work},
+                        {"estimated_work", b.estimated_work},
                         {"setup_ms", b.setup_wall_s * 1e3},
                         {"best_ms", b.best_wall_s * 1e3},
                         {"mean_ms", b.mean_wall_s * 1e3},
@@ -33,7 +34,8 @@ int print_bench(const mc::sim::IterationBench& b, const std::string& file, bool 
     return 0;
   }
   std::printf("simulate --bench %s\n", file.c_str());
-  std::printf("  %d GPUs, %d replica class(es), simulated iteration %.3f s\n", b.gpus, b.replica_classes, b.iteration_s);
+  std::printf("  %d GPUs, %d replica class(es), simulated iteration %.3f s\n", b.gpus, b.replica_classes,
+              b.iteration_s);
   std::printf("  setup (resolve the config + analytic estimate): %.2f ms\n", b.setup_wall_s * 1e3);
   std::printf("  wall per iteration: best %.2f ms, mean %.2f ms, worst %.2f ms (%d runs)\n", b.best_wall_s * 1e3,
               b.mean_wall_s * 1e3, b.worst_wall_s * 1e3, b.repeats);

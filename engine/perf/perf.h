@@ -77,7 +77,11 @@ struct ClusterSpec {
 // sourced. Defaults are Megatron-LM 2021 on NCCL 2.8, the stack the model was first checked against.
 enum class Zero3Gather { per_tensor, per_module, per_layer };
 struct Software {
-  std::string id;                 // software.json id ("" = these defaults)
+  std::string id;  // software.json id ("" = these defaults)
+  // Who chose it: "config" (the config's "software"), the preset whose stack of record it is
+  // ("models/mt-nlg-530b", "clusters/selene-2021": their sourced "software" attribute), or "default".
+  std::string chosen_by = "default";
+  std::string chosen_source;      // that attribute's source and confidence ("mt-nlg-paper, reported"); "" if none
   double gemm_fraction = 0;       // large-GEMM FLOP/s / peak in this stack on this GPU; 0 -> the GPU's own
   double elementwise_factor = 1;  // HBM traffic of the memory-bound kernels relative to Megatron's fused ones
   bool flash_attention = false;   // attention scores never written to HBM (Dao et al. 2022)
@@ -169,6 +173,12 @@ struct Config {
 // evenly as possible (the first stages take one more when they do not divide; with EmbeddingStages::
 // as_layers the embedding and the output layer count as one layer each on the first and last stage).
 std::vector<int> stage_layers(const ModelSpec& m, const Layout& L);
+// The layers of each model chunk under the interleaved schedule, p v entries indexed by virtual stage
+// (chunk * pp + rank; rank r holds chunks r, p + r, ...): the layers balanced over the virtual stages
+// (Megatron-LM's p v equal chunks when they divide; with as_layers the first and last chunk give a slot to
+// the embedding and the output layer, Llama 3 405B's split), or each rank's explicit count split over its
+// chunks. Other schedules: stage_layers (one chunk per rank). Sums per rank equal stage_layers.
+std::vector<int> chunk_layers(const ModelSpec& m, const Layout& L);
 
 // ---- outputs --------------------------------------------------------------------------------------
 
@@ -214,9 +224,11 @@ struct Estimate {
   double gemm_efficiency = 0;                        // achieved / peak for this layer's matmuls
   int slowest_stage = 0;                             // the stage that sets the pipeline's pace
   std::vector<int> stage_layers;                     // transformer layers per stage
-  double zero3_collectives = 0;                      // parameter gathers + gradient reduce-scatters per step
-  std::string dp_algorithm, tp_algorithm;            // "ring", "tree", "hierarchical", "none"
-  std::vector<std::string> notes;                    // assumptions applied (e.g. ZeRO-3 with pp > 1)
+  std::vector<int> chunk_layers;                     // per virtual stage (chunk * pp + rank; = stage_layers if v = 1)
+  std::vector<double> chunk_forward_s, chunk_backward_s;  // per virtual stage, one micro-batch (logits included)
+  double zero3_collectives = 0;                           // parameter gathers + gradient reduce-scatters per step
+  std::string dp_algorithm, tp_algorithm;                 // "ring", "tree", "hierarchical", "none"
+  std::vector<std::string> notes;                         // assumptions applied (e.g. ZeRO-3 with pp > 1)
 };
 
 // ---- model arithmetic (each cites its formula in perf_model.cpp) -----------------------------------
@@ -271,7 +283,9 @@ Config parse_config(const Catalog& cat, const nlohmann::json& config, const std:
 Software software_from_catalog(const Catalog& cat, const std::string& id, const std::string& gpu_id);
 // The stack a config runs when it names none: the model preset's own (models.json "software"), else the
 // cluster preset's, else Megatron-LM 2021.
-std::string default_software(const Catalog& cat, const std::string& model_id, const std::string& cluster_id);
+// `chosen_by` (optional) receives "models/<id>", "clusters/<id>" or "default".
+std::string default_software(const Catalog& cat, const std::string& model_id, const std::string& cluster_id,
+                             std::string* chosen_by = nullptr);
 
 // Exactly the object `megacluster estimate` prints. Throws LoadError for invalid configs.
 nlohmann::json estimate_json(const Catalog& cat, const nlohmann::json& config,
@@ -289,6 +303,11 @@ struct PipelineOp {
 // Replays the schedule (GPipe, 1F1B, interleaved 1F1B as in Megatron-LM) with the estimate's per-stage
 // forward/backward times and p2p latency. At most `max_ops` ops (the UI passes a few thousand).
 std::vector<PipelineOp> pipeline_timeline(const Config& c, const Estimate& e, int max_ops = 20000);
+// The end of the same replay for p ranks, m micro-batches and v chunks per rank, with each virtual stage's
+// (chunk * p + rank) forward and backward time and transfers of comm_s: what estimate() takes as ideal time
+// plus bubble when the interleaved chunks are uneven.
+double pipeline_end_s(Schedule s, int p, int m, int v, const std::vector<double>& forward_s,
+                      const std::vector<double>& backward_s, double comm_s = 0);
 
 // ---- the layout search ------------------------------------------------------------------------------
 

@@ -79,6 +79,7 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
     cs.gpus_per_node = int(cl.get_or("gpus_per_node", cs.gpus_per_node));
     cs.node_network_Gbps = cl.get_or("network_per_server_Gbps", cs.node_network_Gbps);
     cs.oversubscription = cl.get_or("oversubscription", cs.oversubscription);
+    cs.leaf_nodes = int(cl.get_or("leaf_nodes", cs.leaf_nodes));  // a full-bisection pod (Llama 3's 384 servers)
     cs.price_per_gpu_hour_usd = cl.get_or("usd_per_gpu_hour", 0);
     if (const Table* f = cat.table("fabrics")) {
       if (const Record* r = f->find(cl.text_or("fabric", ""))) apply_fabric(cs, *r);
@@ -150,6 +151,8 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     c.model.seq_len = int(preset->get("seq_len"));
     c.model.vocab = int(preset->get("vocab"));
     c.model.ffn_hidden = int(preset->get_or("ffn_hidden", 0));
+    c.model.kv_heads = int(preset->get_or("kv_heads", 0));    // grouped-query attention (Llama 3)
+    c.model.gated_mlp = preset->get_or("gated_mlp", 0) != 0;  // SwiGLU
   } else {
     for (const char* k : {"layers", "hidden", "heads", "seq_len", "vocab"})
       if (!jm.has(k))
@@ -176,7 +179,7 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
 
   // ---- software: the stack that runs it (software.json), by default the one the preset ran with ----
   {
-    std::string sw_id;
+    std::string sw_id, chosen_by = "config";
     const auto jsw = root.get("software");
     if (jsw) {
       sw_id = jsw->string();
@@ -184,9 +187,16 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     } else {
       std::string cluster_id;
       if (auto jc = root["cluster"].get("preset")) cluster_id = jc->string();
-      sw_id = default_software(cat, c.model.id, cluster_id);
+      sw_id = default_software(cat, c.model.id, cluster_id, &chosen_by);
     }
     if (!sw_id.empty()) c.software = software_from_catalog(cat, sw_id, c.cluster.gpu);
+    c.software.chosen_by = chosen_by;
+    const size_t slash = chosen_by.find('/');
+    if (slash != std::string::npos)
+      if (const Table* t = cat.table(chosen_by.substr(0, slash)))
+        if (const Record* r = t->find(chosen_by.substr(slash + 1)))
+          if (const Sourced* src = r->text_source("software"))
+            c.software.chosen_source = src->source + ", " + to_string(src->confidence);
   }
 
   // ---- training ----
@@ -216,7 +226,23 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   Layout& L = c.layout;
   if (preset) L.global_batch = int(preset->get_or("global_batch", L.global_batch));
   auto jp = root.get("parallel");
-  if (!jp && require_parallel) root.fail("missing \"parallel\": {\"tp\", \"pp\", \"dp\", \"micro_batch\", ...}");
+  // A model preset that names a published run carries its layout of record (models.json layout_*, each
+  // sourced): a config without "parallel" runs it, data parallelism filling the cluster.
+  const bool of_record = !jp && require_parallel && preset && preset->find("layout_tp");
+  if (!jp && require_parallel && !of_record)
+    root.fail("missing \"parallel\": {\"tp\", \"pp\", \"dp\", \"micro_batch\", ...}");
+  if (of_record) {
+    L.tp = int(preset->get("layout_tp"));
+    L.pp = int(preset->get_or("layout_pp", 1));
+    L.micro_batch = int(preset->get_or("layout_micro_batch", 1));
+    const std::string sch = preset->text_or("layout_schedule", "1f1b");
+    L.schedule = sch == "gpipe"         ? Schedule::gpipe
+                 : sch == "interleaved" ? Schedule::interleaved
+                                        : Schedule::one_f_one_b;
+    L.virtual_stages = int(preset->get_or("layout_virtual_stages", 1));
+    if (preset->text_or("layout_embedding_stages", "extra") == "as-layers")
+      L.embedding_stages = EmbeddingStages::as_layers;
+  }
   bool dp_given = false;
   if (jp) {
     jp->only_keys({"tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
@@ -259,8 +285,9 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     }
   }
   if (!dp_given) L.dp = int(std::clamp<long long>(gpus / ((long long)L.tp * L.pp), 1, 1 << 24));
-  if (!jp || !require_parallel) return c;  // a search config: the layout is the search's to choose
-  auto at = [&](const char* key) { return jp->has(key) ? (*jp)[key] : *jp; };
+  if ((!jp && !of_record) || !require_parallel) return c;  // a search config: the layout is the search's to choose
+  // Where a problem is reported: the key, the "parallel" object, or (a layout of record) the config.
+  auto at = [&](const char* key) { return jp ? (jp->has(key) ? (*jp)[key] : *jp) : root; };
   if ((long long)L.tp * L.pp * L.dp != gpus)
     at("dp").fail("tp*pp*dp = " + std::to_string(L.tp) + "*" + std::to_string(L.pp) + "*" + std::to_string(L.dp) +
                   " = " + std::to_string((long long)L.tp * L.pp * L.dp) + " must equal the cluster's GPUs (" +
@@ -357,14 +384,17 @@ std::vector<std::string> layout_problems(const Config& c) {
   if (L.pp > m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0))
     out.push_back("pp " + s(L.pp) + " is more stages than the " + s(m.layers) + " layers can fill");
   if (L.schedule == Schedule::interleaved && L.pp > 1) {
-    if (m.layers % ((long long)L.pp * L.virtual_stages) != 0)
-      out.push_back("virtual_stages: the interleaved schedule splits the layers into pp*virtual_stages = " +
-                    s((long long)L.pp * L.virtual_stages) + " equal chunks, which must divide the " + s(m.layers) +
-                    " layers (Megatron-LM); use 1f1b for an uneven split");
-    else if (!L.layers_per_stage.empty())
-      out.push_back(
-          "layers_per_stage: an explicit split works with the 1f1b or gpipe schedule; the interleaved "
-          "one splits the layers into chunks itself");
+    // Any layer count splits into the p v model chunks (chunk_layers), each with at least one layer, or
+    // with the embedding and the output layer taking a slot each (as-layers; Llama 3 405B's first and last
+    // chunk), one unit. An explicit per-stage list may leave those two end chunks without layers.
+    const long long chunks = (long long)L.pp * L.virtual_stages;
+    const bool ends_free = L.embedding_stages == EmbeddingStages::as_layers || !L.layers_per_stage.empty();
+    const long long units = m.layers + (ends_free ? 2 : 0);
+    if (chunks > units)
+      out.push_back("virtual_stages: the interleaved schedule splits the layers into pp*virtual_stages = " + s(chunks) +
+                    " model chunks, more than the " + s(m.layers) + " layers can fill" +
+                    (ends_free ? " (with the embedding and the output layer in the first and last chunk)" : "") +
+                    "; use fewer virtual_stages");
     else if (L.global_batch % ((long long)L.micro_batch * L.dp) == 0 && L.micro_batches() % L.pp != 0)
       out.push_back("global_batch: the interleaved schedule needs micro-batches per iteration (" +
                     s(L.micro_batches()) + ") to be a multiple of pp (" + s(L.pp) + ") (Megatron-LM)");
@@ -403,8 +433,11 @@ json to_json(const Estimate& e, const Config& c) {
       {"stage_forward", e.stage_forward_s}, {"stage_backward", e.stage_backward_s}, {"p2p", e.p2p_s}};
   j["algorithms"] = {{"tp", e.tp_algorithm}, {"dp", e.dp_algorithm}};
   j["software"] = c.software.id.empty() ? "megatron-lm-2021" : c.software.id;
+  j["software_chosen_by"] = c.software.chosen_by;  // "config", the preset of record, or "default"
+  if (!c.software.chosen_source.empty()) j["software_source"] = c.software.chosen_source;
   j["stage_layers"] = e.stage_layers;
   j["slowest_stage"] = e.slowest_stage;
+  if (e.chunk_layers.size() > e.stage_layers.size()) j["chunk_layers"] = e.chunk_layers;  // interleaved
   if (L.zero >= 3) j["zero3_collectives_per_iteration"] = e.zero3_collectives;
   j["layout"] = {{"tp", L.tp},
                  {"pp", L.pp},
@@ -467,13 +500,18 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   return sw;
 }
 
-std::string default_software(const Catalog& cat, const std::string& model_id, const std::string& cluster_id) {
+std::string default_software(const Catalog& cat, const std::string& model_id, const std::string& cluster_id,
+                             std::string* chosen_by) {
   for (const auto& [table, id] : {std::pair<const char*, std::string>{"models", model_id}, {"clusters", cluster_id}})
     if (const Table* t = cat.table(table))
       if (const Record* r = t->find(id)) {
         const std::string sw = r->text_or("software", "");
-        if (!sw.empty()) return sw;
+        if (!sw.empty()) {
+          if (chosen_by) *chosen_by = std::string(table) + "/" + id;
+          return sw;
+        }
       }
+  if (chosen_by) *chosen_by = "default";
   const Table* t = cat.table("software");
   return t && t->find("megatron-lm-2021") ? "megatron-lm-2021" : "";
 }

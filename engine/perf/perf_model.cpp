@@ -149,19 +149,64 @@ double bubble_over_ideal(Schedule s, int p, int m, int v) {
   return s == Schedule::interleaved ? base / std::max(1, v) : base;
 }
 
+namespace {
+// `units` split over `n` slots as evenly as possible: the remainder goes to the middle slots first, the
+// end slots (which also hold the embedding and the output layer: their activations and logits) last.
+std::vector<int> balanced(int units, int n) {
+  std::vector<int> out(size_t(n), units / n);
+  int extra = units % n;
+  for (int i = 1; i < n - 1 && extra > 0; ++i, --extra) ++out[size_t(i)];
+  for (int i : {0, n - 1})
+    if (extra > 0) ++out[size_t(i)], --extra;
+  return out;
+}
+
+int chunks_of(const Layout& L) {
+  return L.schedule == Schedule::interleaved && L.pp > 1 ? std::max(1, L.virtual_stages) : 1;
+}
+}  // namespace
+
 std::vector<int> stage_layers(const ModelSpec& m, const Layout& L) {
   const int p = std::max(1, L.pp);
   if (int(L.layers_per_stage.size()) == p) return L.layers_per_stage;
+  if (chunks_of(L) > 1) {  // the interleaved schedule: each rank holds the sum of its chunks
+    const std::vector<int> chunks = chunk_layers(m, L);
+    std::vector<int> out(size_t(p), 0);
+    for (size_t k = 0; k < chunks.size(); ++k) out[k % size_t(p)] += chunks[k];
+    return out;
+  }
   // Units to balance: the layers, plus the embedding and the output layer when they count as layers.
   const bool as_layers = L.embedding_stages == EmbeddingStages::as_layers && p > 1;
-  const int units = m.layers + (as_layers ? 2 : 0);
-  std::vector<int> out(size_t(p), units / p);
-  // The remainder goes to the middle stages first: the end stages also hold the embedding and the output
-  // layer (their activations and logits), so they are the ones to keep light.
-  int extra = units % p;
-  for (int i = 1; i < p - 1 && extra > 0; ++i, --extra) ++out[size_t(i)];
-  for (int i : {0, p - 1})
-    if (extra > 0) ++out[size_t(i)], --extra;
+  std::vector<int> out = balanced(m.layers + (as_layers ? 2 : 0), p);
+  if (as_layers) --out.front(), --out.back();
+  for (int& n : out) n = std::max(0, n);
+  return out;
+}
+
+// Interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2.2) gives rank r the model chunks r, p + r, ..., (v-1) p
+// + r of the p v virtual stages. Megatron-LM splits the layers into p v equal chunks; Llama 3 405B (Dubey et
+// al. 2024, "The Llama 3 Herd of Models", Sec. 3.3.2) takes one layer off the first and the last stage so
+// that "the first model chunk on the first stage has only the embedding, and the last model chunk on the
+// last stage has only output projection and loss calculation": the embedding and the output layer each
+// take one layer's slot (EmbeddingStages::as_layers), balanced over the virtual stages.
+std::vector<int> chunk_layers(const ModelSpec& m, const Layout& L) {
+  const int p = std::max(1, L.pp), v = chunks_of(L);
+  if (v == 1) return stage_layers(m, L);
+  std::vector<int> out(size_t(p) * size_t(v), 0);
+  if (int(L.layers_per_stage.size()) == p) {
+    // An explicit count per rank, split over its v chunks as evenly as possible; the chunk that holds the
+    // embedding (the first rank's first) or the output layer (the last rank's last) is the one left light.
+    for (int r = 0; r < p; ++r) {
+      const int n = std::max(0, L.layers_per_stage[size_t(r)]), q = n / v, rem = n % v;
+      for (int c = 0; c < v; ++c) {
+        const bool gets_extra = r == 0 && p > 1 ? c >= v - rem : c < rem;
+        out[size_t(c) * size_t(p) + size_t(r)] = q + (gets_extra ? 1 : 0);
+      }
+    }
+    return out;
+  }
+  const bool as_layers = L.embedding_stages == EmbeddingStages::as_layers;
+  out = balanced(m.layers + (as_layers ? 2 : 0), p * v);
   if (as_layers) --out.front(), --out.back();
   for (int& n : out) n = std::max(0, n);
   return out;
@@ -184,6 +229,28 @@ double in_flight(const Layout& L, int i) {
   return m;
 }
 
+// Activations at the peak of rank i under the interleaved schedule, counted op by op: Megatron-LM's
+// forward_backward_pipelining_with_interleaving runs (p - i - 1) 2 + (v - 1) p warm-up chunk forwards and one
+// more before its first backward, the k-th of chunk (k mod p v) / p (perf_timeline.cpp interleaved_op). With
+// equal chunks on the first rank that is p v + p - 1 chunks: p (1 + (p-1)/(p v)) stages' worth (Korthikanti
+// et al. 2022, Sec. 4.2.3); with uneven chunks each held forward counts its own chunk's layers.
+struct InFlight {
+  double layer_activations = 0;  // sum over the held chunk forwards of their layers
+  double first_chunk = 0;        // held forwards of chunk 0 (the embedding's, on the first rank)
+};
+InFlight interleaved_in_flight(const Layout& L, const std::vector<int>& chunks, int i) {
+  const int p = L.pp, v = chunks_of(L);
+  const long long total = (long long)L.micro_batches() * v;
+  const long long held = std::min(total, (long long)(p - i - 1) * 2 + (long long)(v - 1) * p + 1);
+  InFlight f;
+  for (long long k = 0; k < held; ++k) {
+    const int chunk = int((k % (p * v)) / p);
+    f.layer_activations += chunks[size_t(chunk) * size_t(p) + size_t(i)];
+    f.first_chunk += chunk == 0 ? 1 : 0;
+  }
+  return f;
+}
+
 // Memory of stage i holding `layers` transformer layers.
 MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   const ModelSpec& m = c.model;
@@ -197,9 +264,13 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   if (last && !first) params += double(m.vocab) * h / t;
   MemoryBreakdown mb = zero_model_state_bytes(params, L.dp, L.zero, c.training.precision);
   const double act_scale = full_width(c.training.precision) ? 2.0 : 1.0;
-  const double n = in_flight(L, i);
+  double n = in_flight(L, i), held_layers = layers * n;
+  if (chunks_of(L) > 1) {
+    const InFlight f = interleaved_in_flight(L, chunk_layers(m, L), i);
+    held_layers = f.layer_activations, n = f.first_chunk;
+  }
   double acts =
-      act_scale * layers * n * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);
+      act_scale * held_layers * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);
   if (L.recompute == Recompute::full && layers > 0)  // one layer's full activations while it is recomputed
     acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none);
   // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch.

@@ -69,19 +69,32 @@ SearchResult search(const Config& base, const SearchOptions& o) {
       for (int dp : dps) {
         Layout L = base.layout;
         // Sequence parallelism only where the stack has it (Korthikanti et al. 2022; software.json).
-        L.tp = tp, L.pp = pp, L.dp = dp, L.global_batch = B, L.sequence_parallel = tp > 1 && base.software.sequence_parallel;
+        L.tp = tp, L.pp = pp, L.dp = dp, L.global_batch = B,
+        L.sequence_parallel = tp > 1 && base.software.sequence_parallel;
         const long long n = (long long)tp * pp * dp;
         if (n > cluster_gpus) continue;  // not a layout of this cluster at all (not counted)
-        if (m.heads % tp != 0 || m.ffn() % tp != 0) { col.reject(L, "tp does not divide the attention heads"); continue; }
+        if (m.heads % tp != 0 || m.ffn() % tp != 0) {
+          col.reject(L, "tp does not divide the attention heads");
+          continue;
+        }
         // Uneven splits are layouts too (stage_layers); only more stages than layers is not.
-        if (pp > m.layers) { col.reject(L, "more pipeline stages than layers"); continue; }
-        if (n > gpn && n % gpn != 0) { col.reject(L, "tp*pp*dp is not a whole number of nodes"); continue; }
+        if (pp > m.layers) {
+          col.reject(L, "more pipeline stages than layers");
+          continue;
+        }
+        if (n > gpn && n % gpn != 0) {
+          col.reject(L, "tp*pp*dp is not a whole number of nodes");
+          continue;
+        }
         Config c = base;
         c.cluster.nodes = int(n > gpn ? n / gpn : 1);
         if (n < gpn) c.cluster.gpus_per_node = int(n);
         for (int mb = 1; mb <= o.max_micro_batch; mb *= 2) {
           L.micro_batch = mb;
-          if (B % ((long long)mb * dp) != 0) { col.reject(L, "micro_batch*dp does not divide the global batch"); continue; }
+          if (B % ((long long)mb * dp) != 0) {
+            col.reject(L, "micro_batch*dp does not divide the global batch");
+            continue;
+          }
           const int micro = B / (mb * dp);
           for (int zero = 0; zero <= (o.include_zero && dp > 1 ? 3 : 0); ++zero) {
             L.zero = zero;
@@ -91,7 +104,9 @@ SearchResult search(const Config& base, const SearchOptions& o) {
               if (pp > 1) {
                 scheds.push_back({Schedule::gpipe, 1});
                 for (int v = 2; v <= o.max_virtual_stages; ++v) {
-                  if (m.layers % (pp * v) != 0) continue;
+                  // Any split into p v chunks of at least one layer (chunk_layers), even or not.
+                  const int units = m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0);
+                  if ((long long)pp * v > units) continue;
                   if (micro % pp != 0) continue;
                   scheds.push_back({Schedule::interleaved, v});
                 }

@@ -6,15 +6,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace mc::perf {
 
 double peak_flops(const ClusterSpec& c, Precision p) {
   switch (p) {
-    case Precision::fp16: return c.peak_fp16_flops;
-    case Precision::bf16: return c.peak_bf16_flops;
-    case Precision::fp32: return c.peak_fp32_flops;
-    case Precision::tf32: return c.peak_tf32_flops;
+    case Precision::fp16:
+      return c.peak_fp16_flops;
+    case Precision::bf16:
+      return c.peak_bf16_flops;
+    case Precision::fp32:
+      return c.peak_fp32_flops;
+    case Precision::tf32:
+      return c.peak_tf32_flops;
   }
   return c.peak_fp16_flops;
 }
@@ -65,7 +70,8 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
                 gemm_time_s(c, peak, 1, tokens, mlp_in / t, h, bytes) +         // fc1 (and gate)
                 gemm_time_s(c, peak, 1, tokens, h, f / t, bytes);               // fc2
   // Attention core: (b a/t) batched [s x d] @ [d x s] and [s x s] @ [s x d].
-  lt.attn_core_fwd = gemm_time_s(c, peak, b * a / t, s, s, dh, bytes) + gemm_time_s(c, peak, b * a / t, s, dh, s, bytes);
+  lt.attn_core_fwd =
+      gemm_time_s(c, peak, b * a / t, s, s, dh, bytes) + gemm_time_s(c, peak, b * a / t, s, dh, s, bytes);
   // Memory-bound kernels, counted in elements read + written (Megatron's fused kernels): two LayerNorms
   // (2 + 2), two bias-dropout-residual adds (3.5 each incl. the 1-byte mask) on s b h, replicated over
   // the t ranks unless sequence parallel; bias-GeLU on the MLP activation (2 f/t); scaled-masked softmax
@@ -154,17 +160,27 @@ Estimate estimate(const Config& cfg) {
   double tp_bwd = 2 * tp_ar.time_s + (L.recompute == Recompute::full ? tp_fwd : 0);
 
   // ---- per stage, per micro-batch: its layers; the last stage also runs the logits ----
-  const double logits_fwd = gemm_time_s(c, peak, 1, b * s, double(m.vocab) / L.tp, h, bytes) +
-                            bytes * 3 * b * s * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+  const double logits_fwd =
+      gemm_time_s(c, peak, 1, b * s, double(m.vocab) / L.tp, h, bytes) +
+      bytes * 3 * b * s * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+  // Each virtual stage (model chunk) by its own layers; the output layer rides on the last one. A rank's
+  // work per micro-batch is the sum of its chunks.
+  e.chunk_layers = chunk_layers(m, L);
+  const int vp = int(e.chunk_layers.size());
+  e.chunk_forward_s.assign(size_t(vp), 0.0);
+  e.chunk_backward_s.assign(size_t(vp), 0.0);
   std::vector<double> stage_f(static_cast<size_t>(p)), stage_b(static_cast<size_t>(p));
-  int slow = 0;
-  for (int i = 0; i < p; ++i) {
-    const double n = e.stage_layers[size_t(i)];
-    const bool last = i == p - 1;
-    stage_f[size_t(i)] = n * (fwd_compute + tp_fwd) + (last ? logits_fwd : 0);
-    stage_b[size_t(i)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd : 0);
-    if (stage_f[size_t(i)] + stage_b[size_t(i)] > stage_f[size_t(slow)] + stage_b[size_t(slow)]) slow = i;
+  for (int k = 0; k < vp; ++k) {
+    const double n = e.chunk_layers[size_t(k)];
+    const bool last = k == vp - 1;
+    e.chunk_forward_s[size_t(k)] = n * (fwd_compute + tp_fwd) + (last ? logits_fwd : 0);
+    e.chunk_backward_s[size_t(k)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd : 0);
+    stage_f[size_t(k % p)] += e.chunk_forward_s[size_t(k)];
+    stage_b[size_t(k % p)] += e.chunk_backward_s[size_t(k)];
   }
+  int slow = 0;
+  for (int i = 1; i < p; ++i)
+    if (stage_f[size_t(i)] + stage_b[size_t(i)] > stage_f[size_t(slow)] + stage_b[size_t(slow)]) slow = i;
   e.slowest_stage = slow;
   e.layer_forward_s = fwd_compute + tp_fwd;
   e.layer_backward_s = bwd_compute + tp_bwd;
@@ -194,8 +210,7 @@ Estimate estimate(const Config& cfg) {
   // ---- data parallel: gradients of the stage shard (fp16, or fp32 in fp32 training) ----
   Layout shard_layout = L;
   shard_layout.dp = 1, shard_layout.zero = 0;
-  const double shard_params =
-      memory_per_gpu(Config{m, cfg.cluster, shard_layout, cfg.training, sw}).weights / bytes;
+  const double shard_params = memory_per_gpu(Config{m, cfg.cluster, shard_layout, cfg.training, sw}).weights / bytes;
   double dp_time = 0, dp_exposed = 0;
   e.dp_algorithm = "none";
   const bool overlap = L.overlap_dp_comm || sw.dp_overlap;
@@ -258,13 +273,33 @@ Estimate estimate(const Config& cfg) {
   const double opt_params = shard_params / (L.zero >= 1 ? L.dp : 1);
   const double optimizer_s = 28.0 * opt_params / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
 
-  // ---- assemble: the slowest stage sets the pace (Narayanan et al. 2021 eq. (1) with equal stages:
-  // (m + (p-1)/v)(t_f + t_b)); the others add their fill and drain: m t_max + (sum_i t_i - t_max) / v ----
-  double sum_stages = 0;
-  for (int i = 0; i < p; ++i) sum_stages += stage_f[size_t(i)] + stage_b[size_t(i)];
+  // ---- assemble: the slowest rank sets the pace, busy m t_max; the others add the fill and the drain.
+  // Narayanan et al. 2021, Sec. 2.2: with equal stages the bubble is (p-1)/m of the ideal time, (p-1)/(v m)
+  // interleaved, i.e. (p - 1) chunk times (t_f + t_b)/v. With unequal stages (v = 1) the slowest stage s
+  // waits for the others once each, filling and draining: sum_{i != s} (t_f + t_b)_i. With equal chunks
+  // that generalises to the chunks on the path into and out of s: chunk 0 of the ranks before it (the first
+  // forward and the last backward pass them) and the last chunk of the ranks after it, which stand between
+  // its forward rounds and its first backward: sum_{i<s} (t_f + t_b)(i, 0) + sum_{i>s} (t_f + t_b)(i, v-1)
+  // (exact, the output layer on the last chunk included). With uneven chunks the slowest rank's own warm-up
+  // forwards may hide part of that path (Megatron-LM runs (p - s - 1) 2 + (v - 1) p of them first), so the
+  // schedule itself is replayed with each chunk's times and free transfers (pipeline_end_s, the Gantt's
+  // replay): bubble = its end - m t_max. ----
   const double t_max = stage_f[size_t(slow)] + stage_b[size_t(slow)];
   const double ideal = micro * t_max;
-  const double bubble = L.pp > 1 ? (sum_stages - t_max) / v : 0;
+  double bubble = 0;
+  if (L.pp > 1) {
+    for (int i = 0; i < p; ++i) {
+      if (i == slow) continue;
+      const size_t k = size_t(i < slow ? 0 : v - 1) * size_t(p) + size_t(i);
+      bubble += e.chunk_forward_s[k] + e.chunk_backward_s[k];
+    }
+    const bool uneven = v > 1 && std::adjacent_find(e.chunk_layers.begin(), e.chunk_layers.end(),
+                                                    std::not_equal_to<>()) != e.chunk_layers.end();
+    // A bound on the replay's cost (2 p m v ops); past it the path sum above stands (never below the replay
+    // in the cases checked: it assumes nothing is hidden).
+    if (uneven && 2.0 * p * micro * v <= 1e6)
+      bubble = std::max(0.0, pipeline_end_s(L.schedule, p, micro, v, e.chunk_forward_s, e.chunk_backward_s) - ideal);
+  }
   const double pp_comm = L.pp > 1 ? (micro * v + L.pp - 1) * (p2p + p2p_back) : 0;
   TimeBreakdown& T = e.time;
   T.compute = micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd : 0));

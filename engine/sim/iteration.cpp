@@ -20,15 +20,27 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // gather: a ZeRO-3 collective the worker joins and waits for; z3_issue: one it joins and goes on (a
 // prefetch, a reduce-scatter behind the backward); z3_wait: waits for one issued earlier.
-enum class OpType : uint8_t { recv, compute, tp, send, bucket, opt_wait, optimizer, all_gather, gather, z3_issue, z3_wait };
+enum class OpType : uint8_t {
+  recv,
+  compute,
+  tp,
+  send,
+  bucket,
+  opt_wait,
+  optimizer,
+  all_gather,
+  gather,
+  z3_issue,
+  z3_wait
+};
 
 struct Op {
   OpType type;
   SpanKind kind;  // for compute: forward/backward/optimizer
   double dur_s = 0;
   int mb = -1, chunk = 0;
-  int a = 0;      // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; gather/z3_*: ZeRO-3 item
-  int vs = 0;     // recv: own virtual stage; send: destination virtual stage
+  int a = 0;   // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; gather/z3_*: ZeRO-3 item
+  int vs = 0;  // recv: own virtual stage; send: destination virtual stage
 };
 
 struct Arrival {
@@ -58,12 +70,12 @@ struct DpItem {
 // g-th ZeRO-3 collective of the stage (Engine::z3_items_).
 struct DpStream {
   std::vector<DpItem> items;
-  std::deque<int> queue;          // items ready, in order
-  std::vector<int> order;         // items in the order they ran
+  std::deque<int> queue;   // items ready, in order
+  std::vector<int> order;  // items in the order they ran
   bool busy = false;
   int item = -1, phase = 0;
-  int done = 0;                   // buckets finished
-  std::vector<int> opt_waiters;   // workers waiting for all buckets
+  int done = 0;                  // buckets finished
+  std::vector<int> opt_waiters;  // workers waiting for all buckets
 };
 
 // One ZeRO-3 item: `count` collectives (possibly a fraction: the open or prefetched share of a layer's)
@@ -105,6 +117,7 @@ class Engine {
   long long events() const { return events_; }
   long long work() const { return net_.work() + kWorkPerEvent * events_; }
   [[noreturn]] void throw_over_budget() const;
+  double estimated_work() const { return est_work_; }
   IterationResult take() { return std::move(res_); }
 
  private:
@@ -128,9 +141,24 @@ class Engine {
     if (s_.hottest_links > 0) group_src_.push_back({spec, kind});
   }
   void critical_path(int crit);
+  double estimate_work();
+  std::string over_budget_advice() const;
   bool follow_dp_wait(int& w, double& t, const Span& sp);
   void push_timer(double t, int kind, int a) { timers_.push({t, seq_++, kind, a}); }
   int worker_index(int cls, int stage) const { return cls * s_.pp + stage; }
+  int chunks() const { return s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1; }
+  // Layers of virtual stage vs (chunk * pp + stage): IterationSpec::chunk_layers, or stage_layers (one
+  // chunk per stage), or layers / (pp v).
+  int chunk_layer_count(int vs) const {
+    if (!s_.chunk_layers.empty()) return s_.chunk_layers[size_t(vs)];
+    if (!s_.stage_layers.empty()) return s_.stage_layers[size_t(vs)];
+    return s_.layers / (s_.pp * chunks());
+  }
+  int stage_layer_count(int stage) const {
+    int n = 0;
+    for (int c = 0; c < chunks(); ++c) n += chunk_layer_count(c * s_.pp + stage);
+    return n;
+  }
   int ag_item() const { return n_buckets_; }
   int gather_item(int g) const { return n_buckets_ + 1 + g; }
   bool zero3_on() const { return s_.zero3_gathers && s_.dp > 1 && s_.dp_bytes_per_stage > 0; }
@@ -179,6 +207,8 @@ class Engine {
   bool tp_in_node_ = true, finished_ = false;
   bool paired_ = false;  // IterationSpec::paired_p2p in effect (a pipeline, 1F1B)
   double wall_s_ = 0;
+  double est_work_ = 0;   // estimate_work(), before the first event
+  bool refused_ = false;  // est_work_ over the budget: step() throws before processing any event
   // Bytes the simulated tensor-parallel rings put on each link (indexed by link id; sized on first use):
   // only representative replicas run their tp rings, so finish() adds these to the symmetric replicas.
   std::vector<double> tp_link_bytes_;
@@ -237,16 +267,16 @@ void Engine::build_classes() {
 
 void Engine::build_ops(Worker& w) {
   const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
-  // Layers per model chunk: this stage's share (uneven pipelines), or layers / (p v).
-  const int lpc = v == 1 && int(s_.stage_layers.size()) == p ? s_.stage_layers[size_t(w.stage)] : s_.layers / (p * v);
+  // Layers of each model chunk (virtual stage vs = chunk * p + stage): the spec's per-chunk or per-stage
+  // counts (uneven pipelines), or layers / (p v); the stage holds the sum of its chunks.
   const int m = s_.micro_batches;
-  const double per_layer_grad = s_.dp_bytes_per_stage / double(std::max(1, lpc * v));
+  const int stage_total = stage_layer_count(w.stage);
+  const double per_layer_grad = s_.dp_bytes_per_stage / double(std::max(1, stage_total));
   const bool tp = s_.tp > 1;
   double cum = 0;
   int next_bucket = 0;
   auto emit_buckets = [&](bool all) {
-    while (next_bucket < n_buckets_ &&
-           (all || cum >= (next_bucket + 1) * s_.bucket_bytes - 1e-6 * s_.bucket_bytes)) {
+    while (next_bucket < n_buckets_ && (all || cum >= (next_bucket + 1) * s_.bucket_bytes - 1e-6 * s_.bucket_bytes)) {
       w.ops.push_back({OpType::bucket, SpanKind::dp_comm, 0, -1, 0, next_bucket, 0});
       ++next_bucket;
     }
@@ -255,8 +285,8 @@ void Engine::build_ops(Worker& w) {
   // with chunk 0. Sizes and counts are the stack's (IterationSpec::zero3, from perf_time.cpp's formulas).
   const bool zero3 = zero3_on();
   const IterationSpec::Zero3Stack& z = s_.zero3;
-  const double layer_b = z.layer_bytes > 0 ? z.layer_bytes : s_.dp_bytes_per_stage / double(std::max(1, lpc * v));
-  const double rest_b = std::max(0.0, s_.dp_bytes_per_stage - layer_b * lpc * v);
+  const double layer_b = z.layer_bytes > 0 ? z.layer_bytes : s_.dp_bytes_per_stage / double(std::max(1, stage_total));
+  const double rest_b = std::max(0.0, s_.dp_bytes_per_stage - layer_b * stage_total);
   const double per_layer = std::max(1.0, z.collectives_per_layer);
   std::vector<Z3Item>& items = z3_items_[size_t(w.stage)];
   const bool record = items.empty();  // the first worker of the stage records, the others issue the same
@@ -276,6 +306,7 @@ void Engine::build_ops(Worker& w) {
   // (perf_time.cpp bwd_gathers) and, when it reduces every micro-batch, reduce-scatters the layer's
   // gradients after it: the open_reduce share blocking, the rest behind the backward (bwd_reduces).
   auto pass = [&](const SchedOp& so, int vs, bool bwd, double fx, double lx) {
+    const int lpc = chunk_layer_count(vs);
     std::vector<int> units;  // layer index, -1 for the rest
     const bool rest = zero3 && so.chunk == 0 && rest_b > 0;
     if (rest && !bwd) units.push_back(-1);
@@ -328,6 +359,11 @@ void Engine::build_ops(Worker& w) {
         }
       }
     }
+    // A chunk without layers (Llama 3's first chunk holds only the embedding, its last only the output
+    // layer): its embedding or output work is a compute op of its own.
+    if (lpc == 0 && fx + lx > 0)
+      w.ops.push_back({OpType::compute, bwd ? SpanKind::backward : SpanKind::forward,
+                       (bwd ? 2 * (fx + lx) / 3 : (fx + lx) / 3) / w.speed, so.micro_batch, so.chunk, 0, vs});
   };
   if (paired_) {
     // DeepSpeed's instruction order (deepspeed_schedule): one chunk per stage.
@@ -340,11 +376,21 @@ void Engine::build_ops(Worker& w) {
           w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 0, vs});
           if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, 0, 0, vs});
           break;
-        case PipeCmd::recv_grad: w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 1, vs}); break;
-        case PipeCmd::send_act: w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 0, vs + 1}); break;
-        case PipeCmd::send_grad: w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 1, vs - 1}); break;
-        case PipeCmd::forward: pass(so, vs, false, fx, lx); break;
-        case PipeCmd::backward: pass(so, vs, true, fx, lx); break;
+        case PipeCmd::recv_grad:
+          w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 1, vs});
+          break;
+        case PipeCmd::send_act:
+          w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 0, vs + 1});
+          break;
+        case PipeCmd::send_grad:
+          w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, 0, 1, vs - 1});
+          break;
+        case PipeCmd::forward:
+          pass(so, vs, false, fx, lx);
+          break;
+        case PipeCmd::backward:
+          pass(so, vs, true, fx, lx);
+          break;
       }
     }
   } else {
@@ -356,7 +402,8 @@ void Engine::build_ops(Worker& w) {
         if (!first) {
           w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, so.chunk, 0, vs});
           // An all-gather moves half an all-reduce's bytes in half its steps (collectives.h).
-          if (tp && s_.pp_all_gather) w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
+          if (tp && s_.pp_all_gather)
+            w.ops.push_back({OpType::tp, SpanKind::tp_comm, 0.5, so.micro_batch, so.chunk, 0, vs});
         }
         pass(so, vs, false, fx, lx);
         if (!last) w.ops.push_back({OpType::send, SpanKind::pp_send, 0, so.micro_batch, so.chunk, 0, vs + 1});
@@ -372,7 +419,7 @@ void Engine::build_ops(Worker& w) {
   if (zero3 && !z.reduce_each_microbatch)
     for (int c = 0; c < v; ++c) {
       const SchedOp so{-1, c, true};
-      for (int l = 0; l < lpc; ++l) {
+      for (int l = 0; l < chunk_layer_count(c * p + w.stage); ++l) {
         last_async = z3_new(layer_b, per_layer, true);
         push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, c * p + w.stage);
       }
@@ -387,7 +434,8 @@ void Engine::build_ops(Worker& w) {
   w.ops.push_back({OpType::compute, SpanKind::optimizer, s_.optimizer_s / w.speed, -1, 0, 0, 0});
   if (s_.zero_sharded && !zero3 && s_.dp > 1) w.ops.push_back({OpType::all_gather, SpanKind::dp_wait, 0, -1, 0, 0, 0});
   if (!record && z3n != int(items.size()))
-    throw std::logic_error("simulate_iteration: ZeRO-3 items differ between classes of stage " + std::to_string(w.stage));
+    throw std::logic_error("simulate_iteration: ZeRO-3 items differ between classes of stage " +
+                           std::to_string(w.stage));
 }
 
 // [SECTION] engine ----------------------------------------------------------------------------------
@@ -608,7 +656,13 @@ void Engine::start() {
                                 " GPUs but the topology has " + std::to_string(topo_.gpus()));
   if (!s_.stage_layers.empty() && (int(s_.stage_layers.size()) != p || v != 1))
     throw std::invalid_argument("simulate_iteration: stage_layers needs one count per stage and a 1f1b/gpipe schedule");
-  if (s_.stage_layers.empty() && s_.layers % (p * v) != 0)
+  if (!s_.chunk_layers.empty() && int(s_.chunk_layers.size()) != p * v)
+    throw std::invalid_argument(
+        "simulate_iteration: chunk_layers needs one count per virtual stage (pp * virtual_stages = " +
+        std::to_string(p * v) + ")");
+  for (int n : s_.chunk_layers)
+    if (n < 0) throw std::invalid_argument("simulate_iteration: chunk_layers must not be negative");
+  if (s_.stage_layers.empty() && s_.chunk_layers.empty() && s_.layers % (p * v) != 0)
     throw std::invalid_argument("simulate_iteration: layers (" + std::to_string(s_.layers) +
                                 ") must be divisible by pp * virtual_stages (" + std::to_string(p * v) + ")");
   V_ = p * v;
@@ -649,7 +703,8 @@ void Engine::start() {
           rings.push_back(std::move(r));
           if (tp_in_node_) break;
         }
-        tp_phase_[size_t(wi)] = build_collective(topo_, CollectiveKind::all_reduce, s_.tp_algorithm, rings, 1.0, s_.latency);
+        tp_phase_[size_t(wi)] =
+            build_collective(topo_, CollectiveKind::all_reduce, s_.tp_algorithm, rings, 1.0, s_.latency);
       }
       build_ops(w);
       total_ops_ += w.ops.size();
@@ -678,7 +733,15 @@ void Engine::start() {
     dp_phase_[size_t(st)] = build_collective(topo_, k, s_.dp_algorithm, rings, 1.0, s_.latency);
     // NCCL all-gathers are rings (it has no tree all-gather).
     if (s_.zero_sharded || zero3)
-      ag_phase_[size_t(st)] = build_collective(topo_, CollectiveKind::all_gather, Algorithm::ring, rings, 1.0, s_.latency);
+      ag_phase_[size_t(st)] =
+          build_collective(topo_, CollectiveKind::all_gather, Algorithm::ring, rings, 1.0, s_.latency);
+  }
+  est_work_ = estimate_work();
+  // Refused before the first event (step() processes none): the work the layout implies is over the budget.
+  if (s_.refuse_estimated_over_budget && s_.max_work > 0 && est_work_ > double(s_.max_work)) {
+    wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    refused_ = true;
+    return;
   }
   for (int wi = 0; wi < C * p; ++wi) advance(wi, 0.0);
   wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -776,6 +839,11 @@ void Engine::on_timer(const Timer& tm, double now) {
 
 bool Engine::step(long long max_events) {
   if (finished_) return true;
+  if (refused_)
+    throw WorkBudgetExceeded("the simulation would pass its work budget (" + std::to_string(s_.max_work) +
+                             " units: link visits of its bandwidth solver + " + std::to_string(kWorkPerEvent) +
+                             " per event, a few seconds): about " + std::to_string((long long)est_work_) +
+                             " units estimated from the layout before running" + over_budget_advice());
   const auto t0 = std::chrono::steady_clock::now();
   for (long long n = 0; n < max_events; ++n) {
     const double tt = timers_.empty() ? kInf : timers_.top().t;
@@ -800,13 +868,119 @@ bool Engine::step(long long max_events) {
   return finished_;
 }
 
+std::string Engine::over_budget_advice() const {
+  return ": simulate fewer data-parallel GPUs (dp " + std::to_string(s_.dp) + ", tp " + std::to_string(s_.tp) +
+         "), larger gradient buckets (sim.bucket_bytes), fewer micro-batches, or use `megacluster estimate` (the "
+         "analytic model has no such limit)";
+}
+
 void Engine::throw_over_budget() const {
-  throw WorkBudgetExceeded(
-      "the simulation passed its work budget (" + std::to_string(s_.max_work) + " units: link visits of its bandwidth "
-      "solver + " + std::to_string(kWorkPerEvent) + " per event, a few seconds) after " + std::to_string(events_) + " events, " + std::to_string(int(progress() * 100)) +
-      "% of the iteration: simulate fewer data-parallel GPUs (dp " + std::to_string(s_.dp) + ", tp " +
-      std::to_string(s_.tp) + "), larger gradient buckets (sim.bucket_bytes), fewer micro-batches, or use "
-      "`megacluster estimate` (the analytic model has no such limit)");
+  throw WorkBudgetExceeded("the simulation passed its work budget (" + std::to_string(s_.max_work) +
+                           " units: link visits of its bandwidth solver + " + std::to_string(kWorkPerEvent) +
+                           " per event, a few seconds) after " + std::to_string(events_) + " events, " +
+                           std::to_string(int(progress() * 100)) + "% of the iteration" + over_budget_advice());
+}
+
+// [SECTION] work estimate -----------------------------------------------------------------------------
+//
+// The work (iteration.h: FlowNet::work + kWorkPerEvent per event) the built op streams and cached phases
+// imply, counted before the first event from what the engine will do with them:
+//   events: one per compute op; per flow group a latency timer and its completion (tp phases, sends,
+//     data-parallel item phases);
+//   solver: FlowNet::start re-solves the new group's connected component (groups sharing a link): it visits
+//     each member group's constraints and each component link once, 2 c for a group of c constraints alone;
+//     FlowNet::complete_next re-solves the component the ending group leaves behind.
+// Components are found from the phases' links: the data-parallel streams of the stages and the pipeline
+// sends of each (class, stage, destination) are joined where they share a constraint (one spine switch, an
+// oversubscribed or degraded uplink, a collective limit); each member counts one group in flight (a stage's
+// dp stream runs one collective at a time, a blocking sender one send). Sends meet the dp collectives only
+// while these overlap the last micro-batch's backward (IterationSpec::overlap_dp): 1/m of the sends.
+double Engine::estimate_work() {
+  const int p = s_.pp, m = s_.micro_batches;
+  auto size_of = [](const CollectivePhase& ph) { return double(ph.flows.links.size() + ph.flows.limits.size()); };
+  double events = 0, solver = 0;
+  // Members of the components: p data-parallel streams, then one per send key.
+  std::vector<double> c_member;                                // constraints of one group in flight
+  std::vector<double> groups_member;                           // groups the member starts over the iteration
+  std::vector<std::vector<const FlowGroupSpec*>> spec_member;  // the links it may cross
+  std::vector<bool> is_dp;
+  for (int st = 0; st < p; ++st) {
+    double groups = 0, crossings = 0;
+    const DpStream& ds = dp_[size_t(st)];
+    for (int item = 0; item < int(ds.items.size()); ++item) {
+      if (item == ag_item() && !(s_.zero_sharded && !zero3_on() && s_.dp > 1)) continue;
+      if (s_.dp < 2) continue;
+      for (const CollectivePhase& ph : item_phases(st, item)) groups += 1, crossings += size_of(ph);
+    }
+    c_member.push_back(groups > 0 ? crossings / groups : 0);
+    groups_member.push_back(groups);
+    spec_member.emplace_back();
+    for (const auto* phases : {&dp_phase_[size_t(st)], &ag_phase_[size_t(st)]})
+      for (const CollectivePhase& ph : *phases) spec_member.back().push_back(&ph.flows);
+    is_dp.push_back(true);
+  }
+  std::map<std::tuple<int, int, int>, int> send_member;
+  for (size_t wi = 0; wi < workers_.size(); ++wi) {
+    const Worker& w = workers_[wi];
+    for (const Op& op : w.ops) {
+      if (op.type == OpType::compute) events += 1;
+      if (op.type == OpType::tp) {
+        for (const CollectivePhase& ph : tp_phase_[wi]) events += 2, solver += 2 * size_of(ph);
+      }
+      if (op.type != OpType::send) continue;
+      events += 2;
+      const auto key = std::make_tuple(w.cls, w.stage, op.vs % p);
+      auto it = send_member.find(key);
+      if (it == send_member.end()) {
+        // The phase start_send will build for this key (cached there, so built once either way).
+        auto ph = send_phase_.find(key);
+        if (ph == send_phase_.end()) {
+          std::vector<std::pair<int, int>> pairs;
+          for (int d : class_replicas_[size_t(w.cls)])
+            for (int t = 0; t < s_.tp; ++t) pairs.push_back({gpu_id(s_, d, w.stage, t), gpu_id(s_, d, op.vs % p, t)});
+          ph = send_phase_.emplace(key, build_sends(topo_, pairs, 1.0, s_.latency, s_.pp_sends_as_collective)).first;
+        }
+        it = send_member.emplace(key, int(c_member.size())).first;
+        c_member.push_back(size_of(ph->second));
+        groups_member.push_back(0);
+        spec_member.push_back({&ph->second.flows});
+        is_dp.push_back(false);
+      }
+      groups_member[size_t(it->second)] += 1;
+    }
+  }
+  for (int st = 0; st < p; ++st) events += 2 * groups_member[size_t(st)];
+  // Components: members joined through the constraints (links and collective limits) they share.
+  const int n = int(c_member.size());
+  std::vector<int> parent(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) parent[size_t(i)] = i;
+  auto find = [&](int x) {
+    while (parent[size_t(x)] != x) x = parent[size_t(x)] = parent[size_t(parent[size_t(x)])];
+    return x;
+  };
+  std::map<int, int> first_on;  // constraint -> a member on it (limits offset past the links)
+  const int links = int(topo_.links().size());
+  for (int i = 0; i < n; ++i) {
+    auto join = [&](int constraint) {
+      auto [it, fresh] = first_on.emplace(constraint, i);
+      if (!fresh) parent[size_t(find(i))] = find(it->second);
+    };
+    for (const FlowGroupSpec* f : spec_member[size_t(i)]) {
+      for (auto [l, w] : f->links) join(l);
+      for (auto [l, w] : f->limits) join(links + l);
+    }
+  }
+  std::map<int, double> dp_in, sends_in;  // constraints in flight per component, by kind
+  for (int i = 0; i < n; ++i) (is_dp[size_t(i)] ? dp_in : sends_in)[find(i)] += c_member[size_t(i)];
+  for (int i = 0; i < n; ++i) {
+    const int root = find(i);
+    const double c = c_member[size_t(i)], g = groups_member[size_t(i)];
+    // Others in flight beside it: visited when it starts and again when it ends.
+    double others = is_dp[size_t(i)] ? dp_in[root] - c : sends_in[root] - c;
+    if (!is_dp[size_t(i)] && s_.overlap_dp) others += dp_in[root] / std::max(1, m);
+    solver += g * (2 * c + 4 * std::max(0.0, others));
+  }
+  return solver + double(kWorkPerEvent) * events;
 }
 
 // [SECTION] results ---------------------------------------------------------------------------------
@@ -841,7 +1015,8 @@ void Engine::finish() {
   int crit = 0;
   for (size_t wi = 0; wi < res_.workers.size(); ++wi) {
     auto& tl = res_.workers[wi];
-    std::stable_sort(tl.spans.begin(), tl.spans.end(), [](const Span& a, const Span& b) { return a.start_s < b.start_s; });
+    std::stable_sort(tl.spans.begin(), tl.spans.end(),
+                     [](const Span& a, const Span& b) { return a.start_s < b.start_s; });
     if (tl.end_s > res_.workers[size_t(crit)].end_s) crit = int(wi);
   }
   const WorkerTimeline& ct = res_.workers[size_t(crit)];
@@ -852,15 +1027,26 @@ void Engine::finish() {
     const double d = sp.end_s - sp.start_s;
     switch (sp.kind) {
       case SpanKind::forward:
-      case SpanKind::backward: res_.compute_s += d; break;
-      case SpanKind::tp_comm: res_.tp_comm_s += d; break;
-      case SpanKind::pp_wait: res_.pp_wait_s += d; break;
+      case SpanKind::backward:
+        res_.compute_s += d;
+        break;
+      case SpanKind::tp_comm:
+        res_.tp_comm_s += d;
+        break;
+      case SpanKind::pp_wait:
+        res_.pp_wait_s += d;
+        break;
       case SpanKind::pp_send:
         if (s_.blocking_p2p || paired_) res_.pp_send_s += d;
         break;
-      case SpanKind::dp_wait: res_.dp_exposed_s += d; break;
-      case SpanKind::optimizer: res_.optimizer_s += d; break;
-      default: break;  // dp_comm and pp_send run on other streams
+      case SpanKind::dp_wait:
+        res_.dp_exposed_s += d;
+        break;
+      case SpanKind::optimizer:
+        res_.optimizer_s += d;
+        break;
+      default:
+        break;  // dp_comm and pp_send run on other streams
     }
   }
   res_.idle_s = std::max(0.0, res_.iteration_s - res_.compute_s - res_.tp_comm_s - res_.pp_send_s - res_.pp_wait_s -
@@ -960,7 +1146,7 @@ bool Engine::follow_dp_wait(int& w, double& t, const Span& sp) {
   while (j > 0) {
     const DpItem& it = st.items[size_t(st.order[size_t(j)])];
     if (it.start_s <= it.ready_s + eps) break;  // started when it became ready: the join gated it
-    --j;                                         // else it waited for the item before it
+    --j;                                        // else it waited for the item before it
   }
   const DpItem& first = st.items[size_t(st.order[size_t(j)])];
   const int g = first.ready_worker;
@@ -984,9 +1170,9 @@ void Engine::critical_path(int crit) {
     // The latest compute-stream span ending at or before t (dp_comm runs on another stream).
     int k = -1;
     // Spans are sorted by start: begin at the last one starting before t (binary search), walk back.
-    const int hi = int(std::upper_bound(spans.begin(), spans.end(), t + eps,
-                                        [](double x, const Span& a) { return x < a.start_s; }) -
-                       spans.begin());
+    const int hi = int(
+        std::upper_bound(spans.begin(), spans.end(), t + eps, [](double x, const Span& a) { return x < a.start_s; }) -
+        spans.begin());
     for (int i = hi - 1; i >= 0; --i) {
       const Span& sp = spans[size_t(i)];
       if (sp.kind == SpanKind::dp_comm || (sp.kind == SpanKind::pp_send && !s_.blocking_p2p && !paired_)) continue;
@@ -1035,7 +1221,8 @@ struct IterationSim::Impl {
   Impl(const Topology& t, const IterationSpec& s) : e(t, s) {}
 };
 
-IterationSim::IterationSim(const Topology& topo, const IterationSpec& spec) : impl_(std::make_unique<Impl>(topo, spec)) {
+IterationSim::IterationSim(const Topology& topo, const IterationSpec& spec)
+    : impl_(std::make_unique<Impl>(topo, spec)) {
   impl_->e.start();
 }
 IterationSim::~IterationSim() = default;
@@ -1044,6 +1231,7 @@ bool IterationSim::done() const { return impl_->e.done(); }
 double IterationSim::progress() const { return impl_->e.progress(); }
 long long IterationSim::events() const { return impl_->e.events(); }
 long long IterationSim::work() const { return impl_->e.work(); }
+double IterationSim::estimated_work() const { return impl_->e.estimated_work(); }
 IterationResult IterationSim::take_result() {
   if (!impl_->e.done()) throw std::logic_error("IterationSim::take_result before the simulation finished");
   return impl_->e.take();

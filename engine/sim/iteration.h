@@ -10,9 +10,9 @@
 // every layer of every micro-batch: its compute, then its tensor-parallel collectives (blocking, as in
 // Megatron). Activations and gradients cross stage boundaries as asynchronous sends; a stage waits for
 // what it receives. DeepSpeed's pipeline engine instead pairs blocking sends and receives in its own
-// lockstep order (paired_p2p, deepspeed_schedule): a transfer holds both stages. Gradient buckets start their data-parallel collective once every replica has
-// produced them (during the last micro-batch's backward when overlap is on, after it when off), on a
-// separate communication stream; the optimizer step waits for all buckets.
+// lockstep order (paired_p2p, deepspeed_schedule): a transfer holds both stages. Gradient buckets start their
+// data-parallel collective once every replica has produced them (during the last micro-batch's backward when overlap is
+// on, after it when off), on a separate communication stream; the optimizer step waits for all buckets.
 //
 // Symmetry: replicas with no straggler and no degraded link behave identically, so they are simulated
 // once (class 0) and every special replica on its own; the transfers of a class still cross the links
@@ -33,26 +33,30 @@ enum class PipeSchedule { gpipe, one_f_one_b, interleaved };
 
 struct IterationSpec {
   int tp = 1, pp = 1, dp = 1;
-  int micro_batches = 1;      // m per replica
-  int virtual_stages = 1;     // v (interleaved only)
+  int micro_batches = 1;   // m per replica
+  int virtual_stages = 1;  // v (interleaved only)
   PipeSchedule schedule = PipeSchedule::one_f_one_b;
-  int layers = 1;             // transformer layers of the model (divisible by pp * v when interleaved)
+  int layers = 1;  // transformer layers of the model (divisible by pp * v unless chunk_layers says)
   // Layers of each pipeline stage (engine/perf stage_layers: uneven splits, BLOOM's embedding-as-layer,
   // explicit lists); empty = layers / pp each. Interleaved schedules split evenly.
   std::vector<int> stage_layers;
+  // Layers of each model chunk, pp * virtual_stages entries by virtual stage (chunk * pp + stage): engine/perf
+  // chunk_layers, interleaved pipelines with uneven chunks (Llama 3 405B's embedding-only first chunk and
+  // output-only last chunk); empty = stage_layers, or layers / (pp v). Takes precedence over stage_layers.
+  std::vector<int> chunk_layers;
   // Compute of one micro-batch through one layer on one GPU (the tp shard), in seconds.
   double layer_forward_s = 0;
-  double layer_backward_s = 0;  // includes the recomputed forward when activations are recomputed
+  double layer_backward_s = 0;     // includes the recomputed forward when activations are recomputed
   double first_stage_extra_s = 0;  // embedding (forward + backward) per micro-batch
   double last_stage_extra_s = 0;   // logits + loss (forward + backward) per micro-batch
   // Tensor parallelism: collectives of `tp_buffer_bytes` per layer per micro-batch.
-  int tp_collectives_forward = 2;  // Megatron: one after attention, one after the MLP
-  int tp_collectives_backward = 2; // + 2 when the forward is recomputed
-  double tp_buffer_bytes = 0;      // b * s * h * bytes per element
+  int tp_collectives_forward = 2;   // Megatron: one after attention, one after the MLP
+  int tp_collectives_backward = 2;  // + 2 when the forward is recomputed
+  double tp_buffer_bytes = 0;       // b * s * h * bytes per element
   Algorithm tp_algorithm = Algorithm::ring;
   // Pipeline: bytes per boundary per micro-batch per GPU (b s h * bytes; / tp with scatter-gather).
   double pp_bytes = 0;
-  double pp_bytes_backward = 0;    // > 0: the backward's gradients are this size (DeepSpeed sends them whole)
+  double pp_bytes_backward = 0;  // > 0: the backward's gradients are this size (DeepSpeed sends them whole)
   // Megatron-LM's p2p (batched isend/irecv, then wait) holds the sender until its message has left.
   bool blocking_p2p = true;
   // DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p; 1F1B only): a blocking send met by
@@ -67,9 +71,9 @@ struct IterationSpec {
   bool pp_all_gather = false;
   // Data parallelism: gradient bytes per GPU of one stage (its params / tp * bytes per gradient).
   double dp_bytes_per_stage = 0;
-  double bucket_bytes = 80e6;      // Megatron-LM DDP default: 40M fp16 elements per bucket
+  double bucket_bytes = 80e6;  // Megatron-LM DDP default: 40M fp16 elements per bucket
   bool overlap_dp = true;
-  bool zero_sharded = false;       // ZeRO >= 1: reduce-scatter gradients, all-gather params after the step
+  bool zero_sharded = false;  // ZeRO >= 1: reduce-scatter gradients, all-gather params after the step
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2): parameters stay partitioned over the dp ranks,
   // so every micro-batch's forward and backward gathers each layer's parameters on the dp stream before
   // the layer computes, and gradients are reduce-scattered; no all-gather after the step (the next forward
@@ -81,9 +85,9 @@ struct IterationSpec {
   // with m = 1: RS + 2 AG = 3 Psi (Sec. 7.2.2).
   bool zero3_gathers = false;
   struct Zero3Stack {
-    double layer_bytes = 0;            // one layer's parameters per GPU (perf::layer_params_bytes); 0: even share
-    double collectives_per_layer = 1;  // perf::zero3_collectives_per_layer: per tensor, per module or one
-    bool regather = false;             // gathered again for the recomputed forward (full recompute, module hooks)
+    double layer_bytes = 0;               // one layer's parameters per GPU (perf::layer_params_bytes); 0: even share
+    double collectives_per_layer = 1;     // perf::zero3_collectives_per_layer: per tensor, per module or one
+    bool regather = false;                // gathered again for the recomputed forward (full recompute, module hooks)
     bool reduce_each_microbatch = false;  // reduce-scatter after each layer's backward in every micro-batch
     // Share of each gather the GPU waits for where it is needed (the rest is prefetched on the dp stream
     // while the previous layer computes), and of each reduce-scatter the backward waits for (the rest
@@ -106,6 +110,9 @@ struct IterationSpec {
   // Work budget (kWorkPerEvent below); 0 = none. Past it, step() throws
   // WorkBudgetExceeded: the config asked for more than the simulator promises to do (sim_config.cpp).
   long long max_work = 0;
+  // The work estimated from the built op streams (IterationSim::estimated_work) over max_work refuses the
+  // iteration before its first event; false: run until the measured work passes it (tests of that guard).
+  bool refuse_estimated_over_budget = true;
 };
 
 // The work measure: FlowNet::work (link visits of the bandwidth solver) + kWorkPerEvent per event (an
@@ -129,8 +136,8 @@ struct Span {
 
 struct WorkerTimeline {  // one pipeline stage of one class of replicas
   int cls = 0, stage = 0;
-  int replicas = 1;      // how many replicas this class stands for
-  double speed = 1;      // compute speed (slowest GPU of the stage's tp group)
+  int replicas = 1;         // how many replicas this class stands for
+  double speed = 1;         // compute speed (slowest GPU of the stage's tp group)
   std::vector<Span> spans;  // compute stream, plus pp_send/dp_comm spans of its streams
   double end_s = 0;
 };
@@ -142,7 +149,7 @@ struct WorkerTimeline {  // one pipeline stage of one class of replicas
 // (Topology::passive) is never a bottleneck, so its utilisation may exceed 1 (uneven ECMP spreading).
 struct LinkSeries {
   int link = 0;
-  double bytes = 0;           // = IterationResult::link_bytes[link]
+  double bytes = 0;  // = IterationResult::link_bytes[link]
   double capacity_Bps = 0;
   std::vector<double> t_s, utilisation;
 };
@@ -164,18 +171,19 @@ struct IterationResult {
     double start_s, end_s;
   };
   std::vector<PathStep> critical_path;
-  std::vector<WorkerTimeline> workers;        // [class * pp + stage]
-  std::vector<int> replica_class;             // class of each data-parallel replica
+  std::vector<WorkerTimeline> workers;  // [class * pp + stage]
+  std::vector<int> replica_class;       // class of each data-parallel replica
   // Links
-  std::vector<double> link_bytes;             // per link id, bytes over the iteration
+  std::vector<double> link_bytes;  // per link id, bytes over the iteration
   std::vector<ClassRateChange> class_rate_changes;
   // The spec.hottest_links busiest links: mean utilisation (bytes / capacity) descending, ties by lower
-  // link id; links that carried nothing, and passive links unless spec.hottest_include_passive, left out. Rebuilt after the run from the flow groups' rate history
-  // (FlowNet::group_rate_changes, link_loads), so the simulation pays one record per rate change.
+  // link id; links that carried nothing, and passive links unless spec.hottest_include_passive, left out. Rebuilt after
+  // the run from the flow groups' rate history (FlowNet::group_rate_changes, link_loads), so the simulation pays one
+  // record per rate change.
   std::vector<LinkSeries> hottest_series;
   long long events = 0, flow_groups = 0, rate_solves = 0;
   long long work = 0;  // FlowNet::work of the whole iteration (the budget's measure)
-  double wall_s = 0;                          // host time the simulation took
+  double wall_s = 0;   // host time the simulation took
   std::vector<std::string> notes;
 };
 
@@ -214,10 +222,14 @@ class IterationSim {
   IterationSim& operator=(const IterationSim&) = delete;
   bool step(long long max_events);  // processes at most max_events events; true once finished
   bool done() const;
-  double progress() const;          // fraction of all GPUs' ops done, 0..1 (1 once finished)
-  long long events() const;         // processed so far
-  long long work() const;           // FlowNet::work so far (the budget's measure)
-  IterationResult take_result();    // after done(); throws std::logic_error before
+  double progress() const;   // fraction of all GPUs' ops done, 0..1 (1 once finished)
+  long long events() const;  // processed so far
+  long long work() const;    // FlowNet::work so far (the budget's measure)
+  // The work the whole iteration will take, estimated when the op streams are built (before any event)
+  // from their ops and the links of their collectives (iteration.cpp estimate_work). When it is over
+  // spec.max_work the first step() throws WorkBudgetExceeded having processed no event (events() == 0).
+  double estimated_work() const;
+  IterationResult take_result();  // after done(); throws std::logic_error before
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -38,16 +38,24 @@ std::string link_name(const Topology& topo, int link) {
   const std::string i = std::to_string(L.index);
   const int nics = topo.spec().nics_per_node;
   auto nic = [&](const char* dir) {
-    return "node " + std::to_string(L.index / nics) + " NIC " + (nics > 1 ? std::to_string(L.index % nics) + " " : "") + dir;
+    return "node " + std::to_string(L.index / nics) + " NIC " + (nics > 1 ? std::to_string(L.index % nics) + " " : "") +
+           dir;
   };
   switch (L.cls) {
-    case LinkClass::nvlink_up: return "GPU " + i + " NVLink up";
-    case LinkClass::nvlink_down: return "GPU " + i + " NVLink down";
-    case LinkClass::nic_up: return nic("up");
-    case LinkClass::nic_down: return nic("down");
-    case LinkClass::leaf_up: return "leaf " + i + " up";
-    case LinkClass::leaf_down: return "leaf " + i + " down";
-    case LinkClass::spine: return "spine " + i;
+    case LinkClass::nvlink_up:
+      return "GPU " + i + " NVLink up";
+    case LinkClass::nvlink_down:
+      return "GPU " + i + " NVLink down";
+    case LinkClass::nic_up:
+      return nic("up");
+    case LinkClass::nic_down:
+      return nic("down");
+    case LinkClass::leaf_up:
+      return "leaf " + i + " up";
+    case LinkClass::leaf_down:
+      return "leaf " + i + " down";
+    case LinkClass::spine:
+      return "spine " + i;
   }
   return "link " + std::to_string(link);
 }
@@ -141,7 +149,8 @@ LinksReport links_report(const Topology& topo, const IterationResult& it, const 
     for (int c = 0; c < kLinkClasses; ++c) {
       std::vector<double>& v = out.class_series[size_t(c)];
       v.resize(kSeriesBins);
-      for (int b = 0; b < kSeriesBins; ++b) v[size_t(b)] = cap[size_t(c)] > 0 ? bins[size_t(b)][size_t(c)] / (w * cap[size_t(c)]) : 0;
+      for (int b = 0; b < kSeriesBins; ++b)
+        v[size_t(b)] = cap[size_t(c)] > 0 ? bins[size_t(b)][size_t(c)] / (w * cap[size_t(c)]) : 0;
     }
     out.series_bin_s = w;
     // The links that carried the most bytes, over time (IterationResult::hottest_series): utilisation[i]
@@ -176,8 +185,9 @@ Simulated run_iteration(const Catalog& cat, const JsonDoc& doc) {
 void check_timeline_gpus(const Resolved& r, const SimOptions& o, const std::string& file) {
   const int used = r.iter.tp * r.iter.pp * r.iter.dp;
   if (o.timeline_gpu >= used)
-    throw LoadError(file, 0, 0, "", "--gpu " + std::to_string(o.timeline_gpu) + " is out of range: the layout uses GPUs 0.." +
-                                        std::to_string(used - 1));
+    throw LoadError(file, 0, 0, "",
+                    "--gpu " + std::to_string(o.timeline_gpu) + " is out of range: the layout uses GPUs 0.." +
+                        std::to_string(used - 1));
 }
 
 // The report of a simulated iteration (and the run, when asked): simulate_json prints to_json of it.
@@ -193,8 +203,13 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
   const double gpus = r.cfg.cluster.gpus();
   const double peak = perf::peak_flops(r.cfg.cluster, r.cfg.training.precision);
   e.iteration_time_s = T;
-  e.time = {.compute = it.compute_s, .tp_comm = it.tp_comm_s, .pp_comm = it.pp_send_s, .dp_comm = it.dp_exposed_s,
-            .bubble = it.pp_wait_s + it.idle_s, .optimizer = it.optimizer_s, .total = T};
+  e.time = {.compute = it.compute_s,
+            .tp_comm = it.tp_comm_s,
+            .pp_comm = it.pp_send_s,
+            .dp_comm = it.dp_exposed_s,
+            .bubble = it.pp_wait_s + it.idle_s,
+            .optimizer = it.optimizer_s,
+            .total = T};
   e.achieved_tflops_per_gpu = r.est.hardware_flops_per_iteration / (T * gpus) / 1e12;
   e.model_tflops_per_gpu = r.est.model_flops_per_iteration / (T * gpus) / 1e12;
   e.mfu = r.est.model_flops_per_iteration / (T * gpus * peak);
@@ -214,7 +229,7 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
   sim.events_per_s = it.wall_s > 0 ? double(it.events) / it.wall_s : 0;
   sim.critical_stage = it.critical_stage;
   sim.critical_class = it.critical_class;
-  sim.critical_gpu_breakdown = {it.compute_s, it.tp_comm_s, it.pp_send_s, it.pp_wait_s,
+  sim.critical_gpu_breakdown = {it.compute_s,    it.tp_comm_s,   it.pp_send_s, it.pp_wait_s,
                                 it.dp_exposed_s, it.optimizer_s, it.idle_s};
   sim.dp_algorithm = to_string(r.iter.dp_algorithm);
   // ZeRO-3 reduce-scatters layer by layer (iteration.cpp build_ops), in no buckets.
@@ -222,8 +237,8 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
                               ? int(std::ceil(r.iter.dp_bytes_per_stage / r.iter.bucket_bytes - 1e-9))
                               : 0;
   sim.links = links_report(topo, it, o);
-  sim.topology = {r.topo.nodes, r.topo.gpus_per_node, topo.leaves(), r.topo.spines, r.topo.nodes_per_leaf,
-                  r.topo.oversubscription};
+  sim.topology = {r.topo.nodes,  r.topo.gpus_per_node,  topo.leaves(),
+                  r.topo.spines, r.topo.nodes_per_leaf, r.topo.oversubscription};
   {
     // Critical path: seconds by kind, and the stages it crosses.
     CriticalPathReport& cp = sim.critical_path;
@@ -251,7 +266,8 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
     const GpuCoord g = gpu_coord(r.iter, gpu);
     const int cls = it.replica_class[size_t(g.replica)];
     const WorkerTimeline& w = it.workers[size_t(cls * r.iter.pp + g.stage)];
-    return TimelineReport{gpu, g.replica, g.stage, g.tp_rank, cls, w.speed, w.end_s, spans_report(w, o.max_timeline_spans)};
+    return TimelineReport{gpu, g.replica, g.stage, g.tp_rank,
+                          cls, w.speed,   w.end_s, spans_report(w, o.max_timeline_spans)};
   };
   if (o.timeline_gpu >= 0 && o.timeline_gpu < used) sim.timeline = timeline_of(o.timeline_gpu);
   sim.has_timelines = !o.timeline_gpus.empty();
@@ -294,6 +310,11 @@ Simulation::Simulation(const Catalog& cat, const JsonDoc& doc, SimOptions o) : i
   impl_->r.iter.hottest_links = impl_->o.include_link_series ? std::max(0, impl_->o.hottest_links) : 0;
   impl_->topo = std::make_unique<Topology>(impl_->r.topo);
   impl_->sim = std::make_unique<IterationSim>(*impl_->topo, impl_->r.iter);
+  // Over the budget by the work estimated from the layout (iteration.h IterationSim::estimated_work): the
+  // config is refused here, as a config error, before any event runs.
+  if (impl_->r.iter.refuse_estimated_over_budget && impl_->r.iter.max_work > 0 &&
+      impl_->sim->estimated_work() > double(impl_->r.iter.max_work))
+    step(1);
 }
 
 Simulation::Simulation(const Catalog& cat, const json& config, SimOptions o, const std::string& file)
@@ -315,8 +336,7 @@ bool Simulation::done() const { return impl_->done; }
 double Simulation::progress() const { return impl_->done ? 1.0 : impl_->sim->progress(); }
 
 SimReport Simulation::report() {
-  if (!impl_->done || !impl_->sim)
-    throw std::logic_error("Simulation::report: call once, after step() returned true");
+  if (!impl_->done || !impl_->sim) throw std::logic_error("Simulation::report: call once, after step() returned true");
   const IterationResult it = impl_->sim->take_result();
   impl_->sim.reset();
   return make_report(*impl_->cat, impl_->r, *impl_->topo, it, impl_->o);
@@ -339,7 +359,9 @@ SimReport simulate(const Catalog& cat, const json& config, const SimOptions& o, 
   return simulate(cat, JsonDoc::parse(config.dump(2), file), o);
 }
 
-json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) { return to_json(simulate(cat, doc, o)); }
+json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOptions& o) {
+  return to_json(simulate(cat, doc, o));
+}
 
 IterationBench bench_iteration(const Catalog& cat, const JsonDoc& doc, int repeats) {
   using clock = std::chrono::steady_clock;
@@ -353,7 +375,11 @@ IterationBench bench_iteration(const Catalog& cat, const JsonDoc& doc, int repea
   for (int i = 0; i < b.repeats; ++i) {
     const auto t1 = clock::now();
     const Topology topo(r.topo);
-    const IterationResult it = simulate_iteration(topo, r.iter);
+    IterationSim sim(topo, r.iter);
+    b.estimated_work = sim.estimated_work();
+    while (!sim.step(1 << 20)) {
+    }
+    const IterationResult it = sim.take_result();
     const double w = std::chrono::duration<double>(clock::now() - t1).count();
     sum += w;
     b.best_wall_s = i == 0 ? w : std::min(b.best_wall_s, w);
@@ -380,21 +406,27 @@ json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOption
   json ev = json::array();
   for (size_t c = 0; c * size_t(s.r.iter.pp) < it.workers.size(); ++c) {
     const WorkerTimeline& w0 = it.workers[c * size_t(s.r.iter.pp)];
-    ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", int(c)},
-                  {"args", {{"name", "replica class " + std::to_string(c) + " (" + std::to_string(w0.replicas) +
-                                         " replicas)"}}}});
+    ev.push_back(
+        {{"name", "process_name"},
+         {"ph", "M"},
+         {"pid", int(c)},
+         {"args",
+          {{"name", "replica class " + std::to_string(c) + " (" + std::to_string(w0.replicas) + " replicas)"}}}});
   }
   // At most max_timeline_spans * 10 spans in all, shared evenly by the workers (stages of every class),
   // so a straggler's class is never the one left out; what is dropped is counted and said.
-  const size_t per_worker = std::max<size_t>(
-      200, size_t(o.max_timeline_spans) * 10 / std::max<size_t>(1, it.workers.size()));
+  const size_t per_worker =
+      std::max<size_t>(200, size_t(o.max_timeline_spans) * 10 / std::max<size_t>(1, it.workers.size()));
   long long dropped = 0;
   for (const WorkerTimeline& w : it.workers) {
     size_t n = 0;
     for (int stream = 0; stream < 3; ++stream) {
       const int tid = w.stage * 3 + stream;
       static const char* names[] = {"compute", "pp send", "dp collectives"};
-      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", w.cls}, {"tid", tid},
+      ev.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", w.cls},
+                    {"tid", tid},
                     {"args", {{"name", "stage " + std::to_string(w.stage) + " " + names[stream]}}}});
     }
     for (const Span& sp : w.spans) {
@@ -402,15 +434,23 @@ json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOption
         ++dropped;
         continue;
       }
-      const int stream = sp.kind == SpanKind::pp_send ? (s.r.iter.blocking_p2p ? 0 : 1) : sp.kind == SpanKind::dp_comm ? 2 : 0;
+      const int stream = sp.kind == SpanKind::pp_send   ? (s.r.iter.blocking_p2p ? 0 : 1)
+                         : sp.kind == SpanKind::dp_comm ? 2
+                                                        : 0;
       std::string name = to_string(sp.kind);
       if (sp.micro_batch >= 0) name += " mb" + std::to_string(sp.micro_batch);
       if (sp.kind == SpanKind::dp_comm)  // see iteration.cpp dp_item_done: what ran on the dp stream
-        name = sp.micro_batch >= 0 ? "ZeRO-3 param gather mb" + std::to_string(sp.micro_batch) + " chunk " + std::to_string(sp.chunk)
-               : sp.chunk < 0      ? std::string("param all-gather")
-                                   : "dp_comm bucket " + std::to_string(sp.chunk);
-      ev.push_back({{"name", name}, {"cat", to_string(sp.kind)}, {"ph", "X"}, {"pid", w.cls},
-                    {"tid", w.stage * 3 + stream}, {"ts", sp.start_s * 1e6}, {"dur", (sp.end_s - sp.start_s) * 1e6},
+        name = sp.micro_batch >= 0
+                   ? "ZeRO-3 param gather mb" + std::to_string(sp.micro_batch) + " chunk " + std::to_string(sp.chunk)
+               : sp.chunk < 0 ? std::string("param all-gather")
+                              : "dp_comm bucket " + std::to_string(sp.chunk);
+      ev.push_back({{"name", name},
+                    {"cat", to_string(sp.kind)},
+                    {"ph", "X"},
+                    {"pid", w.cls},
+                    {"tid", w.stage * 3 + stream},
+                    {"ts", sp.start_s * 1e6},
+                    {"dur", (sp.end_s - sp.start_s) * 1e6},
                     {"args", {{"chunk", sp.chunk}}}});
     }
   }

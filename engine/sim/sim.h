@@ -43,16 +43,16 @@
 namespace mc::sim {
 
 struct SimOptions {
-  double run_days = 0;      // > 0: also simulate a run of at most this many wall-clock days
+  double run_days = 0;  // > 0: also simulate a run of at most this many wall-clock days
   unsigned long long seed = 1;
-  int timeline_gpu = 0;     // GPU whose timeline is returned in "sim.timeline" (any GPU; -1 = none)
-  std::vector<int> timeline_gpus;   // more GPUs, returned in "sim.timelines" (the panel's Gantt rows)
+  int timeline_gpu = 0;            // GPU whose timeline is returned in "sim.timeline" (any GPU; -1 = none)
+  std::vector<int> timeline_gpus;  // more GPUs, returned in "sim.timelines" (the panel's Gantt rows)
   int max_timeline_spans = 20000;
   bool include_link_series = true;  // utilisation over time per link class and of the hottest links
   // "sim.links.hottest_series": utilisation over time of this many links, the busiest (mean utilisation
-  // descending, passive links left out: IterationSpec::hottest_include_passive; needs include_link_series). Each series is exact and piecewise constant
-  // (a point where the link's load changes, equal consecutive values merged) unless it has more than
-  // max_link_series_points points: then it is the time-average over that many equal bins of the iteration
+  // descending, passive links left out: IterationSpec::hottest_include_passive; needs include_link_series). Each series
+  // is exact and piecewise constant (a point where the link's load changes, equal consecutive values merged) unless it
+  // has more than max_link_series_points points: then it is the time-average over that many equal bins of the iteration
   // ("bucket_s" > 0), which keeps its integral, the link's bytes, and caps the JSON at ~10^5 numbers.
   int hottest_links = 8;
   int max_link_series_points = 4000;
@@ -70,8 +70,8 @@ SimReport simulate(const Catalog& cat, const nlohmann::json& config, const SimOp
                    const std::string& file_for_errors = "<config>");
 SimReport simulate(const Catalog& cat, const JsonDoc& doc, const SimOptions& o);
 
-// The whole result as JSON, to_json(simulate(...)) (what `megacluster simulate` prints, without the trace). Throws LoadError
-// for invalid configs, naming the key and the rule; `file_for_errors` names the config in messages.
+// The whole result as JSON, to_json(simulate(...)) (what `megacluster simulate` prints, without the trace). Throws
+// LoadError for invalid configs, naming the key and the rule; `file_for_errors` names the config in messages.
 nlohmann::json simulate_json(const Catalog& cat, const nlohmann::json& config, const SimOptions& o,
                              const std::string& file_for_errors = "<config>");
 
@@ -90,7 +90,8 @@ nlohmann::json simulate_json(const Catalog& cat, const JsonDoc& doc, const SimOp
 class Simulation {
  public:
   Simulation(const Catalog& cat, const JsonDoc& doc, SimOptions o);
-  Simulation(const Catalog& cat, const nlohmann::json& config, SimOptions o, const std::string& file_for_errors = "<config>");
+  Simulation(const Catalog& cat, const nlohmann::json& config, SimOptions o,
+             const std::string& file_for_errors = "<config>");
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
@@ -116,14 +117,15 @@ nlohmann::json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const
 // `repeats` times; best-of is the figure to quote (other processes share the cores).
 struct IterationBench {
   int repeats = 0;
-  int gpus = 0;                  // tp * pp * dp
-  int replica_classes = 0;       // classes simulated (symmetric replicas once)
-  long long events = 0;          // events of one iteration (the same every repeat)
-  long long work = 0;            // the bandwidth solver's link visits (the work budget's measure)
-  double iteration_s = 0;        // simulated time of one training iteration
-  double setup_wall_s = 0;       // resolve (config checks + analytic estimate), once
+  int gpus = 0;               // tp * pp * dp
+  int replica_classes = 0;    // classes simulated (symmetric replicas once)
+  long long events = 0;       // events of one iteration (the same every repeat)
+  long long work = 0;         // the bandwidth solver's link visits (the work budget's measure)
+  double estimated_work = 0;  // the same estimated from the layout before the first event (iteration.h)
+  double iteration_s = 0;     // simulated time of one training iteration
+  double setup_wall_s = 0;    // resolve (config checks + analytic estimate), once
   double best_wall_s = 0, mean_wall_s = 0, worst_wall_s = 0;  // topology + simulate_iteration, per repeat
-  double events_per_s = 0;       // events / best_wall_s
+  double events_per_s = 0;                                    // events / best_wall_s
 };
 IterationBench bench_iteration(const Catalog& cat, const JsonDoc& doc, int repeats);
 

@@ -28,7 +28,8 @@ void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, 
       const int gpu = int(e["gpu"].integer_in(0, gpus - 1));
       for (const auto& [g, speed] : s.stragglers)
         if (g == gpu)
-          e["gpu"].fail("GPU " + std::to_string(gpu) + " is listed twice in \"stragglers\": keep one entry per GPU "
+          e["gpu"].fail("GPU " + std::to_string(gpu) +
+                        " is listed twice in \"stragglers\": keep one entry per GPU "
                         "(its speed relative to the others)");
       s.stragglers.push_back({gpu, e["speed"].number_in(0.01, 1.0)});
     }
@@ -39,14 +40,16 @@ void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, 
       const int node = int(e["node"].integer_in(0, nodes - 1));
       for (const auto& [n, frac] : s.degraded_nodes)
         if (n == node)
-          e["node"].fail("node " + std::to_string(node) + " is listed twice in \"degraded_links\": keep one entry "
+          e["node"].fail("node " + std::to_string(node) +
+                         " is listed twice in \"degraded_links\": keep one entry "
                          "per node (the fraction of its NIC bandwidth left)");
       s.degraded_nodes.push_back({node, e["bandwidth_fraction"].number_in(0.001, 1.0)});
     }
   }
   if (auto j = root.get("sim")) {
     j->only_keys({"bucket_bytes", "overlap_dp", "dp_algorithm", "blocking_p2p", "spines", "nics_per_node"});
-    if (auto v = j->get("bucket_bytes")) s.bucket_bytes = v->number_in(1e6, 1e12);  // smaller buckets: millions of collectives, minutes of simulation
+    if (auto v = j->get("bucket_bytes"))
+      s.bucket_bytes = v->number_in(1e6, 1e12);  // smaller buckets: millions of collectives, minutes of simulation
     if (auto v = j->get("overlap_dp")) s.overlap_dp = v->boolean() ? 1 : 0;
     if (auto v = j->get("dp_algorithm")) s.dp_algorithm = v->one_of({"auto", "ring", "tree", "hierarchical"});
     if (auto v = j->get("blocking_p2p")) s.blocking_p2p = v->boolean();
@@ -153,7 +156,8 @@ void check_work_budget(const JsonCursor& root, const IterationSpec& it) {
     // ZeRO-3 has no gradient buckets (least_work): its collectives are each layer's gathers and reduce-scatters.
     os << p * buckets << " ZeRO-3 gathers and reduce-scatters (" << buckets << " per stage: each layer's weights "
        << "in every micro-batch) over " << double(it.dp) * it.tp << " GPUs each; use a larger micro_batch (fewer "
-       << "micro-batches), a smaller dp, a lower ZeRO stage, or `megacluster estimate` (the analytic model has no such limit)";
+       << "micro-batches), a smaller dp, a lower ZeRO stage, or `megacluster estimate` (the analytic model has no such "
+          "limit)";
     (root["parallel"].has("micro_batch") ? root["parallel"]["micro_batch"]
      : root["parallel"].has("zero")      ? root["parallel"]["zero"]
                                          : root["parallel"])
@@ -164,12 +168,12 @@ void check_work_budget(const JsonCursor& root, const IterationSpec& it) {
        << " bytes per stage) over " << double(it.dp) * it.tp << " GPUs each; use larger sim.bucket_bytes, a smaller "
        << "dp (more tp or pp), or `megacluster estimate` (the analytic model has no such limit)";
     (root.has("sim") && root["sim"].has("bucket_bytes") ? root["sim"]["bucket_bytes"]
-     : root["parallel"].has("dp")                      ? root["parallel"]["dp"]
-                                                       : root["parallel"])
+     : root["parallel"].has("dp")                       ? root["parallel"]["dp"]
+                                                        : root["parallel"])
         .fail(os.str());
   }
-  os << compute_events << " compute and tensor-parallel steps (" << m << " micro-batches x " << p << " stages x "
-     << v << " chunks x " << lw.steps_per_chunk << " steps each); use a larger micro_batch or a smaller global_batch, "
+  os << compute_events << " compute and tensor-parallel steps (" << m << " micro-batches x " << p << " stages x " << v
+     << " chunks x " << lw.steps_per_chunk << " steps each); use a larger micro_batch or a smaller global_batch, "
      << "fewer layers per stage, or `megacluster estimate` (the analytic model has no such limit)";
   (root["parallel"].has("micro_batch") ? root["parallel"]["micro_batch"] : root["parallel"]).fail(os.str());
 }
@@ -178,8 +182,10 @@ void check_work_budget(const JsonCursor& root, const IterationSpec& it) {
 Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   Resolved r;
   JsonCursor root = doc.root();
-  if (!root.is_object()) root.fail("a simulate config is the estimate config (model, cluster, parallel, training) "
-                                   "plus optional stragglers, degraded_links, sim, failures, checkpoint, data");
+  if (!root.is_object())
+    root.fail(
+        "a simulate config is the estimate config (model, cluster, parallel, training) "
+        "plus optional stragglers, degraded_links, sim, failures, checkpoint, data");
   std::vector<std::string> allowed = kAnalyticKeys;
   allowed.insert(allowed.end(), kSimKeys.begin(), kSimKeys.end());
   root.only_keys(allowed);
@@ -193,9 +199,12 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   constexpr long long kMaxSimGpus = 1LL << 17;
   if (r.cfg.cluster.gpus() > kMaxSimGpus) {
     JsonCursor cl = root["cluster"];
-    (cl.has("nodes") ? cl["nodes"] : cl.has("gpus") ? cl["gpus"] : cl)
+    (cl.has("nodes")  ? cl["nodes"]
+     : cl.has("gpus") ? cl["gpus"]
+                      : cl)
         .fail("the simulator handles at most 131072 GPUs (its memory and time budget); this cluster has " +
-              std::to_string(r.cfg.cluster.gpus()) + ": reduce nodes, or use `megacluster estimate` for the "
+              std::to_string(r.cfg.cluster.gpus()) +
+              ": reduce nodes, or use `megacluster estimate` for the "
               "analytic model, which has no such limit");
   }
   r.est = perf::estimate(r.cfg);
@@ -240,14 +249,18 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   const int v = it.schedule == PipeSchedule::interleaved ? std::max(1, L.virtual_stages) : 1;
   it.virtual_stages = v;
   it.layers = c.model.layers;
-  if (L.schedule != perf::Schedule::interleaved) it.stage_layers = e.stage_layers;
+  if (L.schedule != perf::Schedule::interleaved)
+    it.stage_layers = e.stage_layers;
+  else if (int(e.chunk_layers.size()) == L.pp * v)
+    it.chunk_layers = e.chunk_layers;
   const bool full = L.recompute == perf::Recompute::full;
   it.tp_collectives_forward = 2;
   it.tp_collectives_backward = full ? 4 : 2;
   // The analytic model's per-layer times less its tp collectives (the simulator runs those as flows),
   // and its output layer on the last stage.
   const double slow_layers = e.stage_layers.empty() ? 0 : e.stage_layers[size_t(e.slowest_stage)];
-  const double tp_per_layer = it.micro_batches > 0 && slow_layers > 0 ? e.time.tp_comm / (it.micro_batches * slow_layers) : 0;
+  const double tp_per_layer =
+      it.micro_batches > 0 && slow_layers > 0 ? e.time.tp_comm / (it.micro_batches * slow_layers) : 0;
   const double tp_fwd = tp_per_layer * 2.0 / (2 + it.tp_collectives_backward);
   const double tp_bwd = tp_per_layer - tp_fwd;
   it.layer_forward_s = std::max(0.0, e.layer_forward_s - tp_fwd);
@@ -293,7 +306,8 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
     it.zero3.regather = full && sw.zero3_gather != perf::Zero3Gather::per_layer;
     it.zero3.reduce_each_microbatch = sw.zero3_reduce_each_microbatch;
     it.zero3.open_share = sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_prefetch_params) : 1.0;
-    it.zero3.open_reduce = sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_reduce_bucket_params) : 1.0;
+    it.zero3.open_reduce =
+        sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_reduce_bucket_params) : 1.0;
   }
   const std::string alg = r.sec.dp_algorithm == "auto" ? e.dp_algorithm : r.sec.dp_algorithm;
   it.dp_algorithm = algorithm_from_string(alg);
@@ -329,7 +343,8 @@ RunSpec run_spec(const Catalog& cat, const Resolved& r, double iteration_s, doub
   const double writers = double(c.layout.tp) * c.layout.pp * (c.layout.zero >= 1 ? c.layout.dp : 1);
   const double writer_nodes = std::max(1.0, std::ceil(writers / c.cluster.gpus_per_node));
   const double node_Bps = c.cluster.node_network_Gbps * 1e9 / 8;
-  s.checkpoint_write_Bps = std::min(r.sec.checkpoint_write_GBps * 1e9 * r.sec.storage_accounts, writer_nodes * node_Bps);
+  s.checkpoint_write_Bps =
+      std::min(r.sec.checkpoint_write_GBps * 1e9 * r.sec.storage_accounts, writer_nodes * node_Bps);
   s.checkpoint_read_Bps = std::min(r.sec.checkpoint_read_GBps * 1e9 * r.sec.storage_accounts, writer_nodes * node_Bps);
   s.checkpoint_interval_s = r.sec.checkpoint_interval_s;
   // Data pipeline: by default the cluster's CPU cores (clusters.json cpu_cores, pro rata to the GPUs used).

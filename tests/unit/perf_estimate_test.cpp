@@ -78,16 +78,19 @@ TEST(PerfEstimate, PhysicsMovesTheRightWay) {
   no_recompute["parallel"]["recompute"] = "none";
   const auto e1 = est(no_recompute);
   EXPECT_LT(e1["iteration_time_s"].get<double>(), e0["iteration_time_s"].get<double>());
-  EXPECT_GT(e1["memory_per_gpu_bytes"]["activations"].get<double>(), e0["memory_per_gpu_bytes"]["activations"].get<double>());
+  EXPECT_GT(e1["memory_per_gpu_bytes"]["activations"].get<double>(),
+            e0["memory_per_gpu_bytes"]["activations"].get<double>());
   EXPECT_EQ(e1["model_flops_per_iteration"], e0["model_flops_per_iteration"]);
   nlohmann::json gpipe = base;
   gpipe["parallel"]["schedule"] = "gpipe";
   const auto e2 = est(gpipe);
   EXPECT_GT(e2["time_breakdown_s"]["bubble"].get<double>(), e0["time_breakdown_s"]["bubble"].get<double>());
-  EXPECT_GT(e2["memory_per_gpu_bytes"]["activations"].get<double>(), e0["memory_per_gpu_bytes"]["activations"].get<double>());
+  EXPECT_GT(e2["memory_per_gpu_bytes"]["activations"].get<double>(),
+            e0["memory_per_gpu_bytes"]["activations"].get<double>());
   nlohmann::json zero3 = base;
   zero3["parallel"]["zero"] = 3;
-  EXPECT_LT(est(zero3)["memory_per_gpu_bytes"]["weights"].get<double>(), e0["memory_per_gpu_bytes"]["weights"].get<double>());
+  EXPECT_LT(est(zero3)["memory_per_gpu_bytes"]["weights"].get<double>(),
+            e0["memory_per_gpu_bytes"]["weights"].get<double>());
 }
 
 TEST(PerfEstimate, UnfitLayoutIsReportedNotRejected) {
@@ -208,7 +211,8 @@ TEST(PerfSearch, Gpt3On2020AzureRanksFittingLayoutsFast) {
   }
   // A 175B model cannot be trained by data parallelism alone on 32 GB GPUs: those are rejected for memory.
   bool memory_reason = false;
-  for (const auto& [reason, count] : r.rejected_by_reason) memory_reason |= reason.find("memory") != std::string::npos && count > 0;
+  for (const auto& [reason, count] : r.rejected_by_reason)
+    memory_reason |= reason.find("memory") != std::string::npos && count > 0;
   EXPECT_TRUE(memory_reason);
   // The best layout's estimate equals a direct estimate of it.
   mc::perf::Config best = c;
@@ -228,15 +232,26 @@ TEST(PerfTimeline, ScheduleLengthsMatchTheBubbleFormula) {
     const mc::perf::Config c = mc::perf::parse_config(catalog(), cfg, "cfg");
     mc::perf::Estimate e = mc::perf::estimate(c);
     e.p2p_s = 0;  // the formula assumes free communication
-    const auto ops = mc::perf::pipeline_timeline(c, e);
     const int p = c.layout.pp, m = c.layout.micro_batches();
     const int v = std::string(sched) == "interleaved" ? c.layout.virtual_stages : 1;
+    auto end_of = [](const std::vector<mc::perf::PipelineOp>& ops) {
+      double end = 0;
+      for (const auto& op : ops) end = std::max(end, op.end_s);
+      return end;
+    };
+    // Each chunk at its own time (the last one carries the output layer): the replay ends at the estimate's
+    // own ideal time plus bubble, the slowest stage busy m times and the others' chunks on its fill and drain.
+    const auto ops = mc::perf::pipeline_timeline(c, e);
     ASSERT_EQ(ops.size(), size_t(2) * p * m * v) << sched;
-    double end = 0;
-    for (const auto& op : ops) end = std::max(end, op.end_s);
+    const double end = end_of(ops);
+    EXPECT_NEAR(end, e.time.compute + e.time.tp_comm + e.time.bubble, 1e-6 * end) << sched;
+    // Every chunk at the slowest stage's mean chunk time: Narayanan et al. 2021's (m + (p-1)/v) (t_f + t_b).
+    mc::perf::Estimate uniform = e;
+    uniform.chunk_forward_s.clear(), uniform.chunk_backward_s.clear();
     const double ideal = m * v * (e.stage_forward_s + e.stage_backward_s);
-    // Narayanan et al. 2021: (m + (p-1)/v) (t_f + t_b) with per-stage t_f, t_b.
-    EXPECT_NEAR(end, ideal * (1 + mc::perf::bubble_over_ideal(c.layout.schedule, p, m, v)), 1e-6 * end) << sched;
+    EXPECT_NEAR(end_of(mc::perf::pipeline_timeline(c, uniform)),
+                ideal * (1 + mc::perf::bubble_over_ideal(c.layout.schedule, p, m, v)), 1e-6 * end)
+        << sched;
     // No stage runs two ops at once.
     for (int s = 0; s < p; ++s) {
       std::vector<std::pair<double, double>> iv;

@@ -1,0 +1,111 @@
+// perf_presets_test.cpp - presets know their stacks (issue 24, item 3): a model or cluster preset that names a
+// published run carries the training stack of record, as a sourced catalog fact, and a config that names no
+// "software" runs on it and says which preset chose it and on what source.
+#include "catalog/catalog.h"
+#include "perf/perf.h"
+#include "test_helpers.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using mc::test::catalog;
+using nlohmann::json;
+
+json on(const std::string& model, const std::string& cluster, long long gpus, const json& parallel) {
+  return {{"model", {{"preset", model}}}, {"cluster", {{"preset", cluster}, {"gpus", gpus}}}, {"parallel", parallel}};
+}
+
+}  // namespace
+
+TEST(PerfPresets, EveryPresetStackIsASourcedFact) {
+  const mc::Table* sources = catalog().table("sources");
+  const mc::Table* software = catalog().table("software");
+  ASSERT_NE(software, nullptr);
+  int stacks = 0;
+  for (const char* table : {"models", "clusters"})
+    for (const auto& r : catalog().table(table)->records) {
+      const std::string id = r.text_or("software", "");
+      if (id.empty()) continue;
+      ++stacks;
+      EXPECT_NE(software->find(id), nullptr) << table << "/" << r.id;
+      const mc::Sourced* s = r.text_source("software");
+      ASSERT_NE(s, nullptr) << table << "/" << r.id << " names its stack without a source";
+      if (sources) {
+        EXPECT_NE(sources->find(s->source), nullptr) << table << "/" << r.id << ": " << s->source;
+      }
+    }
+  EXPECT_GE(stacks, 18);  // the Megatron-LM 2021 models, MT-NLG, Llama 3 405B, their clusters
+}
+
+TEST(PerfPresets, PublishedRunsEstimateOnTheirStackWithoutSoftware) {
+  // MT-NLG 530B on Selene: 8-way tensor and 35-way pipeline parallelism (Smith et al. 2022), on the stack
+  // the model preset names, not Selene's own Megatron-LM 2021.
+  const json mtnlg = mc::perf::estimate_json(
+      catalog(), on("mt-nlg-530b", "selene-2021", 4480,
+                    {{"tp", 8}, {"pp", 35}, {"dp", 16}, {"micro_batch", 1}, {"recompute", "full"}}));
+  EXPECT_EQ(mtnlg["software"], "megatron-deepspeed-2022");
+  EXPECT_EQ(mtnlg["software_chosen_by"], "models/mt-nlg-530b");
+  EXPECT_EQ(mtnlg["software_source"], "mt-nlg-paper, reported");
+  // Llama 3 405B on its cluster: Meta's stack, from the Llama 3 paper.
+  const json llama = mc::perf::estimate_json(catalog(), on("llama3-405b", "meta-llama3-2024", 16384,
+                                                           {{"tp", 8},
+                                                            {"pp", 16},
+                                                            {"dp", 128},
+                                                            {"micro_batch", 1},
+                                                            {"schedule", "interleaved"},
+                                                            {"virtual_stages", 8},
+                                                            {"embedding_stages", "as-layers"}}));
+  EXPECT_EQ(llama["software"], "meta-llama3-2024");
+  EXPECT_EQ(llama["software_chosen_by"], "models/llama3-405b");
+  EXPECT_EQ(llama["software_source"], "llama3-paper, reported");
+  // A model without a stack of its own runs on its cluster's; a config's own choice is said to be its.
+  json gpt3 = on("gpt3-175b", "selene-2021", 1024, {{"tp", 8}, {"pp", 8}, {"dp", 16}, {"micro_batch", 1}});
+  EXPECT_EQ(mc::perf::estimate_json(catalog(), gpt3)["software_chosen_by"], "clusters/selene-2021");
+  gpt3["software"] = "megatron-deepspeed-2022";
+  const json named = mc::perf::estimate_json(catalog(), gpt3);
+  EXPECT_EQ(named["software"], "megatron-deepspeed-2022");
+  EXPECT_EQ(named["software_chosen_by"], "config");
+  EXPECT_FALSE(named.contains("software_source"));
+}
+
+TEST(PerfPresets, PublishedRunsCarryTheirLayoutOfRecord) {
+  // "Llama 3 405B on its cluster", nothing else: the paper's layout (Table 4: tp 8, pp 16, and 128-way data
+  // parallelism filling 16,384 GPUs; Sec. 3.3.2: interleaved, embedding and output layer in chunks of their
+  // own), on Meta's stack.
+  const json llama = mc::perf::estimate_json(
+      catalog(), {{"model", {{"preset", "llama3-405b"}}}, {"cluster", {{"preset", "meta-llama3-2024"}}}});
+  EXPECT_EQ(llama["layout"]["tp"], 8);
+  EXPECT_EQ(llama["layout"]["pp"], 16);
+  EXPECT_EQ(llama["layout"]["dp"], 128);
+  EXPECT_EQ(llama["layout"]["schedule"], "interleaved");
+  EXPECT_EQ(llama["layout"]["virtual_stages"], 8);
+  EXPECT_EQ(llama["chunk_layers"].front(), 0);  // the first chunk holds only the embedding
+  EXPECT_EQ(llama["stage_layers"].front(), 7);
+  EXPECT_EQ(llama["software"], "meta-llama3-2024");
+  // "MT-NLG on Selene": 8-way tensor slicing, 35 pipeline stages, data parallelism filling Selene's 4,480 GPUs.
+  const json mtnlg = mc::perf::estimate_json(
+      catalog(), {{"model", {{"preset", "mt-nlg-530b"}}}, {"cluster", {{"preset", "selene-2021"}}}});
+  EXPECT_EQ(mtnlg["layout"]["tp"], 8);
+  EXPECT_EQ(mtnlg["layout"]["pp"], 35);
+  EXPECT_EQ(mtnlg["layout"]["dp"], 16);
+  EXPECT_EQ(mtnlg["software"], "megatron-deepspeed-2022");
+  // Every layout of record is one its stack can run (software.json), and a model without one still needs
+  // "parallel".
+  for (const auto& r : catalog().table("models")->records)
+    if (r.find("layout_tp")) {
+      mc::perf::Layout L;
+      L.tp = int(r.get("layout_tp")), L.pp = int(r.get_or("layout_pp", 1));
+      L.schedule = r.text_or("layout_schedule", "1f1b") == "interleaved" ? mc::perf::Schedule::interleaved
+                                                                         : mc::perf::Schedule::one_f_one_b;
+      const mc::perf::Software sw = mc::perf::software_from_catalog(catalog(), r.text_or("software", ""), "");
+      EXPECT_EQ(mc::perf::stack_refusal(sw, L), "") << r.id;
+    }
+  try {
+    mc::perf::estimate_json(catalog(),
+                            {{"model", {{"preset", "gpt3-175b"}}}, {"cluster", {{"preset", "selene-2021"}}}});
+    ADD_FAILURE() << "gpt3-175b has no layout of record";
+  } catch (const mc::LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing \"parallel\""), std::string::npos) << e.what();
+  }
+}
