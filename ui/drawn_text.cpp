@@ -14,9 +14,9 @@ namespace mc::ui {
 
 namespace {
 
-struct FontGlyph {
-  const ImFont* font;
-  const ImFontGlyph* glyph;
+struct FontGlyph {  // copies, not pointers: a test's next ImGui context may reuse the freed addresses
+  ImFontGlyph glyph;
+  float space_advance, font_size;
 };
 
 // ImFont::RenderText writes each visible glyph as one quad, vertices (x0,y0) (x1,y0) (x1,y1) (x0,y1) with the
@@ -24,12 +24,23 @@ struct FontGlyph {
 // and is not found, which is right: it is not wholly on screen.
 using UvKey = std::tuple<float, float, float, float>;
 
-std::map<UvKey, FontGlyph> glyphs_by_uv() {
-  std::map<UvKey, FontGlyph> out;
+// Built once per atlas (the mask runs every frame a question is open): rebuilt when the atlas or its
+// glyphs change (a new context, a font added or rebuilt).
+const std::map<UvKey, FontGlyph>& glyphs_by_uv() {
+  static std::map<UvKey, FontGlyph> out;
+  static std::tuple<const ImFontAtlas*, const ImFont*, int, int, int, float, float> built_for{};
   const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  int count = 0;
+  for (const ImFont* f : atlas->Fonts) count += f->Glyphs.Size;
+  const ImFont* first = atlas->Fonts.Size > 0 ? atlas->Fonts[0] : nullptr;
+  const auto key = std::make_tuple(atlas, first, count, atlas->TexWidth, atlas->TexHeight, atlas->TexUvWhitePixel.x,
+                                   atlas->TexUvWhitePixel.y);
+  if (key == built_for) return out;
+  built_for = key;
+  out.clear();
   for (const ImFont* f : atlas->Fonts)
     for (const ImFontGlyph& g : f->Glyphs)
-      if (g.Visible) out[{g.U0, g.V0, g.U1, g.V1}] = {f, &g};
+      if (g.Visible) out[{g.U0, g.V0, g.U1, g.V1}] = {g, f->GetCharAdvance(' '), f->FontSize};
   return out;
 }
 
@@ -68,7 +79,7 @@ std::vector<Found> glyphs_of(const ImDrawList* list, const std::map<UvKey, FontG
       const ImDrawVert& p2 = list->VtxBuffer[int(v + 2)];
       const auto it = by_uv.find({p0.uv.x, p0.uv.y, p2.uv.x, p2.uv.y});
       if (it == by_uv.end()) continue;
-      const ImFontGlyph& g = *it->second.glyph;
+      const ImFontGlyph& g = it->second.glyph;
       const float scale = g.X1 > g.X0   ? (p2.pos.x - p0.pos.x) / (g.X1 - g.X0)
                           : g.Y1 > g.Y0 ? (p2.pos.y - p0.pos.y) / (g.Y1 - g.Y0)
                                         : 1.0f;
@@ -76,8 +87,7 @@ std::vector<Found> glyphs_of(const ImDrawList* list, const std::map<UvKey, FontG
       const bool visible = p0.pos.x >= std::max(c.x, 0.0f) - 0.5f && p0.pos.y >= std::max(c.y, 0.0f) - 0.5f &&
                            p2.pos.x <= std::min(c.z, display.x) + 0.5f && p2.pos.y <= std::min(c.w, display.y) + 0.5f;
       out.push_back({unsigned(g.Codepoint), v, visible, p0.pos.x - g.X0 * scale, p0.pos.y - g.Y0 * scale,
-                     g.AdvanceX * scale, it->second.font->GetCharAdvance(' ') * scale,
-                     it->second.font->FontSize * scale});
+                     g.AdvanceX * scale, it->second.space_advance * scale, it->second.font_size * scale});
       i += 3;
     }
   }
@@ -149,7 +159,7 @@ std::vector<ImDrawList*> window_draw_lists(const ImGuiWindow* root) {
 }
 
 std::vector<DrawnLine> drawn_lines(const std::vector<ImDrawList*>& lists) {
-  const auto by_uv = glyphs_by_uv();
+  const auto& by_uv = glyphs_by_uv();
   std::vector<DrawnLine> out;
   for (ImDrawList* l : lists)
     for (DrawnLine& line : lines_of(l, glyphs_of(l, by_uv), false)) out.push_back(std::move(line));
@@ -157,7 +167,7 @@ std::vector<DrawnLine> drawn_lines(const std::vector<ImDrawList*>& lists) {
 }
 
 std::string visible_text(const std::vector<ImDrawList*>& lists) {
-  const auto by_uv = glyphs_by_uv();
+  const auto& by_uv = glyphs_by_uv();
   std::string out;
   for (ImDrawList* l : lists)
     for (const DrawnLine& line : lines_of(l, glyphs_of(l, by_uv), true)) out += line.text + "\n";
