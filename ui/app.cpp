@@ -137,6 +137,7 @@ void App::frame() {
   draw_main(X + side_w, Y, main_w, H - status_h);
   scenario_frame(s_);  // a playing scenario advances whatever panel is shown
   if (right_column) draw_inspector(X + side_w + main_w, Y, W - side_w - main_w, H - status_h);
+  mask_open_answers(s_);  // an open question's answer is not readable beside it (scenario_state.h)
 
   // Status bar: device, frame rate, last message.
   ImGui::SetNextWindowPos(ImVec2(X, Y + H - status_h));

@@ -163,10 +163,13 @@ void track(ExplorerState& s, const std::string& id) {
   ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   s.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};
   if (!s.highlight_widget.empty() && s.highlight_widget == id) {
-    if (s.highlight_scrolled != id) {  // scroll it into view once
+    // Centred in view, and kept there while the panel's content above it grows (the lab's memory figures
+    // appear after its first training step, under a chart), until the class scrolls or clicks: from then on
+    // the view is theirs. Centred each frame, the view a step settles on is the same however it was reached.
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.MouseWheel != 0 || io.MouseWheelH != 0 || ImGui::IsMouseDown(0) || ImGui::IsAnyItemActive())
       s.highlight_scrolled = id;
-      ImGui::SetScrollHereY(0.5f);
-    }
+    if (s.highlight_scrolled != id) ImGui::SetScrollHereY(0.5f);
     float t = float(ImGui::GetTime());
     float pulse = 0.5f + 0.5f * float(std::sin(t * 4.0));
     // Inside the window that shows it: a table row spans all its columns, most of them scrolled away, and

@@ -74,7 +74,7 @@ struct ExplorerState {
   // Scenario narration dock (filled by the scenario player).
   std::string narration_title, narration_markdown;
   std::string highlight_widget;  // id of a tracked widget to outline
-  std::string highlight_scrolled;  // the highlight last scrolled into view (once, so the user may scroll away)
+  std::string highlight_scrolled;  // the highlight the class scrolled or clicked since (no longer kept in view)
   // The main view opens at its top on the next frame: a scenario step shows the same view however it was
   // reached (a link opens a fresh page at the top; "next" must not keep the previous step's scroll).
   bool scroll_to_top = false;

@@ -152,6 +152,10 @@ const std::vector<ConfigBinding>& config_bindings() {
          if (without_empty_sections(s.lab.config) != without_empty_sections(c)) {
            s.lab.config = c;
            s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
+           // Without the curves of runs before it (of an earlier step, or the class's own): a step reached by
+           // ">" draws what its link draws (turing-nlg's ZeRO-3 run, its memory figures at the same place).
+           s.lab.curves.clear();
+           s.lab.shown.report.losses.clear();  // the run this replaces is not kept as a curve either
          }
        },
        [](const ExplorerState& s) { return s.lab.config; }, shown_training,
@@ -188,9 +192,11 @@ bool panels_busy(const ExplorerState& s) {
   if (s.scenarios.job) return true;  // a scenario step computing, whatever panel is shown
   // Panels compute while they are shown: only the active one can be waited for.
   const LabView& l = s.lab;
+  // A config the lab has not built a run for yet (it builds it when drawn) is still to be trained.
   if (s.active_panel == "lab")
-    return l.train_job || (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) ||
-           l.sweep_job || (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
+    return l.train_job || (l.running && l.built_for != l.config.dump()) ||
+           (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) || l.sweep_job ||
+           (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
   if (s.active_panel == "run") return s.sim.run_job || s.sim.run_requested;
   if (s.active_panel == "sim") return bool(s.sim.iteration_job);
   if (s.active_panel == "perf") return bool(s.perf.search_job);

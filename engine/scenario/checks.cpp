@@ -126,8 +126,17 @@ void check_references(const JsonDoc& doc, const Scenario& s, const ActionRegistr
       c.check(e.result, e.pointer + "/result", "an expectation");
       if (!e.other.empty()) c.check(e.other, e.pointer + "/" + e.op, "an expectation");
     }
-    for (const Question& q : st.questions)
+    for (const Question& q : st.questions) {
       if (!q.answer_result.empty()) c.check(q.answer_result, q.pointer + "/answer_result", "question \"" + q.id + "\"");
+      for (size_t i = 0; i < q.hides.size(); ++i)
+        for (size_t open = q.hides[i].find("{{"); open != std::string::npos; open = q.hides[i].find("{{", open + 2)) {
+          const size_t close = q.hides[i].find("}}", open);
+          if (close == std::string::npos) break;
+          const std::string ref = q.hides[i].substr(open + 2, close - open - 2);
+          c.check(ref.substr(0, ref.find('|')), q.pointer + "/hides/" + std::to_string(i),
+                  "question \"" + q.id + "\"'s hidden value");
+        }
+    }
   }
 }
 

@@ -34,12 +34,19 @@ void check_sources_one(const JsonCursor& e, const Catalog* cat) {
 }
 
 Question parse_question(const JsonCursor& q) {
-  q.only_keys({"id", "prompt", "choices", "answer", "answer_result", "tolerance", "explanation"});
+  q.only_keys({"id", "prompt", "choices", "answer", "answer_result", "tolerance", "explanation", "hides"});
   Question out;
   out.pointer = q.pointer();
   out.id = q["id"].string();
   out.prompt = q["prompt"].string();
   out.explanation = q.string_or("explanation", "");
+  if (auto h = q.get("hides")) {
+    // Engine results only: a typed-in number would mask a value the panels need not draw at all.
+    for (const JsonCursor& e : h->elements())
+      if (out.hides.push_back(e.string()); out.hides.back().find("{{") == std::string::npos)
+        e.fail(
+            "a hidden value is a result reference written as in the narration (\"{{estimate.training_days|days}}\")");
+  }
   if (auto ch = q.get("choices")) {
     out.choices = strings(*ch);
     if (out.choices.size() < 2) ch->fail("a multiple-choice question needs at least 2 choices");

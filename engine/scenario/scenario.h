@@ -55,6 +55,10 @@ struct Question {
   std::string answer_result;
   double tolerance = 0.05;  // relative
   std::string explanation;
+  // What on screen gives the answer away, as narration references ("{{estimate.training_days|days}}"): the
+  // panels draw these values masked until the class reveals the answer, so a question is not answered by the
+  // number beside it. Written as the panel writes them (the same formats as the narration).
+  std::vector<std::string> hides;
   std::string pointer;  // where in the file
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ui/app.h"
+#include "ui/drawn_text.h"
 #include "ui/explorer.h"
 
 #include <imgui.h>
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <fstream>
@@ -137,6 +139,31 @@ inline std::string non_finite_word(const std::string& text) {
     word.clear();
   }
   return "";
+}
+
+// The draw lists of the top-level window `name` ("###main", "###narration") and its child windows, as the
+// last frame drew them (empty when it was not drawn).
+inline std::vector<ImDrawList*> window_lists(const char* name) {
+  return mc::ui::window_draw_lists(ImGui::FindWindowByName(name));
+}
+
+// What a class can read on screen after the last frame: the glyphs that lie inside their window's clip rect
+// and the display (not text laid out below the fold or right of a table's edge, which the log still sees),
+// in every window but the narration pane, one drawn line per line.
+inline std::string visible_panels_text() {
+  const auto narration = window_lists("###narration");
+  std::vector<ImDrawList*> lists;
+  for (ImGuiWindow* w : GImGui->Windows)
+    if (w->WasActive && !w->Hidden && std::find(narration.begin(), narration.end(), w->DrawList) == narration.end())
+      lists.push_back(w->DrawList);
+  return mc::ui::visible_text(lists);
+}
+
+// Every glyph a window's lists drew in the last frame, visible or not, as lines of text.
+inline std::string drawn_text(const std::vector<ImDrawList*>& lists) {
+  std::string out;
+  for (const auto& l : mc::ui::drawn_lines(lists)) out += l.text + "\n";
+  return out;
 }
 
 // The ids of scenarios/index.json, in gallery order.

@@ -8,11 +8,13 @@
 #include "core/paths.h"
 #include "core/url_state.h"
 #include "scenario/player.h"
+#include "ui/drawn_text.h"
 #include "ui/explorer.h"
 #include "ui/scenario_bindings.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ImGui::FindWindowByName: the main view's window, whose text a mask covers
 
 #include <algorithm>
 #include <chrono>
@@ -119,6 +121,18 @@ void apply_step(ExplorerState& s) {
   s.highlight_widget = st.highlight_widget;
   s.highlight_scrolled.clear();
   show_step_view(s, v.player->scenario(), v.player->current(), st);
+  // A step that outlines a catalog row opens that record in the inspector: a row's columns run past the
+  // edge of a laptop's screen (dgx1-2016 quotes the DGX-1's price, its last column), and the inspector lists
+  // every value, with its source, where the class can read it. Given back when a step outlines no row.
+  const std::string row = "catalog.row.";
+  if (st.highlight_widget.rfind(row, 0) == 0 && find_panel("catalog") && find_panel("catalog")->tab_of_widget) {
+    const std::string table = find_panel("catalog")->tab_of_widget(s, st.highlight_widget);
+    if (!table.empty()) s.selection = Selection{table, st.highlight_widget.substr(row.size()), ""};
+    v.selected_by_step = !table.empty();
+  } else if (v.selected_by_step) {
+    s.selection = Selection{};
+    v.selected_by_step = false;
+  }
   apply_configs(s, st.configs, st.engine_calls);  // every config kind into its panel (scenario_bindings.h)
   v.follow_script = true;
 }
@@ -419,6 +433,29 @@ void draw_scenario_questions(ExplorerState& s) {
     ImGui::PopTextWrapPos();
     ImGui::PopID();
   }
+}
+
+std::vector<std::string> open_answers(const ExplorerState& s) {
+  const ScenarioView& v = s.scenarios;
+  std::vector<std::string> out;
+  if (!v.player || !v.player->outcome()) return out;
+  const scenario::Step& step = v.player->scenario().steps[size_t(v.player->outcome()->index)];
+  for (const auto& q : step.questions) {
+    if (v.revealed.count(q.id)) continue;
+    for (const std::string& h : q.hides) {
+      std::vector<std::string> missing;
+      std::string value = scenario::render_narration(h, v.player->state().results, &missing);
+      if (missing.empty() && !value.empty()) out.push_back(std::move(value));
+    }
+  }
+  return out;
+}
+
+void mask_open_answers(ExplorerState& s) {
+  s.scenarios.hidden = open_answers(s);
+  if (s.scenarios.hidden.empty()) return;
+  // The main view and its child windows (tables, charts): the narration pane beside it asks the question.
+  mask_words(window_draw_lists(ImGui::FindWindowByName("###main")), s.scenarios.hidden);
 }
 
 void draw_scenario_controls(ExplorerState& s) {

@@ -27,6 +27,12 @@ void draw_scenario_controls(ExplorerState& s);
 // The current step's questions with an answer box and "Reveal the answer", for the narration pane (and the
 // Scenarios panel). Draws nothing when no scenario is loaded or the step asks nothing.
 void draw_scenario_questions(ExplorerState& s);
+// The values that answer the step's open questions (each question's "hides", rendered from the player's
+// results as the panels write them): what the main view must not show until the class presses Reveal.
+std::vector<std::string> open_answers(const ExplorerState& s);
+// Draws those values masked wherever the main view drew them this frame (after the windows' End(), before
+// ImGui::Render(); App::frame calls it). Sets ScenarioView::hidden.
+void mask_open_answers(ExplorerState& s);
 
 // A move of the player that computes (open at a step, next, previous, a jump, restart), run by the job
 // runner (ui/jobs.h) so the app keeps drawing, with a progress bar, while a step trains or simulates: the
@@ -57,8 +63,10 @@ struct ScenarioView {
   std::vector<std::string> errors;           // validation errors of the last file opened (shown, never fatal)
   std::map<std::string, nlohmann::json> answers;
   std::set<std::string> revealed;            // questions whose answer the class asked to see
+  std::vector<std::string> hidden;           // values masked in the main view this frame (open_answers)
   int applied_step = -2;                     // the step whose effects were last pushed into the panels
   bool follow_script = true;                 // false while the user explores on their own
+  bool selected_by_step = false;             // the inspector shows a catalog row a step outlined
   unsigned long long ticked_frame = ~0ull;   // the frame scenario_frame last advanced (once per frame)
   std::shared_ptr<ScenarioJob> job;          // a move of the player in flight (null when none)
 

@@ -1,0 +1,131 @@
+// answer_mask_ui_test.cpp - questions before answers: while a step's question is open, the value that answers
+// it is masked in the main view (gpt3-on-the-machine once asked "How many days...?" beside "98.3 days for 300B
+// tokens"); pressing Reveal shows it. Read from the glyphs the frame drew (ui/drawn_text.h), not ImGui's log,
+// which records the text under the mask too.
+#include "scenario/player.h"
+#include "scenario/scenario.h"
+#include "tests/ui/headless.h"
+#include "ui/scenario_bindings.h"
+
+#include <cmath>
+#include <cstdlib>
+
+using mc::test::assets;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+namespace {
+
+// The number a hidden value writes ("98.3 days" -> 98.3, "95.3%" -> 0.953, "$4.68M" -> 4.68e6); NaN if none.
+double number_in(const std::string& text) {
+  size_t i = text.find_first_of("0123456789");
+  if (i == std::string::npos) return std::nan("");
+  std::string digits;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == ',');
+       ++i)
+    if (text[i] != ',') digits += text[i];
+  double x = std::strtod(digits.c_str(), nullptr);
+  while (i < text.size() && text[i] == ' ') ++i;
+  if (i < text.size()) {
+    const char u = text[i];
+    x *= u == '%' ? 0.01 : u == 'k' ? 1e3 : u == 'M' ? 1e6 : u == 'B' || u == 'G' ? 1e9 : u == 'T' ? 1e12 : 1.0;
+  }
+  return x;
+}
+
+}  // namespace
+
+// For every question of every shipped scenario: before Reveal no text the main view draws (on screen or
+// scrolled away) contains the value that answers it, nor does the narration pane; after Reveal the main view
+// shows it where the class can read it. A number question names the panel's value of its answer.
+TEST(QuestionMasks, TheAnswerIsMaskedUntilRevealed) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  int questions = 0, masked = 0;
+  for (const std::string& id : mc::test::shipped_scenarios()) {
+    if (id == "predictable-scaling") continue;  // trains for a while; its one question is a choice, no value
+    ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, 0));
+    ASSERT_TRUE(s.scenarios.player) << id;
+    const mc::scenario::Scenario sc = s.scenarios.player->scenario();
+    for (int k = 0; k < int(sc.steps.size()); ++k) {
+      for (const auto& q : sc.steps[size_t(k)].questions) {
+        SCOPED_TRACE(id + " step " + std::to_string(k + 1) + " question " + q.id);
+        ++questions;
+        ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, k));
+        ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(s); }));
+        for (int f = 0; f < 3; ++f) h.frame(app);
+        ASSERT_FALSE(s.scenarios.revealed.count(q.id)) << "a step opened by a link starts with its answers hidden";
+        const nlohmann::json& results = s.scenarios.player->state().results;
+        std::vector<std::string> values;
+        for (const std::string& hide : q.hides) {
+          std::vector<std::string> missing;
+          values.push_back(mc::scenario::render_narration(hide, results, &missing));
+          EXPECT_TRUE(missing.empty()) << hide;
+        }
+        if (!q.answer_result.empty() && !q.hides.empty()) {
+          // The answer itself is one of the values hidden (as a panel writes it). A question with nothing to
+          // hide (its answer is drawn nowhere) is checked by the scan below.
+          const nlohmann::json* answer = mc::scenario::lookup_result(results, q.answer_result);
+          ASSERT_TRUE(answer && answer->is_number()) << q.answer_result;
+          bool named = false;
+          for (const std::string& v : values)
+            named = named || std::abs(number_in(v) - answer->get<double>()) <= 0.01 * std::abs(answer->get<double>());
+          EXPECT_TRUE(named) << "question " << q.id << " hides none of the values that answer it (" << q.answer_result
+                             << " = " << answer->dump() << ")";
+        }
+        const std::string main_before = mc::test::drawn_text(mc::test::window_lists("###main"));
+        const std::string narration = mc::test::drawn_text(mc::test::window_lists("###narration"));
+        if (!q.answer_result.empty()) {
+          // Nor in any other way a panel writes a number ("98.3" in a table, "98.27"): the answer in every
+          // narration format (a year or a bare integer is too short a word to mean the answer).
+          const nlohmann::json& answer = *mc::scenario::lookup_result(results, q.answer_result);
+          for (const std::string& how : mc::scenario::narration_formats()) {
+            if (how == "year" || how == "int" || how == "pct0" || how == "count") continue;
+            const std::string v = mc::scenario::render_narration("{{x|" + how + "}}", {{"x", answer}}, nullptr);
+            EXPECT_FALSE(mc::ui::contains_word(main_before, v))
+                << "the answer is drawn before Reveal as \"" << v << "\"";
+            EXPECT_FALSE(mc::ui::contains_word(narration, v)) << "the narration pane gives away \"" << v << "\"";
+          }
+        }
+        for (const std::string& v : values) {
+          EXPECT_FALSE(mc::ui::contains_word(main_before, v)) << "\"" << v << "\" is drawn before Reveal";
+          EXPECT_FALSE(mc::ui::contains_word(narration, v)) << "the narration pane gives away \"" << v << "\"";
+        }
+        mc::test::click_widget(h, app, "question." + q.id + ".reveal");
+        ASSERT_TRUE(s.scenarios.revealed.count(q.id));
+        h.frame(app);
+        const std::string main_after = mc::ui::visible_text(mc::test::window_lists("###main"));
+        for (const std::string& v : values) {
+          EXPECT_TRUE(mc::ui::contains_word(main_after, v)) << "\"" << v << "\" is not on screen after Reveal";
+          ++masked;
+        }
+      }
+    }
+  }
+  EXPECT_GE(questions, 12);
+  EXPECT_GE(masked, 5);
+}
+
+// The mask follows the step: Reveal shows one question's value, and the next scenario's question is masked
+// again (answers start hidden when a scenario opens).
+TEST(QuestionMasks, RevealIsPerQuestionAndAnOpenedScenarioStartsHidden) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "gpt3-on-the-machine", 1));
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(s); }));
+  h.frame(app);
+  ASSERT_EQ(s.scenarios.hidden.size(), 1u);
+  const std::string days = s.scenarios.hidden.front();  // "98.3", as in "98.3 days for 300 B tokens"
+  EXPECT_NE(h.text.find(days + " days"), std::string::npos) << "the panel lays it out (ImGui's log), under the mask";
+  EXPECT_FALSE(mc::ui::contains_word(mc::test::drawn_text(mc::test::window_lists("###main")), days));
+  mc::test::click_widget(h, app, "question.q-days.reveal");
+  EXPECT_TRUE(s.scenarios.hidden.empty());
+  EXPECT_TRUE(mc::ui::contains_word(mc::ui::visible_text(mc::test::window_lists("###main")), days));
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "gpt3-on-the-machine", 1));
+  h.frame(app);
+  EXPECT_EQ(s.scenarios.hidden, std::vector<std::string>{days}) << "opened again: the answer is hidden again";
+}
