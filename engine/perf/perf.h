@@ -246,8 +246,10 @@ double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // e
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);
 double six_nd_flops(double params, double tokens);  // Kaplan et al. 2020: C = 6 N D
 
-// Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for micro-batch b.
-double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel, Recompute r);
+// Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for micro-batch b; with
+// flash_attention (Dao et al. 2022) no s x s scores are kept, only a fp32 logsumexp per query and head.
+double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel, Recompute r,
+                                  bool flash_attention = false);
 // ZeRO (Rajbhandari et al. 2020, Sec. 5): model-state bytes per GPU for `params` spread over dp ranks,
 // 2 bytes weights + 2 bytes gradients + K = 12 bytes of fp32 Adam state per parameter (mixed precision).
 MemoryBreakdown zero_model_state_bytes(double params, int dp, int zero_stage, Precision p);

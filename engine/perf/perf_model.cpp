@@ -112,7 +112,13 @@ double six_nd_flops(double params, double tokens) { return 6.0 * params * tokens
 //   tensor parallel         s b h (10 + 24/t + 5 a s/(h t))   (10 s b h stay replicated on every rank)
 //   tensor + sequence par.  s b h (34/t + 5 a s/(h t))
 //   selective recompute     drops the 5 a s^2 b term;  full recompute keeps only the layer input 2 s b h.
-double activation_bytes_per_layer(const ModelSpec& m, double b, int tp, bool sp, Recompute r) {
+// Flash attention (Dao et al. 2022, Alg. 1-2) never stores the s x s scores: the 5 a s^2 b term (softmax
+// output 2, dropout mask 1, dropout output 2 bytes per score) goes, the dropout mask being regenerated from
+// the RNG state in the backward; the kernel keeps instead the softmax statistics of each row (one fp32
+// logsumexp L = m + log l per query and head, FlashAttention-2, Dao 2023, Alg. 1): 4 a s b bytes. Q, K, V and the
+// output it needs for its backward are the inputs of the attention core and of the projection, already in
+// the 11 s b h of the linear part.
+double activation_bytes_per_layer(const ModelSpec& m, double b, int tp, bool sp, Recompute r, bool flash) {
   const double s = m.seq_len, h = m.hidden, a = m.heads, t = std::max(1, tp);
   const double kvd = m.kv() * head_dim(m), f = m.ffn() * (m.gated_mlp ? 1.5 : 1.0);
   if (r == Recompute::full) return 2 * s * b * h / (sp ? t : 1.0);
@@ -121,7 +127,7 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, int tp, bool sp,
   const double mlp = s * b * (3 * h + 4 * f);
   const double norms = 4 * s * b * h;
   const double split = attention_linear + mlp + norms - replicated;  // the part divided by t
-  const double core = r == Recompute::selective ? 0.0 : 5 * a * s * s * b;
+  const double core = r == Recompute::selective ? 0.0 : flash ? 4 * a * s * b : 5 * a * s * s * b;
   if (sp) return (replicated + split + core) / t;
   return replicated + (split + core) / t;
 }
@@ -270,9 +276,11 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
     held_layers = f.layer_activations, n = f.first_chunk;
   }
   double acts =
-      act_scale * held_layers * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);
+      act_scale * held_layers *
+      activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute, c.software.flash_attention);
   if (L.recompute == Recompute::full && layers > 0)  // one layer's full activations while it is recomputed
-    acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none);
+    acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none,
+                                                   c.software.flash_attention);
   // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch.
   if (first) acts += act_scale * n * 2.0 * m.seq_len * L.micro_batch * h / (L.sequence_parallel ? t : 1.0);
   // Output layer: fp32 logits and their gradient, 4 + 4 bytes x s b V / t for the micro-batch in flight.
