@@ -38,6 +38,11 @@ struct ModelSpec {
   int ffn_hidden = 0;      // 0 -> 4 * hidden
   int kv_heads = 0;        // 0 -> heads (multi-head attention); fewer -> grouped-query attention
   bool gated_mlp = false;  // SwiGLU-style MLP: three ffn matrices instead of two
+  // Architecture conventions that change the parameter count (GPT-2/3 defaults; Llama: Touvron et al. 2023).
+  bool learned_positions = true;  // a learned s x h position table (GPT); false: rotary embeddings (RoPE), no table
+  bool tied_output = true;        // the output layer shares the token embedding (GPT); false: its own V x h matrix
+  bool linear_biases = true;      // biases on the QKV, projection and MLP matrices (GPT); false: none (Llama)
+  bool rms_norm = false;          // RMSNorm, a gain only (Llama); false: LayerNorm, gain and bias (GPT)
   int ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };

@@ -140,7 +140,8 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   Config c;
   // ---- model ----
   JsonCursor jm = root["model"];
-  jm.only_keys({"preset", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "kv_heads", "gated_mlp"});
+  jm.only_keys({"preset", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "kv_heads", "gated_mlp",
+                "position_embedding", "tied_output", "linear_biases", "norm"});
   const Record* preset = nullptr;
   if (auto p = jm.get("preset")) {
     preset = &find_record(cat, "models", *p);
@@ -153,6 +154,12 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     c.model.ffn_hidden = int(preset->get_or("ffn_hidden", 0));
     c.model.kv_heads = int(preset->get_or("kv_heads", 0));    // grouped-query attention (Llama 3)
     c.model.gated_mlp = preset->get_or("gated_mlp", 0) != 0;  // SwiGLU
+    // The conventions that set the parameter count; absent: GPT-2/3's (learned positions, tied output,
+    // biases, LayerNorm).
+    c.model.learned_positions = preset->text_or("position_embedding", "learned") == "learned";
+    c.model.tied_output = preset->get_or("tied_output", 1) != 0;
+    c.model.linear_biases = preset->get_or("linear_biases", 1) != 0;
+    c.model.rms_norm = preset->text_or("norm", "layernorm") == "rmsnorm";
   } else {
     for (const char* k : {"layers", "hidden", "heads", "seq_len", "vocab"})
       if (!jm.has(k))
@@ -168,6 +175,10 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   if (auto v = jm.get("ffn_hidden")) c.model.ffn_hidden = positive_int(*v, 1 << 24);
   if (auto v = jm.get("kv_heads")) c.model.kv_heads = positive_int(*v, 1 << 16);
   if (auto v = jm.get("gated_mlp")) c.model.gated_mlp = v->boolean();
+  if (auto v = jm.get("position_embedding")) c.model.learned_positions = v->one_of({"learned", "rope"}) == "learned";
+  if (auto v = jm.get("tied_output")) c.model.tied_output = v->boolean();
+  if (auto v = jm.get("linear_biases")) c.model.linear_biases = v->boolean();
+  if (auto v = jm.get("norm")) c.model.rms_norm = v->one_of({"layernorm", "rmsnorm"}) == "rmsnorm";
   if (c.model.hidden % c.model.heads != 0)
     jm.fail("hidden (" + std::to_string(c.model.hidden) + ") must be divisible by heads (" +
             std::to_string(c.model.heads) + ")");

@@ -46,14 +46,23 @@ const char* to_string(Precision p) {
 namespace {
 double head_dim(const ModelSpec& m) { return double(m.hidden) / m.heads; }
 
-// Weights of one transformer layer (GPT-2/3 block: pre-LayerNorm, biases, learned positions).
+// Weights of one transformer layer: the GPT-2/3 block (pre-LayerNorm, biases) by default; without biases
+// and with RMSNorm (a gain per channel, Zhang & Sennrich 2019) the Llama block (Touvron et al. 2023, Sec. 2.2).
 double layer_params(const ModelSpec& m) {
-  const double h = m.hidden, f = m.ffn(), kvd = m.kv() * head_dim(m);
-  const double qkv = h * (h + 2 * kvd) + (h + 2 * kvd);
-  const double proj = h * h + h;
-  const double mlp = m.gated_mlp ? 3 * h * f + f + h : 2 * h * f + f + h;
-  const double norms = 4 * h;  // two LayerNorms, gain and bias each
+  const double h = m.hidden, f = m.ffn(), kvd = m.kv() * head_dim(m), bias = m.linear_biases ? 1 : 0;
+  const double qkv = h * (h + 2 * kvd) + bias * (h + 2 * kvd);
+  const double proj = h * h + bias * h;
+  const double mlp = (m.gated_mlp ? 3 * h * f : 2 * h * f) + bias * (f + h);
+  const double norms = (m.rms_norm ? 2 : 4) * h;  // two norms, a gain (and a bias for LayerNorm) each
   return qkv + proj + mlp + norms;
+}
+
+// Weights outside the layers: the token embedding, the position table (learned positions only: RoPE, Su et
+// al. 2021, has none), the output matrix when it is not tied to the embedding, and the final norm.
+double embedding_params(const ModelSpec& m) {
+  const double h = m.hidden;
+  return double(m.vocab) * h * (m.tied_output ? 1 : 2) + (m.learned_positions ? double(m.seq_len) * h : 0.0) +
+         (m.rms_norm ? 1 : 2) * h;
 }
 
 // Matmul FLOPs of one layer's forward pass for one sequence (2 FLOPs per multiply-add):
@@ -71,12 +80,10 @@ double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param) {
   return layer_params(m) / std::max(1, tp) * bytes_per_param;
 }
 
-// Exact count: token + position embeddings, layers, final LayerNorm; the output layer shares the token
-// embedding (GPT-2/3). For the standard block this is Narayanan et al. 2021 eq. (2) plus the final 2h.
-double param_count(const ModelSpec& m) {
-  const double h = m.hidden;
-  return m.layers * layer_params(m) + double(m.vocab) * h + double(m.seq_len) * h + 2 * h;
-}
+// Exact count: token (+ position) embeddings, layers, final norm (+ the untied output matrix). For the
+// standard GPT-2/3 block (learned positions, tied output) this is Narayanan et al. 2021 eq. (2) plus the
+// final 2h.
+double param_count(const ModelSpec& m) { return m.layers * layer_params(m) + embedding_params(m); }
 
 // Narayanan et al. 2021, eq. (2): P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)).
 double megatron_param_count(const ModelSpec& m) {
@@ -263,11 +270,12 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   const Layout& L = c.layout;
   const double t = L.tp, h = m.hidden;
   const bool first = i == 0, last = i == L.pp - 1;
-  // Weights of the stage's shard: its layers / t, the token embedding / t and positions on the first
-  // stage, the tied output embedding on the last one (one copy when both are the same stage).
+  // Weights of the stage's shard: its layers / t, the token embedding / t and the learned positions (if any)
+  // on the first stage, the output matrix / t on the last one (one copy of a tied one on a single stage).
   double params = layers * layer_params(m) / t;
-  if (first) params += double(m.vocab) * h / t + double(m.seq_len) * h;
-  if (last && !first) params += double(m.vocab) * h / t;
+  if (first) params += double(m.vocab) * h / t + (m.learned_positions ? double(m.seq_len) * h : 0.0);
+  // The output matrix: the tied embedding's copy on the last stage, or its own (untied) one.
+  if (last && (!first || !m.tied_output)) params += double(m.vocab) * h / t;
   MemoryBreakdown mb = zero_model_state_bytes(params, L.dp, L.zero, c.training.precision);
   const double act_scale = full_width(c.training.precision) ? 2.0 : 1.0;
   double n = in_flight(L, i), held_layers = layers * n;
