@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -389,6 +390,12 @@ std::vector<std::string> layout_problems(const Config& c) {
     out.push_back("global_batch " + s(L.global_batch) +
                   " is not divisible by micro_batch*dp = " + s((long long)L.micro_batch * L.dp));
   if (m.heads % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide the " + s(m.heads) + " attention heads");
+  // Grouped-query attention splits the key/value heads over the tensor ranks as it does the query heads
+  // (Ainslie et al. 2023; Megatron-LM requires num_query_groups % tp == 0): a rank cannot hold part of one.
+  else if (m.kv_heads > 0 && m.kv_heads % L.tp != 0)
+    out.push_back("tp " + s(L.tp) + " must divide the model's " + s(m.kv_heads) +
+                  " key/value heads (kv_heads): each tensor rank holds whole K/V heads; use tp " +
+                  s(std::gcd(L.tp, m.kv_heads)) + " or another divisor of " + s(m.kv_heads));
   if (m.ffn() % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide ffn_hidden " + s(m.ffn()));
   // Any layer count splits over the stages (stage_layers: as evenly as possible, or the explicit list);
   // a stage needs at least one layer, or with the embedding/output layer counted as layers, one unit.

@@ -67,3 +67,22 @@ TEST(PerfLlama3, ParameterCountFromTable3) {
   EXPECT_DOUBLE_EQ(with("linear_biases", false), base - 2 * (9 * 64));
   EXPECT_DOUBLE_EQ(with("norm", "rmsnorm"), base - 2 * (2 * 64) - 64);
 }
+
+TEST(PerfLlama3, TensorParallelMustDivideTheKeyValueHeads) {
+  // Llama 3 405B has 8 key/value heads (Table 3): tp 16 divides its 128 query heads and its FFN, but a rank
+  // cannot hold half a K/V head.
+  try {
+    mc::perf::estimate_json(catalog(), {{"model", {{"preset", "llama3-405b"}}},
+                                        {"cluster", {{"preset", "meta-llama3-2024"}}},
+                                        {"parallel", {{"tp", 16}, {"pp", 16}, {"dp", 64}, {"micro_batch", 1}}}});
+    ADD_FAILURE() << "tp 16 over 8 key/value heads was accepted";
+  } catch (const mc::LoadError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kv_heads"), std::string::npos) << what;
+    EXPECT_NE(what.find("use tp 8"), std::string::npos) << what;
+  }
+  // tp 8, as the paper ran it, is accepted.
+  EXPECT_NO_THROW(mc::perf::estimate_json(catalog(), {{"model", {{"preset", "llama3-405b"}}},
+                                                      {"cluster", {{"preset", "meta-llama3-2024"}}},
+                                                      {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 128}}}}));
+}
