@@ -254,6 +254,10 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     L.virtual_stages = int(preset->get_or("layout_virtual_stages", 1));
     if (preset->text_or("layout_embedding_stages", "extra") == "as-layers")
       L.embedding_stages = EmbeddingStages::as_layers;
+    const std::string rc = preset->text_or("layout_recompute", "none");  // activation checkpointing of record
+    L.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+    L.zero = int(preset->get_or("layout_zero", 0));
+    L.sequence_parallel = preset->get_or("layout_sequence_parallel", 0) != 0 && L.tp > 1;
   }
   bool dp_given = false;
   if (jp) {
