@@ -38,6 +38,11 @@ struct ModelSpec {
   int ffn_hidden = 0;      // 0 -> 4 * hidden
   int kv_heads = 0;        // 0 -> heads (multi-head attention); fewer -> grouped-query attention
   bool gated_mlp = false;  // SwiGLU-style MLP: three ffn matrices instead of two
+  // Architecture conventions that change the parameter count (GPT-2/3 defaults; Llama: Touvron et al. 2023).
+  bool learned_positions = true;  // a learned s x h position table (GPT); false: rotary embeddings (RoPE), no table
+  bool tied_output = true;        // the output layer shares the token embedding (GPT); false: its own V x h matrix
+  bool linear_biases = true;      // biases on the QKV, projection and MLP matrices (GPT); false: none (Llama)
+  bool rms_norm = false;          // RMSNorm, a gain only (Llama); false: LayerNorm, gain and bias (GPT)
   int ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
@@ -246,8 +251,10 @@ double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // e
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);
 double six_nd_flops(double params, double tokens);  // Kaplan et al. 2020: C = 6 N D
 
-// Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for micro-batch b.
-double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel, Recompute r);
+// Korthikanti et al. 2022, Table 2: activation bytes of one transformer layer for micro-batch b; with
+// flash_attention (Dao et al. 2022) no s x s scores are kept, only a fp32 logsumexp per query and head.
+double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp, bool sequence_parallel, Recompute r,
+                                  bool flash_attention = false);
 // ZeRO (Rajbhandari et al. 2020, Sec. 5): model-state bytes per GPU for `params` spread over dp ranks,
 // 2 bytes weights + 2 bytes gradients + K = 12 bytes of fp32 Adam state per parameter (mixed precision).
 MemoryBreakdown zero_model_state_bytes(double params, int dp, int zero_stage, Precision p);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -140,7 +141,8 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   Config c;
   // ---- model ----
   JsonCursor jm = root["model"];
-  jm.only_keys({"preset", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "kv_heads", "gated_mlp"});
+  jm.only_keys({"preset", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "kv_heads", "gated_mlp",
+                "position_embedding", "tied_output", "linear_biases", "norm"});
   const Record* preset = nullptr;
   if (auto p = jm.get("preset")) {
     preset = &find_record(cat, "models", *p);
@@ -153,6 +155,12 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     c.model.ffn_hidden = int(preset->get_or("ffn_hidden", 0));
     c.model.kv_heads = int(preset->get_or("kv_heads", 0));    // grouped-query attention (Llama 3)
     c.model.gated_mlp = preset->get_or("gated_mlp", 0) != 0;  // SwiGLU
+    // The conventions that set the parameter count; absent: GPT-2/3's (learned positions, tied output,
+    // biases, LayerNorm).
+    c.model.learned_positions = preset->text_or("position_embedding", "learned") == "learned";
+    c.model.tied_output = preset->get_or("tied_output", 1) != 0;
+    c.model.linear_biases = preset->get_or("linear_biases", 1) != 0;
+    c.model.rms_norm = preset->text_or("norm", "layernorm") == "rmsnorm";
   } else {
     for (const char* k : {"layers", "hidden", "heads", "seq_len", "vocab"})
       if (!jm.has(k))
@@ -168,6 +176,10 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   if (auto v = jm.get("ffn_hidden")) c.model.ffn_hidden = positive_int(*v, 1 << 24);
   if (auto v = jm.get("kv_heads")) c.model.kv_heads = positive_int(*v, 1 << 16);
   if (auto v = jm.get("gated_mlp")) c.model.gated_mlp = v->boolean();
+  if (auto v = jm.get("position_embedding")) c.model.learned_positions = v->one_of({"learned", "rope"}) == "learned";
+  if (auto v = jm.get("tied_output")) c.model.tied_output = v->boolean();
+  if (auto v = jm.get("linear_biases")) c.model.linear_biases = v->boolean();
+  if (auto v = jm.get("norm")) c.model.rms_norm = v->one_of({"layernorm", "rmsnorm"}) == "rmsnorm";
   if (c.model.hidden % c.model.heads != 0)
     jm.fail("hidden (" + std::to_string(c.model.hidden) + ") must be divisible by heads (" +
             std::to_string(c.model.heads) + ")");
@@ -242,6 +254,10 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     L.virtual_stages = int(preset->get_or("layout_virtual_stages", 1));
     if (preset->text_or("layout_embedding_stages", "extra") == "as-layers")
       L.embedding_stages = EmbeddingStages::as_layers;
+    const std::string rc = preset->text_or("layout_recompute", "none");  // activation checkpointing of record
+    L.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+    L.zero = int(preset->get_or("layout_zero", 0));
+    L.sequence_parallel = preset->get_or("layout_sequence_parallel", 0) != 0 && L.tp > 1;
   }
   bool dp_given = false;
   if (jp) {
@@ -378,6 +394,12 @@ std::vector<std::string> layout_problems(const Config& c) {
     out.push_back("global_batch " + s(L.global_batch) +
                   " is not divisible by micro_batch*dp = " + s((long long)L.micro_batch * L.dp));
   if (m.heads % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide the " + s(m.heads) + " attention heads");
+  // Grouped-query attention splits the key/value heads over the tensor ranks as it does the query heads
+  // (Ainslie et al. 2023; Megatron-LM requires num_query_groups % tp == 0): a rank cannot hold part of one.
+  else if (m.kv_heads > 0 && m.kv_heads % L.tp != 0)
+    out.push_back("tp " + s(L.tp) + " must divide the model's " + s(m.kv_heads) +
+                  " key/value heads (kv_heads): each tensor rank holds whole K/V heads; use tp " +
+                  s(std::gcd(L.tp, m.kv_heads)) + " or another divisor of " + s(m.kv_heads));
   if (m.ffn() % L.tp != 0) out.push_back("tp " + s(L.tp) + " must divide ffn_hidden " + s(m.ffn()));
   // Any layer count splits over the stages (stage_layers: as evenly as possible, or the explicit list);
   // a stage needs at least one layer, or with the embedding/output layer counted as layers, one unit.

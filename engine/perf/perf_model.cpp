@@ -46,14 +46,23 @@ const char* to_string(Precision p) {
 namespace {
 double head_dim(const ModelSpec& m) { return double(m.hidden) / m.heads; }
 
-// Weights of one transformer layer (GPT-2/3 block: pre-LayerNorm, biases, learned positions).
+// Weights of one transformer layer: the GPT-2/3 block (pre-LayerNorm, biases) by default; without biases
+// and with RMSNorm (a gain per channel, Zhang & Sennrich 2019) the Llama block (Touvron et al. 2023, Sec. 2.2).
 double layer_params(const ModelSpec& m) {
-  const double h = m.hidden, f = m.ffn(), kvd = m.kv() * head_dim(m);
-  const double qkv = h * (h + 2 * kvd) + (h + 2 * kvd);
-  const double proj = h * h + h;
-  const double mlp = m.gated_mlp ? 3 * h * f + f + h : 2 * h * f + f + h;
-  const double norms = 4 * h;  // two LayerNorms, gain and bias each
+  const double h = m.hidden, f = m.ffn(), kvd = m.kv() * head_dim(m), bias = m.linear_biases ? 1 : 0;
+  const double qkv = h * (h + 2 * kvd) + bias * (h + 2 * kvd);
+  const double proj = h * h + bias * h;
+  const double mlp = (m.gated_mlp ? 3 * h * f : 2 * h * f) + bias * (f + h);
+  const double norms = (m.rms_norm ? 2 : 4) * h;  // two norms, a gain (and a bias for LayerNorm) each
   return qkv + proj + mlp + norms;
+}
+
+// Weights outside the layers: the token embedding, the position table (learned positions only: RoPE, Su et
+// al. 2021, has none), the output matrix when it is not tied to the embedding, and the final norm.
+double embedding_params(const ModelSpec& m) {
+  const double h = m.hidden;
+  return double(m.vocab) * h * (m.tied_output ? 1 : 2) + (m.learned_positions ? double(m.seq_len) * h : 0.0) +
+         (m.rms_norm ? 1 : 2) * h;
 }
 
 // Matmul FLOPs of one layer's forward pass for one sequence (2 FLOPs per multiply-add):
@@ -71,12 +80,10 @@ double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param) {
   return layer_params(m) / std::max(1, tp) * bytes_per_param;
 }
 
-// Exact count: token + position embeddings, layers, final LayerNorm; the output layer shares the token
-// embedding (GPT-2/3). For the standard block this is Narayanan et al. 2021 eq. (2) plus the final 2h.
-double param_count(const ModelSpec& m) {
-  const double h = m.hidden;
-  return m.layers * layer_params(m) + double(m.vocab) * h + double(m.seq_len) * h + 2 * h;
-}
+// Exact count: token (+ position) embeddings, layers, final norm (+ the untied output matrix). For the
+// standard GPT-2/3 block (learned positions, tied output) this is Narayanan et al. 2021 eq. (2) plus the
+// final 2h.
+double param_count(const ModelSpec& m) { return m.layers * layer_params(m) + embedding_params(m); }
 
 // Narayanan et al. 2021, eq. (2): P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h)).
 double megatron_param_count(const ModelSpec& m) {
@@ -112,7 +119,13 @@ double six_nd_flops(double params, double tokens) { return 6.0 * params * tokens
 //   tensor parallel         s b h (10 + 24/t + 5 a s/(h t))   (10 s b h stay replicated on every rank)
 //   tensor + sequence par.  s b h (34/t + 5 a s/(h t))
 //   selective recompute     drops the 5 a s^2 b term;  full recompute keeps only the layer input 2 s b h.
-double activation_bytes_per_layer(const ModelSpec& m, double b, int tp, bool sp, Recompute r) {
+// Flash attention (Dao et al. 2022, Alg. 1-2) never stores the s x s scores: the 5 a s^2 b term (softmax
+// output 2, dropout mask 1, dropout output 2 bytes per score) goes, the dropout mask being regenerated from
+// the RNG state in the backward; the kernel keeps instead the softmax statistics of each row (one fp32
+// logsumexp L = m + log l per query and head, FlashAttention-2, Dao 2023, Alg. 1): 4 a s b bytes. Q, K, V and the
+// output it needs for its backward are the inputs of the attention core and of the projection, already in
+// the 11 s b h of the linear part.
+double activation_bytes_per_layer(const ModelSpec& m, double b, int tp, bool sp, Recompute r, bool flash) {
   const double s = m.seq_len, h = m.hidden, a = m.heads, t = std::max(1, tp);
   const double kvd = m.kv() * head_dim(m), f = m.ffn() * (m.gated_mlp ? 1.5 : 1.0);
   if (r == Recompute::full) return 2 * s * b * h / (sp ? t : 1.0);
@@ -121,7 +134,7 @@ double activation_bytes_per_layer(const ModelSpec& m, double b, int tp, bool sp,
   const double mlp = s * b * (3 * h + 4 * f);
   const double norms = 4 * s * b * h;
   const double split = attention_linear + mlp + norms - replicated;  // the part divided by t
-  const double core = r == Recompute::selective ? 0.0 : 5 * a * s * s * b;
+  const double core = r == Recompute::selective ? 0.0 : flash ? 4 * a * s * b : 5 * a * s * s * b;
   if (sp) return (replicated + split + core) / t;
   return replicated + (split + core) / t;
 }
@@ -257,11 +270,12 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   const Layout& L = c.layout;
   const double t = L.tp, h = m.hidden;
   const bool first = i == 0, last = i == L.pp - 1;
-  // Weights of the stage's shard: its layers / t, the token embedding / t and positions on the first
-  // stage, the tied output embedding on the last one (one copy when both are the same stage).
+  // Weights of the stage's shard: its layers / t, the token embedding / t and the learned positions (if any)
+  // on the first stage, the output matrix / t on the last one (one copy of a tied one on a single stage).
   double params = layers * layer_params(m) / t;
-  if (first) params += double(m.vocab) * h / t + double(m.seq_len) * h;
-  if (last && !first) params += double(m.vocab) * h / t;
+  if (first) params += double(m.vocab) * h / t + (m.learned_positions ? double(m.seq_len) * h : 0.0);
+  // The output matrix: the tied embedding's copy on the last stage, or its own (untied) one.
+  if (last && (!first || !m.tied_output)) params += double(m.vocab) * h / t;
   MemoryBreakdown mb = zero_model_state_bytes(params, L.dp, L.zero, c.training.precision);
   const double act_scale = full_width(c.training.precision) ? 2.0 : 1.0;
   double n = in_flight(L, i), held_layers = layers * n;
@@ -270,9 +284,11 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
     held_layers = f.layer_activations, n = f.first_chunk;
   }
   double acts =
-      act_scale * held_layers * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute);
+      act_scale * held_layers *
+      activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute, c.software.flash_attention);
   if (L.recompute == Recompute::full && layers > 0)  // one layer's full activations while it is recomputed
-    acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none);
+    acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none,
+                                                   c.software.flash_attention);
   // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch.
   if (first) acts += act_scale * n * 2.0 * m.seq_len * L.micro_batch * h / (L.sequence_parallel ? t : 1.0);
   // Output layer: fp32 logits and their gradient, 4 + 4 bytes x s b V / t for the micro-batch in flight.

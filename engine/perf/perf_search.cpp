@@ -73,7 +73,7 @@ SearchResult search(const Config& base, const SearchOptions& o) {
         L.sequence_parallel = tp > 1 && base.software.sequence_parallel;
         const long long n = (long long)tp * pp * dp;
         if (n > cluster_gpus) continue;  // not a layout of this cluster at all (not counted)
-        if (m.heads % tp != 0 || m.ffn() % tp != 0) {
+        if (m.heads % tp != 0 || m.ffn() % tp != 0 || m.kv() % tp != 0) {  // layout_problems: whole K/V heads
           col.reject(L, "tp does not divide the attention heads");
           continue;
         }

@@ -158,7 +158,10 @@ TEST(PerfInterleaved, Llama3405bPublishedLayoutEstimates) {
   EXPECT_GT(e.mfu, 0);
   // Memory follows the chunks: rank 1 holds min(m v, 14 x 2 + 7 x 16 + 1) = 128 one-layer chunk forwards at its
   // peak (all of them: m = p), more than rank 0, whose 128 include the 16 of its layer-less first chunk.
-  const double per_layer = mc::perf::activation_bytes_per_layer(c.model, 1, 8, true, mc::perf::Recompute::none);
+  // Per layer as Meta's stack runs it: flash attention keeps no s x s scores (Dao et al. 2022).
+  ASSERT_TRUE(c.software.flash_attention);
+  const double per_layer =
+      mc::perf::activation_bytes_per_layer(c.model, 1, 8, true, mc::perf::Recompute::none, c.software.flash_attention);
   EXPECT_NEAR(e.memory.activations, 128 * per_layer, 1e-9 * e.memory.activations);
 }
 

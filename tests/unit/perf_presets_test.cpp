@@ -90,12 +90,19 @@ TEST(PerfPresets, PublishedRunsCarryTheirLayoutOfRecord) {
   EXPECT_EQ(mtnlg["layout"]["pp"], 35);
   EXPECT_EQ(mtnlg["layout"]["dp"], 16);
   EXPECT_EQ(mtnlg["software"], "megatron-deepspeed-2022");
+  // Each transformer block's activations checkpointed and recomputed (Smith et al. 2022, Sec. 2.1.1): with
+  // them stored (Korthikanti et al. 2022 Table 2, s b h (10 + 24/t + 5 a s/(h t)) = 0.88 GB per layer), the first
+  // stage's 3 layers x 35 micro-batches in flight hold 92 GB; checkpointed (2 s b h each), it fits in 80 GB.
+  EXPECT_EQ(mtnlg["layout"]["recompute"], "full");
+  EXPECT_TRUE(mtnlg["fits"].get<bool>()) << mtnlg["memory_per_gpu_bytes"].dump();
   // Every layout of record is one its stack can run (software.json), and a model without one still needs
   // "parallel".
   for (const auto& r : catalog().table("models")->records)
     if (r.find("layout_tp")) {
       mc::perf::Layout L;
-      L.tp = int(r.get("layout_tp")), L.pp = int(r.get_or("layout_pp", 1));
+      L.tp = int(r.get("layout_tp")), L.pp = int(r.get_or("layout_pp", 1)), L.zero = int(r.get_or("layout_zero", 0));
+      L.sequence_parallel = r.get_or("layout_sequence_parallel", 0) != 0;
+      if (r.text_or("layout_recompute", "none") == "selective") L.recompute = mc::perf::Recompute::selective;
       L.schedule = r.text_or("layout_schedule", "1f1b") == "interleaved" ? mc::perf::Schedule::interleaved
                                                                          : mc::perf::Schedule::one_f_one_b;
       const mc::perf::Software sw = mc::perf::software_from_catalog(catalog(), r.text_or("software", ""), "");
