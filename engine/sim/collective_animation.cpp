@@ -81,17 +81,6 @@ void ring_steps(const Topology& topo, const CollectivePhase& ph, int phase, cons
   }
 }
 
-std::vector<std::vector<int>> by_node(const Topology& topo, const std::vector<int>& ranks) {
-  std::vector<std::vector<int>> out;
-  std::unordered_map<int, size_t> idx;
-  for (int g : ranks) {
-    auto [it, fresh] = idx.try_emplace(topo.node_of(g), out.size());
-    if (fresh) out.emplace_back();
-    out[it->second].push_back(g);
-  }
-  return out;
-}
-
 // ---- the steps of each algorithm -------------------------------------------------------------------------
 
 std::vector<PlannedStep> plan(const CollectiveAnimationSpec& s, const Topology& topo, const std::vector<int>& ranks,
@@ -126,7 +115,7 @@ std::vector<PlannedStep> plan(const CollectiveAnimationSpec& s, const Topology& 
     // over the nodes' first ranks.
     const int ph = add_phase("double binary tree: reduce up, broadcast down (pipelined)");
     PlannedStep st{ph, built.front().flows, built.front().latency_s, {}};
-    const auto nodes = by_node(topo, ranks);
+    const auto nodes = ranks_by_node(topo, ranks);
     const size_t q = nodes.size();
     auto edge = [&](int tree, int child, int parent) {
       for (int dir = 0; dir < 2; ++dir) {
@@ -157,7 +146,7 @@ std::vector<PlannedStep> plan(const CollectiveAnimationSpec& s, const Topology& 
     // Hierarchical (build_collective): reduce-scatter inside each node, an all-reduce ring across nodes
     // per local index, all-gather inside. Unrolled only for a group that fills its servers equally (the
     // layouts the iteration uses it for); build_collective's estimate for ragged groups has no step list.
-    const auto nodes = by_node(topo, ranks);
+    const auto nodes = ranks_by_node(topo, ranks);
     size_t g = nodes.front().size();
     for (const auto& v : nodes) g = std::min(g, v.size());
     for (const auto& v : nodes)

@@ -86,6 +86,17 @@ CollectivePhase ring_phase(const Topology& topo, const std::vector<std::vector<i
 
 }  // namespace
 
+std::vector<std::vector<int>> ranks_by_node(const Topology& topo, const std::vector<int>& ranks) {
+  std::vector<std::vector<int>> out;
+  std::unordered_map<int, size_t> idx;
+  for (int gpu : ranks) {
+    auto [it, fresh] = idx.try_emplace(topo.node_of(gpu), out.size());
+    if (fresh) out.emplace_back();
+    out[it->second].push_back(gpu);
+  }
+  return out;
+}
+
 std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKind kind, Algorithm alg,
                                               const std::vector<std::vector<int>>& rings, double N,
                                               const LatencySpec& lat) {
@@ -106,13 +117,7 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
     double flows = 0;
     int max_nodes = 1, max_local = 1;
     for (const auto& r : rings) {
-      std::vector<std::vector<int>> by_node;
-      std::unordered_map<int, size_t> idx;
-      for (int gpu : r) {
-        auto [it, fresh] = idx.try_emplace(topo.node_of(gpu), by_node.size());
-        if (fresh) by_node.emplace_back();
-        by_node[it->second].push_back(gpu);
-      }
+      const std::vector<std::vector<int>> by_node = ranks_by_node(topo, r);
       const size_t q = by_node.size();
       max_nodes = std::max(max_nodes, int(q));
       for (int tree = 0; tree < 2; ++tree) {
@@ -143,13 +148,7 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
   // Hierarchical: split every ring into its nodes' local ranks.
   std::vector<std::vector<int>> local, cross;
   for (const auto& r : rings) {
-    std::vector<std::vector<int>> by_node;  // in order of first appearance
-    std::unordered_map<int, size_t> idx;
-    for (int gpu : r) {
-      auto [it, fresh] = idx.try_emplace(topo.node_of(gpu), by_node.size());
-      if (fresh) by_node.emplace_back();
-      by_node[it->second].push_back(gpu);
-    }
+    const std::vector<std::vector<int>> by_node = ranks_by_node(topo, r);
     size_t g = by_node.front().size();
     for (const auto& v : by_node) g = std::min(g, v.size());
     for (const auto& v : by_node) local.push_back(v);

@@ -39,6 +39,10 @@ struct LatencySpec {
   double inter_node_s = 10e-6; // one step with a hop across the fabric
 };
 
+// A group's ranks split by the node they sit on, nodes in order of first appearance, ranks in group order
+// (the chains of a tree and the local rings of a hierarchical all-reduce).
+std::vector<std::vector<int>> ranks_by_node(const Topology& topo, const std::vector<int>& ranks);
+
 // `rings`: each inner vector is one collective's ranks (GPU ids) in ring order; all run concurrently.
 // Returns the phases to run one after another (1 for ring and tree, 3 for hierarchical).
 std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKind kind, Algorithm alg,
