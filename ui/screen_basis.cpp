@@ -25,9 +25,11 @@ std::string price_basis(const Catalog& cat, double usd_per_gpu_hour) {
 
 namespace {
 
-std::string price_words(const Catalog& cat, double usd) {
+std::string price_words(const Catalog& cat, double usd, const std::string& gpu) {
   const std::string basis = price_basis(cat, usd);
-  return format_usd(usd) + " per GPU-hour" + (basis.empty() ? " (set here)" : " (" + basis + ")");
+  // Per the accelerator's own hour ("TPU v3 chip-hour"), as the panels price it.
+  return format_usd(usd) + " per " + accelerator_words(&cat, gpu).hour +
+         (basis.empty() ? " (set in the config, not a catalog price)" : " (" + basis + ")");
 }
 
 std::string gpus_words(const Catalog& cat, const std::string& gpu, double n) {
@@ -87,7 +89,8 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
                   gpus_words(cat, c.cluster.gpu, double(c.cluster.gpus())).c_str(), L.tp, L.pp, L.dp,
                   format_percent(p.estimate.mfu).c_str());
     std::string line = b;
-    if (c.cluster.price_per_gpu_hour_usd > 0) line += ", " + price_words(cat, c.cluster.price_per_gpu_hour_usd);
+    if (c.cluster.price_per_gpu_hour_usd > 0)
+      line += ", " + price_words(cat, c.cluster.price_per_gpu_hour_usd, c.cluster.gpu);
     add("perf", c.cluster.gpu, line);
   }
   try {
@@ -96,9 +99,10 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
                   c.utilisation);
     std::string line = b;
     if (c.pricing == capital::Pricing::rent)
-      line += price_words(cat, c.rent_usd_per_gpu_hour);
+      line += price_words(cat, c.rent_usd_per_gpu_hour, c.gpu);
     else
-      line += format_usd(capital::build_cost(c.build).usd_per_gpu_hour) + " per GPU-hour to build and run";
+      line += format_usd(capital::build_cost(c.build).usd_per_gpu_hour) + " per " +
+              accelerator_words(&cat, c.gpu).hour + " to build and run";
     add("capital", c.gpu, line);
   } catch (const std::exception&) {
     // The Capital panel shows why its config is refused; it then assumes nothing to compare.
