@@ -307,7 +307,8 @@ static void draw_chapter_opening(ExplorerState& s, const Panel& p) {
       break;
     }
   const auto it = s.chapter_openings.find(chapter_key(p.chapter));
-  if (first != &p || it == s.chapter_openings.end()) return;
+  // A playing scenario's narration is the guide then: the opening would only push the step's view down.
+  if (first != &p || it == s.chapter_openings.end() || !s.narration_markdown.empty()) return;
   begin_tracked(s);
   ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
   wrapped_text(false, "%s", it->second.c_str());

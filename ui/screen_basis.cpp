@@ -113,8 +113,9 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
     std::snprintf(b, sizeof b, "%s simulated event by event (tp %d x pp %d x dp %d), with their waits",
                   gpus_words(cat, c.cluster.gpu, double(c.cluster.gpus())).c_str(), L.tp, L.pp, L.dp);
     add("sim", c.cluster.gpu, b);
-    std::snprintf(b, sizeof b, "that machine with failures, restarts and checkpoints, for up to %s days",
-                  with_thousands(s.sim.run_days).c_str());
+    // Not its "days at most" (a view setting a scenario step leaves behind): the line must read the same
+    // however the step was reached.
+    std::snprintf(b, sizeof b, "that machine with failures, restarts and checkpoints");
     add("run", c.cluster.gpu, b);
   }
   return out;

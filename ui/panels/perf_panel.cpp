@@ -688,10 +688,11 @@ void draw_search(ExplorerState& s) {
     std::snprintf(progress, sizeof progress, "%s layouts, %s estimated, %.0f ms",
                   with_thousands(double(v.search.considered)).c_str(),
                   with_thousands(double(v.search.evaluated)).c_str(), v.search.elapsed_s * 1e3);
-  same_line_if_fits(progress);
-  ImGui::TextDisabled("%s", progress);
+  // The progress ("... 95 ms", "... 1,234 ms") is last on the line: its width follows the machine's load, and
+  // wrapping before the checkbox moved the table (and a scenario's highlight on it) by a line.
   same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.clear();
+  ImGui::TextDisabled("%s", progress);  // on its own line: one line whatever its digits
   // ScrollX: on a narrow screen the columns keep their width and the table scrolls, instead of shrinking
   // to unreadable columns.
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
