@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace mc::ui {
 
@@ -195,8 +196,21 @@ void track(ExplorerState& s, const std::string& id) {
   ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   s.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};
   if (!s.highlight_widget.empty() && s.highlight_widget == id) {
-    if (s.highlight_scrolled != id) {  // scroll it into view once
+    // Scrolled into view when first drawn, and again while the content around it is still arriving (a search,
+    // a simulation): a scroll clamped to the content of the frame it was asked in otherwise depends on what was
+    // drawn before (a step reached by a link, or by "<"). Settled once it stays put, or after 10 s.
+    struct Settle {
+      unsigned long long first_frame = 0;
+      float y = 0;
+    };
+    static std::map<const ExplorerState*, Settle> settle;
+    Settle& st = settle[&s];
+    if (s.highlight_scrolled != id) {
       s.highlight_scrolled = id;
+      st = {s.frame, a.y};
+      ImGui::SetScrollHereY(0.5f);
+    } else if (s.frame - st.first_frame < 600 && std::abs(a.y - st.y) > 0.5f) {
+      st.y = a.y;
       ImGui::SetScrollHereY(0.5f);
     }
     float t = float(ImGui::GetTime());
