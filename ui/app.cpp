@@ -9,17 +9,23 @@
 #include <imgui.h>
 #include <imgui_internal.h>  // ErrorCheckEndWindowRecover
 
+#include <cmath>
 #include <cstdio>
 
 namespace mc::ui {
 
 // ImGui 1.86 indexes keys by the backend's own codes; its SDL2 backend (both shells) uses SDL scancodes,
 // which are USB HID usage ids: F1 = 58, '1'..'9' = 30..38. Named keys go through GetKeyIndex.
-constexpr int kKeyF1 = 58, kKeyF2 = 59, kKey1 = 30;
+constexpr int kKeyF1 = 58, kKeyF2 = 59, kKeyF5 = 62, kKey1 = 30;
+// Presenter mode's type, relative to the shell's: a projector's back row reads 17 px as 22 px.
+constexpr float kPresenterFontScale = 1.3f;
 
 // Shown unless F2 said otherwise: only with a selection to show (an empty one is a quarter of the width
 // spent on "Select a row").
-static bool inspector_shown(const ExplorerState& s) { return s.show_inspector.value_or(!s.selection.empty()); }
+// Presenter mode hides it: the class looks at the panel and the narration, not at sources.
+static bool inspector_shown(const ExplorerState& s) {
+  return !s.presenter && s.show_inspector.value_or(!s.selection.empty());
+}
 
 App::App(AppConfig cfg) {
   s_.platform = cfg.platform;
@@ -31,6 +37,7 @@ App::App(AppConfig cfg) {
     s_.catalog_error = e.what();
   }
   load_default_configs(s_);
+  load_glossary(s_);
   if (!cfg.start_panel.empty()) {  // after the catalog: its tables are tabs
     UrlState start;
     start.panel = cfg.start_panel;
@@ -46,6 +53,7 @@ void App::open_address(const UrlState& url) {
     else
       open_panel(s_, url.panel);
   }
+  s_.presenter = url.present;
   ScenarioView& v = s_.scenarios;
   if (!url.scenario.empty()) {
     v.request_id = url.scenario;
@@ -66,6 +74,7 @@ UrlState App::address() const {
     u.scenario = v.player->scenario().id;
     u.step = v.player->current();
   }
+  u.present = s_.presenter;  // a link copied while presenting opens presenting
   return u;
 }
 
@@ -90,21 +99,27 @@ void App::handle_keys() {
   if (io.WantTextInput) return;
   if (ImGui::IsKeyPressed(kKeyF1)) s_.show_help = !s_.show_help;
   if (ImGui::IsKeyPressed(kKeyF2)) s_.show_inspector = !inspector_shown(s_);
+  if (ImGui::IsKeyPressed(kKeyF5)) s_.presenter = !s_.presenter;
   // Ctrl+1..7 jump to the first panel of a chapter.
   if (io.KeyCtrl) {
     for (int i = 0; i < 7; ++i) {
       if (ImGui::IsKeyPressed(kKey1 + i)) {
         for (const auto& p : panel_registry())
-          if (p.chapter == kChapters[i]) { s_.active_panel = p.id; break; }
+          if (p.chapter == kChapters[i]) {
+            s_.active_panel = p.id;
+            break;
+          }
       }
     }
   }
   // Ctrl+Up/Down: previous/next panel in sidebar order.
-  if (io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow)))) {
+  if (io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)) ||
+                     ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_UpArrow)))) {
     auto& reg = panel_registry();
     for (size_t i = 0; i < reg.size(); ++i) {
       if (reg[i].id != s_.active_panel) continue;
-      size_t j = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)) ? (i + 1) % reg.size() : (i + reg.size() - 1) % reg.size();
+      size_t j = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_DownArrow)) ? (i + 1) % reg.size()
+                                                                             : (i + reg.size() - 1) % reg.size();
       s_.active_panel = reg[j].id;
       break;
     }
@@ -120,23 +135,53 @@ void App::frame() {
   s_.widget_text.clear();
   s_.group_log_starts.clear();  // a panel that threw inside a group left its start behind
   s_.shown_tab.clear();
+  set_glossary(&s_.glossary);  // this App's: tests make several, one after another
   handle_keys();
+  // Presenter mode enlarges the type from the shell's own scale (HiDPI), taken once. ImGui sizes the font at
+  // NewFrame, so the type follows from the next frame.
+  ImGuiIO& io = ImGui::GetIO();
+  if (font_scale_base_ < 0) font_scale_base_ = io.FontGlobalScale;
+  io.FontGlobalScale = font_scale_base_ * (s_.presenter ? kPresenterFontScale : 1.0f);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float W = vp->WorkSize.x, H = vp->WorkSize.y, X = vp->WorkPos.x, Y = vp->WorkPos.y;
-  const float em = ImGui::GetFontSize();
+  const float em = ImGui::GetFontSize();  // NewFrame's: a change of scale shows from the next frame
   const float status_h = ImGui::GetFrameHeight() + 4;
-  // The sidebar fits its longest entry (an indented panel title), so no title is cut off.
-  float titles_w = ImGui::CalcTextSize("The machine behind modern AI").x;
-  for (const auto& p : panel_registry()) titles_w = std::max(titles_w, ImGui::CalcTextSize(p.title.c_str()).x + 0.8f * em);
-  const float side_w =
-      std::max(titles_w + 2 * ImGui::GetStyle().WindowPadding.x + em, std::max(12.0f * em, std::min(16.0f * em, W * 0.17f)));
   const bool right_column = inspector_shown(s_) || !s_.narration_markdown.empty();
-  const float insp_w = right_column ? std::max(15.0f * em, std::min(24.0f * em, W * 0.25f)) : 0.0f;
-  const float main_w = std::max(10.0f * em, W - side_w - insp_w);
-  draw_sidebar(X, Y, side_w, H - status_h);
-  draw_main(X + side_w, Y, main_w, H - status_h);
-  scenario_frame(s_);  // a playing scenario advances whatever panel is shown
-  if (right_column) draw_inspector(X + side_w + main_w, Y, W - side_w - main_w, H - status_h);
+  // A view narrower than 40 em beside the narration (an old projector's 1024 px) cuts panels laid out for
+  // more: there the narration and inspector become a band across the view (below it; above it when
+  // presenting, narration first) and the panel keeps the whole width.
+  const float body_h = H - status_h, band_h = std::floor(body_h * 0.36f);
+  if (s_.presenter) {
+    // Narration first (left), then the panel; no sidebar (the bar at the top of the panel picks panels).
+    const float narr_w = right_column ? std::max(14.0f * em, std::min(22.0f * em, W * 0.3f)) : 0.0f;
+    if (right_column && W - narr_w < 40.0f * em) {
+      draw_inspector(X, Y, W, band_h);
+      draw_main(X, Y + band_h, W, body_h - band_h);
+    } else {
+      if (right_column) draw_inspector(X, Y, narr_w, body_h);
+      draw_main(X + narr_w, Y, W - narr_w, body_h);
+    }
+    scenario_frame(s_);
+  } else {
+    // The sidebar fits its longest entry (an indented panel title), so no title is cut off.
+    float titles_w = ImGui::CalcTextSize("The machine behind modern AI").x;
+    for (const auto& p : panel_registry())
+      titles_w = std::max(titles_w, ImGui::CalcTextSize(p.title.c_str()).x + 0.8f * em);
+    const float side_w = std::max(titles_w + 2 * ImGui::GetStyle().WindowPadding.x + em,
+                                  std::max(12.0f * em, std::min(16.0f * em, W * 0.17f)));
+    const float insp_w = right_column ? std::max(15.0f * em, std::min(24.0f * em, W * 0.25f)) : 0.0f;
+    draw_sidebar(X, Y, side_w, body_h);
+    if (right_column && W - side_w - insp_w < 40.0f * em) {
+      draw_main(X + side_w, Y, W - side_w, body_h - band_h);
+      scenario_frame(s_);
+      draw_inspector(X + side_w, Y + body_h - band_h, W - side_w, band_h);
+    } else {
+      const float main_w = std::max(10.0f * em, W - side_w - insp_w);
+      draw_main(X + side_w, Y, main_w, body_h);
+      scenario_frame(s_);  // a playing scenario advances whatever panel is shown
+      if (right_column) draw_inspector(X + side_w + main_w, Y, W - side_w - main_w, body_h);
+    }
+  }
   mask_open_answers(s_);  // an open question's answer is not readable beside it (scenario_state.h)
 
   // Status bar: device, frame rate, last message.
@@ -167,6 +212,10 @@ void App::draw_sidebar(float x, float y, float w, float h) {
   ImGui::Begin("Megacluster Explorer", nullptr, kFixed);
   capture_window_text(s_);
   ImGui::TextDisabled("The machine behind modern AI");
+  if (ImGui::SmallButton("Presenter mode (F5)")) s_.presenter = true;
+  track(s_, "sidebar.presenter");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("For a projector: larger type, the narration first, no inspector. F5 or ?present=1 too.");
   ImGui::Separator();
   int chapter_no = 0;
   for (Chapter c : kChapters) {
@@ -202,6 +251,73 @@ void App::draw_sidebar(float x, float y, float w, float h) {
   ImGui::End();
 }
 
+// Presenter mode has no sidebar: one menu of every panel (numbered by chapter, as the sidebar) and the way
+// back, on one line that wraps at a projector's width.
+void App::draw_presenter_bar() {
+  const Panel* cur = find_panel(s_.active_panel);
+  auto entry = [](const Panel& p) {
+    int n = 1;
+    for (Chapter c : kChapters) {
+      if (c == p.chapter) break;
+      ++n;
+    }
+    return std::to_string(n) + "  " + p.title;
+  };
+  const std::string shown = cur ? entry(*cur) : std::string("(choose a panel)");
+  ImGui::SetNextItemWidth(
+      std::min(ImGui::GetContentRegionAvail().x, ImGui::CalcTextSize(shown.c_str()).x + 3 * ImGui::GetFrameHeight()));
+  if (ImGui::BeginCombo("##presenter_panel", shown.c_str())) {
+    for (const Panel& p : panel_registry())
+      if (ImGui::Selectable(entry(p).c_str(), cur == &p)) s_.active_panel = p.id;
+    ImGui::EndCombo();
+  }
+  track(s_, "main.presenter.panel");
+  same_line_if_fits_button("Leave presenter mode (F5)");
+  if (ImGui::Button("Leave presenter mode (F5)")) s_.presenter = false;
+  track(s_, "main.presenter");
+  ImGui::Separator();
+}
+
+// The chapter's ids in assets/glossary.json's "chapters".
+static const char* chapter_key(Chapter c) {
+  switch (c) {
+    case Chapter::story:
+      return "story";
+    case Chapter::capital:
+      return "capital";
+    case Chapter::cluster:
+      return "cluster";
+    case Chapter::parallelism:
+      return "parallelism";
+    case Chapter::run:
+      return "run";
+    case Chapter::lab:
+      return "lab";
+    case Chapter::scenarios:
+      return "scenarios";
+  }
+  return "";
+}
+
+// Two plain sentences at the top of a chapter's first panel: what the chapter is about, before any number.
+static void draw_chapter_opening(ExplorerState& s, const Panel& p) {
+  const Panel* first = nullptr;
+  for (const Panel& q : panel_registry())
+    if (q.chapter == p.chapter) {
+      first = &q;
+      break;
+    }
+  const auto it = s.chapter_openings.find(chapter_key(p.chapter));
+  // A playing scenario's narration is the guide then: the opening would only push the step's view down.
+  if (first != &p || it == s.chapter_openings.end() || !s.narration_markdown.empty()) return;
+  begin_tracked(s);
+  ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
+  wrapped_text(false, "%s", it->second.c_str());
+  ImGui::PopStyleColor();
+  end_tracked(s, "main.opening");
+  ImGui::Separator();
+}
+
 void App::draw_main(float x, float y, float w, float h) {
   ImGui::SetNextWindowPos(ImVec2(x, y));
   ImGui::SetNextWindowSize(ImVec2(w, h));
@@ -218,6 +334,7 @@ void App::draw_main(float x, float y, float w, float h) {
   s_.drawn_panel = p ? p->id : std::string();
   ImGui::Begin(title.c_str(), nullptr, kFixed);
   capture_window_text(s_);
+  if (s_.presenter) draw_presenter_bar();
   // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
   // it left open, show the error in its place and keep running.
   std::string failure;
@@ -237,14 +354,17 @@ void App::draw_main(float x, float y, float w, float h) {
         track(s_, p->id + ".config_error");
         ImGui::Separator();
       }
+      draw_chapter_opening(s_, *p);
       p->draw(s_);
     }
   } catch (const std::exception& e) {
     failure = e.what();
   }
   if (p) {
-    if (failure.empty()) s_.panel_errors.erase(p->id);
-    else s_.panel_errors[p->id] = failure;
+    if (failure.empty())
+      s_.panel_errors.erase(p->id);
+    else
+      s_.panel_errors[p->id] = failure;
   }
   if (!failure.empty()) {
     ImGui::ErrorCheckEndWindowRecover(nullptr);
@@ -290,6 +410,7 @@ void App::draw_help() {
   ImGui::Begin("Keyboard", &s_.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
   ImGui::TextUnformatted("F1             show/hide this help");
   ImGui::TextUnformatted("F2             show/hide the inspector (shown when a row is selected)");
+  ImGui::TextUnformatted("F5             presenter mode: larger type, narration first (?present=1)");
   ImGui::TextUnformatted("Ctrl+1 .. 7    jump to a chapter");
   ImGui::TextUnformatted("Ctrl+Up/Down   previous/next panel");
   ImGui::TextUnformatted("Tab, arrows    move between widgets; Enter/Space activates");
@@ -309,6 +430,7 @@ nlohmann::json App::state_json() const {
   nlohmann::json j;
   j["frame"] = s_.frame;
   j["active_panel"] = s_.active_panel;
+  j["presenter"] = s_.presenter;
   j["selection"] = {{"table", s_.selection.table}, {"record", s_.selection.record}, {"field", s_.selection.field}};
   j["inspector"] = inspector_shown(s_);
   j["catalog"] = {{"loaded", s_.catalog.has_value()},

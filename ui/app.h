@@ -44,8 +44,10 @@ class App {
   void draw_main(float x, float y, float w, float h);
   void draw_inspector(float x, float y, float w, float h);
   void draw_help();
+  void draw_presenter_bar();
   void handle_keys();
   void write_address();
+  float font_scale_base_ = -1;  // the shell's FontGlobalScale (HiDPI), before presenter mode enlarges it
 };
 
 void apply_theme(float scale);

@@ -7,18 +7,26 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace mc::ui {
 
 const char* chapter_title(Chapter c) {
   switch (c) {
-    case Chapter::story: return "The story";
-    case Chapter::capital: return "Capital";
-    case Chapter::cluster: return "The cluster";
-    case Chapter::parallelism: return "Parallelism";
-    case Chapter::run: return "The run";
-    case Chapter::lab: return "Training lab";
-    case Chapter::scenarios: return "Scenarios";
+    case Chapter::story:
+      return "The story";
+    case Chapter::capital:
+      return "Capital";
+    case Chapter::cluster:
+      return "The cluster";
+    case Chapter::parallelism:
+      return "Parallelism";
+    case Chapter::run:
+      return "The run";
+    case Chapter::lab:
+      return "Training lab";
+    case Chapter::scenarios:
+      return "Scenarios";
   }
   return "";
 }
@@ -126,12 +134,37 @@ void load_default_configs(ExplorerState& s) {
       *config = doc.value();
       s.default_configs[name] = doc.value();
     } catch (const std::exception& e) {
-      s.status = std::string(e.what()) + " (restore it from the release, or fix it: it is the " + name +
-                 " panel's default)";
+      s.status =
+          std::string(e.what()) + " (restore it from the release, or fix it: it is the " + name + " panel's default)";
       for (const char* panel : panels)
-        s.config_errors[panel] = std::string(e.what()) + "\nThis panel starts from that file. Restore it from the release "
-                                 "(or fix the place named above) and restart; until then the panel has no configuration.";
+        s.config_errors[panel] =
+            std::string(e.what()) +
+            "\nThis panel starts from that file. Restore it from the release "
+            "(or fix the place named above) and restart; until then the panel has no configuration.";
     }
+  }
+}
+
+void load_glossary(ExplorerState& s) {
+  const std::string path = s.assets_dir + "/glossary.json";
+  try {
+    const JsonDoc doc = JsonDoc::load(path);
+    const nlohmann::json& j = doc.value();
+    // Each list in a local: a range-for over a member of a temporary (json::value's copy) reads freed memory.
+    for (const nlohmann::json& t : j.at("terms")) {
+      GlossaryTerm g{
+          t.at("term").get<std::string>(), {}, t.at("definition").get<std::string>(), t.value("source", std::string())};
+      const nlohmann::json forms = t.value("forms", nlohmann::json::array());
+      for (const nlohmann::json& f : forms) g.forms.push_back(f.get<std::string>());
+      if (g.forms.empty()) g.forms.push_back(g.term);
+      s.glossary.push_back(std::move(g));
+    }
+    const nlohmann::json chapters = j.value("chapters", nlohmann::json::object());
+    for (const auto& [chapter, text] : chapters.items()) s.chapter_openings[chapter] = text.get<std::string>();
+  } catch (const std::exception& e) {
+    // Definitions are help, not content: the explorer runs without them and says why.
+    s.glossary_error = std::string(e.what()) + " (the glossary: hovered terms are not defined)";
+    if (s.status.empty()) s.status = s.glossary_error;
   }
 }
 
@@ -178,8 +211,8 @@ void track(ExplorerState& s, const std::string& id) {
     a = ImVec2(std::max(a.x, w0.x + 3), std::max(a.y, w0.y + 3));
     b = ImVec2(std::min(b.x, w1.x - 3), std::min(b.y, w1.y - 3));
     ImGui::GetForegroundDrawList()->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3),
-                                            ImGui::GetColorU32(ImVec4(1.0f, 0.75f, 0.2f, 0.5f + 0.5f * pulse)), 4.0f,
-                                            0, 3.0f);
+                                            ImGui::GetColorU32(ImVec4(1.0f, 0.75f, 0.2f, 0.5f + 0.5f * pulse)), 4.0f, 0,
+                                            3.0f);
   }
 }
 

@@ -11,10 +11,10 @@
 #include "catalog/catalog.h"
 #include "ui/jobs.h"
 #include "ui/platform.h"
-#include "ui/state/perf_state.h"
-#include "ui/state/lab_state.h"
 #include "ui/state/capital_state.h"
 #include "ui/state/collective_state.h"
+#include "ui/state/lab_state.h"
+#include "ui/state/perf_state.h"
 #include "ui/state/scenario_state.h"
 #include "ui/state/sim_state.h"
 
@@ -28,11 +28,18 @@ namespace mc::ui {
 
 enum class Chapter { story, capital, cluster, parallelism, run, lab, scenarios };
 const char* chapter_title(Chapter c);
-constexpr Chapter kChapters[] = {Chapter::story, Chapter::capital,   Chapter::cluster,  Chapter::parallelism,
-                                 Chapter::run,   Chapter::lab, Chapter::scenarios};
+constexpr Chapter kChapters[] = {Chapter::story, Chapter::capital, Chapter::cluster,  Chapter::parallelism,
+                                 Chapter::run,   Chapter::lab,     Chapter::scenarios};
 
 struct Rect {
   float x = 0, y = 0, w = 0, h = 0;
+};
+
+// A term of assets/glossary.json: its plain-language definition, shown when text naming it is hovered.
+struct GlossaryTerm {
+  std::string term;                // "MFU"
+  std::vector<std::string> forms;  // spellings matched as whole words in drawn text ("1F1B", "1f1b")
+  std::string definition, source;  // source: where the term was introduced ("Chowdhery et al. 2022")
 };
 
 // What the inspector shows: a catalog record (table + id), optionally one of its fields.
@@ -59,11 +66,11 @@ struct ExplorerState {
   JobRunner jobs;
 
   std::string active_panel = "story";  // the first screen is the story, chapter 1
-  std::string tab_request;  // a tab of the active panel to bring forward once (open_panel "id/tab")
+  std::string tab_request;             // a tab of the active panel to bring forward once (open_panel "id/tab")
   Selection selection;
   CatalogView catalog_view;
-  PerfView perf;  // performance panel: its config (estimate JSON) and cached results
-  LabView lab;    // training lab: its config (train JSON), the live run and the scaling sweep
+  PerfView perf;           // performance panel: its config (estimate JSON) and cached results
+  LabView lab;             // training lab: its config (train JSON), the live run and the scaling sweep
   CapitalView capital;     // capital panel: plan / waterfall / partnership configs (scenario JSON)
   ScenarioView scenarios;  // scenario gallery and player
   SimView sim;             // simulator panels: config (simulate JSON), iteration and run results
@@ -99,6 +106,14 @@ struct ExplorerState {
     Rect rect;         // in ImGui's logical pixels
   } capture;
   bool show_help = false;
+  // Presenter mode (F5, the sidebar's button, ?present=1): larger type for a projector, the narration
+  // first (left of the panel), the inspector hidden, and the sidebar folded into a panel menu at the top.
+  bool presenter = false;
+  // assets/glossary.json: the terms hovered text defines, and each chapter's two-sentence opening (chapter
+  // title -> text), drawn at the top of the chapter's first panel.
+  std::vector<GlossaryTerm> glossary;
+  std::map<std::string, std::string> chapter_openings;
+  std::string glossary_error;  // why the glossary could not be read (the status line says so once)
   // The inspector (the selected record's sources) takes room only when it has something to show, so a
   // projector's width goes to the panel; F2 shows or hides it whatever it holds (nullopt: automatic).
   std::optional<bool> show_inspector;
@@ -107,7 +122,7 @@ struct ExplorerState {
   // Tests (capture_text): the text each tracked group drew this frame, i.e. what its outline frames.
   std::map<std::string, std::string> widget_text;
   std::vector<int> group_log_starts;  // begin_tracked's place in ImGui's log, one per open group
-  bool capture_text = false;  // tests: log each window's text to the clipboard callback (app.cpp)
+  bool capture_text = false;          // tests: log each window's text to the clipboard callback (app.cpp)
 };
 
 struct Panel {
@@ -115,7 +130,7 @@ struct Panel {
   Chapter chapter = Chapter::cluster;
   int order = 0;  // within the chapter
   std::function<void(ExplorerState&)> draw;
-  std::string summary;  // one line shown under the title in the sidebar tooltip
+  std::string summary;            // one line shown under the title in the sidebar tooltip
   std::vector<std::string> tabs;  // ids open_panel accepts after "id/" (the panel's tab bar), if any
   // For a panel with tabs: the tab that shows tracked widget `widget` ("lab.sweep" -> "scaling"), or "" when
   // the panel brings it forward itself or has no such widget. A scenario's highlight opens that tab, so a
@@ -148,6 +163,8 @@ std::string settled_tab(const ExplorerState& s, const std::string& panel_and_tab
 // A file that cannot be read leaves its panel's config empty (the panel then says what is missing) and
 // names the file, line and column in `s.status`.
 void load_default_configs(ExplorerState& s);
+// assets/glossary.json into s.glossary and s.chapter_openings (App's constructor calls it).
+void load_glossary(ExplorerState& s);
 
 // Every error a panel reports now: a panel that threw, a refused config of any panel, a failed simulation,
 // the scenario step's failed actions. Empty when all is well (a user's cancel is not an error).

@@ -14,9 +14,12 @@ ImVec4 accent_color() { return ImVec4(0.38f, 0.72f, 1.0f, 1.0f); }
 
 ImVec4 confidence_color(Confidence c) {
   switch (c) {
-    case Confidence::reported: return ImGui::GetStyleColorVec4(ImGuiCol_Text);
-    case Confidence::inferred: return ImVec4(0.95f, 0.85f, 0.45f, 1.0f);
-    case Confidence::assumed: return ImVec4(1.0f, 0.58f, 0.35f, 1.0f);
+    case Confidence::reported:
+      return ImGui::GetStyleColorVec4(ImGuiCol_Text);
+    case Confidence::inferred:
+      return ImVec4(0.95f, 0.85f, 0.45f, 1.0f);
+    case Confidence::assumed:
+      return ImVec4(1.0f, 0.58f, 0.35f, 1.0f);
   }
   return ImVec4(1, 1, 1, 1);
 }
@@ -63,6 +66,49 @@ void wrapped_text(bool disabled, const char* fmt, ...) {
   if (disabled) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextUnformatted(out.c_str(), out.c_str() + out.size());
   if (disabled) ImGui::PopStyleColor();
+  glossary_tooltip(text);
+}
+
+namespace {
+const std::vector<GlossaryTerm>* g_glossary = nullptr;
+std::string g_last_glossary_tooltip;
+}  // namespace
+
+void set_glossary(const std::vector<GlossaryTerm>* terms) { g_glossary = terms; }
+
+const std::string& last_glossary_tooltip() { return g_last_glossary_tooltip; }
+
+std::vector<const GlossaryTerm*> glossary_terms_in(const std::string& text) {
+  std::vector<const GlossaryTerm*> out;
+  if (!g_glossary) return out;
+  // A form counts as a word of its own: "tp" in "tp comm" and "(tp)", not in "output"; "MFU" in "MFU 30%".
+  auto letter = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (const GlossaryTerm& t : *g_glossary) {
+    bool found = false;
+    for (const std::string& f : t.forms) {
+      for (size_t at = text.find(f); at != std::string::npos && !found; at = text.find(f, at + 1))
+        found = (at == 0 || !letter(text[at - 1])) && (at + f.size() == text.size() || !letter(text[at + f.size()]));
+      if (found) break;
+    }
+    if (found) out.push_back(&t);
+  }
+  return out;
+}
+
+void glossary_tooltip(const std::string& text) {
+  if (!g_glossary || g_glossary->empty() || !ImGui::IsItemHovered()) return;
+  const std::vector<const GlossaryTerm*> terms = glossary_terms_in(text);
+  if (terms.empty()) return;
+  std::string tip;
+  for (const GlossaryTerm* t : terms)
+    tip += (tip.empty() ? "" : "\n\n") + t->term + ": " + t->definition +
+           (t->source.empty() ? "" : " (" + t->source + ")");
+  g_last_glossary_tooltip = tip;
+  ImGui::BeginTooltip();  // appended to by a caller's own tooltip (a fact's sources) rather than hiding it
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+  ImGui::TextUnformatted(tip.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
 }
 
 void sourced_tooltip(const Catalog& cat, const Sourced& v) {
@@ -138,6 +184,40 @@ void error_text(const char* fmt, ...) {
   ImGui::PopStyleColor();
 }
 
+std::string control_label(const std::string& key, const ControlLabels& labels) {
+  const std::string last = key.substr(key.find_last_of('/') == std::string::npos ? 0 : key.find_last_of('/') + 1);
+  for (const std::string& k : {key, last})
+    for (const auto& [from, to] : labels)
+      if (from == k) return to;
+  return "";
+}
+
+std::string in_control_words(const std::string& message, const ControlLabels& labels) {
+  auto word_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/';
+  };
+  std::string out = message;
+  for (const auto& [key, label] : labels) {
+    if (key.find_first_of("_./") == std::string::npos) continue;
+    for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at)) {
+      size_t b = at, e = at + key.size();
+      // A dotted path's own dots end a word: "cluster.gpus;" is the key, "cluster.gpus.x" is not.
+      const bool whole =
+          (b == 0 || !word_char(out[b - 1]) || out[b - 1] == '/') &&
+          (e == out.size() || !word_char(out[e]) || (out[e] == '.' && (e + 1 == out.size() || out[e + 1] == ' ')));
+      if (!whole) {
+        at = e;
+        continue;
+      }
+      if (b > 0 && e < out.size() && out[b - 1] == '"' && out[e] == '"') --b, ++e;  // "key" -> 'label'
+      const std::string quoted = "'" + label + "'";
+      out.replace(b, e - b, quoted);
+      at = b + quoted.size();
+    }
+  }
+  return out;
+}
+
 void same_line_if_fits(float w) {
   const float x = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
@@ -174,8 +254,9 @@ void confidence_legend() {
 
 void draw_selection_inspector(ExplorerState& s) {
   if (!s.catalog || s.selection.empty()) {
-    ImGui::TextWrapped("Select a row to see each of its values with its source, how sure we are of it "
-                       "(reported, inferred or assumed) and why.");
+    ImGui::TextWrapped(
+        "Select a row to see each of its values with its source, how sure we are of it "
+        "(reported, inferred or assumed) and why.");
     return;
   }
   const Table* t = s.catalog->table(s.selection.table);
@@ -271,10 +352,15 @@ std::string table_to_csv(const Catalog& cat, const Table& t) {
     os << csv_escape(r.id) << ',' << csv_escape(r.name);
     for (const auto& f : t.fields) {
       const Sourced* v = r.find(f.key);
-      if (!v) { os << ",,,"; continue; }
+      if (!v) {
+        os << ",,,";
+        continue;
+      }
       const Source* s = cat.source(v->source);
-      if (v->date.empty()) os << ',' << v->value;
-      else os << ',' << v->date;  // a date as the source gives it
+      if (v->date.empty())
+        os << ',' << v->value;
+      else
+        os << ',' << v->date;  // a date as the source gives it
       os << ',' << to_string(v->confidence) << ',' << csv_escape(s ? s->title : v->source);
     }
     os << '\n';

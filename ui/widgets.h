@@ -37,6 +37,27 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
 // An error in red, wrapped at the window's edge (an error cut off mid-sentence cannot be acted on).
 void error_text(const char* fmt, ...) IM_FMTARGS(1);
 
+// The glossary (assets/glossary.json) that hovered text is looked up in; the App sets its own each frame.
+void set_glossary(const std::vector<GlossaryTerm>* terms);
+// The glossary's terms that `text` names (a form as a whole word), in the glossary's order.
+std::vector<const GlossaryTerm*> glossary_terms_in(const std::string& text);
+// When the last item is hovered and `text` names glossary terms: a tooltip with each one's plain-language
+// definition. wrapped_text calls it, so every sentence, narrations included, defines its terms on hover;
+// a control's label (a slider's "tensor (tp)") calls it after the control.
+void glossary_tooltip(const std::string& text);
+// The text of the last glossary tooltip drawn (tests: a tooltip is its own window, outside the captured text).
+const std::string& last_glossary_tooltip();
+
+// An engine message in the words of the screen: each config key a panel's control sets ("parallel/dp",
+// "cluster.gpus", "node_network_Gbps") becomes that control's label in quotes, so an error names what the
+// class can see and move, not a JSON key. Pairs are (key, label); a key is replaced only as a whole word
+// (quoted or not) and only if it holds '_', '.' or '/' (never a word of the sentence), except for the
+// message's leading key, which `key` names (LoadError::key) and which is replaced whatever it is.
+using ControlLabels = std::vector<std::pair<std::string, std::string>>;
+std::string in_control_words(const std::string& message, const ControlLabels& labels);
+// The label of the control that sets `key` (its last path part is tried too: "parallel/dp" -> "dp"), or "".
+std::string control_label(const std::string& key, const ControlLabels& labels);
+
 // Before an item `w` pixels wide that should follow the previous one: SameLine when it fits in the
 // window, else it starts the next line (a row of labels that wraps instead of running off the edge).
 void same_line_if_fits(float w);

@@ -104,7 +104,7 @@ UrlState parse_url_state(std::string_view query) {
   std::string step_text;
   bool have_step = false;
   // As URLSearchParams.get: the first occurrence of a key wins.
-  bool seen_panel = false, seen_scenario = false;
+  bool seen_panel = false, seen_scenario = false, seen_present = false;
   for (const auto& [k, v] : parse_query(query)) {
     if (k == "panel" && !seen_panel) {
       seen_panel = true;
@@ -124,6 +124,12 @@ UrlState parse_url_state(std::string_view query) {
                               "no '/')");
         st.rejected_scenario = v.substr(0, 64);
       }
+    } else if (k == "present" && !seen_present) {
+      seen_present = true;
+      if (v == "1" || v == "true" || v == "yes" || v.empty())
+        st.present = true;  // "?present" alone too
+      else if (v != "0" && v != "false" && v != "no")
+        st.problems.push_back("present=" + quoted(v) + " is not on or off; use present=1 (or present=0)");
     } else if (k == "step" && !have_step) {
       have_step = true;
       step_text = v;
@@ -152,6 +158,7 @@ std::string to_query(const UrlState& s) {
   if (!s.panel.empty()) add("panel", s.panel);
   if (!s.scenario.empty()) add("scenario", s.scenario);
   if (!s.scenario.empty() && s.step >= 0) add("step", std::to_string(s.step + 1));
+  if (s.present) add("present", "1");
   return q;
 }
 

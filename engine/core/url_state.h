@@ -19,6 +19,7 @@ struct UrlState {
   std::string panel;                  // a panel id ("perf", "lab/scaling"); "" = the default
   std::string scenario;               // a shipped scenario's id; "" = none
   int step = -1;                      // 0-based step of that scenario; -1 = the start
+  bool present = false;               // ?present=1: presenter mode (larger type, narration first)
   std::vector<std::string> problems;  // parameters that were ignored, each with the reason and the fix
   // A scenario= value that is not an id (decoded, at most 64 bytes): the app names the real ids nearest it,
   // which only the scenario gallery knows.

@@ -8,6 +8,7 @@
 #include "catalog/accelerator.h"
 #include "core/format.h"
 #include "ui/explorer.h"
+#include "ui/screen_basis.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -57,17 +58,21 @@ bool slider_log(const char* label, double& v, double lo, double hi, Write write)
 void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   double budget = c.budget_usd > 0 ? c.budget_usd : 0;
   bool by_flops = c.budget_flops > 0;
-  if (ImGui::RadioButton("Budget in dollars", !by_flops)) by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : 1e7;
+  if (ImGui::RadioButton("Budget in dollars", !by_flops))
+    by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : 1e7;
   ImGui::SameLine();
-  if (ImGui::RadioButton("Budget in FLOPs", by_flops)) by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : gpt3_flops(cat);
+  if (ImGui::RadioButton("Budget in FLOPs", by_flops))
+    by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : gpt3_flops(cat);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
   auto flops_text = [](double x) {
     char b[48];
     std::snprintf(b, sizeof b, "%.3g FLOPs", x);
     return std::string(b);
   };
-  if (by_flops) slider_log("##flops", c.budget_flops, 1e18, 1e27, flops_text);
-  else if (slider_log("##usd", budget, 1e3, 1e11, [](double x) { return usd(x); })) c.budget_usd = budget;
+  if (by_flops)
+    slider_log("##flops", c.budget_flops, 1e18, 1e27, flops_text);
+  else if (slider_log("##usd", budget, 1e3, 1e11, [](double x) { return usd(x); }))
+    c.budget_usd = budget;
   track(s, "capital.budget");
   int rule = c.rule == capital::ScalingRule::kaplan ? 0 : 1;
   ImGui::RadioButton("Kaplan 2020", &rule, 0);
@@ -95,21 +100,34 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   ImGui::BeginGroup();
   // A TPU core-hour is not a GPU-hour (gpt2-tpu-2019 prices TPU v3 cores): the words follow the accelerator.
   const AcceleratorWords acc = accelerator_words(&cat, c.gpu);
-  wrapped_text(false, "Money     %s at %s per %s", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str(), acc.hour.c_str());
+  wrapped_text(false, "Money     %s at %s per %s", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str(),
+               acc.hour.c_str());
+  {  // What the price per hour is and what it pays for (Train a transformer costs runs at another row).
+    const std::string basis = price_basis(cat, r.usd_per_gpu_hour);
+    if (c.pricing == capital::Pricing::build)
+      wrapped_text(true, "          building: the %s, its share of the server and network written off, plus power",
+                   acc.one.c_str());
+    else
+      wrapped_text(true, "          renting: %s, one %s for an hour with its share of the server and network",
+                   basis.empty() ? "the rate set below" : basis.c_str(), acc.one.c_str());
+  }
   // GPU-hours in words and days with separators, as the narrations beside this panel quote them.
   wrapped_text(false, "Compute   %s %ss at %sFLOP/s each -> %.3g FLOPs (%s)", format_in_words(r.gpu_hours).c_str(),
                acc.hour.c_str(), format_si(r.effective_flops_per_s).c_str(), r.flops,
                format_quantity(r.pf_days, "PF-days").c_str());
   wrapped_text(false, "Model     %s parameters on %s tokens (%.1f tokens/parameter)", format_si(r.model.params).c_str(),
-              format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
+               format_si(r.model.tokens).c_str(), r.model.tokens_per_param);
   wrapped_text(false, "Loss      %.3f nats/token predicted by the %s fit", r.model.predicted_loss, to_string(c.rule));
   char days[32];
-  if (r.days_on_cluster >= 100) std::snprintf(days, sizeof days, "%s", with_thousands(r.days_on_cluster).c_str());
-  else std::snprintf(days, sizeof days, "%.1f", r.days_on_cluster);
+  if (r.days_on_cluster >= 100)
+    std::snprintf(days, sizeof days, "%s", with_thousands(r.days_on_cluster).c_str());
+  else
+    std::snprintf(days, sizeof days, "%.1f", r.days_on_cluster);
   wrapped_text(false, "Time      %s days on %s %s", days, with_thousands(c.cluster_gpus).c_str(),
                c.cluster_gpus == 1 ? acc.one.c_str() : acc.many.c_str());
   ImGui::EndGroup();
   track(s, "capital.plan");
+  draw_screen_basis(s, "capital");
   ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
 
   // Chinchilla's three estimates for the same budget (engine: capital::allocate_chinchilla).
@@ -136,22 +154,27 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
     ImGui::EndTable();
   }
   track(s, "capital.chinchilla");
-  const capital::Allocation g1 = capital::allocate_chinchilla(capital::kGopherFlops, capital::ChinchillaApproach::envelope);
-  const capital::Allocation g3 = capital::allocate_chinchilla(capital::kGopherFlops, capital::ChinchillaApproach::parametric);
-  ImGui::TextWrapped("1 and 2 follow the best runs directly and agree: Gopher's budget (%.3g FLOPs) buys %s parameters "
-                     "on %s tokens, the size of the Chinchilla model. 3 fits a loss surface and minimises it; with the "
-                     "paper's rounded constants its exponent is %.3f and its optimum there is %s parameters: the "
-                     "closed form is very sensitive to them. The \"Chinchilla 2022\" rule above is approach 1, whose "
-                     "projections the paper printed (Table 3).",
-                     capital::kGopherFlops, format_si(g1.params).c_str(), format_si(g1.tokens).c_str(),
-                     capital::chinchilla_a(), format_si(g3.params).c_str());
+  const capital::Allocation g1 =
+      capital::allocate_chinchilla(capital::kGopherFlops, capital::ChinchillaApproach::envelope);
+  const capital::Allocation g3 =
+      capital::allocate_chinchilla(capital::kGopherFlops, capital::ChinchillaApproach::parametric);
+  ImGui::TextWrapped(
+      "1 and 2 follow the best runs directly and agree: Gopher's budget (%.3g FLOPs) buys %s parameters "
+      "on %s tokens, the size of the Chinchilla model. 3 fits a loss surface and minimises it; with the "
+      "paper's rounded constants its exponent is %.3f and its optimum there is %s parameters: the "
+      "closed form is very sensitive to them. The \"Chinchilla 2022\" rule above is approach 1, whose "
+      "projections the paper printed (Table 3).",
+      capital::kGopherFlops, format_si(g1.params).c_str(), format_si(g1.tokens).c_str(), capital::chinchilla_a(),
+      format_si(g3.params).c_str());
+  draw_other_screens(s, "capital");
 }
 
 void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   capital::BuildConfig& b = c.build;
-  wrapped_text(false, "Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
-                     "written off over the years, plus power at the wall (PUE). Most build prices are not public: "
-                     "they are marked assumed; move them.");
+  wrapped_text(false,
+               "Renting: one price per GPU-hour. Building: the GPU, its share of the server and the network, "
+               "written off over the years, plus power at the wall (PUE). Most build prices are not public: "
+               "they are marked assumed; move them.");
   // The on-demand row is the one copy of the price the Train panel costs a run at (clusters refer to it).
   price_line(cat, "v100-cloud-reserved", "usd_per_gpu_hour");
   price_line(cat, "v100-cloud-on-demand", "usd_per_gpu_hour");
@@ -178,7 +201,8 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   const capital::BuildCostBreakdown bc = capital::build_cost(b);
   begin_tracked(s);  // the build price and what the plan's dollars buy each way
   wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
-              usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
+               usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(),
+               usd(c.rent_usd_per_gpu_hour).c_str());
   // What the plan's dollars buy either way (engine: capital::plan at each pricing), as the narration quotes it.
   if (c.budget_usd > 0) {
     try {
@@ -200,11 +224,11 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
                        format_quantity(capital::flops_to_pf_days(g.flops), "PF-days").c_str());
     // The rate and the machine's size are the catalog's (prices/gpt3-lambda-estimate, the plan's cluster).
     wrapped_text(false, "At Lambda's %.3g TFLOP/s per V100: rent %s, build %s, %.1f days on the %s-GPU machine",
-                g.published_flops_per_s / 1e12, usd(g.at_published_rate.rent_usd).c_str(),
-                usd(g.at_published_rate.build_usd).c_str(), g.at_published_rate.days_on_cluster,
-                with_thousands(g.cluster_gpus).c_str());
+                 g.published_flops_per_s / 1e12, usd(g.at_published_rate.rent_usd).c_str(),
+                 usd(g.at_published_rate.build_usd).c_str(), g.at_published_rate.days_on_cluster,
+                 with_thousands(g.cluster_gpus).c_str());
     wrapped_text(false, "At your utilisation (%.2f): rent %s, build %s", c.utilisation,
-                usd(g.at_config_rate.rent_usd).c_str(), usd(g.at_config_rate.build_usd).c_str());
+                 usd(g.at_config_rate.rent_usd).c_str(), usd(g.at_config_rate.build_usd).c_str());
     price_line(cat, "gpt3-lambda-estimate", "cost_usd");
     price_line(cat, "gpt3-low-estimate", "cost_usd");
     end_tracked(s, "capital.gpt3");
@@ -215,9 +239,10 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
 
 void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConfig& c) {
   // The date and the cap are the catalog's (events, prices), each with its source on hover.
-  facts_text(cat, "OpenAI LP ({events/openai-lp/date}): first-round returns capped at {prices/openai-lp-2019/cap_multiple}, "
-                  "later rounds lower, the rest to the nonprofit. Shares, bases and the Microsoft cap are assumptions: "
-                  "play with them.");
+  facts_text(cat,
+             "OpenAI LP ({events/openai-lp/date}): first-round returns capped at {prices/openai-lp-2019/cap_multiple}, "
+             "later rounds lower, the rest to the nonprofit. Shares, bases and the Microsoft cap are assumptions: "
+             "play with them.");
   std::vector<std::string> who;  // "First-round investors (basis $100M)"
   float names_w = 0;
   for (const capital::Holder& h : c.holders) {
@@ -277,28 +302,33 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
     }
     float hgt = float(r.years[y].to_nonprofit_usd / p) * (size.y - 16);
     dl->AddRectFilled(ImVec2(x0, top - hgt), ImVec2(x1, top), np_col);
-    if (y % 3 == 0) dl->AddText(ImVec2(x0, a.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), std::to_string(r.years[y].year).c_str());
+    if (y % 3 == 0)
+      dl->AddText(ImVec2(x0, a.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), std::to_string(r.years[y].year).c_str());
   }
   if (n > 0)  // the chart's years and profits in words, as the narration beside it quotes them
-    wrapped_text(true, "Each bar one year's profit split by who receives it: %s in %d, growing %.2fx a year to %s in %d; "
-                       "%s in all.", usd(r.years.front().profit_usd).c_str(), r.years.front().year, c.profit_growth,
+    wrapped_text(true,
+                 "Each bar one year's profit split by who receives it: %s in %d, growing %.2fx a year to %s in %d; "
+                 "%s in all.",
+                 usd(r.years.front().profit_usd).c_str(), r.years.front().year, c.profit_growth,
                  usd(r.years.back().profit_usd).c_str(), r.years.back().year, usd(r.profit_total_usd).c_str());
   for (size_t i = 0; i < c.holders.size(); ++i) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(cols[i % 4]), "%s: %s (%.1fx)%s", c.holders[i].name.c_str(),
-                       usd(r.holder_total_usd[i]).c_str(),
-                       c.holders[i].basis_usd > 0 ? r.holder_total_usd[i] / c.holders[i].basis_usd : 0.0,
-                       r.holder_capped_year[i] ? (", capped in " + std::to_string(r.holder_capped_year[i])).c_str() : "");
+    ImGui::TextColored(
+        ImGui::ColorConvertU32ToFloat4(cols[i % 4]), "%s: %s (%.1fx)%s", c.holders[i].name.c_str(),
+        usd(r.holder_total_usd[i]).c_str(),
+        c.holders[i].basis_usd > 0 ? r.holder_total_usd[i] / c.holders[i].basis_usd : 0.0,
+        r.holder_capped_year[i] ? (", capped in " + std::to_string(r.holder_capped_year[i])).c_str() : "");
   }
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(np_col), "Nonprofit: %s, %.1f%% of %s", usd(r.nonprofit_total_usd).c_str(),
-                     r.profit_total_usd > 0 ? 100 * r.nonprofit_total_usd / r.profit_total_usd : 0.0,
-                     usd(r.profit_total_usd).c_str());
+  ImGui::TextColored(
+      ImGui::ColorConvertU32ToFloat4(np_col), "Nonprofit: %s, %.1f%% of %s", usd(r.nonprofit_total_usd).c_str(),
+      r.profit_total_usd > 0 ? 100 * r.nonprofit_total_usd / r.profit_total_usd : 0.0, usd(r.profit_total_usd).c_str());
   end_tracked(s, "capital.waterfall");
 }
 
 void draw_partnership(ExplorerState& s, const Catalog& cat, capital::PartnershipConfig& c) {
-  facts_text(cat, "Microsoft and OpenAI, {events/microsoft-1b/date}: {prices/microsoft-2019/investment_usd}, possibly in "
-                  "installments over years; Azure the exclusive cloud. The cash/credit split was not published: it is a "
-                  "parameter here.");
+  facts_text(cat,
+             "Microsoft and OpenAI, {events/microsoft-1b/date}: {prices/microsoft-2019/investment_usd}, possibly in "
+             "installments over years; Azure the exclusive cloud. The cash/credit split was not published: it is a "
+             "parameter here.");
   float f = float(c.cloud_credit_fraction);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   if (ImGui::SliderFloat("cloud credit share (assumed)", &f, 0, 1, "%.2f")) c.cloud_credit_fraction = f;
@@ -309,11 +339,12 @@ void draw_partnership(ExplorerState& s, const Catalog& cat, capital::Partnership
     const capital::PartnershipTotals t = capital::partnership_totals(years);
     begin_tracked(s);  // the installments and what the credit buys
     for (const auto& y : years)
-      ImGui::Text("%d   cash %-9s credit %-9s -> %s GPU-hours", y.year, usd(y.cash_usd).c_str(), usd(y.credit_usd).c_str(),
-                  format_in_words(y.gpu_hours).c_str());
+      ImGui::Text("%d   cash %-9s credit %-9s -> %s GPU-hours", y.year, usd(y.cash_usd).c_str(),
+                  usd(y.credit_usd).c_str(), format_in_words(y.gpu_hours).c_str());
     // Counts as the narration beside this tab writes them: words for hours, separators for years.
     wrapped_text(false, "The credit, %s, buys %s GPU-hours (%s GPU-years) at %s per hour", usd(t.credit_usd).c_str(),
-                 format_in_words(t.gpu_hours).c_str(), with_thousands(t.gpu_years).c_str(), usd(c.usd_per_gpu_hour).c_str());
+                 format_in_words(t.gpu_hours).c_str(), with_thousands(t.gpu_years).c_str(),
+                 usd(c.usd_per_gpu_hour).c_str());
     end_tracked(s, "capital.partnership");
   } catch (const std::exception& e) {
     error_text("%s", e.what());

@@ -4,8 +4,10 @@
 // engine/perf (the same code as `megacluster estimate` and `megacluster search`).
 #include "catalog/accelerator.h"
 #include "core/format.h"
+#include "perf/fit_layout.h"
 #include "ui/explorer.h"
 #include "ui/panels/perf_charts.h"
+#include "ui/screen_basis.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -76,10 +78,23 @@ class PerfSearchJob : public Job {
 
 namespace {
 
+// The machine the nodes slider set holds while the config keeps the GPU count fitted to it; a count set
+// elsewhere (a scenario, a row of the search, a typed config) is a machine of its own.
+void sync_machine(PerfView& v) {
+  const json& cl = v.config["cluster"];
+  const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json();  // read, never insert
+  const long long written = g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18) : -2;
+  if (written != v.fitted_gpus) v.machine_gpus = 0;
+}
+
 // A new search when the model, cluster or batch changed (the layout itself does not change the search).
 void start_search(ExplorerState& s, PerfView& v) {
   json sc = v.config;
   sc["parallel"] = {{"global_batch", v.config["parallel"].value("global_batch", 512)}};
+  if (v.machine_gpus > 0) {  // the whole machine the nodes slider offers, as the headline's layout is fitted to
+    sc["cluster"]["gpus"] = v.machine_gpus;
+    sc["cluster"].erase("nodes");
+  }
   const std::string key = sc.dump();
   if (key == v.search_for) return;
   v.search_for = key;
@@ -122,6 +137,28 @@ void poll_search(PerfView& v) {
   v.search_done = true;
 }
 
+// The controls of this panel and the config keys they set (their labels as drawn, "##perf" ids left out).
+const ControlLabels& perf_controls() {
+  static const ControlLabels labels = {{"cluster.gpus", "nodes"},
+                                       {"cluster/gpus", "nodes"},
+                                       {"gpus", "nodes"},
+                                       {"nodes", "nodes"},
+                                       {"tp", "tensor (tp)"},
+                                       {"pp", "pipeline (pp)"},
+                                       {"dp", "data (dp)"},
+                                       {"micro_batch", "micro-batch"},
+                                       {"global_batch", "global batch"},
+                                       {"schedule", "schedule"},
+                                       {"virtual_stages", "virtual stages"},
+                                       {"zero", "ZeRO stage"},
+                                       {"recompute", "recompute"},
+                                       {"sequence_parallel", "sequence parallel"},
+                                       {"precision", "precision"},
+                                       {"tokens", "tokens (billions)"},
+                                       {"software", "software"}};
+  return labels;
+}
+
 void recompute(ExplorerState& s) {
   PerfView& v = s.perf;
   const std::string dump = v.config.dump();
@@ -150,13 +187,18 @@ void recompute(ExplorerState& s) {
       v.valid = true;
       v.error.clear();
     } catch (const LoadError& e) {
+      // Named by the control that sets the key, as the class sees it ("'data (dp)': ..."), not the JSON
+      // key; a key no control sets (a scenario's typed config) keeps its name.
       v.valid = false;
-      v.error = "\"" + e.key + "\": " + e.message;
+      const std::string label = control_label(e.key, perf_controls());
+      v.error = (label.empty() ? "\"" + e.key + "\"" : "'" + label + "'") + ": " +
+                in_control_words(e.message, perf_controls());
     } catch (const std::exception& e) {
       v.valid = false;
       v.error = e.what();
     }
   }
+  sync_machine(v);
   if (v.search_auto) start_search(s, v);
   poll_search(v);
 }
@@ -217,6 +259,37 @@ void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the 
   if (gpus > 0 && tpp > 0) par["dp"] = std::max<long long>(1, gpus / tpp);
 }
 
+// Fits the layout to a machine of `machine` GPUs (perf::fit_layout): tp and pp as chosen where they fit, dp
+// the largest that runs, and cluster.gpus the GPUs that layout uses. Every position of the nodes slider and
+// of the degree, micro-batch and batch controls is then a layout the estimate accepts, never "tp*pp*dp must
+// equal the cluster's GPUs". When the rest of the config is refused (or no layout runs), dp follows the
+// machine as before and the results name what is wrong.
+void fit_to_machine(ExplorerState& s, long long machine) {
+  PerfView& v = s.perf;
+  json& cfg = v.config;
+  json trial = cfg;
+  trial["cluster"]["gpus"] = machine;
+  trial["cluster"].erase("nodes");
+  try {
+    const perf::Config c = perf::parse_config(*s.catalog, trial, "panel layout", false);
+    if (const auto f = perf::fit_layout(c, machine)) {
+      json& par = cfg["parallel"];
+      par["tp"] = f->layout.tp, par["pp"] = f->layout.pp, par["dp"] = f->layout.dp;
+      if (par.contains("layers_per_stage") && f->layout.layers_per_stage.empty()) par.erase("layers_per_stage");
+      cfg["cluster"]["gpus"] = f->gpus;
+      cfg["cluster"].erase("nodes");  // "gpus" now says how many; a stale "nodes" would only confuse a reader
+      v.machine_gpus = machine, v.fitted_gpus = f->gpus;
+      return;
+    }
+  } catch (const std::exception&) {
+    // Refused for another reason (the results say which): the old rule below keeps the degrees moving.
+  }
+  cfg["cluster"]["gpus"] = machine;
+  cfg["cluster"].erase("nodes");
+  v.machine_gpus = machine, v.fitted_gpus = machine;
+  fix_dp(v);
+}
+
 // The network between nodes the engine uses: its rate (and whether the config overrides the preset's), the
 // fabric whose efficiency and latency it takes, and a warning when the rate is below one link of that
 // fabric (25 Gb/s cannot be InfiniBand EDR: the collectives would keep InfiniBand's efficiency).
@@ -227,16 +300,19 @@ void draw_network(ExplorerState& s) {
   if (cs.nodes <= 1) return;  // nothing crosses a network
   const json& cl = v.config["cluster"];
   const Record* preset = cl.contains("preset") && cl["preset"].is_string()
-                             ? cat.table("clusters")->find(cl["preset"].get<std::string>()) : nullptr;
+                             ? cat.table("clusters")->find(cl["preset"].get<std::string>())
+                             : nullptr;
   std::string fabric_id = cl.contains("fabric") && cl["fabric"].is_string() ? cl["fabric"].get<std::string>()
-                          : preset ? preset->text_or("fabric", "") : "";
+                          : preset                                          ? preset->text_or("fabric", "")
+                                                                            : "";
   const Table* ft = cat.table("fabrics");
   const Record* fabric = ft ? ft->find(fabric_id) : nullptr;
   const bool overridden = cl.contains("node_network_Gbps");
   const double preset_rate = preset ? preset->get_or("network_per_server_Gbps", 0) : 0;
   char rate[96];
   if (overridden && preset_rate > 0 && preset_rate != cs.node_network_Gbps)
-    std::snprintf(rate, sizeof rate, "%g Gb/s per node (set here; the preset has %g)", cs.node_network_Gbps, preset_rate);
+    std::snprintf(rate, sizeof rate, "%g Gb/s per node (set here; the preset has %g)", cs.node_network_Gbps,
+                  preset_rate);
   else
     std::snprintf(rate, sizeof rate, "%g Gb/s per node", cs.node_network_Gbps);
   wrapped_text(true, "Network: %s over %s, collectives at %.0f%% of it%s", rate,
@@ -246,8 +322,9 @@ void draw_network(ExplorerState& s) {
   const double link = fabric ? fabric->get_or("link_Gbps", 0) : 0;
   if (link > 0 && cs.node_network_Gbps < link) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1));
-    wrapped_text(false, "%g Gb/s is less than one %s link (%g Gb/s): that is another network; set cluster.fabric "
-                        "to it (e.g. \"ethernet-25g-tcp\") so its efficiency and latency apply",
+    wrapped_text(false,
+                 "%g Gb/s is less than one %s link (%g Gb/s): that is another network; set cluster.fabric "
+                 "to it (e.g. \"ethernet-25g-tcp\") so its efficiency and latency apply",
                  cs.node_network_Gbps, fabric->name.c_str(), link);
     ImGui::PopStyleColor();
   }
@@ -265,15 +342,16 @@ void draw_controls(ExplorerState& s) {
   }
   track(s, "perf.model");
   ImGui::TextDisabled("Cluster");
-  const long long gpus_before = cfg["cluster"].value("gpus", 1024LL);
+  // The machine the cluster combo keeps (as many GPUs as the new preset has, at most).
+  const long long gpus_before = v.machine_gpus > 0 ? v.machine_gpus : cfg["cluster"].value("gpus", 1024LL);
   if (preset_combo(cat, "cluster##perf", "clusters", cfg["cluster"])) {
     const Record* r = cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>());
     const long long max_gpus = r ? (long long)r->get_or("gpus", 8) : 8;
     const long long gpn = r ? (long long)r->get_or("gpus_per_node", 8) : 8;
-    cfg["cluster"]["gpus"] = std::max(gpn, std::min(gpus_before, max_gpus) / gpn * gpn);
-    fix_dp(v);
+    fit_to_machine(s, std::max(gpn, std::min(gpus_before, max_gpus) / gpn * gpn));
   }
   track(s, "perf.cluster");
+  long long machine = v.machine_gpus > 0 ? v.machine_gpus : (long long)v.parsed.cluster.gpus();
   if (v.valid || v.parsed.cluster.gpus_per_node > 0) {
     const int gpn = std::max(1, v.parsed.cluster.gpus_per_node);
     const Record* cr = cfg["cluster"].contains("preset")
@@ -286,24 +364,29 @@ void draw_controls(ExplorerState& s) {
     // wrap to negative GPUs), else the last valid cluster.
     const json& cl = cfg["cluster"];
     const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json();  // read, never insert
-    const long long gpus_now = v.valid       ? (long long)v.parsed.cluster.gpus()
+    const long long gpus_now = v.valid         ? (long long)v.parsed.cluster.gpus()
                                : g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18)
                                                : (long long)v.parsed.cluster.gpus();
-    int nodes = int(std::clamp(gpus_now / gpn, 1LL, (long long)max_nodes));
+    sync_machine(v);  // the config's own count, which the cluster combo above may have fitted this frame
+    machine = v.machine_gpus > 0 ? v.machine_gpus : gpus_now;
+    int nodes = int(std::clamp(machine / gpn, 1LL, (long long)max_nodes));
     if (slider_int_clamped("nodes##perf", nodes, 1, max_nodes, nodes == 1 ? "%d node" : "%d nodes",
                            ImGuiSliderFlags_Logarithmic)) {
-      cfg["cluster"]["gpus"] = (long long)std::clamp(nodes, 1, max_nodes) * gpn;
-      cfg["cluster"].erase("nodes");  // "gpus" now says how many; a stale "nodes" would only confuse a reader
-      fix_dp(v);
+      machine = (long long)std::clamp(nodes, 1, max_nodes) * gpn;
+      fit_to_machine(s, machine);
     }
     track(s, "perf.nodes");
     const AcceleratorWords w = accelerator_words(&cat, v.parsed.cluster.gpu);
-    ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(), gpn);
+    ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(),
+                        gpn);
     if (v.valid) draw_network(s);
   }
   ImGui::TextDisabled("Training stack");
   if (const Table* sw = cat.table("software")) {
-    const std::string cur = v.valid ? v.parsed.software.id : cfg.value("software", std::string());
+    // The stack the config names, else the one the engine last ran (the preset's): a refused layout does
+    // not turn the chosen stack into "(preset default)".
+    const std::string cur = cfg.contains("software") && cfg["software"].is_string() ? cfg["software"].get<std::string>()
+                                                                                    : v.parsed.software.id;
     const Record* r = sw->find(cur);
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("software").x + ImGui::GetStyle().ItemInnerSpacing.x));
     if (ImGui::BeginCombo("software##perf", combo_preview(r ? r->name : "(preset default)").c_str())) {
@@ -318,25 +401,38 @@ void draw_controls(ExplorerState& s) {
   ImGui::TextDisabled("Parallel layout");
   if (!cfg["parallel"].is_object()) cfg["parallel"] = json::object();  // a scenario may set a search config
   json& par = cfg["parallel"];
-  if (pow2_slider("tensor (tp)", par, "tp", 5)) fix_dp(v);
+  const bool can_fit = machine > 0;  // no cluster parsed yet: nothing to fit to
+  if (pow2_slider("tensor (tp)", par, "tp", 5) && can_fit) fit_to_machine(s, machine);
+  glossary_tooltip("tp");  // each degree's label defines it on hover (assets/glossary.json)
   track(s, "perf.tp");
   int pp = par.value("pp", 1);
-  if (ImGui::SliderInt("pipeline (pp)", &pp, 1, std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
+  if (ImGui::SliderInt("pipeline (pp)", &pp, 1,
+                       std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
     par["pp"] = pp;
-    fix_dp(v);
+    if (can_fit) fit_to_machine(s, machine);
   }
+  glossary_tooltip("pp");
   track(s, "perf.pp");
   ImGui::Text("data (dp) = %d", par.value("dp", 1));
-  pow2_slider("micro-batch", par, "micro_batch", 6);
+  glossary_tooltip("dp");
+  track(s, "perf.dp");
+  // dp must divide the global batch with the micro-batch: the layout follows these too.
+  if (pow2_slider("micro-batch", par, "micro_batch", 6) && can_fit) fit_to_machine(s, machine);
+  glossary_tooltip("micro-batch");
   track(s, "perf.micro_batch");
   int gb = par.value("global_batch", 512);
-  if (input_int_clamped("global batch", gb, 1, 1 << 24, 64, 512)) par["global_batch"] = gb;
+  if (input_int_clamped("global batch", gb, 1, 1 << 24, 64, 512)) {
+    par["global_batch"] = gb;
+    if (can_fit) fit_to_machine(s, machine);
+  }
   string_combo("schedule", par, "schedule", {"1f1b", "gpipe", "interleaved"});
+  glossary_tooltip("1F1B bubble");
   track(s, "perf.schedule");
   int vs = par.value("virtual_stages", 1);
   if (ImGui::SliderInt("virtual stages", &vs, 1, 8)) par["virtual_stages"] = vs;
   int zero = par.value("zero", 0);
   if (ImGui::SliderInt("ZeRO stage", &zero, 0, 3)) par["zero"] = zero;
+  glossary_tooltip("ZeRO");
   track(s, "perf.zero");
   string_combo("recompute", par, "recompute", {"none", "selective", "full"});
   track(s, "perf.recompute");
@@ -345,7 +441,8 @@ void draw_controls(ExplorerState& s) {
   if (!cfg["training"].is_object()) cfg["training"] = json::object();
   string_combo("precision", cfg["training"], "precision", {"fp16", "bf16", "fp32", "tf32"});
   double tokens_b = cfg["training"].value("tokens", 300e9) / 1e9;
-  if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f")) cfg["training"]["tokens"] = std::max(1.0, tokens_b) * 1e9;
+  if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f"))
+    cfg["training"]["tokens"] = std::max(1.0, tokens_b) * 1e9;
 }
 
 // ---- results -------------------------------------------------------------------------------------------
@@ -360,6 +457,13 @@ void draw_price_source(ExplorerState& s) {
     sourced_text(*s.catalog, *p, "USD/h");
     ImGui::SameLine();
     ImGui::TextDisabled("per %s", accelerator_words(&*s.catalog, s.perf.parsed.cluster.gpu).hour.c_str());
+    // What the price is and what it pays for: Capital prices its plan at another row of the same table.
+    const std::string basis = price_basis(*s.catalog, p->value);
+    if (!basis.empty())
+      wrapped_text(true,
+                   "That is renting: %s, one accelerator for an hour with its share of the server and "
+                   "network; no power or staff on top.",
+                   basis.c_str());
   }
 }
 
@@ -387,10 +491,10 @@ void draw_stacks(ExplorerState& s) {
   };
   const std::string gemm_mark = k.gemm_fraction > 0 ? mark("gemm_fraction_" + arch) : "";
   wrapped_text(true, "Large GEMMs at %.0f%%%s of peak%s; memory-bound kernels x%.1f%s the traffic of fused ones; %s.",
-                      100 * gemm, gemm_mark.c_str(),
-                      k.gemm_fraction > 0 ? " (this stack on this accelerator)" : " (the accelerator's own)",
-                      k.elementwise_factor, mark("elementwise_factor").c_str(),
-                      k.flash_attention ? "flash attention" : "attention scores through HBM");
+               100 * gemm, gemm_mark.c_str(),
+               k.gemm_fraction > 0 ? " (this stack on this accelerator)" : " (the accelerator's own)",
+               k.elementwise_factor, mark("elementwise_factor").c_str(),
+               k.flash_attention ? "flash attention" : "attention scores through HBM");
   track(s, "perf.stack");
   if (v.by_stack.empty() || !ImGui::TreeNode("The same layout on every training stack")) return;
   if (ImGui::BeginTable("##stacks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
@@ -450,12 +554,14 @@ void draw_results(ExplorerState& s) {
     wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %s); nothing recomputed, so HFU = MFU",
                  e.model_tflops_per_gpu, w.one.c_str(), format_percent(e.mfu).c_str());
   else
-    wrapped_text(false, "model FLOPs %.0f TFLOP/s per %s (MFU %s); with %s recompute the %s do %.0f TFLOP/s "
-                        "(HFU %s)",
+    wrapped_text(false,
+                 "model FLOPs %.0f TFLOP/s per %s (MFU %s); with %s recompute the %s do %.0f TFLOP/s "
+                 "(HFU %s)",
                  e.model_tflops_per_gpu, w.one.c_str(), format_percent(e.mfu).c_str(),
                  perf::to_string(v.parsed.layout.recompute), w.many.c_str(), e.achieved_tflops_per_gpu,
                  format_percent(e.hfu).c_str());
   end_tracked(s, "perf.headline");
+  draw_screen_basis(s, "perf");
   // What the engine assumed or could not honour (a layout the preset's default stack could not run is a
   // what-if): said beside the numbers it qualifies.
   for (const std::string& n : e.notes) {
@@ -476,9 +582,21 @@ void draw_results(ExplorerState& s) {
                  v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str());
     wrapped_text(true, "(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
   }
+  // The nodes slider offers a machine; the layout uses the GPUs it can (fit_to_machine): say how many and why.
+  if (v.machine_gpus > n_acc) {
+    const perf::Layout& L = v.parsed.layout;
+    wrapped_text(true,
+                 "The layout uses %s of the %s %s the nodes slider offers: tp %d x pp %d x dp %d, the largest dp "
+                 "on whole nodes that splits the global batch of %s sequences into micro-batches of %d (the "
+                 "search below also estimates each layout on the %s it uses).",
+                 with_thousands(double(n_acc)).c_str(), with_thousands(double(v.machine_gpus)).c_str(), w.many.c_str(),
+                 L.tp, L.pp, L.dp, with_thousands(double(L.global_batch)).c_str(), L.micro_batch, w.many.c_str());
+  }
   if (v.parsed.training.tokens_from == perf::Training::TokensFrom::assumed)
-    wrapped_text(true, "(%.0f B tokens is an assumption, GPT-3's count: the catalog has no token count for this model; "
-                       "set \"tokens\" to its own)", v.parsed.training.tokens / 1e9);
+    wrapped_text(true,
+                 "(%.0f B tokens is an assumption, GPT-3's count: the catalog has no token count for this model; "
+                 "set \"tokens\" to its own)",
+                 v.parsed.training.tokens / 1e9);
   end_tracked(s, "perf.cost");
 
   ImGui::Spacing();
@@ -523,15 +641,18 @@ void draw_results(ExplorerState& s) {
 
   ImGui::Spacing();
   const int m = v.parsed.layout.micro_batches();
-  const double bubble = perf::bubble_over_ideal(v.parsed.layout.schedule, v.parsed.layout.pp, m,
-                                                v.parsed.layout.virtual_stages);
+  const double bubble =
+      perf::bubble_over_ideal(v.parsed.layout.schedule, v.parsed.layout.pp, m, v.parsed.layout.virtual_stages);
   const char* tail = v.gantt_micro_batches < m ? "; drawn with fewer micro-batches to stay legible:" : ":";
   if (v.parsed.layout.pp == 1)  // no pipeline: one stage runs its micro-batches back to back, nothing waits
-    wrapped_text(false, "One stage, no pipeline (pp = 1): the %d micro-batch%s run one after another, with no bubble "
-                        "(forward light, backward dark)%s", m, m == 1 ? "" : "es", tail);
+    wrapped_text(false,
+                 "One stage, no pipeline (pp = 1): the %d micro-batch%s run one after another, with no bubble "
+                 "(forward light, backward dark)%s",
+                 m, m == 1 ? "" : "es", tail);
   else
-    wrapped_text(false, "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
-                        "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
+    wrapped_text(false,
+                 "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
+                 "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
                  perf::to_string(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m, tail);
   if (v.gantt_micro_batches < m) wrapped_text(true, "m = %d shown", v.gantt_micro_batches);
   if (v.timeline.empty() && v.parsed.layout.pp > 0)
@@ -561,15 +682,17 @@ void draw_search(ExplorerState& s) {
   ImGui::Text("Layout search (up to %lld %s):", (long long)v.search_config.cluster.gpus(),
               (v.search_config.cluster.gpus() == 1 ? sw.one : sw.many).c_str());
   char progress[96];
-  if (!v.search_done) std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_left);
+  if (!v.search_done)
+    std::snprintf(progress, sizeof progress, "searching... %zu slices left", v.search_left);
   else
     std::snprintf(progress, sizeof progress, "%s layouts, %s estimated, %.0f ms",
-                  with_thousands(double(v.search.considered)).c_str(), with_thousands(double(v.search.evaluated)).c_str(),
-                  v.search.elapsed_s * 1e3);
-  same_line_if_fits(progress);
-  ImGui::TextDisabled("%s", progress);
+                  with_thousands(double(v.search.considered)).c_str(),
+                  with_thousands(double(v.search.evaluated)).c_str(), v.search.elapsed_s * 1e3);
+  // The progress ("... 95 ms", "... 1,234 ms") is last on the line: its width follows the machine's load, and
+  // wrapping before the checkbox moved the table (and a scenario's highlight on it) by a line.
   same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.clear();
+  ImGui::TextDisabled("%s", progress);  // on its own line: one line whatever its digits
   // ScrollX: on a narrow screen the columns keep their width and the table scrolls, instead of shrinking
   // to unreadable columns.
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
@@ -597,8 +720,10 @@ void draw_search(ExplorerState& s) {
       ImGui::TableSetColumnIndex(5), ImGui::Text("%d", L.zero);
       ImGui::TableSetColumnIndex(6), ImGui::Text("%s", perf::to_string(L.recompute));
       ImGui::TableSetColumnIndex(7);
-      if (L.schedule == perf::Schedule::interleaved) ImGui::Text("interl. x%d", L.virtual_stages);
-      else ImGui::Text("%s", perf::to_string(L.schedule));
+      if (L.schedule == perf::Schedule::interleaved)
+        ImGui::Text("interl. x%d", L.virtual_stages);
+      else
+        ImGui::Text("%s", perf::to_string(L.schedule));
       ImGui::TableSetColumnIndex(8), ImGui::Text("%.1f", c.estimate.training_days);
       ImGui::TableSetColumnIndex(9), ImGui::Text("%.0f%%", 100 * c.estimate.mfu);
       ImGui::TableSetColumnIndex(10), ImGui::Text("%s", format_quantity(c.estimate.memory.total, "bytes").c_str());
@@ -638,6 +763,7 @@ void draw(ExplorerState& s) {
   draw_results(s);
   ImGui::Separator();
   draw_search(s);
+  draw_other_screens(s, "perf");
   ImGui::EndChild();
 }
 
@@ -647,8 +773,8 @@ PanelRegistrar reg{{.id = "perf",
                     .order = 10,
                     .draw = draw,
                     .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
-                         .tabs = {},
-                         .tab_of_widget = nullptr}};
+                    .tabs = {},
+                    .tab_of_widget = nullptr}};
 
 }  // namespace
 }  // namespace mc::ui

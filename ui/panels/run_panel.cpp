@@ -5,6 +5,7 @@
 // goodput and the dollars. Uses the iteration panel's config (s.sim.config) and its simulated iteration.
 #include "core/format.h"
 #include "ui/explorer.h"
+#include "ui/screen_basis.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -39,8 +40,10 @@ void poll(ExplorerState& s) {
   SimView& v = s.sim;
   if (v.run_job && v.run_job->done()) {
     const bool cancelled = v.run_job->cancelled();
-    if (!v.run_job->error().empty()) v.run_error = v.run_job->error();
-    else if (v.run_job->result && v.run_job->result->run) v.run = std::move(v.run_job->result->run), v.run_error.clear();
+    if (!v.run_job->error().empty())
+      v.run_error = v.run_job->error();
+    else if (v.run_job->result && v.run_job->result->run)
+      v.run = std::move(v.run_job->result->run), v.run_error.clear();
     if (cancelled) v.run_error = "cancelled";
     v.run_job.reset();
   }
@@ -60,8 +63,9 @@ void knobs(ExplorerState& s) {
   float days = float(v.run_days);
   if (ImGui::SliderFloat("days at most", &days, 1, 365, "%.0f", ImGuiSliderFlags_Logarithmic)) v.run_days = days;
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("The run stops when the model has seen its training tokens, or after this many days of\n"
-                      "wall-clock time, whichever comes first.");
+    ImGui::SetTooltip(
+        "The run stops when the model has seen its training tokens, or after this many days of\n"
+        "wall-clock time, whichever comes first.");
   track(s, "run.days");
   same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("seed").x);
   int seed = int(v.seed);
@@ -154,6 +158,29 @@ void timeline(ExplorerState& s, const sim::RunReport& r) {
   }
 }
 
+// A refusal of what "One iteration, event by event" sets (the machine, the layout, the NIC, a straggler) is
+// that panel's to show, beside its controls: this panel has none of them, so it names the control and sends
+// the class there. A refusal of this panel's own knobs (checkpoints, failures, data) is shown here.
+void draw_run_error(ExplorerState& s) {
+  const SimView& v = s.sim;
+  const std::string named = in_control_words(v.run_error, sim_controls());
+  const bool iteration_refuses =
+      !v.iteration_error.empty() && !v.iteration_job && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0;
+  if (named == v.run_error && !iteration_refuses) {
+    error_text("%s", v.run_error.c_str());
+    return;
+  }
+  const Panel* sim = find_panel("sim");
+  const std::string where = sim ? sim->title : "sim";
+  std::string control;  // the first control the message names, in quotes
+  if (const size_t a = named.find('\''); a != std::string::npos && named != v.run_error)
+    if (const size_t b = named.find('\'', a + 1); b != std::string::npos) control = named.substr(a, b - a + 1);
+  error_text("The run cannot start: %s%s is refused in \"%s\", which shows why.",
+             control.empty() ? "the machine or layout" : "the value of ", control.c_str(), where.c_str());
+  if (ImGui::Button(("Open \"" + where + "\"").c_str())) open_panel(s, "sim");
+  track(s, "run.refused");
+}
+
 void draw(ExplorerState& s) {
   if (!s.catalog) {
     wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
@@ -161,9 +188,10 @@ void draw(ExplorerState& s) {
   }
   poll(s);
   SimView& v = s.sim;
-  wrapped_text(false, "A month on the machine: any lost GPU, host, NIC, switch or software crash stops the whole "
-                     "job, which is noticed, rescheduled, restarted and redoes the work since its last checkpoint. "
-                     "Rates come from published large runs (hover the table in the catalog: failures).");
+  wrapped_text(false,
+               "A month on the machine: any lost GPU, host, NIC, switch or software crash stops the whole "
+               "job, which is noticed, rescheduled, restarted and redoes the work since its last checkpoint. "
+               "Rates come from published large runs (hover the table in the catalog: failures).");
   knobs(s);
   if (v.run_job) {
     ImGui::ProgressBar(float(v.run_job->progress()), ImVec2(240, 0));
@@ -175,12 +203,13 @@ void draw(ExplorerState& s) {
     track(s, "run.start");
     if (!v.run && v.run_error.empty()) v.run_requested = true;  // first visit: run once
   }
-  if (!v.run_error.empty()) error_text("%s", v.run_error.c_str());
+  if (!v.run_error.empty()) draw_run_error(s);
   if (!v.run) return;
   const sim::RunReport& r = *v.run;
-  wrapped_text(false, "%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%",
-              r.days, r.fraction_done * 100, r.finished ? " (finished)" : "", r.goodput * 100, r.effective_mfu * 100);
+  wrapped_text(false, "%.1f days elapsed, %.1f%% of the training done%s; goodput %.1f%%, effective MFU %.1f%%", r.days,
+               r.fraction_done * 100, r.finished ? " (finished)" : "", r.goodput * 100, r.effective_mfu * 100);
   track(s, "run.summary");
+  draw_screen_basis(s, "run");
   // Infinite figures (no failures drawn: no MTBF, no interval) show as "none" and "-".
   const bool have_mtbf = std::isfinite(r.mtbf_s);
   wrapped_text(
@@ -191,7 +220,7 @@ void draw(ExplorerState& s) {
       r.cost_usd > 0 ? (format_usd(r.cost_usd) + " of GPU time at the cluster's price").c_str() : "no price");
   auto q = [](double x) { return format_duration(x); };
   wrapped_text(false, "Checkpoint: write %s, read %s; interval %s (Young %s, Daly %s)", q(r.checkpoint_write_s).c_str(),
-              q(r.checkpoint_read_s).c_str(), q(r.interval_s).c_str(), q(r.young_s).c_str(), q(r.daly_s).c_str());
+               q(r.checkpoint_read_s).c_str(), q(r.interval_s).c_str(), q(r.young_s).c_str(), q(r.daly_s).c_str());
   track(s, "run.checkpoint");
   if (r.data_iteration_s > r.iteration_s)
     ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "The data pipeline starves the GPUs: %s per iteration instead of %s",
@@ -230,6 +259,7 @@ void draw(ExplorerState& s) {
     }
     ImGui::EndTable();
   }
+  draw_other_screens(s, "run");
 }
 
 PanelRegistrar reg{{.id = "run",
@@ -238,8 +268,8 @@ PanelRegistrar reg{{.id = "run",
                     .order = 20,
                     .draw = draw,
                     .summary = "a month of training with failures, restarts, checkpoints and the data pipeline",
-                         .tabs = {},
-                         .tab_of_widget = nullptr}};
+                    .tabs = {},
+                    .tab_of_widget = nullptr}};
 
 }  // namespace
 }  // namespace mc::ui

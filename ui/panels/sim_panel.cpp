@@ -1,11 +1,10 @@
 // sim_panel.cpp - "One iteration, event by event": the discrete-event simulation of one training
 // iteration on every GPU (engine/sim, the same code as `megacluster simulate`). A zoomable Gantt of a
 // slice of GPUs (one row each, coloured by what the GPU does), the per-class link utilisation over the
-// iteration, the hottest individual links over the iteration, a heat map of every node's NIC, and the knobs that change the answer: stragglers, a
-// degraded node, NIC bandwidth, oversubscription, bucket size and overlap.
-// The simulation is a job (SimJob, ui/jobs.h): on a worker thread natively, a slice of events per frame in
-// the browser build, under a progress bar with Cancel either way, so the page keeps drawing while 10,000
-// GPUs are simulated.
+// iteration, the hottest individual links over the iteration, a heat map of every node's NIC, and the knobs that change
+// the answer: stragglers, a degraded node, NIC bandwidth, oversubscription, bucket size and overlap. The simulation is
+// a job (SimJob, ui/jobs.h): on a worker thread natively, a slice of events per frame in the browser build, under a
+// progress bar with Cancel either way, so the page keeps drawing while 10,000 GPUs are simulated.
 //
 // Index: SimJob (the simulation as a job) | Gantt rows and hot links flattened from the report, poll |
 // knobs | the Gantt (draw_spans, draw_gantt) | links (hot links over time, class series, NIC heat map,
@@ -14,6 +13,7 @@
 #include "core/format.h"
 #include "sim/sim.h"
 #include "ui/explorer.h"
+#include "ui/screen_basis.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
@@ -179,8 +179,8 @@ void build_hot_links(SimView& v) {
 
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
-  const std::string key = v.config.dump() + "|" + std::to_string(v.slice_first) + "," +
-                          std::to_string(v.slice_count) + "," + std::to_string(v.slice_stride);
+  const std::string key = v.config.dump() + "|" + std::to_string(v.slice_first) + "," + std::to_string(v.slice_count) +
+                          "," + std::to_string(v.slice_stride);
   if (v.iteration_job && v.iteration_job->done()) {
     if (v.iteration_job->error() == "cancelled") {
       // Keep the last result on screen and do not run this configuration again by itself; another
@@ -204,10 +204,30 @@ void poll(ExplorerState& s) {
   }
 }
 
-// Sets a config value when a widget changed it (keys are created on first use).
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& sim_controls() {
+  // Paths first: "cluster/node_network_Gbps" is replaced whole, before its last part alone.
+  static const ControlLabels labels = {{"cluster/node_network_Gbps", "NIC Gb/s per node"},
+                                       {"cluster.node_network_Gbps", "NIC Gb/s per node"},
+                                       {"node_network_Gbps", "NIC Gb/s per node"},
+                                       {"cluster/oversubscription", "oversubscription"},
+                                       {"degraded_links", "node 3 NIC"},
+                                       {"bandwidth_fraction", "node 3 NIC"},
+                                       {"sim/overlap_dp", "overlap gradients with backward"},
+                                       {"sim.overlap_dp", "overlap gradients with backward"}};
+  return labels;
+}
+
+namespace {
+
+// Sets a config value when a widget changed it (keys are created on first use). A value typed with
+// Ctrl+click is clamped to the slider's range: "0" Gb/s is not a network the simulator can run.
 void knob_float(json& parent, const char* key, const char* label, float& value, float lo, float hi, const char* fmt,
                 ExplorerState& s, const std::string& id, bool log = false) {
-  if (ImGui::SliderFloat(label, &value, lo, hi, fmt, log ? ImGuiSliderFlags_Logarithmic : 0)) parent[key] = value;
+  if (ImGui::SliderFloat(label, &value, lo, hi, fmt,
+                         ImGuiSliderFlags_AlwaysClamp | (log ? ImGuiSliderFlags_Logarithmic : 0)))
+    parent[key] = value;
   track(s, id);
 }
 
@@ -219,18 +239,22 @@ void draw_knobs(ExplorerState& s) {
   float speed = 1.0f;
   if (c.contains("stragglers") && c["stragglers"].is_array() && !c["stragglers"].empty())
     speed = c["stragglers"][0].value("speed", 1.0f);
-  if (ImGui::SliderFloat("GPU 0 speed", &speed, 0.1f, 1.0f, "%.2f")) {
-    if (speed >= 0.999f) c.erase("stragglers");
-    else c["stragglers"] = json::array({{{"gpu", 0}, {"speed", speed}}});
+  if (ImGui::SliderFloat("GPU 0 speed", &speed, 0.1f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
+    if (speed >= 0.999f)
+      c.erase("stragglers");
+    else
+      c["stragglers"] = json::array({{{"gpu", 0}, {"speed", speed}}});
   }
   track(s, "sim.straggler");
   same_line_if_fits_item("node 3 NIC");
   float frac = 1.0f;
   if (c.contains("degraded_links") && c["degraded_links"].is_array() && !c["degraded_links"].empty())
     frac = c["degraded_links"][0].value("bandwidth_fraction", 1.0f);
-  if (ImGui::SliderFloat("node 3 NIC", &frac, 0.05f, 1.0f, "%.2f of nominal")) {
-    if (frac >= 0.999f) c.erase("degraded_links");
-    else c["degraded_links"] = json::array({{{"node", 3}, {"bandwidth_fraction", frac}}});
+  if (ImGui::SliderFloat("node 3 NIC", &frac, 0.05f, 1.0f, "%.2f of nominal", ImGuiSliderFlags_AlwaysClamp)) {
+    if (frac >= 0.999f)
+      c.erase("degraded_links");
+    else
+      c["degraded_links"] = json::array({{{"node", 3}, {"bandwidth_fraction", frac}}});
   }
   track(s, "sim.degraded");
   float nic = c["cluster"].value("node_network_Gbps", 400.0f);
@@ -240,7 +264,8 @@ void draw_knobs(ExplorerState& s) {
   knob_float(c["cluster"], "oversubscription", "oversubscription", over, 1, 8, "%.1f : 1", s, "sim.oversubscription");
   if (!c.contains("sim")) c["sim"] = json::object();
   float bucket_MB = float(c["sim"].value("bucket_bytes", 80e6) / 1e6);
-  if (ImGui::SliderFloat("bucket MB", &bucket_MB, 1, 1000, "%.0f", ImGuiSliderFlags_Logarithmic))
+  if (ImGui::SliderFloat("bucket MB", &bucket_MB, 1, 1000, "%.0f",
+                         ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
     c["sim"]["bucket_bytes"] = double(bucket_MB) * 1e6;
   track(s, "sim.bucket");
   same_line_if_fits_checkbox("overlap gradients with backward");
@@ -253,8 +278,8 @@ void draw_knobs(ExplorerState& s) {
 // Draws one stream of a row: spans under one pixel merge into the pixel (so 10^4 spans cost ~width rects).
 void draw_spans(ImDrawList* dl, const std::vector<GanttSpan>& spans, double a, double span, float x0, float width,
                 float yt, float yb, bool outline) {
-  auto first = std::lower_bound(spans.begin(), spans.end(), a,
-                                [](const GanttSpan& sp, double t) { return sp.start_s < t; });
+  auto first =
+      std::lower_bound(spans.begin(), spans.end(), a, [](const GanttSpan& sp, double t) { return sp.start_s < t; });
   if (first != spans.begin()) --first;
   // Earlier spans may still reach into the window (they are sorted by start, not end): look back a bit.
   for (int back = 0; back < 64 && first != spans.begin() && (first - 1)->end_s > a; ++back) --first;
@@ -265,8 +290,10 @@ void draw_spans(ImDrawList* dl, const std::vector<GanttSpan>& spans, double a, d
     const float px1 = x0 + float((std::min(it->end_s, a + span) - a) / span * width);
     if (px1 < last_px + 1 && px0 < last_px + 1 && !outline) continue;  // this pixel is drawn already
     const ImU32 col = span_color(kGanttKinds[it->kind]);
-    if (outline) dl->AddRectFilled(ImVec2(px0, yt), ImVec2(std::max(px1, px0 + 1), yb), IM_COL32(255, 255, 255, 230));
-    else dl->AddRectFilled(ImVec2(px0, yt), ImVec2(std::max(px1, px0 + 1), yb), col);
+    if (outline)
+      dl->AddRectFilled(ImVec2(px0, yt), ImVec2(std::max(px1, px0 + 1), yb), IM_COL32(255, 255, 255, 230));
+    else
+      dl->AddRectFilled(ImVec2(px0, yt), ImVec2(std::max(px1, px0 + 1), yb), col);
     last_px = std::max(px1, px0 + 1);
   }
 }
@@ -340,8 +367,8 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
     const int r = int((io.MousePos.y - p0.y) / row_h);
     if (r >= 0 && r < int(v.gantt.size()) && t >= 0 && io.MousePos.x >= x0) {
       const auto& spans = v.gantt[size_t(r)].spans;
-      auto hit = std::upper_bound(spans.begin(), spans.end(), t,
-                                  [](double x, const GanttSpan& sp) { return x < sp.start_s; });
+      auto hit =
+          std::upper_bound(spans.begin(), spans.end(), t, [](double x, const GanttSpan& sp) { return x < sp.start_s; });
       if (hit != spans.begin() && (hit - 1)->end_s >= t) {
         const GanttSpan& sp = *(hit - 1);
         ImGui::SetTooltip("%s  micro-batch %d  chunk %d\n%s .. %s (%s)", span_words(kGanttKinds[sp.kind]),
@@ -353,9 +380,8 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
 }
 
 ImU32 hot_link_color(size_t i) {
-  static const ImU32 colors[] = {IM_COL32(230, 90, 80, 255),  IM_COL32(80, 150, 230, 255),
-                                 IM_COL32(240, 170, 50, 255), IM_COL32(60, 190, 120, 255),
-                                 IM_COL32(170, 110, 220, 255), IM_COL32(230, 230, 90, 255),
+  static const ImU32 colors[] = {IM_COL32(230, 90, 80, 255),  IM_COL32(80, 150, 230, 255),  IM_COL32(240, 170, 50, 255),
+                                 IM_COL32(60, 190, 120, 255), IM_COL32(170, 110, 220, 255), IM_COL32(230, 230, 90, 255),
                                  IM_COL32(90, 210, 220, 255), IM_COL32(230, 130, 190, 255)};
   return colors[i % std::size(colors)];
 }
@@ -383,16 +409,19 @@ void draw_hot_links(ExplorerState& s, const sim::SimReport& it) {
   const double T = std::max(1e-12, it.simulated.iteration_time_s);
   ImGui::TextUnformatted("The busiest links over the iteration (fraction of each link's capacity):");
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("ranked by mean utilisation; each pixel shows the highest value within it. Spine switches "
-                      "(and leaf uplinks without oversubscription) never limit a flow, so they are not ranked.");
+  ImGui::TextDisabled(
+      "ranked by mean utilisation; each pixel shows the highest value within it. Spine switches "
+      "(and leaf uplinks without oversubscription) never limit a flow, so they are not ranked.");
   ImGui::PopTextWrapPos();
   // Legend, wrapped to the panel's width.
   const float avail = ImGui::GetContentRegionAvail().x;
   float used = 0;
   for (size_t i = 0; i < v.hot_links.size(); ++i) {
     const float w = 16 + ImGui::CalcTextSize(v.hot_links[i].name.c_str()).x + ImGui::GetStyle().ItemSpacing.x * 2;
-    if (i > 0 && used + w < avail) ImGui::SameLine();
-    else used = 0;
+    if (i > 0 && used + w < avail)
+      ImGui::SameLine();
+    else
+      used = 0;
     used += w;
     ImVec2 p = ImGui::GetCursorScreenPos();
     const float y = p.y + ImGui::GetTextLineHeight() * 0.5f - 5;
@@ -520,9 +549,10 @@ void draw(ExplorerState& s) {
   }
   poll(s);
   SimView& v = s.sim;
-  wrapped_text(false, "Every GPU of the machine through one training iteration: compute in schedule order, "
-                     "tensor-parallel collectives, pipeline sends and bucketed gradient collectives, with every "
-                     "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
+  wrapped_text(false,
+               "Every GPU of the machine through one training iteration: compute in schedule order, "
+               "tensor-parallel collectives, pipeline sends and bucketed gradient collectives, with every "
+               "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
   draw_knobs(s);
   if (v.iteration_job) {
     ImGui::ProgressBar(float(v.iteration_job->progress()), ImVec2(240, 0));
@@ -538,7 +568,9 @@ void draw(ExplorerState& s) {
     track(s, "sim.restart");
   }
   if (!v.iteration_error.empty()) {
-    error_text("%s", v.iteration_error.c_str());
+    // Here, beside the controls that set what was refused, and named by their labels.
+    error_text("%s", in_control_words(v.iteration_error, sim_controls()).c_str());
+    track(s, "sim.error");
     return;
   }
   if (!v.iteration) return;
@@ -554,6 +586,7 @@ void draw(ExplorerState& s) {
                  (it.config.cluster.gpus() == 1 ? w.one : w.many).c_str(), L.tp, L.pp, L.dp, L.global_batch);
     track(s, "sim.headline");
   }
+  draw_screen_basis(s, "sim");
   // The summary lines are longer than a narrow panel (the side bars leave ~500 px at 1000 px wide):
   // wrapped at the window's edge rather than clipped, so the breakdown's last terms stay readable.
   wrapped_text(false, "Iteration: %s simulated, %s analytic (%+.1f%%)   MFU %.1f%%   %s days for the run",
@@ -562,10 +595,9 @@ void draw(ExplorerState& s) {
   track(s, "sim.iteration_time");
   const sim::CriticalBreakdownReport& b = sim.critical_gpu_breakdown;
   wrapped_text(true, "critical GPU (stage %d): compute %s, tp %s, pp send %s, pp wait %s, dp wait %s, optimizer %s",
-               sim.critical_stage, format_quantity(b.compute_s, "s").c_str(),
-               format_quantity(b.tp_comm_s, "s").c_str(), format_quantity(b.pp_send_s, "s").c_str(),
-               format_quantity(b.pp_wait_s, "s").c_str(), format_quantity(b.dp_wait_s, "s").c_str(),
-               format_quantity(b.optimizer_s, "s").c_str());
+               sim.critical_stage, format_quantity(b.compute_s, "s").c_str(), format_quantity(b.tp_comm_s, "s").c_str(),
+               format_quantity(b.pp_send_s, "s").c_str(), format_quantity(b.pp_wait_s, "s").c_str(),
+               format_quantity(b.dp_wait_s, "s").c_str(), format_quantity(b.optimizer_s, "s").c_str());
   const size_t n_classes = sim.replica_class_replicas.size();
   wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica class%s simulated for %d replicas",
                sim.events, sim.wall_s * 1e3, sim.events_per_s, n_classes, n_classes == 1 ? "" : "es",
@@ -596,6 +628,7 @@ void draw(ExplorerState& s) {
     }
     ImGui::EndTabBar();
   }
+  draw_other_screens(s, "sim");
 }
 
 PanelRegistrar reg{{.id = "sim",

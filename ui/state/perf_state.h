@@ -21,10 +21,17 @@ struct PerfView {
   // the 2020 Azure machine laid out as Megatron would, is assets/configs/estimate.json (the App loads it).
   nlohmann::json config = nlohmann::json::object();
 
+  // The machine the nodes slider offers, in GPUs (0: the config's own cluster.gpus). The layout follows it
+  // (perf::fit_layout): config's cluster.gpus is then the GPUs the layout uses, at most this many, as the
+  // search estimates a layout on the GPUs it needs. `fitted_gpus` is the cluster.gpus the panel wrote; a
+  // config whose count differs was set by someone else (a scenario, a search row) and is its own machine.
+  long long machine_gpus = 0;
+  long long fitted_gpus = -1;
+
   // Derived, recomputed whenever `config` changes (compared by its dump).
-  std::string computed_for;            // config.dump() the results below belong to
+  std::string computed_for;  // config.dump() the results below belong to
   bool valid = false;
-  std::string error;                   // LoadError message when the config is invalid
+  std::string error;  // LoadError message when the config is invalid
   mc::perf::Config parsed;
   mc::perf::Estimate estimate;
   std::vector<mc::perf::PipelineOp> timeline;
@@ -34,17 +41,17 @@ struct PerfView {
 
   // Layout search, run as a job (ui/jobs.h) in slices of one (tp, pp) pair: the panel shows what the job
   // published last (ranked so far, and the slices left) and stays at 60 fps.
-  bool search_auto = true;             // re-run when model, cluster or batch change
-  std::string search_for;              // dump of the search config (no "parallel" layout) searched
-  mc::perf::Config search_config;      // parsed search config of search_for
+  bool search_auto = true;         // re-run when model, cluster or batch change
+  std::string search_for;          // dump of the search config (no "parallel" layout) searched
+  mc::perf::Config search_config;  // parsed search config of search_for
   std::shared_ptr<PerfSearchJob> search_job;
-  size_t search_left = 0;              // (tp, pp) slices still to run
-  uint64_t search_serial = 0;          // the job's publication shown
+  size_t search_left = 0;      // (tp, pp) slices still to run
+  uint64_t search_serial = 0;  // the job's publication shown
   mc::perf::SearchResult search;
   bool search_done = false;
-  std::string search_error;            // the search config was refused (the header then names no stale size)
-  int gantt_max_micro_batches = 24;    // above this the Gantt replays the schedule with fewer micro-batches
-  int gantt_micro_batches = 0;         // micro-batches in `timeline`
+  std::string search_error;          // the search config was refused (the header then names no stale size)
+  int gantt_max_micro_batches = 24;  // above this the Gantt replays the schedule with fewer micro-batches
+  int gantt_micro_batches = 0;       // micro-batches in `timeline`
 };
 
 }  // namespace mc::ui

@@ -49,38 +49,43 @@ class SimJob final : public Job {
 // One Gantt row, flattened from the report once (drawing walks these each frame, not the JSON).
 struct GanttSpan {
   double start_s, end_s;
-  uint8_t kind;               // index into kGanttKinds
+  uint8_t kind;  // index into kGanttKinds
   int16_t micro_batch, chunk;
 };
-inline constexpr const char* kGanttKinds[] = {"forward", "backward", "tp_comm", "pp_send", "pp_wait",
-                                              "dp_comm", "dp_wait", "optimizer", "critical"};
+inline constexpr const char* kGanttKinds[] = {"forward", "backward", "tp_comm",   "pp_send", "pp_wait",
+                                              "dp_comm", "dp_wait",  "optimizer", "critical"};
 struct GanttRow {
-  std::string label;          // "GPU 624  stage 1  replica 0"
+  std::string label;  // "GPU 624  stage 1  replica 0"
   bool slow = false;
   std::vector<GanttSpan> spans;     // compute stream, sorted by start
   std::vector<GanttSpan> side;      // dp_comm stream, sorted by start
   std::vector<GanttSpan> critical;  // the critical path where it runs on this row's class and stage
 };
 
+// The iteration panel's controls and the config keys they set (sim_panel.cpp): an engine error names the
+// control ("'NIC Gb/s per node'"), and the run panel, which shares the config but has none of these
+// controls, sends the class to the panel that has them.
+const std::vector<std::pair<std::string, std::string>>& sim_controls();
+
 struct SimView {
   // The default, GPT-3 on 9,984 GPUs of the 2020 machine, is assets/configs/simulate.json (the App loads it).
   nlohmann::json config = nlohmann::json::object();
   // Gantt: which GPUs are rows (a slice: first, count, stride) and the visible window.
   int slice_first = 0, slice_count = 16, slice_stride = 624;  // 624 = tp*dp: one GPU per pipeline stage
-  double view_start_s = 0, view_span_s = 0;  // 0 span: the whole iteration
+  double view_start_s = 0, view_span_s = 0;                   // 0 span: the whole iteration
   // Run view.
   double run_days = 30;
   unsigned long long seed = 1;
 
   // Iteration results (recomputed when config or slice changes).
-  std::string iteration_for;        // dump of what `iteration` belongs to
+  std::string iteration_for;                // dump of what `iteration` belongs to
   std::optional<sim::SimReport> iteration;  // the simulated iteration (no run)
   std::string iteration_error;
   std::shared_ptr<SimJob> iteration_job;
-  bool iteration_cancelled = false;  // the user stopped it: keep the last result until asked again
-  std::string cancelled_for;         // the configuration (poll's key) whose simulation was cancelled
-  std::vector<GanttRow> gantt;       // rows of `iteration`, flattened
-  float gantt_label_w = 0;           // widest row label, pixels (measured when the rows change)
+  bool iteration_cancelled = false;              // the user stopped it: keep the last result until asked again
+  std::string cancelled_for;                     // the configuration (poll's key) whose simulation was cancelled
+  std::vector<GanttRow> gantt;                   // rows of `iteration`, flattened
+  float gantt_label_w = 0;                       // widest row label, pixels (measured when the rows change)
   std::vector<sim::LinkSeriesReport> hot_links;  // the hottest links of `iteration` that can be drawn
   // Run results (computed on request: the Run button, or a scenario setting run_requested).
   bool run_requested = false;

@@ -1,0 +1,137 @@
+// controls_ui_test.cpp - issue 23, "controls that stay valid": every position of a control is a layout the
+// engine runs (the nodes slider of "Train a transformer" was valid only at multiples of 16 nodes, and at its
+// maximum, the 10,000-GPU machine, said "tp*pp*dp = 8*16*78 = 9984 must equal the cluster's GPUs (10000);
+// change the degrees or cluster.gpus"); an error names the control on screen, not a JSON key, and shows in
+// the panel that owns the control ("NIC 0 Gb/s" of "One iteration" was shown by "A whole run").
+#include "tests/ui/headless.h"
+
+#include "core/format.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+using mc::test::assets;
+using mc::test::click_at;
+using mc::test::frames_until;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+namespace {
+
+// Types `value` into the slider tracked as `id` the way a class does (Ctrl+click, type, click away).
+void type_into(Headless& h, mc::ui::App& app, const std::string& id, const std::string& value) {
+  auto rects = app.state().widget_rects;
+  ASSERT_TRUE(rects.count(id)) << id << " is not on screen";
+  const mc::ui::Rect r = rects[id];
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyCtrl = true;
+  click_at(h, app, ImVec2(r.x + 4, r.y + r.h / 2));  // inside the frame (the label is on its right)
+  io.KeyCtrl = false;
+  io.AddInputCharactersUTF8(value.c_str());
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  click_at(h, app, ImVec2(5, ImGui::GetIO().DisplaySize.y - 5));  // click away: the edit ends
+  for (int i = 0; i < 3; ++i) h.frame(app);
+}
+
+// The training stack combo's preview: the text drawn after "Training stack".
+std::string stack_shown(const std::string& text) {
+  const size_t a = text.find("Training stack ");
+  if (a == std::string::npos) return "";
+  const size_t b = text.find(" software", a);
+  return text.substr(a + 15, b == std::string::npos ? 40 : b - a - 15);
+}
+
+}  // namespace
+
+// The nodes slider at its maximum (1,250 nodes of the 10,000-GPU Azure machine) and at counts that are no
+// multiple of 16 nodes: each is a valid layout (dp follows, the estimate uses the GPUs the layout needs and
+// the headline says how many of the machine's), and the chosen training stack stays.
+TEST(PerfControls, EveryNodeCountIsAValidLayoutAndKeepsTheStack) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto& v = app.state().perf;
+  ASSERT_TRUE(v.valid) << v.error;
+  const std::string stack = stack_shown(h.text);
+  ASSERT_FALSE(stack.empty()) << h.text;
+  ASSERT_EQ(stack.find("preset default"), std::string::npos) << stack;
+  for (const char* nodes : {"1250", "77", "3", "1", "1249"}) {
+    SCOPED_TRACE(std::string("nodes typed: ") + nodes);
+    type_into(h, app, "perf.nodes", nodes);
+    const long long machine = std::stoll(nodes) * 8;
+    ASSERT_TRUE(v.valid) << v.error;
+    EXPECT_EQ(h.text.find("must equal"), std::string::npos) << h.text;
+    EXPECT_EQ(h.text.find("not valid"), std::string::npos) << h.text;
+    EXPECT_NE(h.text.find(std::string(nodes) + (machine == 8 ? " node " : " nodes ")), std::string::npos)
+        << "the slider shows the count chosen: " << h.text;
+    // The estimate runs on the GPUs the layout uses: at most the machine, whole nodes.
+    const long long used = v.parsed.cluster.gpus();
+    EXPECT_LE(used, machine);
+    EXPECT_EQ(used, (long long)v.parsed.layout.tp * v.parsed.layout.pp * v.parsed.layout.dp);
+    EXPECT_EQ(v.parsed.layout.global_batch % (v.parsed.layout.micro_batch * v.parsed.layout.dp), 0);
+    if (used < machine) {
+      const std::string says = "uses " + mc::with_thousands(double(used)) + " of the " +
+                               mc::with_thousands(double(machine)) + " GPUs the nodes slider offers";
+      EXPECT_NE(h.text.find(says), std::string::npos) << "headline must say which GPUs it estimates: " << h.text;
+    }
+    EXPECT_EQ(stack_shown(h.text), stack) << "moving the nodes changed the training stack shown";
+  }
+  // At the maximum the search ranks layouts of the whole machine, as the headline's layout was fitted to it.
+  type_into(h, app, "perf.nodes", "1250");
+  ASSERT_TRUE(frames_until(h, app, [&] { return v.search_done; }));
+  EXPECT_EQ(v.search_config.cluster.gpus(), 10000);
+  EXPECT_NE(h.text.find("up to 10000 GPUs"), std::string::npos) << h.text;
+}
+
+// A layout refused (a scenario's config: dp 7 on 1,024 GPUs) is named by the controls on screen: "data (dp)"
+// and "nodes", not the keys "parallel/dp" and "cluster.gpus".
+TEST(PerfControls, ErrorNamesTheControlNotTheJsonKey) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  auto& v = app.state().perf;
+  v.config["parallel"]["dp"] = 7;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_FALSE(v.valid);
+  EXPECT_NE(h.text.find("'data (dp)': tp*pp*dp = 8*16*7 = 896 must equal"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("change the degrees or 'nodes'"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("cluster.gpus"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("parallel/dp"), std::string::npos) << h.text;
+}
+
+// A NIC typed as 0 Gb/s in "One iteration" is held to the slider's range (25 Gb/s), so nothing is refused.
+TEST(SimControls, TypedZeroNicIsClampedToTheSlider) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "sim"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  type_into(h, app, "sim.nic", "0");
+  const nlohmann::json& nic = app.state().sim.config["cluster"]["node_network_Gbps"];
+  ASSERT_TRUE(nic.is_number());
+  EXPECT_EQ(nic.get<double>(), 25.0);
+}
+
+// A NIC of 0 Gb/s set by a config: "One iteration" shows the refusal under its label; "A whole run", which
+// has no NIC control, does not show that message but names the control and the panel that has it.
+TEST(SimControls, RefusalShowsInThePanelThatOwnsTheControl) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "sim"});
+  auto& v = app.state().sim;
+  v.config["cluster"]["node_network_Gbps"] = 0;
+  ASSERT_TRUE(frames_until(h, app, [&] { return !v.iteration_error.empty() && !v.iteration_job; }));
+  h.frame(app);
+  EXPECT_NE(h.text.find("'NIC Gb/s per node'"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("node_network_Gbps"), std::string::npos) << h.text;
+  const std::string raw = v.iteration_error;
+  app.state().active_panel = "run";
+  ASSERT_TRUE(frames_until(h, app, [&] { return !v.run_error.empty() && !v.run_job; }));
+  h.frame(app);
+  EXPECT_EQ(h.text.find(raw), std::string::npos) << "the iteration's error shown by the run panel: " << h.text;
+  EXPECT_NE(h.text.find("'NIC Gb/s per node'"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("is refused in \"One iteration, event by event\""), std::string::npos) << h.text;
+  mc::test::click_widget(h, app, "run.refused");
+  EXPECT_EQ(app.state().active_panel, "sim");
+}
