@@ -13,7 +13,7 @@ namespace mc::ui {
 struct CollectiveView {
   sim::CollectiveKind kind = sim::CollectiveKind::all_reduce;
   sim::Algorithm algorithm = sim::Algorithm::ring;
-  int gpus = 16;  // two servers of the era's 8-GPU machines: NVLink inside, the NICs between
+  int gpus = 16;      // two servers of the era's 8-GPU machines: NVLink inside, the NICs between
   int first_gpu = 0;  // where the group starts on the cluster (8: the second server of 8 GPUs)
   double message_MiB = 64;
   // Playback: the call's simulated time `t_s`, advanced by wall time x speed x (total / kSecondsPerCall),
