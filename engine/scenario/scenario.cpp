@@ -17,7 +17,8 @@ void collect(std::vector<LoadError>& errors, const std::string& step_label, F&& 
   try {
     f();
   } catch (const LoadError& e) {
-    errors.emplace_back(e.file, e.line, e.column, e.key, step_label.empty() ? e.message : step_label + ": " + e.message);
+    errors.emplace_back(e.file, e.line, e.column, e.key,
+                        step_label.empty() ? e.message : step_label + ": " + e.message);
   }
 }
 
@@ -30,7 +31,8 @@ std::vector<std::string> strings(const JsonCursor& c) {
 void check_sources_one(const JsonCursor& e, const Catalog* cat) {
   if (!e.value().is_string()) return;  // the list's own check reports the wrong type
   std::string id = e.string();
-  if (cat && !cat->source(id)) e.fail("unknown source \"" + id + "\"; add it to assets/catalog/sources.json or fix the id");
+  if (cat && !cat->source(id))
+    e.fail("unknown source \"" + id + "\"; add it to assets/catalog/sources.json or fix the id");
 }
 
 Question parse_question(const JsonCursor& q) {
@@ -55,8 +57,10 @@ Question parse_question(const JsonCursor& q) {
   } else {
     if (q.has("answer") == q.has("answer_result"))
       q.fail("a number question needs exactly one of \"answer\" (a number) and \"answer_result\" (a result path)");
-    if (q.has("answer")) out.answer_value = q["answer"].number();
-    else out.answer_result = q["answer_result"].string();
+    if (q.has("answer"))
+      out.answer_value = q["answer"].number();
+    else
+      out.answer_result = q["answer_result"].string();
     out.tolerance = q.get("tolerance") ? q["tolerance"].number_in(0, 10) : 0.05;
   }
   return out;
@@ -75,18 +79,21 @@ Expectation parse_expectation(const JsonCursor& e) {
     x.op = "between", x.lo = el[0].number(), x.hi = el[1].number(), ++ops;
     if (x.lo > x.hi) b->fail("out of range: low is above high");
   }
-  if (auto v = e.get("equals")) x.op = "equals", x.lo = v->number(), x.hi = e.get("tolerance") ? e["tolerance"].number_in(0, 10) : 1e-6, ++ops;
+  if (auto v = e.get("equals"))
+    x.op = "equals", x.lo = v->number(), x.hi = e.get("tolerance") ? e["tolerance"].number_in(0, 10) : 1e-6, ++ops;
   if (auto v = e.get("less_than")) x.op = "less_than", x.lo = v->number(), ++ops;
   if (auto v = e.get("greater_than")) x.op = "greater_than", x.lo = v->number(), ++ops;
   if (auto v = e.get("less_than_result")) x.op = "less_than_result", x.other = v->string(), ++ops;
   if (auto v = e.get("greater_than_result")) x.op = "greater_than_result", x.other = v->string(), ++ops;
   if (auto v = e.get("is")) {
-    if (!v->value().is_boolean() && !v->value().is_string()) v->fail("wrong type: \"is\" takes true, false or a string");
+    if (!v->value().is_boolean() && !v->value().is_string())
+      v->fail("wrong type: \"is\" takes true, false or a string");
     x.op = "is", x.value = v->value(), ++ops;
   }
   if (ops != 1)
-    e.fail("an expectation needs exactly one of between, equals, less_than, greater_than, less_than_result, "
-           "greater_than_result, is");
+    e.fail(
+        "an expectation needs exactly one of between, equals, less_than, greater_than, less_than_result, "
+        "greater_than_result, is");
   if (e.has("tolerance") && x.op != "equals") e["tolerance"].fail("\"tolerance\" goes with \"equals\"");
   return x;
 }
@@ -112,13 +119,20 @@ Action parse_action(const JsonCursor& a, const ActionRegistry& reg, const Catalo
 std::string Expectation::describe() const {
   std::ostringstream os;
   os << result << ' ';
-  if (op == "between") os << "between " << lo << " and " << hi;
-  else if (op == "equals") os << "equals " << lo << " (relative tolerance " << hi << ")";
-  else if (op == "less_than") os << "< " << lo;
-  else if (op == "greater_than") os << "> " << lo;
-  else if (op == "less_than_result") os << "< " << other;
-  else if (op == "greater_than_result") os << "> " << other;
-  else os << "is " << value.dump();
+  if (op == "between")
+    os << "between " << lo << " and " << hi;
+  else if (op == "equals")
+    os << "equals " << lo << " (relative tolerance " << hi << ")";
+  else if (op == "less_than")
+    os << "< " << lo;
+  else if (op == "greater_than")
+    os << "> " << lo;
+  else if (op == "less_than_result")
+    os << "< " << other;
+  else if (op == "greater_than_result")
+    os << "> " << other;
+  else
+    os << "is " << value.dump();
   return os.str();
 }
 
@@ -140,8 +154,8 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
   // Every problem is reported at once, each located: one check per key, and the steps are checked even
   // when the header has problems (a class fixing a file should not meet its errors one run at a time).
   collect(out.errors, "", [&] {
-    root.only_keys({"format", "version", "id", "title", "audience", "minutes", "summary", "topics", "sources", "seed",
-                    "steps"});
+    root.only_keys(
+        {"format", "version", "id", "title", "audience", "minutes", "summary", "topics", "sources", "seed", "steps"});
   });
   collect(out.errors, "", [&] {
     if (!root.has("format"))  // a file dropped without it was taken for something else and named nothing
@@ -164,8 +178,7 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
   collect(out.errors, "", [&] { s.topics = strings(root["topics"]); });
   collect(out.errors, "", [&] { s.sources = strings(root["sources"]); });
   if (root.has("sources") && root["sources"].is_array())
-    for (const JsonCursor& e : root["sources"].elements())
-      collect(out.errors, "", [&] { check_sources_one(e, cat); });
+    for (const JsonCursor& e : root["sources"].elements()) collect(out.errors, "", [&] { check_sources_one(e, cat); });
   collect(out.errors, "", [&] { s.seed = (unsigned long long)root.integer_or("seed", 1); });
   bool steps_ok = false;
   collect(out.errors, "", [&] {
@@ -185,7 +198,9 @@ ParseResult parse_scenario(const JsonDoc& doc, const ActionRegistry& reg, const 
       collect(out.errors, label, [&] { st.fail("wrong type: a step is an object"); });
       continue;
     }
-    collect(out.errors, label, [&] { st.only_keys({"id", "title", "narration", "sources", "actions", "questions", "expect"}); });
+    collect(out.errors, label, [&] {
+      st.only_keys({"id", "title", "narration", "sources", "actions", "questions", "expect"});
+    });
     collect(out.errors, label, [&] {
       step.id = st["id"].string();
       if (!step_ids.insert(step.id).second) st["id"].fail("duplicate step id \"" + step.id + "\"");

@@ -41,8 +41,8 @@ constexpr const char* kFormatName = "megacluster-scenario";
 class ActionRegistry;
 
 struct Action {
-  std::string name;  // the "do" value
-  json params;       // the whole action object
+  std::string name;     // the "do" value
+  json params;          // the whole action object
   std::string pointer;  // JSON pointer of the action in the file (for run-time messages)
 };
 
@@ -64,11 +64,11 @@ struct Question {
 
 struct Expectation {
   std::string result;  // dotted path into the results ("estimate.iteration_time_s")
-  std::string op;      // "between", "equals", "less_than", "greater_than", "less_than_result", "greater_than_result", "is"
-  double lo = 0, hi = 0;      // between; equals uses lo with tolerance hi (relative)
-  std::string other;          // *_result ops
-  json value;                 // "is": exact JSON value (bool or string)
-  std::string pointer;        // where in the file
+  std::string op;  // "between", "equals", "less_than", "greater_than", "less_than_result", "greater_than_result", "is"
+  double lo = 0, hi = 0;  // between; equals uses lo with tolerance hi (relative)
+  std::string other;      // *_result ops
+  json value;             // "is": exact JSON value (bool or string)
+  std::string pointer;    // where in the file
   std::string describe() const;
 };
 
@@ -94,7 +94,7 @@ struct ParseResult {
   std::optional<Scenario> scenario;  // set when there were no errors
   std::vector<LoadError> errors;     // every problem found, each located
   bool ok() const { return errors.empty(); }
-  std::string message() const;       // all errors, one per line
+  std::string message() const;  // all errors, one per line
 };
 
 // Parses and validates. `catalog` (may be null) checks source ids and presets. Never throws for bad input.

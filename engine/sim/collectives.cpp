@@ -10,9 +10,12 @@ namespace mc::sim {
 
 const char* to_string(Algorithm a) {
   switch (a) {
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::hierarchical:
+      return "hierarchical";
   }
   return "?";
 }

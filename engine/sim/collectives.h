@@ -35,8 +35,8 @@ struct CollectivePhase {
 };
 
 struct LatencySpec {
-  double intra_node_s = 5e-6;  // one step whose hops all stay inside nodes
-  double inter_node_s = 10e-6; // one step with a hop across the fabric
+  double intra_node_s = 5e-6;   // one step whose hops all stay inside nodes
+  double inter_node_s = 10e-6;  // one step with a hop across the fabric
 };
 
 // A group's ranks split by the node they sit on, nodes in order of first appearance, ranks in group order

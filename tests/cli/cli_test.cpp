@@ -6,7 +6,6 @@
 using mc_test::CliRun;
 using mc_test::run_cli;
 
-
 TEST(Cli, NoArgumentsPrintsUsageAndFails) {
   CliRun r = run_cli("");
   EXPECT_EQ(r.code, 2);
@@ -96,8 +95,7 @@ TEST(Cli, DeviceReportsCpuFallback) {
   ASSERT_EQ(r.code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_FALSE(j["message"].get<std::string>().empty());
-  if (!j["gpu_available"].get<bool>())
-    EXPECT_NE(j["message"].get<std::string>().find("CPU"), std::string::npos);
+  if (!j["gpu_available"].get<bool>()) EXPECT_NE(j["message"].get<std::string>().find("CPU"), std::string::npos);
 }
 
 TEST(Cli, LongCommandsDrawOneSharedProgressBarOnStderr) {

@@ -51,7 +51,8 @@ inline void expect_refusal_or_success(const char* what, const std::function<void
   try {
     body();
   } catch (const mc::LoadError& e) {
-    if (e.message.empty() && std::string(e.what()).empty()) finding(std::string(what) + ": LoadError without a message");
+    if (e.message.empty() && std::string(e.what()).empty())
+      finding(std::string(what) + ": LoadError without a message");
   } catch (const std::runtime_error& e) {
     if (std::string(e.what()).empty()) finding(std::string(what) + ": runtime_error without a message");
   } catch (const std::invalid_argument& e) {
@@ -71,17 +72,15 @@ std::string scratch_file(const uint8_t* data, size_t size, const char* suffix);
 }  // namespace mc::fuzz
 
 #ifdef MC_LIBFUZZER
-#define MC_FUZZ_ENTRY(name)                                                          \
-  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {          \
-    return mc_fuzz_##name(data, size);                                               \
-  }
+#define MC_FUZZ_ENTRY(name) \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return mc_fuzz_##name(data, size); }
 #else
 #define MC_FUZZ_ENTRY(name) static const mc::fuzz::Registrar mc_fuzz_registrar_##name{#name, &mc_fuzz_##name};
 #endif
 
-#define MC_FUZZ_TARGET(name)                             \
+#define MC_FUZZ_TARGET(name)                                   \
   static int mc_fuzz_##name(const uint8_t* data, size_t size); \
-  MC_FUZZ_ENTRY(name)                                    \
+  MC_FUZZ_ENTRY(name)                                          \
   static int mc_fuzz_##name(const uint8_t* data, size_t size)
 
 #include "catalog/catalog.h"

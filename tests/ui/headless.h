@@ -76,8 +76,10 @@ struct Headless {
     text.clear();
     for (const char* c = logged().c_str(); *c; ++c) {
       const bool space = *c == ' ' || *c == '\n' || *c == '\r' || *c == '\t';
-      if (!space) text += *c;
-      else if (!text.empty() && text.back() != ' ') text += ' ';
+      if (!space)
+        text += *c;
+      else if (!text.empty() && text.back() != ' ')
+        text += ' ';
     }
   }
   static std::string& logged() {
@@ -134,8 +136,7 @@ inline std::string non_finite_word(const std::string& text) {
       word += char(std::tolower(static_cast<unsigned char>(c)));
       continue;
     }
-    if (word == "nan" || word == "inf" || word == "infinity")
-      return text.substr(i >= 40 ? i - 40 : 0, 60);
+    if (word == "nan" || word == "inf" || word == "infinity") return text.substr(i >= 40 ? i - 40 : 0, 60);
     word.clear();
   }
   return "";

@@ -28,8 +28,8 @@ void open_step(Headless& h, mc::ui::App& app, const std::string& id, int k) {
 TEST(ScenarioBindings, EveryConfigKindHasAPanel) {
   for (const auto& kind : mc::scenario::config_kinds()) {
     SCOPED_TRACE(kind.name);
-    EXPECT_NE(mc::ui::find_config_binding(kind.name), nullptr) << "no panel takes the scenario config \"" << kind.name
-                                                                << "\": add it to ui/scenario_bindings.cpp";
+    EXPECT_NE(mc::ui::find_config_binding(kind.name), nullptr)
+        << "no panel takes the scenario config \"" << kind.name << "\": add it to ui/scenario_bindings.cpp";
     const std::string panel = kind.panel;
     EXPECT_NE(mc::ui::find_panel(panel.substr(0, panel.find('/'))), nullptr) << "no panel \"" << panel << "\"";
   }
@@ -63,8 +63,8 @@ TEST(ScenarioBindings, EveryStepsConfigsReachTheirPanels) {
         if (want.is_null()) continue;
         const auto* b = mc::ui::find_config_binding(kind.name);
         ASSERT_NE(b, nullptr) << kind.name;
-        EXPECT_EQ(mc::ui::without_empty_sections(b->current(app.state())), mc::ui::without_empty_sections(want)) << "the " << kind.panel << " panel does not show the scenario's \""
-                                                 << kind.name << "\" config";
+        EXPECT_EQ(mc::ui::without_empty_sections(b->current(app.state())), mc::ui::without_empty_sections(want))
+            << "the " << kind.panel << " panel does not show the scenario's \"" << kind.name << "\" config";
         ++checked;
       }
     }
@@ -92,7 +92,8 @@ TEST(ScenarioBindings, RunPanelShowsTheNarratedMonth) {
   // Step 2 changes the checkpoint interval: the panel follows.
   open_step(h, app, "failures-at-scale", 1);
   mc::ui::open_panel(s, "run");
-  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && s.sim.run.has_value() && !s.sim.run_requested; }));
+  ASSERT_TRUE(
+      mc::test::frames_until(h, app, [&] { return !s.sim.run_job && s.sim.run.has_value() && !s.sim.run_requested; }));
   const nlohmann::json& r2 = s.scenarios.player->state().results;
   EXPECT_DOUBLE_EQ(s.sim.run->goodput, r2["rare"]["run"]["goodput"].get<double>());
 }
@@ -107,7 +108,8 @@ TEST(ScenarioProblems, ABadLinkNamesTheNearestScenario) {
   h.frame(app);
   const auto& s = app.state();
   EXPECT_FALSE(s.scenarios.player);
-  EXPECT_NE(s.narration_markdown.find("did you mean \"gpt3-on-the-machine\""), std::string::npos) << s.narration_markdown;
+  EXPECT_NE(s.narration_markdown.find("did you mean \"gpt3-on-the-machine\""), std::string::npos)
+      << s.narration_markdown;
   EXPECT_NE(s.narration_markdown.find("failures-at-scale"), std::string::npos) << "the ids that exist are listed";
   EXPECT_EQ(s.status.find("problem(s)"), std::string::npos) << s.status;
   EXPECT_EQ(s.active_panel, "catalog") << "the class stays where it was; the narration pane explains";
@@ -198,8 +200,8 @@ TEST(ScenarioHighlights, TheHighlightedWidgetIsOnScreen) {
         if (w.empty()) continue;
         ++highlights;
         for (int f = 0; f < 3; ++f) h.frame(app);  // a tab selected this frame is drawn from the next
-        ASSERT_TRUE(s.widget_rects.count(w)) << "the highlighted " << w << " was not drawn (hidden tab?) on panel "
-                                             << s.active_panel;
+        ASSERT_TRUE(s.widget_rects.count(w))
+            << "the highlighted " << w << " was not drawn (hidden tab?) on panel " << s.active_panel;
         const mc::ui::Rect r = s.widget_rects[w];
         EXPECT_TRUE(r.y + std::min(r.h, 20.0f) <= size.y && r.y >= 0 && r.x >= 0 && r.x < size.x)
             << w << " is drawn off screen at y " << r.y;
