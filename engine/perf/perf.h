@@ -99,6 +99,8 @@ struct Software {
                                               // and its gather waits in the open (DeepSpeed); 0 = no budget (FSDP)
   double zero3_reduce_bucket_params = 0;      // gradient bucket: a module with more parameters overflows it and
                                               // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
+  bool zero3_list_collectives = false;        // ZeRO-3 gathers and reduce-scatters through torch.distributed's
+                                              // list form: one device copy per rank around each (DeepSpeed < 0.5.5)
   bool dp_overlap = false;                    // gradient reduction overlapped with the backward pass
   bool pipeline_scatter_gather = true;        // Megatron-LM Sec. 4.1: activations split over the tensor ranks
   bool pipeline_full_gradients = false;       // activation gradients sent back whole (DeepSpeed's engine)
@@ -246,6 +248,16 @@ double layer_params_bytes(const ModelSpec& m, int tp, double bytes_per_param);  
 // prefetch budget or gradient bucket of that size leaves in the open.
 int zero3_collectives_per_layer(const ModelSpec& m, Zero3Gather g);
 double zero3_share_above(const ModelSpec& m, int tp, double limit_params);
+// What a collective issued in torch.distributed's list form adds on each rank (software.json
+// zero3_list_collectives): PyTorch's ProcessGroupNCCL all_gather copies each of the p ranks' pieces out
+// of a flat buffer after NCCL, reduce_scatter copies them in before (one copy kernel per rank, in order on
+// the NCCL stream), so each collective pays p kernels' ramp and tail and one more read and write of its
+// bytes through HBM. Seconds = per_collective_s + per_byte_s * bytes.
+struct ListCopyCost {
+  double per_collective_s = 0, per_byte_s = 0;
+  double seconds(double bytes, double collectives = 1) const { return collectives * per_collective_s + per_byte_s * bytes; }
+};
+ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks);
 double megatron_param_count(const ModelSpec& m);                            // Narayanan et al. 2021 eq. (2)
 double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // eq. (3) without recompute
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);

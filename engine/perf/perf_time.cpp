@@ -114,6 +114,20 @@ double zero3_share_above(const ModelSpec& m, int tp, double limit) {
   return all > 0 ? big / all : 0.0;
 }
 
+// torch.distributed's list-form all_gather and reduce_scatter (PyTorch 1.8, torch/lib/c10d/ProcessGroupNCCL.cpp:
+// flatten_for_scatter_gather, then one `copy_` per output or input tensor on the NCCL stream), as DeepSpeed's
+// ZeRO-3 called them until 0.5.5 (partition_parameters.py `dist.all_gather(partitions, ...)`, `reduce_scatter(
+// input_list[rank], input_list)`): each of the p pieces is its own copy kernel, at least the kernel's ramp and
+// tail (kernel_overhead_s; the CPU's dispatch of each copy_ is not counted, so this is a lower bound), and
+// together they read and write the collective's bytes once more at the memory-bound kernels' HBM rate.
+ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks) {
+  ListCopyCost k;
+  if (ranks <= 1) return k;
+  k.per_collective_s = ranks * c.kernel_overhead_s;
+  k.per_byte_s = 2.0 / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+  return k;
+}
+
 Estimate estimate(const Config& cfg) {
   const ModelSpec& m = cfg.model;
   const Layout& L = cfg.layout;
@@ -234,11 +248,16 @@ Estimate estimate(const Config& cfg) {
       const Collective ag = all_gather(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
       const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
       e.dp_algorithm = ag.algorithm;
-      const double gather_layer = per_layer * ag.time_s, reduce_layer = per_layer * rs.time_s;
+      // A stack that calls the list forms adds each collective's copies (list_collective_copies).
+      const ListCopyCost copies = sw.zero3_list_collectives ? list_collective_copies(c, L.dp) : ListCopyCost{};
+      const double gather_layer = per_layer * ag.time_s + copies.seconds(layer_bytes, per_layer);
+      const double reduce_layer = per_layer * rs.time_s + copies.seconds(layer_bytes, per_layer);
       // The embedding (and the untied or tied output layer) is one more tensor of each kind.
       const double embed_bytes = double(m.vocab) * h / L.tp * bytes;
-      const double gather_embed = all_gather(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s;
-      const double reduce_embed = reduce_scatter(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s;
+      const double gather_embed =
+          all_gather(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
+      const double reduce_embed =
+          reduce_scatter(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
       const bool regather = L.recompute == Recompute::full && sw.zero3_gather != Zero3Gather::per_layer;
       const double fwd_gathers = slow_layers * gather_layer + gather_embed;
       const double bwd_gathers = (regather ? 2 : 1) * slow_layers * gather_layer + gather_embed;

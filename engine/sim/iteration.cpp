@@ -616,7 +616,12 @@ void Engine::dp_phase_start(int stage, double now) {
     push_timer(now, kDpLatency, stage | (1 << 30));  // nothing to move (dp = 1): done at once
     return;
   }
-  push_timer(now + item_count(stage, st.item) * phases[size_t(st.phase)].latency_s, kDpLatency, stage);
+  double t = item_count(stage, st.item) * phases[size_t(st.phase)].latency_s;
+  // A ZeRO-3 collective in list form also pays its copies (once, with its first phase; iteration.h).
+  if (st.phase == 0 && z3_item(stage, st.item))
+    t += item_count(stage, st.item) * s_.zero3.copy_per_collective_s +
+         item_bytes(stage, st.item) * s_.zero3.copy_per_byte_s;
+  push_timer(now + t, kDpLatency, stage);
 }
 
 void Engine::dp_item_done(int stage, double now) {

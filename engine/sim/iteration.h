@@ -93,6 +93,9 @@ struct IterationSpec {
     // while the previous layer computes), and of each reduce-scatter the backward waits for (the rest
     // runs behind it): 1 and 1 without overlap (software.json zero3_overlap off).
     double open_share = 1, open_reduce = 1;
+    // The device copies a list-form collective adds around its transfer (perf::list_collective_copies:
+    // DeepSpeed < 0.5.5 through torch.distributed's list forms): per collective and per byte it carries.
+    double copy_per_collective_s = 0, copy_per_byte_s = 0;
   } zero3;
   Algorithm dp_algorithm = Algorithm::ring;
   double optimizer_s = 0;

@@ -249,3 +249,29 @@ TEST(PerfFabric, EthernetDoesNotInheritInfinibandEfficiency) {
   // Same 25 Gb/s line rate, lower efficiency: the data-parallel exchange takes longer.
   EXPECT_GT(mc::perf::estimate(eth).time.dp_comm, mc::perf::estimate(ib).time.dp_comm);
 }
+
+// The 2019 Megatron-LM release (software.json megatron-lm-2019, read from its code) all-reduces every
+// gradient after the whole backward pass (model/distributed.py; its hooks are commented out), where
+// v1.0's torch DDP overlaps the buckets with the backward. The 8.3B preset on its DGX-2H cluster names
+// that stack, so the data-parallel all-reduce is all exposed: the same layout on v1.0 differs by exactly
+// the part v1.0 hides, and nothing else (same GEMM efficiency and kernels).
+TEST(PerfStack, Megatron2019AllReducesAfterTheBackward) {
+  const json cfg = {{"model", {{"preset", "megatron-lm-8.3b"}}},
+                    {"cluster", {{"preset", "dgx2h-2019"}}},
+                    {"parallel", {{"tp", 8}, {"pp", 1}, {"dp", 64}, {"micro_batch", 8}, {"recompute", "full"}}}};
+  const mc::perf::Config c19 = mc::perf::parse_config(catalog(), cfg, "cfg", false);
+  EXPECT_EQ(c19.software.id, "megatron-lm-2019");
+  EXPECT_EQ(c19.software.chosen_by, "models/megatron-lm-8.3b");
+  EXPECT_FALSE(c19.software.dp_overlap);
+  json v1 = cfg;
+  v1["software"] = "megatron-lm-2020";
+  const mc::perf::Config c20 = mc::perf::parse_config(catalog(), v1, "cfg", false);
+  const mc::perf::Estimate e19 = mc::perf::estimate(c19), e20 = mc::perf::estimate(c20);
+  EXPECT_DOUBLE_EQ(e19.time.compute, e20.time.compute);
+  EXPECT_GT(e19.time.dp_comm, e20.time.dp_comm);
+  EXPECT_NEAR(e19.iteration_time_s - e20.iteration_time_s, e19.time.dp_comm - e20.time.dp_comm,
+              1e-9 * e19.iteration_time_s);
+  // The exposed time is the whole ring all-reduce of the tp shard's fp16 gradients over the 64 replicas.
+  const double shard = 2.0 * e19.params / 8;
+  EXPECT_GT(e19.time.dp_comm, 2.0 * 63 / 64 * shard / (c19.cluster.node_network_Gbps / 8 * 1e9 / 2));
+}

@@ -15,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "perf/perf.h"
 #include "sim/sim.h"
+#include "sim/sim_config.h"
 
 #include "sim_test_util.h"
 
@@ -125,4 +126,47 @@ TEST(SimZero, FollowsTheStacksZero3) {
       const double sim = out["iteration_time_s"], ana = out["analytic"]["iteration_time_s"];
       EXPECT_NEAR(sim / ana, 1.0, std::string(sw) == ds ? 0.01 : 0.05) << sw << " recompute " << rc;
     }
+}
+
+TEST(SimZero, ListFormCollectivesPayOneCopyPerRankInBothModels) {
+  // DeepSpeed 0.3.16-0.5.4 called torch.distributed's list forms (software.json zero3_list_collectives):
+  // PyTorch 1.8 copies each rank's piece out of (all_gather) or into (reduce_scatter) a flat buffer, one
+  // copy kernel per rank, so each collective costs p kernels more and one more pass of its bytes through
+  // HBM. Checked by hand on 512 GPUs (GPT-3 2.7B, 4 micro-batches, full recompute; no overlap in this
+  // stack, so every copy is on the critical path): the analytic model's extra time is that count times
+  // that cost, and the simulator's extra time is the analytic model's.
+  const int gpus = 512, m = 4;
+  json cfg = config(3, gpus * m, false, "deepspeed-zero3-2021", "full");
+  cfg["cluster"]["gpus"] = gpus;
+  cfg["parallel"]["dp"] = gpus;
+  const mc::sim::Resolved r = mc::sim::resolve(catalog(), mc::JsonDoc::parse(cfg.dump(), "sim_zero_test"));
+  ASSERT_TRUE(r.cfg.software.zero3_list_collectives);
+  mc::perf::Config off = r.cfg;
+  off.software.zero3_list_collectives = false;
+  const mc::perf::Estimate with = mc::perf::estimate(r.cfg), without = mc::perf::estimate(off);
+
+  // By hand: per micro-batch each layer's 12 tensors are gathered three times (forward, recomputed forward,
+  // backward) and reduce-scattered once, and the embedding gathered twice and reduced once; bytes per GPU
+  // are each collective's whole (gathered) size.
+  const mc::perf::ModelSpec& g = r.cfg.model;
+  const mc::perf::ClusterSpec& c = r.cfg.cluster;
+  const double layer = mc::perf::layer_params_bytes(g, 1, 2), embed = double(g.vocab) * g.hidden * 2;
+  const double tensors = 4 * 2 + 4;  // QKV, projection, fc1, fc2 with their biases; two norms' gain and bias
+  const double collectives = m * (g.layers * tensors * 4 + 3);
+  const double bytes = m * (g.layers * layer * 4 + 3 * embed);
+  const double hbm = c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction;
+  const double expected = collectives * gpus * c.kernel_overhead_s + 2 * bytes / hbm;
+  EXPECT_NEAR(with.zero3_collectives, collectives, 1e-9);
+  EXPECT_NEAR(with.iteration_time_s - without.iteration_time_s, expected, 1e-6 * expected);
+  EXPECT_GT(expected, 0.05 * without.iteration_time_s);  // a real share of the step at 512 GPUs
+
+  // The simulator, same spec with and without the copies.
+  mc::sim::IterationSpec it_off = r.iter;
+  it_off.zero3.copy_per_collective_s = it_off.zero3.copy_per_byte_s = 0;
+  const mc::sim::Topology topo(r.topo);
+  const double sim_with = mc::sim::simulate_iteration(topo, r.iter).iteration_s;
+  const double sim_without = mc::sim::simulate_iteration(topo, it_off).iteration_s;
+  EXPECT_NEAR((sim_with - sim_without) / expected, 1.0, 0.03)
+      << "sim " << sim_with << " vs " << sim_without << " s; by hand " << expected << " s";
+  EXPECT_NEAR(sim_with / with.iteration_time_s, 1.0, 0.02);
 }
