@@ -83,6 +83,8 @@ struct DpStream {
 struct Z3Item {
   double bytes = 0, count = 1;
   bool reduce = false;
+  int unit = -1, mb = -1;  // which unit (layer of the chunk, -1 the rest) and micro-batch issued it
+  bool backward = false;
 };
 
 struct Worker {
@@ -291,8 +293,8 @@ void Engine::build_ops(Worker& w) {
   std::vector<Z3Item>& items = z3_items_[size_t(w.stage)];
   const bool record = items.empty();  // the first worker of the stage records, the others issue the same
   int z3n = 0, last_async = -1;
-  auto z3_new = [&](double bytes, double count, bool reduce) {
-    if (record) items.push_back({bytes, count, reduce});
+  auto z3_new = [&](double bytes, double count, bool reduce, int unit, const SchedOp& so, bool bwd) {
+    if (record) items.push_back({bytes, count, reduce, unit, so.micro_batch, bwd});
     return z3n++;
   };
   auto push = [&](OpType t, SpanKind k, const SchedOp& so, int a, int vs) {
@@ -318,7 +320,7 @@ void Engine::build_ops(Worker& w) {
     auto prefetch = [&](size_t i) {
       if (!zero3 || i >= units.size() || z.open_share >= 1) return -1;
       const int u = units[i], id = z3_new((1 - z.open_share) * gathers(u) * bytes_of(u),
-                                          (1 - z.open_share) * gathers(u) * count_of(u), false);
+                                          (1 - z.open_share) * gathers(u) * count_of(u), false, u, so, bwd);
       push(OpType::z3_issue, SpanKind::dp_comm, so, id, vs);
       return id;
     };
@@ -329,7 +331,9 @@ void Engine::build_ops(Worker& w) {
       if (zero3) {
         if (z.open_share > 0)
           push(OpType::gather, SpanKind::dp_wait, so,
-               z3_new(z.open_share * gathers(u) * bytes_of(u), z.open_share * gathers(u) * count_of(u), false), vs);
+               z3_new(z.open_share * gathers(u) * bytes_of(u), z.open_share * gathers(u) * count_of(u), false, u, so,
+                      bwd),
+               vs);
         if (pf >= 0) push(OpType::z3_wait, SpanKind::dp_wait, so, pf, vs);
         pf = prefetch(i + 1);
       }
@@ -352,9 +356,9 @@ void Engine::build_ops(Worker& w) {
       if (zero3 && bwd && z.reduce_each_microbatch) {
         if (z.open_reduce > 0)
           push(OpType::gather, SpanKind::dp_wait, so,
-               z3_new(z.open_reduce * bytes_of(u), z.open_reduce * count_of(u), true), vs);
+               z3_new(z.open_reduce * bytes_of(u), z.open_reduce * count_of(u), true, u, so, bwd), vs);
         if (z.open_reduce < 1) {
-          last_async = z3_new((1 - z.open_reduce) * bytes_of(u), (1 - z.open_reduce) * count_of(u), true);
+          last_async = z3_new((1 - z.open_reduce) * bytes_of(u), (1 - z.open_reduce) * count_of(u), true, u, so, bwd);
           push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, vs);
         }
       }
@@ -420,11 +424,11 @@ void Engine::build_ops(Worker& w) {
     for (int c = 0; c < v; ++c) {
       const SchedOp so{-1, c, true};
       for (int l = 0; l < chunk_layer_count(c * p + w.stage); ++l) {
-        last_async = z3_new(layer_b, per_layer, true);
+        last_async = z3_new(layer_b, per_layer, true, l, so, true);
         push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, c * p + w.stage);
       }
       if (c == 0 && rest_b > 0) {
-        last_async = z3_new(rest_b, 1, true);
+        last_async = z3_new(rest_b, 1, true, -1, so, true);
         push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, w.stage);
       }
     }
@@ -1024,6 +1028,24 @@ void Engine::finish() {
                      [](const Span& a, const Span& b) { return a.start_s < b.start_s; });
     if (tl.end_s > res_.workers[size_t(crit)].end_s) crit = int(wi);
   }
+  // Stage 0's data-parallel collectives in the order they ran (IterationResult::dp_events).
+  if (!dp_.empty())
+    for (int item : dp_[0].order) {
+      const DpItem& it = dp_[0].items[size_t(item)];
+      IterationResult::DpEvent ev{IterationResult::DpEvent::bucket};
+      ev.bytes = item_bytes(0, item);
+      ev.start_s = it.start_s;
+      ev.end_s = it.end_s;
+      if (const Z3Item* z = z3_item(0, item)) {
+        ev.kind = z->reduce ? IterationResult::DpEvent::zero3_reduce : IterationResult::DpEvent::zero3_gather;
+        ev.micro_batch = z->mb;
+        ev.unit = z->unit;
+        ev.backward = z->backward;
+      } else if (item == ag_item()) {
+        ev.kind = IterationResult::DpEvent::params_all_gather;
+      }
+      res_.dp_events.push_back(ev);
+    }
   const WorkerTimeline& ct = res_.workers[size_t(crit)];
   res_.iteration_s = ct.end_s;
   res_.critical_stage = ct.stage;

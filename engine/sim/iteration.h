@@ -175,6 +175,17 @@ struct IterationResult {
   };
   std::vector<PathStep> critical_path;
   std::vector<WorkerTimeline> workers;  // [class * pp + stage]
+  // The data-parallel collectives of pipeline stage 0, in the order they ran: ZeRO's traffic as the
+  // simulator moved it (sim/zero_animation.h draws it layer by layer).
+  struct DpEvent {
+    enum Kind : uint8_t { bucket, params_all_gather, zero3_gather, zero3_reduce } kind;
+    int micro_batch = -1;   // ZeRO-3: the micro-batch whose pass issued it
+    int unit = -1;          // ZeRO-3: layer within the chunk, -1 the parameters outside the layers
+    bool backward = false;  // ZeRO-3: issued by the backward pass
+    double bytes = 0;       // per GPU, the collective's whole size (gathered, or reduced before scattering)
+    double start_s = 0, end_s = 0;
+  };
+  std::vector<DpEvent> dp_events;
   std::vector<int> replica_class;       // class of each data-parallel replica
   // Links
   std::vector<double> link_bytes;  // per link id, bytes over the iteration

@@ -1,0 +1,287 @@
+// zero_panel.cpp - "ZeRO, layer by layer": one training step of ZeRO stage 0-3 on a data-parallel group,
+// as the iteration simulator runs it (sim/zero_animation.h): the layers of GPU 0 (which it is computing,
+// whose full weights it holds, which it is gathering or reduce-scattering), what each GPU keeps of the
+// model states, and its memory over the step. Play/pause (Space), step one event (Right/Left), scrub,
+// speed.
+//
+// Sections: settings and the cached step; the picture (layers, GPUs, memory curve); controls and
+// figures; the panel.
+#include "core/format.h"
+#include "sim/zero_animation.h"
+#include "ui/explorer.h"
+#include "ui/widgets.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace mc::ui {
+namespace {
+
+// ---- settings and the cached step ---------------------------------------------------------------------
+
+void refresh(ExplorerState& s) {
+  ZeroView& v = s.zero;
+  const std::string key = std::to_string(v.stage) + "/" + std::to_string(v.gpus) + "/" +
+                          std::to_string(v.micro_batches) + "/" + v.model + "/" + v.cluster + "/" + v.software;
+  if (key == v.key) return;
+  v.key = key;
+  v.anim.reset();
+  v.error.clear();
+  v.t_s = 0;
+  try {
+    sim::ZeroAnimationSpec spec;
+    spec.config = {{"model", {{"preset", v.model}}}, {"cluster", {{"preset", v.cluster}}}, {"software", v.software}};
+    spec.stage = v.stage;
+    spec.gpus = v.gpus;
+    spec.micro_batches = v.micro_batches;
+    v.anim = sim::animate_zero(*s.catalog, spec);
+  } catch (const std::exception& e) {
+    v.error = e.what();
+  }
+}
+
+std::string gib(double bytes) { return format_quantity(bytes, "bytes"); }
+
+// ---- the picture ----------------------------------------------------------------------------------------
+
+constexpr ImU32 kForward = IM_COL32(80, 160, 240, 255), kBackward = IM_COL32(240, 150, 60, 255);
+constexpr ImU32 kHeld = IM_COL32(90, 190, 110, 255), kGathering = IM_COL32(150, 230, 160, 255);
+constexpr ImU32 kReducing = IM_COL32(190, 110, 220, 255), kShard = IM_COL32(60, 70, 90, 255);
+constexpr ImU32 kWeights = IM_COL32(90, 190, 110, 255), kGrads = IM_COL32(190, 110, 220, 255);
+constexpr ImU32 kOptim = IM_COL32(200, 180, 80, 255), kActs = IM_COL32(80, 160, 240, 255);
+
+// GPU 0's layers in a row: each a box, coloured by what happens to it now.
+float draw_layers(const sim::ZeroAnimation& a, const sim::ZeroFrame& f, ImVec2 p0, float w) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const float box = std::max(4.0f, (w - fs * 5) / float(std::max(1, a.layers)));
+  dl->AddText(p0, IM_COL32(200, 200, 200, 255), "layers");
+  const float x0 = p0.x + fs * 4, y0 = p0.y, h = fs * 1.6f;
+  auto has = [](const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+  for (int l = 0; l < a.layers; ++l) {
+    const ImVec2 b0(x0 + l * box, y0), b1(x0 + (l + 1) * box - 2, y0 + h);
+    ImU32 fill = kShard;
+    if (has(f.gathered, l)) fill = kHeld;
+    if (has(f.gathering, l)) fill = kGathering;
+    if (has(f.reducing, l)) fill = kReducing;
+    dl->AddRectFilled(b0, b1, fill, 2);
+    if (f.computing_layer == l) dl->AddRect(b0, b1, f.computing_backward ? kBackward : kForward, 2, 0, 3);
+  }
+  for (int l = 0; l < a.layers; l += std::max(1, a.layers / 8)) {
+    char n[8];
+    std::snprintf(n, sizeof n, "%d", l);
+    dl->AddText(ImVec2(x0 + l * box, y0 + h + 2), IM_COL32(150, 150, 150, 255), n);
+  }
+  return h + fs * 1.4f;
+}
+
+// Each GPU's memory now, one bar each: weights, gradients and optimizer state it keeps, then what the
+// step adds (activations, gathered weights). Every GPU runs the same step on its own data.
+float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::ZeroFrame& f, ImVec2 p0, float w) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const int shown = std::min(a.spec.gpus, 8);
+  const float h = fs * 7, bw = std::min(fs * 3.5f, (w - fs * 2) / float(shown) - fs);
+  const double top = std::max({a.peak_bytes, a.hbm_bytes, 1.0});
+  for (int g = 0; g < shown; ++g) {
+    const float x = p0.x + g * (bw + fs);
+    float y = p0.y + h;
+    auto seg = [&](double bytes, ImU32 c) {
+      const float dh = float(bytes / top) * h;
+      dl->AddRectFilled(ImVec2(x, y - dh), ImVec2(x + bw, y), c);
+      y -= dh;
+    };
+    seg(a.weights_bytes, kWeights);
+    seg(a.gradients_bytes, kGrads);
+    seg(a.optimizer_bytes, kOptim);
+    seg(std::max(0.0, f.memory_bytes - a.states_bytes), kActs);
+    dl->AddRect(ImVec2(x, p0.y), ImVec2(x + bw, p0.y + h), IM_COL32(120, 120, 120, 255));
+    if (a.hbm_bytes > 0) {  // the GPU's memory: what must fit under it
+      const float yh = p0.y + h - float(a.hbm_bytes / top) * h;
+      dl->AddLine(ImVec2(x - 2, yh), ImVec2(x + bw + 2, yh), IM_COL32(230, 70, 70, 255), 2);
+    }
+    char n[16];
+    std::snprintf(n, sizeof n, "GPU %d", g);
+    dl->AddText(ImVec2(x, p0.y + h + 2), IM_COL32(200, 200, 200, 255), n);
+  }
+  if (shown < a.spec.gpus)
+    dl->AddText(ImVec2(p0.x + shown * (bw + fs), p0.y + h / 2), IM_COL32(160, 160, 160, 255),
+                ("... " + std::to_string(a.spec.gpus - shown) + " more").c_str());
+  (void)s;
+  return h + fs * 1.6f;
+}
+
+// Memory of one GPU over the step, with the cursor at t.
+float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize(), h = fs * 6;
+  const double top = std::max({a.peak_bytes, a.hbm_bytes, 1.0}) * 1.05, T = std::max(a.iteration_s, 1e-12);
+  const float x0 = p0.x + fs * 4, pw = w - fs * 5;
+  dl->AddRect(ImVec2(x0, p0.y), ImVec2(x0 + pw, p0.y + h), IM_COL32(90, 90, 90, 255));
+  auto X = [&](double ts) { return x0 + float(ts / T) * pw; };
+  auto Y = [&](double b) { return p0.y + h - float(b / top) * h; };
+  for (size_t i = 0; i < a.memory_t_s.size(); ++i) {
+    const double t1 = i + 1 < a.memory_t_s.size() ? a.memory_t_s[i + 1] : a.iteration_s;
+    dl->AddLine(ImVec2(X(a.memory_t_s[i]), Y(a.memory_bytes[i])), ImVec2(X(t1), Y(a.memory_bytes[i])), kActs, 2);
+    if (i + 1 < a.memory_t_s.size())
+      dl->AddLine(ImVec2(X(t1), Y(a.memory_bytes[i])), ImVec2(X(t1), Y(a.memory_bytes[i + 1])), kActs, 2);
+  }
+  dl->AddLine(ImVec2(X(t), p0.y), ImVec2(X(t), p0.y + h), IM_COL32(240, 240, 240, 200), 1.5f);
+  if (a.hbm_bytes > 0) {
+    dl->AddLine(ImVec2(x0, Y(a.hbm_bytes)), ImVec2(x0 + pw, Y(a.hbm_bytes)), IM_COL32(230, 70, 70, 255), 1.5f);
+    dl->AddText(ImVec2(x0 + pw - fs * 10, Y(a.hbm_bytes) - fs * 1.1f), IM_COL32(230, 110, 110, 255),
+                ("GPU memory " + gib(a.hbm_bytes)).c_str());
+  }
+  dl->AddText(ImVec2(p0.x, p0.y), IM_COL32(200, 200, 200, 255), gib(top / 1.05).c_str());
+  dl->AddText(ImVec2(p0.x, p0.y + h - fs), IM_COL32(200, 200, 200, 255), "0");
+  dl->AddText(ImVec2(x0, p0.y + h + 2), IM_COL32(150, 150, 150, 255), "memory of one GPU over the step");
+  return h + fs * 1.6f;
+}
+
+// ---- controls and figures -------------------------------------------------------------------------------
+
+void draw_controls(ExplorerState& s) {
+  ZeroView& v = s.zero;
+  for (int k = 0; k <= 3; ++k) {
+    if (k) ImGui::SameLine();
+    const std::string label = k == 0 ? "no ZeRO" : "ZeRO-" + std::to_string(k);
+    if (ImGui::RadioButton(label.c_str(), v.stage == k)) v.stage = k;
+  }
+  track(s, "zero.stage");
+  same_line_if_fits_item("GPUs");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  slider_int_clamped("GPUs", v.gpus, 2, 64);
+  track(s, "zero.gpus");
+  same_line_if_fits_item("micro-batches");
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  slider_int_clamped("micro-batches", v.micro_batches, 1, 4);
+  track(s, "zero.micro_batches");
+}
+
+void draw_transport(ExplorerState& s, const sim::ZeroAnimation& a) {
+  ZeroView& v = s.zero;
+  const std::vector<double> events = sim::zero_event_times(a);
+  auto step_to = [&](int dir) {
+    v.playing = false;
+    if (dir > 0) {
+      auto it = std::upper_bound(events.begin(), events.end(), v.t_s + 1e-15);
+      v.t_s = it != events.end() ? *it : a.iteration_s;
+    } else {
+      auto it = std::lower_bound(events.begin(), events.end(), v.t_s - 1e-15);
+      v.t_s = it != events.begin() ? *std::prev(it) : 0;
+    }
+  };
+  const bool keys = !ImGui::GetIO().WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows);
+  if (ImGui::Button(v.playing ? "Pause" : "Play") || (keys && ImGui::IsKeyPressed(ImGuiKey_Space, false))) {
+    if (!v.playing && v.t_s >= a.iteration_s) v.t_s = 0;
+    v.playing = !v.playing;
+  }
+  track(s, "zero.play");
+  ImGui::SameLine();
+  if (ImGui::Button("<") || (keys && ImGui::IsKeyPressed(ImGuiKey_LeftArrow))) step_to(-1);
+  ImGui::SameLine();
+  if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow))) step_to(+1);
+  track(s, "zero.step");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  ImGui::SliderFloat("speed", &v.speed, 0.1f, 4.0f, "%.2gx", ImGuiSliderFlags_Logarithmic);
+  same_line_if_fits_item("time");
+  ImGui::SetNextItemWidth(
+      std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4));
+  float ms = float(v.t_s * 1e3);
+  if (ImGui::SliderFloat("time", &ms, 0, float(a.iteration_s * 1e3), "%.1f ms")) {
+    v.t_s = double(ms) * 1e-3;
+    v.playing = false;
+  }
+  track(s, "zero.time");
+  if (v.playing) {
+    v.t_s += double(ImGui::GetIO().DeltaTime) * v.speed * a.iteration_s / ZeroView::kSecondsPerStep;
+    if (v.t_s >= a.iteration_s) {
+      v.t_s = a.iteration_s;
+      v.playing = false;
+    }
+  }
+}
+
+void draw_figures(ExplorerState& s, const sim::ZeroAnimation& a, const sim::ZeroFrame& f) {
+  const int n = a.spec.gpus;
+  std::string now = "idle";
+  if (f.optimizer)
+    now = "optimizer step on its own shard";
+  else if (f.computing_layer >= 0)
+    now = std::string(f.computing_backward ? "backward" : "forward") + " of layer " + std::to_string(f.computing_layer);
+  if (!f.gathering.empty()) now += ", gathering " + std::to_string(f.gathering.size()) + " unit(s)";
+  if (!f.reducing.empty()) now += ", reduce-scattering " + std::to_string(f.reducing.size()) + " unit(s)";
+  if (f.bucket_in_flight) now += a.spec.stage == 0 ? ", all-reducing gradients" : ", moving a gradient bucket";
+  begin_tracked(s);
+  wrapped_text(false, "Now (%s): %s; memory %s", format_seconds(f.t_s).c_str(), now.c_str(),
+               gib(f.memory_bytes).c_str());
+  wrapped_text(false, "Each GPU keeps %s of weights, %s of gradients and %s of optimizer state (%s); peak %s",
+               gib(a.weights_bytes).c_str(), gib(a.gradients_bytes).c_str(), gib(a.optimizer_bytes).c_str(),
+               gib(a.states_bytes).c_str(), gib(a.peak_bytes).c_str());
+  if (a.hbm_bytes > 0 && a.peak_bytes > a.hbm_bytes)
+    error_text("The peak does not fit in the GPU's %s: choose a higher ZeRO stage or more GPUs.",
+               gib(a.hbm_bytes).c_str());
+  else if (a.hbm_bytes > 0)
+    wrapped_text(false, "The peak fits in the GPU's %s.", gib(a.hbm_bytes).c_str());
+  wrapped_text(false, "Moved per GPU in this step: %s, %.2fx data parallelism's one all-reduce (%s); step %s",
+               gib(a.bytes_moved_per_gpu).c_str(), a.bytes_moved_per_gpu / std::max(1.0, a.data_parallel_bytes),
+               gib(a.data_parallel_bytes).c_str(), format_seconds(a.iteration_s).c_str());
+  end_tracked(s, "zero.figures");
+  const char* rule[] = {"2 + 2 + 12 bytes per parameter on every GPU",
+                        "optimizer state (12 bytes per parameter) split over the GPUs: 2 + 2 + 12/N",
+                        "gradients split too: 2 + (2 + 12)/N",
+                        "weights split too: (2 + 2 + 12)/N; each layer is gathered before it runs and dropped after"};
+  wrapped_text(true, "ZeRO-%d (Rajbhandari et al. 2020, Sec. 5): %s, N = %d. Stack: %s; %s on %s.", a.spec.stage,
+               rule[a.spec.stage], n, a.software.c_str(), s.zero.model.c_str(), s.zero.cluster.c_str());
+  wrapped_text(true,
+               "Layers: green = GPU 0 holds the full weights, light green = being gathered, purple = gradients "
+               "being reduce-scattered, outlined = computing (blue forward, orange backward). Bars: weights, "
+               "gradients, optimizer state, then activations and gathered weights.");
+}
+
+// ---- the panel ------------------------------------------------------------------------------------------
+
+void draw(ExplorerState& s) {
+  if (!s.catalog) {
+    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
+    return;
+  }
+  wrapped_text(false,
+               "What ZeRO keeps on each GPU and what it moves, one layer at a time, as the simulator runs one "
+               "training step: with stage 3 a layer's weights are gathered just before it computes and dropped "
+               "after, so memory rises and falls with the layers.");
+  draw_controls(s);
+  refresh(s);
+  ZeroView& v = s.zero;
+  if (!v.error.empty()) {
+    error_text("Cannot run this step: %s.", v.error.c_str());
+    return;
+  }
+  if (!v.anim) return;
+  const sim::ZeroAnimation& a = *v.anim;
+  draw_transport(s, a);
+  const sim::ZeroFrame f = sim::zero_frame_at(a, v.t_s);
+  const float w = ImGui::GetContentRegionAvail().x;
+  ImVec2 p = ImGui::GetCursorScreenPos();
+  float used = draw_layers(a, f, p, w);
+  used += draw_gpus(s, a, f, ImVec2(p.x, p.y + used), w);
+  used += draw_memory(a, v.t_s, ImVec2(p.x, p.y + used), w);
+  ImGui::Dummy(ImVec2(w, used));
+  track(s, "zero.picture");
+  draw_figures(s, a, f);
+}
+
+PanelRegistrar reg{Panel{.id = "zero",
+                         .title = "ZeRO, layer by layer",
+                         .chapter = Chapter::parallelism,
+                         .order = 30,
+                         .draw = draw,
+                         .summary = "One ZeRO step: what each GPU holds, gathers and scatters, and its memory",
+                         .tabs = {},
+                         .tab_of_widget = nullptr}};
+
+}  // namespace
+}  // namespace mc::ui
