@@ -22,10 +22,22 @@ TrainerReport report(const Trainer& t) {
   for (const auto& [link, lc] : t.comm().step_links())
     for (int k = 0; k < kTrafficClasses; ++k)
       if (lc.messages[k] > 0) r.links.push_back({link.first, link.second, Traffic(k), lc.bytes[k], lc.messages[k]});
+  const std::vector<MessageRecord>& log = t.comm().step_log();
+  r.messages_in_step = log.size();
+  r.messages.assign(log.begin(), log.begin() + long(std::min(log.size(), kMaxReportedMessages)));
   r.predicted_bytes = t.predicted_bytes_per_worker();
   r.kernels = t.backend_name();
   r.kernels_note = t.backend_note();
   return r;
+}
+
+std::vector<double> bytes_sent_in_first(const TrainerReport& r, size_t k) {
+  std::vector<double> sent(size_t(std::max(0, r.config.parallel.workers())), 0.0);
+  for (size_t i = 0; i < std::min(k, r.messages.size()); ++i) {
+    const MessageRecord& m = r.messages[i];
+    if (m.traffic != Traffic::control && m.src >= 0 && size_t(m.src) < sent.size()) sent[size_t(m.src)] += m.bytes;
+  }
+  return sent;
 }
 
 nlohmann::json to_json(const TrainerReport& r) {

@@ -31,11 +31,21 @@ struct TrainerReport {
   std::vector<PipelineOp> schedule;              // dp replica 0, last step
   std::vector<double> bytes_sent, messages_sent; // per worker, last step, data classes (control excluded)
   std::vector<LinkTraffic> links;                // last step, classes with at least one message
+  // Every message of the last step in the order it was sent (Comm::step_log: a ring collective hop by hop),
+  // the first kMaxReportedMessages of them; messages_in_step counts them all.
+  std::vector<MessageRecord> messages;
+  size_t messages_in_step = 0;
   std::vector<double> predicted_bytes;           // per worker per step (engine/perf/comm_volume.h)
   std::string kernels, kernels_note;             // the ops backend: name, and what it is
 };
 
+constexpr size_t kMaxReportedMessages = 20000;
+
 TrainerReport report(const Trainer& t);
+
+// Bytes each worker has sent in the first `k` messages of the step (data classes: control excluded, as
+// bytes_sent counts): replaying all of them gives bytes_sent.
+std::vector<double> bytes_sent_in_first(const TrainerReport& r, size_t k);
 
 // {"parameters", "flops_per_token", "step", "losses", "first_loss", "last_loss", "final_loss" (mean of the
 // last five), "memory_per_worker"}: the part of `megacluster train --json` that describes the trainer.

@@ -1,7 +1,9 @@
 // The training lab tells its story: the loss chart fits the runs it draws, the PNG export is drawn for
 // print (wide, titled axes, compressed), the layout controls offer only layouts the lab can run, the
 // charts stay while a layout is refused, and a line says why virtual workers train slower here.
+#include "core/format.h"
 #include "tests/ui/headless.h"
+#include "train/report.h"
 #include "ui/lab_jobs.h"
 #include "ui/panels/lab_charts.h"
 #include "ui/panels/lab_png.h"
@@ -10,6 +12,8 @@
 #include <stb/stb_image.h>
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using mc::test::assets;
 using mc::test::frames_until;
@@ -91,4 +95,40 @@ TEST(LabLayout, ChartsStayWhileALayoutIsRefusedAndWorkersAreExplained) {
   EXPECT_FALSE(lab.curves.empty()) << "the run so far is kept";
   EXPECT_TRUE(app.state().widget_rects.count("lab.loss_chart")) << "the chart stays on screen";
   EXPECT_TRUE(app.state().widget_rects.count("lab.dp"));
+}
+
+// "Replay the step" shows the last step's messages one by one in the order they were sent; at the end
+// the text says each worker has sent what the table counts, and the line of each message names the
+// sender's share so far out of the table's figure (issue 25 item 4).
+TEST(LabReplay, TheStepsMessagesAddUpToTheTable) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "lab"});
+  auto& lab = app.state().lab;
+  ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step >= 2; })) << lab.error;
+  mc::test::click_widget(h, app, "lab.replay");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_FALSE(lab.running) << "training pauses so the replayed step stays";
+  const mc::train::TrainerReport& r = lab.shown.report;
+  ASSERT_GT(r.messages.size(), 0u);
+  ASSERT_GE(lab.replay, 0);
+  // Step one message: the text names message 1's sender and its bytes so far of the table's count.
+  lab.replay_playing = false;
+  lab.replay = 0;
+  h.frame(app);
+  const mc::train::MessageRecord& m = r.messages[0];
+  const std::string first = app.state().widget_text["lab.replay_text"];
+  EXPECT_NE(first.find("worker " + std::to_string(m.src) + " -> " + std::to_string(m.dst)), std::string::npos) << first;
+  EXPECT_NE(first.find(mc::format_quantity(r.bytes_sent[size_t(m.src)], "bytes")), std::string::npos) << first;
+  // Play to the end.
+  lab.replay_playing = true;
+  ASSERT_TRUE(frames_until(
+      h, app, [&] { return !lab.replay_playing; }, 60));
+  h.frame(app);
+  EXPECT_DOUBLE_EQ(lab.replay, double(r.messages.size()));
+  std::string last = app.state().widget_text["lab.replay_text"];
+  std::replace(last.begin(), last.end(), '\n', ' ');  // wrapped to the panel's width
+  EXPECT_NE(last.find("each worker has sent what the table counts"), std::string::npos) << last;
+  const std::vector<double> all = mc::train::bytes_sent_in_first(r, r.messages.size());
+  for (size_t w = 0; w < all.size(); ++w) EXPECT_DOUBLE_EQ(all[w], r.bytes_sent[w]);
 }

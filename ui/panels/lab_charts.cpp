@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 namespace mc::ui {
 
@@ -174,7 +175,7 @@ void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 
   }
 }
 
-void lab_message_graph(const train::TrainerReport& t, ImVec2 size) {
+void lab_message_graph(const train::TrainerReport& t, ImVec2 size, double replay) {
   Frame f = begin_frame("##lab_msgs", size);
   const auto& pc = t.config.parallel;
   const int n = pc.workers();
@@ -192,9 +193,23 @@ void lab_message_graph(const train::TrainerReport& t, ImVec2 size) {
   };
   std::vector<Arrow> agg;
   double mx = 1;
-  for (const train::LinkTraffic& l : t.links) {
-    agg.push_back({l.src, l.dst, int(l.traffic), l.bytes, l.messages});
-    mx = std::max(mx, l.bytes);
+  const size_t done = replay < 0 ? 0 : std::min(t.messages.size(), size_t(replay));
+  if (replay < 0) {
+    for (const train::LinkTraffic& l : t.links) {
+      agg.push_back({l.src, l.dst, int(l.traffic), l.bytes, l.messages});
+      mx = std::max(mx, l.bytes);
+    }
+  } else {
+    // The same arrows, counted over the messages replayed so far (the widths keep the whole step's scale).
+    for (const train::LinkTraffic& l : t.links) mx = std::max(mx, l.bytes);
+    std::map<std::tuple<int, int, int>, size_t> index;
+    for (size_t i = 0; i < done; ++i) {
+      const train::MessageRecord& m = t.messages[i];
+      auto [it, fresh] = index.try_emplace({m.src, m.dst, int(m.traffic)}, agg.size());
+      if (fresh) agg.push_back({m.src, m.dst, int(m.traffic), 0, 0});
+      agg[it->second].bytes += m.bytes;
+      agg[it->second].messages += 1;
+    }
   }
   for (const Arrow& ar : agg) {
     const int src = ar.src, dst = ar.dst, tr = ar.tr;
@@ -210,7 +225,21 @@ void lab_message_graph(const train::TrainerReport& t, ImVec2 size) {
                             ImVec2(b2.x - dx / len * 8 - off.x, b2.y - dy / len * 8 - off.y),
                             traffic_color(train::Traffic(tr)));
   }
+  if (replay >= 0 && done < t.messages.size()) {  // the message in flight
+    const train::MessageRecord& m = t.messages[done];
+    if (m.src >= 0 && m.src < n && m.dst >= 0 && m.dst < n) {
+      const float u = float(replay - double(done));
+      const ImVec2 a = at[size_t(m.src)], b = at[size_t(m.dst)];
+      f.dl->AddCircleFilled(ImVec2(a.x + (b.x - a.x) * u, a.y + (b.y - a.y) * u), 7, traffic_color(m.traffic));
+    }
+  }
+  const std::vector<double> so_far = replay >= 0 ? train::bytes_sent_in_first(t, done) : std::vector<double>{};
   for (int i = 0; i < n; ++i) {
+    if (size_t(i) < so_far.size()) {
+      const std::string sent = format_quantity(so_far[size_t(i)], "bytes");
+      f.dl->AddText(ImVec2(at[size_t(i)].x - ImGui::CalcTextSize(sent.c_str()).x / 2, at[size_t(i)].y + 14),
+                    IM_COL32(200, 200, 210, 255), sent.c_str());
+    }
     f.dl->AddCircleFilled(at[size_t(i)], 12, IM_COL32(50, 56, 70, 255));
     f.dl->AddCircle(at[size_t(i)], 12, IM_COL32(180, 190, 210, 255));
     char buf[16];

@@ -28,8 +28,10 @@ void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int ste
                     ImVec2 size);
 void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size);
 void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 size);
-// Workers on a circle; an arrow per (src, dst, traffic class) with width by bytes, colour by class.
-void lab_message_graph(const train::TrainerReport& t, ImVec2 size);
+// Workers on a circle; an arrow per (src, dst, traffic class) with width by bytes, colour by class. With
+// `replay` >= 0 only the first floor(replay) messages of the step are counted, the next one moves from its
+// sender to its receiver, and each worker shows what it has sent so far.
+void lab_message_graph(const train::TrainerReport& t, ImVec2 size, double replay = -1);
 void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size);
 
 }  // namespace mc::ui

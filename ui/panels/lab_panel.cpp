@@ -483,6 +483,8 @@ void draw_loss_chart(ExplorerState& s, LabView& v, const std::vector<LabCurve>& 
   track(s, "lab.export_png");
 }
 
+void draw_replay_controls(ExplorerState& s, LabView& v, const train::TrainerReport& t);
+
 void draw_train_tab(ExplorerState& s, LabView& v) {
   draw_controls(s, v);
   drive_training(s, v);
@@ -595,7 +597,8 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   ImGui::BeginChild("lab_right", ImVec2(0, 0), false);
   {
     wrapped_text(false, "Messages between workers in the last step");
-    lab_message_graph(t, ImVec2(-1, 260));
+    draw_replay_controls(s, v, t);
+    lab_message_graph(t, ImVec2(-1, 260), v.replay);
     track(s, "lab.messages");
     // A run resumed from a checkpoint (or the browser's saved state) has taken no step in this trainer
     // yet: its counters are empty, which is not a disagreement with the prediction.
@@ -650,6 +653,55 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     ImGui::PopTextWrapPos();
   }
   ImGui::EndChild();
+}
+
+// Replay of the last step's messages, one by one in the order the workers sent them (TrainerReport::
+// messages): training pauses so the step stays on screen; at the end each worker has sent what the table
+// below counts.
+void draw_replay_controls(ExplorerState& s, LabView& v, const train::TrainerReport& t) {
+  const size_t n = t.messages.size();
+  if (n == 0) {
+    v.replay = -1;
+    return;
+  }
+  const bool keys = !ImGui::GetIO().WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows);
+  const char* label = v.replay < 0 ? "Replay the step" : v.replay_playing ? "Pause replay" : "Resume replay";
+  if (ImGui::Button(label)) {
+    if (v.replay < 0 || v.replay >= double(n)) v.replay = 0;
+    v.replay_playing = !v.replay_playing || v.replay == 0;
+    v.running = false;  // keep this step on screen
+  }
+  track(s, "lab.replay");
+  if (v.replay >= 0) {
+    ImGui::SameLine();
+    if (ImGui::Button("Totals")) v.replay = -1, v.replay_playing = false;
+    ImGui::SameLine();
+    if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow)))
+      v.replay = std::min(double(n), std::floor(v.replay) + 1), v.replay_playing = false;
+    track(s, "lab.replay_step");
+  }
+  if (v.replay < 0) return;
+  if (v.replay_playing) {
+    v.replay += double(ImGui::GetIO().DeltaTime) * double(n) / LabView::kReplaySeconds;
+    if (v.replay >= double(n)) v.replay = double(n), v.replay_playing = false;
+  }
+  ImGui::SetNextItemWidth(-1);
+  int k = int(v.replay);
+  if (ImGui::SliderInt("##replay_pos", &k, 0, int(n), "message %d")) v.replay = k, v.replay_playing = false;
+  const size_t done = std::min(n, size_t(v.replay));
+  begin_tracked(s);
+  if (done < n) {
+    const train::MessageRecord& m = t.messages[done];
+    const std::vector<double> so_far = train::bytes_sent_in_first(t, done + 1);
+    wrapped_text(false, "Message %zu of %zu: worker %d -> %d, %s, %s; worker %d has sent %s of its %s", done + 1, n,
+                 m.src, m.dst, train::to_string(m.traffic), format_quantity(m.bytes, "bytes").c_str(), m.src,
+                 format_quantity(so_far[size_t(m.src)], "bytes").c_str(),
+                 format_quantity(t.bytes_sent[size_t(m.src)], "bytes").c_str());
+  } else {
+    wrapped_text(false, "All %zu messages of the step replayed: each worker has sent what the table counts.", n);
+  }
+  if (t.messages_in_step > n) wrapped_text(true, "The first %zu of the step's %zu messages.", n, t.messages_in_step);
+  end_tracked(s, "lab.replay_text");
 }
 
 void draw_scaling_tab(ExplorerState& s, LabView& v) {

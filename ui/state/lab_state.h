@@ -55,6 +55,12 @@ struct LabView {
   nlohmann::json config = nlohmann::json::object();
   bool running = true;         // train a few steps every frame (the lab starts live when opened)
   bool step_once = false;      // one step on the next frame (the Step button; scenarios may set it)
+  // Replay of the last step's messages (report.messages, in the order they were sent): the position in
+  // messages (the integer part the message in flight, the fraction how far it has gone), -1 = not
+  // replaying (the graph shows the step's totals). Training pauses while it replays, so the step stays.
+  double replay = -1;
+  bool replay_playing = false;
+  static constexpr double kReplaySeconds = 12;  // one step's messages at speed 1
 
   // The run. While train_job runs, the job owns the trainer and the panel draws `shown`, the copy the job
   // published last; otherwise the panel owns it and `shown` is refreshed from it.
