@@ -195,6 +195,15 @@ TEST(PerfControls, NoPriceNamesThePriceControlThatSetsIt) {
   EXPECT_EQ(v.parsed.cluster.price_per_gpu_hour_usd, 2.5);
   EXPECT_EQ(h.text.find("(no price"), std::string::npos) << h.text;
   EXPECT_NE(h.text.find(", $" + mc::format_si(v.estimate.cost_usd)), std::string::npos) << h.text;
+  // A model the catalog has no token count for asks for one in the control that sets it, not by its key.
+  v.config["model"] = {{"preset", "gpt2-1.5b"}};
+  v.config["parallel"]["tp"] = 1;  // its 25 heads split over no tensor-parallel group: 1 x 16 x 64 = 1,024
+  v.config["parallel"]["dp"] = 64;
+  v.config["training"].erase("tokens");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_NE(h.text.find("type its own in 'tokens (billions)'"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("set \""), std::string::npos) << "a JSON key named as the fix: " << h.text;
   // A refused price is named by its control too.
   v.config["cluster"]["price_per_gpu_hour_usd"] = -1;
   for (int i = 0; i < 3; ++i) h.frame(app);

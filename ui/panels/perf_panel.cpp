@@ -619,7 +619,7 @@ void draw_results(ExplorerState& s) {
   if (v.parsed.training.tokens_from == perf::Training::TokensFrom::assumed)
     wrapped_text(true,
                  "(%.0f B tokens is an assumption, GPT-3's count: the catalog has no token count for this model; "
-                 "set \"tokens\" to its own)",
+                 "type its own in 'tokens (billions)')",
                  v.parsed.training.tokens / 1e9);
   end_tracked(s, "perf.cost");
 
