@@ -362,3 +362,17 @@ TEST(ScenarioSteps, FocusOnATabKeepsFollowingTheScript) {
   EXPECT_TRUE(app.state().scenarios.follow_script);
   EXPECT_EQ(h.text.find("Back to the script"), std::string::npos);
 }
+
+// Two catalog prices are $1.00 (a TPU v3 core-hour in 2019, an A100-hour in 2022): GPT-2's bill on TPU v3
+// named the A100 row as what its price pays for. The row of the accelerator priced is named.
+TEST(ScenarioSteps, APriceNamesTheRowOfItsOwnAccelerator) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  open_step(h, app, "gpt2-tpu-2019", 1);
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(app.state()); }));
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  ASSERT_EQ(app.state().active_panel, "capital");
+  EXPECT_NE(h.text.find("TPU v3 core-hour (2019)"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("A100 hour as priced for GPT-4"), std::string::npos) << h.text;
+}

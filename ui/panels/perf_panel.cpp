@@ -482,7 +482,7 @@ void draw_price_source(ExplorerState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("per %s", accelerator_words(&*s.catalog, s.perf.parsed.cluster.gpu).hour.c_str());
     // What the price is and what it pays for: Capital prices its plan at another row of the same table.
-    const std::string basis = price_basis(*s.catalog, p->value);
+    const std::string basis = price_basis(*s.catalog, p->value, s.perf.parsed.cluster.gpu);
     if (!basis.empty())
       wrapped_text(true,
                    "That is renting: %s, one accelerator for an hour with its share of the server and "
