@@ -162,14 +162,18 @@ UrlState parse_url_state(std::string_view query) {
 
 std::string to_query(const UrlState& s) {
   std::string q;
-  auto add = [&](const char* k, const std::string& v) {
-    q += (q.empty() ? "?" : "&") + std::string(k) + "=" + url_encode(v);
+  // Appended piece by piece: gcc 12 warns (-Wrestrict, a false positive) on one chained operator+ here.
+  auto add = [&](const char* k, const std::string& v, std::string_view keep_also = "") {
+    q += q.empty() ? '?' : '&';
+    q += k;
+    q += '=';
+    q += url_encode(v, keep_also);
   };
   if (!s.panel.empty()) add("panel", s.panel);
   if (!s.scenario.empty()) add("scenario", s.scenario);
   if (!s.scenario.empty() && s.step >= 0) add("step", std::to_string(s.step + 1));
   if (s.present) add("present", "1");
-  if (!s.edits.empty()) q += (q.empty() ? "?" : "&") + std::string("edits=") + url_encode(s.edits, ",:");
+  if (!s.edits.empty()) add("edits", s.edits, ",:");
   return q;
 }
 
