@@ -717,6 +717,12 @@ void draw_search(ExplorerState& s) {
   same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.clear();
   ImGui::TextDisabled("%s", progress);  // on its own line: one line whatever its digits
+  // An empty table reads as "nothing happened": say that every layout was refused, and where the reasons are.
+  if (v.search_done && v.search.ranked.empty() && v.search.considered > 0)
+    wrapped_text(false,
+                 "No layout runs on these %s with this stack: every one was refused, for the reasons "
+                 "under the table.",
+                 sw.many.c_str());
   // ScrollX: on a narrow screen the columns keep their width and the table scrolls, instead of shrinking
   // to unreadable columns.
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
