@@ -54,6 +54,16 @@ void App::open_address(const UrlState& url) {
       open_panel(s_, url.panel);
   }
   s_.presenter = url.present;
+  // The edited "Train a transformer" config a link carries: its differences from the panel's default.
+  if (!url.edits.empty()) {
+    const auto base = s_.default_configs.find("estimate");
+    try {
+      s_.perf.config =
+          apply_config_edits(base == s_.default_configs.end() ? nlohmann::json::object() : base->second, url.edits);
+    } catch (const std::invalid_argument& e) {
+      problems.push_back(std::string("edits= was ignored: ") + e.what());
+    }
+  }
   ScenarioView& v = s_.scenarios;
   if (!url.scenario.empty()) {
     v.request_id = url.scenario;
@@ -75,6 +85,13 @@ UrlState App::address() const {
     u.step = v.player->current();
   }
   u.present = s_.presenter;  // a link copied while presenting opens presenting
+  // Outside a scenario (whose step sets the configs), the class's edits of "Train a transformer" travel
+  // with the link; a config the address cannot hold is left out rather than written wrong.
+  if (u.scenario.empty())
+    if (const auto base = s_.default_configs.find("estimate"); base != s_.default_configs.end()) try {
+        u.edits = encode_config_edits(base->second, s_.perf.config);
+      } catch (const std::invalid_argument&) {
+      }
   return u;
 }
 

@@ -11,22 +11,30 @@
 
 namespace mc::ui {
 
-std::string price_basis(const Catalog& cat, double usd_per_gpu_hour) {
+std::string price_basis(const Catalog& cat, double usd_per_gpu_hour, const std::string& gpu) {
   const Table* t = cat.table("prices");
   if (!t || !(usd_per_gpu_hour > 0)) return "";
+  // Two rows may have the same price ($1.00: a TPU v3 core-hour in 2019, an A100-hour in 2022): the row of
+  // the accelerator priced wins, named by its hour ("TPU v3 core-hour") or, for a GPU, any row not a TPU's.
+  const AcceleratorWords w = accelerator_words(&cat, gpu);
+  const Record* best = nullptr;
+  int best_rank = -1;
   for (const Record& r : t->records) {
     const Sourced* p = r.find("usd_per_gpu_hour");
     if (!p || std::abs(p->value - usd_per_gpu_hour) > 1e-9 * usd_per_gpu_hour) continue;
-    const Source* so = cat.source(p->source);
-    return r.name + (so && !so->publisher.empty() ? ", per " + so->publisher : "");
+    const bool tpu_row = r.name.find("TPU") != std::string::npos;
+    const int rank = gpu.empty() ? 0 : r.name.find(w.hour) != std::string::npos ? 2 : tpu_row != w.is_gpu ? 1 : 0;
+    if (rank > best_rank) best = &r, best_rank = rank;
   }
-  return "";
+  if (!best) return "";
+  const Source* so = cat.source(best->find("usd_per_gpu_hour")->source);
+  return best->name + (so && !so->publisher.empty() ? ", per " + so->publisher : "");
 }
 
 namespace {
 
 std::string price_words(const Catalog& cat, double usd, const std::string& gpu) {
-  const std::string basis = price_basis(cat, usd);
+  const std::string basis = price_basis(cat, usd, gpu);
   // Per the accelerator's own hour ("TPU v3 chip-hour"), as the panels price it.
   return format_usd(usd) + " per " + accelerator_words(&cat, gpu).hour +
          (basis.empty() ? " (set in the config, not a catalog price)" : " (" + basis + ")");

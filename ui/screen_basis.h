@@ -33,7 +33,8 @@ void draw_screen_basis(ExplorerState& s, const std::string& id);
 void draw_other_screens(ExplorerState& s, const std::string& id);
 
 // What a price per GPU-hour is: the prices row of the catalog with that usd_per_gpu_hour ("V100 in the cloud,
-// 3-year reserved (2020)") and its source's publisher, or "" when no row has it (a price set by hand).
-std::string price_basis(const Catalog& cat, double usd_per_gpu_hour);
+// 3-year reserved (2020)") and its source's publisher, or "" when no row has it (a price set by hand). Of
+// rows with the same price, the one of accelerator `gpu` (a gpus.json id or "tpu-v3-core") when given.
+std::string price_basis(const Catalog& cat, double usd_per_gpu_hour, const std::string& gpu = "");
 
 }  // namespace mc::ui

@@ -50,13 +50,14 @@ std::string url_decode(std::string_view s) {
   return out;
 }
 
-std::string url_encode(std::string_view s) {
+std::string url_encode(std::string_view s, std::string_view keep_also) {
   static const char* digits = "0123456789ABCDEF";
   std::string out;
   for (char c : s) {
     const auto b = static_cast<unsigned char>(c);
     const bool keep = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '-' ||
-                      b == '_' || b == '.' || b == '~' || b == '/';
+                      b == '_' || b == '.' || b == '~' || b == '/' ||
+                      (b != '%' && b != '&' && b != '#' && b != '+' && keep_also.find(c) != std::string_view::npos);
     if (keep) {
       out += c;
     } else {
@@ -104,7 +105,7 @@ UrlState parse_url_state(std::string_view query) {
   std::string step_text;
   bool have_step = false;
   // As URLSearchParams.get: the first occurrence of a key wins.
-  bool seen_panel = false, seen_scenario = false, seen_present = false;
+  bool seen_panel = false, seen_scenario = false, seen_present = false, seen_edits = false;
   for (const auto& [k, v] : parse_query(query)) {
     if (k == "panel" && !seen_panel) {
       seen_panel = true;
@@ -130,6 +131,15 @@ UrlState parse_url_state(std::string_view query) {
         st.present = true;  // "?present" alone too
       else if (v != "0" && v != "false" && v != "no")
         st.problems.push_back("present=" + quoted(v) + " is not on or off; use present=1 (or present=0)");
+    } else if (k == "edits" && !seen_edits) {
+      seen_edits = true;
+      try {
+        (void)apply_config_edits(nlohmann::json::object(), v);  // the syntax; the app applies it to its base
+        st.edits = v;
+      } catch (const std::invalid_argument& e) {
+        st.problems.push_back("edits=" + quoted(v) + " was ignored: " + e.what() +
+                              "; copy the link again from the explorer");
+      }
     } else if (k == "step" && !have_step) {
       have_step = true;
       step_text = v;
@@ -139,7 +149,7 @@ UrlState parse_url_state(std::string_view query) {
     if (const std::optional<int> n = parse_url_step(step_text)) {
       st.step = *n;
     } else {
-      st.problems.push_back("step=" + quoted(step_text) + " is not a step number; use 1 to " +
+      st.problems.push_back("step=" + mc::quoted(step_text) + " is not a step number; use 1 to " +
                             std::to_string(kMaxUrlStep) + " (the class starts at step 1)");
     }
     if (st.scenario.empty() && st.step >= 0) {
@@ -152,14 +162,178 @@ UrlState parse_url_state(std::string_view query) {
 
 std::string to_query(const UrlState& s) {
   std::string q;
-  auto add = [&](const char* k, const std::string& v) {
-    q += (q.empty() ? "?" : "&") + std::string(k) + "=" + url_encode(v);
+  // Appended piece by piece: gcc 12 warns (-Wrestrict, a false positive) on one chained operator+ here.
+  auto add = [&](const char* k, const std::string& v, std::string_view keep_also = "") {
+    q += q.empty() ? '?' : '&';
+    q += k;
+    q += '=';
+    q += url_encode(v, keep_also);
   };
   if (!s.panel.empty()) add("panel", s.panel);
   if (!s.scenario.empty()) add("scenario", s.scenario);
   if (!s.scenario.empty() && s.step >= 0) add("step", std::to_string(s.step + 1));
   if (s.present) add("present", "1");
+  if (!s.edits.empty()) add("edits", s.edits, ",:");
   return q;
+}
+
+// ---- edited configs ----------------------------------------------------------------------------------
+
+namespace {
+
+using nlohmann::json;
+
+bool key_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+bool empty_section(const json& v) { return v.is_object() && v.empty(); }
+
+// A value as an edits item writes it: a bare word when it reads back as the same string, else JSON.
+std::string edit_value(const json& v) {
+  if (v.is_string()) {
+    const std::string& w = v.get_ref<const std::string&>();
+    bool bare = !w.empty() && w.size() <= 64;
+    for (char c : w) bare = bare && (key_char(c) || c == '.');
+    // A word that JSON would read as something else ("true", "12", "1e3") is quoted.
+    if (bare) {
+      const json as = json::parse(w, nullptr, false);
+      if (as.is_discarded()) return w;
+    }
+  }
+  return v.dump();
+}
+
+void diff(const json& base, const json& edited, const std::string& path, std::vector<std::string>& out) {
+  for (const auto& [k, v] : edited.items()) {
+    if (k.empty() || !std::all_of(k.begin(), k.end(), key_char))
+      throw std::invalid_argument("the key \"" + k.substr(0, 40) + "\" cannot be written in an address");
+    const std::string p = path.empty() ? k : path + "." + k;
+    const json* b = base.is_object() && base.contains(k) ? &base.at(k) : nullptr;
+    if (v.is_object() && b && b->is_object()) {
+      diff(*b, v, p, out);
+    } else if (!b) {
+      if (!empty_section(v)) out.push_back(p + ":" + edit_value(v));
+    } else if (*b != v) {
+      out.push_back(p + ":" + edit_value(v));
+    }
+  }
+  if (base.is_object())
+    for (const auto& [k, v] : base.items())
+      if (!edited.contains(k) && !empty_section(v)) {
+        if (k.empty() || !std::all_of(k.begin(), k.end(), key_char))
+          throw std::invalid_argument("the key \"" + k.substr(0, 40) + "\" cannot be written in an address");
+        out.push_back("~" + (path.empty() ? k : path + "." + k));
+      }
+}
+
+// The end of the JSON text starting at s[i] ('"', '[' or '{'): brackets balanced outside strings.
+size_t json_end(std::string_view s, size_t i) {
+  int depth = 0;
+  bool in_string = false;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"') {
+        in_string = false;
+        if (depth == 0) return i + 1;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::vector<std::string> split_path(std::string_view p, const std::string& item) {
+  std::vector<std::string> keys;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = p.find('.', start);
+    const std::string_view k = p.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (k.empty() || !std::all_of(k.begin(), k.end(), key_char))
+      throw std::invalid_argument("\"" + item + "\" has no path of keys (letters, digits, '_', '-' joined by '.')");
+    keys.emplace_back(k);
+    if (keys.size() > 8) throw std::invalid_argument("\"" + item + "\" is nested deeper than a config");
+    if (dot == std::string_view::npos) return keys;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+std::string encode_config_edits(const json& base, const json& edited) {
+  if (!edited.is_object()) throw std::invalid_argument("only a config object can be written in an address");
+  std::vector<std::string> items;
+  diff(base, edited, "", items);
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+json apply_config_edits(const json& base, std::string_view edits) {
+  if (edits.size() > kMaxEditsBytes)
+    throw std::invalid_argument("the edits are " + std::to_string(edits.size()) + " bytes, more than the " +
+                                std::to_string(kMaxEditsBytes) + " a link of the explorer holds");
+  json out = base.is_object() ? base : json::object();
+  size_t i = 0, n_items = 0;
+  while (i < edits.size()) {
+    if (++n_items > kMaxEditItems)
+      throw std::invalid_argument("more than " + std::to_string(kMaxEditItems) + " changes");
+    const bool remove = edits[i] == '~';
+    if (remove) ++i;
+    // The path runs to ':' (a set) or to ',' or the end (a removal).
+    size_t end_path = i;
+    while (end_path < edits.size() && edits[end_path] != ':' && edits[end_path] != ',') ++end_path;
+    const std::string_view path = edits.substr(i, end_path - i);
+    const std::string item(edits.substr(remove ? i - 1 : i, std::min<size_t>(40, end_path - i + 1)));
+    const std::vector<std::string> keys = split_path(path, item);
+    json* at = &out;
+    for (size_t k = 0; k + 1 < keys.size(); ++k) {
+      if (!at->contains(keys[k])) (*at)[keys[k]] = json::object();
+      at = &(*at)[keys[k]];
+      if (!at->is_object())
+        throw std::invalid_argument("\"" + item + "\" goes through \"" + keys[k].substr(0, 40) +
+                                    "\", which is not a section");
+    }
+    i = end_path;
+    if (remove) {
+      if (i < edits.size() && edits[i] == ':')
+        throw std::invalid_argument("\"" + item + "\" removes a key and cannot also give it a value");
+      at->erase(keys.back());
+    } else {
+      if (i >= edits.size() || edits[i] != ':')
+        throw std::invalid_argument("\"" + item + "\" has no value (write path:value, or ~path to remove)");
+      ++i;
+      size_t end = i;
+      if (i < edits.size() && (edits[i] == '"' || edits[i] == '[' || edits[i] == '{'))
+        end = json_end(edits, i);
+      else
+        while (end < edits.size() && edits[end] != ',') ++end;
+      if (end == std::string_view::npos || end == i)
+        throw std::invalid_argument("\"" + item + "\" has no value, or an unclosed quote or bracket");
+      const std::string text(edits.substr(i, end - i));
+      json v = json::parse(text, nullptr, false);
+      if (v.is_discarded()) {
+        const bool word = std::all_of(text.begin(), text.end(), [](char c) { return key_char(c) || c == '.'; });
+        if (!word) throw std::invalid_argument("\"" + item + "\" has a value that is neither a word nor JSON");
+        v = text;
+      }
+      (*at)[keys.back()] = std::move(v);
+      i = end;
+    }
+    if (i < edits.size()) {
+      if (edits[i] != ',') throw std::invalid_argument("\"" + item + "\" is not followed by ','");
+      if (++i == edits.size()) throw std::invalid_argument("the edits end with ','");
+    }
+  }
+  return out;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {

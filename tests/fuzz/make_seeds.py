@@ -116,6 +116,8 @@ elif harness == "catalog":
         put(f, open(f, "rb").read())
 elif harness == "url_state":
     for q in ("?scenario=gpt3-2020&step=3", "?panel=perf", "?panel=lab/scaling&scenario=dgx1-2016&step=1",
-              "scenario=network-matters&step=99999", "?step=2&utm_source=x#top", "?scenario=a%2Fb&panel=%E2%82%AC"):
+              "scenario=network-matters&step=99999", "?step=2&utm_source=x#top", "?scenario=a%2Fb&panel=%E2%82%AC",
+              "?panel=perf&present=1&edits=parallel.tp:4,~parallel.schedule,training:{\"precision\":\"bf16\"}",
+              "?edits=a.b:[1,{\"c\":\"d,e\"}],x:true,y:1e999,z:\"q\"", "?edits=a:{},a.b:1", "?edits=~a:1,"):
         put("query.txt", q)
 print(count)

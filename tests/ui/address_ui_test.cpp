@@ -124,3 +124,49 @@ TEST(Address, ABadScenarioIdSuggestsRealOnes) {
     EXPECT_NE(h.text.find("did you mean \"openai-lp-2019\""), std::string::npos) << "not on screen";
   }
 }
+
+// The address carries the edited "Train a transformer" config (issue 23: it did not, so a shared link lost
+// the layout on screen): as its differences from the panel's default, and a fresh page opened from it shows
+// the same config. A malformed edits list is refused on screen and the panel keeps its default.
+TEST(Address, AnEditedConfigTravelsWithTheLink) {
+  std::string copied;
+  nlohmann::json edited;
+  {
+    Headless h(1440, 900);
+    AddressBar bar;
+    mc::ui::App app({assets(), &bar, "perf"});
+    settle(h, app);
+    EXPECT_EQ(bar.now(), "?panel=perf") << "drawing the panel is not an edit";
+    auto& cfg = app.state().perf.config;
+    cfg["parallel"]["zero"] = 1;  // as the ZeRO slider and the precision combo set them
+    cfg["training"]["precision"] = "fp32";
+    settle(h, app);
+    ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
+    EXPECT_EQ(bar.now(), "?panel=perf&edits=parallel.zero:1,training.precision:fp32");
+    copied = bar.now();
+    edited = mc::ui::without_empty_sections(cfg);
+  }
+  {
+    Headless h(1440, 900);
+    AddressBar bar;
+    mc::ui::App app({assets(), &bar, ""});
+    app.open_address(mc::parse_url_state(copied));
+    settle(h, app);
+    EXPECT_EQ(app.state().notice, "");
+    EXPECT_EQ(app.state().active_panel, "perf");
+    EXPECT_EQ(mc::ui::without_empty_sections(app.state().perf.config), edited);
+    EXPECT_EQ(bar.now(), copied) << "the link opened writes itself back";
+    EXPECT_NE(h.text.find("fp32"), std::string::npos) << "the precision shown is the link's";
+  }
+  Headless h(1440, 900);
+  AddressBar bar;
+  mc::ui::App app({assets(), &bar, ""});
+  app.open_address(mc::parse_url_state("?panel=perf&edits=parallel.zero"));
+  settle(h, app);
+  const std::string notice = app.state().notice;
+  EXPECT_NE(notice.find("edits=\"parallel.zero\" was ignored"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("has no value"), std::string::npos) << notice;
+  EXPECT_NE(h.text.find("was ignored"), std::string::npos) << "the refusal is on screen";
+  EXPECT_EQ(app.state().perf.config, app.state().default_configs.at("estimate"));
+  EXPECT_EQ(bar.now(), "?panel=perf");
+}

@@ -91,7 +91,11 @@ TEST(QuestionMasks, TheAnswerIsMaskedUntilRevealed) {
         }
         for (const std::string& v : values) {
           EXPECT_FALSE(mc::ui::contains_word(main_before, v)) << "\"" << v << "\" is drawn before Reveal";
-          EXPECT_FALSE(mc::ui::contains_word(narration, v)) << "the narration pane gives away \"" << v << "\"";
+          // A choice question lists its answer among the choices: that is the question, not a give-away.
+          const bool a_choice = std::find(q.choices.begin(), q.choices.end(), v) != q.choices.end();
+          if (!a_choice) {
+            EXPECT_FALSE(mc::ui::contains_word(narration, v)) << "the narration pane gives away \"" << v << "\"";
+          }
         }
         mc::test::click_widget(h, app, "question." + q.id + ".reveal");
         ASSERT_TRUE(s.scenarios.revealed.count(q.id));

@@ -42,6 +42,24 @@ std::string stack_shown(const std::string& text) {
   return text.substr(a + 15, b == std::string::npos ? 40 : b - a - 15);
 }
 
+// Clicks the first visible line of an open popup (a combo's list) that contains `text`; the panel behind it
+// may draw the same words (the warning names the row to pick).
+bool click_in_popup(Headless& h, mc::ui::App& app, const std::string& text) {
+  std::vector<ImDrawList*> lists;
+  for (ImGuiWindow* w : GImGui->Windows)
+    if (w->WasActive && !w->Hidden && (w->Flags & ImGuiWindowFlags_Popup)) lists.push_back(w->DrawList);
+  for (const mc::ui::DrawnLine& l : mc::ui::drawn_lines(lists)) {
+    const size_t at = l.text.find(text);
+    if (at == std::string::npos) continue;
+    for (const mc::ui::DrawnGlyph& g : l.glyphs)
+      if (g.at >= at && g.visible) {
+        click_at(h, app, ImVec2((g.x0 + g.x1) / 2, (g.y0 + g.y1) / 2));
+        return true;
+      }
+  }
+  return false;
+}
+
 }  // namespace
 
 // The nodes slider at its maximum (1,250 nodes of the 10,000-GPU Azure machine) and at counts that are no
@@ -134,4 +152,61 @@ TEST(SimControls, RefusalShowsInThePanelThatOwnsTheControl) {
   EXPECT_NE(h.text.find("is refused in \"One iteration, event by event\""), std::string::npos) << h.text;
   mc::test::click_widget(h, app, "run.refused");
   EXPECT_EQ(app.state().active_panel, "sim");
+}
+
+// Every message of "Train a transformer" names a control the class can act on (issue 23): a NIC slower than
+// one link of the cluster's fabric was told to "set cluster.fabric", a key no control set. The warning now
+// sends the class to the "network fabric" combo beside it, and picking Ethernet there clears it.
+TEST(PerfControls, SlowNetworkWarningNamesTheFabricControlThatClearsIt) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  auto& v = app.state().perf;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  v.config["cluster"]["node_network_Gbps"] = 25;  // network-matters step 3's config, before its fabric
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_NE(h.text.find("pick it in 'network fabric' above"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("cluster.fabric"), std::string::npos) << h.text;
+  ASSERT_TRUE(app.state().widget_rects.count("perf.fabric")) << "the control the warning names is not on screen";
+  mc::test::click_widget(h, app, "perf.fabric");
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  ASSERT_TRUE(click_in_popup(h, app, "Commodity Ethernet, 25 Gb/s")) << "the combo does not offer Ethernet";
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_EQ(v.config["cluster"].value("fabric", std::string()), "ethernet-25g-tcp");
+  EXPECT_EQ(h.text.find("is less than one"), std::string::npos) << "the warning stays after its fix: " << h.text;
+  EXPECT_NE(h.text.find("over Commodity Ethernet"), std::string::npos) << h.text;
+}
+
+// A cluster without a price asked the class to "set cluster.price_per_gpu_hour_usd"; it now names the price
+// control beside the nodes, and a price typed there prices the run.
+TEST(PerfControls, NoPriceNamesThePriceControlThatSetsIt) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  auto& v = app.state().perf;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  type_into(h, app, "perf.price", "0");
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_NE(h.text.find("type one in 'price, USD per hour' under Cluster"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("price_per_gpu_hour_usd"), std::string::npos) << h.text;
+  type_into(h, app, "perf.price", "2.5");
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_EQ(v.parsed.cluster.price_per_gpu_hour_usd, 2.5);
+  EXPECT_EQ(h.text.find("(no price"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find(", $" + mc::format_si(v.estimate.cost_usd)), std::string::npos) << h.text;
+  // A model the catalog has no token count for asks for one in the control that sets it, not by its key.
+  v.config["model"] = {{"preset", "gpt2-1.5b"}};
+  v.config["parallel"]["tp"] = 1;  // its 25 heads split over no tensor-parallel group: 1 x 16 x 64 = 1,024
+  v.config["parallel"]["dp"] = 64;
+  v.config["training"].erase("tokens");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_NE(h.text.find("type its own in 'tokens (billions)'"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("set \""), std::string::npos) << "a JSON key named as the fix: " << h.text;
+  // A refused price is named by its control too.
+  v.config["cluster"]["price_per_gpu_hour_usd"] = -1;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_FALSE(v.valid);
+  EXPECT_NE(v.error.find("'price, USD per hour'"), std::string::npos) << v.error;
 }

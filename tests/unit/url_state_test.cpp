@@ -114,3 +114,75 @@ TEST(UrlState, TheClosestIdIsNearEnoughOrNone) {
 }
 
 }  // namespace
+
+// An edited config travels as its differences from the panel's default, readable in the link, and reads
+// back to the same config (hand-written expectations: the encoding is the contract a shared link relies on).
+TEST(UrlState, AnEditedConfigIsItsDifferencesAndReadsBack) {
+  const nlohmann::json base = {{"model", {{"preset", "gpt3-175b"}}},
+                               {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 1024}}},
+                               {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 8}, {"schedule", "1f1b"}}}};
+  nlohmann::json edited = base;
+  edited["parallel"]["tp"] = 4;
+  edited["parallel"]["dp"] = 16;
+  edited["parallel"].erase("schedule");
+  edited["cluster"]["price_per_gpu_hour_usd"] = 2.5;
+  edited["software"] = "deepspeed-2020";
+  edited["training"] = {{"precision", "bf16"}, {"note", "a b,c"}, {"layers_per_stage", {3, 5}}};
+  edited["empty"] = nlohmann::json::object();  // a panel's empty section: the same as absent
+  const std::string e = mc::encode_config_edits(base, edited);
+  EXPECT_EQ(e,
+            "cluster.price_per_gpu_hour_usd:2.5,parallel.dp:16,parallel.tp:4,~parallel.schedule,"
+            "software:deepspeed-2020,training:{\"layers_per_stage\":[3,5],\"note\":\"a b,c\","
+            "\"precision\":\"bf16\"}");
+  nlohmann::json expected = edited;
+  expected.erase("empty");
+  EXPECT_EQ(mc::apply_config_edits(base, e), expected);
+  EXPECT_EQ(mc::encode_config_edits(base, base), "") << "the default config adds nothing to a link";
+  // A word JSON would read as something else stays a string.
+  nlohmann::json words = base;
+  words["software"] = "true";
+  words["cluster"]["preset"] = "1e3";
+  EXPECT_EQ(mc::apply_config_edits(base, mc::encode_config_edits(base, words)), words);
+
+  // In the address: written with ',' and ':' as they are, and read back to the same state.
+  mc::UrlState s;
+  s.panel = "perf";
+  s.present = true;
+  s.edits = e;
+  const std::string q = mc::to_query(s);
+  EXPECT_EQ(q.find("?panel=perf&present=1&edits=cluster.price_per_gpu_hour_usd:2.5,parallel.dp:16"), 0u) << q;
+  const mc::UrlState back = mc::parse_url_state(q);
+  EXPECT_TRUE(back.problems.empty()) << back.problems.front();
+  EXPECT_EQ(back, s);
+}
+
+// A malformed edits list is refused whole, with what is wrong and what to do; the rest of the link opens.
+TEST(UrlState, MalformedEditsAreRefusedWithAReason) {
+  struct Case {
+    const char* query;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"?panel=perf&edits=parallel.tp", "has no value"},
+      {"?panel=perf&edits=parallel..tp:4", "has no path of keys"},
+      {"?panel=perf&edits=parallel.tp:4,", "end with ','"},
+      {"?panel=perf&edits=parallel.tp:[1,2", "unclosed quote or bracket"},
+      {"?panel=perf&edits=parallel.tp:4,parallel.tp.x:1", "is not a section"},
+      {"?panel=perf&edits=parallel.tp:a%20b", "neither a word nor JSON"},
+      {"?panel=perf&edits=~parallel.tp:4", "cannot also give it a value"},
+      {"?panel=perf&edits=x:\"a\"b", "is not followed by ','"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.query);
+    const mc::UrlState s = mc::parse_url_state(c.query);
+    EXPECT_EQ(s.panel, "perf");
+    EXPECT_EQ(s.edits, "");
+    ASSERT_EQ(s.problems.size(), 1u);
+    EXPECT_NE(s.problems[0].find(c.says), std::string::npos) << s.problems[0];
+    EXPECT_NE(s.problems[0].find("copy the link again"), std::string::npos) << s.problems[0];
+    EXPECT_THROW(mc::apply_config_edits(nlohmann::json::object(), mc::url_decode(std::string(c.query).substr(18))),
+                 std::invalid_argument);
+  }
+  EXPECT_THROW(mc::apply_config_edits(nlohmann::json::object(), std::string(mc::kMaxEditsBytes + 1, 'a')),
+               std::invalid_argument);
+}

@@ -103,7 +103,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   wrapped_text(false, "Money     %s at %s per %s", usd(r.cost_usd).c_str(), usd(r.usd_per_gpu_hour).c_str(),
                acc.hour.c_str());
   {  // What the price per hour is and what it pays for (Train a transformer costs runs at another row).
-    const std::string basis = price_basis(cat, r.usd_per_gpu_hour);
+    const std::string basis = price_basis(cat, r.usd_per_gpu_hour, c.gpu);
     if (c.pricing == capital::Pricing::build)
       wrapped_text(true, "          building: the %s, its share of the server and network written off, plus power",
                    acc.one.c_str());

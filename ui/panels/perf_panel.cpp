@@ -155,7 +155,9 @@ const ControlLabels& perf_controls() {
                                        {"sequence_parallel", "sequence parallel"},
                                        {"precision", "precision"},
                                        {"tokens", "tokens (billions)"},
-                                       {"software", "software"}};
+                                       {"software", "software"},
+                                       {"fabric", "network fabric"},
+                                       {"price_per_gpu_hour_usd", "price, USD per hour"}};
   return labels;
 }
 
@@ -319,13 +321,28 @@ void draw_network(ExplorerState& s) {
                fabric ? fabric->name.c_str() : "a custom network", 100 * cs.inter_bus_efficiency,
                cs.inter_busbw_GBps > 0 ? " (measured bus bandwidth used)" : "");
   track(s, "perf.network");
+  // The fabric is a control, not only a key: the warning below sends the class here, so it must be on screen.
+  if (ft) {
+    json& cfg_cl = s.perf.config["cluster"];
+    ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("network fabric").x + ImGui::GetStyle().ItemInnerSpacing.x));
+    if (ImGui::BeginCombo("network fabric##perf", combo_preview(fabric ? fabric->name : "(the preset's)").c_str())) {
+      if (ImGui::Selectable("(the cluster preset's own)", !cl.contains("fabric"))) cfg_cl.erase("fabric");
+      for (const Record& r : ft->records)
+        if (r.text_or("kind", "") == "inter-node" && ImGui::Selectable(r.name.c_str(), r.id == fabric_id))
+          cfg_cl["fabric"] = r.id;
+      ImGui::EndCombo();
+    }
+    if (fabric && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", fabric->name.c_str());
+    track(s, "perf.fabric");
+  }
   const double link = fabric ? fabric->get_or("link_Gbps", 0) : 0;
   if (link > 0 && cs.node_network_Gbps < link) {
+    const Record* slow = ft ? ft->find("ethernet-25g-tcp") : nullptr;
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1));
     wrapped_text(false,
-                 "%g Gb/s is less than one %s link (%g Gb/s): that is another network; set cluster.fabric "
-                 "to it (e.g. \"ethernet-25g-tcp\") so its efficiency and latency apply",
-                 cs.node_network_Gbps, fabric->name.c_str(), link);
+                 "%g Gb/s is less than one %s link (%g Gb/s): that is another network; pick it in 'network "
+                 "fabric' above (e.g. %s) so its efficiency and latency apply",
+                 cs.node_network_Gbps, fabric->name.c_str(), link, slow ? slow->name.c_str() : "Ethernet");
     ImGui::PopStyleColor();
   }
 }
@@ -380,6 +397,13 @@ void draw_controls(ExplorerState& s) {
     ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(),
                         gpn);
     if (v.valid) draw_network(s);
+    // The hourly price the cost is computed at: the preset's catalog row unless typed here (a custom cluster
+    // has none, and the results then ask for one here).
+    double price = v.parsed.cluster.price_per_gpu_hour_usd;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    if (ImGui::InputDouble("price, USD per hour##perf", &price, 0.1, 1.0, "%.2f"))
+      cfg["cluster"]["price_per_gpu_hour_usd"] = std::clamp(price, 0.0, 1e4);
+    track(s, "perf.price");
   }
   ImGui::TextDisabled("Training stack");
   if (const Table* sw = cat.table("software")) {
@@ -458,7 +482,7 @@ void draw_price_source(ExplorerState& s) {
     ImGui::SameLine();
     ImGui::TextDisabled("per %s", accelerator_words(&*s.catalog, s.perf.parsed.cluster.gpu).hour.c_str());
     // What the price is and what it pays for: Capital prices its plan at another row of the same table.
-    const std::string basis = price_basis(*s.catalog, p->value);
+    const std::string basis = price_basis(*s.catalog, p->value, s.perf.parsed.cluster.gpu);
     if (!basis.empty())
       wrapped_text(true,
                    "That is renting: %s, one accelerator for an hour with its share of the server and "
@@ -580,7 +604,7 @@ void draw_results(ExplorerState& s) {
     // A custom cluster has no price: say so rather than print "$0".
     wrapped_text(false, "%.1f days for %.0f B tokens on %lld %s, %s %ss", e.training_days,
                  v.parsed.training.tokens / 1e9, n_acc, acc_n, format_si(e.gpu_hours).c_str(), w.hour.c_str());
-    wrapped_text(true, "(no price: set cluster.price_per_gpu_hour_usd to see the cost)");
+    wrapped_text(true, "(no price: type one in 'price, USD per hour' under Cluster to see the cost)");
   }
   // The nodes slider offers a machine; the layout uses the GPUs it can (fit_to_machine): say how many and why.
   if (v.machine_gpus > n_acc) {
@@ -595,7 +619,7 @@ void draw_results(ExplorerState& s) {
   if (v.parsed.training.tokens_from == perf::Training::TokensFrom::assumed)
     wrapped_text(true,
                  "(%.0f B tokens is an assumption, GPT-3's count: the catalog has no token count for this model; "
-                 "set \"tokens\" to its own)",
+                 "type its own in 'tokens (billions)')",
                  v.parsed.training.tokens / 1e9);
   end_tracked(s, "perf.cost");
 
@@ -693,6 +717,12 @@ void draw_search(ExplorerState& s) {
   same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.clear();
   ImGui::TextDisabled("%s", progress);  // on its own line: one line whatever its digits
+  // An empty table reads as "nothing happened": say that every layout was refused, and where the reasons are.
+  if (v.search_done && v.search.ranked.empty() && v.search.considered > 0)
+    wrapped_text(false,
+                 "No layout runs on these %s with this stack: every one was refused, for the reasons "
+                 "under the table.",
+                 sw.many.c_str());
   // ScrollX: on a narrow screen the columns keep their width and the table scrolls, instead of shrinking
   // to unreadable columns.
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |

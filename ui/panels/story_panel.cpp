@@ -53,20 +53,24 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     if (!measured && int(yr * 4) % 2) continue;
     dl->AddLine(ImVec2(X(a), Y(t.flops_at(a))), ImVec2(X(b), Y(t.flops_at(b))), trend_col, measured ? 2.0f : 1.2f);
   }
-  const std::string doubling = "doubling every " + std::to_string(t.doubling_months).substr(0, 3) + " months";
-  const float dw = ImGui::CalcTextSize(doubling.c_str()).x;  // kept inside the chart when it is narrow
+  char doubling[64];  // as the caption and the narrations write it ("%.1f": 3.4, never a cut "3.4000")
+  std::snprintf(doubling, sizeof doubling, "doubling every %.1f months", t.doubling_months);
+  const float dw = ImGui::CalcTextSize(doubling).x;  // kept inside the chart when it is narrow
   dl->AddText(ImVec2(std::max(p0.x + left, std::min(X(2016.8), p1.x - right - dw)), Y(t.flops_at(2014.2))), trend_col,
-              doubling.c_str());
+              doubling);
   // The runs.
   for (const auto& r : runs) {
     const ImVec2 c(X(r.year), Y(r.flops));
     const ImVec4 col = r.flops_value ? confidence_color(r.flops_value->confidence) : ImVec4(1, 1, 1, 1);
     const ImU32 u = ImGui::GetColorU32(col);
-    if (r.kind == "machine") dl->AddRect(ImVec2(c.x - 4, c.y - 4), ImVec2(c.x + 4, c.y + 4), u, 0, 0, 2);
-    else dl->AddCircleFilled(c, 5, u);
+    if (r.kind == "machine")
+      dl->AddRect(ImVec2(c.x - 4, c.y - 4), ImVec2(c.x + 4, c.y + 4), u, 0, 0, 2);
+    else
+      dl->AddCircleFilled(c, 5, u);
     // Short label ("GPT-3 175B", without the year in brackets) and its PF-days, left of points on the right half.
     // PF-days as the timeline and the panels print them ("3,640 PF-days", core/format.h).
-    const std::string name = r.name.substr(0, r.name.find(" (")), pf = format_quantity(capital::flops_to_pf_days(r.flops), "PF-days");
+    const std::string name = r.name.substr(0, r.name.find(" (")),
+                      pf = format_quantity(capital::flops_to_pf_days(r.flops), "PF-days");
     const std::string one_line = name + "  " + pf;
     auto place = [&](float tw) { return c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7; };
     float lx = place(ImGui::CalcTextSize(one_line.c_str()).x);
@@ -85,6 +89,28 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
   }
 }
 
+// The numbers behind the line, in words above the chart (the trend's scenario quotes them): the post's
+// measurement, the line carried on to mid-2020, and where each run sits against the line in its own year.
+void draw_trend_caption(ExplorerState& s, const Catalog& cat) {
+  const capital::ComputeTrend t = capital::load_trend(cat);
+  begin_tracked(s);
+  wrapped_text(true,
+               "The line: doubling every %.1f months, %sx in %.1f years from %.0f (measured, solid); "
+               "carried on (dashed) it reaches %.3g FLOPs by mid-2020.",
+               t.doubling_months, with_thousands(t.growth).c_str(), t.period_years(), t.start_year,
+               t.flops_at(2020.4));  // mid-2020: the year the scenario's "trend" action also reads the line at
+  std::string runs;
+  for (const auto& r : capital::run_points(cat)) {
+    if (r.kind == "machine") continue;  // a machine's day of compute is no run on the line
+    char one[160];
+    std::snprintf(one, sizeof one, "%s%s %.3g FLOPs, %.2fx", runs.empty() ? "" : "; ",
+                  r.name.substr(0, r.name.find(" (")).c_str(), r.flops, r.flops / t.flops_at(r.year));
+    runs += one;
+  }
+  wrapped_text(true, "Each run against the line in its year: %s.", runs.c_str());
+  end_tracked(s, "story.trend");
+}
+
 void draw_timeline(ExplorerState& s, const Catalog& cat) {
   const Table* ev = cat.table("events");
   if (!ev) {
@@ -93,7 +119,8 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
   }
   std::vector<const Record*> rows;
   for (const auto& r : ev->records) rows.push_back(&r);
-  std::stable_sort(rows.begin(), rows.end(), [](const Record* a, const Record* b) { return a->get_or("date", 0) < b->get_or("date", 0); });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Record* a, const Record* b) { return a->get_or("date", 0) < b->get_or("date", 0); });
   for (const Record* r : rows) {
     ImGui::PushID(r->id.c_str());
     const Sourced* date = r->find("date");
@@ -114,7 +141,8 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
     // catalog holds it, with its confidence mark; hovering lists their sources.
     facts_text(cat, r->text_or("summary", ""));  // breaks at spaces, never inside "$129,000"
     if (date)
-      if (const Source* so = cat.source(date->source)) wrapped_text(true, "%s, %s", so->title.c_str(), so->publisher.c_str());
+      if (const Source* so = cat.source(date->source))
+        wrapped_text(true, "%s, %s", so->title.c_str(), so->publisher.c_str());
     ImGui::Unindent(ImGui::GetFontSize() * 6);
     ImGui::PopID();
   }
@@ -126,13 +154,18 @@ void draw(ExplorerState& s) {
     return;
   }
   const Catalog& cat = *s.catalog;
-  wrapped_text(false, "From one donated box to a machine built for one customer: the events of the story, and the "
-                     "compute of its runs against the 'AI and Compute' trend. Hover a point for its source.");
+  wrapped_text(false,
+               "From one donated box to a machine built for one customer: the events of the story, and the "
+               "compute of its runs against the 'AI and Compute' trend. Hover a point for its source.");
   confidence_legend();
   const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetContentRegionAvail().y;
   ImGui::BeginChild("chart", ImVec2(w * 0.55f, h), false);
   wrapped_text(true, "Training compute (FLOPs, log scale) by year; squares are machines, dots are runs");
-  draw_chart(s, cat, ImVec2(ImGui::GetContentRegionAvail().x, std::min(h - 8, ImGui::GetFontSize() * 28)));
+  draw_trend_caption(s, cat);
+  const float chart_h = ImGui::GetContentRegionAvail().y - 8;  // the chart takes what the captions leave
+  draw_chart(s, cat,
+             ImVec2(ImGui::GetContentRegionAvail().x,
+                    std::clamp(chart_h, ImGui::GetFontSize() * 12, ImGui::GetFontSize() * 28)));
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("timeline", ImVec2(0, h), true);
