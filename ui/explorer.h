@@ -13,6 +13,7 @@
 #include "ui/platform.h"
 #include "ui/state/capital_state.h"
 #include "ui/state/collective_state.h"
+#include "ui/state/pipeline_state.h"
 #include "ui/state/lab_state.h"
 #include "ui/state/perf_state.h"
 #include "ui/state/scenario_state.h"
@@ -75,6 +76,7 @@ struct ExplorerState {
   ScenarioView scenarios;  // scenario gallery and player
   SimView sim;             // simulator panels: config (simulate JSON), iteration and run results
   CollectiveView collective;  // "Collectives in motion": one collective animated on sim's cluster
+  PipelineView pipeline;      // "Pipeline in motion": one replica's pipeline schedule animated
   // assets/configs/{estimate,simulate,train}.json as read at start: what a fresh page's panels hold.
   std::map<std::string, nlohmann::json> default_configs;
 

@@ -9,10 +9,11 @@
 #include "sim/pipeline_animation.h"
 
 #include "core/json_doc.h"
-#include "tests/unit/test_helpers.h"
+#include "test_helpers.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -194,7 +195,10 @@ TEST(PipelineAnimation, AConfigsPipelineWithOtherStagesSplitsItsLayersAsThePerfM
   const PipelineAnimationSpec s = pipeline_spec_of_config(mc::test::catalog(), cfg, set);
   EXPECT_EQ(s.iteration.pp, 5);
   EXPECT_EQ(s.iteration.micro_batches, 10);
-  EXPECT_EQ(s.iteration.stage_layers, (std::vector<int>{20, 19, 19, 19, 19}));  // 96 over 5, the first takes one more
+  // 96 over 5: four stages of 19 and one of 20 (perf's balanced split; which stage takes it is perf's rule).
+  ASSERT_EQ(s.iteration.stage_layers.size(), 5u);
+  EXPECT_EQ(std::count(s.iteration.stage_layers.begin(), s.iteration.stage_layers.end(), 19), 4);
+  EXPECT_EQ(std::count(s.iteration.stage_layers.begin(), s.iteration.stage_layers.end(), 20), 1);
   EXPECT_GT(s.iteration.layer_forward_s, 0);
   expect_timeline_is_the_simulators(s);
   set.schedule = int(PipeSchedule::interleaved);
