@@ -78,8 +78,8 @@ json shown_estimate(const ExplorerState& s) {
 // The simulator panels' results: the iteration (sim panel) and the run (run panel) of the current config.
 json shown_simulation(const ExplorerState& s) {
   const SimView& v = s.sim;
-  json r = v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration)
-                                                                                : json::object();
+  json r =
+      v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration) : json::object();
   const std::string run_key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
   if (v.run && v.run_for == run_key && !v.run_job) r["run"] = sim::to_json(*v.run);
   return r.empty() ? json() : r;
@@ -213,8 +213,9 @@ const std::vector<ConfigBinding>& config_bindings() {
        }},
       {"train",
        [](ExplorerState& s, const json& c, const json&) {
-         set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default" ? "synthetic"
-                                                                                          : c.value("corpus", std::string("synthetic")));
+         set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default"
+                                   ? "synthetic"
+                                   : c.value("corpus", std::string("synthetic")));
          if (without_empty_sections(s.lab.config) != without_empty_sections(c)) {
            s.lab.config = c;
            s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
@@ -289,7 +290,8 @@ void apply_configs(ExplorerState& s, const json& configs, const json& engine_cal
     if (!b) continue;  // tests assert every kind has a binding (ScenarioBindings.EveryConfigKindHasAPanel)
     const json call = engine_calls.is_object() && engine_calls.contains(kind) ? engine_calls[kind] : json();
     const json shown = config_for_panel(kind, config, call);
-    if (!shown.is_null()) b->apply(s, shown, call);
+    if (!shown.is_null())
+      b->apply(s, shown, call);
     else if (b->restore)
       b->restore(s);
   }
