@@ -13,9 +13,9 @@
 #include "ui/platform.h"
 #include "ui/state/capital_state.h"
 #include "ui/state/collective_state.h"
-#include "ui/state/pipeline_state.h"
 #include "ui/state/lab_state.h"
 #include "ui/state/perf_state.h"
+#include "ui/state/pipeline_state.h"
 #include "ui/state/scenario_state.h"
 #include "ui/state/sim_state.h"
 
