@@ -15,6 +15,7 @@
 #include "ui/state/collective_state.h"
 #include "ui/state/lab_state.h"
 #include "ui/state/perf_state.h"
+#include "ui/state/pipeline_state.h"
 #include "ui/state/scenario_state.h"
 #include "ui/state/sim_state.h"
 #include "ui/state/zero_state.h"
@@ -76,6 +77,7 @@ struct ExplorerState {
   ScenarioView scenarios;  // scenario gallery and player
   SimView sim;             // simulator panels: config (simulate JSON), iteration and run results
   CollectiveView collective;  // "Collectives in motion": one collective animated on sim's cluster
+  PipelineView pipeline;      // "Pipeline in motion": one replica's pipeline schedule animated
   ZeroView zero;              // "ZeRO, layer by layer": one ZeRO step from the simulator
   // assets/configs/{estimate,simulate,train}.json as read at start: what a fresh page's panels hold.
   std::map<std::string, nlohmann::json> default_configs;

@@ -4,6 +4,7 @@
 #include "capital/compute_cost.h"
 #include "capital/waterfall.h"
 #include "perf/perf.h"
+#include "scenario/animation_actions.h"
 #include "train/scaling.h"
 #include "train/train.h"
 #include "ui/explorer.h"
@@ -77,8 +78,8 @@ json shown_estimate(const ExplorerState& s) {
 // The simulator panels' results: the iteration (sim panel) and the run (run panel) of the current config.
 json shown_simulation(const ExplorerState& s) {
   const SimView& v = s.sim;
-  json r = v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration)
-                                                                                : json::object();
+  json r =
+      v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration) : json::object();
   const std::string run_key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
   if (v.run && v.run_for == run_key && !v.run_job) r["run"] = sim::to_json(*v.run);
   return r.empty() ? json() : r;
@@ -108,6 +109,71 @@ void set_lab_corpus(LabView& v, const std::string& corpus) {
   v.corpus_text.clear();
   v.corpus_error.clear();
   v.built_for.clear();
+}
+
+// The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
+// view, which then makes the same animation; what it shows is the same figures function at its moment.
+void apply_collective(ExplorerState& s, const json& c, const json&) {
+  CollectiveView& v = s.collective;
+  const std::string kind = c.value("collective", std::string("all-reduce"));
+  for (auto k : {sim::CollectiveKind::all_reduce, sim::CollectiveKind::reduce_scatter, sim::CollectiveKind::all_gather,
+                 sim::CollectiveKind::send})
+    if (kind == scenario::collective_kind_name(k)) v.kind = k;
+  v.algorithm = sim::algorithm_from_string(c.value("algorithm", std::string("ring")));
+  v.gpus = c.value("gpus", v.gpus);
+  v.first_gpu = c.value("first_gpu", v.first_gpu);
+  v.message_MiB = c.value("message_bytes", v.message_MiB * 1024 * 1024) / (1024.0 * 1024.0);
+  v.machine = c.value("machine", json());
+  v.pending_t_s = c.value("t_s", 0.0);
+  v.playing = false;
+}
+
+json current_collective(const ExplorerState& s) {
+  const CollectiveView& v = s.collective;
+  if (v.machine.is_null()) return json::object();  // the panel's own: nothing a scenario set
+  return {{"collective", scenario::collective_kind_name(v.kind)},
+          {"algorithm", scenario::algorithm_name(v.algorithm)},
+          {"gpus", v.gpus},
+          {"first_gpu", v.first_gpu},
+          {"message_bytes", v.message_MiB * 1024 * 1024},
+          {"t_s", v.pending_t_s >= 0 ? v.pending_t_s : v.t_s},
+          {"machine", v.machine}};
+}
+
+json shown_collective(const ExplorerState& s) {
+  const CollectiveView& v = s.collective;
+  if (!v.anim || v.pending_t_s >= 0) return nullptr;
+  return scenario::collective_figures(*v.anim, v.t_s);
+}
+
+void apply_pipeline(ExplorerState& s, const json& c, const json&) {
+  PipelineView& v = s.pipeline;
+  v.schedule = sim::schedule_from_string(c.value("schedule", std::string("1f1b")));
+  v.stages = c.value("stages", v.stages);
+  v.micro_batches = c.value("micro_batches", v.micro_batches);
+  v.virtual_stages = c.value("virtual_stages", v.virtual_stages);
+  v.followed = c.value("follow", 0) - 1;
+  v.config = c.value("machine", json());
+  v.pending_t_s = c.value("t_s", 0.0);
+  v.playing = false;
+}
+
+json current_pipeline(const ExplorerState& s) {
+  const PipelineView& v = s.pipeline;
+  if (v.config.is_null()) return json::object();
+  return {{"schedule", sim::schedule_name(v.schedule)},
+          {"stages", v.stages},
+          {"micro_batches", v.micro_batches},
+          {"virtual_stages", v.virtual_stages},
+          {"follow", v.followed + 1},
+          {"t_s", v.pending_t_s >= 0 ? v.pending_t_s : v.t_s},
+          {"machine", v.config}};
+}
+
+json shown_pipeline(const ExplorerState& s) {
+  const PipelineView& v = s.pipeline;
+  if (!v.anim || v.pending_t_s >= 0) return nullptr;
+  return scenario::pipeline_figures(*v.anim, v.t_s);
 }
 
 }  // namespace
@@ -147,8 +213,9 @@ const std::vector<ConfigBinding>& config_bindings() {
        }},
       {"train",
        [](ExplorerState& s, const json& c, const json&) {
-         set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default" ? "synthetic"
-                                                                                          : c.value("corpus", std::string("synthetic")));
+         set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default"
+                                   ? "synthetic"
+                                   : c.value("corpus", std::string("synthetic")));
          if (without_empty_sections(s.lab.config) != without_empty_sections(c)) {
            s.lab.config = c;
            s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
@@ -184,6 +251,14 @@ const std::vector<ConfigBinding>& config_bindings() {
          v.sweep.reset();
          v.sweep_requested = v.sweep_running = false;
        }},
+      {"collective", apply_collective, current_collective, shown_collective,
+       [](ExplorerState& s) {
+         if (!s.collective.machine.is_null()) s.collective = CollectiveView{};  // a fresh page's view
+       }},
+      {"pipeline", apply_pipeline, current_pipeline, shown_pipeline,
+       [](ExplorerState& s) {
+         if (!s.pipeline.config.is_null()) s.pipeline = PipelineView{};
+       }},
   };
   return bindings;
 }
@@ -215,7 +290,8 @@ void apply_configs(ExplorerState& s, const json& configs, const json& engine_cal
     if (!b) continue;  // tests assert every kind has a binding (ScenarioBindings.EveryConfigKindHasAPanel)
     const json call = engine_calls.is_object() && engine_calls.contains(kind) ? engine_calls[kind] : json();
     const json shown = config_for_panel(kind, config, call);
-    if (!shown.is_null()) b->apply(s, shown, call);
+    if (!shown.is_null())
+      b->apply(s, shown, call);
     else if (b->restore)
       b->restore(s);
   }

@@ -245,6 +245,12 @@ const std::vector<ConfigKind>& config_kinds() {
       {"train", "lab/train", "real training steps in the training lab (train::run_json)", {"train"}},
       {"scaling", "lab/scaling", "the predictable-scaling sweep: small runs, a fit, a prediction (train::ScalingSweep)",
        {"scaling"}},
+      {"collective", "collective",
+       "one collective, chunk by chunk, on the simulate (or estimate) config's cluster (sim::animate_collective)",
+       {"collective"}},
+      {"pipeline", "pipeline",
+       "one replica's pipeline schedule over an iteration, on the simulate (or estimate) config (sim::animate_pipeline)",
+       {"pipeline"}},
   };
   return kinds;
 }

@@ -3,6 +3,7 @@
 #include "catalog/catalog.h"
 #include "perf/perf.h"
 #include "scenario/actions.h"
+#include "scenario/animation_actions.h"
 #include "sim/sim.h"
 #include "train/storage/corpus.h"
 #include "train/scaling.h"
@@ -34,6 +35,7 @@ void store(ActionContext& ctx, const std::string& name, json value) {
 }  // namespace
 
 void register_engine_actions(ActionRegistry& reg) {
+  register_animation_actions(reg);  // "collective", "pipeline" (animation_actions.h)
   reg.add({"scaling",
            "the lab's predictable-scaling sweep on the \"scaling\" config: train the small widths, fit L(C), predict "
            "the larger one, then train it",

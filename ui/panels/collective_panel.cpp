@@ -31,6 +31,7 @@ constexpr sim::Algorithm kAlgorithmValues[] = {sim::Algorithm::ring, sim::Algori
 
 // The simulate config the Run chapter uses (its panel's, else the shipped default): the cluster to draw.
 const nlohmann::json& cluster_config(const ExplorerState& s) {
+  if (!s.collective.machine.is_null()) return s.collective.machine;  // a scenario's
   if (!s.sim.config.is_null() && s.sim.config.contains("cluster")) return s.sim.config;
   static const nlohmann::json none;
   auto it = s.default_configs.find("simulate");
@@ -43,22 +44,28 @@ void refresh(ExplorerState& s) {
   const std::string key = std::to_string(int(v.kind)) + "/" + std::to_string(int(v.algorithm)) + "/" +
                           std::to_string(v.gpus) + "/" + std::to_string(v.first_gpu) + "/" +
                           std::to_string(v.message_MiB) + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : "");
-  if (key == v.key) return;
-  v.key = key;
-  v.anim.reset();
-  v.error.clear();
-  v.t_s = 0;
-  try {
-    sim::CollectiveAnimationSpec spec;
-    spec.topology = sim::topology_of_config(*s.catalog, cfg);
-    spec.kind = v.kind;
-    spec.algorithm = v.algorithm;
-    spec.gpus = v.gpus;
-    spec.first_gpu = v.first_gpu;
-    spec.message_bytes = v.message_MiB * 1024 * 1024;
-    v.anim = sim::animate_collective(spec);
-  } catch (const std::exception& e) {
-    v.error = e.what();
+  if (key != v.key) {
+    v.key = key;
+    v.anim.reset();
+    v.error.clear();
+    v.t_s = 0;
+    try {
+      sim::CollectiveAnimationSpec spec;
+      spec.topology = sim::topology_of_config(*s.catalog, cfg);
+      spec.kind = v.kind;
+      spec.algorithm = v.algorithm;
+      spec.gpus = v.gpus;
+      spec.first_gpu = v.first_gpu;
+      spec.message_bytes = v.message_MiB * 1024 * 1024;
+      v.anim = sim::animate_collective(spec);
+    } catch (const std::exception& e) {
+      v.error = e.what();
+    }
+  }
+  if (v.anim && v.pending_t_s >= 0) {  // a scenario's moment, once its animation exists
+    v.t_s = std::min(v.pending_t_s, v.anim->total_s);
+    v.playing = false;
+    v.pending_t_s = -1;
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include "sim/collective_animation.h"
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 
@@ -22,6 +24,10 @@ struct CollectiveView {
   bool playing = true;
   float speed = 1;
   static constexpr double kSecondsPerCall = 12;
+  // A scenario's moment (collective action "t_s" / "at"): applied once the animation it refers to is made.
+  double pending_t_s = -1;
+  // The simulate config whose cluster a scenario animates (null: the Run chapter's).
+  nlohmann::json machine;
   // Cache: the animation for `key` (the settings and the cluster's config), or why it could not be made.
   std::string key;
   std::optional<sim::CollectiveAnimation> anim;

@@ -1,0 +1,196 @@
+// animation_actions.cpp - "collective" and "pipeline": a scenario step opens an animation with its settings
+// and a moment (animation_actions.h).
+#include "scenario/animation_actions.h"
+
+#include "catalog/catalog.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace mc::scenario {
+namespace {
+
+constexpr const char* kCollectiveNames[] = {"all-reduce", "reduce-scatter", "all-gather", "send"};
+constexpr const char* kAlgorithmNames[] = {"ring", "tree", "hierarchical"};
+
+void validate_as(const JsonCursor& a) {
+  if (auto as = a.get("as")) {
+    std::string n = as->string();
+    if (n.empty() || n.find('.') != std::string::npos) as->fail("a result name is non-empty and has no '.'");
+  }
+}
+
+// The moment: "at" (a fraction of the whole) or "t_s" (seconds), at most one.
+void validate_moment(const JsonCursor& a) {
+  if (a.has("at") && a.has("t_s")) a.fail("give the moment once: \"at\" (a fraction, 0-1) or \"t_s\" (seconds)");
+  if (a.has("at")) (void)a["at"].number_in(0, 1);
+  if (a.has("t_s")) (void)a["t_s"].number_in(0, 1e6);
+}
+
+double moment(const json& a, double total_s) {
+  if (a.contains("t_s")) return std::min(a.at("t_s").get<double>(), total_s);
+  return a.value("at", 1.0) * total_s;
+}
+
+void validate_machine(const JsonCursor& s) {
+  if (s.has("machine_of")) (void)s["machine_of"].one_of({"simulate", "estimate"});
+}
+
+void validate_collective_settings(const JsonCursor& s) {
+  if (!s.is_object()) s.fail("\"settings\" is an object: collective, algorithm, gpus, first_gpu, message_bytes");
+  for (const auto& [k, v] : s.items())
+    if (k != "collective" && k != "algorithm" && k != "gpus" && k != "first_gpu" && k != "message_bytes" &&
+        k != "machine_of")
+      v.fail("unknown setting \"" + k +
+             "\"; expected collective, algorithm, gpus, first_gpu, message_bytes, machine_of");
+  if (s.has("collective")) (void)s["collective"].one_of({"all-reduce", "reduce-scatter", "all-gather", "send"});
+  if (s.has("algorithm")) (void)s["algorithm"].one_of({"ring", "tree", "hierarchical"});
+  if (s.has("gpus")) (void)s["gpus"].integer_in(2, 16);
+  if (s.has("first_gpu")) (void)s["first_gpu"].integer_in(0, 1 << 20);
+  if (s.has("message_bytes")) (void)s["message_bytes"].number_in(1, 64.0 * (1LL << 30));
+  validate_machine(s);
+}
+
+void validate_pipeline_settings(const JsonCursor& s) {
+  if (!s.is_object()) s.fail("\"settings\" is an object: schedule, stages, micro_batches, virtual_stages, follow");
+  for (const auto& [k, v] : s.items())
+    if (k != "schedule" && k != "stages" && k != "micro_batches" && k != "virtual_stages" && k != "follow" &&
+        k != "machine_of")
+      v.fail("unknown setting \"" + k +
+             "\"; expected schedule, stages, micro_batches, virtual_stages, follow, machine_of");
+  if (s.has("schedule")) (void)s["schedule"].one_of({"gpipe", "1f1b", "interleaved"});
+  if (s.has("stages")) (void)s["stages"].integer_in(1, sim::kMaxAnimatedStages);
+  if (s.has("micro_batches")) (void)s["micro_batches"].integer_in(1, sim::kMaxAnimatedMicroBatches);
+  if (s.has("virtual_stages")) (void)s["virtual_stages"].integer_in(1, 8);
+  if (s.has("follow")) (void)s["follow"].integer_in(0, sim::kMaxAnimatedMicroBatches);
+  validate_machine(s);
+}
+
+// The scenario's config with the action's settings merged in, and the machine's config it names.
+json& merged(const json& a, ActionContext& ctx, const char* kind) {
+  json& c = ctx.state->configs[kind];
+  if (!c.is_object()) c = json::object();
+  if (a.contains("settings")) c.merge_patch(a.at("settings"));
+  return c;
+}
+
+const json& machine(const json& c, ActionContext& ctx, const char* kind) {
+  const std::string of = c.value("machine_of", std::string("simulate"));
+  const json& m = ctx.state->configs[of];
+  if (!m.is_object() || !m.contains("cluster"))
+    throw std::runtime_error(std::string("the ") + kind + " animation runs on the \"" + of +
+                             "\" config's machine, which this scenario has not set: set it first, or name "
+                             "another with \"machine_of\"");
+  return m;
+}
+
+void open(ActionContext& ctx, const json& a, const char* kind, json filled, const json& base, json figures) {
+  ctx.state->engine_calls[kind] = {{"config", std::move(filled)}, {"base", base}};
+  ctx.state->focus_panel = kind;
+  const std::string name = a.value("as", std::string(kind));
+  ctx.state->results[name] = std::move(figures);
+  ctx.produced.push_back(name);
+}
+
+}  // namespace
+
+const char* collective_kind_name(sim::CollectiveKind k) { return kCollectiveNames[int(k)]; }
+const char* algorithm_name(sim::Algorithm a) { return kAlgorithmNames[int(a)]; }
+
+json collective_figures(const sim::CollectiveAnimation& a, double t) {
+  const sim::AnimationFrame f = sim::frame_at(a, t);
+  return {{"gpus", a.spec.gpus},
+          {"message_bytes", a.spec.message_bytes},
+          {"steps", a.steps},
+          {"step", std::clamp(f.step + 1, 0, a.steps)},  // as the view writes "Step k of n"
+          {"time_s", a.total_s},
+          {"time_ms", a.total_s * 1e3},
+          {"time_us", a.total_s * 1e6},
+          {"bytes_sent_per_gpu", a.bytes_sent_per_gpu},
+          {"algbw_Bps", a.algbw_GBps * 1e9},
+          {"busbw_Bps", a.busbw_GBps * 1e9},
+          {"bus_factor", a.bus_factor},
+          {"t_s", t}};
+}
+
+json pipeline_figures(const sim::PipelineAnimation& a, double t) {
+  const sim::PipelineFrame f = sim::pipeline_frame_at(a, t);
+  return {{"stages", a.stages},
+          {"micro_batches", a.micro_batches},
+          {"virtual_stages", a.virtual_stages},
+          {"iteration_s", a.total_s},
+          {"bubble_fraction", a.bubble_fraction},
+          {"analytic_bubble", a.analytic_bubble},
+          {"bubble_so_far", f.bubble_so_far},
+          {"t_s", t}};
+}
+
+void register_animation_actions(ActionRegistry& reg) {
+  reg.add({"collective",
+           "open \"Collectives in motion\" on the \"collective\" config (with \"settings\" merged in) at a moment",
+           {"as", "settings", "at", "t_s"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             validate_moment(a);
+             if (a.has("settings")) validate_collective_settings(a["settings"]);
+           },
+           [](const json& a, ActionContext& ctx) {
+             if (!ctx.catalog) throw std::runtime_error("collective needs the catalog");
+             const json& c = merged(a, ctx, "collective");
+             const json& m = machine(c, ctx, "collective");
+             sim::CollectiveAnimationSpec s;
+             s.topology = sim::topology_of_config(*ctx.catalog, m);
+             const std::string kind = c.value("collective", std::string("all-reduce"));
+             for (int k = 0; k < 4; ++k)
+               if (kind == kCollectiveNames[k]) s.kind = sim::CollectiveKind(k);
+             s.algorithm = sim::algorithm_from_string(c.value("algorithm", std::string("ring")));
+             s.gpus = c.value("gpus", 16);
+             s.first_gpu = c.value("first_gpu", 0);
+             s.message_bytes = c.value("message_bytes", 64.0 * 1024 * 1024);
+             const sim::CollectiveAnimation anim = sim::animate_collective(s);
+             const double t = moment(a, anim.total_s);
+             json filled = {{"collective", collective_kind_name(s.kind)},
+                            {"algorithm", algorithm_name(s.algorithm)},
+                            {"gpus", s.gpus},
+                            {"first_gpu", s.first_gpu},
+                            {"message_bytes", s.message_bytes},
+                            {"t_s", t},
+                            {"machine", m}};
+             open(ctx, a, "collective", std::move(filled), c, collective_figures(anim, t));
+           }});
+  reg.add({"pipeline",
+           "open \"Pipeline in motion\" on the \"pipeline\" config (with \"settings\" merged in) at a moment",
+           {"as", "settings", "at", "t_s"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             validate_moment(a);
+             if (a.has("settings")) validate_pipeline_settings(a["settings"]);
+           },
+           [](const json& a, ActionContext& ctx) {
+             if (!ctx.catalog) throw std::runtime_error("pipeline needs the catalog");
+             const json& c = merged(a, ctx, "pipeline");
+             const json& m = machine(c, ctx, "pipeline");
+             sim::PipelineSettings set;
+             if (c.contains("schedule")) set.schedule = int(sim::schedule_from_string(c.at("schedule")));
+             set.stages = c.value("stages", 0);
+             set.micro_batches = c.value("micro_batches", 0);
+             set.virtual_stages = c.value("virtual_stages", 0);
+             const sim::PipelineAnimation anim =
+                 sim::animate_pipeline(sim::pipeline_spec_of_config(*ctx.catalog, m, set));
+             const double t = moment(a, anim.total_s);
+             const int follow = c.value("follow", 0);
+             if (follow > anim.micro_batches)
+               throw std::runtime_error("follow " + std::to_string(follow) + ": the pipeline has only " +
+                                        std::to_string(anim.micro_batches) + " micro-batches");
+             json filled = {{"schedule", sim::schedule_name(anim.spec.iteration.schedule)},
+                            {"stages", anim.stages},
+                            {"micro_batches", anim.micro_batches},
+                            {"virtual_stages", anim.virtual_stages},
+                            {"follow", follow},
+                            {"t_s", t},
+                            {"machine", m}};
+             open(ctx, a, "pipeline", std::move(filled), c, pipeline_figures(anim, t));
+           }});
+}
+
+}  // namespace mc::scenario

@@ -1,0 +1,34 @@
+// animation_actions.h - the scenario actions that open an animation ("collective", "pipeline") and the
+// figures both they and the views quote, from one function each, so a narration's
+// {{ring.busbw_Bps|si}}B/s is the number the view draws.
+//
+//   {"do": "collective", "settings": {"collective": "all-reduce", "algorithm": "ring", "gpus": 16,
+//                                      "message_bytes": 80e6, "machine_of": "estimate"}, "at": 1, "as": "ring"}
+//   {"do": "pipeline",   "settings": {"schedule": "interleaved", "stages": 4, "micro_batches": 8,
+//                                      "virtual_stages": 2, "follow": 1}, "t_s": 0.5, "as": "pipe"}
+//
+// "settings" are merged into the scenario's "collective" / "pipeline" config (a "set" can edit it too);
+// "machine_of" names the config whose cluster (and, for the pipeline, model, layout and per-layer times)
+// is animated: "simulate" (default) or "estimate". "at" is a moment as a fraction of the call or
+// iteration, "t_s" one in seconds (default: the end). The engine call's filled-in config (every setting,
+// the moment, the machine's config) is what the view is given, so it makes the very same animation.
+#pragma once
+
+#include "scenario/actions.h"
+#include "sim/collective_animation.h"
+#include "sim/pipeline_animation.h"
+
+namespace mc::scenario {
+
+void register_animation_actions(ActionRegistry& reg);
+
+// The figures of an animation at time t, as the views draw them (the actions' results and the
+// bindings' "shown").
+json collective_figures(const sim::CollectiveAnimation& a, double t_s);
+json pipeline_figures(const sim::PipelineAnimation& a, double t_s);
+
+// The engine names of the settings ("all-reduce", "ring", "1f1b"), both ways.
+const char* collective_kind_name(sim::CollectiveKind k);
+const char* algorithm_name(sim::Algorithm a);
+
+}  // namespace mc::scenario

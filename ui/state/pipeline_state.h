@@ -1,0 +1,38 @@
+// pipeline_state.h - view state of "Pipeline in motion": the schedule, stages, micro-batches and virtual
+// stages, the micro-batch followed, and the playback clock. The animation itself is the engine's
+// (sim/pipeline_animation.h), recomputed when a setting changes, so a scenario sets these fields and the
+// view follows.
+#pragma once
+
+#include "sim/pipeline_animation.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace mc::ui {
+
+struct PipelineView {
+  sim::PipeSchedule schedule = sim::PipeSchedule::one_f_one_b;
+  int stages = 4;  // a teaching size: every block stays wide enough to read its micro-batch
+  int micro_batches = 8;
+  int virtual_stages = 2;  // interleaved only
+  int followed = -1;       // the micro-batch clicked, highlighted through every stage (-1: none)
+  // Playback: the iteration's simulated time `t_s`, advanced by wall time x speed x (total /
+  // kSecondsPerIteration), so one iteration takes that long at speed 1 however long it lasts.
+  double t_s = 0;
+  bool playing = true;
+  float speed = 1;
+  static constexpr double kSecondsPerIteration = 16;
+  // A scenario's moment (pipeline action "t_s" / "at"): applied once the animation it refers to is made.
+  double pending_t_s = -1;
+  // The simulate config a scenario animates (null: the Run chapter's, as for the collective view).
+  nlohmann::json config;
+  // Cache: the animation for `key` (the settings and the config), or why it could not be made.
+  std::string key;
+  std::optional<sim::PipelineAnimation> anim;
+  std::string error;
+};
+
+}  // namespace mc::ui
