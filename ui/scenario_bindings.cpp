@@ -176,6 +176,35 @@ json shown_pipeline(const ExplorerState& s) {
   return scenario::pipeline_figures(*v.anim, v.t_s);
 }
 
+void apply_zero(ExplorerState& s, const json& c, const json&) {
+  ZeroView& v = s.zero;
+  v.stage = c.value("stage", v.stage);
+  v.gpus = c.value("gpus", v.gpus);
+  v.micro_batches = c.value("micro_batches", v.micro_batches);
+  v.model = c.value("model", v.model);
+  v.cluster = c.value("cluster", v.cluster);
+  v.software = c.value("software", v.software);
+  v.pending_t_s = c.value("t_s", 0.0);
+  v.playing = false;
+}
+
+json current_zero(const ExplorerState& s) {
+  const ZeroView& v = s.zero;
+  return {{"stage", v.stage},
+          {"gpus", v.gpus},
+          {"micro_batches", v.micro_batches},
+          {"model", v.model},
+          {"cluster", v.cluster},
+          {"software", v.software},
+          {"t_s", v.pending_t_s >= 0 ? v.pending_t_s : v.t_s}};
+}
+
+json shown_zero(const ExplorerState& s) {
+  const ZeroView& v = s.zero;
+  if (!v.anim || v.pending_t_s >= 0) return nullptr;
+  return scenario::zero_figures(*v.anim, v.t_s);
+}
+
 }  // namespace
 
 const std::vector<ConfigBinding>& config_bindings() {
@@ -258,6 +287,11 @@ const std::vector<ConfigBinding>& config_bindings() {
       {"pipeline", apply_pipeline, current_pipeline, shown_pipeline,
        [](ExplorerState& s) {
          if (!s.pipeline.config.is_null()) s.pipeline = PipelineView{};
+       }},
+      {"zero", apply_zero, current_zero, shown_zero,
+       [](ExplorerState& s) {
+         if (s.zero.key.empty() && s.zero.pending_t_s < 0) return;
+         s.zero = ZeroView{};  // a fresh page's view
        }},
   };
   return bindings;

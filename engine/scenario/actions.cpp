@@ -251,6 +251,7 @@ const std::vector<ConfigKind>& config_kinds() {
       {"pipeline", "pipeline",
        "one replica's pipeline schedule over an iteration, on the simulate (or estimate) config (sim::animate_pipeline)",
        {"pipeline"}},
+      {"zero", "zero", "one ZeRO 0-3 step, layer by layer, from the simulator (sim::animate_zero)", {"zero"}},
   };
   return kinds;
 }

@@ -1,4 +1,4 @@
-// animation_actions.cpp - "collective" and "pipeline": a scenario step opens an animation with its settings
+// animation_actions.cpp - "collective", "pipeline" and "zero": a scenario step opens an animation with its settings
 // and a moment (animation_actions.h).
 #include "scenario/animation_actions.h"
 
@@ -66,6 +66,18 @@ void validate_pipeline_settings(const JsonCursor& s) {
   validate_machine(s);
 }
 
+void validate_zero_settings(const JsonCursor& s) {
+  if (!s.is_object()) s.fail("\"settings\" is an object: stage, gpus, micro_batches, model, cluster, software");
+  for (const auto& [k, v] : s.items())
+    if (k != "stage" && k != "gpus" && k != "micro_batches" && k != "model" && k != "cluster" && k != "software")
+      v.fail("unknown setting \"" + k + "\"; expected stage, gpus, micro_batches, model, cluster, software");
+  if (s.has("stage")) (void)s["stage"].integer_in(0, 3);
+  if (s.has("gpus")) (void)s["gpus"].integer_in(2, 64);
+  if (s.has("micro_batches")) (void)s["micro_batches"].integer_in(1, 4);
+  for (const char* k : {"model", "cluster", "software"})
+    if (s.has(k)) (void)s[k].string();
+}
+
 // The scenario's config with the action's settings merged in, and the machine's config it names.
 json& merged(const json& a, ActionContext& ctx, const char* kind) {
   json& c = ctx.state->configs[kind];
@@ -122,6 +134,27 @@ json pipeline_figures(const sim::PipelineAnimation& a, double t) {
           {"bubble_fraction", a.bubble_fraction},
           {"analytic_bubble", a.analytic_bubble},
           {"bubble_so_far", f.bubble_so_far},
+          {"t_s", t}};
+}
+
+json zero_figures(const sim::ZeroAnimation& a, double t) {
+  const sim::ZeroFrame f = sim::zero_frame_at(a, t);
+  return {{"stage", a.spec.stage},
+          {"gpus", a.spec.gpus},
+          {"layers", a.layers},
+          {"iteration_s", a.iteration_s},
+          {"weights_bytes", a.weights_bytes},
+          {"gradients_bytes", a.gradients_bytes},
+          {"optimizer_bytes", a.optimizer_bytes},
+          {"states_bytes", a.states_bytes},
+          {"peak_bytes", a.peak_bytes},
+          {"hbm_bytes", a.hbm_bytes},
+          {"fits", a.peak_bytes <= a.hbm_bytes},
+          {"bytes_moved_per_gpu", a.bytes_moved_per_gpu},
+          {"data_parallel_bytes", a.data_parallel_bytes},
+          {"traffic_ratio", a.bytes_moved_per_gpu / std::max(1.0, a.data_parallel_bytes)},
+          {"memory_now_bytes", f.memory_bytes},
+          {"computing_layer", f.computing_layer},
           {"t_s", t}};
 }
 
@@ -190,6 +223,32 @@ void register_animation_actions(ActionRegistry& reg) {
                             {"t_s", t},
                             {"machine", m}};
              open(ctx, a, "pipeline", std::move(filled), c, pipeline_figures(anim, t));
+           }});
+  reg.add({"zero",
+           "open \"ZeRO, layer by layer\" on the \"zero\" config (with \"settings\" merged in) at a moment",
+           {"as", "settings", "at", "t_s"},
+           [](const JsonCursor& a, const Catalog*) {
+             validate_as(a);
+             validate_moment(a);
+             if (a.has("settings")) validate_zero_settings(a["settings"]);
+           },
+           [](const json& a, ActionContext& ctx) {
+             if (!ctx.catalog) throw std::runtime_error("zero needs the catalog");
+             const json& c = merged(a, ctx, "zero");
+             sim::ZeroAnimationSpec spec;
+             spec.stage = c.value("stage", 3);
+             spec.gpus = c.value("gpus", 8);
+             spec.micro_batches = c.value("micro_batches", 1);
+             const std::string model = c.value("model", std::string("gpt3-2.7b"));
+             const std::string cluster = c.value("cluster", std::string("azure-openai-2020"));
+             const std::string software = c.value("software", std::string("deepspeed-2022"));
+             spec.config = {{"model", {{"preset", model}}}, {"cluster", {{"preset", cluster}}}, {"software", software}};
+             const sim::ZeroAnimation anim = sim::animate_zero(*ctx.catalog, spec);
+             const double t = moment(a, anim.iteration_s);
+             json filled = {{"stage", spec.stage}, {"gpus", spec.gpus}, {"micro_batches", spec.micro_batches},
+                            {"model", model},      {"cluster", cluster},  {"software", software},
+                            {"t_s", t}};
+             open(ctx, a, "zero", std::move(filled), c, zero_figures(anim, t));
            }});
 }
 

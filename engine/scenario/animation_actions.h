@@ -7,6 +7,9 @@
 //   {"do": "pipeline",   "settings": {"schedule": "interleaved", "stages": 4, "micro_batches": 8,
 //                                      "virtual_stages": 2, "follow": 1}, "t_s": 0.5, "as": "pipe"}
 //
+//   {"do": "zero",       "settings": {"stage": 3, "gpus": 8, "micro_batches": 1, "model": "gpt3-2.7b",
+//                                      "cluster": "azure-openai-2020", "software": "deepspeed-2022"}, "at": 0.5}
+//
 // "settings" are merged into the scenario's "collective" / "pipeline" config (a "set" can edit it too);
 // "machine_of" names the config whose cluster (and, for the pipeline, model, layout and per-layer times)
 // is animated: "simulate" (default) or "estimate". "at" is a moment as a fraction of the call or
@@ -17,6 +20,7 @@
 #include "scenario/actions.h"
 #include "sim/collective_animation.h"
 #include "sim/pipeline_animation.h"
+#include "sim/zero_animation.h"
 
 namespace mc::scenario {
 
@@ -26,6 +30,7 @@ void register_animation_actions(ActionRegistry& reg);
 // bindings' "shown").
 json collective_figures(const sim::CollectiveAnimation& a, double t_s);
 json pipeline_figures(const sim::PipelineAnimation& a, double t_s);
+json zero_figures(const sim::ZeroAnimation& a, double t_s);
 
 // The engine names of the settings ("all-reduce", "ring", "1f1b"), both ways.
 const char* collective_kind_name(sim::CollectiveKind k);

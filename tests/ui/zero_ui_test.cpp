@@ -23,9 +23,9 @@ TEST(ZeroUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
     const mc::sim::ZeroAnimation& a = *s.zero.anim;
     EXPECT_TRUE(mc::test::overflowing_windows().empty()) << mc::test::overflowing_windows().front();
     const std::string figures = s.widget_text["zero.figures"];
-    EXPECT_NE(figures.find(mc::format_quantity(a.states_bytes, "bytes")), std::string::npos) << figures;
-    EXPECT_NE(figures.find(mc::format_quantity(a.peak_bytes, "bytes")), std::string::npos) << figures;
-    EXPECT_NE(figures.find(mc::format_quantity(a.bytes_moved_per_gpu, "bytes")), std::string::npos) << figures;
+    EXPECT_NE(figures.find(mc::format_gib(a.states_bytes)), std::string::npos) << figures;
+    EXPECT_NE(figures.find(mc::format_gib(a.peak_bytes)), std::string::npos) << figures;
+    EXPECT_NE(figures.find(mc::format_gib(a.bytes_moved_per_gpu)), std::string::npos) << figures;
 
     // ">" walks the simulator's events one by one to the end of the step; at each stop the text names the
     // layer the engine's frame computes.

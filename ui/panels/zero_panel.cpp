@@ -25,7 +25,10 @@ void refresh(ExplorerState& s) {
   ZeroView& v = s.zero;
   const std::string key = std::to_string(v.stage) + "/" + std::to_string(v.gpus) + "/" +
                           std::to_string(v.micro_batches) + "/" + v.model + "/" + v.cluster + "/" + v.software;
-  if (key == v.key) return;
+  if (key == v.key) {
+    if (v.anim && v.pending_t_s >= 0) v.t_s = std::min(v.pending_t_s, v.anim->iteration_s), v.pending_t_s = -1;
+    return;
+  }
   v.key = key;
   v.anim.reset();
   v.error.clear();
@@ -37,12 +40,14 @@ void refresh(ExplorerState& s) {
     spec.gpus = v.gpus;
     spec.micro_batches = v.micro_batches;
     v.anim = sim::animate_zero(*s.catalog, spec);
+    if (v.pending_t_s >= 0) v.t_s = std::min(v.pending_t_s, v.anim->iteration_s), v.pending_t_s = -1;
   } catch (const std::exception& e) {
     v.error = e.what();
   }
 }
 
-std::string gib(double bytes) { return format_quantity(bytes, "bytes"); }
+// Memory and traffic as the other panels write memory (and the narrations' |gib quotes it).
+std::string gib(double bytes) { return format_gib(bytes); }
 
 // ---- the picture ----------------------------------------------------------------------------------------
 

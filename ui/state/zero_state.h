@@ -19,6 +19,7 @@ struct ZeroView {
   std::string model = "gpt3-2.7b", cluster = "azure-openai-2020", software = "deepspeed-2022";
   // Playback: simulated time t_s, advanced so that one step takes kSecondsPerStep at speed 1.
   double t_s = 0;
+  double pending_t_s = -1;  // a scenario's moment, applied once the step for its settings is made
   bool playing = true;
   float speed = 1;
   static constexpr double kSecondsPerStep = 20;
