@@ -122,6 +122,7 @@ json collective_figures(const sim::CollectiveAnimation& a, double t) {
           {"algbw_Bps", a.algbw_GBps * 1e9},
           {"busbw_Bps", a.busbw_GBps * 1e9},
           {"bus_factor", a.bus_factor},
+          {"network_bps", a.spec.topology.node_network_Gbps * 1e9},  // per server, achievable (as the view writes)
           {"t_s", t}};
 }
 

@@ -136,7 +136,7 @@ float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
   dl->AddLine(ImVec2(X(t), p0.y), ImVec2(X(t), p0.y + h), IM_COL32(240, 240, 240, 200), 1.5f);
   if (a.hbm_bytes > 0) {
     dl->AddLine(ImVec2(x0, Y(a.hbm_bytes)), ImVec2(x0 + pw, Y(a.hbm_bytes)), IM_COL32(230, 70, 70, 255), 1.5f);
-    dl->AddText(ImVec2(x0 + pw - fs * 10, Y(a.hbm_bytes) - fs * 1.1f), IM_COL32(230, 110, 110, 255),
+    dl->AddText(ImVec2(x0 + pw - fs * 10, Y(a.hbm_bytes) + 2), IM_COL32(230, 110, 110, 255),
                 ("GPU memory " + gib(a.hbm_bytes)).c_str());
   }
   dl->AddText(ImVec2(p0.x, p0.y), IM_COL32(200, 200, 200, 255), gib(top / 1.05).c_str());
@@ -239,8 +239,15 @@ void draw_figures(ExplorerState& s, const sim::ZeroAnimation& a, const sim::Zero
                         "optimizer state (12 bytes per parameter) split over the GPUs: 2 + 2 + 12/N",
                         "gradients split too: 2 + (2 + 12)/N",
                         "weights split too: (2 + 2 + 12)/N; each layer is gathered before it runs and dropped after"};
-  wrapped_text(true, "ZeRO-%d (Rajbhandari et al. 2020, Sec. 5): %s, N = %d. Stack: %s; %s on %s.", a.spec.stage,
-               rule[a.spec.stage], n, a.software.c_str(), s.zero.model.c_str(), s.zero.cluster.c_str());
+  // Catalog names, not ids, for a class to read.
+  auto name_of = [&](const char* table, const std::string& id) {
+    const Table* t = s.catalog->table(table);
+    const Record* r = t ? t->find(id) : nullptr;
+    return r ? r->name : id;
+  };
+  wrapped_text(true, "ZeRO-%d (Rajbhandari et al. 2020, Sec. 5): %s, N = %d. %s on %s, run by %s.", a.spec.stage,
+               rule[a.spec.stage], n, name_of("models", s.zero.model).c_str(),
+               name_of("clusters", s.zero.cluster).c_str(), name_of("software", a.software).c_str());
   wrapped_text(true,
                "Layers: green = GPU 0 holds the full weights, light green = being gathered, purple = gradients "
                "being reduce-scattered, outlined = computing (blue forward, orange backward). Bars: weights, "
