@@ -133,3 +133,38 @@ TEST(QuestionMasks, RevealIsPerQuestionAndAnOpenedScenarioStartsHidden) {
   h.frame(app);
   EXPECT_EQ(s.scenarios.hidden, std::vector<std::string>{days}) << "opened again: the answer is hidden again";
 }
+
+// A panel often stays on screen from one step to the next: the value the next step's question asks for is
+// masked one step early too (openai-lp step 1 drew "Nonprofit: $803B, 95.3%", the answer step 2 asks for;
+// gpt3-on-the-machine step 1's search drew step 2's "98.3" days).
+TEST(QuestionMasks, TheNextStepsAnswerIsNotShownOneStepEarly) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  int checked = 0;
+  for (const std::string& id : mc::test::shipped_scenarios()) {
+    if (id == "predictable-scaling") continue;  // trains for a while; its one question is a choice, no value
+    ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, 0));
+    const mc::scenario::Scenario sc = s.scenarios.player->scenario();
+    for (int k = 1; k < int(sc.steps.size()); ++k) {
+      bool any = false;
+      for (const auto& q : sc.steps[size_t(k)].questions) any = any || !q.hides.empty();
+      if (!any) continue;
+      SCOPED_TRACE(id + " step " + std::to_string(k) + " before step " + std::to_string(k + 1) + "'s question");
+      ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, k - 1));
+      ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(s); }));
+      for (int f = 0; f < 3; ++f) h.frame(app);
+      const std::string main = mc::test::drawn_text(mc::test::window_lists("###main"));
+      for (const auto& q : sc.steps[size_t(k)].questions)
+        for (const std::string& hide : q.hides) {
+          std::vector<std::string> missing;
+          const std::string v = mc::scenario::render_narration(hide, s.scenarios.player->state().results, &missing);
+          if (!missing.empty() || v.empty()) continue;  // not computed yet at this step: nothing to give away
+          EXPECT_FALSE(mc::ui::contains_word(main, v)) << "\"" << v << "\" is drawn one step before it is asked";
+          ++checked;
+        }
+    }
+  }
+  EXPECT_GE(checked, 2);
+}

@@ -439,15 +439,19 @@ std::vector<std::string> open_answers(const ExplorerState& s) {
   const ScenarioView& v = s.scenarios;
   std::vector<std::string> out;
   if (!v.player || !v.player->outcome()) return out;
-  const scenario::Step& step = v.player->scenario().steps[size_t(v.player->outcome()->index)];
-  for (const auto& q : step.questions) {
-    if (v.revealed.count(q.id)) continue;
-    for (const std::string& h : q.hides) {
-      std::vector<std::string> missing;
-      std::string value = scenario::render_narration(h, v.player->state().results, &missing);
-      if (missing.empty() && !value.empty()) out.push_back(std::move(value));
+  // This step's open questions, and the next step's: a value the next step asks for is not shown one step
+  // early (the same panel often stays on screen from one step to the next).
+  const auto& steps = v.player->scenario().steps;
+  const size_t at = size_t(v.player->outcome()->index);
+  for (size_t i = at; i < std::min(steps.size(), at + 2); ++i)
+    for (const auto& q : steps[i].questions) {
+      if (v.revealed.count(q.id)) continue;
+      for (const std::string& h : q.hides) {
+        std::vector<std::string> missing;
+        std::string value = scenario::render_narration(h, v.player->state().results, &missing);
+        if (missing.empty() && !value.empty()) out.push_back(std::move(value));
+      }
     }
-  }
   return out;
 }
 
