@@ -255,7 +255,9 @@ double zero3_share_above(const ModelSpec& m, int tp, double limit_params);
 // bytes through HBM. Seconds = per_collective_s + per_byte_s * bytes.
 struct ListCopyCost {
   double per_collective_s = 0, per_byte_s = 0;
-  double seconds(double bytes, double collectives = 1) const { return collectives * per_collective_s + per_byte_s * bytes; }
+  double seconds(double bytes, double collectives = 1) const {
+    return collectives * per_collective_s + per_byte_s * bytes;
+  }
 };
 ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks);
 double megatron_param_count(const ModelSpec& m);                            // Narayanan et al. 2021 eq. (2)

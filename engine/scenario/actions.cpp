@@ -121,8 +121,9 @@ void validate_set(const JsonCursor& a, const Catalog* cat) {
   const bool has_value = a.has("value"), has_preset = a.has("preset");
   const int sources = int(has_value) + int(has_preset) + int(a.has("result")) + int(a.has("catalog"));
   if (sources != 1)
-    a.fail("a \"set\" needs exactly one of \"value\", \"preset\" (table/record), \"catalog\" (table/record/field) "
-           "and \"result\" (a result path)");
+    a.fail(
+        "a \"set\" needs exactly one of \"value\", \"preset\" (table/record), \"catalog\" (table/record/field) "
+        "and \"result\" (a result path)");
   if (auto r = a.get("result"))
     if (r->string().empty()) r->fail("a result path is not empty");
   if (auto c = a.get("catalog")) {
@@ -171,7 +172,8 @@ void run_set(const json& a, ActionContext& ctx) {
   const std::string config = a.at("config");
   const std::string path = a.at("path");
   json v;
-  if (a.contains("value")) v = a.at("value");
+  if (a.contains("value"))
+    v = a.at("value");
   else if (a.contains("result")) {
     const json* r = lookup_result(ctx.state->results, a.at("result").get<std::string>());
     if (!r) throw std::runtime_error("no result \"" + a.at("result").get<std::string>() + "\" to set from");
@@ -238,18 +240,25 @@ const std::vector<ConfigKind>& config_kinds() {
   static const std::vector<ConfigKind> kinds = {
       {"plan", "capital", "money -> GPU-hours -> FLOPs -> model and loss (capital::plan)", {"plan"}},
       {"waterfall", "capital", "the capped-profit waterfall (capital::run_waterfall)", {"waterfall"}},
-      {"partnership", "capital", "the 2019 $1B in installments, cash and credit (capital::run_partnership)",
+      {"partnership",
+       "capital",
+       "the 2019 $1B in installments, cash and credit (capital::run_partnership)",
        {"partnership"}},
       {"estimate", "perf", "the analytic model (perf::estimate_json)", {"estimate"}},
       {"simulate", "run", "one iteration event by event and a whole run (sim::simulate_json)", {"simulate"}},
       {"train", "lab/train", "real training steps in the training lab (train::run_json)", {"train"}},
-      {"scaling", "lab/scaling", "the predictable-scaling sweep: small runs, a fit, a prediction (train::ScalingSweep)",
+      {"scaling",
+       "lab/scaling",
+       "the predictable-scaling sweep: small runs, a fit, a prediction (train::ScalingSweep)",
        {"scaling"}},
-      {"collective", "collective",
+      {"collective",
+       "collective",
        "one collective, chunk by chunk, on the simulate (or estimate) config's cluster (sim::animate_collective)",
        {"collective"}},
-      {"pipeline", "pipeline",
-       "one replica's pipeline schedule over an iteration, on the simulate (or estimate) config (sim::animate_pipeline)",
+      {"pipeline",
+       "pipeline",
+       "one replica's pipeline schedule over an iteration, on the simulate (or estimate) config "
+       "(sim::animate_pipeline)",
        {"pipeline"}},
       {"zero", "zero", "one ZeRO 0-3 step, layer by layer, from the simulator (sim::animate_zero)", {"zero"}},
   };
@@ -342,37 +351,50 @@ void register_builtin_actions(ActionRegistry& reg) {
            "",
            {"result"}});
 
-  reg.add({"plan", "money -> GPU-hours -> FLOPs -> model and loss (the \"plan\" config)", {"as"},
+  reg.add({"plan",
+           "money -> GPU-hours -> FLOPs -> model and loss (the \"plan\" config)",
+           {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
-             capital::PlanConfig c = capital::plan_config_from_json(ctx.state->configs["plan"], plan_defaults(ctx.catalog));
+             capital::PlanConfig c =
+                 capital::plan_config_from_json(ctx.state->configs["plan"], plan_defaults(ctx.catalog));
              store(ctx, result_name(a, "plan"), capital::to_json(capital::plan(c)));
            }});
 
-  reg.add({"gpt3_priced", "GPT-3's 3.14e23 FLOPs priced by renting and by building, beside published estimates",
-           {"as"}, [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+  reg.add({"gpt3_priced",
+           "GPT-3's 3.14e23 FLOPs priced by renting and by building, beside published estimates",
+           {"as"},
+           [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
              if (!ctx.catalog) throw std::runtime_error("gpt3_priced needs the catalog (prices and runs tables)");
-             capital::PlanConfig c = capital::plan_config_from_json(ctx.state->configs["plan"], plan_defaults(ctx.catalog));
+             capital::PlanConfig c =
+                 capital::plan_config_from_json(ctx.state->configs["plan"], plan_defaults(ctx.catalog));
              store(ctx, result_name(a, "gpt3_priced"), capital::gpt3_priced_json(*ctx.catalog, c));
            }});
 
-  reg.add({"waterfall", "split a profit stream between investors, employees and the nonprofit", {"as"},
+  reg.add({"waterfall",
+           "split a profit stream between investors, employees and the nonprofit",
+           {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
-             capital::WaterfallConfig c = capital::waterfall_config_from_json(ctx.state->configs["waterfall"], waterfall_defaults(ctx.catalog));
+             capital::WaterfallConfig c =
+                 capital::waterfall_config_from_json(ctx.state->configs["waterfall"], waterfall_defaults(ctx.catalog));
              store(ctx, result_name(a, "waterfall"), capital::to_json(c, capital::run_waterfall(c)));
            }});
 
-  reg.add({"partnership", "the 2019 $1B: installments, cash and cloud credit, GPU-hours", {"as"},
+  reg.add({"partnership",
+           "the 2019 $1B: installments, cash and cloud credit, GPU-hours",
+           {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
-             capital::PartnershipConfig c =
-                 capital::partnership_config_from_json(ctx.state->configs["partnership"], partnership_defaults(ctx.catalog));
+             capital::PartnershipConfig c = capital::partnership_config_from_json(ctx.state->configs["partnership"],
+                                                                                  partnership_defaults(ctx.catalog));
              store(ctx, result_name(a, "partnership"), capital::to_json(capital::run_partnership(c)));
            }});
 
-  reg.add({"trend", "the AI-and-Compute doubling and where each run sits against it", {"as", "anchor"},
+  reg.add({"trend",
+           "the AI-and-Compute doubling and where each run sits against it",
+           {"as", "anchor"},
            [](const JsonCursor& a, const Catalog* cat) {
              validate_as(a);
              if (auto an = a.get("anchor"))
@@ -381,15 +403,24 @@ void register_builtin_actions(ActionRegistry& reg) {
            },
            [](const json& a, ActionContext& ctx) {
              if (!ctx.catalog) throw std::runtime_error("trend needs the catalog (runs table)");
-             capital::ComputeTrend t = capital::load_trend(*ctx.catalog, a.value("anchor", std::string("openai-five-2019")));
+             capital::ComputeTrend t =
+                 capital::load_trend(*ctx.catalog, a.value("anchor", std::string("openai-five-2019")));
              json runs = json::object();
              for (const auto& p : capital::run_points(*ctx.catalog))
-               runs[p.id] = {{"date", p.date}, {"year", p.year}, {"flops", p.flops}, {"pf_days", capital::flops_to_pf_days(p.flops)},
+               runs[p.id] = {{"date", p.date},
+                             {"year", p.year},
+                             {"flops", p.flops},
+                             {"pf_days", capital::flops_to_pf_days(p.flops)},
                              {"over_trend", p.flops / t.flops_at(p.year)}};
              store(ctx, result_name(a, "trend"),
-                   {{"doubling_months", t.doubling_months}, {"growth", t.growth}, {"period_years", t.period_years()},
-                    {"factor_per_year", t.factor_per_year()}, {"anchor_year", t.anchor_year},
-                    {"flops_2020", t.flops_at(2020.4)}, {"flops_2022", t.flops_at(2022.4)}, {"runs", runs}});
+                   {{"doubling_months", t.doubling_months},
+                    {"growth", t.growth},
+                    {"period_years", t.period_years()},
+                    {"factor_per_year", t.factor_per_year()},
+                    {"anchor_year", t.anchor_year},
+                    {"flops_2020", t.flops_at(2020.4)},
+                    {"flops_2022", t.flops_at(2022.4)},
+                    {"runs", runs}});
            }});
 
   reg.add({"fit_power_law",
@@ -451,7 +482,8 @@ void register_builtin_actions(ActionRegistry& reg) {
            "fit",
            {"points", "floor", "predict"}});
 
-  reg.add({"facts", "copy sourced catalog values into the results, so narration never retypes a number",
+  reg.add({"facts",
+           "copy sourced catalog values into the results, so narration never retypes a number",
            {"as", "values"},
            [](const JsonCursor& a, const Catalog* cat) {
              validate_as(a);
@@ -471,7 +503,8 @@ void register_builtin_actions(ActionRegistry& reg) {
              for (const auto& [name, ref] : a.at("values").items()) {
                std::string r = ref;
                auto s1 = r.find('/'), s2 = r.rfind('/');
-               const Sourced* v = ctx.catalog->table(r.substr(0, s1))->find(r.substr(s1 + 1, s2 - s1 - 1))->find(r.substr(s2 + 1));
+               const Sourced* v =
+                   ctx.catalog->table(r.substr(0, s1))->find(r.substr(s1 + 1, s2 - s1 - 1))->find(r.substr(s2 + 1));
                out[name] = v->date.empty() ? json(v->value) : json(v->date);  // a date as the source gives it
                out[name + "_source"] = v->source;
                out[name + "_confidence"] = to_string(v->confidence);
@@ -496,25 +529,33 @@ void register_builtin_actions(ActionRegistry& reg) {
            "",
            {"num", "den"}});
 
-  reg.add({"focus_panel", "show a panel of the explorer", {"panel"},
+  reg.add({"focus_panel",
+           "show a panel of the explorer",
+           {"panel"},
            [](const JsonCursor& a, const Catalog*) {
              if (a["panel"].string().empty()) a["panel"].fail("a panel id is not empty");
            },
            [](const json& a, ActionContext& ctx) { ctx.state->focus_panel = a.at("panel"); }});
 
-  reg.add({"highlight", "outline a tracked widget (\"\" clears)", {"widget"},
+  reg.add({"highlight",
+           "outline a tracked widget (\"\" clears)",
+           {"widget"},
            [](const JsonCursor& a, const Catalog*) { (void)a["widget"].string(); },
            [](const json& a, ActionContext& ctx) { ctx.state->highlight_widget = a.at("widget"); }});
 
-  reg.add({"wait", "when playing, wait for the user (\"for\": \"user\") or a number of seconds", {"seconds", "for"},
+  reg.add({"wait",
+           "when playing, wait for the user (\"for\": \"user\") or a number of seconds",
+           {"seconds", "for"},
            [](const JsonCursor& a, const Catalog*) {
              if (a.has("seconds") == a.has("for")) a.fail("a \"wait\" needs exactly one of \"seconds\" and \"for\"");
              if (a.has("seconds")) (void)a["seconds"].number_in(0, 600);
              if (a.has("for")) (void)a["for"].one_of({"user"});
            },
            [](const json& a, ActionContext& ctx) {
-             if (a.contains("seconds")) ctx.state->wait_s = a.at("seconds").get<double>();
-             else ctx.state->wait_user = true;
+             if (a.contains("seconds"))
+               ctx.state->wait_s = a.at("seconds").get<double>();
+             else
+               ctx.state->wait_user = true;
            }});
 
   register_engine_actions(reg);

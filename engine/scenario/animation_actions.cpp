@@ -246,8 +246,12 @@ void register_animation_actions(ActionRegistry& reg) {
              spec.config = {{"model", {{"preset", model}}}, {"cluster", {{"preset", cluster}}}, {"software", software}};
              const sim::ZeroAnimation anim = sim::animate_zero(*ctx.catalog, spec);
              const double t = moment(a, anim.iteration_s);
-             json filled = {{"stage", spec.stage}, {"gpus", spec.gpus}, {"micro_batches", spec.micro_batches},
-                            {"model", model},      {"cluster", cluster},  {"software", software},
+             json filled = {{"stage", spec.stage},
+                            {"gpus", spec.gpus},
+                            {"micro_batches", spec.micro_batches},
+                            {"model", model},
+                            {"cluster", cluster},
+                            {"software", software},
                             {"t_s", t}};
              open(ctx, a, "zero", std::move(filled), c, zero_figures(anim, t));
            }});

@@ -5,8 +5,8 @@
 #include "scenario/actions.h"
 #include "scenario/animation_actions.h"
 #include "sim/sim.h"
-#include "train/storage/corpus.h"
 #include "train/scaling.h"
+#include "train/storage/corpus.h"
 #include "train/train.h"
 
 #include <algorithm>
@@ -39,7 +39,8 @@ void register_engine_actions(ActionRegistry& reg) {
   reg.add({"scaling",
            "the lab's predictable-scaling sweep on the \"scaling\" config: train the small widths, fit L(C), predict "
            "the larger one, then train it",
-           {"as"}, [](const JsonCursor& a, const Catalog*) { validate_as(a); },
+           {"as"},
+           [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
              const json& c = ctx.state->configs["scaling"];
              train::ScalingConfig cfg = train::scaling_config_from_json(c, "scenario config \"scaling\"");
@@ -50,14 +51,18 @@ void register_engine_actions(ActionRegistry& reg) {
              ctx.state->engine_calls["scaling"] = {{"config", c}};
              store(ctx, a.value("as", std::string("scaling")), train::sweep_summary_json(sweep.result()));
            }});
-  reg.add({"estimate", "run the analytic model on the \"estimate\" config", {"as"},
+  reg.add({"estimate",
+           "run the analytic model on the \"estimate\" config",
+           {"as"},
            [](const JsonCursor& a, const Catalog*) { validate_as(a); },
            [](const json& a, ActionContext& ctx) {
              const Catalog& cat = need_catalog(ctx, "estimate");
              store(ctx, a.value("as", std::string("estimate")),
                    perf::estimate_json(cat, ctx.state->configs["estimate"], "scenario config \"estimate\""));
            }});
-  reg.add({"search", "rank every layout for the \"estimate\" config's model and cluster", {"as", "max_results"},
+  reg.add({"search",
+           "rank every layout for the \"estimate\" config's model and cluster",
+           {"as", "max_results"},
            [](const JsonCursor& a, const Catalog*) {
              validate_as(a);
              if (a.has("max_results")) (void)a["max_results"].integer_in(1, 1000);
@@ -70,7 +75,9 @@ void register_engine_actions(ActionRegistry& reg) {
              r.erase("elapsed_s");  // wall-clock time would make the digest non-deterministic
              store(ctx, a.value("as", std::string("search")), r);
            }});
-  reg.add({"simulate", "run the simulator on the \"simulate\" config (seeded)", {"as", "run_days"},
+  reg.add({"simulate",
+           "run the simulator on the \"simulate\" config (seeded)",
+           {"as", "run_days"},
            [](const JsonCursor& a, const Catalog*) {
              validate_as(a);
              if (a.has("run_days")) (void)a["run_days"].number_in(0, 400);
@@ -94,7 +101,9 @@ void register_engine_actions(ActionRegistry& reg) {
                  for (const char* k : {"wall_s", "events_per_s", "elapsed_s"}) r[part].erase(k);
              store(ctx, a.value("as", std::string("simulate")), r);
            }});
-  reg.add({"train", "run N real training steps in the training lab on the \"train\" config", {"as", "steps"},
+  reg.add({"train",
+           "run N real training steps in the training lab on the \"train\" config",
+           {"as", "steps"},
            [](const JsonCursor& a, const Catalog*) {
              validate_as(a);
              if (a.has("steps")) (void)a["steps"].integer_in(1, 2000);
@@ -111,11 +120,11 @@ void register_engine_actions(ActionRegistry& reg) {
              ctx.state->engine_calls["train"] = {{"config", c}, {"base", ctx.state->configs["train"]}};
              // Wall-clock figures differ run to run; keep only what the seed determines.
              for (const char* k : {"wall_s", "tokens_per_s", "tokens_per_s_median_step", "step_seconds", "gflops",
-                                  "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads", "device_note"})
+                                   "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads", "device_note"})
                r.erase(k);
              const json& cfg = r["config"];
-             const double tokens = double(r.value("steps_run", 0)) * cfg.value("batch", 0) *
-                                   cfg["model"].value("context", 0);
+             const double tokens =
+                 double(r.value("steps_run", 0)) * cfg.value("batch", 0) * cfg["model"].value("context", 0);
              r["tokens_trained"] = tokens;
              r["train_flops"] = tokens * r.value("flops_per_token", 0.0);
              store(ctx, a.value("as", std::string("train")), r);

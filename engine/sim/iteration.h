@@ -186,7 +186,7 @@ struct IterationResult {
     double start_s = 0, end_s = 0;
   };
   std::vector<DpEvent> dp_events;
-  std::vector<int> replica_class;       // class of each data-parallel replica
+  std::vector<int> replica_class;  // class of each data-parallel replica
   // Links
   std::vector<double> link_bytes;  // per link id, bytes over the iteration
   std::vector<ClassRateChange> class_rate_changes;

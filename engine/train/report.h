@@ -23,20 +23,20 @@ struct LinkTraffic {
 
 struct TrainerReport {
   TrainConfig config;
-  int step = 0;                  // optimizer steps taken
-  int64_t parameters = 0;        // full model
-  double flops_per_token = 0;    // 6N + attention (Kaplan et al. 2020, Table 1)
-  std::vector<double> losses;    // nats per byte, one per step
-  std::vector<WorkerMemory> memory;              // per worker
-  std::vector<PipelineOp> schedule;              // dp replica 0, last step
-  std::vector<double> bytes_sent, messages_sent; // per worker, last step, data classes (control excluded)
-  std::vector<LinkTraffic> links;                // last step, classes with at least one message
+  int step = 0;                                   // optimizer steps taken
+  int64_t parameters = 0;                         // full model
+  double flops_per_token = 0;                     // 6N + attention (Kaplan et al. 2020, Table 1)
+  std::vector<double> losses;                     // nats per byte, one per step
+  std::vector<WorkerMemory> memory;               // per worker
+  std::vector<PipelineOp> schedule;               // dp replica 0, last step
+  std::vector<double> bytes_sent, messages_sent;  // per worker, last step, data classes (control excluded)
+  std::vector<LinkTraffic> links;                 // last step, classes with at least one message
   // Every message of the last step in the order it was sent (Comm::step_log: a ring collective hop by hop),
   // the first kMaxReportedMessages of them; messages_in_step counts them all.
   std::vector<MessageRecord> messages;
   size_t messages_in_step = 0;
-  std::vector<double> predicted_bytes;           // per worker per step (engine/perf/comm_volume.h)
-  std::string kernels, kernels_note;             // the ops backend: name, and what it is
+  std::vector<double> predicted_bytes;  // per worker per step (engine/perf/comm_volume.h)
+  std::string kernels, kernels_note;    // the ops backend: name, and what it is
 };
 
 constexpr size_t kMaxReportedMessages = 20000;

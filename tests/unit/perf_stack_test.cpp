@@ -14,7 +14,8 @@ using nlohmann::json;
 namespace {
 
 json gpt3_azure(const char* software, const json& parallel) {
-  json c = {{"model", {{"preset", "gpt3-175b"}}}, {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 1024}}},
+  json c = {{"model", {{"preset", "gpt3-175b"}}},
+            {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 1024}}},
             {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 8}, {"micro_batch", 1}, {"global_batch", 1536}}}};
   if (software) c["software"] = software;
   c["parallel"].update(parallel);
@@ -46,7 +47,8 @@ TEST(PerfUtilisation, HfuCountsRecomputeMfuDoesNot) {
   EXPECT_GT(e.hfu / e.mfu, 1.3);
   EXPECT_LT(e.hfu / e.mfu, 4.0 / 3.0);
   // Without recompute the two are one number.
-  const auto n = mc::perf::estimate(mc::perf::parse_config(catalog(), gpt3_azure(nullptr, {{"recompute", "none"}}), "cfg"));
+  const auto n =
+      mc::perf::estimate(mc::perf::parse_config(catalog(), gpt3_azure(nullptr, {{"recompute", "none"}}), "cfg"));
   EXPECT_DOUBLE_EQ(n.hfu, n.mfu);
   EXPECT_DOUBLE_EQ(n.model_tflops_per_gpu, n.achieved_tflops_per_gpu);
   // `megacluster estimate` prints both under these names.
@@ -90,8 +92,8 @@ TEST(PerfStack, ExplicitLayoutTheStackLacksIsRefusedByName) {
   EXPECT_EQ(refusal(gpt3_azure("megatron-lm-2021", {{"schedule", "interleaved"}, {"virtual_stages", 2}})), "");
   EXPECT_EQ(refusal(gpt3_azure("megatron-deepspeed-2021", {{"zero", 1}})), "");
   // check_stack = false (validate): accepted, and stack_problems says why it would be refused, each once.
-  const auto c = mc::perf::parse_config(catalog(), gpt3_azure(v1, {{"zero", 1}, {"recompute", "selective"}}), "cfg",
-                                        true, false);
+  const auto c =
+      mc::perf::parse_config(catalog(), gpt3_azure(v1, {{"zero", 1}, {"recompute", "selective"}}), "cfg", true, false);
   const auto p = mc::perf::stack_problems(c);
   ASSERT_EQ(p.size(), 3u);
   EXPECT_EQ(p[0].rfind("pp:", 0), 0u) << p[0];

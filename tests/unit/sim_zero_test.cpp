@@ -28,13 +28,20 @@ namespace {
 using mc::sim::test::catalog;
 
 // GPT-3 2.7B, pure data parallelism over 64 V100s of the 2020 machine (8 nodes), m = global / 64.
-json config(int zero, int global_batch, bool overlap, const std::string& software = "", const std::string& recompute = "none") {
+json config(int zero, int global_batch, bool overlap, const std::string& software = "",
+            const std::string& recompute = "none") {
   json c = {{"model", {{"preset", "gpt3-2.7b"}}},
-          {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 64}}},
-          {"parallel",
-           {{"tp", 1}, {"pp", 1}, {"dp", 64}, {"micro_batch", 1}, {"global_batch", global_batch}, {"zero", zero},
-            {"overlap_dp_comm", overlap}, {"recompute", recompute}}},
-          {"sim", {{"dp_algorithm", "ring"}}}};
+            {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 64}}},
+            {"parallel",
+             {{"tp", 1},
+              {"pp", 1},
+              {"dp", 64},
+              {"micro_batch", 1},
+              {"global_batch", global_batch},
+              {"zero", zero},
+              {"overlap_dp_comm", overlap},
+              {"recompute", recompute}}},
+            {"sim", {{"dp_algorithm", "ring"}}}};
   if (!software.empty()) c["software"] = software;
   return c;
 }
@@ -75,7 +82,8 @@ TEST(SimZero, Zero3GathersAreTransfersTheComputeWaitsFor) {
   EXPECT_EQ(reduces, 32 + 1);
   // One collective each, as the analytic model counts them.
   EXPECT_EQ(gathers + reduces, z3["zero3_collectives_per_iteration"].get<double>());
-  EXPECT_GT(z3["time_breakdown_s"]["dp_comm"].get<double>(), 0.5 * z3["analytic"]["time_breakdown_s"]["dp_comm"].get<double>());
+  EXPECT_GT(z3["time_breakdown_s"]["dp_comm"].get<double>(),
+            0.5 * z3["analytic"]["time_breakdown_s"]["dp_comm"].get<double>());
 }
 
 TEST(SimZero, AgreesWithTheAnalyticModelWithinFivePercent) {
