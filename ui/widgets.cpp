@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 
 namespace mc::ui {
@@ -381,6 +382,53 @@ std::string combo_preview(const std::string& text) {
     if (ImGui::CalcTextSize((head + "...").c_str()).x <= room) return head + "...";
   }
   return "...";
+}
+
+void playback_controls(ExplorerState& s, const std::string& id, Playback p, const std::vector<double>& events,
+                       double total_s, double seconds_per_run) {
+  if (p.playing) {
+    p.t_s += double(ImGui::GetIO().DeltaTime) * p.speed * total_s / seconds_per_run;
+    if (p.t_s >= total_s) {
+      p.t_s = total_s;
+      p.playing = false;
+    }
+  }
+  auto step_to = [&](int dir) {
+    p.playing = false;
+    if (dir > 0) {
+      auto it = std::upper_bound(events.begin(), events.end(), p.t_s + 1e-15);
+      p.t_s = it != events.end() ? *it : total_s;
+    } else {
+      auto it = std::lower_bound(events.begin(), events.end(), p.t_s - 1e-15);
+      p.t_s = it != events.begin() ? *std::prev(it) : 0;
+    }
+  };
+  const bool keys = !ImGui::GetIO().WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows);
+  if (ImGui::Button(p.playing ? "Pause" : "Play") || (keys && ImGui::IsKeyPressed(ImGuiKey_Space, false))) {
+    if (!p.playing && p.t_s >= total_s) p.t_s = 0;
+    p.playing = !p.playing;
+  }
+  track(s, id + ".play");
+  ImGui::SameLine();
+  if (ImGui::Button("<") || (keys && ImGui::IsKeyPressed(ImGuiKey_LeftArrow))) step_to(-1);
+  ImGui::SameLine();
+  if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow))) step_to(+1);
+  track(s, id + ".step");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  ImGui::SliderFloat("speed", &p.speed, 0.1f, 4.0f, "%.2gx", ImGuiSliderFlags_Logarithmic);
+  same_line_if_fits_item("time");
+  ImGui::SetNextItemWidth(
+      std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4));
+  // Seconds for a run of seconds, milliseconds or microseconds below.
+  const double unit = total_s >= 1 ? 1 : total_s >= 1e-3 ? 1e-3 : 1e-6;
+  const char* fmt = unit == 1 ? "%.3f s" : unit == 1e-3 ? "%.3f ms" : "%.1f us";
+  float shown = float(p.t_s / unit);
+  if (ImGui::SliderFloat("time", &shown, 0, float(total_s / unit), fmt)) {
+    p.t_s = std::clamp(double(shown) * unit, 0.0, total_s);
+    p.playing = false;
+  }
+  track(s, id + ".time");
 }
 
 }  // namespace mc::ui

@@ -73,6 +73,19 @@ void same_line_if_fits_button(const char* label);
 void same_line_if_fits_checkbox(const char* label);
 
 // The inspector: the selected record's values, each with source title, URL, confidence and note.
+// The clock of an animation drawn from the engine's events (collectives, pipeline, ZeRO): Play/Pause
+// (Space), step to the next or previous event (< > and the arrow keys), speed, and a time slider in s, ms
+// or us as the animation's length calls for. At speed 1 the whole animation plays in `seconds_per_run`.
+// The clock advances first, so the slider, the picture and the figures of a frame show one moment.
+// Tracked widgets: "<id>.play", "<id>.step", "<id>.time".
+struct Playback {
+  double& t_s;
+  bool& playing;
+  float& speed;
+};
+void playback_controls(ExplorerState& s, const std::string& id, Playback p, const std::vector<double>& events,
+                       double total_s, double seconds_per_run);
+
 void draw_selection_inspector(ExplorerState& s);
 
 // Rows of the catalog view's table in display order (filtered and sorted), as record ids.

@@ -192,50 +192,8 @@ void draw_controls(ExplorerState& s) {
 
 void draw_transport(ExplorerState& s, const sim::PipelineAnimation& a) {
   PipelineView& v = s.pipeline;
-  // The clock advances first, so the slider, the picture and the figures of a frame show one moment.
-  if (v.playing) {
-    v.t_s += double(ImGui::GetIO().DeltaTime) * v.speed * a.total_s / PipelineView::kSecondsPerIteration;
-    if (v.t_s >= a.total_s) {
-      v.t_s = a.total_s;
-      v.playing = false;
-    }
-  }
-  const std::vector<double> events = sim::event_times(a);
-  auto step_to = [&](int dir) {
-    v.playing = false;
-    if (dir > 0) {
-      auto it = std::upper_bound(events.begin(), events.end(), v.t_s);
-      v.t_s = it != events.end() ? *it : a.total_s;
-    } else {
-      auto it = std::lower_bound(events.begin(), events.end(), v.t_s);
-      v.t_s = it != events.begin() ? *std::prev(it) : 0;
-    }
-  };
-  const bool keys = !ImGui::GetIO().WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows);
-  if (ImGui::Button(v.playing ? "Pause" : "Play") || (keys && ImGui::IsKeyPressed(ImGuiKey_Space, false))) {
-    if (!v.playing && v.t_s >= a.total_s) v.t_s = 0;
-    v.playing = !v.playing;
-  }
-  track(s, "pipeline.play");
-  ImGui::SameLine();
-  if (ImGui::Button("<") || (keys && ImGui::IsKeyPressed(ImGuiKey_LeftArrow))) step_to(-1);
-  ImGui::SameLine();
-  if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow))) step_to(+1);
-  track(s, "pipeline.step");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::SliderFloat("speed", &v.speed, 0.1f, 4.0f, "%.2gx", ImGuiSliderFlags_Logarithmic);
-  same_line_if_fits_item("time");
-  ImGui::SetNextItemWidth(
-      std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4));
-  // Seconds for an iteration of seconds, milliseconds below (a small model on a fast machine).
-  const double unit = a.total_s >= 1 ? 1 : 1e-3;
-  float shown = float(v.t_s / unit);
-  if (ImGui::SliderFloat("time", &shown, 0, float(a.total_s / unit), unit == 1 ? "%.3f s" : "%.3f ms")) {
-    v.t_s = double(shown) * unit;
-    v.playing = false;
-  }
-  track(s, "pipeline.time");
+  playback_controls(s, "pipeline", {v.t_s, v.playing, v.speed}, sim::event_times(a), a.total_s,
+                    PipelineView::kSecondsPerIteration);
 }
 
 void legend_swatch(const sim::PipeBlock& b, const char* label) {

@@ -167,47 +167,8 @@ void draw_controls(ExplorerState& s) {
 
 void draw_transport(ExplorerState& s, const sim::ZeroAnimation& a) {
   ZeroView& v = s.zero;
-  const std::vector<double> events = sim::zero_event_times(a);
-  auto step_to = [&](int dir) {
-    v.playing = false;
-    if (dir > 0) {
-      auto it = std::upper_bound(events.begin(), events.end(), v.t_s + 1e-15);
-      v.t_s = it != events.end() ? *it : a.iteration_s;
-    } else {
-      auto it = std::lower_bound(events.begin(), events.end(), v.t_s - 1e-15);
-      v.t_s = it != events.begin() ? *std::prev(it) : 0;
-    }
-  };
-  const bool keys = !ImGui::GetIO().WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows);
-  if (ImGui::Button(v.playing ? "Pause" : "Play") || (keys && ImGui::IsKeyPressed(ImGuiKey_Space, false))) {
-    if (!v.playing && v.t_s >= a.iteration_s) v.t_s = 0;
-    v.playing = !v.playing;
-  }
-  track(s, "zero.play");
-  ImGui::SameLine();
-  if (ImGui::Button("<") || (keys && ImGui::IsKeyPressed(ImGuiKey_LeftArrow))) step_to(-1);
-  ImGui::SameLine();
-  if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow))) step_to(+1);
-  track(s, "zero.step");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::SliderFloat("speed", &v.speed, 0.1f, 4.0f, "%.2gx", ImGuiSliderFlags_Logarithmic);
-  same_line_if_fits_item("time");
-  ImGui::SetNextItemWidth(
-      std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4));
-  float ms = float(v.t_s * 1e3);
-  if (ImGui::SliderFloat("time", &ms, 0, float(a.iteration_s * 1e3), "%.1f ms")) {
-    v.t_s = double(ms) * 1e-3;
-    v.playing = false;
-  }
-  track(s, "zero.time");
-  if (v.playing) {
-    v.t_s += double(ImGui::GetIO().DeltaTime) * v.speed * a.iteration_s / ZeroView::kSecondsPerStep;
-    if (v.t_s >= a.iteration_s) {
-      v.t_s = a.iteration_s;
-      v.playing = false;
-    }
-  }
+  playback_controls(s, "zero", {v.t_s, v.playing, v.speed}, sim::zero_event_times(a), a.iteration_s,
+                    ZeroView::kSecondsPerStep);
 }
 
 void draw_figures(ExplorerState& s, const sim::ZeroAnimation& a, const sim::ZeroFrame& f) {
