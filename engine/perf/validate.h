@@ -14,12 +14,13 @@ namespace mc::perf {
 struct ValidationRow {
   std::string case_id, quantity, units;
   double published = 0, predicted = 0;
-  double tolerance = 0;        // as the case states it
-  bool relative = true;        // tolerance type
-  double error = 0;            // (predicted - published) / published, or absolute difference
+  double tolerance = 0;  // as the case states it
+  bool relative = true;  // tolerance type
+  double error = 0;      // (predicted - published) / published, or absolute difference
   bool within = false;
-  std::string group;           // "throughput" (Table 1), "runs" (more-public-cases) or "arithmetic"
-  std::string software;        // the training stack the prediction used (runs)
+  std::string group;       // "throughput" (Table 1), "runs" (more-public-cases) or "arithmetic"
+  std::string software;    // the training stack the prediction used (runs)
+  std::string unmodelled;  // what the setup says the model does not price for this run (runs), or ""
 };
 
 // The layout Megatron-LM 2021 used for a Table 1 row, as a `megacluster estimate` config. The paper gives
@@ -51,6 +52,10 @@ struct ThroughputSummary {
 };
 ThroughputSummary throughput_summary(const std::vector<ValidationRow>& rows);      // Table 1 TFLOP/s
 ThroughputSummary all_throughput_summary(const std::vector<ValidationRow>& rows);  // both files
+// The throughput row (of those all_throughput_summary counts) with the largest |error|, or nullptr.
+const ValidationRow* widest_miss(const std::vector<ValidationRow>& rows);
+// "fast" when the prediction runs faster than the published run (a shorter time, a higher rate), else "slow".
+const char* miss_direction(const ValidationRow& r);
 
 std::string validation_markdown(const std::vector<ValidationRow>& rows);
 std::string validation_text(const std::vector<ValidationRow>& rows);

@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+
 using mc_test::run_cli;
 
 namespace {
@@ -97,6 +100,18 @@ TEST(PerfCli, ValidatePrintsTheErrorTable) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("| megatron21-table1-1008p0b | achieved_tflops_per_gpu |"), std::string::npos);
   EXPECT_NE(r.out.find("median |error|"), std::string::npos);
+}
+
+// docs/validation.md is what `megacluster validate --markdown` writes today: a change to the model or to
+// the cases that moves a row must regenerate it (the command is in the file's first paragraph).
+TEST(PerfCli, ValidationDocIsCurrent) {
+  auto r = run_cli("validate --markdown");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(MC_TEST_DATA "/../../docs/validation.md", std::ios::binary);
+  ASSERT_TRUE(in) << "docs/validation.md is missing";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(doc == r.out) << "docs/validation.md is stale: run `build/native/engine/megacluster validate --markdown "
+                               "> docs/validation.md`";
 }
 
 TEST(PerfCli, HugeDegreesAndClustersAreRefusedNotWrapped) {

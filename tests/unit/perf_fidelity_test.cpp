@@ -39,16 +39,28 @@ std::string error_of(const json& cfg) {
 json pipeline_config(int layers, int pp) {
   return {{"model", {{"layers", layers}, {"hidden", 8192}, {"heads", 64}, {"seq_len", 2048}, {"vocab", 51200}}},
           {"cluster", {{"preset", "selene-2021"}, {"gpus", 8 * pp}}},
-          {"parallel", {{"tp", 8}, {"pp", pp}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 64},
-                        {"schedule", "1f1b"}, {"recompute", "full"}}}};
+          {"parallel",
+           {{"tp", 8},
+            {"pp", pp},
+            {"dp", 1},
+            {"micro_batch", 1},
+            {"global_batch", 64},
+            {"schedule", "1f1b"},
+            {"recompute", "full"}}}};
 }
 
 // GPT-3 175B on Selene with ZeRO-3 and no model parallelism, micro-batch 1 per GPU (global batch = GPUs).
 json zero3_config(int gpus, const std::string& software) {
   return {{"model", {{"preset", "gpt3-175b"}}},
           {"cluster", {{"preset", "selene-2021"}, {"gpus", gpus}}},
-          {"parallel", {{"tp", 1}, {"pp", 1}, {"dp", gpus}, {"micro_batch", 1}, {"global_batch", gpus},
-                        {"zero", 3}, {"recompute", "full"}}},
+          {"parallel",
+           {{"tp", 1},
+            {"pp", 1},
+            {"dp", gpus},
+            {"micro_batch", 1},
+            {"global_batch", gpus},
+            {"zero", 3},
+            {"recompute", "full"}}},
           {"software", software}};
 }
 
@@ -64,8 +76,8 @@ TEST(PerfFidelity, PublishedRunsOfTheEraWithinTheirBands) {
   std::printf("%-36s %-24s %-26s %10s %10s %8s\n", "run", "quantity", "stack", "published", "predicted", "error");
   int beyond_25 = 0;
   for (const auto& r : rows) {
-    std::printf("%-36s %-24s %-26s %10.4g %10.4g %+7.1f%%\n", r.case_id.c_str(), r.quantity.c_str(),
-                r.software.c_str(), r.published, r.predicted, 100 * r.error);
+    std::printf("%-36s %-24s %-26s %10.4g %10.4g %+7.1f%%\n", r.case_id.c_str(), r.quantity.c_str(), r.software.c_str(),
+                r.published, r.predicted, 100 * r.error);
     EXPECT_FALSE(r.software.empty()) << r.case_id;
     if (std::fabs(r.error) > 0.25) ++beyond_25;
     // Every row within 25%; the Jean Zay V100 rows (shared, noisy network) within their stated 40% band.
@@ -85,6 +97,38 @@ TEST(PerfFidelity, PublishedRunsOfTheEraWithinTheirBands) {
   EXPECT_LE(all.median_abs_error, 0.08);
   EXPECT_LE(t1.median_abs_error, 0.05);
   EXPECT_EQ(beyond_25, 0);
+}
+
+// The markdown's "widest miss" sentence is written from the rows, not typed: it names the row with the
+// largest |error| and its rounded error, and says "fast" when the model's time is short or its rate high.
+TEST(PerfFidelity, TheWidestMissIsTheOneTheRowsGive) {
+  const std::string dir = MC_VALIDATION_DIR;
+  auto rows = mc::perf::validate_runs(catalog(), dir + "/more-public-cases.json", dir + "/run-setups.json");
+  const auto table1 = mc::perf::validate_cases(catalog(), mc::test::public_cases_path());
+  rows.insert(rows.end(), table1.begin(), table1.end());
+  const mc::perf::ValidationRow* w = mc::perf::widest_miss(rows);
+  ASSERT_NE(w, nullptr);
+  EXPECT_NEAR(std::fabs(w->error), mc::perf::all_throughput_summary(rows).max_abs_error, 1e-12);
+  char want[256];
+  std::snprintf(want, sizeof want, "The widest miss is `%s` (%s, %.0f%% %s)", w->case_id.c_str(), w->quantity.c_str(),
+                100 * std::fabs(w->error), mc::perf::miss_direction(*w));
+  EXPECT_NE(mc::perf::validation_markdown(rows).find(want), std::string::npos) << want;
+
+  // Move the widest row: scale one other row's prediction to miss by 50% and the sentence follows it.
+  auto moved = rows;
+  auto& other = *std::find_if(moved.begin(), moved.end(), [&](const mc::perf::ValidationRow& r) {
+    return r.case_id != w->case_id && r.quantity == "iteration_time_s" && r.group == "runs";
+  });
+  other.error = -0.5;
+  const std::string md = mc::perf::validation_markdown(moved);
+  EXPECT_NE(md.find("The widest miss is `" + other.case_id + "` (iteration_time_s, 50% fast)"), std::string::npos);
+  EXPECT_EQ(md.find("The widest miss is `" + w->case_id + "`"), std::string::npos);
+
+  mc::perf::ValidationRow rate;
+  rate.quantity = "achieved_tflops_per_gpu", rate.error = -0.1;
+  EXPECT_STREQ(mc::perf::miss_direction(rate), "slow");
+  rate.quantity = "iteration_time_s";
+  EXPECT_STREQ(mc::perf::miss_direction(rate), "fast");
 }
 
 TEST(PerfFidelity, RunConfigsComeFromTheCaseInputs) {
@@ -128,12 +172,13 @@ TEST(PerfFidelity, EveryStackAndEveryPresetDefaultResolves) {
   // So does every published run's stack, predicted or not (a run we do not predict still says what ran it).
   const json setups = mc::JsonDoc::load(std::string(MC_VALIDATION_DIR) + "/run-setups.json").value();
   for (const json& st : setups.at("runs")) {
-    EXPECT_NE(sw->find(st.value("software", "")), nullptr) << "run-setups.json " << st.at("id") << " names "
-                                                            << st.value("software", "(no stack)");
+    EXPECT_NE(sw->find(st.value("software", "")), nullptr)
+        << "run-setups.json " << st.at("id") << " names " << st.value("software", "(no stack)");
   }
   // Every preset model on its era's cluster still estimates without error (the README's and the panels').
   for (const auto& m : catalog().table("models")->records) {
-    json cfg = {{"model", {{"preset", m.id}}}, {"cluster", {{"preset", "selene-2021"}, {"gpus", 8}}},
+    json cfg = {{"model", {{"preset", m.id}}},
+                {"cluster", {{"preset", "selene-2021"}, {"gpus", 8}}},
                 {"parallel", {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"micro_batch", 1}, {"recompute", "full"}}}};
     const mc::perf::Config c = mc::perf::parse_config(catalog(), cfg, "cfg", false);
     cfg["parallel"]["global_batch"] = 8;
@@ -143,16 +188,18 @@ TEST(PerfFidelity, EveryStackAndEveryPresetDefaultResolves) {
 }
 
 TEST(PerfFidelity, ConfigNamesItsStackAndPresetsDefaultToTheirs) {
-  json cfg = {{"model", {{"preset", "gpt3-175b"}}}, {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 9984}}},
-              {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 78}, {"micro_batch", 1}, {"global_batch", 1560},
-                            {"recompute", "full"}}}};
+  json cfg = {{"model", {{"preset", "gpt3-175b"}}},
+              {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 9984}}},
+              {"parallel",
+               {{"tp", 8}, {"pp", 16}, {"dp", 78}, {"micro_batch", 1}, {"global_batch", 1560}, {"recompute", "full"}}}};
   const json by_default = mc::perf::estimate_json(catalog(), cfg);
   EXPECT_EQ(by_default["software"], "openai-gpt3-2020");  // the V100 machine's own code (GPT-3 paper)
   cfg["software"] = "megatron-lm-2021";
   const json fused = mc::perf::estimate_json(catalog(), cfg);
   // Fused kernels (Megatron-LM 2021) beat the separate element-wise ops assumed for 2020 code on the same layout.
   EXPECT_LT(fused["iteration_time_s"].get<double>(), by_default["iteration_time_s"].get<double>());
-  EXPECT_LT(fused["time_breakdown_s"]["compute"].get<double>(), by_default["time_breakdown_s"]["compute"].get<double>());
+  EXPECT_LT(fused["time_breakdown_s"]["compute"].get<double>(),
+            by_default["time_breakdown_s"]["compute"].get<double>());
   cfg["software"] = "megatron-lm-2099";
   const std::string err = error_of(cfg);
   EXPECT_NE(err.find("software"), std::string::npos) << err;
@@ -221,11 +268,24 @@ TEST(PerfFidelity, TheSlowestStageSetsThePace) {
 
 TEST(PerfFidelity, PublishedUnevenLayoutsEstimateAndBadListsAreLocated) {
   // Llama 3 405B's shape on 16 stages (126 layers) and BLOOM's 70 layers on 12: no error any more.
-  json llama = {{"model", {{"layers", 126}, {"hidden", 16384}, {"heads", 128}, {"kv_heads", 8}, {"ffn_hidden", 53248},
-                           {"gated_mlp", true}, {"seq_len", 8192}, {"vocab", 128256}}},
+  json llama = {{"model",
+                 {{"layers", 126},
+                  {"hidden", 16384},
+                  {"heads", 128},
+                  {"kv_heads", 8},
+                  {"ffn_hidden", 53248},
+                  {"gated_mlp", true},
+                  {"seq_len", 8192},
+                  {"vocab", 128256}}},
                 {"cluster", {{"preset", "selene-2021"}, {"gpus", 2048}}},
-                {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 256},
-                              {"schedule", "1f1b"}, {"recompute", "full"}}},
+                {"parallel",
+                 {{"tp", 8},
+                  {"pp", 16},
+                  {"dp", 16},
+                  {"micro_batch", 1},
+                  {"global_batch", 256},
+                  {"schedule", "1f1b"},
+                  {"recompute", "full"}}},
                 {"training", {{"precision", "bf16"}}}};
   EXPECT_EQ(error_of(llama), "");
   json bloom = pipeline_config(70, 12);
@@ -268,9 +328,17 @@ TEST(PerfFidelity, Zero3LosesToTensorAndPipelineParallelismAtScale) {
   // DeepSpeed's 2021 ZeRO-3 issues one all-gather per parameter tensor with a device sync before each: each a
   // ring of 1,535 latency steps. Megatron-LM's tensor + pipeline layout on the same GPUs and batch is far ahead.
   const auto z3 = estimate(zero3_config(1536, "deepspeed-zero3-2021"));
-  const json ptd = {{"model", {{"preset", "gpt3-175b"}}}, {"cluster", {{"preset", "selene-2021"}, {"gpus", 1536}}},
-                    {"parallel", {{"tp", 8}, {"pp", 12}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 1536},
-                                  {"schedule", "interleaved"}, {"virtual_stages", 2}, {"recompute", "full"}}}};
+  const json ptd = {{"model", {{"preset", "gpt3-175b"}}},
+                    {"cluster", {{"preset", "selene-2021"}, {"gpus", 1536}}},
+                    {"parallel",
+                     {{"tp", 8},
+                      {"pp", 12},
+                      {"dp", 16},
+                      {"micro_batch", 1},
+                      {"global_batch", 1536},
+                      {"schedule", "interleaved"},
+                      {"virtual_stages", 2},
+                      {"recompute", "full"}}}};
   const auto e_ptd = estimate(ptd);
   std::printf("175B on 1536 A100: ZeRO-3 (DeepSpeed 2021) %.1f TFLOP/s, tp 8 x pp 12 %.1f TFLOP/s; %.0f collectives\n",
               z3.achieved_tflops_per_gpu, e_ptd.achieved_tflops_per_gpu, z3.zero3_collectives);
