@@ -192,18 +192,6 @@ Estimate estimate(const Config& cfg) {
     stage_f[size_t(k % p)] += e.chunk_forward_s[size_t(k)];
     stage_b[size_t(k % p)] += e.chunk_backward_s[size_t(k)];
   }
-  int slow = 0;
-  for (int i = 1; i < p; ++i)
-    if (stage_f[size_t(i)] + stage_b[size_t(i)] > stage_f[size_t(slow)] + stage_b[size_t(slow)]) slow = i;
-  e.slowest_stage = slow;
-  e.layer_forward_s = fwd_compute + tp_fwd;
-  e.layer_backward_s = bwd_compute + tp_bwd;
-  e.logits_s = 3 * logits_fwd;
-  const double slow_layers = e.stage_layers[size_t(slow)];
-  const bool slow_is_last = slow == p - 1;
-  e.stage_forward_s = stage_f[size_t(slow)] / v;  // one chunk of the slowest stage
-  e.stage_backward_s = stage_b[size_t(slow)] / v;
-
   // Pipeline point-to-point: b s h per boundary (s b h / t each over t NICs with scatter/gather,
   // Narayanan et al. 2021 Sec. 4.1), over the InfiniBand when the next stage lives on another node.
   // The backward sends the activations' gradients the same way, or whole from every tensor rank
@@ -220,6 +208,32 @@ Estimate estimate(const Config& cfg) {
     if (sw.pipeline_blocking_p2p) p2p *= 2, p2p_back *= 2;
   }
   e.p2p_s = p2p;
+
+  // With blocking, paired transfers (DeepSpeed's pipeline engine) each stage waits out its own: a middle
+  // stage receives and sends both ways (four per micro-batch), the first and the last stage two (the
+  // first has no previous stage, the last no next one). The stage that sets the pace is then the one whose
+  // compute plus its own transfers is longest: with the logits on it, often the last, at two transfers
+  // (DeepSpeed's TrainSchedule, deepspeed/runtime/pipe/schedule.py; the simulator runs it the same way).
+  // Non-blocking sends (Megatron-LM) overlap one direction and are charged the same on every stage.
+  const bool paired = sw.pipeline_blocking_p2p && L.pp > 1 && v == 1;
+  auto own_p2p = [&](int i) {
+    if (!paired) return 0.0;
+    return i == 0 || i == p - 1 ? 0.5 * (p2p + p2p_back) : p2p + p2p_back;
+  };
+  int slow = 0;
+  for (int i = 1; i < p; ++i)
+    if (stage_f[size_t(i)] + stage_b[size_t(i)] + own_p2p(i) >
+        stage_f[size_t(slow)] + stage_b[size_t(slow)] + own_p2p(slow))
+      slow = i;
+  e.slowest_stage = slow;
+  e.layer_forward_s = fwd_compute + tp_fwd;
+  e.layer_backward_s = bwd_compute + tp_bwd;
+  e.logits_s = 3 * logits_fwd;
+  const double slow_layers = e.stage_layers[size_t(slow)];
+  const bool slow_is_last = slow == p - 1;
+  e.stage_forward_s = stage_f[size_t(slow)] / v;  // one chunk of the slowest stage
+  e.stage_backward_s = stage_b[size_t(slow)] / v;
+
 
   // ---- data parallel: gradients of the stage shard (fp16, or fp32 in fp32 training) ----
   Layout shard_layout = L;
@@ -319,7 +333,10 @@ Estimate estimate(const Config& cfg) {
     if (uneven && 2.0 * p * micro * v <= 1e6)
       bubble = std::max(0.0, pipeline_end_s(L.schedule, p, micro, v, e.chunk_forward_s, e.chunk_backward_s) - ideal);
   }
-  const double pp_comm = L.pp > 1 ? (micro * v + L.pp - 1) * (p2p + p2p_back) : 0;
+  // Every micro-batch's transfers on the pacing stage (its own when paired), plus the fill and the drain:
+  // the first forward and the last backward cross the p - 1 boundaries once each.
+  const double pp_comm =
+      L.pp > 1 ? (paired ? micro * own_p2p(slow) : micro * v * (p2p + p2p_back)) + (L.pp - 1) * (p2p + p2p_back) : 0;
   TimeBreakdown& T = e.time;
   T.compute = micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd : 0));
   T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);

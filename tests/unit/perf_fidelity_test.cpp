@@ -79,7 +79,10 @@ TEST(PerfFidelity, PublishedRunsOfTheEraWithinTheirBands) {
     std::printf("%-36s %-24s %-26s %10.4g %10.4g %+7.1f%%\n", r.case_id.c_str(), r.quantity.c_str(), r.software.c_str(),
                 r.published, r.predicted, 100 * r.error);
     EXPECT_FALSE(r.software.empty()) << r.case_id;
-    if (std::fabs(r.error) > 0.25) ++beyond_25;
+    // Rows held to 25% stay there. The Jean Zay V100 rows have their source's 40% band (a shared network:
+    // BigScience recorded up to 40% run-to-run variation); since both models pace DeepSpeed's pipeline by
+    // the stage's own transfers (two on the last stage), tr8 with tp 2 is 28% fast there.
+    if (std::fabs(r.error) > 0.25 && r.tolerance <= 0.25) ++beyond_25;
     // Every row within 25%; the Jean Zay V100 rows (shared, noisy network) within their stated 40% band.
     EXPECT_LE(std::fabs(r.error), std::max(0.25, r.tolerance)) << r.case_id << " " << r.quantity;
     EXPECT_TRUE(r.within) << r.case_id << " " << r.quantity;
@@ -129,6 +132,38 @@ TEST(PerfFidelity, TheWidestMissIsTheOneTheRowsGive) {
   EXPECT_STREQ(mc::perf::miss_direction(rate), "slow");
   rate.quantity = "iteration_time_s";
   EXPECT_STREQ(mc::perf::miss_direction(rate), "fast");
+}
+
+// DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p) blocks on each transfer, and a stage
+// waits out only its own: four per micro-batch on a middle stage, two on the last (no next stage;
+// TrainSchedule in deepspeed/runtime/pipe/schedule.py). So per extra micro-batch the pipeline term grows
+// by half the middle stage's cost when the last stage (with the logits) sets the pace, by all of it when a
+// middle stage does; the fill and the drain cross the p - 1 boundaries once each either way.
+TEST(PerfFidelity, PairedTransfersChargeEachStageItsOwn) {
+  auto cfg = [](int vocab, int micro_batches) {
+    return json{{"model", {{"layers", 24}, {"hidden", 4096}, {"heads", 32}, {"seq_len", 2048}, {"vocab", vocab}}},
+                {"cluster", {{"preset", "selene-2021"}, {"gpus", 8 * 4}}},
+                {"parallel", {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", micro_batches},
+                              {"schedule", "1f1b"}, {"recompute", "full"}}},
+                {"software", "megatron-deepspeed-2021"}};
+  };
+  const int p = 4;
+  std::vector<double> boundary;  // a middle stage's four transfers, read from each pacing
+  for (const int vocab : {512000, 8000}) {
+    const auto a = estimate(cfg(vocab, 16)), b = estimate(cfg(vocab, 48));
+    const bool last_paced = vocab > 100000;
+    ASSERT_EQ(a.slowest_stage == p - 1, last_paced) << vocab << ": slowest " << a.slowest_stage;
+    // Per micro-batch, per boundary, both directions, each side blocking: e.p2p_s doubled already.
+    const double per_mb = (b.time.pp_comm - a.time.pp_comm) / 32;
+    const double both = per_mb / (last_paced ? 0.5 : 1.0);  // a middle stage's four transfers
+    EXPECT_GT(both, 0);
+    EXPECT_NEAR(a.time.pp_comm, 16 * per_mb + (p - 1) * both, 1e-9 * a.time.pp_comm) << vocab;
+    EXPECT_GE(both, 2 * a.p2p_s * (1 - 1e-9)) << vocab;  // forward and backward (full gradients are larger)
+    boundary.push_back(both);
+  }
+  // The vocabulary moves only which stage paces, not what a boundary costs: halving the last-paced
+  // pipeline's per-micro-batch term is what reads the same four transfers from both.
+  EXPECT_NEAR(boundary[0], boundary[1], 1e-9 * boundary[1]);
 }
 
 TEST(PerfFidelity, RunConfigsComeFromTheCaseInputs) {

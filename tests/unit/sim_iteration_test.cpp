@@ -327,30 +327,31 @@ TEST(SimIteration, EveryNetworkKnobMovesTheAnswerTheRightWay) {
 
 TEST(SimIteration, AgreesWithTheAnalyticModelOnPublishedRunsOfOtherStacks) {
   // Published runs of more-public-cases.json built by run-setups.json (other GPUs, stacks and fabrics
-  // than Table 1): GPT-NeoX-20B (Megatron-DeepSpeed, A100-40GB), BigScience's 52B with Megatron-LM on
-  // Jean Zay's V100s, llm.c's GPT-2 124M on one 8 x A100 node; and DeepSpeed 0.6's ZeRO-3 on Azure's A100s
+  // than Table 1): GPT-NeoX-20B (Megatron-DeepSpeed, A100-40GB), DeepSpeed's BERT kernels, FSDP, MosaicML,
+  // torchtitan, llm.c's GPT-2 on one node; and DeepSpeed 0.6's ZeRO-3 on Azure's A100s
   // (175B to 2T on 256-1024 GPUs), whose per-module gathers are prefetched and whose gradients are
   // bucketed (software.json deepspeed-2022 zero3_*): the simulator hides each prefetch behind the layer
   // before, the analytic model behind whole passes, and both leave the big matrices' gathers in the open.
   const std::string dir = MC_VALIDATION_DIR;
   const mc::json cases = mc::JsonDoc::load(dir + "/more-public-cases.json").value();
   const mc::json setups = mc::JsonDoc::load(dir + "/run-setups.json").value();
+  // Every predicted run not on Jean Zay (those are the next test's): 14 of the 31.
   int checked = 0;
-  for (const char* id : {"gpt-neox-20b-96-a100-40gb", "bsc-52b-megatron-v100-64", "llmc-gpt2-124m-8xa100",
-                         "azure-ds-zero3-175b-256gpu-seq512", "azure-ds-zero3-530b-1024gpu", "azure-ds-zero3-1t-1024gpu",
-                         "azure-ds-zero3-2t-1024gpu"})
-    for (const mc::json& st : setups.at("runs"))
-      for (const mc::json& c : cases)
-        if (st.at("id") == id && c.at("id") == id) {
-          SimOptions o;
-          o.timeline_gpu = -1;
-          o.include_link_series = false;
-          const mc::json out = simulate_json(catalog(), mc::perf::run_config(catalog(), c, st, "run-setups.json"), o, id);
-          const double sim = out["iteration_time_s"], ana = out["analytic"]["iteration_time_s"];
-          EXPECT_NEAR(sim / ana, 1.0, 0.05) << id << " sim " << sim << " s, analytic " << ana << " s";
-          ++checked;
-        }
-  EXPECT_EQ(checked, 7);
+  for (const mc::json& st : setups.at("runs")) {
+    if (!st.value("predict", true) || st.at("cluster").value("inter_busbw_GBps", 0.0) > 0) continue;
+    for (const mc::json& c : cases)
+      if (c.at("id") == st.at("id")) {
+        const std::string id = st.at("id");
+        SimOptions o;
+        o.timeline_gpu = -1;
+        o.include_link_series = false;
+        const mc::json out = simulate_json(catalog(), mc::perf::run_config(catalog(), c, st, "run-setups.json"), o, id);
+        const double sim = out["iteration_time_s"], ana = out["analytic"]["iteration_time_s"];
+        EXPECT_NEAR(sim / ana, 1.0, 0.05) << id << " sim " << sim << " s, analytic " << ana << " s";
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 14);
 }
 
 TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
@@ -362,20 +363,14 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
   // flow at the line rate and ran 8-27% faster than the analytic model here (48% on ZeRO-3 rows).
   //
   // What the two still model differently, stated rather than absorbed in a wider tolerance:
+  // What the two once modelled differently:
   //  - DeepSpeed's pipeline engine (software.json pipeline_blocking_p2p) pairs a blocking send with a
-  //    blocking receive, and both models charge both stages for every transfer: the analytic model p2p x 2
-  //    (perf_time.cpp), the simulator by running DeepSpeed's TrainSchedule order with each transfer
-  //    starting once both ends have called (deepspeed_schedule, IterationSpec::paired_p2p). Where a middle
-  //    stage sets the pace (BLOOM's rows: their first stages carry the embedding as a layer) both count
-  //    its four transfers per micro-batch and agree within 5%. Where the last stage, with the logits, is
-  //    the slowest (tr1, tr8, the 52B with Megatron-DeepSpeed), the analytic model adds a middle stage's
-  //    four transfers to the last stage's compute, while in the simulation the last stage makes only two
-  //    (it has no next stage) and the middle ones compute less: the pipeline runs at the slower of the
-  //    last stage's compute and two transfers and a middle stage's compute and four, between the analytic
-  //    time less half its pipeline term and the analytic time (tr8's pp 32, where transfers are a fifth
-  //    to a third of the step: 0.89-0.90 of the analytic time). Those rows are checked against that range.
-  //    (The simulator once sent as Megatron does, the receiver waiting only for what had not arrived, and
-  //    was compared with the analytic time less the receivers' half; raw, tr8 was at 0.82-0.86.)
+  //    blocking receive: the simulator runs DeepSpeed's TrainSchedule order with each transfer starting once
+  //    both ends have called (deepspeed_schedule, IterationSpec::paired_p2p), the analytic model charges
+  //    each stage its own transfers (perf_time.cpp: four a micro-batch on a middle stage, two on the first
+  //    and the last). Where the last stage, with the logits, sets the pace (tr1, tr8 with tp 2) the analytic
+  //    model used to add a middle stage's four transfers to its compute and was checked against a range
+  //    (the simulator at 0.89-0.90 of it on tr8); now every row is held to 5%.
   //  - Nothing on the ZeRO-3 rows (DeepSpeed 0.3.16-0.4 / HF, the 52B on 64 V100s): both models run the
   //    stack's ZeRO-3 (software.json zero3_*: one collective per tensor, the weights gathered again for the
   //    recomputed forward, gradients reduce-scattered after every micro-batch, no overlap) with the same
@@ -406,14 +401,10 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
       ASSERT_NE(sw, nullptr) << id;
       const bool paired = sw->get_or("pipeline_blocking_p2p", 0) != 0;
       const int pp = cfg.at("parallel").value("pp", 1);
-      if (paired && pp > 1 && out["slowest_stage"].get<int>() == pp - 1) {
-        const double half = out["analytic"]["time_breakdown_s"]["pp_comm"].get<double>() / 2;
-        EXPECT_GE(sim, 0.95 * (ana - half)) << id << ": sim " << sim << " s, analytic " << ana << " s less " << half;
-        EXPECT_LE(sim, 1.05 * ana) << id << ": sim " << sim << " s, analytic " << ana << " s";
-        ++last_paced;
-      } else {
-        EXPECT_NEAR(sim / ana, 1.0, 0.05) << id << ": sim " << sim << " s, analytic " << ana << " s";
-      }
+      last_paced += paired && pp > 1 && out["slowest_stage"].get<int>() == pp - 1;
+      std::printf("%-36s sim %8.3f s  analytic %8.3f s  %+.1f%%  slowest %d/%d\n", id.c_str(), sim, ana,
+                  100 * (sim / ana - 1), out["slowest_stage"].get<int>(), pp);
+      EXPECT_NEAR(sim / ana, 1.0, 0.05) << id << ": sim " << sim << " s, analytic " << ana << " s";
       ++checked;
     }
   }
@@ -421,7 +412,7 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
   // 1, 2, 4 and with HF + ZeRO-3; BLOOM x 8.
   EXPECT_EQ(checked, 17);
   EXPECT_EQ(zero3, 4);
-  EXPECT_EQ(last_paced, 4);  // tr1, tr8 x 2, the 52B with Megatron-DeepSpeed
+  EXPECT_EQ(last_paced, 2);  // tr1, tr8 with tp 2: the last stage paces at two transfers
 }
 
 TEST(SimIteration, UnevenStagesRunTheirOwnLayers) {
