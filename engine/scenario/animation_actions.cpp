@@ -5,6 +5,7 @@
 #include "catalog/catalog.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace mc::scenario {
@@ -159,102 +160,107 @@ json zero_figures(const sim::ZeroAnimation& a, double t) {
           {"t_s", t}};
 }
 
+namespace {
+// What an animation action computes from its merged config: the settings it ran with (the view's
+// config) and the figures it stores as its result.
+struct Opened {
+  json filled, figures;
+};
+using Animate = std::function<Opened(const json& action, const json& config, ActionContext& ctx)>;
+
+// One animation action: "as", "settings" and a moment are checked the same way for each; `animate`
+// runs the engine on the scenario's config with the settings merged in and the view opens on it.
+void add_animation(ActionRegistry& reg, const char* kind, const char* title, void (*check_settings)(const JsonCursor&),
+                   Animate animate) {
+  reg.add(
+      {kind,
+       std::string("open \"") + title + "\" on the \"" + kind + "\" config (with \"settings\" merged in) at a moment",
+       {"as", "settings", "at", "t_s"},
+       [check_settings](const JsonCursor& a, const Catalog*) {
+         validate_as(a);
+         validate_moment(a);
+         if (a.has("settings")) check_settings(a["settings"]);
+       },
+       [kind, animate](const json& a, ActionContext& ctx) {
+         if (!ctx.catalog) throw std::runtime_error(std::string(kind) + " needs the catalog");
+         const json& c = merged(a, ctx, kind);
+         Opened o = animate(a, c, ctx);
+         open(ctx, a, kind, std::move(o.filled), c, std::move(o.figures));
+       }});
+}
+
+Opened animate_collective_action(const json& a, const json& c, ActionContext& ctx) {
+  const json& m = machine(c, ctx, "collective");
+  sim::CollectiveAnimationSpec s;
+  s.topology = sim::topology_of_config(*ctx.catalog, m);
+  const std::string kind = c.value("collective", std::string("all-reduce"));
+  for (int k = 0; k < 4; ++k)
+    if (kind == kCollectiveNames[k]) s.kind = sim::CollectiveKind(k);
+  s.algorithm = sim::algorithm_from_string(c.value("algorithm", std::string("ring")));
+  s.gpus = c.value("gpus", 16);
+  s.first_gpu = c.value("first_gpu", 0);
+  s.message_bytes = c.value("message_bytes", 64.0 * 1024 * 1024);
+  const sim::CollectiveAnimation anim = sim::animate_collective(s);
+  const double t = moment(a, anim.total_s);
+  return {{{"collective", collective_kind_name(s.kind)},
+           {"algorithm", algorithm_name(s.algorithm)},
+           {"gpus", s.gpus},
+           {"first_gpu", s.first_gpu},
+           {"message_bytes", s.message_bytes},
+           {"t_s", t},
+           {"machine", m}},
+          collective_figures(anim, t)};
+}
+
+Opened animate_pipeline_action(const json& a, const json& c, ActionContext& ctx) {
+  const json& m = machine(c, ctx, "pipeline");
+  sim::PipelineSettings set;
+  if (c.contains("schedule")) set.schedule = int(sim::schedule_from_string(c.at("schedule")));
+  set.stages = c.value("stages", 0);
+  set.micro_batches = c.value("micro_batches", 0);
+  set.virtual_stages = c.value("virtual_stages", 0);
+  const sim::PipelineAnimation anim = sim::animate_pipeline(sim::pipeline_spec_of_config(*ctx.catalog, m, set));
+  const double t = moment(a, anim.total_s);
+  const int follow = c.value("follow", 0);
+  if (follow > anim.micro_batches)
+    throw std::runtime_error("follow " + std::to_string(follow) + ": the pipeline has only " +
+                             std::to_string(anim.micro_batches) + " micro-batches");
+  return {{{"schedule", sim::schedule_name(anim.spec.iteration.schedule)},
+           {"stages", anim.stages},
+           {"micro_batches", anim.micro_batches},
+           {"virtual_stages", anim.virtual_stages},
+           {"follow", follow},
+           {"t_s", t},
+           {"machine", m}},
+          pipeline_figures(anim, t)};
+}
+
+Opened animate_zero_action(const json& a, const json& c, ActionContext& ctx) {
+  sim::ZeroAnimationSpec spec;
+  spec.stage = c.value("stage", 3);
+  spec.gpus = c.value("gpus", 8);
+  spec.micro_batches = c.value("micro_batches", 1);
+  const std::string model = c.value("model", std::string("gpt3-2.7b"));
+  const std::string cluster = c.value("cluster", std::string("azure-openai-2020"));
+  const std::string software = c.value("software", std::string("deepspeed-2022"));
+  spec.config = {{"model", {{"preset", model}}}, {"cluster", {{"preset", cluster}}}, {"software", software}};
+  const sim::ZeroAnimation anim = sim::animate_zero(*ctx.catalog, spec);
+  const double t = moment(a, anim.iteration_s);
+  return {{{"stage", spec.stage},
+           {"gpus", spec.gpus},
+           {"micro_batches", spec.micro_batches},
+           {"model", model},
+           {"cluster", cluster},
+           {"software", software},
+           {"t_s", t}},
+          zero_figures(anim, t)};
+}
+}  // namespace
+
 void register_animation_actions(ActionRegistry& reg) {
-  reg.add({"collective",
-           "open \"Collectives in motion\" on the \"collective\" config (with \"settings\" merged in) at a moment",
-           {"as", "settings", "at", "t_s"},
-           [](const JsonCursor& a, const Catalog*) {
-             validate_as(a);
-             validate_moment(a);
-             if (a.has("settings")) validate_collective_settings(a["settings"]);
-           },
-           [](const json& a, ActionContext& ctx) {
-             if (!ctx.catalog) throw std::runtime_error("collective needs the catalog");
-             const json& c = merged(a, ctx, "collective");
-             const json& m = machine(c, ctx, "collective");
-             sim::CollectiveAnimationSpec s;
-             s.topology = sim::topology_of_config(*ctx.catalog, m);
-             const std::string kind = c.value("collective", std::string("all-reduce"));
-             for (int k = 0; k < 4; ++k)
-               if (kind == kCollectiveNames[k]) s.kind = sim::CollectiveKind(k);
-             s.algorithm = sim::algorithm_from_string(c.value("algorithm", std::string("ring")));
-             s.gpus = c.value("gpus", 16);
-             s.first_gpu = c.value("first_gpu", 0);
-             s.message_bytes = c.value("message_bytes", 64.0 * 1024 * 1024);
-             const sim::CollectiveAnimation anim = sim::animate_collective(s);
-             const double t = moment(a, anim.total_s);
-             json filled = {{"collective", collective_kind_name(s.kind)},
-                            {"algorithm", algorithm_name(s.algorithm)},
-                            {"gpus", s.gpus},
-                            {"first_gpu", s.first_gpu},
-                            {"message_bytes", s.message_bytes},
-                            {"t_s", t},
-                            {"machine", m}};
-             open(ctx, a, "collective", std::move(filled), c, collective_figures(anim, t));
-           }});
-  reg.add({"pipeline",
-           "open \"Pipeline in motion\" on the \"pipeline\" config (with \"settings\" merged in) at a moment",
-           {"as", "settings", "at", "t_s"},
-           [](const JsonCursor& a, const Catalog*) {
-             validate_as(a);
-             validate_moment(a);
-             if (a.has("settings")) validate_pipeline_settings(a["settings"]);
-           },
-           [](const json& a, ActionContext& ctx) {
-             if (!ctx.catalog) throw std::runtime_error("pipeline needs the catalog");
-             const json& c = merged(a, ctx, "pipeline");
-             const json& m = machine(c, ctx, "pipeline");
-             sim::PipelineSettings set;
-             if (c.contains("schedule")) set.schedule = int(sim::schedule_from_string(c.at("schedule")));
-             set.stages = c.value("stages", 0);
-             set.micro_batches = c.value("micro_batches", 0);
-             set.virtual_stages = c.value("virtual_stages", 0);
-             const sim::PipelineAnimation anim =
-                 sim::animate_pipeline(sim::pipeline_spec_of_config(*ctx.catalog, m, set));
-             const double t = moment(a, anim.total_s);
-             const int follow = c.value("follow", 0);
-             if (follow > anim.micro_batches)
-               throw std::runtime_error("follow " + std::to_string(follow) + ": the pipeline has only " +
-                                        std::to_string(anim.micro_batches) + " micro-batches");
-             json filled = {{"schedule", sim::schedule_name(anim.spec.iteration.schedule)},
-                            {"stages", anim.stages},
-                            {"micro_batches", anim.micro_batches},
-                            {"virtual_stages", anim.virtual_stages},
-                            {"follow", follow},
-                            {"t_s", t},
-                            {"machine", m}};
-             open(ctx, a, "pipeline", std::move(filled), c, pipeline_figures(anim, t));
-           }});
-  reg.add({"zero",
-           "open \"ZeRO, layer by layer\" on the \"zero\" config (with \"settings\" merged in) at a moment",
-           {"as", "settings", "at", "t_s"},
-           [](const JsonCursor& a, const Catalog*) {
-             validate_as(a);
-             validate_moment(a);
-             if (a.has("settings")) validate_zero_settings(a["settings"]);
-           },
-           [](const json& a, ActionContext& ctx) {
-             if (!ctx.catalog) throw std::runtime_error("zero needs the catalog");
-             const json& c = merged(a, ctx, "zero");
-             sim::ZeroAnimationSpec spec;
-             spec.stage = c.value("stage", 3);
-             spec.gpus = c.value("gpus", 8);
-             spec.micro_batches = c.value("micro_batches", 1);
-             const std::string model = c.value("model", std::string("gpt3-2.7b"));
-             const std::string cluster = c.value("cluster", std::string("azure-openai-2020"));
-             const std::string software = c.value("software", std::string("deepspeed-2022"));
-             spec.config = {{"model", {{"preset", model}}}, {"cluster", {{"preset", cluster}}}, {"software", software}};
-             const sim::ZeroAnimation anim = sim::animate_zero(*ctx.catalog, spec);
-             const double t = moment(a, anim.iteration_s);
-             json filled = {{"stage", spec.stage},
-                            {"gpus", spec.gpus},
-                            {"micro_batches", spec.micro_batches},
-                            {"model", model},
-                            {"cluster", cluster},
-                            {"software", software},
-                            {"t_s", t}};
-             open(ctx, a, "zero", std::move(filled), c, zero_figures(anim, t));
-           }});
+  add_animation(reg, "collective", "Collectives in motion", validate_collective_settings, animate_collective_action);
+  add_animation(reg, "pipeline", "Pipeline in motion", validate_pipeline_settings, animate_pipeline_action);
+  add_animation(reg, "zero", "ZeRO, layer by layer", validate_zero_settings, animate_zero_action);
 }
 
 }  // namespace mc::scenario
