@@ -75,7 +75,7 @@ float draw_layers(const sim::ZeroAnimation& a, const sim::ZeroFrame& f, ImVec2 p
     if (f.computing_layer == l) dl->AddRect(b0, b1, f.computing_backward ? kBackward : kForward, 2, 0, 3);
   }
   for (int l = 0; l < a.layers; l += std::max(1, a.layers / 8)) {
-    char n[8];
+    char n[16];
     std::snprintf(n, sizeof n, "%d", l);
     dl->AddText(ImVec2(x0 + l * box, y0 + h + 2), IM_COL32(150, 150, 150, 255), n);
   }
@@ -118,15 +118,24 @@ float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::
   return h + fs * 1.6f;
 }
 
-// Memory of one GPU over the step, with the cursor at t.
+// Memory of one GPU over the step, with the cursor at t. The axis spans the step's own range (what rises
+// and falls is a layer's gathered weights and its activations, a few percent of a 32 GiB GPU: on an axis
+// from 0 to the GPU's memory it would be a flat line); the GPU's memory is drawn when it is in that range
+// (the peak does not fit) and written above the chart when it is not.
 float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize(), h = fs * 6;
-  const double top = std::max({a.peak_bytes, a.hbm_bytes, 1.0}) * 1.05, T = std::max(a.iteration_s, 1e-12);
-  const float x0 = p0.x + fs * 4, pw = w - fs * 5;
+  double lo = a.peak_bytes, hi = a.peak_bytes;
+  for (double b : a.memory_bytes) lo = std::min(lo, b), hi = std::max(hi, b);
+  const bool hbm_in_range = a.hbm_bytes > 0 && a.hbm_bytes <= hi * 1.05;
+  if (hbm_in_range) hi = std::max(hi, a.hbm_bytes);
+  const double pad = std::max(0.08 * (hi - lo), 0.02 * hi);
+  lo = std::max(0.0, lo - pad), hi = std::max(hi + pad, lo + 1.0);
+  const double T = std::max(a.iteration_s, 1e-12);
+  const float x0 = p0.x + fs * 5, pw = w - fs * 6;
   dl->AddRect(ImVec2(x0, p0.y), ImVec2(x0 + pw, p0.y + h), IM_COL32(90, 90, 90, 255));
   auto X = [&](double ts) { return x0 + float(ts / T) * pw; };
-  auto Y = [&](double b) { return p0.y + h - float(b / top) * h; };
+  auto Y = [&](double b) { return p0.y + h - float((b - lo) / (hi - lo)) * h; };
   for (size_t i = 0; i < a.memory_t_s.size(); ++i) {
     const double t1 = i + 1 < a.memory_t_s.size() ? a.memory_t_s[i + 1] : a.iteration_s;
     dl->AddLine(ImVec2(X(a.memory_t_s[i]), Y(a.memory_bytes[i])), ImVec2(X(t1), Y(a.memory_bytes[i])), kActs, 2);
@@ -134,14 +143,18 @@ float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
       dl->AddLine(ImVec2(X(t1), Y(a.memory_bytes[i])), ImVec2(X(t1), Y(a.memory_bytes[i + 1])), kActs, 2);
   }
   dl->AddLine(ImVec2(X(t), p0.y), ImVec2(X(t), p0.y + h), IM_COL32(240, 240, 240, 200), 1.5f);
-  if (a.hbm_bytes > 0) {
+  const std::string hbm_label = "GPU memory " + gib(a.hbm_bytes) + (hbm_in_range ? "" : ", above the chart");
+  const float label_x = x0 + pw - ImGui::CalcTextSize(hbm_label.c_str()).x - fs * 0.5f;
+  if (hbm_in_range) {
     dl->AddLine(ImVec2(x0, Y(a.hbm_bytes)), ImVec2(x0 + pw, Y(a.hbm_bytes)), IM_COL32(230, 70, 70, 255), 1.5f);
-    dl->AddText(ImVec2(x0 + pw - fs * 10, Y(a.hbm_bytes) + 2), IM_COL32(230, 110, 110, 255),
-                ("GPU memory " + gib(a.hbm_bytes)).c_str());
+    dl->AddText(ImVec2(label_x, Y(a.hbm_bytes) + 2), IM_COL32(230, 110, 110, 255), hbm_label.c_str());
+  } else if (a.hbm_bytes > 0) {
+    dl->AddText(ImVec2(label_x, p0.y + 2), IM_COL32(230, 110, 110, 255), hbm_label.c_str());
   }
-  dl->AddText(ImVec2(p0.x, p0.y), IM_COL32(200, 200, 200, 255), gib(top / 1.05).c_str());
-  dl->AddText(ImVec2(p0.x, p0.y + h - fs), IM_COL32(200, 200, 200, 255), "0");
-  dl->AddText(ImVec2(x0, p0.y + h + 2), IM_COL32(150, 150, 150, 255), "memory of one GPU over the step");
+  dl->AddText(ImVec2(p0.x, p0.y), IM_COL32(200, 200, 200, 255), gib(hi).c_str());
+  dl->AddText(ImVec2(p0.x, p0.y + h - fs), IM_COL32(200, 200, 200, 255), gib(lo).c_str());
+  dl->AddText(ImVec2(x0, p0.y + h + 2), IM_COL32(150, 150, 150, 255),
+              "memory of one GPU over the step (the axis spans the step's own range)");
   return h + fs * 1.6f;
 }
 
