@@ -101,6 +101,8 @@ struct Software {
                                               // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
   bool zero3_list_collectives = false;        // ZeRO-3 gathers and reduce-scatters through torch.distributed's
                                               // list form: one device copy per rank around each (DeepSpeed < 0.5.5)
+  double grad_accumulation_bytes = 0;         // HBM bytes a parameter to add each micro-batch's weight gradient
+                                              // into the accumulated ones (autograd or a hook; 0 when fused)
   bool dp_overlap = false;                    // gradient reduction overlapped with the backward pass
   bool pipeline_scatter_gather = true;        // Megatron-LM Sec. 4.1: activations split over the tensor ranks
   bool pipeline_full_gradients = false;       // activation gradients sent back whole (DeepSpeed's engine)

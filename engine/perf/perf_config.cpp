@@ -515,6 +515,7 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.zero3_prefetch_params = r->get_or("zero3_prefetch_params", 0);
   sw.zero3_reduce_bucket_params = r->get_or("zero3_reduce_bucket_params", 0);
   sw.zero3_list_collectives = r->get_or("zero3_list_collectives", 0) != 0;
+  sw.grad_accumulation_bytes = r->get_or("grad_accumulation_bytes", 0);
   sw.dp_overlap = r->get_or("dp_overlap", 0) != 0;
   sw.pipeline_scatter_gather = r->get_or("pipeline_scatter_gather", 1) != 0;
   sw.pipeline_full_gradients = r->get_or("pipeline_full_gradients", 0) != 0;

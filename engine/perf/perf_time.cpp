@@ -173,10 +173,21 @@ Estimate estimate(const Config& cfg) {
   const double tp_fwd = 2 * tp_ar.time_s;
   double tp_bwd = 2 * tp_ar.time_s + (L.recompute == Recompute::full ? tp_fwd : 0);
 
+  // Adding each micro-batch's weight gradient into the ones accumulated over the iteration: a memory-bound
+  // pass over the layer's parameters (autograd's param.grad += g, or Megatron-LM's main_grad hook of 2021,
+  // software.json grad_accumulation_bytes) in every micro-batch but the first, charged to the backward
+  // as its average over the m micro-batches. Stacks that fuse it into the weight-gradient GEMM pay nothing.
+  const double accumulate_share = micro > 1 ? double(micro - 1) / micro : 0.0;
+  const double hbm_rate = c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction;
+  const double grad_add_per_param_s = accumulate_share * sw.grad_accumulation_bytes / hbm_rate;
+  bwd_compute += grad_add_per_param_s * layer_params_bytes(m, L.tp, 1.0);
+
   // ---- per stage, per micro-batch: its layers; the last stage also runs the logits ----
   const double logits_fwd =
       gemm_time_s(c, peak, 1, b * s, double(m.vocab) / L.tp, h, bytes) +
       bytes * 3 * b * s * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+  // The output layer's weight gradient (vocab x h / tp) is accumulated the same way on the last stage.
+  const double logits_grad_add = grad_add_per_param_s * double(m.vocab) * h / L.tp;
   // Each virtual stage (model chunk) by its own layers; the output layer rides on the last one. A rank's
   // work per micro-batch is the sum of its chunks.
   e.chunk_layers = chunk_layers(m, L);
@@ -188,7 +199,7 @@ Estimate estimate(const Config& cfg) {
     const double n = e.chunk_layers[size_t(k)];
     const bool last = k == vp - 1;
     e.chunk_forward_s[size_t(k)] = n * (fwd_compute + tp_fwd) + (last ? logits_fwd : 0);
-    e.chunk_backward_s[size_t(k)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd : 0);
+    e.chunk_backward_s[size_t(k)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd + logits_grad_add : 0);
     stage_f[size_t(k % p)] += e.chunk_forward_s[size_t(k)];
     stage_b[size_t(k % p)] += e.chunk_backward_s[size_t(k)];
   }
@@ -228,7 +239,7 @@ Estimate estimate(const Config& cfg) {
   e.slowest_stage = slow;
   e.layer_forward_s = fwd_compute + tp_fwd;
   e.layer_backward_s = bwd_compute + tp_bwd;
-  e.logits_s = 3 * logits_fwd;
+  e.logits_s = 3 * logits_fwd + logits_grad_add;
   const double slow_layers = e.stage_layers[size_t(slow)];
   const bool slow_is_last = slow == p - 1;
   e.stage_forward_s = stage_f[size_t(slow)] / v;  // one chunk of the slowest stage
@@ -338,7 +349,7 @@ Estimate estimate(const Config& cfg) {
   const double pp_comm =
       L.pp > 1 ? (paired ? micro * own_p2p(slow) : micro * v * (p2p + p2p_back)) + (L.pp - 1) * (p2p + p2p_back) : 0;
   TimeBreakdown& T = e.time;
-  T.compute = micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd : 0));
+  T.compute = micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd + logits_grad_add : 0));
   T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);
   T.pp_comm = pp_comm;
   T.dp_comm = dp_exposed;

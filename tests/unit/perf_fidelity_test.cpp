@@ -79,10 +79,7 @@ TEST(PerfFidelity, PublishedRunsOfTheEraWithinTheirBands) {
     std::printf("%-36s %-24s %-26s %10.4g %10.4g %+7.1f%%\n", r.case_id.c_str(), r.quantity.c_str(), r.software.c_str(),
                 r.published, r.predicted, 100 * r.error);
     EXPECT_FALSE(r.software.empty()) << r.case_id;
-    // Rows held to 25% stay there. The Jean Zay V100 rows have their source's 40% band (a shared network:
-    // BigScience recorded up to 40% run-to-run variation); since both models pace DeepSpeed's pipeline by
-    // the stage's own transfers (two on the last stage), tr8 with tp 2 is 28% fast there.
-    if (std::fabs(r.error) > 0.25 && r.tolerance <= 0.25) ++beyond_25;
+    if (std::fabs(r.error) > 0.25) ++beyond_25;
     // Every row within 25%; the Jean Zay V100 rows (shared, noisy network) within their stated 40% band.
     EXPECT_LE(std::fabs(r.error), std::max(0.25, r.tolerance)) << r.case_id << " " << r.quantity;
     EXPECT_TRUE(r.within) << r.case_id << " " << r.quantity;

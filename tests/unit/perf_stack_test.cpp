@@ -277,3 +277,38 @@ TEST(PerfStack, Megatron2019AllReducesAfterTheBackward) {
   const double shard = 2.0 * e19.params / 8;
   EXPECT_GT(e19.time.dp_comm, 2.0 * 63 / 64 * shard / (c19.cluster.node_network_Gbps / 8 * 1e9 / 2));
 }
+
+// Gradient accumulation over micro-batches (software.json grad_accumulation_bytes): a stack that adds each
+// micro-batch's weight gradient into the accumulated ones (Megatron-LM's main_grad hook of 2021, commit
+// b4bc51b; autograd's param.grad += g in DeepSpeed's engine) reads and writes its parameters once more in
+// every micro-batch but the first: 6 bytes a parameter with 2-byte gradients, at the memory-bound kernels'
+// HBM rate, on the layers and on the last stage's output layer. A stack that reduce-scatters every
+// micro-batch (DeepSpeed 0.6's ZeRO-3) keeps no full accumulation and pays nothing.
+TEST(PerfStack, EachMicroBatchAddsItsWeightGradientOnce) {
+  auto cfg = [](const char* software, int micro_batches) {
+    return json{{"model", {{"preset", "gpt3-175b"}}},
+                {"cluster", {{"preset", "selene-2021"}, {"gpus", 64}}},
+                {"parallel", {{"tp", 8}, {"pp", 8}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", micro_batches},
+                              {"schedule", "1f1b"}, {"recompute", "full"}}},
+                {"software", software}};
+  };
+  const auto c8 = mc::perf::parse_config(catalog(), cfg("megatron-lm-2021", 8), "cfg");
+  ASSERT_EQ(c8.software.grad_accumulation_bytes, 6);
+  const auto one = mc::perf::estimate(mc::perf::parse_config(catalog(), cfg("megatron-lm-2021", 1), "cfg"));
+  const auto eight = mc::perf::estimate(c8);
+  const double rate = c8.cluster.hbm_bandwidth_GBps * 1e9 * c8.cluster.elementwise_hbm_fraction;
+  const mc::perf::ModelSpec& m = c8.model;
+  // By hand: the layer's parameters on one tensor rank, 12 h^2 / t plus the biases and LayerNorms.
+  const double layer_params = mc::perf::layer_params_bytes(m, 8, 1.0);
+  EXPECT_NEAR(layer_params, 12.0 * m.hidden * m.hidden / 8, 0.01 * layer_params);
+  EXPECT_NEAR(eight.layer_backward_s - one.layer_backward_s, 7.0 / 8 * 6 * layer_params / rate, 1e-12);
+  EXPECT_NEAR(eight.logits_s - one.logits_s, 7.0 / 8 * 6 * double(m.vocab) * m.hidden / 8 / rate, 1e-12);
+  EXPECT_DOUBLE_EQ(eight.layer_forward_s, one.layer_forward_s);
+  // No accumulation pass where gradients are reduce-scattered after every micro-batch.
+  json z1 = cfg("deepspeed-2022", 1), z8 = cfg("deepspeed-2022", 8);
+  for (json* z : {&z1, &z8}) (*z)["parallel"].update({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"zero", 3}});
+  z1["parallel"]["global_batch"] = 64, z8["parallel"]["global_batch"] = 512;
+  const auto d1 = mc::perf::estimate(mc::perf::parse_config(catalog(), z1, "cfg"));
+  const auto d8 = mc::perf::estimate(mc::perf::parse_config(catalog(), z8, "cfg"));
+  EXPECT_DOUBLE_EQ(d1.layer_backward_s, d8.layer_backward_s);
+}
