@@ -439,7 +439,11 @@ std::string App::status_line() const {
   std::string compute = s_.platform ? s_.platform->compute_label() : std::string();
   if (compute.empty()) compute = device_info().label;
   char fps[32];
-  std::snprintf(fps, sizeof fps, "%.0f fps", ImGui::GetCurrentContext() ? ImGui::GetIO().Framerate : 0.0f);
+  const float rate = drawn_rate_ >= 0 ? drawn_rate_ : ImGui::GetCurrentContext() ? ImGui::GetIO().Framerate : 0.0f;
+  if (drawn_rate_ >= 0 && rate < 2.0f)
+    std::snprintf(fps, sizeof fps, "idle");
+  else
+    std::snprintf(fps, sizeof fps, "%.0f fps", rate);
   return std::string(s_.platform ? s_.platform->name() : "headless") + " | " + compute + " | " + fps + " | F1: keys";
 }
 

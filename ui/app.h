@@ -24,6 +24,9 @@ class App {
   nlohmann::json state_json() const;
   // The status bar's text: platform, what computes (in plain words), frame rate, the last message.
   std::string status_line() const;
+  // The frames a shell drew in the last second, for the status bar (before a shell reports one, ImGui's
+  // own estimate of the loop's rate is shown). Under 2, the status bar says "idle": nothing moves.
+  void set_drawn_rate(float fps) { drawn_rate_ = fps; }
   // Applies a small command (for tests/scenarios): {"panel": id} | {"select": [table, record]} |
   // {"sort": [key, ascending]} | {"scenario": [id, step]} (step 1-based, as in a link). Returns "" or an
   // error message.
@@ -48,6 +51,7 @@ class App {
   void handle_keys();
   void write_address();
   float font_scale_base_ = -1;  // the shell's FontGlobalScale (HiDPI), before presenter mode enlarges it
+  float drawn_rate_ = -1;       // set_drawn_rate's; -1: none reported
 };
 
 void apply_theme(float scale);

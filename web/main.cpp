@@ -118,6 +118,8 @@ void loop() {
 
 extern "C" {
 EMSCRIPTEN_KEEPALIVE unsigned int app_frame_count() { return g_ready ? unsigned(g_shell.frame_count()) : 0u; }
+// Frames actually drawn (a still screen draws none: ShellOptions::skip_unchanged_frames).
+EMSCRIPTEN_KEEPALIVE unsigned int app_drawn_count() { return g_ready ? unsigned(g_shell.drawn_count()) : 0u; }
 EMSCRIPTEN_KEEPALIVE const char* app_state_json() {
   g_state = g_ready ? g_shell.app().state_json().dump() : std::string("{}");
   return g_state.c_str();
@@ -152,8 +154,9 @@ int main() {
   char* query = js_query_string();
   const mc::UrlState url = mc::parse_url_state(query);
   free(query);
-  opt.gl = {.es = true, .major = 3, .minor = 0, .glsl_version = "#version 300 es",  // WebGL2
+  opt.gl = {.es = true, .major = 3, .minor = 0, .alpha = true, .glsl_version = "#version 300 es",  // WebGL2
             .unavailable = "WebGL2 is not available in this browser"};
+  opt.skip_unchanged_frames = true;  // a still screen costs the browser nothing
   opt.ctrl_q_quits = false;
   std::string err;
   if (!g_shell.init(opt, "/assets", &g_platform, err)) {

@@ -3,7 +3,7 @@
 // page must report no panel error, draw the highlighted widget, narrate without "nan", and say in plain
 // words what computes. Then a misspelt link, the lab's PNG export and a reload that resumes the lab's run.
 //   node classroom.mjs --site build/web/site --out DIR [--scenarios scenarios/index.json]
-import { chromium } from "playwright-core";
+import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
 import fs from "node:fs";
 import path from "node:path";
@@ -25,12 +25,7 @@ const ids = JSON.parse(fs.readFileSync(index, "utf8")).scenarios.map((f) => f.re
 
 const server = await serveStatic(site, 0);
 const base = `http://127.0.0.1:${server.address().port}/index.html`;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-gpu-sandbox",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-quic"],
-});
+const browser = await launchChromium();
 const state = (page) => page.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())));
 const command = (page, cmd) => page.evaluate((c) => Module.ccall("app_command", "string", ["string"], [c]),
                                             JSON.stringify(cmd));

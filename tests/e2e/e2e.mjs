@@ -3,7 +3,7 @@
 // and a table row, reads the state back through the page's exported functions, saves a screenshot and
 // fails if the canvas is blank.
 //   node e2e.mjs --site build/web/site --out shot.png --check path/to/mc_check_png
-import { chromium } from "playwright-core";
+import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -26,12 +26,7 @@ const appReady = () => {
 
 const server = await serveStatic(site, 0);
 const url = `http://127.0.0.1:${server.address().port}/index.html`;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-gpu-sandbox",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-quic"],  // playwright gives every launch a fresh, empty profile
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   const requests = [];
@@ -121,9 +116,7 @@ try {
   await p3.close();
 
   // Without WebGL2 the page must say so in words, not show a blank canvas.
-  const nogl = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-3d-apis", "--no-first-run", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--disable-quic"] });
+  const nogl = await launchChromium({ webgl: false, extraArgs: ["--disable-3d-apis"] });
   try {
     const p2 = await nogl.newPage();
     await p2.goto(url);

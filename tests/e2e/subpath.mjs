@@ -4,7 +4,7 @@
 // prefix and succeeds, the .wasm comes as application/wasm, the catalog loads, a query (?present=1, the
 // presenter mode) is read, and the address the page writes as the class moves keeps the folder.
 //   node subpath.mjs --site build/web/site
-import { chromium } from "playwright-core";
+import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
 import fs from "node:fs";
 import path from "node:path";
@@ -23,12 +23,7 @@ const appReady = () => {
 
 const server = await serveStatic(site, 0, prefix);
 const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-gpu-sandbox",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-quic"],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
   const bad = [];
