@@ -415,7 +415,21 @@ void App::draw_inspector(float x, float y, float w, float h) {
     ImGui::PopStyleColor();
     draw_scenario_controls(s_);
     ImGui::Separator();
-    wrapped_text(false, "%s", s_.narration_markdown.c_str());
+    // A step's numbers are the panel's: while the panel beside still computes what the step shows (a sweep
+    // that trains for ~900 frames, a layout search), the narration waits for it instead of quoting numbers
+    // that are not drawn yet (predictable-scaling step 3 quoted the trained loss while the chart still trained).
+    // Held only until the view is first idle: a search the class starts later does not blank the narration
+    // (nor move the question below it while they click Reveal).
+    const scenario::StepOutcome* o = s_.scenarios.player ? s_.scenarios.player->outcome() : nullptr;
+    if (s_.scenarios.narration_held && !panels_busy(s_)) s_.scenarios.narration_held = false;
+    if (o && s_.scenarios.narration_held) {
+      wrapped_text(false, "%s", o->title.c_str());
+      wrapped_text(true,
+                   "The view is still computing what this step shows; the narration and its numbers follow as "
+                   "soon as it has drawn them.");
+    } else {
+      wrapped_text(false, "%s", s_.narration_markdown.c_str());
+    }
     track(s_, "narration.text");
     draw_scenario_questions(s_);
     ImGui::End();

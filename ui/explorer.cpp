@@ -202,7 +202,20 @@ void track(ExplorerState& s, const std::string& id) {
     const ImGuiIO& io = ImGui::GetIO();
     if (io.MouseWheel != 0 || io.MouseWheelH != 0 || ImGui::IsMouseDown(0) || ImGui::IsAnyItemActive())
       s.highlight_scrolled = id;
-    if (s.highlight_scrolled != id) ImGui::SetScrollHereY(0.5f);
+    if (s.highlight_scrolled != id) {
+      // As little scrolling as shows it whole: not at all when it is in view from the top (centring what was
+      // already in view left the panel's first line half under the top edge: network-matters step 1), its top
+      // when it is taller than the view, else centred.
+      ImGuiWindow* w = ImGui::GetCurrentWindow();
+      const float view_h = w->InnerRect.GetHeight(), margin = ImGui::GetTextLineHeightWithSpacing();
+      const float top = a.y - w->InnerRect.Min.y + w->Scroll.y, bottom = b.y - w->InnerRect.Min.y + w->Scroll.y;
+      if (bottom + margin <= view_h)
+        ImGui::SetScrollY(0.0f);
+      else if (bottom - top + 2 * margin > view_h)
+        ImGui::SetScrollY(top - margin);
+      else
+        ImGui::SetScrollHereY(0.5f);
+    }
     float t = float(ImGui::GetTime());
     float pulse = 0.5f + 0.5f * float(std::sin(t * 4.0));
     // Inside the window that shows it: a table row spans all its columns, most of them scrolled away, and

@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 namespace mc::ui {
@@ -253,6 +254,82 @@ void confidence_legend() {
   ImGui::TextDisabled("(hover a value for its source)");
 }
 
+namespace {
+
+// "Network" -> "network", "GPU" stays "GPU" (an acronym).
+std::string lower_first(std::string x) {
+  if (x.size() > 1 && !std::isupper(static_cast<unsigned char>(x[1])))
+    x[0] = char(std::tolower(static_cast<unsigned char>(x[0])));
+  return x;
+}
+
+// A catalog text attribute's key ("fabric_note") in a student's words ("Note on the network").
+std::string text_attribute_label(const std::string& key) {
+  static const std::map<std::string, std::string> words = {
+      {"gpu", "GPU"},
+      {"cpu", "CPU"},
+      {"server", "Server"},
+      {"fabric", "Network"},
+      {"software", "Training stack"},
+      {"story", "Story"},
+      {"caution", "Caution"},
+      {"note", "Note"},
+      {"kind", "Kind"},
+      {"topology", "Topology"},
+      {"form", "Form factor"},
+      {"architecture", "Architecture"},
+      {"summary", "Summary"},
+      {"topic", "Topic"},
+      {"holder_kind", "Holder"},
+      {"cap_from", "Cap as in"},
+      {"basis_from", "Basis as in"},
+      {"investment_from", "Investment as in"},
+      {"layout_embedding_stages", "Embedding stages"},
+      {"layout_recompute", "Recomputation"},
+      {"layout_schedule", "Pipeline schedule"},
+      {"norm", "Normalisation"},
+      {"position_embedding", "Position embedding"},
+      {"source_location", "Where the source says it"},
+      {"typo", "Typo in the source"},
+      {"data_parallel", "Data parallel"},
+      {"framework", "Framework"},
+      {"kernels", "Kernels"},
+      {"pipeline", "Pipeline"},
+      {"single_gpu_efficiency", "One-GPU efficiency"},
+      {"zero3_gather", "ZeRO-3 gathers"},
+  };
+  if (auto it = words.find(key); it != words.end()) return it->second;
+  const std::string note = "_note";
+  if (key.size() > note.size() && key.compare(key.size() - note.size(), note.size(), note) == 0)
+    return "Note on " + lower_first(text_attribute_label(key.substr(0, key.size() - note.size())));
+  // Anything else: its words, spaced ("foo_bar" -> "Foo bar").
+  std::string out = key;
+  for (char& c : out)
+    if (c == '_') c = ' ';
+  if (!out.empty()) out[0] = char(std::toupper(static_cast<unsigned char>(out[0])));
+  return out;
+}
+
+// A text attribute's value in words: a record's id ("v100-32gb") or a record named by its table
+// ("prices/microsoft-2019") reads as that record's name.
+std::string catalog_text_value(const Catalog& cat, const std::string& key, const std::string& value) {
+  static const std::map<std::string, std::string> table_of = {
+      {"gpu", "gpus"}, {"server", "systems"}, {"fabric", "fabrics"}, {"software", "software"}};
+  if (auto it = table_of.find(key); it != table_of.end())
+    if (const Table* t = cat.table(it->second))
+      if (const Record* r = t->find(value)) return r->name;
+  const size_t slash = value.find('/');
+  if (slash != std::string::npos && value.find('/', slash + 1) == std::string::npos)
+    if (const Table* t = cat.table(value.substr(0, slash)))
+      if (const Record* r = t->find(value.substr(slash + 1))) return r->name;
+  if (value.find(' ') == std::string::npos)
+    for (const Table& t : cat.tables)
+      if (const Record* r = t.find(value)) return r->name;
+  return value;
+}
+
+}  // namespace
+
 void draw_selection_inspector(ExplorerState& s) {
   if (!s.catalog || s.selection.empty()) {
     ImGui::TextWrapped(
@@ -268,15 +345,19 @@ void draw_selection_inspector(ExplorerState& s) {
   }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextColored(accent_color(), "%s", r->name.c_str());
-  ImGui::TextDisabled("%s / %s", t->title.c_str(), r->id.c_str());
+  ImGui::TextDisabled("in the table \"%s\"", t->title.c_str());  // its title, not the record's id
   for (const auto& [k, v] : r->text) {
+    // Human words for the attribute and its value: "GPU: NVIDIA V100 SXM2 32 GB", not "gpu: v100-32gb"; a
+    // note ("fabric_note") reads as a note on the attribute above it.
+    const std::string label = text_attribute_label(k);
+    const std::string value = catalog_text_value(*s.catalog, k, v);
     const Sourced* ts = r->text_source(k);
     if (!ts) {
-      facts_text(*s.catalog, k + ": " + v);
+      facts_text(*s.catalog, label + ": " + value);
       continue;
     }
     // A text attribute that is a fact (which GPU) shows its confidence and source like a value.
-    ImGui::TextColored(confidence_color(ts->confidence), "%s: %s%s  (%s)", k.c_str(), v.c_str(),
+    ImGui::TextColored(confidence_color(ts->confidence), "%s: %s%s  (%s)", label.c_str(), value.c_str(),
                        confidence_mark(ts->confidence), to_string(ts->confidence));
     if (ImGui::IsItemHovered()) sourced_tooltip(*s.catalog, *ts);
     if (!ts->note.empty()) ImGui::TextWrapped("  %s", ts->note.c_str());

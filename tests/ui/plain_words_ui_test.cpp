@@ -5,6 +5,8 @@
 #include "tests/ui/headless.h"
 #include "ui/scenario_bindings.h"
 
+#include <set>
+
 using mc::test::assets;
 using mc::test::Headless;
 using mc::test::NullPlatform;
@@ -68,4 +70,84 @@ TEST(PlainWords, TheSimulatorNamesWhatItRunsInAStudentsWords) {
   EXPECT_EQ(h.text.find("{ " + profile), std::string::npos) << "the rates combo shows the id " << profile;
   EXPECT_NE(h.text.find("{ " + rates->name.substr(0, 8)), std::string::npos)
       << "the rates combo does not show " << rates->name;
+}
+
+// The inspector names what a row refers to in words: "GPU: NVIDIA V100 ..." and "Note on the network", not the
+// catalog's keys and ids ("gpu: v100-32gb", "fabric_note", "Prices / gpt2-llmc-2024": supercomputer-2020 step
+// 1 and gpt2-tpu-2019 step 3 showed them to a class).
+TEST(PlainWords, TheInspectorShowsNamesNotKeysOrIds) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  ASSERT_TRUE(s.catalog);
+  ASSERT_TRUE(mc::ui::open_panel(s, "catalog"));
+  std::set<std::string> ids;
+  for (const mc::Table& t : s.catalog->tables)
+    for (const mc::Record& r : t.records) ids.insert(r.id);
+  int checked = 0;
+  for (const mc::Table& t : s.catalog->tables)
+    for (const mc::Record& r : t.records) {
+      SCOPED_TRACE(t.name + "/" + r.id);
+      s.selection = mc::ui::Selection{t.name, r.id, ""};
+      h.frame(app);
+      h.frame(app);
+      const std::string text = mc::test::drawn_text(mc::test::window_lists("Inspector"));
+      ASSERT_NE(text.find(r.name.substr(0, 12)), std::string::npos) << "the inspector is not drawn: " << text;
+      for (const auto& [key, value] : r.text) {
+        // A line that starts with the key ("fabric_note: ..."); prose may say "a typo:".
+        EXPECT_FALSE(text.rfind(key + ":", 0) == 0 || text.find("\n" + key + ":") != std::string::npos ||
+                     text.find("\n  " + key + ":") != std::string::npos)
+            << "the key \"" << key << "\" is shown";
+        if (ids.count(value)) {
+          EXPECT_FALSE(mc::ui::contains_word(text, value)) << "the id \"" << value << "\" is shown";
+        }
+        ++checked;
+      }
+      EXPECT_FALSE(mc::ui::contains_word(text, t.name + " / " + r.id)) << "the record's id is shown";
+      EXPECT_EQ(text.find(" / " + r.id), std::string::npos) << "the record's id is shown";
+    }
+  EXPECT_GE(checked, 50);
+}
+
+// The layout search says why it refused layouts in the controls' words, not the engine's keys
+// ("micro_batch*dp does not divide the global batch", "tp*pp*dp is not a whole number of nodes").
+TEST(PlainWords, TheSearchRefusesInTheControlsWords) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "gpt3-on-the-machine", 0));
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return s.perf.search_done && !mc::ui::panels_busy(s); }));
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  ASSERT_FALSE(s.perf.search.rejected_by_reason.empty());
+  const std::string text = mc::test::drawn_text(mc::test::window_lists("###main"));
+  ASSERT_NE(text.find("Rejected:"), std::string::npos);
+  for (const char* key : {"micro_batch", "tp*pp*dp", "*dp", "tp does"})
+    EXPECT_EQ(text.find(key), std::string::npos) << "the search's refusals show \"" << key << "\"";
+}
+
+// The capped-profit waterfall's bars are each one year's profit as 100%: they carry a scale in percent
+// (openai-lp-2019 drew them with none).
+TEST(PlainWords, TheWaterfallHasAPercentScale) {
+  Headless h(1280, 720, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "openai-lp-2019", 0));
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  const std::string text = mc::ui::visible_text(mc::test::window_lists("###main"));
+  for (const char* tick : {"0%", "25%", "50%", "75%", "100%"})
+    EXPECT_TRUE(mc::ui::contains_word(text, tick)) << tick << " not on the waterfall's scale: " << text;
+}
+
+// The collective's message is written in the unit of its source as well: Megatron-LM's 80 MB bucket read
+// "76 MiB" only.
+TEST(PlainWords, TheBucketIsWrittenInItsSourcesUnit) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "network-matters", 3));
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(app.state()); }));
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  EXPECT_NE(h.text.find("80 MB (76 MiB)"), std::string::npos) << h.text.substr(0, 3000);
 }

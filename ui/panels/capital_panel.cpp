@@ -291,24 +291,37 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
                         IM_COL32(200, 120, 200, 255)};
   const ImU32 np_col = IM_COL32(200, 90, 90, 255);
   const size_t n = r.years.size();
+  // Each bar is one year's profit as 100%: a y scale in percent of that year's profit on the left (the bars
+  // had none), the years above them.
+  const ImU32 axis = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float scale_w = ImGui::CalcTextSize("100%").x + 6, line_h = ImGui::GetTextLineHeight();
+  const float left = a.x + scale_w, bar_h = size.y - line_h - 2;
+  for (int k = 0; k <= 4; ++k) {
+    char pct[8];
+    std::snprintf(pct, sizeof pct, "%d%%", 25 * k);
+    const float y = b.y - bar_h * float(k) / 4.0f;
+    dl->AddLine(ImVec2(left - 3, y), ImVec2(b.x, y), IM_COL32(120, 120, 120, 60));
+    dl->AddText(ImVec2(left - 5 - ImGui::CalcTextSize(pct).x, std::clamp(y - line_h / 2, a.y + line_h, b.y - line_h)),
+                axis, pct);
+  }
+  const float plot_w = b.x - left;
   for (size_t y = 0; y < n; ++y) {
     const double p = std::max(r.years[y].profit_usd, 1e-9);
-    const float x0 = a.x + float(y) * size.x / float(n) + 2, x1 = a.x + float(y + 1) * size.x / float(n) - 2;
+    const float x0 = left + float(y) * plot_w / float(n) + 2, x1 = left + float(y + 1) * plot_w / float(n) - 2;
     float top = b.y;
     for (size_t i = 0; i < r.years[y].to_holder_usd.size(); ++i) {
-      float hgt = float(r.years[y].to_holder_usd[i] / p) * (size.y - 16);
+      float hgt = float(r.years[y].to_holder_usd[i] / p) * bar_h;
       dl->AddRectFilled(ImVec2(x0, top - hgt), ImVec2(x1, top), cols[i % 4]);
       top -= hgt;
     }
-    float hgt = float(r.years[y].to_nonprofit_usd / p) * (size.y - 16);
+    float hgt = float(r.years[y].to_nonprofit_usd / p) * bar_h;
     dl->AddRectFilled(ImVec2(x0, top - hgt), ImVec2(x1, top), np_col);
-    if (y % 3 == 0)
-      dl->AddText(ImVec2(x0, a.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), std::to_string(r.years[y].year).c_str());
+    if (y % 3 == 0) dl->AddText(ImVec2(x0, a.y), axis, std::to_string(r.years[y].year).c_str());
   }
   if (n > 0)  // the chart's years and profits in words, as the narration beside it quotes them
     wrapped_text(true,
-                 "Each bar one year's profit split by who receives it: %s in %d, growing %.2fx a year to %s in %d; "
-                 "%s in all.",
+                 "Each bar one year's profit (100%%) split by who receives it: %s in %d, growing %.2fx a year to %s "
+                 "in %d; %s in all.",
                  usd(r.years.front().profit_usd).c_str(), r.years.front().year, c.profit_growth,
                  usd(r.years.back().profit_usd).c_str(), r.years.back().year, usd(r.profit_total_usd).c_str());
   for (size_t i = 0; i < c.holders.size(); ++i) {

@@ -115,6 +115,10 @@ Layout layout(const sim::CollectiveAnimation& a, ImVec2 p0, ImVec2 size) {
   const int per = t.spec().gpus_per_node;
   const float node_w = size.x / float(nodes.size());
   L.box = std::clamp(std::min(node_w / float(std::min(per, 16)) - 6, size.y * 0.16f), 10.0f, 44.0f);
+  // A server's outline reaches 0.7 box beyond its outer GPUs' centres, which sit half a GPU spacing inside
+  // its share of the width: kept within that share, so two servers' outlines never overlap (they did at
+  // 1440x900, where the spacing, not the height, set the box).
+  L.box = std::max(6.0f, std::min(L.box, (node_w / float(2 * std::min(per, 16)) - 4) / 0.7f));
   const float gpu_y = p0.y + size.y * 0.78f, hub_y = p0.y + size.y * 0.62f, nic_y = p0.y + size.y * 0.45f;
   for (size_t n = 0; n < nodes.size(); ++n) {
     const float x0 = p0.x + node_w * float(n);
@@ -336,10 +340,12 @@ void draw_controls(ExplorerState& s) {
   slider_int_clamped("GPUs", v.gpus, 2, 16);
   track(s, "collective.gpus");
   same_line_if_fits_item("message");
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
   float mib = float(v.message_MiB);
-  if (ImGui::SliderFloat("message", &mib, 1, 1024, "%.0f MiB", ImGuiSliderFlags_Logarithmic))
-    v.message_MiB = std::round(mib);
+  // In the unit its source uses too: Megatron-LM's bucket is 80 MB (decimal), which is 76 MiB.
+  char fmt[48];
+  std::snprintf(fmt, sizeof fmt, "%.0f MB (%%.0f MiB)", v.message_MiB * 1024 * 1024 / 1e6);
+  if (ImGui::SliderFloat("message", &mib, 1, 1024, fmt, ImGuiSliderFlags_Logarithmic)) v.message_MiB = std::round(mib);
   track(s, "collective.message");
 }
 

@@ -287,21 +287,54 @@ void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size) {
     return;
   }
   x0 /= 1.5, x1 *= 1.5, y0 *= 0.85, y1 *= 1.1;
-  const float L = f.p0.x + 44, R = f.p1.x - 10, T = f.p0.y + 10, B = f.p1.y - 20;
+  // Titled axes (the chart had none): the loss's title above the plot with the legend, the compute's below
+  // its tick labels; the y labels end left of the plot and the x labels start right of them, so no two overlap.
+  const float lh = ImGui::GetTextLineHeight();
+  const ImU32 axis = IM_COL32(160, 160, 170, 255);
+  const float label_w = ImGui::CalcTextSize("0.00").x + 8;
+  const float L = f.p0.x + label_w + 4, R = f.p1.x - 10, T = f.p0.y + lh + 8, B = f.p1.y - 2 * lh - 8;
   auto tx = [&](double x) { return float(L + (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0)) * (R - L)); };
   auto ty = [&](double y) { return float(B - (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0)) * (B - T)); };
+  f.dl->AddText(ImVec2(f.p0.x + 4, f.p0.y + 3), axis, "loss (nats per byte, log scale)");
+  const char* x_title = "training compute (FLOP, log scale)";
+  f.dl->AddText(ImVec2((L + R - ImGui::CalcTextSize(x_title).x) / 2, f.p1.y - lh - 3), axis, x_title);
+  {  // the legend, right of the y title where it fits
+    struct Key {
+      ImU32 col;
+      const char* name;
+    };
+    const Key keys[] = {{IM_COL32(100, 180, 255, 255), "small runs"},
+                        {IM_COL32(255, 160, 70, 255), "fit, prediction"},
+                        {IM_COL32(120, 230, 120, 255), "trained"}};
+    float w = 0;
+    for (const Key& k : keys) w += 14 + ImGui::CalcTextSize(k.name).x + 12;
+    float kx = f.p1.x - 8 - w;
+    if (kx > f.p0.x + 8 + ImGui::CalcTextSize("loss (nats per byte, log scale)").x)
+      for (const Key& k : keys) {
+        f.dl->AddCircleFilled(ImVec2(kx + 5, f.p0.y + 3 + lh / 2), 4, k.col);
+        f.dl->AddText(ImVec2(kx + 14, f.p0.y + 3), k.col, k.name);
+        kx += 14 + ImGui::CalcTextSize(k.name).x + 12;
+      }
+  }
   char buf[48];
+  float last_x_end = -1e9f;
   for (int k = 0; k <= 3; ++k) {
     const double y = y0 * std::pow(y1 / y0, k / 3.0);
     std::snprintf(buf, sizeof buf, "%.2f", y);
-    f.dl->AddText(ImVec2(f.p0.x + 4, ty(y) - 7), IM_COL32(160, 160, 170, 255), buf);
+    f.dl->AddText(ImVec2(L - 6 - ImGui::CalcTextSize(buf).x, ty(y) - lh / 2), axis, buf);
+    f.dl->AddLine(ImVec2(L - 3, ty(y)), ImVec2(L, ty(y)), axis);
     const double x = x0 * std::pow(x1 / x0, k / 3.0);
-    // Kept inside the chart: the last label used to run past its right edge.
+    // Centred on its tick, kept inside the plot's width and clear of the label before it.
     const std::string label = format_quantity(x, "FLOP");
     const float lw = ImGui::CalcTextSize(label.c_str()).x;
-    f.dl->AddText(ImVec2(std::clamp(tx(x) - 20, f.p0.x, f.p1.x - lw - 2), B + 3), IM_COL32(160, 160, 170, 255),
-                  label.c_str());
+    const float lx = std::clamp(tx(x) - lw / 2, L, f.p1.x - lw - 2);
+    f.dl->AddLine(ImVec2(tx(x), B), ImVec2(tx(x), B + 3), axis);
+    if (lx < last_x_end + 8) continue;
+    f.dl->AddText(ImVec2(lx, B + 3), axis, label.c_str());
+    last_x_end = lx + lw;
   }
+  f.dl->AddLine(ImVec2(L, T), ImVec2(L, B), IM_COL32(90, 94, 104, 255));
+  f.dl->AddLine(ImVec2(L, B), ImVec2(R, B), IM_COL32(90, 94, 104, 255));
   if (r.entropy_floor > 0) dashed_hline(f.dl, L, R, ty(r.entropy_floor), IM_COL32(220, 220, 120, 200));
   if (r.fitted) {
     std::vector<ImVec2> line;

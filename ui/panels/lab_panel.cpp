@@ -223,7 +223,7 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
                             : v.corpus_name.empty() ? v.corpus_id
                                                     : v.corpus_name;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-  if (ImGui::BeginCombo("corpus", shown.c_str())) {
+  if (ImGui::BeginCombo("corpus", combo_preview(shown).c_str())) {  // shortened at its end, never cut
     for (const train::CorpusEntry& e : v.corpora) {
       if (ImGui::Selectable(e.title.c_str(), e.id == v.corpus_id) && e.id != v.corpus_id) {
         v.corpus_id = e.id;
@@ -747,15 +747,16 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     ImGui::Text("width %3d  %7lld params  %10s  loss %.4f", p.width, (long long)p.params,
                 format_quantity(p.compute_flops, "FLOP").c_str(), p.loss);
   if (r.fitted) {
-    ImGui::Text("fit: L(C) = %.3g C^%.3f + %.3f   (rms %.3f)%s", r.fit_compute.a, r.fit_compute.b, r.fit_compute.c,
-                r.fit_compute.rms_error, r.c_known ? "   c = the language's entropy, known" : "");
+    // Wrapped: at 1280x720 these lines ran past the panel's edge.
+    wrapped_text(false, "fit: L(C) = %.3g C^%.3f + %.3f   (rms %.3f)%s", r.fit_compute.a, r.fit_compute.b,
+                 r.fit_compute.c, r.fit_compute.rms_error, r.c_known ? "   c = the language's entropy, known" : "");
     if (r.c_known)
-      ImGui::TextDisabled("with c fitted as well: L(C) = %.3g C^%.3f + %.3f (rms %.3f)", r.fit_compute_free_c.a,
-                          r.fit_compute_free_c.b, r.fit_compute_free_c.c, r.fit_compute_free_c.rms_error);
-    ImGui::Text("prediction for width %d (%s, %.1fx the compute of the largest fitted run), before it trains:",
-                r.target.width, format_quantity(r.target.compute_flops, "FLOP").c_str(), train::extrapolation(r));
+      wrapped_text(true, "with c fitted as well: L(C) = %.3g C^%.3f + %.3f (rms %.3f)", r.fit_compute_free_c.a,
+                   r.fit_compute_free_c.b, r.fit_compute_free_c.c, r.fit_compute_free_c.rms_error);
+    wrapped_text(false, "prediction for width %d (%s, %.1fx the compute of the largest fitted run), before it trains:",
+                 r.target.width, format_quantity(r.target.compute_flops, "FLOP").c_str(), train::extrapolation(r));
     ImGui::Text("    L(C) %.4f   L(N) %.4f", r.predicted_loss, r.predicted_loss_params);
-    if (r.c_known) ImGui::TextDisabled("(with c fitted as well, L(C) would say %.4f)", r.predicted_loss_free_c);
+    if (r.c_known) wrapped_text(true, "(with c fitted as well, L(C) would say %.4f)", r.predicted_loss_free_c);
   }
   if (r.done && !r.target_trained) {
     wrapped_text(true, "The larger model has not trained: predict its loss first, then train it and compare.");
@@ -769,12 +770,12 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
   }
   if (r.target_trained) {
     auto off = [&](double p) { return 100.0 * (p - r.target.loss) / r.target.loss; };
-    ImGui::Text("trained: %.4f   (L(C) off by %+.1f%%, L(N) by %+.1f%%)", r.target.loss, off(r.predicted_loss),
-                off(r.predicted_loss_params));
+    wrapped_text(false, "trained: %.4f   (L(C) off by %+.1f%%, L(N) by %+.1f%%)", r.target.loss, off(r.predicted_loss),
+                 off(r.predicted_loss_params));
     if (r.c_known)
-      ImGui::TextDisabled("the fit with c free would have been off by %+.1f%%", off(r.predicted_loss_free_c));
+      wrapped_text(true, "the fit with c free would have been off by %+.1f%%", off(r.predicted_loss_free_c));
   }
-  if (r.entropy_floor > 0) ImGui::TextDisabled("irreducible loss of the built-in language: %.4f", r.entropy_floor);
+  if (r.entropy_floor > 0) wrapped_text(true, "irreducible loss of the built-in language: %.4f", r.entropy_floor);
 }
 
 void draw(ExplorerState& s) {

@@ -29,13 +29,21 @@ void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + height), IM_COL32(40, 40, 46, 255));
   if (scale_max <= 0) return;
+  // Where the limit's line crosses the bar: a part's name is never drawn across it (the HBM line ran through
+  // "activations").
+  const bool has_limit = limit > 0 && limit <= scale_max;
+  const float lx = has_limit ? p0.x + float(limit / scale_max) * width : -1e9f;
   float x = p0.x;
   for (const auto& part : parts) {
     const float w = float(part.value / scale_max) * width;
     if (w <= 0) continue;
     const float x1 = std::min(p0.x + width, x + w);
     dl->AddRectFilled(ImVec2(x, p0.y), ImVec2(x1, p0.y + height), part.color);
-    if (w > 60) dl->AddText(ImVec2(x + 4, p0.y + height / 2 - 7), IM_COL32(10, 10, 10, 255), part.label);
+    // The name inside its part where it fits whole: left of the limit's line, else right of it.
+    const float tw = ImGui::CalcTextSize(part.label).x, ty = p0.y + height / 2 - ImGui::GetTextLineHeight() / 2;
+    float tx = x + 4;
+    if (tx < lx + 4 && tx + tw > lx - 4) tx = lx + 5;  // would cross the line: start after it
+    if (tx + tw + 3 <= x1) dl->AddText(ImVec2(tx, ty), IM_COL32(10, 10, 10, 255), part.label);
     if (hovered && mx >= x && mx < x1) {
       char v[64];
       std::snprintf(v, sizeof v, unit_fmt, part.value);
@@ -43,8 +51,7 @@ void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale
     }
     x = x1;
   }
-  if (limit > 0 && limit <= scale_max) {
-    const float lx = p0.x + float(limit / scale_max) * width;
+  if (has_limit) {
     dl->AddLine(ImVec2(lx, p0.y - 3), ImVec2(lx, p0.y + height + 3), IM_COL32(255, 60, 60, 255), 2.5f);
     const float lw = ImGui::CalcTextSize(limit_label).x;
     dl->AddText(ImVec2(std::clamp(lx - lw / 2, p0.x, p0.x + width - lw), p0.y - label_h - 1), IM_COL32(255, 90, 90, 255),

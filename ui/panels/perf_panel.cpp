@@ -207,6 +207,11 @@ void recompute(ExplorerState& s) {
 
 // ---- controls ----------------------------------------------------------------------------------------
 
+// A name the combo above had to shorten ("Azure supercomput..."), whole on a line below it: nothing is cut.
+void whole_name_below(const std::string& preview, const std::string& name) {
+  if (preview != name) wrapped_text(true, "%s", name.c_str());
+}
+
 bool preset_combo(const Catalog& cat, const char* label, const char* table, json& obj) {
   const Table* t = cat.table(table);
   if (!t) return false;
@@ -216,7 +221,8 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, json
   const std::string shown = r ? r->name : cur;
   // Catalog names are long: the combo takes the row's width up to its own (short) label.
   ImGui::SetNextItemWidth(-(ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().ItemInnerSpacing.x));
-  if (ImGui::BeginCombo(label, combo_preview(shown).c_str())) {
+  const std::string preview = combo_preview(shown);
+  if (ImGui::BeginCombo(label, preview.c_str())) {
     for (const auto& rec : t->records) {
       if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) {
         obj = {{"preset", rec.id}};
@@ -226,6 +232,7 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, json
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", shown.c_str());
+  whole_name_below(preview, shown);
   return changed;
 }
 
@@ -325,7 +332,8 @@ void draw_network(ExplorerState& s) {
   if (ft) {
     json& cfg_cl = s.perf.config["cluster"];
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("network fabric").x + ImGui::GetStyle().ItemInnerSpacing.x));
-    if (ImGui::BeginCombo("network fabric##perf", combo_preview(fabric ? fabric->name : "(the preset's)").c_str())) {
+    const std::string fabric_name = fabric ? fabric->name : "(the preset's)", preview = combo_preview(fabric_name);
+    if (ImGui::BeginCombo("network fabric##perf", preview.c_str())) {
       if (ImGui::Selectable("(the cluster preset's own)", !cl.contains("fabric"))) cfg_cl.erase("fabric");
       for (const Record& r : ft->records)
         if (r.text_or("kind", "") == "inter-node" && ImGui::Selectable(r.name.c_str(), r.id == fabric_id))
@@ -334,6 +342,7 @@ void draw_network(ExplorerState& s) {
     }
     if (fabric && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", fabric->name.c_str());
     track(s, "perf.fabric");
+    whole_name_below(preview, fabric_name);
   }
   const double link = fabric ? fabric->get_or("link_Gbps", 0) : 0;
   if (link > 0 && cs.node_network_Gbps < link) {
@@ -413,13 +422,15 @@ void draw_controls(ExplorerState& s) {
                                                                                     : v.parsed.software.id;
     const Record* r = sw->find(cur);
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("software").x + ImGui::GetStyle().ItemInnerSpacing.x));
-    if (ImGui::BeginCombo("software##perf", combo_preview(r ? r->name : "(preset default)").c_str())) {
+    const std::string stack_name = r ? r->name : "(preset default)", preview = combo_preview(stack_name);
+    if (ImGui::BeginCombo("software##perf", preview.c_str())) {
       if (ImGui::Selectable("(the preset's own stack)", !cfg.contains("software"))) cfg.erase("software");
       for (const Record& rec : sw->records)
         if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) cfg["software"] = rec.id;
       ImGui::EndCombo();
     }
     track(s, "perf.software");
+    whole_name_below(preview, stack_name);
   }
   ImGui::Separator();
   ImGui::TextDisabled("Parallel layout");
@@ -696,6 +707,20 @@ void apply_layout(PerfView& v, const perf::Layout& L) {
   v.search_auto = false;  // keep the ranked list while the student explores its layouts
 }
 
+// The search's reasons name the engine's keys ("micro_batch*dp does not divide the global batch"): a student
+// reads the controls' words instead.
+std::string rejection_in_words(const std::string& reason) {
+  static const std::vector<std::pair<std::string, std::string>> words = {
+      {"micro_batch*dp", "micro-batch x data parallel"},
+      {"tp*pp*dp", "tensor x pipeline x data parallel"},
+      {"tp ", "tensor parallel "},
+  };
+  std::string out = reason;
+  for (const auto& [key, say] : words)
+    if (out.rfind(key, 0) == 0) out = say + out.substr(key.size());
+  return out;
+}
+
 void draw_search(ExplorerState& s) {
   PerfView& v = s.perf;
   if (!v.search_error.empty()) {
@@ -728,7 +753,9 @@ void draw_search(ExplorerState& s) {
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                              ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("##perf_search", 11, fl, ImVec2(0, 200))) {
-    for (const char* h : {"#", "tp", "pp", "dp", "mb", "ZeRO", "recomp.", "schedule", "days", "MFU", "mem"})
+    // What a layout achieves first (days, MFU, memory), then what it is: on a projector the table scrolls
+    // sideways, and its right edge cut the MFU column ("MF") of a ranking by days and MFU.
+    for (const char* h : {"#", "days", "MFU", "memory", "tp", "pp", "dp", "mb", "ZeRO", "recompute", "schedule"})
       ImGui::TableSetupColumn(h);
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableHeadersRow();
@@ -743,20 +770,20 @@ void draw_search(ExplorerState& s) {
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("click to load this layout");
       if (rank == 1) track(s, "perf.search.best");
       ++rank;
-      ImGui::TableSetColumnIndex(1), ImGui::Text("%d", L.tp);
-      ImGui::TableSetColumnIndex(2), ImGui::Text("%d", L.pp);
-      ImGui::TableSetColumnIndex(3), ImGui::Text("%d", L.dp);
-      ImGui::TableSetColumnIndex(4), ImGui::Text("%d", L.micro_batch);
-      ImGui::TableSetColumnIndex(5), ImGui::Text("%d", L.zero);
-      ImGui::TableSetColumnIndex(6), ImGui::Text("%s", perf::to_string(L.recompute));
-      ImGui::TableSetColumnIndex(7);
+      ImGui::TableSetColumnIndex(1), ImGui::Text("%.1f", c.estimate.training_days);
+      ImGui::TableSetColumnIndex(2), ImGui::Text("%.0f%%", 100 * c.estimate.mfu);
+      ImGui::TableSetColumnIndex(3), ImGui::Text("%s", format_quantity(c.estimate.memory.total, "bytes").c_str());
+      ImGui::TableSetColumnIndex(4), ImGui::Text("%d", L.tp);
+      ImGui::TableSetColumnIndex(5), ImGui::Text("%d", L.pp);
+      ImGui::TableSetColumnIndex(6), ImGui::Text("%d", L.dp);
+      ImGui::TableSetColumnIndex(7), ImGui::Text("%d", L.micro_batch);
+      ImGui::TableSetColumnIndex(8), ImGui::Text("%d", L.zero);
+      ImGui::TableSetColumnIndex(9), ImGui::Text("%s", perf::to_string(L.recompute));
+      ImGui::TableSetColumnIndex(10);
       if (L.schedule == perf::Schedule::interleaved)
         ImGui::Text("interl. x%d", L.virtual_stages);
       else
         ImGui::Text("%s", perf::to_string(L.schedule));
-      ImGui::TableSetColumnIndex(8), ImGui::Text("%.1f", c.estimate.training_days);
-      ImGui::TableSetColumnIndex(9), ImGui::Text("%.0f%%", 100 * c.estimate.mfu);
-      ImGui::TableSetColumnIndex(10), ImGui::Text("%s", format_quantity(c.estimate.memory.total, "bytes").c_str());
     }
     ImGui::EndTable();
   }
@@ -764,7 +791,7 @@ void draw_search(ExplorerState& s) {
   if (!v.search.rejected_by_reason.empty()) {
     std::string why = "Rejected: ";
     for (const auto& [reason, count] : v.search.rejected_by_reason)
-      why += reason + " (" + std::to_string(count) + "); ";
+      why += rejection_in_words(reason) + " (" + with_thousands(double(count)) + "); ";
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     wrapped_text(false, "%s", why.c_str());
     ImGui::PopStyleColor();

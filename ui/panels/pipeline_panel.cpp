@@ -180,7 +180,7 @@ void draw_controls(ExplorerState& s) {
   track(s, "pipeline.stages");
   same_line_if_fits_item("micro-batches");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-  slider_int_clamped("micro-batches", v.micro_batches, 1, 32);
+  slider_int_clamped("micro-batches", v.micro_batches, 1, sim::kMaxAnimatedMicroBatches);  // as far as the engine goes
   track(s, "pipeline.micro_batches");
   if (v.schedule == sim::PipeSchedule::interleaved) {
     same_line_if_fits_item("virtual stages");

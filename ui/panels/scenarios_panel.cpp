@@ -116,6 +116,7 @@ void apply_step(ExplorerState& s) {
   const scenario::PlayState& st = v.player->state();
   const scenario::StepOutcome* o = v.player->outcome();
   v.applied_step = v.player->current();
+  v.narration_held = true;
   s.narration_title = v.player->scenario().title;
   s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
   s.highlight_widget = st.highlight_widget;

@@ -65,6 +65,9 @@ struct ScenarioView {
   std::set<std::string> revealed;            // questions whose answer the class asked to see
   std::vector<std::string> hidden;           // values masked in the main view this frame (open_answers)
   int applied_step = -2;                     // the step whose effects were last pushed into the panels
+  // The step's narration waits until the view has computed what it quotes (set when a step is applied, cleared
+  // the first frame the panels are idle; it does not come back while the class explores).
+  bool narration_held = false;
   bool follow_script = true;                 // false while the user explores on their own
   bool selected_by_step = false;             // the inspector shows a catalog row a step outlined
   unsigned long long ticked_frame = ~0ull;   // the frame scenario_frame last advanced (once per frame)
