@@ -245,7 +245,6 @@ Estimate estimate(const Config& cfg) {
   e.stage_forward_s = stage_f[size_t(slow)] / v;  // one chunk of the slowest stage
   e.stage_backward_s = stage_b[size_t(slow)] / v;
 
-
   // ---- data parallel: gradients of the stage shard (fp16, or fp32 in fp32 training) ----
   Layout shard_layout = L;
   shard_layout.dp = 1, shard_layout.zero = 0;
@@ -349,7 +348,8 @@ Estimate estimate(const Config& cfg) {
   const double pp_comm =
       L.pp > 1 ? (paired ? micro * own_p2p(slow) : micro * v * (p2p + p2p_back)) + (L.pp - 1) * (p2p + p2p_back) : 0;
   TimeBreakdown& T = e.time;
-  T.compute = micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd + logits_grad_add : 0));
+  T.compute =
+      micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd + logits_grad_add : 0));
   T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);
   T.pp_comm = pp_comm;
   T.dp_comm = dp_exposed;

@@ -140,8 +140,14 @@ TEST(PerfFidelity, PairedTransfersChargeEachStageItsOwn) {
   auto cfg = [](int vocab, int micro_batches) {
     return json{{"model", {{"layers", 24}, {"hidden", 4096}, {"heads", 32}, {"seq_len", 2048}, {"vocab", vocab}}},
                 {"cluster", {{"preset", "selene-2021"}, {"gpus", 8 * 4}}},
-                {"parallel", {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", micro_batches},
-                              {"schedule", "1f1b"}, {"recompute", "full"}}},
+                {"parallel",
+                 {{"tp", 8},
+                  {"pp", 4},
+                  {"dp", 1},
+                  {"micro_batch", 1},
+                  {"global_batch", micro_batches},
+                  {"schedule", "1f1b"},
+                  {"recompute", "full"}}},
                 {"software", "megatron-deepspeed-2021"}};
   };
   const int p = 4;

@@ -288,8 +288,14 @@ TEST(PerfStack, EachMicroBatchAddsItsWeightGradientOnce) {
   auto cfg = [](const char* software, int micro_batches) {
     return json{{"model", {{"preset", "gpt3-175b"}}},
                 {"cluster", {{"preset", "selene-2021"}, {"gpus", 64}}},
-                {"parallel", {{"tp", 8}, {"pp", 8}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", micro_batches},
-                              {"schedule", "1f1b"}, {"recompute", "full"}}},
+                {"parallel",
+                 {{"tp", 8},
+                  {"pp", 8},
+                  {"dp", 1},
+                  {"micro_batch", 1},
+                  {"global_batch", micro_batches},
+                  {"schedule", "1f1b"},
+                  {"recompute", "full"}}},
                 {"software", software}};
   };
   const auto c8 = mc::perf::parse_config(catalog(), cfg("megatron-lm-2021", 8), "cfg");
