@@ -19,10 +19,10 @@ TEST(PerfCli, EstimatePrintsTheContractKeys) {
   auto r = run_cli("estimate -", kGpt3Selene);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  for (const char* k : {"params", "model_flops_per_iteration", "hardware_flops_per_iteration", "memory_per_gpu_bytes",
-                        "fits", "iteration_time_s", "time_breakdown_s", "achieved_tflops_per_gpu", "mfu",
-                        "model_tflops_per_gpu", "hardware_tflops_per_gpu", "hfu",
-                        "training_days", "gpu_hours", "cost_usd"})
+  for (const char* k :
+       {"params", "model_flops_per_iteration", "hardware_flops_per_iteration", "memory_per_gpu_bytes", "fits",
+        "iteration_time_s", "time_breakdown_s", "achieved_tflops_per_gpu", "mfu", "model_tflops_per_gpu",
+        "hardware_tflops_per_gpu", "hfu", "training_days", "gpu_hours", "cost_usd"})
     EXPECT_TRUE(j.contains(k)) << k;
   for (const char* k : {"weights", "gradients", "optimizer", "activations", "total"})
     EXPECT_TRUE(j["memory_per_gpu_bytes"].contains(k)) << k;
@@ -50,8 +50,7 @@ TEST(PerfCli, LayoutTheStackLacksIsRefused) {
     "parallel": {"tp": 8, "pp": 8, "dp": 16, "global_batch": 1536, "schedule": "interleaved", "virtual_stages": 2}})");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("parallel/schedule"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("OpenAI GPT-3 code (2020) has no interleaved pipeline schedule"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("OpenAI GPT-3 code (2020) has no interleaved pipeline schedule"), std::string::npos) << r.err;
 }
 
 TEST(PerfCli, InvalidConfigsExitOneNamingKeyAndRule) {
@@ -84,7 +83,8 @@ TEST(PerfCli, UnfitLayoutPrintsFitsFalse) {
 }
 
 TEST(PerfCli, SearchRanksLayoutsAndExplainsRejections) {
-  auto r = run_cli("search - --top 3", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "azure-openai-2020"}})");
+  auto r =
+      run_cli("search - --top 3", R"({"model": {"preset": "gpt3-175b"}, "cluster": {"preset": "azure-openai-2020"}})");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["ranked"].size(), 3u);

@@ -4,8 +4,8 @@
 #include "catalog/catalog.h"
 #include "core/paths.h"
 #include "perf/perf.h"
-#include "sim/iteration.h"
 #include "perf/validate.h"
+#include "sim/iteration.h"
 #include "sim/sim.h"
 
 #include "sim_test_util.h"
@@ -41,7 +41,6 @@ Topology one_node_per_stage(int pp) {
 
 using mc::sim::test::catalog;
 
-
 }  // namespace
 
 TEST(SimSchedule, OneFOneBWarmupAndOrder) {
@@ -71,10 +70,10 @@ TEST(SimSchedule, DeepSpeedTrainScheduleOrderAndPairing) {
     for (const PipeCmd& c : v) out.push_back({int(c.kind), c.micro_batch});
     return out;
   };
-  const std::vector<std::pair<int, int>> s0 = {{C::forward, 0}, {C::send_act, 0},  {C::forward, 1}, {C::recv_grad, 0},
+  const std::vector<std::pair<int, int>> s0 = {{C::forward, 0},  {C::send_act, 0}, {C::forward, 1},   {C::recv_grad, 0},
                                                {C::send_act, 1}, {C::backward, 0}, {C::recv_grad, 1}, {C::backward, 1}};
-  const std::vector<std::pair<int, int>> s1 = {{C::recv_act, 0}, {C::forward, 0},   {C::backward, 0}, {C::send_grad, 0},
-                                               {C::recv_act, 1}, {C::forward, 1},   {C::backward, 1}, {C::send_grad, 1}};
+  const std::vector<std::pair<int, int>> s1 = {{C::recv_act, 0}, {C::forward, 0}, {C::backward, 0}, {C::send_grad, 0},
+                                               {C::recv_act, 1}, {C::forward, 1}, {C::backward, 1}, {C::send_grad, 1}};
   EXPECT_EQ(kinds(deepspeed_schedule(2, 0, 2)), s0);
   EXPECT_EQ(kinds(deepspeed_schedule(2, 1, 2)), s1);
   // For any size: every micro-batch's forward then backward once, in order; and between neighbours each
@@ -83,7 +82,8 @@ TEST(SimSchedule, DeepSpeedTrainScheduleOrderAndPairing) {
   // receives of activations and sends of gradients.
   for (int p = 1; p <= 6; ++p)
     for (int m = 1; m <= 9; ++m) {
-      std::vector<std::vector<std::pair<int, int>>> up(static_cast<size_t>(p)), down(static_cast<size_t>(p));  // to s + 1, from s - 1
+      std::vector<std::vector<std::pair<int, int>>> up(static_cast<size_t>(p)),
+          down(static_cast<size_t>(p));  // to s + 1, from s - 1
       for (int st = 0; st < p; ++st) {
         int f = 0, b = 0;
         for (const PipeCmd& c : deepspeed_schedule(p, st, m)) {
@@ -94,8 +94,10 @@ TEST(SimSchedule, DeepSpeedTrainScheduleOrderAndPairing) {
             EXPECT_EQ(c.micro_batch, b++) << "p " << p << " m " << m;
             EXPECT_LT(c.micro_batch, f);
           }
-          if (c.kind == C::send_act || c.kind == C::recv_grad) up[size_t(st)].push_back({c.kind == C::send_act, c.micro_batch});
-          if (c.kind == C::recv_act || c.kind == C::send_grad) down[size_t(st)].push_back({c.kind == C::recv_act, c.micro_batch});
+          if (c.kind == C::send_act || c.kind == C::recv_grad)
+            up[size_t(st)].push_back({c.kind == C::send_act, c.micro_batch});
+          if (c.kind == C::recv_act || c.kind == C::send_grad)
+            down[size_t(st)].push_back({c.kind == C::recv_act, c.micro_batch});
         }
         EXPECT_EQ(f, m);
         EXPECT_EQ(b, m);
@@ -225,14 +227,18 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnMegatronTable1) {
     // seconds): kept out so the suite stays fast under the sanitizers.
     if (in["num_gpus"].get<int>() > 1536) continue;
     std::string preset = "megatron21-" + id.substr(18);
-    for (auto& ch : preset) if (ch == 'p') ch = '.';
-    const mc::json cfg = {
-        {"model", {{"preset", preset}}},
-        {"cluster", {{"preset", "selene-2021"}, {"gpus", in["num_gpus"]}}},
-        {"parallel",
-         {{"tp", in["tensor_parallel"]}, {"pp", in["pipeline_parallel"]}, {"dp", in["data_parallel"]},
-          {"micro_batch", 1}, {"global_batch", in["global_batch_size"]}, {"schedule", "1f1b"},
-          {"recompute", "full"}}}};
+    for (auto& ch : preset)
+      if (ch == 'p') ch = '.';
+    const mc::json cfg = {{"model", {{"preset", preset}}},
+                          {"cluster", {{"preset", "selene-2021"}, {"gpus", in["num_gpus"]}}},
+                          {"parallel",
+                           {{"tp", in["tensor_parallel"]},
+                            {"pp", in["pipeline_parallel"]},
+                            {"dp", in["data_parallel"]},
+                            {"micro_batch", 1},
+                            {"global_batch", in["global_batch_size"]},
+                            {"schedule", "1f1b"},
+                            {"recompute", "full"}}}};
     SimOptions o;
     o.timeline_gpu = -1;
     o.include_link_series = false;
@@ -421,9 +427,15 @@ TEST(SimIteration, UnevenStagesRunTheirOwnLayers) {
   const mc::json cfg = {
       {"model", {{"layers", 78}, {"hidden", 4096}, {"heads", 32}, {"seq_len", 2048}, {"vocab", 51200}}},
       {"cluster", {{"preset", "selene-2021"}, {"gpus", 96}}},
-      {"parallel", {{"tp", 8}, {"pp", 12}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 24},
-                    {"schedule", "1f1b"}, {"recompute", "full"},
-                    {"layers_per_stage", {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 1}}}}};
+      {"parallel",
+       {{"tp", 8},
+        {"pp", 12},
+        {"dp", 1},
+        {"micro_batch", 1},
+        {"global_batch", 24},
+        {"schedule", "1f1b"},
+        {"recompute", "full"},
+        {"layers_per_stage", {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 1}}}}};
   SimOptions o;
   o.timeline_gpu = -1;
   const mc::json out = simulate_json(catalog(), cfg, o, "uneven");

@@ -20,8 +20,9 @@ void export_table(ExplorerState& s, const Table& t, bool as_json) {
   } else {
     content = table_to_csv(*s.catalog, t);
   }
-  std::string where = s.platform ? s.platform->save_file("catalog-" + t.name + (as_json ? ".json" : ".csv"), content, err)
-                                 : std::string();
+  std::string where = s.platform
+                          ? s.platform->save_file("catalog-" + t.name + (as_json ? ".json" : ".csv"), content, err)
+                          : std::string();
   s.status = where.empty() ? "export failed: " + (err.empty() ? std::string("no platform") : err) : "exported " + where;
 }
 
@@ -46,8 +47,9 @@ void draw(ExplorerState& s) {
     return;
   }
   const Catalog& cat = *s.catalog;
-  wrapped_text(false, "The hardware of the era, as its makers and users published it. Click a column to sort, "
-                     "a row to see every value's source in the inspector.");
+  wrapped_text(false,
+               "The hardware of the era, as its makers and users published it. Click a column to sort, "
+               "a row to see every value's source in the inspector.");
   confidence_legend();
 
   // The tables as a row of buttons that wraps onto more lines when the window is narrow: a scrolling tab
@@ -116,7 +118,8 @@ void draw(ExplorerState& s) {
     int want = 0;
     for (int c = 0; c < ncols; ++c)
       if (key_of(c) == s.catalog_view.sort_key) want = c;
-    ImGuiSortDirection dir = s.catalog_view.sort_ascending ? ImGuiSortDirection_Ascending : ImGuiSortDirection_Descending;
+    ImGuiSortDirection dir =
+        s.catalog_view.sort_ascending ? ImGuiSortDirection_Ascending : ImGuiSortDirection_Descending;
     if (specs->SpecsCount == 0 || int(specs->Specs[0].ColumnUserID) != want || specs->Specs[0].SortDirection != dir) {
       ImGui::TableSetColumnSortDirection(want, dir, false);
       specs->SpecsDirty = false;
@@ -144,8 +147,10 @@ void draw(ExplorerState& s) {
     track(s, "catalog.row." + r->id);
     for (int c = 1; c < ncols; ++c) {
       ImGui::TableSetColumnIndex(c);
-      if (const Sourced* v = r->find(cols[c - 1]->key)) sourced_text(cat, *v, cols[c - 1]->unit);
-      else ImGui::TextDisabled("n/a");
+      if (const Sourced* v = r->find(cols[c - 1]->key))
+        sourced_text(cat, *v, cols[c - 1]->unit);
+      else
+        ImGui::TextDisabled("n/a");
     }
   }
   ImGui::EndTable();
@@ -163,7 +168,8 @@ PanelRegistrar reg{Panel{.id = "catalog",
                            const std::string row = "catalog.row.";
                            if (!s.catalog || w.rfind(row, 0) != 0) return "";
                            const std::string id = w.substr(row.size());
-                           if (const Table* t = s.catalog->table(s.catalog_view.table); t && t->find(id)) return t->name;
+                           if (const Table* t = s.catalog->table(s.catalog_view.table); t && t->find(id))
+                             return t->name;
                            for (const auto& t : s.catalog->tables)
                              if (t.find(id)) return t.name;
                            return "";

@@ -13,8 +13,9 @@ namespace mc::ui {
 namespace {
 
 ImU32 series_color(int i, float alpha = 1.0f) {
-  static const ImVec4 c[] = {{0.35f, 0.7f, 1.0f, 1}, {1.0f, 0.6f, 0.2f, 1}, {0.5f, 0.9f, 0.4f, 1}, {0.95f, 0.4f, 0.6f, 1},
-                             {0.75f, 0.55f, 1.0f, 1}, {0.9f, 0.85f, 0.3f, 1}, {0.4f, 0.9f, 0.85f, 1}, {0.8f, 0.8f, 0.8f, 1}};
+  static const ImVec4 c[] = {{0.35f, 0.7f, 1.0f, 1}, {1.0f, 0.6f, 0.2f, 1},   {0.5f, 0.9f, 0.4f, 1},
+                             {0.95f, 0.4f, 0.6f, 1}, {0.75f, 0.55f, 1.0f, 1}, {0.9f, 0.85f, 0.3f, 1},
+                             {0.4f, 0.9f, 0.85f, 1}, {0.8f, 0.8f, 0.8f, 1}};
   ImVec4 v = c[i % 8];
   v.w = alpha;
   return ImGui::ColorConvertFloat4ToU32(v);
@@ -22,11 +23,16 @@ ImU32 series_color(int i, float alpha = 1.0f) {
 
 ImU32 traffic_color(train::Traffic t) {
   switch (t) {
-    case train::Traffic::dp: return IM_COL32(90, 170, 255, 220);
-    case train::Traffic::tp: return IM_COL32(255, 150, 60, 220);
-    case train::Traffic::pp: return IM_COL32(120, 220, 100, 220);
-    case train::Traffic::tie: return IM_COL32(230, 100, 160, 220);
-    case train::Traffic::control: return IM_COL32(170, 170, 170, 160);
+    case train::Traffic::dp:
+      return IM_COL32(90, 170, 255, 220);
+    case train::Traffic::tp:
+      return IM_COL32(255, 150, 60, 220);
+    case train::Traffic::pp:
+      return IM_COL32(120, 220, 100, 220);
+    case train::Traffic::tie:
+      return IM_COL32(230, 100, 160, 220);
+    case train::Traffic::control:
+      return IM_COL32(170, 170, 170, 160);
   }
   return IM_COL32_WHITE;
 }
@@ -105,7 +111,8 @@ void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int ste
     const bool now = ci + 1 == curves.size();
     std::vector<ImVec2> pts;
     for (size_t i = 0; i < c.losses.size(); ++i) pts.push_back(ImVec2(tx(double(i)), ty(c.losses[i])));
-    if (pts.size() >= 2) f.dl->AddPolyline(pts.data(), int(pts.size()), series_color(int(ci), now ? 1.0f : 0.7f), 0, now ? 2.0f : 1.3f);
+    if (pts.size() >= 2)
+      f.dl->AddPolyline(pts.data(), int(pts.size()), series_color(int(ci), now ? 1.0f : 0.7f), 0, now ? 2.0f : 1.3f);
     f.dl->AddText(ImVec2(R - 260, T + 16 + 14 * float(ci)), series_color(int(ci)), c.label.c_str());
   }
 }
@@ -131,8 +138,9 @@ void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size) {
       f.dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + wpx, y1), series_color(k, 0.85f));
       x += wpx;
     }
-    f.dl->AddText(ImVec2(x + 6, y0), IM_COL32(190, 190, 200, 255),
-                  format_quantity(m.persistent_bytes() + m.transient_peak_bytes + m.activations_peak_bytes, "bytes").c_str());
+    f.dl->AddText(
+        ImVec2(x + 6, y0), IM_COL32(190, 190, 200, 255),
+        format_quantity(m.persistent_bytes() + m.transient_peak_bytes + m.activations_peak_bytes, "bytes").c_str());
   }
   // The legend on the bottom line, with short names when the full ones do not fit the panel's width.
   static const char* const short_names[5] = {"wts", "grads", "Adam", "whole", "act."};
@@ -219,7 +227,8 @@ void lab_message_graph(const train::TrainerReport& t, ImVec2 size, double replay
     const float dx = b.x - a.x, dy = b.y - a.y, len = std::max(1.0f, std::sqrt(dx * dx + dy * dy));
     const ImVec2 off(-dy / len * 4, dx / len * 4);
     const float wpx = 1.0f + 5.0f * float(std::sqrt(bytes / mx));
-    const ImVec2 a2(a.x + off.x + dx / len * 14, a.y + off.y + dy / len * 14), b2(b.x + off.x - dx / len * 16, b.y + off.y - dy / len * 16);
+    const ImVec2 a2(a.x + off.x + dx / len * 14, a.y + off.y + dy / len * 14),
+        b2(b.x + off.x - dx / len * 16, b.y + off.y - dy / len * 16);
     f.dl->AddLine(a2, b2, traffic_color(train::Traffic(tr)), wpx);
     f.dl->AddTriangleFilled(b2, ImVec2(b2.x - dx / len * 8 + off.x, b2.y - dy / len * 8 + off.y),
                             ImVec2(b2.x - dx / len * 8 - off.x, b2.y - dy / len * 8 - off.y),
@@ -248,7 +257,8 @@ void lab_message_graph(const train::TrainerReport& t, ImVec2 size, double replay
   }
   // The legend spreads over the width it has (tighter than 70 px a class when the panel is narrow).
   float x = f.p0.x + 6, label_w = 0;
-  for (int k = 0; k < train::kTrafficClasses; ++k) label_w += 18 + ImGui::CalcTextSize(train::to_string(train::Traffic(k))).x;
+  for (int k = 0; k < train::kTrafficClasses; ++k)
+    label_w += 18 + ImGui::CalcTextSize(train::to_string(train::Traffic(k))).x;
   const float gap = std::max(0.0f, std::min(70.0f * train::kTrafficClasses - label_w, f.p1.x - 6 - x - label_w)) /
                     float(train::kTrafficClasses);
   for (int k = 0; k < train::kTrafficClasses; ++k) {
@@ -344,12 +354,14 @@ void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size) {
     }
     if (line.size() >= 2) f.dl->AddPolyline(line.data(), int(line.size()), IM_COL32(255, 160, 70, 255), 0, 2.0f);
     f.dl->AddCircle(ImVec2(tx(r.target.compute_flops), ty(r.predicted_loss)), 7, IM_COL32(255, 160, 70, 255), 0, 2.0f);
-    f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 70, ty(r.predicted_loss) - 22), IM_COL32(255, 160, 70, 255), "prediction");
+    f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 70, ty(r.predicted_loss) - 22), IM_COL32(255, 160, 70, 255),
+                  "prediction");
   }
   for (auto [x, y] : pts) f.dl->AddCircleFilled(ImVec2(tx(x), ty(y)), 5, IM_COL32(100, 180, 255, 255));
   if (r.target_trained) {
     f.dl->AddCircleFilled(ImVec2(tx(r.target.compute_flops), ty(r.target.loss)), 5, IM_COL32(120, 230, 120, 255));
-    f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 50, ty(r.target.loss) + 8), IM_COL32(120, 230, 120, 255), "trained");
+    f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 50, ty(r.target.loss) + 8), IM_COL32(120, 230, 120, 255),
+                  "trained");
   }
 }
 

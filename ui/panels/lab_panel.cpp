@@ -645,7 +645,8 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     track(s, "lab.bytes");
     ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled(
-        "Predicted by the engine's communication model (the same one the Parallelism chapter uses): ring all-reduce 2(p-1)/p N; with m micro-batches "
+        "Predicted by the engine's communication model (the same one the Parallelism chapter uses): ring all-reduce "
+        "2(p-1)/p N; with m micro-batches "
         "ZeRO-2 (m+1)(p-1)/p N (each layer's gradients reduce-scattered in every micro-batch, the "
         "weights gathered once) and ZeRO-3 3m(p-1)/p N (a gather before each forward and backward "
         "too), N padded layer by layer; Megatron 4 all-reduces of b*s*h per layer; pipeline b*s*h "

@@ -9,7 +9,7 @@
 namespace mc::ui {
 
 unsigned part_color(int i) {
-  static const unsigned colors[] = {IM_COL32(86, 156, 214, 255), IM_COL32(214, 157, 86, 255),
+  static const unsigned colors[] = {IM_COL32(86, 156, 214, 255),  IM_COL32(214, 157, 86, 255),
                                     IM_COL32(106, 190, 110, 255), IM_COL32(200, 96, 96, 255),
                                     IM_COL32(160, 120, 210, 255), IM_COL32(120, 120, 120, 255),
                                     IM_COL32(90, 200, 200, 255)};
@@ -54,8 +54,8 @@ void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale
   if (has_limit) {
     dl->AddLine(ImVec2(lx, p0.y - 3), ImVec2(lx, p0.y + height + 3), IM_COL32(255, 60, 60, 255), 2.5f);
     const float lw = ImGui::CalcTextSize(limit_label).x;
-    dl->AddText(ImVec2(std::clamp(lx - lw / 2, p0.x, p0.x + width - lw), p0.y - label_h - 1), IM_COL32(255, 90, 90, 255),
-                limit_label);
+    dl->AddText(ImVec2(std::clamp(lx - lw / 2, p0.x, p0.x + width - lw), p0.y - label_h - 1),
+                IM_COL32(255, 90, 90, 255), limit_label);
   }
 }
 
@@ -76,7 +76,8 @@ void pipeline_gantt(const std::vector<perf::PipelineOp>& ops, int stages, float 
   for (int s = 0; s < stages && row_h >= 6; ++s) {
     char lab[16];
     std::snprintf(lab, sizeof lab, "s%d", s);
-    if (row_h >= 12) dl->AddText(ImVec2(p0.x + 2, p0.y + 2 + s * row_h + row_h / 2 - 7), IM_COL32(200, 200, 200, 255), lab);
+    if (row_h >= 12)
+      dl->AddText(ImVec2(p0.x + 2, p0.y + 2 + s * row_h + row_h / 2 - 7), IM_COL32(200, 200, 200, 255), lab);
   }
   // Ops narrower than 2 px are coalesced per stage into one "busy" run, so a 1,000-micro-batch pipeline
   // still draws a few thousand rectangles.
@@ -111,8 +112,9 @@ void pipeline_gantt(const std::vector<perf::PipelineOp>& ops, int stages, float 
       }
     }
     if (hovered && mouse.x >= x0 && mouse.x < std::max(x1, x0 + 1) && mouse.y >= y0 && mouse.y < y1)
-      ImGui::SetTooltip("stage %d, micro-batch %d, chunk %d, %s\n%.2f ms .. %.2f ms", op.stage, op.micro_batch, op.chunk,
-                        op.backward ? "backward (incl. recompute)" : "forward", op.start_s * 1e3, op.end_s * 1e3);
+      ImGui::SetTooltip("stage %d, micro-batch %d, chunk %d, %s\n%.2f ms .. %.2f ms", op.stage, op.micro_batch,
+                        op.chunk, op.backward ? "backward (incl. recompute)" : "forward", op.start_s * 1e3,
+                        op.end_s * 1e3);
   }
   for (int st = 0; st < stages; ++st) flush(st);
 }

@@ -18,14 +18,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace mc::ui {
 
 ScenarioJob::ScenarioJob(std::shared_ptr<scenario::Player> w, int t, bool replay, bool opens_)
-    : work(std::move(w)), target(std::clamp(t, 0, std::max(0, work->step_count() - 1))), opens(opens_),
+    : work(std::move(w)),
+      target(std::clamp(t, 0, std::max(0, work->step_count() - 1))),
+      opens(opens_),
       replay_(replay) {
   from_ = replay ? -1 : work->current();
 }
@@ -64,7 +66,8 @@ std::shared_ptr<scenario::Player> copy_of(const scenario::Player& p) { return st
 void env_step(ExplorerState& s) {
   const char* st = std::getenv("MEGACLUSTER_SCENARIO_STEP");
   if (!st) return;
-  if (const auto n = parse_url_step(st)) s.scenarios.request_step = *n;
+  if (const auto n = parse_url_step(st))
+    s.scenarios.request_step = *n;
   else
     s.status = "MEGACLUSTER_SCENARIO_STEP=\"" + std::string(st).substr(0, 40) + "\" is not a step number; use 1 to " +
                std::to_string(kMaxUrlStep) + " (the scenario opens at its start)";
@@ -203,8 +206,10 @@ void finish_move(ExplorerState& s) {
   // Play/Pause pressed while the step computed counts (the copy was taken before).
   const bool playing = !job->opens && v.player && v.player->playing();
   v.player = job->work;
-  if (playing) v.player->play();
-  else v.player->pause();
+  if (playing)
+    v.player->play();
+  else
+    v.player->pause();
   if (job->opens) {
     v.answers.clear();
     v.revealed.clear();
@@ -227,7 +232,8 @@ void draw_move_progress(ExplorerState& s, const char* id) {
 }
 
 void open_path(ExplorerState& s, const std::string& path, int step) {
-  open_parsed(s, scenario::load_scenario(path, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr), path, step);
+  open_parsed(s, scenario::load_scenario(path, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr), path,
+              step);
 }
 
 void draw_gallery(ExplorerState& s) {
@@ -278,9 +284,10 @@ void draw_step_checks(ExplorerState& s, const scenario::StepOutcome& o) {
   const std::string id = s.scenarios.player->scenario().id;
   if (!o.errors.empty() || failed > 0) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.5f, 0.4f, 1));
-    wrapped_text(false, "This step did not run as its author expected (%d of %zu checks failed, %zu errors). "
-                       "`megacluster play %s` shows each check with the value found.",
-                       failed, o.expectations.size(), o.errors.size(), id.c_str());
+    wrapped_text(false,
+                 "This step did not run as its author expected (%d of %zu checks failed, %zu errors). "
+                 "`megacluster play %s` shows each check with the value found.",
+                 failed, o.expectations.size(), o.errors.size(), id.c_str());
     ImGui::PopStyleColor();
   } else if (!o.expectations.empty()) {
     ImGui::TextDisabled("The engine's numbers in this step are within the ranges its author expected.");
@@ -349,9 +356,10 @@ void draw(ExplorerState& s) {
   ScenarioView& v = s.scenarios;
   if (!v.gallery_loaded) load_gallery(s);
   scenario_frame(s);
-  wrapped_text(false, "Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
-                     "explains the result; the same files replay headless with `megacluster play`. Drop a scenario "
-                     ".json on the window to open your own.");
+  wrapped_text(false,
+               "Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
+               "explains the result; the same files replay headless with `megacluster play`. Drop a scenario "
+               ".json on the window to open your own.");
   if (!v.errors.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
     wrapped_text(false, "%s: %zu %s", v.file.c_str(), v.errors.size(), v.errors.size() == 1 ? "problem" : "problems");
@@ -368,8 +376,9 @@ void draw(ExplorerState& s) {
 
 bool open_dropped(ExplorerState& s, const std::string& name, const std::string& content) {
   if (!scenario::looks_like_scenario(name, content)) return false;  // also a scenario whose "format" is missing
-  open_parsed(s, scenario::parse_scenario_text(content, name, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr),
-              name, -1);
+  open_parsed(
+      s, scenario::parse_scenario_text(content, name, scenario::default_actions(), s.catalog ? &*s.catalog : nullptr),
+      name, -1);
   if (!s.scenarios.player) s.active_panel = "scenarios";
   return true;
 }
@@ -420,13 +429,16 @@ void draw_scenario_questions(ExplorerState& s) {
       track(s, "question." + q.id + ".reveal");
     }
     if (!a.is_null() || revealed) {
-      scenario::Report r = v.player->report(a.is_null() ? std::map<std::string, json>{} : std::map<std::string, json>{{q.id, a}});
+      scenario::Report r =
+          v.player->report(a.is_null() ? std::map<std::string, json>{} : std::map<std::string, json>{{q.id, a}});
       for (const auto& ans : r.answers) {
         if (ans.question != q.id) continue;
         // The right answer in the class's words: the choice itself, or the number and its tolerance.
         const std::string expected = q.choices.empty() ? ans.expected : q.choices[size_t(q.answer_index)];
-        if (ans.answered && ans.correct) ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "Right.");
-        else if (ans.answered && !revealed) ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "Not yet: try again, or reveal the answer.");
+        if (ans.answered && ans.correct)
+          ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.4f, 1), "Right.");
+        else if (ans.answered && !revealed)
+          ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "Not yet: try again, or reveal the answer.");
         if (revealed) wrapped_text(false, "Answer: %s", expected.c_str());
         if ((revealed || ans.correct) && !q.explanation.empty()) wrapped_text(false, "%s", q.explanation.c_str());
       }
@@ -486,8 +498,10 @@ void draw_scenario_controls(ExplorerState& s) {
   const char* back = v.follow_script ? "Scenario" : "Back to the script";
   same_line_if_fits(ImGui::CalcTextSize(back).x + 2 * ImGui::GetStyle().FramePadding.x);
   if (ImGui::SmallButton(back)) {
-    if (!v.follow_script) apply_step(s);
-    else s.active_panel = "scenarios";
+    if (!v.follow_script)
+      apply_step(s);
+    else
+      s.active_panel = "scenarios";
   }
   draw_move_progress(s, "narration.progress");
   ImGui::PopID();
@@ -516,8 +530,10 @@ void scenario_frame(ExplorerState& s) {
         shipped = false;
         for (const auto& e : v.gallery) shipped = shipped || e.id == id || e.file == id + ".json";
       }
-      if (shipped) open_path(s, v.scenarios_dir + "/" + id + ".json", v.request_step);
-      else show_problems(s, "the link", {unknown_id_problem(s, id)});
+      if (shipped)
+        open_path(s, v.scenarios_dir + "/" + id + ".json", v.request_step);
+      else
+        show_problems(s, "the link", {unknown_id_problem(s, id)});
     }
   } catch (const std::exception& e) {
     v.errors.push_back(e.what());

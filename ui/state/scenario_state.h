@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,23 +55,23 @@ class ScenarioJob final : public Job {
 struct ScenarioView {
   std::vector<scenario::IndexEntry> gallery;
   bool gallery_loaded = false;
-  std::string gallery_error;        // the index itself could not be read
+  std::string gallery_error;  // the index itself could not be read
   std::string scenarios_dir;
 
   std::shared_ptr<scenario::Player> player;  // null until a scenario is opened
   std::string file;                          // what is loaded (path or dropped file name)
   std::vector<std::string> errors;           // validation errors of the last file opened (shown, never fatal)
   std::map<std::string, nlohmann::json> answers;
-  std::set<std::string> revealed;            // questions whose answer the class asked to see
-  std::vector<std::string> hidden;           // values masked in the main view this frame (open_answers)
-  int applied_step = -2;                     // the step whose effects were last pushed into the panels
+  std::set<std::string> revealed;   // questions whose answer the class asked to see
+  std::vector<std::string> hidden;  // values masked in the main view this frame (open_answers)
+  int applied_step = -2;            // the step whose effects were last pushed into the panels
   // The step's narration waits until the view has computed what it quotes (set when a step is applied, cleared
   // the first frame the panels are idle; it does not come back while the class explores).
   bool narration_held = false;
-  bool follow_script = true;                 // false while the user explores on their own
-  bool selected_by_step = false;             // the inspector shows a catalog row a step outlined
-  unsigned long long ticked_frame = ~0ull;   // the frame scenario_frame last advanced (once per frame)
-  std::shared_ptr<ScenarioJob> job;          // a move of the player in flight (null when none)
+  bool follow_script = true;                // false while the user explores on their own
+  bool selected_by_step = false;            // the inspector shows a catalog row a step outlined
+  unsigned long long ticked_frame = ~0ull;  // the frame scenario_frame last advanced (once per frame)
+  std::shared_ptr<ScenarioJob> job;         // a move of the player in flight (null when none)
 
   // Requested from outside (web URL ?scenario=ID&step=N, command line): opened on the next frame.
   std::string request_id;
