@@ -103,6 +103,11 @@ struct Software {
                                               // list form: one device copy per rank around each (DeepSpeed < 0.5.5)
   double grad_accumulation_bytes = 0;         // HBM bytes a parameter to add each micro-batch's weight gradient
                                               // into the accumulated ones (autograd or a hook; 0 when fused)
+  double optimizer_bytes_per_param = 28;      // HBM bytes a parameter in the step: Adam's 28, plus the stack's
+                                              // own passes (flattening, overflow check, fp32 copies, norm)
+  double optimizer_host_ops_per_tensor = 0;   // ops dispatched per parameter tensor in step loops that wait for
+                                              // the GPU after each tensor (.item() of a per-tensor sum or norm)
+  double host_op_dispatch_s = 0;              // host time to dispatch one eager operation
   bool dp_overlap = false;                    // gradient reduction overlapped with the backward pass
   bool pipeline_scatter_gather = true;        // Megatron-LM Sec. 4.1: activations split over the tensor ranks
   bool pipeline_full_gradients = false;       // activation gradients sent back whole (DeepSpeed's engine)

@@ -516,6 +516,9 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.zero3_reduce_bucket_params = r->get_or("zero3_reduce_bucket_params", 0);
   sw.zero3_list_collectives = r->get_or("zero3_list_collectives", 0) != 0;
   sw.grad_accumulation_bytes = r->get_or("grad_accumulation_bytes", 0);
+  sw.optimizer_bytes_per_param = r->get_or("optimizer_bytes_per_param", sw.optimizer_bytes_per_param);
+  sw.optimizer_host_ops_per_tensor = r->get_or("optimizer_host_ops_per_tensor", 0);
+  sw.host_op_dispatch_s = r->get_or("host_op_dispatch_us", 0) * 1e-6;
   sw.dp_overlap = r->get_or("dp_overlap", 0) != 0;
   sw.pipeline_scatter_gather = r->get_or("pipeline_scatter_gather", 1) != 0;
   sw.pipeline_full_gradients = r->get_or("pipeline_full_gradients", 0) != 0;

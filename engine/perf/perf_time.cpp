@@ -312,9 +312,19 @@ Estimate estimate(const Config& cfg) {
   }
 
   // Adam step: reads and writes fp32 master weights, momentum, variance (24 bytes), reads the gradient
-  // and writes the fp16 weights (4 bytes): memory bound, on the optimizer shard this GPU owns.
+  // and writes the fp16 weights (4 bytes): memory bound, on the optimizer shard this GPU owns. A stack
+  // moves more around it (software.json optimizer_bytes_per_param: Megatron-LM 2019-2020 flattened the
+  // gradients for the all-reduce, checked them for overflow, copied them to fp32, unscaled and measured
+  // them in passes of their own). Where it checks each tensor in a loop that waits for the GPU, the GPU
+  // idles while the host dispatches the next tensor's operations (optimizer_host_ops_per_tensor): the
+  // stage that holds the most layers, plus the embeddings and the final LayerNorm (4 tensors), sets it.
   const double opt_params = shard_params / (L.zero >= 1 ? L.dp : 1);
-  const double optimizer_s = 28.0 * opt_params / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+  const double step_tensors =
+      sw.optimizer_host_ops_per_tensor > 0
+          ? double(tensors_per_layer(m)) * *std::max_element(e.stage_layers.begin(), e.stage_layers.end()) + 4
+          : 0.0;
+  const double optimizer_s = sw.optimizer_bytes_per_param * opt_params / hbm_rate +
+                             step_tensors * sw.optimizer_host_ops_per_tensor * sw.host_op_dispatch_s;
 
   // ---- assemble: the slowest rank sets the pace, busy m t_max; the others add the fill and the drain.
   // Narayanan et al. 2021, Sec. 2.2: with equal stages the bubble is (p-1)/m of the ideal time, (p-1)/(v m)

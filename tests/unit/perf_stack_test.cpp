@@ -253,10 +253,10 @@ TEST(PerfFabric, EthernetDoesNotInheritInfinibandEfficiency) {
 }
 
 // The 2019 Megatron-LM release (software.json megatron-lm-2019, read from its code) all-reduces every
-// gradient after the whole backward pass (model/distributed.py; its hooks are commented out), where
-// v1.0's torch DDP overlaps the buckets with the backward. The 8.3B preset on its DGX-2H cluster names
-// that stack, so the data-parallel all-reduce is all exposed: the same layout on v1.0 differs by exactly
-// the part v1.0 hides, and nothing else (same GEMM efficiency and kernels).
+// gradient after the whole backward pass (model/distributed.py; its hooks are commented out), and so does
+// v1.0 by default (megatron/arguments.py: --DDP-impl local). The 8.3B preset on its DGX-2H cluster names
+// the 2019 stack, so the data-parallel all-reduce is all exposed: the same layout with the reduction
+// overlapped differs by exactly the part the backward would hide, and nothing else.
 TEST(PerfStack, Megatron2019AllReducesAfterTheBackward) {
   const json cfg = {{"model", {{"preset", "megatron-lm-8.3b"}}},
                     {"cluster", {{"preset", "dgx2h-2019"}}},
@@ -265,17 +265,65 @@ TEST(PerfStack, Megatron2019AllReducesAfterTheBackward) {
   EXPECT_EQ(c19.software.id, "megatron-lm-2019");
   EXPECT_EQ(c19.software.chosen_by, "models/megatron-lm-8.3b");
   EXPECT_FALSE(c19.software.dp_overlap);
-  json v1 = cfg;
-  v1["software"] = "megatron-lm-2020";
-  const mc::perf::Config c20 = mc::perf::parse_config(catalog(), v1, "cfg", false);
-  const mc::perf::Estimate e19 = mc::perf::estimate(c19), e20 = mc::perf::estimate(c20);
-  EXPECT_DOUBLE_EQ(e19.time.compute, e20.time.compute);
-  EXPECT_GT(e19.time.dp_comm, e20.time.dp_comm);
-  EXPECT_NEAR(e19.iteration_time_s - e20.iteration_time_s, e19.time.dp_comm - e20.time.dp_comm,
+  mc::perf::Config overlapped = c19;
+  overlapped.software.dp_overlap = true;
+  const mc::perf::Estimate e19 = mc::perf::estimate(c19), eo = mc::perf::estimate(overlapped);
+  EXPECT_DOUBLE_EQ(e19.time.compute, eo.time.compute);
+  EXPECT_GT(e19.time.dp_comm, eo.time.dp_comm);
+  EXPECT_NEAR(e19.iteration_time_s - eo.iteration_time_s, e19.time.dp_comm - eo.time.dp_comm,
               1e-9 * e19.iteration_time_s);
   // The exposed time is the whole ring all-reduce of the tp shard's fp16 gradients over the 64 replicas.
   const double shard = 2.0 * e19.params / 8;
   EXPECT_GT(e19.time.dp_comm, 2.0 * 63 / 64 * shard / (c19.cluster.node_network_Gbps / 8 * 1e9 / 2));
+  // v1.0 reduces the same way.
+  json v1 = cfg;
+  v1["software"] = "megatron-lm-2020";
+  const mc::perf::Config c20 = mc::perf::parse_config(catalog(), v1, "cfg", false);
+  EXPECT_FALSE(c20.software.dp_overlap);
+  EXPECT_DOUBLE_EQ(mc::perf::estimate(c20).time.dp_comm, e19.time.dp_comm);
+}
+
+// The optimizer step of Megatron-LM 2019 and v1.0 (fp16/fp16.py FP16_Optimizer, apex FusedAdam), counted
+// from the code in software.json: besides Adam's 28 bytes a parameter, the gradients are flattened and
+// copied back around the all-reduce, cast to fp32 and summed for the overflow check, copied into fp32,
+// unscaled and read for the norm, and the weights copied back to fp16 (80 bytes in 2019, 74 in v1.0, which
+// sets gradients to None instead of zeroing them: 6 bytes fewer). The overflow check and the norm wait for
+// the GPU after every tensor (five operations a tensor), so the GPU idles while the host dispatches them.
+// By hand for the 8.3B model on 8 tensor ranks: 72 layers of 12 tensors plus 4 (embeddings, final
+// LayerNorm), and the rank's parameters: 72 layers of 12 h^2 / 8 (and their biases), the vocabulary's
+// embedding split 8 ways and the position embedding whole.
+TEST(PerfStack, Megatron2019StepPassesOverEveryTensor) {
+  const json cfg = {{"model", {{"preset", "megatron-lm-8.3b"}}},
+                    {"cluster", {{"preset", "dgx2h-2019"}}},
+                    {"parallel", {{"tp", 8}, {"pp", 1}, {"dp", 64}, {"micro_batch", 8}, {"recompute", "full"}}}};
+  const mc::perf::Config c19 = mc::perf::parse_config(catalog(), cfg, "cfg", false);
+  ASSERT_EQ(c19.software.optimizer_bytes_per_param, 80);
+  ASSERT_EQ(c19.software.optimizer_host_ops_per_tensor, 5);
+  ASSERT_NEAR(c19.software.host_op_dispatch_s, 4.5e-6, 1e-12);
+  mc::perf::Config adam_only = c19;
+  adam_only.software.optimizer_bytes_per_param = 28;
+  adam_only.software.optimizer_host_ops_per_tensor = 0;
+  const mc::perf::Estimate e19 = mc::perf::estimate(c19), ea = mc::perf::estimate(adam_only);
+  const mc::perf::ModelSpec& m = c19.model;
+  const double h = m.hidden;
+  const double rank_params = 72 * mc::perf::layer_params_bytes(m, 8, 1.0) + double(m.vocab) * h / 8 + m.seq_len * h;
+  EXPECT_NEAR(rank_params, 8.3e9 / 8 + m.seq_len * h, 0.02 * rank_params);
+  const double rate = c19.cluster.hbm_bandwidth_GBps * 1e9 * c19.cluster.elementwise_hbm_fraction;
+  const double host_s = (72 * 12 + 4) * 5 * 4.5e-6;
+  EXPECT_NEAR(e19.time.optimizer - ea.time.optimizer, 52 * rank_params / rate + host_s, 0.01 * host_s);
+  EXPECT_NEAR(ea.time.optimizer, 28 * rank_params / rate, 0.01 * ea.time.optimizer);
+  EXPECT_NEAR(e19.iteration_time_s - ea.iteration_time_s, e19.time.optimizer - ea.time.optimizer, 1e-12);
+  // v1.0: 6 bytes fewer, the same host round trips.
+  json v1 = cfg;
+  v1["software"] = "megatron-lm-2020";
+  const mc::perf::Estimate e20 = mc::perf::estimate(mc::perf::parse_config(catalog(), v1, "cfg", false));
+  EXPECT_NEAR(e19.time.optimizer - e20.time.optimizer, 6 * rank_params / rate, 0.01 * 6 * rank_params / rate);
+  // Megatron-LM 2021 batches these over all tensors (multi-tensor kernels): Adam's 28 bytes, no round trips.
+  json v21 = cfg;
+  v21["software"] = "megatron-lm-2021";
+  const mc::perf::Config c21 = mc::perf::parse_config(catalog(), v21, "cfg", false);
+  EXPECT_EQ(c21.software.optimizer_bytes_per_param, 28);
+  EXPECT_EQ(c21.software.optimizer_host_ops_per_tensor, 0);
 }
 
 // Gradient accumulation over micro-batches (software.json grad_accumulation_bytes): a stack that adds each
