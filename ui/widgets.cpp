@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -450,19 +451,33 @@ std::string table_to_csv(const Catalog& cat, const Table& t) {
   return os.str();
 }
 
+std::string shorten_to_width(const std::string& text, float width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+  auto fits = [&](const std::string& head) { return ImGui::CalcTextSize((head + "...").c_str()).x <= width; };
+  // Trailing spaces and punctuation go before "...": "DeepSpeed 0.2-0." would read as "0.2-0....".
+  auto trim = [](std::string head) {
+    while (!head.empty() && std::strchr(" .,;:-/(", head.back())) head.pop_back();
+    return head;
+  };
+  // The longest head that fits, cut at a UTF-8 character boundary: a name is read from its start.
+  std::string head;
+  for (size_t i = text.size() - 1; i > 0 && head.empty(); --i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // inside a UTF-8 character
+    if (fits(trim(text.substr(0, i)))) head = trim(text.substr(0, i));
+  }
+  if (head.empty()) return "...";
+  // Whole words where that keeps most of it ("DeepSpeed 0.2-0.3 (2020)" -> "DeepSpeed...", not a
+  // version cut in two); a cut word only when the words alone would lose more than half.
+  if (head.size() < text.size() && text[head.size()] != ' ') {
+    const size_t space = head.rfind(' ');
+    if (space != std::string::npos && space >= head.size() / 2) head = trim(head.substr(0, space));
+  }
+  return head + "...";
+}
+
 std::string combo_preview(const std::string& text) {
   const ImGuiStyle& st = ImGui::GetStyle();
-  const float room = ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2 * st.FramePadding.x;
-  if (ImGui::CalcTextSize(text.c_str()).x <= room) return text;
-  // The longest head (cut at a UTF-8 character boundary, trailing spaces dropped) that fits before
-  // "...": a name is read from its start.
-  for (size_t i = text.size() - 1; i > 0; --i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
-    std::string head = text.substr(0, i);
-    while (!head.empty() && head.back() == ' ') head.pop_back();
-    if (ImGui::CalcTextSize((head + "...").c_str()).x <= room) return head + "...";
-  }
-  return "...";
+  return shorten_to_width(text, ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 2 * st.FramePadding.x);
 }
 
 void playback_controls(ExplorerState& s, const std::string& id, Playback p, const std::vector<double>& events,

@@ -65,6 +65,9 @@ void same_line_if_fits(float w);
 // its start before "..." ("Azure AI supercomputer bu..."): a name is read from its start, and the open list
 // shows every name whole.
 std::string combo_preview(const std::string& text);
+// `text` in at most `width` pixels: whole when it fits, else its start before "...", at a word's end where
+// that keeps at least half of what fits, never ending in punctuation (combo previews, catalog names).
+std::string shorten_to_width(const std::string& text, float width);
 // The same for a text item (its width measured).
 void same_line_if_fits(const char* text);
 // The same before a slider or input with `label` at the current item width, a button, a checkbox.

@@ -86,3 +86,24 @@ TEST(FirstScreen, AComboShortensANameAtItsEnd) {
   EXPECT_LT(shown.size(), name.size());
   EXPECT_EQ(whole, name);
 }
+
+// A shortened name ends at a word where that keeps at least half of what fits, and never in punctuation
+// before the "...": the classroom review found "DeepSpeed 0.2-0...." (a version cut in two, four dots).
+TEST(FirstScreen, AShortenedNameEndsAtAWordNotInAVersion) {
+  Headless h(1280, 720);
+  ImGui::NewFrame();
+  const std::string name = "DeepSpeed 0.2-0.3 (2020)";
+  // Room for "DeepSpeed 0.2-0" and the dots, not for the whole version.
+  const float room = ImGui::CalcTextSize("DeepSpeed 0.2-0...").x + 1;
+  const std::string shown = mc::ui::shorten_to_width(name, room);
+  // One long word has no word end to keep: it is cut between letters.
+  const std::string word = "Supercalifragilisticexpialidocious";
+  const std::string cut = mc::ui::shorten_to_width(word, ImGui::CalcTextSize("Supercalifrag...").x + 1);
+  const float shown_w = ImGui::CalcTextSize(shown.c_str()).x, cut_w = ImGui::CalcTextSize(cut.c_str()).x;
+  ImGui::Render();
+  EXPECT_EQ(shown, "DeepSpeed...");
+  EXPECT_LE(shown_w, room);
+  EXPECT_EQ(cut, "Supercalifrag...");
+  EXPECT_LE(cut_w, ImGui::CalcTextSize("Supercalifrag...").x + 1);
+  EXPECT_EQ(mc::ui::shorten_to_width(name, 1000), name);
+}

@@ -26,19 +26,6 @@ void export_table(ExplorerState& s, const Table& t, bool as_json) {
   s.status = where.empty() ? "export failed: " + (err.empty() ? std::string("no platform") : err) : "exported " + where;
 }
 
-// A name as wide as `width`: shortened at its end ("GPT-2 1.5B reproduced with llm...") rather than cut
-// mid-letter by the column; whole on hover and in the inspector.
-std::string fit_name(const std::string& name, float width) {
-  if (ImGui::CalcTextSize(name.c_str()).x <= width) return name;
-  for (size_t i = name.size() - 1; i > 0; --i) {
-    if ((static_cast<unsigned char>(name[i]) & 0xC0) == 0x80) continue;  // inside a UTF-8 character
-    std::string head = name.substr(0, i);
-    while (!head.empty() && head.back() == ' ') head.pop_back();
-    if (ImGui::CalcTextSize((head + "...").c_str()).x <= width) return head + "...";
-  }
-  return "...";
-}
-
 void draw(ExplorerState& s) {
   if (!s.catalog) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The catalog could not be loaded:");
@@ -139,7 +126,9 @@ void draw(ExplorerState& s) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
     bool sel = s.selection.table == t->name && s.selection.record == r->id;
-    const std::string shown = fit_name(r->name, ImGui::GetContentRegionAvail().x);
+    // Shortened at its end ("GPT-2 1.5B reproduced with...") rather than cut mid-letter by the column;
+    // whole on hover and in the inspector.
+    const std::string shown = shorten_to_width(r->name, ImGui::GetContentRegionAvail().x);
     if (ImGui::Selectable((shown + "##" + r->id).c_str(), sel, ImGuiSelectableFlags_SpanAllColumns)) {
       s.selection = Selection{t->name, r->id, ""};
     }
