@@ -15,7 +15,20 @@ Topology topology_of(const ClusterSpec& c) {
   t.node_p2p_Bps = t.node_inter_Bps;
   // A collective bus bandwidth measured on that machine replaces the line-rate estimate for collectives
   // (Jean Zay's Omni-Path: NCCL's rings reached a tenth of the line rate); transfers keep the link's.
-  if (c.inter_busbw_GBps > 0) t.node_inter_Bps = c.inter_busbw_GBps * 1e9;
+  // Where the measurement's NCCL log shows its rings crossing each node through fewer NICs than the node
+  // has, on a network no other job loads (BigScience's A100 benchmark of January 2022: 2 channels entering
+  // and leaving each node through one of its four Omni-Path ports, on a dedicated NCCL subnet), the figure
+  // is one communicator's (cluster inter_busbw_nics): it caps every collective, while the node's ports
+  // together carry that rate per port used, shared by the collectives that run at once (each
+  // communicator's rings use the NICs next to its own GPUs).
+  if (c.inter_busbw_GBps > 0) {
+    t.node_inter_Bps = c.inter_busbw_GBps * 1e9;
+    if (c.inter_busbw_nics > 0 && c.inter_link_Gbps > 0) {
+      const double ports = std::max(1.0, std::round(c.node_network_Gbps / c.inter_link_Gbps));
+      t.node_inter_Bps *= std::max(1.0, ports / c.inter_busbw_nics);
+      t.group_inter_Bps = c.inter_busbw_GBps * 1e9;
+    }
+  }
   t.intra_latency_s = c.intra_latency_s;
   t.inter_latency_s = c.inter_latency_s;
   t.oversubscription = std::max(1.0, c.oversubscription);
@@ -45,6 +58,7 @@ Collective time_collective(const Topology& t, double bytes, int p, int per_node,
   // The group's share of the node's NICs, reduced by the fat-tree's oversubscription once the group
   // spans more nodes than hang off one leaf switch.
   double nic = t.node_inter_Bps / std::max(1, groups_per_node);
+  if (t.group_inter_Bps > 0) nic = std::min(nic, t.group_inter_Bps);
   if (nodes > t.leaf_nodes) nic /= t.oversubscription;
   // Flat ring: every byte of the ring passes each node boundary once; NVLink carries the same per GPU.
   const double ring_bw = std::max(frac * bytes / nic, frac * bytes / t.intra_Bps);
@@ -81,7 +95,8 @@ Collective point_to_point(const Topology& t, double bytes, bool cross_node, bool
   if (bytes <= 0) return {};
   if (!cross_node) return {bytes / t.intra_Bps + t.intra_latency_s, "nvlink"};
   // One GPU's share of the node's NICs (with scatter/gather each of the t ranks sends its part at once).
-  const double per_gpu = (as_collective ? t.node_inter_Bps : t.node_p2p_Bps) / t.gpus_per_node;
+  double per_gpu = (as_collective ? t.node_inter_Bps : t.node_p2p_Bps) / t.gpus_per_node;
+  if (as_collective && t.group_inter_Bps > 0) per_gpu = std::min(per_gpu, t.group_inter_Bps);
   return {bytes / per_gpu + t.inter_latency_s, "infiniband"};
 }
 

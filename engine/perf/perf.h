@@ -70,6 +70,9 @@ struct ClusterSpec {
   double intra_bus_efficiency = 0.8;      // NCCL bus bandwidth / one-way NVLink rate (fabrics.json)
   double inter_bus_efficiency = 0.9;      // NCCL bus bandwidth / NIC line rate (fabrics.json)
   double inter_busbw_GBps = 0;            // measured all-reduce bus bandwidth across nodes (>0 replaces the above)
+  int inter_busbw_nics = 0;               // NICs per direction the measured collective crossed each node through
+                                          // (NCCL's log); 0: all of them, the measurement is the whole node's
+  double inter_link_Gbps = 0;             // one NIC port's line rate (fabrics.json link_Gbps); 0: not known
   int leaf_nodes = 16;                    // nodes under one leaf switch; beyond it oversubscription applies
   double matmul_peak_fraction = 0.85;     // large-GEMM FLOP/s / peak (gpus.json matmul_peak_fraction)
   double elementwise_hbm_fraction = 0.8;  // achieved / peak HBM bandwidth of memory-bound kernels

@@ -57,13 +57,15 @@ void apply_fabric(ClusterSpec& cs, const Record& f) {
   } else {
     if (lat > 0) cs.inter_latency_s = lat * 1e-6;
     if (eff > 0) cs.inter_bus_efficiency = eff;
+    cs.inter_link_Gbps = f.get_or("link_Gbps", cs.inter_link_Gbps);
   }
 }
 
 ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gpus_out) {
   j.only_keys({"preset", "gpus", "gpu", "gpus_per_node", "nodes", "node_network_Gbps", "intra_node_GBps_per_gpu",
                "oversubscription", "price_per_gpu_hour_usd", "fabric", "intra_fabric", "intra_latency_us",
-               "inter_latency_us", "leaf_nodes", "matmul_peak_fraction", "hbm_bytes", "inter_busbw_GBps"});
+               "inter_latency_us", "leaf_nodes", "matmul_peak_fraction", "hbm_bytes", "inter_busbw_GBps",
+               "inter_busbw_nics"});
   ClusterSpec cs;
   long long total = 0;
   if (auto p = j.get("preset")) {
@@ -87,6 +89,7 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
       if (const Record* r = f->find(cl.text_or("intra_fabric", ""))) apply_fabric(cs, *r);
     }
     cs.inter_busbw_GBps = cl.get_or("inter_busbw_GBps", 0);
+    cs.inter_busbw_nics = int(cl.get_or("inter_busbw_nics", 0));
     total = (long long)cl.get_or("gpus", 0);
   } else if (!j.has("gpu")) {
     j.fail(
@@ -97,6 +100,7 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
   if (auto f = j.get("fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
   if (auto f = j.get("intra_fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
   if (auto v = j.get("inter_busbw_GBps")) cs.inter_busbw_GBps = v->number_in(0.001, 1e5);
+  if (auto v = j.get("inter_busbw_nics")) cs.inter_busbw_nics = int(v->integer_in(1, 64));
   if (auto v = j.get("gpus_per_node")) cs.gpus_per_node = positive_int(*v, 1024);
   if (auto v = j.get("node_network_Gbps")) cs.node_network_Gbps = v->number_in(0.001, 1e6);
   if (auto v = j.get("intra_node_GBps_per_gpu")) cs.intra_node_GBps_per_gpu = v->number_in(0.001, 1e6);

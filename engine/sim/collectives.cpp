@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 namespace mc::sim {
@@ -31,12 +32,16 @@ namespace {
 // Accumulates (link, flows) pairs without duplicates. A collective's transfers between nodes also count
 // against the collective limits of the NICs they leave and enter (topology.h: the measured collective
 // rate where it is below the line rate); point-to-point transfers (`collective` false) do not.
+// Where one communicator's rate across a node boundary is capped (Topology::group_cap_Bps), the flows one
+// communicator (`comm`: a ring of the caller's list, or one send pair) sends out of or into one node share
+// that cap: every flow of the group is held to the cap over the most such flows.
 struct LinkAcc {
   bool collective = true;
   std::unordered_map<int, double> w, lim;
+  std::map<std::pair<int, int>, double> comm_out, comm_in;  // (communicator, node) -> flows leaving/entering
   std::vector<int> scratch;
   bool crosses_nodes = false;
-  void add(const Topology& t, int a, int b, double flows = 1) {
+  void add(const Topology& t, int a, int b, double flows = 1, int comm = 0) {
     if (a == b) return;
     scratch.clear();
     t.path(a, b, scratch);
@@ -46,11 +51,19 @@ struct LinkAcc {
         lim[t.collective_limit_up(a)] += flows;
         lim[t.collective_limit_down(b)] += flows;
       }
+      if (collective && t.group_cap_Bps() > 0) {
+        comm_out[{comm, t.node_of(a)}] += flows;
+        comm_in[{comm, t.node_of(b)}] += flows;
+      }
     }
     for (int l : scratch) w[l] += flows;
   }
   FlowGroupSpec spec(const Topology& t, double flows, double bytes) const {
     FlowGroupSpec s;
+    double most = 0;
+    for (const auto* m : {&comm_out, &comm_in})
+      for (const auto& e : *m) most = std::max(most, e.second);
+    if (most > 0) s.max_rate_Bps = t.group_cap_Bps() / most;
     for (const auto& e : w) (t.passive(e.first) ? s.passive_links : s.links).push_back(e);
     s.limits.assign(lim.begin(), lim.end());
     std::sort(s.links.begin(), s.links.end());  // deterministic order
@@ -65,15 +78,18 @@ struct LinkAcc {
 // `rounds` passes of p - 1 steps (1: reduce-scatter or all-gather, 2: all-reduce). A ring over p ranks on
 // n nodes pays n - 1 steps at the fabric's latency and p - n at NVLink's per pass, as engine/perf prices a
 // flat ring (perf/collectives.cpp time_collective), so both models charge the same per collective.
+// `comm[k]`: the communicator ring k belongs to (default: each ring its own).
 CollectivePhase ring_phase(const Topology& topo, const std::vector<std::vector<int>>& rings, double bytes_per_hop,
-                           int rounds, const LatencySpec& lat) {
+                           int rounds, const LatencySpec& lat, const std::vector<int>* comm = nullptr) {
   LinkAcc acc;
   double flows = 0, latency = 0;
   std::vector<int> nodes;
-  for (const auto& r : rings) {
+  for (size_t k = 0; k < rings.size(); ++k) {
+    const auto& r = rings[k];
     const size_t p = r.size();
     if (p < 2) continue;
-    for (size_t i = 0; i < p; ++i) acc.add(topo, r[i], r[(i + 1) % p]);
+    const int c = comm ? (*comm)[k] : int(k);
+    for (size_t i = 0; i < p; ++i) acc.add(topo, r[i], r[(i + 1) % p], 1, c);
     flows += double(p);
     nodes.clear();
     for (int g : r) nodes.push_back(topo.node_of(g));
@@ -119,8 +135,9 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
     LinkAcc acc;
     double flows = 0;
     int max_nodes = 1, max_local = 1;
-    for (const auto& r : rings) {
-      const std::vector<std::vector<int>> by_node = ranks_by_node(topo, r);
+    for (size_t ri = 0; ri < rings.size(); ++ri) {
+      const std::vector<std::vector<int>> by_node = ranks_by_node(topo, rings[ri]);
+      const int c = int(ri);
       const size_t q = by_node.size();
       max_nodes = std::max(max_nodes, int(q));
       for (int tree = 0; tree < 2; ++tree) {
@@ -135,8 +152,8 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
         for (size_t i = 1; i < q; ++i) {
           const size_t child = tree == 0 ? i : q - 1 - i;
           const size_t parent = tree == 0 ? (i - 1) / 2 : q - 1 - (i - 1) / 2;
-          acc.add(topo, by_node[child].front(), by_node[parent].front());
-          acc.add(topo, by_node[parent].front(), by_node[child].front());
+          acc.add(topo, by_node[child].front(), by_node[parent].front(), 1, c);
+          acc.add(topo, by_node[parent].front(), by_node[child].front(), 1, c);
           flows += 2;
         }
       }
@@ -149,9 +166,11 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
     return {ph};
   }
   // Hierarchical: split every ring into its nodes' local ranks.
+  // The rings across nodes of one communicator (its local ranks' k-th members) share its cap.
   std::vector<std::vector<int>> local, cross;
-  for (const auto& r : rings) {
-    const std::vector<std::vector<int>> by_node = ranks_by_node(topo, r);
+  std::vector<int> cross_comm;
+  for (size_t ri = 0; ri < rings.size(); ++ri) {
+    const std::vector<std::vector<int>> by_node = ranks_by_node(topo, rings[ri]);
     size_t g = by_node.front().size();
     for (const auto& v : by_node) g = std::min(g, v.size());
     for (const auto& v : by_node) local.push_back(v);
@@ -159,6 +178,7 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
       std::vector<int> c;
       for (const auto& v : by_node) c.push_back(v[k]);
       cross.push_back(std::move(c));
+      cross_comm.push_back(int(ri));
     }
   }
   size_t g = 0;
@@ -169,7 +189,7 @@ std::vector<CollectivePhase> build_collective(const Topology& topo, CollectiveKi
   const double nodes = double(cross.front().size());
   std::vector<CollectivePhase> out;
   out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, 1, lat));
-  out.push_back(ring_phase(topo, cross, 2 * (nodes - 1) / nodes * (N / gd), 2, lat));
+  out.push_back(ring_phase(topo, cross, 2 * (nodes - 1) / nodes * (N / gd), 2, lat, &cross_comm));
   out.push_back(ring_phase(topo, local, (gd - 1) / gd * N, 1, lat));
   return out;
 }
@@ -178,7 +198,7 @@ CollectivePhase build_sends(const Topology& topo, const std::vector<std::pair<in
                             const LatencySpec& lat, bool as_collective) {
   LinkAcc acc;
   acc.collective = as_collective;
-  for (auto [a, b] : pairs) acc.add(topo, a, b);
+  for (size_t k = 0; k < pairs.size(); ++k) acc.add(topo, pairs[k].first, pairs[k].second, 1, int(k));  // a pair each
   CollectivePhase ph;
   ph.flows = acc.spec(topo, double(pairs.size()), bytes);
   ph.latency_s = acc.crosses_nodes ? lat.inter_node_s : lat.intra_node_s;

@@ -173,21 +173,33 @@ void FlowNet::resolve(double now, int seed_group) {
   auto share_of = [&](int l) { return std::max(0.0, rem_[size_t(l)]) / unfrozen_w_[size_t(l)]; };
   for (int l : comp_links_)
     if (unfrozen_w_[size_t(l)] > 1e-12) heap.push({share_of(l), l});
+  // A group with a per-flow cap (FlowGroupSpec::max_rate_Bps) behaves as if it had a private link of that
+  // capacity: an entry -(k + 1) freezes comp group k alone when the filling reaches its cap first.
+  for (size_t k = 0; k < comp_groups_.size(); ++k)
+    if (const double cap = groups_[size_t(comp_groups_[k])].spec.max_rate_Bps; cap > 0) heap.push({cap, -int(k) - 1});
   size_t frozen = 0;
+  auto freeze = [&](size_t k, double share, int best) {
+    new_rate[k] = share;
+    ++frozen;
+    for (auto [l, w] : groups_[size_t(comp_groups_[k])].constraints()) {
+      rem_[size_t(l)] -= w * share;
+      unfrozen_w_[size_t(l)] -= w;
+      if (l != best && unfrozen_w_[size_t(l)] > 1e-12) heap.push({share_of(l), l});
+    }
+  };
   while (frozen < comp_groups_.size() && !heap.empty()) {
     const auto [share, best] = heap.top();
     heap.pop();
+    if (best < 0) {  // a group's own cap
+      const size_t k = size_t(-best - 1);
+      if (new_rate[k] < 0) freeze(k, share, best);
+      continue;
+    }
     if (unfrozen_w_[size_t(best)] <= 1e-12 || share != share_of(best)) continue;  // stale
     for (int o : link_groups_[size_t(best)]) {
       const size_t k = size_t(comp_index_[size_t(o)]);
       if (new_rate[k] >= 0) continue;
-      new_rate[k] = share;
-      ++frozen;
-      for (auto [l, w] : groups_[size_t(o)].constraints()) {
-        rem_[size_t(l)] -= w * share;
-        unfrozen_w_[size_t(l)] -= w;
-        if (l != best && unfrozen_w_[size_t(l)] > 1e-12) heap.push({share_of(l), l});
-      }
+      freeze(k, share, best);
     }
     unfrozen_w_[size_t(best)] = 0;
   }

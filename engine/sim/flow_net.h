@@ -32,6 +32,7 @@ struct FlowGroupSpec {
   // (Topology limit id, flows on it): collective-rate limits the group counts against (topology.h);
   // solved like links, but they carry no bytes and appear in no link report.
   std::vector<std::pair<int, double>> limits;
+  double max_rate_Bps = 0;  // most bytes/s each flow may take (a communicator's cap shared by its flows); 0: none
 };
 
 // One rate change of the bytes/s a link class carries (for utilisation over time).

@@ -215,12 +215,14 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   // ---- topology: the analytic model's achievable bandwidths, from the one rule that makes them ----
   // perf::topology_of applies the catalog's bus efficiencies (fabrics.json bus_efficiency: NCCL bus
   // bandwidth / line rate) and, where the cluster has a measured collective bus bandwidth
-  // (inter_busbw_GBps: Jean Zay's Omni-Path, 7.27 and 5.07 GB/s per node of 50 GB/s in BigScience's
-  // all-reduce benchmarks of May 2021 and January 2022, experiments/bandwidth of the BigScience repository
+  // (inter_busbw_GBps: Jean Zay's Omni-Path, 7.27 and 5.07 GB/s of 50 GB/s in BigScience's all-reduce
+  // benchmarks of May 2021 and January 2022, experiments/bandwidth of the BigScience repository
   // (sources.json bigscience-repo), as tests/data/validation/run-setups.json records them), prices
-  // collectives at it while point-to-point
-  // transfers keep the links' rate. The simulator takes the same three figures: links at the
-  // point-to-point rates, and the collective rate as a limit on collective flows only (topology.h).
+  // collectives at it while point-to-point transfers keep the links' rate; where the measurement is one
+  // communicator's (inter_busbw_nics), the node carries it per port and each communicator is capped at
+  // it. The simulator takes the same figures: links at the point-to-point rates, the node's collective
+  // rate as a limit on collective flows only, and the communicator's cap on each collective's flows
+  // (topology.h, collectives.cpp).
   // TopologySpec takes the catalog's units (NVLink bidirectional GB/s, NIC Gb/s) and converts them once;
   // these lines undo perf's conversion to hand it the same numbers.
   const perf::Topology pt = perf::topology_of(c.cluster);
@@ -230,6 +232,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   t.nvlink_GBps_per_gpu = pt.intra_Bps * 2 / 1e9;
   t.node_network_Gbps = pt.node_p2p_Bps * 8 / 1e9;
   if (pt.node_inter_Bps < pt.node_p2p_Bps) t.node_collective_GBps = pt.node_inter_Bps / 1e9;
+  t.group_collective_GBps = pt.group_inter_Bps / 1e9;
   t.oversubscription = pt.oversubscription;
   t.nodes_per_leaf = pt.leaf_nodes;
   t.spines = r.sec.spines;

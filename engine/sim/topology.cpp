@@ -25,6 +25,7 @@ Topology::Topology(const TopologySpec& s) : spec_(s) {
     throw std::invalid_argument("topology: nodes, gpus_per_node, nics_per_node, nodes_per_leaf, spines must be >= 1");
   if (!(s.oversubscription >= 1)) throw std::invalid_argument("topology: oversubscription must be >= 1");
   if (!(s.node_collective_GBps >= 0)) throw std::invalid_argument("topology: node_collective_GBps must be >= 0");
+  if (!(s.group_collective_GBps >= 0)) throw std::invalid_argument("topology: group_collective_GBps must be >= 0");
   leaves_ = (s.nodes + s.nodes_per_leaf - 1) / s.nodes_per_leaf;
   const int g = gpus();
   // Unit conversions, in one place: GB/s (bidirectional NVLink quote) -> bytes/s per direction;

@@ -43,6 +43,9 @@ struct TopologySpec {
   // All NICs of a node together, one direction, in collectives (GB/s): a measured bus bandwidth below
   // the line rate (perf::Topology::node_inter_Bps); 0 or not below node_network_Gbps: no limit.
   double node_collective_GBps = 0;
+  // The most one communicator moves out of or into a node in collectives (GB/s): a measured bus bandwidth
+  // whose rings crossed each node through fewer NICs than it has (perf::Topology::group_inter_Bps); 0: none.
+  double group_collective_GBps = 0;
   // {node, fraction}: that node's NICs run at fraction of their bandwidth (a flapping or degraded cable)
   std::vector<std::pair<int, double>> degraded_nodes;
 };
@@ -77,6 +80,9 @@ class Topology {
   // transfer leaving / entering GPU `gpu`'s node through its NIC counts against (-1: none).
   int limits() const { return limits_; }
   double limit_capacity_Bps(int /*limit: all alike*/) const { return limit_Bps_; }
+  // One communicator's cap across a node boundary, bytes/s (0: none); a collective's flow groups divide it
+  // among their flows that leave (or enter) one node for one communicator (collectives.cpp LinkAcc).
+  double group_cap_Bps() const { return spec_.group_collective_GBps * 1e9; }
   int collective_limit_up(int gpu) const { return limits_ > 0 ? (nic_up(gpu) - nic_base_) : -1; }
   int collective_limit_down(int gpu) const { return limits_ > 0 ? (nic_down(gpu) - nic_base_) : -1; }
 

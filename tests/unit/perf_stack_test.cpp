@@ -3,6 +3,7 @@
 // search and in an explicit layout, and the accelerator's unit words.
 #include "catalog/accelerator.h"
 #include "catalog/catalog.h"
+#include "perf/collectives.h"
 #include "perf/perf.h"
 #include "test_helpers.h"
 
@@ -250,6 +251,38 @@ TEST(PerfFabric, EthernetDoesNotInheritInfinibandEfficiency) {
   EXPECT_LT(eth.cluster.inter_bus_efficiency, ib.cluster.inter_bus_efficiency);
   // Same 25 Gb/s line rate, lower efficiency: the data-parallel exchange takes longer.
   EXPECT_GT(mc::perf::estimate(eth).time.dp_comm, mc::perf::estimate(ib).time.dp_comm);
+}
+
+// A measured collective bandwidth whose NCCL log shows the rings crossing each node through fewer ports
+// than it has (cluster inter_busbw_nics; BigScience's A100 benchmark of January 2022: 5.07 GB/s, one of
+// four Omni-Path ports each way) is one communicator's rate: concurrent data-parallel groups on a node
+// each keep it until the node's four ports are shared (by hand: 1 or 4 groups take the same time, 8 twice
+// as long); read as the whole node's (no inter_busbw_nics), 4 groups took 4 times as long.
+TEST(PerfFabric, AMeasuredBusBandwidthIsOneCommunicatorsWhereItsLogSaysSo) {
+  const json cluster = {{"gpu", "a100-80gb"},       {"gpus", 64},          {"gpus_per_node", 8},
+                        {"node_network_Gbps", 400}, {"fabric", "opa-100"}, {"inter_busbw_GBps", 5.07},
+                        {"inter_busbw_nics", 1}};
+  json cfg = {{"model", {{"preset", "gpt3-13b"}}},
+              {"cluster", cluster},
+              {"parallel", {{"tp", 8}, {"pp", 1}, {"dp", 8}, {"micro_batch", 1}, {"global_batch", 8}}}};
+  const auto c = mc::perf::parse_config(catalog(), cfg, "cfg");
+  ASSERT_EQ(c.cluster.inter_busbw_nics, 1);
+  ASSERT_EQ(c.cluster.inter_link_Gbps, 100);  // fabrics.json opa-100
+  const mc::perf::Topology t = mc::perf::topology_of(c.cluster);
+  EXPECT_NEAR(t.node_inter_Bps, 4 * 5.07e9, 1e3);
+  EXPECT_NEAR(t.group_inter_Bps, 5.07e9, 1e3);
+  const double bytes = 10e9;  // large: the bandwidth term dominates the latencies
+  auto ring = [&](const mc::perf::Topology& tp, int groups) { return mc::perf::all_reduce(tp, bytes, 8, 1, groups); };
+  const double one = ring(t, 1).time_s, four = ring(t, 4).time_s, eight = ring(t, 8).time_s;
+  EXPECT_NEAR(one, 2.0 * 7 / 8 * bytes / 5.07e9, 0.01 * one);
+  EXPECT_NEAR(four, one, 1e-9 * one);
+  EXPECT_NEAR(eight, 2 * one, 0.01 * eight);
+  json whole = cfg;
+  whole["cluster"].erase("inter_busbw_nics");
+  const mc::perf::Topology tw = mc::perf::topology_of(mc::perf::parse_config(catalog(), whole, "cfg").cluster);
+  EXPECT_EQ(tw.group_inter_Bps, 0);
+  EXPECT_NEAR(ring(tw, 4).time_s, 4 * ring(tw, 1).time_s, 0.01 * ring(tw, 4).time_s);
+  EXPECT_NEAR(ring(tw, 1).time_s, one, 1e-9 * one);
 }
 
 // The 2019 Megatron-LM release (software.json megatron-lm-2019, read from its code) all-reduces every

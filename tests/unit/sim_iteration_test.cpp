@@ -363,10 +363,13 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnPublishedRunsOfOtherStacks) {
 TEST(SimIteration, AgreesWithTheAnalyticModelOnJeanZay) {
   // BigScience's runs on Jean Zay (tr1, tr8 and the 52B benchmarks on the V100 partition, BLOOM's layout
   // experiments on the A100 one; more-public-cases.json built by run-setups.json): Omni-Path, where NCCL's
-  // all-reduce reached a measured 7.27 (V100, May 2021) or 5.07 GB/s (A100, January 2022) per node of the
-  // NICs' 50 GB/s (inter_busbw_GBps; BigScience repository, experiments/bandwidth). Both models must price
-  // collectives at that rate and point-to-point transfers at the line rate; the simulator once sent every
-  // flow at the line rate and ran 8-27% faster than the analytic model here (48% on ZeRO-3 rows).
+  // all-reduce reached a measured 7.27 (V100, May 2021) or 5.07 GB/s (A100, January 2022) of the NICs'
+  // 50 GB/s (inter_busbw_GBps; BigScience repository, experiments/bandwidth). On the A100 partition's
+  // dedicated NCCL subnet that is one communicator's rate (its rings crossed each node through one of the
+  // four ports: inter_busbw_nics), on the shared V100 network the whole node's. Both models must price
+  // collectives so (the simulator as a per-NIC limit and a per-communicator cap on its flows) and
+  // point-to-point transfers at the line rate; the simulator once sent every flow at the line rate and ran
+  // 8-27% faster than the analytic model here (48% on ZeRO-3 rows).
   //
   // What the two still model differently, stated rather than absorbed in a wider tolerance:
   // What the two once modelled differently:

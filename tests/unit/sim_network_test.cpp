@@ -190,6 +190,59 @@ TEST(SimCollectives, MeasuredCollectiveRateLimitsCollectivesNotSends) {
   EXPECT_EQ(Topology(s).limits(), 0);
 }
 
+// One communicator's cap (TopologySpec::group_collective_GBps): BigScience's A100 benchmark crossed each
+// node through one of its four Omni-Path ports, so its 5.07 GB/s is one communicator's rate while the node
+// carries four times that. By hand, on two nodes with a 40 GB/s collective limit and a 10 GB/s cap: one
+// ring alone moves at the cap (10), not at the node's 40; four rings from four GPUs each keep 10 (40 in
+// all); eight share the node's 40 at 5 each. A communicator whose hierarchical rings leave a node from two
+// GPUs at once splits its cap between them. Point-to-point sends keep the line rate.
+TEST(SimCollectives, OneCommunicatorIsCappedTheNodeIsShared) {
+  TopologySpec s = two_nodes();
+  s.gpus_per_node = 8;
+  s.node_collective_GBps = 40;
+  s.group_collective_GBps = 10;
+  Topology t(s);
+  const double N = 1e9;
+  auto time_of = [&](const std::vector<std::vector<int>>& rings, Algorithm alg = Algorithm::ring) {
+    FlowNet net(t);
+    double end = 0;
+    for (const CollectivePhase& ph : build_collective(t, CollectiveKind::all_reduce, alg, rings, N, {})) {
+      net.start(end, ph.flows, 1);
+      end = drain(net)[1];
+    }
+    return end;
+  };
+  // A two-rank ring: N per hop (2 (p-1)/p N).
+  EXPECT_NEAR(time_of({{0, 8}}), N / 10e9, 1e-12);
+  EXPECT_NEAR(time_of({{0, 8}, {1, 9}, {2, 10}, {3, 11}}), N / 10e9, 1e-12);
+  EXPECT_NEAR(time_of({{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}}), N / 5e9, 1e-12);
+  // Hierarchical over 2 GPUs a node: its two rings across nodes carry N/2 each (per hop 2 (2-1)/2 N/2),
+  // both leaving node 0 for the same communicator: 5 GB/s each, the cap in all.
+  const auto hier = build_collective(t, CollectiveKind::all_reduce, Algorithm::hierarchical, {{0, 1, 8, 9}}, N, {});
+  ASSERT_EQ(hier.size(), 3u);
+  EXPECT_DOUBLE_EQ(hier[1].flows.max_rate_Bps, 5e9);
+  // Each send pair is a communicator of its own (a two-rank broadcast): capped as a collective...
+  EXPECT_DOUBLE_EQ(build_sends(t, {{0, 8}, {1, 9}}, N, {}, true).flows.max_rate_Bps, 10e9);
+  // ... while a point-to-point send has no cap.
+  EXPECT_DOUBLE_EQ(build_sends(t, {{0, 8}}, N, {}).flows.max_rate_Bps, 0);
+}
+
+// A per-flow cap in the rate solver: a capped group stops at its cap and leaves the rest of the link to
+// the others (max-min fairness with the cap as a private link).
+TEST(SimFlowNet, ACappedGroupLeavesTheRestToOthers) {
+  Topology t(two_nodes());
+  FlowNet net(t);
+  const int l = t.nic_up(0);  // 100 GB/s
+  FlowGroupSpec capped{{{l, 1}}, {}, 1, 1e9, {}};
+  capped.max_rate_Bps = 20e9;
+  net.start(0, capped, 1);
+  net.start(0, {{{l, 1}}, {}, 1, 4e9, {}}, 2);
+  auto done = drain(net);
+  EXPECT_NEAR(done[1], 1e9 / 20e9, 1e-12);  // at its cap, not at half the link
+  // The other runs at 80 until the capped one ends (50 ms, 4 GB of its 4 GB moved), so it ends then too.
+  EXPECT_NEAR(done[2], 4e9 / 80e9, 1e-12);
+}
+
 // [SECTION] utilisation over time of the hottest links ---------------------------------------------------
 
 namespace {
