@@ -15,10 +15,10 @@ namespace mc::perf {
 
 struct Topology {
   int gpus_per_node = 8;
-  double intra_Bps = 120e9;          // achievable one-way NVLink bytes/s per GPU
-  double node_inter_Bps = 45e9;      // achievable one-way NIC bytes/s of a whole node in collectives
-  double node_p2p_Bps = 45e9;        // ... in point-to-point transfers (line rate x the fabric's efficiency)
-  double group_inter_Bps = 0;        // most one communicator moves across a node's boundary (0: no cap)
+  double intra_Bps = 120e9;      // achievable one-way NVLink bytes/s per GPU
+  double node_inter_Bps = 45e9;  // achievable one-way NIC bytes/s of a whole node in collectives
+  double node_p2p_Bps = 45e9;    // ... in point-to-point transfers (line rate x the fabric's efficiency)
+  double group_inter_Bps = 0;    // most one communicator moves across a node's boundary (0: no cap)
   double intra_latency_s = 5e-6, inter_latency_s = 8e-6;
   double oversubscription = 1;
   int leaf_nodes = 16;

@@ -25,9 +25,9 @@
 namespace mc::sim {
 
 struct FlowGroupSpec {
-  std::vector<std::pair<int, double>> links;  // (link id, number of the group's flows on it)
+  std::vector<std::pair<int, double>> links;          // (link id, number of the group's flows on it)
   std::vector<std::pair<int, double>> passive_links;  // crossed but never a bottleneck (Topology::passive)
-  double flows = 1;                           // transfers in the group
+  double flows = 1;                                   // transfers in the group
   double bytes_per_flow = 0;
   // (Topology limit id, flows on it): collective-rate limits the group counts against (topology.h);
   // solved like links, but they carry no bytes and appear in no link report.
@@ -100,11 +100,11 @@ class FlowNet {
   struct Group {
     FlowGroupSpec spec;
     long long tag = 0;
-    double remaining = 0;   // bytes per flow still to move
-    double rate = 0;        // bytes/s per flow
-    double last_t = 0;      // remaining is exact at last_t
+    double remaining = 0;  // bytes per flow still to move
+    double rate = 0;       // bytes/s per flow
+    double last_t = 0;     // remaining is exact at last_t
     int version = 0;
-    int serial = 0;         // start order (GroupRateChange::serial)
+    int serial = 0;  // start order (GroupRateChange::serial)
     bool alive = false;
     std::array<double, kLinkClasses> class_weight{};  // flows on links of each class
     // What the rate solver sees: spec.links, then spec.limits as constraint links.size() + limit id

@@ -9,13 +9,20 @@ namespace mc::sim {
 
 const char* to_string(LinkClass c) {
   switch (c) {
-    case LinkClass::nvlink_up: return "nvlink_up";
-    case LinkClass::nvlink_down: return "nvlink_down";
-    case LinkClass::nic_up: return "nic_up";
-    case LinkClass::nic_down: return "nic_down";
-    case LinkClass::leaf_up: return "leaf_up";
-    case LinkClass::leaf_down: return "leaf_down";
-    case LinkClass::spine: return "spine";
+    case LinkClass::nvlink_up:
+      return "nvlink_up";
+    case LinkClass::nvlink_down:
+      return "nvlink_down";
+    case LinkClass::nic_up:
+      return "nic_up";
+    case LinkClass::nic_down:
+      return "nic_down";
+    case LinkClass::leaf_up:
+      return "leaf_up";
+    case LinkClass::leaf_down:
+      return "leaf_down";
+    case LinkClass::spine:
+      return "spine";
   }
   return "?";
 }

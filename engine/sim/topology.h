@@ -34,12 +34,12 @@ const char* to_string(LinkClass c);
 struct TopologySpec {
   int nodes = 1;
   int gpus_per_node = 8;
-  double nvlink_GBps_per_gpu = 300;   // bidirectional, as NVIDIA quotes it; half in each direction
-  double node_network_Gbps = 400;     // all NICs of a node together, one direction
+  double nvlink_GBps_per_gpu = 300;  // bidirectional, as NVIDIA quotes it; half in each direction
+  double node_network_Gbps = 400;    // all NICs of a node together, one direction
   int nics_per_node = 1;
-  int nodes_per_leaf = 16;            // assumed: not public for the 2020 machine
+  int nodes_per_leaf = 16;  // assumed: not public for the 2020 machine
   int spines = 8;
-  double oversubscription = 1;        // leaf down / leaf up bandwidth
+  double oversubscription = 1;  // leaf down / leaf up bandwidth
   // All NICs of a node together, one direction, in collectives (GB/s): a measured bus bandwidth below
   // the line rate (perf::Topology::node_inter_Bps); 0 or not below node_network_Gbps: no limit.
   double node_collective_GBps = 0;
@@ -52,8 +52,8 @@ struct TopologySpec {
 
 struct Link {
   LinkClass cls;
-  int index;             // node, gpu, leaf or spine number within its class
-  double capacity_Bps;   // bytes per second
+  int index;            // node, gpu, leaf or spine number within its class
+  double capacity_Bps;  // bytes per second
 };
 
 class Topology {

@@ -94,8 +94,8 @@ TEST(SimFlowNet, RatesRiseWhenAFlowLeaves) {
   Topology t(two_nodes());
   FlowNet net(t);
   const int l = t.nic_up(0);
-  net.start(0, {{{l, 1}}, {}, 1, 1e9, {}}, 1);   // 1 GB
-  net.start(0, {{{l, 1}}, {}, 1, 3e9, {}}, 2);   // 3 GB
+  net.start(0, {{{l, 1}}, {}, 1, 1e9, {}}, 1);  // 1 GB
+  net.start(0, {{{l, 1}}, {}, 1, 3e9, {}}, 2);  // 3 GB
   auto done = drain(net);
   // Both at 50 GB/s until the first ends at 20 ms (the second has 2 GB left), then 100 GB/s: +20 ms.
   EXPECT_NEAR(done[1], 0.02, 1e-12);
@@ -282,7 +282,8 @@ TEST(SimLinkSeries, BottleneckLinkIsFullWhileItsTransferRunsAndIdleAfter) {
   const IterationResult r = simulate_iteration(topo, it);
   // Only the 4 NIC directions carried bytes (2 GB each), so 4 series of the 8 asked for, ties by link id.
   ASSERT_EQ(r.hottest_series.size(), 4u);
-  for (size_t i = 1; i < r.hottest_series.size(); ++i) EXPECT_LT(r.hottest_series[i - 1].link, r.hottest_series[i].link);
+  for (size_t i = 1; i < r.hottest_series.size(); ++i)
+    EXPECT_LT(r.hottest_series[i - 1].link, r.hottest_series[i].link);
   const LinkSeries* up = nullptr;
   for (const LinkSeries& ls : r.hottest_series)
     if (ls.link == topo.nic_up(0)) up = &ls;
@@ -290,11 +291,11 @@ TEST(SimLinkSeries, BottleneckLinkIsFullWhileItsTransferRunsAndIdleAfter) {
   EXPECT_DOUBLE_EQ(up->bytes, 2e9);
   ASSERT_EQ(up->t_s.size(), 3u);
   EXPECT_EQ(up->t_s[0], 0.0);
-  EXPECT_EQ(up->utilisation[0], 0.0);   // computing: nothing sent yet
+  EXPECT_EQ(up->utilisation[0], 0.0);  // computing: nothing sent yet
   EXPECT_DOUBLE_EQ(up->t_s[1], 1.0);
-  EXPECT_EQ(up->utilisation[1], 1.0);   // exactly full: 2 flows x 25 GB/s on 50 GB/s
+  EXPECT_EQ(up->utilisation[1], 1.0);  // exactly full: 2 flows x 25 GB/s on 50 GB/s
   EXPECT_NEAR(up->t_s[2], 1.04, 1e-12);
-  EXPECT_EQ(up->utilisation[2], 0.0);   // exactly idle after, to the iteration's end
+  EXPECT_EQ(up->utilisation[2], 0.0);  // exactly idle after, to the iteration's end
   EXPECT_GT(r.iteration_s, 1.04);
   EXPECT_NEAR(integral(up->t_s, up->utilisation, r.iteration_s) * up->capacity_Bps, 2e9, 1e-6 * 2e9);
 }
@@ -388,7 +389,8 @@ TEST(SimLinkSeries, MergedReplicasGiveEveryLinkTheSameSeriesAsSimulatedAlone) {
     for (size_t i = 0; i + 1 < t.size(); ++i) {
       if (t[i + 1] - t[i] < 1e-12) continue;
       const double m = 0.5 * (t[i] + t[i + 1]);
-      ASSERT_NEAR(at(a, m), at(b, m), 1e-9) << "link " << a.link << " (" << to_string(topo.link(a.link).cls) << ") at " << m;
+      ASSERT_NEAR(at(a, m), at(b, m), 1e-9)
+          << "link " << a.link << " (" << to_string(topo.link(a.link).cls) << ") at " << m;
     }
   }
 }
@@ -455,10 +457,9 @@ TEST(SimLinkSeries, JsonNamesSortsAndBucketsKeepingTheBytes) {
   for (const mc::json& h : binned["sim"]["links"]["hottest_series"]) any_binned |= h["bucket_s"].get<double>() > 0;
   EXPECT_TRUE(any_binned);
   // Names as a person says them, matching the class: "GPU 3 NVLink up", "node 12 NIC down", "spine 2".
-  const std::map<std::string, std::string> word = {{"nvlink_up", "NVLink up"}, {"nvlink_down", "NVLink down"},
-                                                   {"nic_up", "NIC"},         {"nic_down", "NIC"},
-                                                   {"leaf_up", "leaf"},       {"leaf_down", "leaf"},
-                                                   {"spine", "spine"}};
+  const std::map<std::string, std::string> word = {
+      {"nvlink_up", "NVLink up"}, {"nvlink_down", "NVLink down"}, {"nic_up", "NIC"}, {"nic_down", "NIC"},
+      {"leaf_up", "leaf"},        {"leaf_down", "leaf"},          {"spine", "spine"}};
   for (const mc::json& h : exact["sim"]["links"]["hottest_series"])
     EXPECT_NE(h["name"].get<std::string>().find(word.at(h["class"])), std::string::npos) << h["name"];
   for (const mc::json& h : exact["sim"]["links"]["hottest"])
