@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+// The EM_JS bodies are JavaScript: clang-format would split its !== and reflow it (docs/TOOLCHAIN.md).
+// clang-format off
 EM_JS(void, js_download, (const char* name, const char* data, int len), {
   const bytes = HEAPU8.slice(data, data + len);
   const blob = new Blob([bytes], {type: "application/octet-stream"});
@@ -69,6 +71,7 @@ EM_JS(char*, js_stored, (const char* key, int* len), {
 EM_JS(void, js_fatal, (const char* msg), { if (window.mcShowError) window.mcShowError(UTF8ToString(msg)); });
 EM_JS(int, js_window_width, (), { return window.innerWidth; });
 EM_JS(int, js_window_height, (), { return window.innerHeight; });
+// clang-format on
 
 namespace {
 
@@ -154,7 +157,11 @@ int main() {
   char* query = js_query_string();
   const mc::UrlState url = mc::parse_url_state(query);
   free(query);
-  opt.gl = {.es = true, .major = 3, .minor = 0, .alpha = true, .glsl_version = "#version 300 es",  // WebGL2
+  opt.gl = {.es = true,
+            .major = 3,
+            .minor = 0,
+            .alpha = true,
+            .glsl_version = "#version 300 es",  // WebGL2
             .unavailable = "WebGL2 is not available in this browser"};
   opt.skip_unchanged_frames = true;  // a still screen costs the browser nothing
   opt.ctrl_q_quits = false;
