@@ -78,6 +78,13 @@ struct ClusterSpec {
   double elementwise_hbm_fraction = 0.8;  // achieved / peak HBM bandwidth of memory-bound kernels
   double kernel_overhead_s = 2e-6;        // ramp-up and tail of each kernel (launches overlap)
   double price_per_gpu_hour_usd = 0;      // cloud price (0 -> cost not computed)
+  // The host side of a node, for offloading (ZeRO-Offload, Ren et al. 2021): each GPU's own link to the CPU
+  // (gpus.json host_link: a PCIe fabric, one direction at its bus efficiency), and the node's memory
+  // (systems.json of the cluster's server: capacity and peak bandwidth). 0: not known.
+  double host_link_GBps = 0;          // GPU <-> host, one direction, per GPU
+  double host_memory_bytes = 0;       // DRAM of one node
+  double host_memory_GBps = 0;        // peak DRAM bandwidth of one node, all sockets
+  double host_memory_fraction = 0.8;  // achieved / peak of a streaming pass (assumed, as for HBM above)
   long long gpus() const { return (long long)gpus_per_node * nodes; }  // 64-bit: nodes x GPUs can pass 2^31
 };
 
@@ -162,6 +169,13 @@ struct Layout {
   bool scatter_gather = true;         // Megatron-LM 2021 Sec. 4.1: split pipeline sends over the t ranks
   std::vector<int> layers_per_stage;  // explicit split (pp entries summing to the layers); empty = even
   EmbeddingStages embedding_stages = EmbeddingStages::extra;
+  // Offloading to the host (DeepSpeed's ZeRO-Offload, Ren et al. 2021; FSDP's CPUOffload):
+  bool offload_optimizer = false;      // fp32 master weights, Adam moments and the step on the CPU
+  bool offload_params = false;         // the parameter (and gradient) shards kept on the CPU too (ZeRO-3)
+  bool offload_activations = false;    // activation checkpoints copied to the CPU (DeepSpeed checkpoint-in-cpu)
+  bool partition_activations = false;  // checkpoints split over the tensor ranks, gathered before the
+                                       // recompute (DeepSpeed partition-activations; Rajbhandari et al.
+                                       // 2020, Sec. 6.1, "Pa")
   // m, in 64-bit so that an unchecked micro_batch x dp cannot wrap (to zero: a division by zero)
   int micro_batches() const {
     const long long per = (long long)micro_batch * dp;
@@ -201,6 +215,7 @@ std::vector<int> chunk_layers(const ModelSpec& m, const Layout& L);
 
 struct MemoryBreakdown {  // bytes on the most loaded GPU (the first pipeline stage)
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, total = 0;
+  double host = 0;  // what that GPU's process keeps in host memory instead (offloading), not in total
 };
 
 struct TimeBreakdown {   // seconds per iteration, exposed (not hidden by overlap)
@@ -209,7 +224,9 @@ struct TimeBreakdown {   // seconds per iteration, exposed (not hidden by overla
   double pp_comm = 0;    // pipeline send/recv
   double dp_comm = 0;    // data-parallel gradient exchange (and ZeRO-3 parameter gathers), not overlapped part
   double bubble = 0;     // pipeline fill and drain
-  double optimizer = 0;  // Adam update (memory bound)
+  double optimizer = 0;  // Adam update (memory bound; on the CPU with offload_optimizer)
+  double offload = 0;    // host copies the GPU waits for: checkpoints out and back, gathered partitions,
+                         // offloaded shards in and out (the CPU step is in `optimizer`)
   double total = 0;
 };
 
@@ -220,7 +237,8 @@ struct Estimate {
   double six_nd_flops_per_iteration = 0;    // 6 * params * tokens per iteration (Kaplan et al. 2020)
   MemoryBreakdown memory;
   double hbm_bytes = 0;
-  bool fits = false;
+  double host_bytes_per_node = 0;  // offloaded state of a node's GPUs together (memory.host x GPUs per node)
+  bool fits = false;               // in HBM, and (when known) the offloaded state in the node's memory
   double iteration_time_s = 0;
   TimeBreakdown time;
   // Two utilisations, named as in Chowdhery et al. 2022 (PaLM), Appendix B, and Korthikanti et al. 2022:
@@ -270,6 +288,11 @@ struct ListCopyCost {
   }
 };
 ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks);
+// Everything a ZeRO-3 collective adds on each rank beside NCCL's transfer: the list form's copies, and with
+// offload_params the shard's trip over the host link (perf_time.cpp; the simulator adds the same).
+ListCopyCost zero3_copies(const Config& c);
+// Bytes a second one GPU moves to or from host memory (its link, or its share of the node's DRAM).
+double host_rate_Bps(const ClusterSpec& c);
 double megatron_param_count(const ModelSpec& m);                            // Narayanan et al. 2021 eq. (2)
 double model_flops_per_iteration(const ModelSpec& m, double global_batch);  // eq. (3) without recompute
 double hardware_flops_per_iteration(const ModelSpec& m, double global_batch, Recompute r);

@@ -34,8 +34,9 @@ const Record& find_record(const Catalog& cat, const std::string& table, const Js
 
 int positive_int(const JsonCursor& c, long long hi = 1LL << 30) { return int(c.integer_in(1, hi)); }
 
-// Fills the GPU values of `cs` from its catalog record.
-void apply_gpu(ClusterSpec& cs, const Record& g) {
+// Fills the GPU values of `cs` from its catalog record; its link to the host from the PCIe fabric the record
+// names (gpus.json host_link): one direction of the link at the fabric's bus efficiency.
+void apply_gpu(ClusterSpec& cs, const Record& g, const Catalog& cat) {
   cs.gpu = g.id;
   cs.peak_fp16_flops = g.get_or("peak_fp16_tensor_flops", 0);
   cs.peak_bf16_flops = g.get_or("peak_bf16_tensor_flops", 0);
@@ -46,6 +47,23 @@ void apply_gpu(ClusterSpec& cs, const Record& g) {
   cs.sm_count = int(g.get_or("sm_count", 0));
   cs.matmul_peak_fraction = g.get_or("matmul_peak_fraction", cs.matmul_peak_fraction);
   cs.intra_node_GBps_per_gpu = g.get_or("nvlink_bandwidth_GBps", cs.intra_node_GBps_per_gpu);
+  cs.host_link_GBps = 0;
+  if (const Table* f = cat.table("fabrics"))
+    if (const Record* r = f->find(g.text_or("host_link", "")))
+      cs.host_link_GBps = r->get_or("link_GBps", 0) / 2 * r->get_or("bus_efficiency", 1);
+}
+
+// The node values of a server (systems.json): GPUs, network, NVLink, and the host memory offloading uses
+// (and the host link, where the server's CPUs cap the GPU's own: a PCIe 3.0 CPU behind a Gen4 GPU).
+void apply_server(ClusterSpec& cs, const Record& r, const Catalog& cat) {
+  if (const Table* f = cat.table("fabrics"))
+    if (const Record* l = f->find(r.text_or("host_link", "")))
+      cs.host_link_GBps = l->get_or("link_GBps", 0) / 2 * l->get_or("bus_efficiency", 1);
+  cs.gpus_per_node = int(r.get_or("gpus_per_node", cs.gpus_per_node));
+  cs.node_network_Gbps = r.get_or("network_Gbps", cs.node_network_Gbps);
+  cs.intra_node_GBps_per_gpu = r.get_or("intra_node_GBps_per_gpu", cs.intra_node_GBps_per_gpu);
+  cs.host_memory_bytes = r.get_or("system_memory_bytes", 0);
+  cs.host_memory_GBps = r.get_or("host_memory_GBps", 0);
 }
 
 void apply_fabric(ClusterSpec& cs, const Record& f) {
@@ -62,23 +80,37 @@ void apply_fabric(ClusterSpec& cs, const Record& f) {
 }
 
 ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gpus_out) {
-  j.only_keys({"preset", "gpus", "gpu", "gpus_per_node", "nodes", "node_network_Gbps", "intra_node_GBps_per_gpu",
-               "oversubscription", "price_per_gpu_hour_usd", "fabric", "intra_fabric", "intra_latency_us",
-               "inter_latency_us", "leaf_nodes", "matmul_peak_fraction", "hbm_bytes", "inter_busbw_GBps",
-               "inter_busbw_nics"});
+  j.only_keys({"preset",
+               "gpus",
+               "gpu",
+               "gpus_per_node",
+               "nodes",
+               "node_network_Gbps",
+               "intra_node_GBps_per_gpu",
+               "oversubscription",
+               "price_per_gpu_hour_usd",
+               "fabric",
+               "intra_fabric",
+               "intra_latency_us",
+               "inter_latency_us",
+               "leaf_nodes",
+               "matmul_peak_fraction",
+               "hbm_bytes",
+               "inter_busbw_GBps",
+               "inter_busbw_nics",
+               "server",
+               "host_memory_bytes",
+               "host_memory_GBps",
+               "host_link_GBps"});
   ClusterSpec cs;
   long long total = 0;
   if (auto p = j.get("preset")) {
     const Record& cl = find_record(cat, "clusters", *p);
     cs.id = cl.id;
     if (const Table* g = cat.table("gpus"))
-      if (const Record* r = g->find(cl.text_or("gpu", ""))) apply_gpu(cs, *r);
+      if (const Record* r = g->find(cl.text_or("gpu", ""))) apply_gpu(cs, *r, cat);
     if (const Table* s = cat.table("systems"))
-      if (const Record* r = s->find(cl.text_or("server", ""))) {
-        cs.gpus_per_node = int(r->get_or("gpus_per_node", cs.gpus_per_node));
-        cs.node_network_Gbps = r->get_or("network_Gbps", cs.node_network_Gbps);
-        cs.intra_node_GBps_per_gpu = r->get_or("intra_node_GBps_per_gpu", cs.intra_node_GBps_per_gpu);
-      }
+      if (const Record* r = s->find(cl.text_or("server", ""))) apply_server(cs, *r, cat);
     cs.gpus_per_node = int(cl.get_or("gpus_per_node", cs.gpus_per_node));
     cs.node_network_Gbps = cl.get_or("network_per_server_Gbps", cs.node_network_Gbps);
     cs.oversubscription = cl.get_or("oversubscription", cs.oversubscription);
@@ -96,7 +128,11 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
         "a cluster needs \"preset\" (a clusters.json id) or \"gpu\" (a gpus.json id) with gpus_per_node, nodes "
         "and node_network_Gbps");
   }
-  if (auto g = j.get("gpu")) apply_gpu(cs, find_record(cat, "gpus", *g));
+  if (auto g = j.get("gpu")) apply_gpu(cs, find_record(cat, "gpus", *g), cat);
+  if (auto v = j.get("server")) apply_server(cs, find_record(cat, "systems", *v), cat);
+  if (auto v = j.get("host_memory_bytes")) cs.host_memory_bytes = v->number_in(1, 1e18);
+  if (auto v = j.get("host_memory_GBps")) cs.host_memory_GBps = v->number_in(0.001, 1e6);
+  if (auto v = j.get("host_link_GBps")) cs.host_link_GBps = v->number_in(0.001, 1e6);
   if (auto f = j.get("fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
   if (auto f = j.get("intra_fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
   if (auto v = j.get("inter_busbw_GBps")) cs.inter_busbw_GBps = v->number_in(0.001, 1e5);
@@ -266,7 +302,8 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   bool dp_given = false;
   if (jp) {
     jp->only_keys({"tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
-                   "sequence_parallel", "overlap_dp_comm", "scatter_gather", "layers_per_stage", "embedding_stages"});
+                   "sequence_parallel", "overlap_dp_comm", "scatter_gather", "layers_per_stage", "embedding_stages",
+                   "offload_optimizer", "offload_params", "offload_activations", "partition_activations"});
     if (auto v = jp->get("tp")) L.tp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("pp")) L.pp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("dp")) L.dp = positive_int(*v, 1 << 24), dp_given = true;
@@ -285,6 +322,10 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     if (auto v = jp->get("sequence_parallel")) L.sequence_parallel = v->boolean();
     if (auto v = jp->get("overlap_dp_comm")) L.overlap_dp_comm = v->boolean();
     if (auto v = jp->get("scatter_gather")) L.scatter_gather = v->boolean();
+    if (auto v = jp->get("offload_optimizer")) L.offload_optimizer = v->boolean();
+    if (auto v = jp->get("offload_params")) L.offload_params = v->boolean();
+    if (auto v = jp->get("offload_activations")) L.offload_activations = v->boolean();
+    if (auto v = jp->get("partition_activations")) L.partition_activations = v->boolean();
     if (auto v = jp->get("embedding_stages"))
       L.embedding_stages =
           v->one_of({"extra", "as-layers"}) == "extra" ? EmbeddingStages::extra : EmbeddingStages::as_layers;
@@ -319,6 +360,8 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                       : p.rfind("virtual_stages", 0) == 0   ? "virtual_stages"
                       : p.rfind("layers_per_stage", 0) == 0 ? "layers_per_stage"
                                                             : "micro_batch";
+    for (const char* k : {"offload_optimizer", "offload_params", "offload_activations", "partition_activations"})
+      if (p.rfind(k, 0) == 0) key = k;
     at(key).fail(p);
   }
   // A stack the config names cannot be asked for a feature it lacks: refused, at the key. When the stack is
@@ -425,6 +468,38 @@ std::vector<std::string> layout_problems(const Config& c) {
       out.push_back("global_batch: the interleaved schedule needs micro-batches per iteration (" +
                     s(L.micro_batches()) + ") to be a multiple of pp (" + s(L.pp) + ") (Megatron-LM)");
   }
+  // Offloading (ZeRO-Offload, Ren et al. 2021; ZeRO-Infinity, Rajbhandari et al. 2021): what each switch
+  // needs of the layout, and the host numbers its time is priced with.
+  const ClusterSpec& cl = c.cluster;
+  const std::string gpu = cl.gpu.empty() ? "the GPU" : "GPU \"" + cl.gpu + "\"";
+  if (L.offload_optimizer && L.zero < 1)
+    out.push_back(
+        "offload_optimizer moves each GPU's partition of the optimizer state, which needs it partitioned "
+        "(DeepSpeed offloads under ZeRO stages 1-3): set zero to 1 or more, or offload_optimizer to false");
+  if (L.offload_params && L.zero < 3)
+    out.push_back(
+        "offload_params keeps each GPU's shard of the parameters on the host, which needs them sharded: "
+        "set zero to 3 (ZeRO-3 or FSDP), or offload_params to false");
+  for (auto [on, key] : {std::pair{L.offload_activations, "offload_activations"},
+                         std::pair{L.partition_activations, "partition_activations"}})
+    if (on && L.recompute != Recompute::full)
+      out.push_back(std::string(key) +
+                    " moves the activation checkpoints, which only full recomputation keeps: set recompute to "
+                    "\"full\", or " +
+                    key + " to false");
+  for (auto [on, key] :
+       {std::pair{L.offload_optimizer, "offload_optimizer"}, std::pair{L.offload_params, "offload_params"},
+        std::pair{L.offload_activations, "offload_activations"}}) {
+    if (!on) continue;
+    if (cl.host_link_GBps <= 0)
+      out.push_back(std::string(key) + ": " + gpu +
+                    " has no link to the host in the catalog (gpus.json host_link); set cluster.host_link_GBps "
+                    "(one direction, GB/s)");
+    else if (key != std::string("offload_activations") && cl.host_memory_GBps <= 0)
+      out.push_back(std::string(key) +
+                    " runs the optimizer step on the host CPU, and the cluster names no server with a host memory "
+                    "bandwidth: set cluster.server (a systems.json id) or cluster.host_memory_GBps");
+  }
   return out;
 }
 
@@ -438,10 +513,15 @@ json to_json(const Estimate& e, const Config& c) {
   j["memory_per_gpu_bytes"] = {{"weights", e.memory.weights},     {"gradients", e.memory.gradients},
                                {"optimizer", e.memory.optimizer}, {"activations", e.memory.activations},
                                {"total", e.memory.total},         {"hbm", e.hbm_bytes}};
+  if (L.offload_optimizer || L.offload_params || L.offload_activations) {
+    j["memory_per_gpu_bytes"]["host"] = e.memory.host;  // offloaded, not in total
+    j["host_memory_per_node_bytes"] = {{"offloaded", e.host_bytes_per_node}, {"capacity", c.cluster.host_memory_bytes}};
+  }
   j["fits"] = e.fits;
   j["iteration_time_s"] = e.iteration_time_s;
   j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
-                           {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer}};
+                           {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer},
+                           {"offload", e.time.offload}};
   j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the name Megatron-LM 2021 and validation use
   j["hardware_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the same, named as the panel names it (HFU's)
   j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;
@@ -476,6 +556,11 @@ json to_json(const Estimate& e, const Config& c) {
                  {"zero", L.zero},
                  {"recompute", to_string(L.recompute)},
                  {"sequence_parallel", L.sequence_parallel}};
+  for (auto [on, key] :
+       {std::pair{L.offload_optimizer, "offload_optimizer"}, std::pair{L.offload_params, "offload_params"},
+        std::pair{L.offload_activations, "offload_activations"},
+        std::pair{L.partition_activations, "partition_activations"}})
+    if (on) j["layout"][key] = true;
   j["precision"] = to_string(c.training.precision);
   j["notes"] = e.notes;
   return j;

@@ -283,9 +283,14 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
     const InFlight f = interleaved_in_flight(L, chunk_layers(m, L), i);
     held_layers = f.layer_activations, n = f.first_chunk;
   }
-  double acts =
+  double held =
       act_scale * held_layers *
       activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute, c.software.flash_attention);
+  // Checkpoints split over the tensor ranks (DeepSpeed partition-activations: each rank keeps 1/t of a layer's
+  // input), unless sequence parallelism has split them already; copied to the host (checkpoint-in-cpu).
+  if (L.recompute == Recompute::full && L.partition_activations && !L.sequence_parallel) held /= t;
+  double acts = held;
+  if (L.recompute == Recompute::full && L.offload_activations) mb.host += held, acts = 0;
   if (L.recompute == Recompute::full && layers > 0)  // one layer's full activations while it is recomputed
     acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none,
                                                    c.software.flash_attention);
@@ -294,6 +299,18 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   // Output layer: fp32 logits and their gradient, 4 + 4 bytes x s b V / t for the micro-batch in flight.
   if (last) acts += 8.0 * m.seq_len * L.micro_batch * double(m.vocab) / t;
   mb.activations = acts;
+  // ZeRO-Offload (Ren et al. 2021, Sec. 4): the fp32 master weights, Adam's moments and the gradients (kept
+  // in fp32 for the CPU's step) live on the host; the GPU keeps its fp16 weights. FSDP's CPUOffload and
+  // ZeRO-Infinity's parameter offload keep the weight shard there too (Rajbhandari et al. 2021, Sec. 5).
+  // (Only where the state is partitioned, as the stacks require: the unsharded copies engine/perf prices for
+  // gradient volumes, zero = 0, keep theirs.)
+  const bool opt_off = (L.offload_optimizer && L.zero >= 1) || (L.offload_params && L.zero >= 3);
+  if (opt_off) {
+    const double grad_width = full_width(c.training.precision) ? 4 : 2;
+    mb.host += mb.optimizer + mb.gradients * 4 / grad_width;
+    mb.optimizer = mb.gradients = 0;
+  }
+  if (L.offload_params && L.zero >= 3) mb.host += mb.weights, mb.weights = 0;
   mb.total = mb.weights + mb.gradients + mb.optimizer + mb.activations;
   return mb;
 }

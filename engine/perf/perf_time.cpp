@@ -128,6 +128,25 @@ ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks) {
   return k;
 }
 
+// One GPU's copies to or from host memory: its own link (gpus.json host_link), or its share of the node's
+// DRAM bandwidth when all its GPUs copy at once, whichever is less. 0 when the link is not known.
+double host_rate_Bps(const ClusterSpec& c) {
+  double r = c.host_link_GBps * 1e9;
+  if (c.host_memory_GBps > 0)
+    r = std::min(r, c.host_memory_GBps * 1e9 * c.host_memory_fraction / std::max(1, c.gpus_per_node));
+  return r;
+}
+
+ListCopyCost zero3_copies(const Config& cfg) {
+  const Layout& L = cfg.layout;
+  ListCopyCost k = cfg.software.zero3_list_collectives ? list_collective_copies(cfg.cluster, L.dp) : ListCopyCost{};
+  // Shards kept on the host (FSDP's CPUOffload(offload_params=True), ZeRO-Infinity's offload_param): each
+  // gather first copies this rank's 1/dp of the bytes in, each reduce-scatter copies its 1/dp out.
+  const double host = host_rate_Bps(cfg.cluster);
+  if (L.offload_params && host > 0) k.per_byte_s += 1.0 / (std::max(1, L.dp) * host);
+  return k;
+}
+
 Estimate estimate(const Config& cfg) {
   const ModelSpec& m = cfg.model;
   const Layout& L = cfg.layout;
@@ -150,7 +169,9 @@ Estimate estimate(const Config& cfg) {
   e.six_nd_flops_per_iteration = six_nd_flops(e.params, double(L.global_batch) * s);
   e.memory = memory_per_gpu(cfg);
   e.hbm_bytes = c.hbm_bytes;
-  e.fits = e.memory.total <= c.hbm_bytes;
+  // What the node's GPUs offload together must fit in its DRAM too (when the catalog knows how much).
+  e.host_bytes_per_node = e.memory.host * c.gpus_per_node;
+  e.fits = e.memory.total <= c.hbm_bytes && (c.host_memory_bytes <= 0 || e.host_bytes_per_node <= c.host_memory_bytes);
 
   // ---- per layer, per micro-batch ----
   const LayerTimes lt = layer_times(cfg, c);
@@ -182,6 +203,23 @@ Estimate estimate(const Config& cfg) {
   const double grad_add_per_param_s = accumulate_share * sw.grad_accumulation_bytes / hbm_rate;
   bwd_compute += grad_add_per_param_s * layer_params_bytes(m, L.tp, 1.0);
 
+  // Activation checkpoints moved off the GPU (full recompute only; layout_problems): DeepSpeed's
+  // checkpointing copies each layer's input to the host with a blocking `.to(device)` in the forward and
+  // back before the recompute (deepspeed/runtime/activation_checkpointing/checkpointing.py, copy_to_device),
+  // so the GPU waits out both copies; with partition-activations each tensor rank moves 1/t of it and the
+  // ranks all-gather the whole before the recompute (Rajbhandari et al. 2020, Sec. 6.1, Pa and Pa+cpu).
+  // A copy runs at the GPU's host link, or at its share of the node's memory bandwidth if that is less.
+  double ckpt_fwd = 0, ckpt_bwd = 0;
+  const double host_Bps = host_rate_Bps(c);
+  if (L.recompute == Recompute::full && (L.offload_activations || L.partition_activations)) {
+    const double act_scale = full_width(cfg.training.precision) ? 2.0 : 1.0;
+    const double whole = act_scale * activation_bytes_per_layer(m, b, L.tp, L.sequence_parallel, Recompute::full);
+    const bool split = L.partition_activations && !L.sequence_parallel && L.tp > 1;
+    const double kept = split ? whole / L.tp : whole;
+    if (L.offload_activations && host_Bps > 0) ckpt_fwd = kept / host_Bps, ckpt_bwd = kept / host_Bps;
+    if (split) ckpt_bwd += all_gather(topology_of(c), whole, L.tp, std::min(L.tp, c.gpus_per_node), 1).time_s;
+  }
+
   // ---- per stage, per micro-batch: its layers; the last stage also runs the logits ----
   const double logits_fwd =
       gemm_time_s(c, peak, 1, b * s, double(m.vocab) / L.tp, h, bytes) +
@@ -198,8 +236,9 @@ Estimate estimate(const Config& cfg) {
   for (int k = 0; k < vp; ++k) {
     const double n = e.chunk_layers[size_t(k)];
     const bool last = k == vp - 1;
-    e.chunk_forward_s[size_t(k)] = n * (fwd_compute + tp_fwd) + (last ? logits_fwd : 0);
-    e.chunk_backward_s[size_t(k)] = n * (bwd_compute + tp_bwd) + (last ? 2 * logits_fwd + logits_grad_add : 0);
+    e.chunk_forward_s[size_t(k)] = n * (fwd_compute + tp_fwd + ckpt_fwd) + (last ? logits_fwd : 0);
+    e.chunk_backward_s[size_t(k)] =
+        n * (bwd_compute + tp_bwd + ckpt_bwd) + (last ? 2 * logits_fwd + logits_grad_add : 0);
     stage_f[size_t(k % p)] += e.chunk_forward_s[size_t(k)];
     stage_b[size_t(k % p)] += e.chunk_backward_s[size_t(k)];
   }
@@ -237,8 +276,8 @@ Estimate estimate(const Config& cfg) {
         stage_f[size_t(slow)] + stage_b[size_t(slow)] + own_p2p(slow))
       slow = i;
   e.slowest_stage = slow;
-  e.layer_forward_s = fwd_compute + tp_fwd;
-  e.layer_backward_s = bwd_compute + tp_bwd;
+  e.layer_forward_s = fwd_compute + tp_fwd + ckpt_fwd;
+  e.layer_backward_s = bwd_compute + tp_bwd + ckpt_bwd;
   e.logits_s = 3 * logits_fwd + logits_grad_add;
   const double slow_layers = e.stage_layers[size_t(slow)];
   const bool slow_is_last = slow == p - 1;
@@ -273,7 +312,7 @@ Estimate estimate(const Config& cfg) {
       const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
       e.dp_algorithm = ag.algorithm;
       // A stack that calls the list forms adds each collective's copies (list_collective_copies).
-      const ListCopyCost copies = sw.zero3_list_collectives ? list_collective_copies(c, L.dp) : ListCopyCost{};
+      const ListCopyCost copies = zero3_copies(cfg);
       const double gather_layer = per_layer * ag.time_s + copies.seconds(layer_bytes, per_layer);
       const double reduce_layer = per_layer * rs.time_s + copies.seconds(layer_bytes, per_layer);
       // The embedding (and the untied or tied output layer) is one more tensor of each kind.
@@ -323,8 +362,20 @@ Estimate estimate(const Config& cfg) {
       sw.optimizer_host_ops_per_tensor > 0
           ? double(tensors_per_layer(m)) * *std::max_element(e.stage_layers.begin(), e.stage_layers.end()) + 4
           : 0.0;
-  const double optimizer_s = sw.optimizer_bytes_per_param * opt_params / hbm_rate +
-                             step_tensors * sw.optimizer_host_ops_per_tensor * sw.host_op_dispatch_s;
+  double optimizer_s = sw.optimizer_bytes_per_param * opt_params / hbm_rate +
+                       step_tensors * sw.optimizer_host_ops_per_tensor * sw.host_op_dispatch_s;
+  // ZeRO-Offload (Ren et al. 2021, Sec. 4-5): the step runs on the CPU, bound by the node's memory, which
+  // all its GPUs' processes share (the same bytes a parameter, now through DRAM); the gradients reach the
+  // host while the backward runs (copied per bucket on a side stream: hidden unless longer than the
+  // backward), and the updated fp16 weights go back over the host link before the next forward. With the
+  // parameters kept on the host (FSDP CPUOffload) they stay there: each gather fetches its shard instead.
+  if ((L.offload_optimizer || L.offload_params) && c.host_memory_GBps > 0 && host_Bps > 0) {
+    const double cpu_step = sw.optimizer_bytes_per_param * opt_params * c.gpus_per_node /
+                            (c.host_memory_GBps * 1e9 * c.host_memory_fraction);
+    const double grads_out = opt_params * bytes / host_Bps;
+    const double weights_in = L.offload_params ? 0.0 : opt_params * bytes / host_Bps;
+    optimizer_s = cpu_step + weights_in + std::max(0.0, grads_out - stage_b[size_t(slow)] / v);
+  }
 
   // ---- assemble: the slowest rank sets the pace, busy m t_max; the others add the fill and the drain.
   // Narayanan et al. 2021, Sec. 2.2: with equal stages the bubble is (p-1)/m of the ideal time, (p-1)/(v m)
@@ -361,6 +412,7 @@ Estimate estimate(const Config& cfg) {
   T.compute =
       micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd + logits_grad_add : 0));
   T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);
+  T.offload = micro * slow_layers * (ckpt_fwd + ckpt_bwd);
   T.pp_comm = pp_comm;
   T.dp_comm = dp_exposed;
   T.bubble = bubble;

@@ -311,11 +311,10 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
     it.zero3.open_share = sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_prefetch_params) : 1.0;
     it.zero3.open_reduce =
         sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_reduce_bucket_params) : 1.0;
-    if (sw.zero3_list_collectives) {
-      const perf::ListCopyCost k = perf::list_collective_copies(c.cluster, L.dp);
-      it.zero3.copy_per_collective_s = k.per_collective_s;
-      it.zero3.copy_per_byte_s = k.per_byte_s;
-    }
+    // The list form's copies and an offloaded shard's trip over the host link, as engine/perf adds them.
+    const perf::ListCopyCost k = perf::zero3_copies(c);
+    it.zero3.copy_per_collective_s = k.per_collective_s;
+    it.zero3.copy_per_byte_s = k.per_byte_s;
   }
   const std::string alg = r.sec.dp_algorithm == "auto" ? e.dp_algorithm : r.sec.dp_algorithm;
   it.dp_algorithm = algorithm_from_string(alg);

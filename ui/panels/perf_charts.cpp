@@ -12,8 +12,8 @@ unsigned part_color(int i) {
   static const unsigned colors[] = {IM_COL32(86, 156, 214, 255),  IM_COL32(214, 157, 86, 255),
                                     IM_COL32(106, 190, 110, 255), IM_COL32(200, 96, 96, 255),
                                     IM_COL32(160, 120, 210, 255), IM_COL32(120, 120, 120, 255),
-                                    IM_COL32(90, 200, 200, 255)};
-  return colors[i % 7];
+                                    IM_COL32(90, 200, 200, 255),  IM_COL32(220, 200, 90, 255)};
+  return colors[i % 8];
 }
 
 void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale_max, double limit,

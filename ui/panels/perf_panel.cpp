@@ -153,6 +153,8 @@ const ControlLabels& perf_controls() {
                                        {"zero", "ZeRO stage"},
                                        {"recompute", "recompute"},
                                        {"sequence_parallel", "sequence parallel"},
+                                       {"offload_optimizer", "offload"},
+                                       {"offload_activations", "offload"},
                                        {"precision", "precision"},
                                        {"tokens", "tokens (billions)"},
                                        {"software", "software"},
@@ -473,6 +475,20 @@ void draw_controls(ExplorerState& s) {
   track(s, "perf.recompute");
   bool sp = par.value("sequence_parallel", false);
   if (ImGui::Checkbox("sequence parallel", &sp)) par["sequence_parallel"] = sp;
+  // Offloading (ZeRO-Offload): the layout's own switches, so a model too big for HBM can be tried.
+  const bool off_opt = par.value("offload_optimizer", false), off_act = par.value("offload_activations", false);
+  const char* const kOffload[] = {"nothing", "optimizer", "optimizer + checkpoints", "checkpoints"};
+  const int cur = off_opt ? (off_act ? 2 : 1) : (off_act ? 3 : 0);
+  if (ImGui::BeginCombo("offload##perf", kOffload[cur])) {
+    for (int i = 0; i < 4; ++i)
+      if (ImGui::Selectable(kOffload[i], i == cur)) {
+        par["offload_optimizer"] = i == 1 || i == 2;
+        par["offload_activations"] = i == 2 || i == 3;
+      }
+    ImGui::EndCombo();
+  }
+  glossary_tooltip("offload");
+  track(s, "perf.offload");
   if (!cfg["training"].is_object()) cfg["training"] = json::object();
   string_combo("precision", cfg["training"], "precision", {"fp16", "bf16", "fp32", "tf32"});
   double tokens_b = cfg["training"].value("tokens", 300e9) / 1e9;
@@ -652,6 +668,14 @@ void draw_results(ExplorerState& s) {
     if (i) same_line_if_fits(label);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(mem[i].color), "%s", label);
   }
+  // What offloading keeps in the hosts' memory instead, against the node's DRAM where the catalog has it.
+  if (e.memory.host > 0) {
+    const std::string cap = v.parsed.cluster.host_memory_bytes > 0
+                                ? " of its " + format_gib(v.parsed.cluster.host_memory_bytes)
+                                : " (the server's memory is not in the catalog)";
+    wrapped_text(true, "On the host: %s per %s, %s per node%s", format_gib(e.memory.host).c_str(), w.one.c_str(),
+                 format_gib(e.host_bytes_per_node).c_str(), cap.c_str());
+  }
   end_tracked(s, "perf.memory");
 
   ImGui::Spacing();
@@ -659,9 +683,10 @@ void draw_results(ExplorerState& s) {
   wrapped_text(false, "Where the %s of one iteration go (tp %s, dp %s):", format_seconds(e.iteration_time_s).c_str(),
                e.tp_algorithm.c_str(), e.dp_algorithm.c_str());
   const auto& T = e.time;
-  std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)}, {"tp comm", T.tp_comm, part_color(1)},
-                             {"pp comm", T.pp_comm, part_color(4)}, {"dp comm", T.dp_comm, part_color(2)},
-                             {"bubble", T.bubble, part_color(5)},   {"optimizer", T.optimizer, part_color(6)}};
+  std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)},    {"tp comm", T.tp_comm, part_color(1)},
+                             {"pp comm", T.pp_comm, part_color(4)},    {"dp comm", T.dp_comm, part_color(2)},
+                             {"bubble", T.bubble, part_color(5)},      {"optimizer", T.optimizer, part_color(6)},
+                             {"host copies", T.offload, part_color(7)}};
   stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26);
   // The parts in seconds, coloured as their bars (as narrations quote them: "0.54 s of it is dp comm").
   for (size_t i = 0, shown = 0; i < tb.size(); ++i) {

@@ -1,0 +1,48 @@
+// offload_ui_test.cpp - the Parallelism chapter's offloading control: a GPT-3 175B layout that does not fit in
+// a Selene A100's 80 GB with ZeRO-3 and micro-batch 16 fits once the optimizer and the checkpoints go to the
+// hosts' memory, and the panel shows what went there and what the copies cost, from the estimate it holds.
+#include "tests/ui/headless.h"
+
+#include "core/format.h"
+
+#include <gtest/gtest.h>
+
+using mc::test::assets;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+
+TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
+  Headless h(1280, 720);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  auto& v = app.state().perf;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  v.config = {{"model", {{"preset", "gpt3-175b"}}},
+              {"cluster", {{"preset", "selene-2021"}, {"gpus", 1024}}},
+              {"parallel",
+               {{"tp", 1},
+                {"pp", 1},
+                {"dp", 1024},
+                {"micro_batch", 16},
+                {"global_batch", 16384},
+                {"zero", 3},
+                {"recompute", "full"}}}};
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_FALSE(v.estimate.fits);
+  EXPECT_EQ(h.text.find("On the host"), std::string::npos);
+  ASSERT_TRUE(app.state().widget_rects.count("perf.offload")) << "the offload control is not on screen";
+
+  v.config["parallel"]["offload_optimizer"] = true;
+  v.config["parallel"]["offload_activations"] = true;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_TRUE(v.estimate.fits);
+  EXPECT_GT(v.estimate.memory.host, 0);
+  // The control shows the state the config holds; the panel's figures are the estimate's.
+  EXPECT_NE(h.text.find("optimizer + checkpoints"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("On the host: " + mc::format_gib(v.estimate.memory.host)), std::string::npos) << h.text;
+  char copies[64];
+  std::snprintf(copies, sizeof copies, "host copies %.2f s", v.estimate.time.offload);
+  EXPECT_NE(h.text.find(copies), std::string::npos) << h.text;
+}
