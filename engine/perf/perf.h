@@ -118,6 +118,8 @@ struct Software {
   double optimizer_host_ops_per_tensor = 0;   // ops dispatched per parameter tensor in step loops that wait for
                                               // the GPU after each tensor (.item() of a per-tensor sum or norm)
   double host_op_dispatch_s = 0;              // host time to dispatch one eager operation
+  double loss_bytes_per_logit = 0;            // HBM bytes per logit element of the loss, forward and backward
+                                              // (Megatron's fp32 cross-entropy: 52); 0: 3 passes, 9 x precision
   bool dp_overlap = false;                    // gradient reduction overlapped with the backward pass
   bool pipeline_scatter_gather = true;        // Megatron-LM Sec. 4.1: activations split over the tensor ranks
   bool pipeline_full_gradients = false;       // activation gradients sent back whole (DeepSpeed's engine)

@@ -221,9 +221,15 @@ Estimate estimate(const Config& cfg) {
   }
 
   // ---- per stage, per micro-batch: its layers; the last stage also runs the logits ----
+  // The loss over the vocabulary: memory-bound passes over the b s V / t logits, a third of them charged to
+  // the forward and two to the backward. Fused, three passes in the training precision (read + write, 9 x
+  // its bytes an element); Megatron-LM casts the logits to fp32 and runs mpu/cross_entropy.py's max,
+  // subtract, exp, sum and divide, then multiplies and casts back in the backward (software.json
+  // loss_bytes_per_logit: 52 bytes an element).
+  const double loss_bytes = sw.loss_bytes_per_logit > 0 ? sw.loss_bytes_per_logit : 9 * bytes;
   const double logits_fwd =
       gemm_time_s(c, peak, 1, b * s, double(m.vocab) / L.tp, h, bytes) +
-      bytes * 3 * b * s * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+      loss_bytes / 3 * b * s * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
   // The output layer's weight gradient (vocab x h / tp) is accumulated the same way on the last stage.
   const double logits_grad_add = grad_add_per_param_s * double(m.vocab) * h / L.tp;
   // Each virtual stage (model chunk) by its own layers; the output layer rides on the last one. A rank's

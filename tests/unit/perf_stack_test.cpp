@@ -402,3 +402,36 @@ TEST(PerfStack, EachMicroBatchAddsItsWeightGradientOnce) {
   const auto d8 = mc::perf::estimate(mc::perf::parse_config(catalog(), z8, "cfg"));
   EXPECT_DOUBLE_EQ(d1.layer_backward_s, d8.layer_backward_s);
 }
+
+// Megatron-LM's loss (megatron/model/gpt_model.py at aed2f75; pretrain_gpt2.py in 2019 and v1.0) casts the
+// logits to fp32 before mpu/cross_entropy.py unless --fp16-lm-cross-entropy: per element, the cast (2 + 4),
+// max (4), subtract (4 + 4), exp (4 + 4), sum (4), divide (4 + 4); backward multiply (4 + 4) and the cast back
+// (4 + 2): 52 bytes, against the three fused fp16 passes (18) the model charges a stack that does not say.
+// On one stage (pp 1) the whole difference is in the iteration: m micro-batches x 34 bytes x b s V / t.
+TEST(PerfStack, MegatronComputesTheLossInFp32) {
+  const json cfg = {{"model", {{"preset", "gpt3-2.7b"}}},
+                    {"cluster", {{"preset", "selene-2021"}, {"gpus", 64}}},
+                    {"parallel", {{"tp", 2}, {"pp", 1}, {"dp", 32}, {"micro_batch", 4}, {"global_batch", 512}}},
+                    {"software", "megatron-lm-2021"}};
+  const mc::perf::Config c21 = mc::perf::parse_config(catalog(), cfg, "cfg");
+  ASSERT_EQ(c21.software.loss_bytes_per_logit, 52);
+  mc::perf::Config fused = c21;
+  fused.software.loss_bytes_per_logit = 0;
+  const mc::perf::Estimate e = mc::perf::estimate(c21), f = mc::perf::estimate(fused);
+  const double rate = c21.cluster.hbm_bandwidth_GBps * 1e9 * c21.cluster.elementwise_hbm_fraction;
+  const double logits = 4.0 * c21.model.seq_len * c21.model.vocab / 2.0;  // b s V / t
+  const double m = 512 / (4 * 32);
+  EXPECT_NEAR(e.iteration_time_s - f.iteration_time_s, m * 34 * logits / rate, 1e-9);
+  EXPECT_NEAR(e.logits_s - f.logits_s, 34 * logits / rate, 1e-12);
+  // The pipeline engine's last layer adds a transpose copy each way (60); a stack with a fused loss says
+  // nothing and keeps the 18.
+  const json ds = {{"model", {{"preset", "gpt3-2.7b"}}},
+                   {"cluster", {{"preset", "selene-2021"}, {"gpus", 64}}},
+                   {"parallel", {{"tp", 2}, {"pp", 1}, {"dp", 32}, {"micro_batch", 4}, {"global_batch", 512}}},
+                   {"software", "megatron-deepspeed-2022"}};
+  EXPECT_EQ(mc::perf::parse_config(catalog(), ds, "cfg").software.loss_bytes_per_logit, 60);
+  json llmc = ds;
+  llmc["software"] = "llm-c-2024";
+  llmc["parallel"]["tp"] = 1, llmc["parallel"]["dp"] = 64, llmc["parallel"]["global_batch"] = 256;
+  EXPECT_EQ(mc::perf::parse_config(catalog(), llmc, "cfg").software.loss_bytes_per_logit, 0);
+}
