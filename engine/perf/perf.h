@@ -113,20 +113,22 @@ struct Software {
                                               // list form: one device copy per rank around each (DeepSpeed < 0.5.5)
   double grad_accumulation_bytes = 0;         // HBM bytes a parameter to add each micro-batch's weight gradient
                                               // into the accumulated ones (autograd or a hook; 0 when fused)
-  double optimizer_bytes_per_param = 28;      // HBM bytes a parameter in the step: Adam's 28, plus the stack's
-                                              // own passes (flattening, overflow check, fp32 copies, norm)
-  double optimizer_host_ops_per_tensor = 0;   // ops dispatched per parameter tensor in step loops that wait for
-                                              // the GPU after each tensor (.item() of a per-tensor sum or norm)
-  double host_op_dispatch_s = 0;              // host time to dispatch one eager operation
-  double loss_bytes_per_logit = 0;            // HBM bytes per logit element of the loss, forward and backward
-                                              // (Megatron's fp32 cross-entropy: 52); 0: 3 passes, 9 x precision
-  bool dp_overlap = false;                    // gradient reduction overlapped with the backward pass
-  bool pipeline_scatter_gather = true;        // Megatron-LM Sec. 4.1: activations split over the tensor ranks
-  bool pipeline_full_gradients = false;       // activation gradients sent back whole (DeepSpeed's engine)
-  bool pipeline_p2p_broadcast = false;        // transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4):
-                                              // they run at the fabric's collective, not point-to-point, rate
-  bool pipeline_blocking_p2p = false;         // separate blocking send and receive: both stages wait out each
-                                              // transfer (DeepSpeed); Megatron pairs them in one batched call
+  bool grad_accumulation_every_microbatch = false;  // the add runs for the first micro-batch too (a hook adding
+                                                    // into a zeroed buffer), not from the second (autograd)
+  double optimizer_bytes_per_param = 28;            // HBM bytes a parameter in the step: Adam's 28, plus the stack's
+                                                    // own passes (flattening, overflow check, fp32 copies, norm)
+  double optimizer_host_ops_per_tensor = 0;         // ops dispatched per parameter tensor in step loops that wait for
+                                                    // the GPU after each tensor (.item() of a per-tensor sum or norm)
+  double host_op_dispatch_s = 0;                    // host time to dispatch one eager operation
+  double loss_bytes_per_logit = 0;                  // HBM bytes per logit element of the loss, forward and backward
+                                                    // (Megatron's fp32 cross-entropy: 52); 0: 3 passes, 9 x precision
+  bool dp_overlap = false;                          // gradient reduction overlapped with the backward pass
+  bool pipeline_scatter_gather = true;              // Megatron-LM Sec. 4.1: activations split over the tensor ranks
+  bool pipeline_full_gradients = false;             // activation gradients sent back whole (DeepSpeed's engine)
+  bool pipeline_p2p_broadcast = false;              // transfers made as two-rank NCCL broadcasts (DeepSpeed < 0.5.4):
+                                                    // they run at the fabric's collective, not point-to-point, rate
+  bool pipeline_blocking_p2p = false;               // separate blocking send and receive: both stages wait out each
+                                                    // transfer (DeepSpeed); Megatron pairs them in one batched call
   // What the stack can run at all (software.json; permissive for a config without a catalog stack). The
   // layout search proposes only these; an explicit layout that needs more is refused (stack_problems).
   std::string name;                  // software.json name, for the messages that refuse a layout

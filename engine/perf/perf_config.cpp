@@ -607,6 +607,7 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.grad_accumulation_bytes = r->get_or("grad_accumulation_bytes", 0);
   sw.optimizer_bytes_per_param = r->get_or("optimizer_bytes_per_param", sw.optimizer_bytes_per_param);
   sw.loss_bytes_per_logit = r->get_or("loss_bytes_per_logit", sw.loss_bytes_per_logit);
+  sw.grad_accumulation_every_microbatch = r->get_or("grad_accumulation_every_microbatch", 0) != 0;
   sw.optimizer_host_ops_per_tensor = r->get_or("optimizer_host_ops_per_tensor", 0);
   sw.host_op_dispatch_s = r->get_or("host_op_dispatch_us", 0) * 1e-6;
   sw.dp_overlap = r->get_or("dp_overlap", 0) != 0;

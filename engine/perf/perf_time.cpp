@@ -198,7 +198,11 @@ Estimate estimate(const Config& cfg) {
   // pass over the layer's parameters (autograd's param.grad += g, or Megatron-LM's main_grad hook of 2021,
   // software.json grad_accumulation_bytes) in every micro-batch but the first, charged to the backward
   // as its average over the m micro-batches. Stacks that fuse it into the weight-gradient GEMM pay nothing.
-  const double accumulate_share = micro > 1 ? double(micro - 1) / micro : 0.0;
+  // Megatron-LM 2021's hook adds the first one too, into the buffer zero_grad_buffer cleared
+  // (megatron/model/distributed.py at aed2f75: grad_accumulation_every_microbatch): all m.
+  const double accumulate_share = sw.grad_accumulation_every_microbatch ? 1.0
+                                  : micro > 1                           ? double(micro - 1) / micro
+                                                                        : 0.0;
   const double hbm_rate = c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction;
   const double grad_add_per_param_s = accumulate_share * sw.grad_accumulation_bytes / hbm_rate;
   bwd_compute += grad_add_per_param_s * layer_params_bytes(m, L.tp, 1.0);

@@ -364,10 +364,11 @@ TEST(PerfStack, Megatron2019StepPassesOverEveryTensor) {
 
 // Gradient accumulation over micro-batches (software.json grad_accumulation_bytes): a stack that adds each
 // micro-batch's weight gradient into the accumulated ones (Megatron-LM's main_grad hook of 2021, commit
-// b4bc51b; autograd's param.grad += g in DeepSpeed's engine) reads and writes its parameters once more in
-// every micro-batch but the first: 6 bytes a parameter with 2-byte gradients, at the memory-bound kernels'
-// HBM rate, on the layers and on the last stage's output layer. A stack that reduce-scatters every
-// micro-batch (DeepSpeed 0.6's ZeRO-3) keeps no full accumulation and pays nothing.
+// b4bc51b; autograd's param.grad += g in DeepSpeed's engine) reads and writes its parameters once more: 6
+// bytes a parameter with 2-byte gradients, at the memory-bound kernels' HBM rate, on the layers and on the
+// last stage's output layer. Autograd keeps the first micro-batch's gradient and adds the other m - 1; the
+// hook adds all m into a buffer cleared each iteration. A stack that reduce-scatters every micro-batch
+// (DeepSpeed 0.6's ZeRO-3) keeps no full accumulation and pays nothing.
 TEST(PerfStack, EachMicroBatchAddsItsWeightGradientOnce) {
   auto cfg = [](const char* software, int micro_batches) {
     return json{{"model", {{"preset", "gpt3-175b"}}},
@@ -382,9 +383,11 @@ TEST(PerfStack, EachMicroBatchAddsItsWeightGradientOnce) {
                   {"recompute", "full"}}},
                 {"software", software}};
   };
-  const auto c8 = mc::perf::parse_config(catalog(), cfg("megatron-lm-2021", 8), "cfg");
+  // Autograd (DeepSpeed's engine): the first micro-batch's gradient is kept, the next m - 1 are added.
+  const auto c8 = mc::perf::parse_config(catalog(), cfg("megatron-deepspeed-2022", 8), "cfg");
   ASSERT_EQ(c8.software.grad_accumulation_bytes, 6);
-  const auto one = mc::perf::estimate(mc::perf::parse_config(catalog(), cfg("megatron-lm-2021", 1), "cfg"));
+  ASSERT_FALSE(c8.software.grad_accumulation_every_microbatch);
+  const auto one = mc::perf::estimate(mc::perf::parse_config(catalog(), cfg("megatron-deepspeed-2022", 1), "cfg"));
   const auto eight = mc::perf::estimate(c8);
   const double rate = c8.cluster.hbm_bandwidth_GBps * 1e9 * c8.cluster.elementwise_hbm_fraction;
   const mc::perf::ModelSpec& m = c8.model;
@@ -394,6 +397,16 @@ TEST(PerfStack, EachMicroBatchAddsItsWeightGradientOnce) {
   EXPECT_NEAR(eight.layer_backward_s - one.layer_backward_s, 7.0 / 8 * 6 * layer_params / rate, 1e-12);
   EXPECT_NEAR(eight.logits_s - one.logits_s, 7.0 / 8 * 6 * double(m.vocab) * m.hidden / 8 / rate, 1e-12);
   EXPECT_DOUBLE_EQ(eight.layer_forward_s, one.layer_forward_s);
+  // Megatron-LM 2021's hook adds every micro-batch into the zeroed main_grad buffer, the first too: one
+  // full pass a micro-batch whatever m, where a fused stack (no add) pays none.
+  for (int mb : {1, 8}) {
+    const auto c21 = mc::perf::parse_config(catalog(), cfg("megatron-lm-2021", mb), "cfg");
+    ASSERT_TRUE(c21.software.grad_accumulation_every_microbatch);
+    mc::perf::Config fused = c21;
+    fused.software.grad_accumulation_bytes = 0;
+    const auto e = mc::perf::estimate(c21), f = mc::perf::estimate(fused);
+    EXPECT_NEAR(e.layer_backward_s - f.layer_backward_s, 6 * layer_params / rate, 1e-12) << mb;
+  }
   // No accumulation pass where gradients are reduce-scattered after every micro-batch.
   json z1 = cfg("deepspeed-2022", 1), z8 = cfg("deepspeed-2022", 8);
   for (json* z : {&z1, &z8}) (*z)["parallel"].update({{"tp", 1}, {"pp", 1}, {"dp", 64}, {"zero", 3}});
