@@ -4,6 +4,7 @@
 #include "perf/collectives.h"
 #include "perf/perf.h"
 #include "perf/validate.h"
+#include "perf_helpers.h"
 #include "test_helpers.h"
 
 #include <gtest/gtest.h>
@@ -24,14 +25,7 @@ nlohmann::json gpt3_on_selene() {
     "training": {"tokens": 300e9}})");
 }
 
-std::string error_of(const nlohmann::json& cfg) {
-  try {
-    mc::perf::estimate_json(catalog(), cfg, "cfg.json");
-  } catch (const mc::LoadError& e) {
-    return e.what();
-  }
-  return "";
-}
+using mc::test::error_of;
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include "perf/collectives.h"
 #include "perf/perf.h"
 #include "perf/validate.h"
+#include "perf_helpers.h"
 #include "test_helpers.h"
 
 #include <gtest/gtest.h>
@@ -26,14 +27,7 @@ mc::perf::Estimate estimate(const json& cfg) {
   return mc::perf::estimate(mc::perf::parse_config(catalog(), cfg, "cfg.json"));
 }
 
-std::string error_of(const json& cfg) {
-  try {
-    mc::perf::estimate_json(catalog(), cfg, "cfg.json");
-  } catch (const mc::LoadError& e) {
-    return e.what();
-  }
-  return "";
-}
+using mc::test::error_of;
 
 // A custom model on Selene-like nodes with `layers` layers over `pp` stages (1F1B, tp 8).
 json pipeline_config(int layers, int pp) {

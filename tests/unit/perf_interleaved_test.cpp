@@ -4,6 +4,7 @@
 // the simulator.
 #include "catalog/catalog.h"
 #include "perf/perf.h"
+#include "perf_helpers.h"
 #include "sim/iteration.h"
 #include "sim/sim.h"
 #include "test_helpers.h"
@@ -18,16 +19,9 @@ namespace {
 using mc::test::catalog;
 using nlohmann::json;
 
-mc::perf::Config config_of(const json& cfg) { return mc::perf::parse_config(catalog(), cfg, "cfg.json"); }
+using mc::test::config_of;
 
-std::string error_of(const json& cfg) {
-  try {
-    mc::perf::estimate_json(catalog(), cfg, "cfg.json");
-  } catch (const mc::LoadError& e) {
-    return e.what();
-  }
-  return "";
-}
+using mc::test::error_of;
 
 // A small custom model on one node of four A100s, pipeline only: `layers` layers on pp 4, interleaved with
 // v = 2, four micro-batches of one sequence. hidden 4096 with a 32,000-token vocabulary: one layer (24 s h^2

@@ -5,6 +5,7 @@
 #include "perf/collectives.h"
 #include "perf/perf.h"
 #include "perf/validate.h"
+#include "perf_helpers.h"
 #include "test_helpers.h"
 
 #include <gtest/gtest.h>
@@ -33,16 +34,8 @@ json azure_config(const json& extra_parallel) {
           {"software", "deepspeed-2022"}};
 }
 
-mc::perf::Config parse(const json& cfg) { return mc::perf::parse_config(catalog(), cfg, "cfg.json"); }
-
-std::string error_of(const json& cfg) {
-  try {
-    mc::perf::estimate_json(catalog(), cfg, "cfg.json");
-  } catch (const mc::LoadError& e) {
-    return e.what();
-  }
-  return "";
-}
+using mc::test::config_of;
+using mc::test::error_of;
 
 }  // namespace
 
@@ -61,7 +54,7 @@ TEST(PerfOffload, EveryPublishedRunFitsInTheMemoryItsSourceGivesIt) {
     for (const json& c : cases) {
       if (c.at("id") != st.at("id")) continue;
       const std::string id = st.at("id");
-      const mc::perf::Config cfg = parse(mc::perf::run_config(catalog(), c, st, "run-setups.json"));
+      const mc::perf::Config cfg = config_of(mc::perf::run_config(catalog(), c, st, "run-setups.json"));
       const mc::perf::Estimate e = mc::perf::estimate(cfg);
       EXPECT_TRUE(e.fits) << id << ": " << e.memory.total / (1 << 30) << " GiB of " << e.hbm_bytes / (1 << 30)
                           << " GiB; host " << e.host_bytes_per_node / 1e9 << " GB a node of "
@@ -76,7 +69,7 @@ TEST(PerfOffload, EveryPublishedRunFitsInTheMemoryItsSourceGivesIt) {
     if (c.value("id", "").rfind("megatron21-table1-", 0) != 0) continue;
     json cfg = mc::perf::table1_config(c.at("inputs"));
     cfg["parallel"]["micro_batch"] = 1;
-    const mc::perf::Estimate e = mc::perf::estimate(parse(cfg));
+    const mc::perf::Estimate e = mc::perf::estimate(config_of(cfg));
     EXPECT_TRUE(e.fits) << c.at("id") << ": " << e.memory.total / (1 << 30) << " GiB";
     ++table1;
   }
@@ -88,8 +81,8 @@ TEST(PerfOffload, EveryPublishedRunFitsInTheMemoryItsSourceGivesIt) {
 // back over PCIe 4.0 (63 GB/s both ways at 0.75: 23.6 GB/s one way, below the 8 GPUs' share of 409.6 x 0.8
 // GB/s of DRAM).
 TEST(PerfOffload, TheOptimizerStepMovesToTheHostAndIsPricedThere) {
-  const mc::perf::Config base = parse(azure_config(json::object()));
-  const mc::perf::Config off = parse(azure_config({{"offload_optimizer", true}}));
+  const mc::perf::Config base = config_of(azure_config(json::object()));
+  const mc::perf::Config off = config_of(azure_config({{"offload_optimizer", true}}));
   ASSERT_DOUBLE_EQ(off.cluster.host_link_GBps, 63.0 / 2 * 0.75);
   ASSERT_DOUBLE_EQ(off.cluster.host_memory_GBps, 409.6);
   const mc::perf::Estimate e0 = mc::perf::estimate(base), e1 = mc::perf::estimate(off);
@@ -113,8 +106,8 @@ TEST(PerfOffload, TheOptimizerStepMovesToTheHostAndIsPricedThere) {
 // .to(device) in the forward and back before the recompute: two copies a layer a micro-batch at the host
 // link. Partitioned over t tensor ranks each rank moves 1/t and the ranks all-gather the whole again.
 TEST(PerfOffload, CheckpointsToTheHostCostTwoBlockingCopiesALayer) {
-  const mc::perf::Config base = parse(azure_config(json::object()));
-  const mc::perf::Config off = parse(azure_config({{"offload_activations", true}}));
+  const mc::perf::Config base = config_of(azure_config(json::object()));
+  const mc::perf::Config off = config_of(azure_config({{"offload_activations", true}}));
   const mc::perf::Estimate e0 = mc::perf::estimate(base), e1 = mc::perf::estimate(off);
   const double ckpt = 2.0 * 2048 * 4 * 8192;  // bytes of one layer's input, micro-batch 4
   const double m = 1, layers = 64;            // micro-batches, layers on the GPU
@@ -127,7 +120,7 @@ TEST(PerfOffload, CheckpointsToTheHostCostTwoBlockingCopiesALayer) {
   // Partitioned over tp = 8 inside a node: 1/8 each way, plus an all-gather of the whole over NVLink.
   json tp8 = azure_config({{"offload_activations", true}, {"partition_activations", true}});
   tp8["parallel"]["tp"] = 8, tp8["parallel"]["dp"] = 16, tp8["parallel"]["global_batch"] = 64;
-  const mc::perf::Config c8 = parse(tp8);
+  const mc::perf::Config c8 = config_of(tp8);
   const mc::perf::Estimate e8 = mc::perf::estimate(c8);
   const double gather = mc::perf::all_gather(mc::perf::topology_of(c8.cluster), ckpt, 8, 8, 1).time_s;
   EXPECT_NEAR(e8.time.offload, layers * (2 * ckpt / 8 / 23.625e9 + gather), 1e-9);
@@ -138,7 +131,7 @@ TEST(PerfOffload, CheckpointsToTheHostCostTwoBlockingCopiesALayer) {
 // this rank's 1/dp of the layer in and each reduce-scatter copies it out; the step runs on the CPU in place
 // (no weights to send back).
 TEST(PerfOffload, ParametersOnTheHostCrossPcieAtEveryGather) {
-  const mc::perf::Config on = parse(azure_config({{"offload_params", true}}));
+  const mc::perf::Config on = config_of(azure_config({{"offload_params", true}}));
   const mc::perf::Estimate e = mc::perf::estimate(on);
   EXPECT_EQ(e.memory.weights, 0.0);
   EXPECT_EQ(e.memory.gradients, 0.0);
