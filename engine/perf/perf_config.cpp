@@ -497,8 +497,9 @@ std::vector<std::string> layout_problems(const Config& c) {
                     "(one direction, GB/s)");
     else if (key != std::string("offload_activations") && cl.host_memory_GBps <= 0)
       out.push_back(std::string(key) +
-                    " runs the optimizer step on the host CPU, and the cluster names no server with a host memory "
-                    "bandwidth: set cluster.server (a systems.json id) or cluster.host_memory_GBps");
+                    " runs the optimizer step on the host CPU, and the catalog has no host memory bandwidth for "
+                    "this cluster's server (its CPUs are not published for every machine): pick another cluster, "
+                    "or set cluster.server (a systems.json id) or cluster.host_memory_GBps");
   }
   return out;
 }

@@ -46,3 +46,20 @@ TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
   std::snprintf(copies, sizeof copies, "host copies %.2f s", v.estimate.time.offload);
   EXPECT_NE(h.text.find(copies), std::string::npos) << h.text;
 }
+
+// On a machine whose servers' CPUs were never published (the 2020 Azure supercomputer) the control's choice is
+// refused in the panel by the control's name, with a way out a student can take there: another cluster.
+TEST(PerfOffloadControl, AClusterWithoutHostFiguresSaysSoByTheControl) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  auto& v = app.state().perf;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  v.config["parallel"]["zero"] = 1;
+  v.config["parallel"]["offload_optimizer"] = true;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_FALSE(v.valid);
+  EXPECT_EQ(v.error.rfind("'offload'", 0), 0u) << v.error;
+  EXPECT_NE(v.error.find("pick another cluster"), std::string::npos) << v.error;
+  EXPECT_NE(h.text.find("pick another cluster"), std::string::npos) << h.text;
+}
