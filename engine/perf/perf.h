@@ -111,6 +111,8 @@ struct Software {
                                               // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
   bool zero3_list_collectives = false;        // ZeRO-3 gathers and reduce-scatters through torch.distributed's
                                               // list form: one device copy per rank around each (DeepSpeed < 0.5.5)
+  bool zero1_full_allreduce = false;          // ZeRO-1 all-reduces whole gradients, then all-gathers the updated
+                                              // weights after the step (DeepSpeed 0.4-0.6): 3 passes, not 2
   double grad_accumulation_bytes = 0;         // HBM bytes a parameter to add each micro-batch's weight gradient
                                               // into the accumulated ones (autograd or a hook; 0 when fused)
   bool grad_accumulation_every_microbatch = false;  // the add runs for the first micro-batch too (a hook adding
@@ -295,6 +297,15 @@ ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks);
 // Everything a ZeRO-3 collective adds on each rank beside NCCL's transfer: the list form's copies, and with
 // offload_params the shard's trip over the host link (perf_time.cpp; the simulator adds the same).
 ListCopyCost zero3_copies(const Config& c);
+// DeepSpeed's ZeRO-1 after its step (software.json zero1_full_allreduce; zero/stage2.py step): the updated
+// fp16 weights all-gathered over the dp ranks in list form, max(1, shard / allgather_bucket_size (5e8
+// elements)) collectives. `bytes` the rank's whole shard of weights (0 when the stack or layout has no such
+// gather); `copies` the list form's copies around them (list_collective_copies).
+struct Zero1Gather {
+  double bytes = 0, collectives = 0;
+  ListCopyCost copies;
+};
+Zero1Gather zero1_step_gather(const Config& c, double shard_bytes);
 // Bytes a second one GPU moves to or from host memory (its link, or its share of the node's DRAM).
 double host_rate_Bps(const ClusterSpec& c);
 double megatron_param_count(const ModelSpec& m);                            // Narayanan et al. 2021 eq. (2)

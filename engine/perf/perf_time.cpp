@@ -147,6 +147,19 @@ ListCopyCost zero3_copies(const Config& cfg) {
   return k;
 }
 
+Zero1Gather zero1_step_gather(const Config& cfg, double shard_bytes) {
+  Zero1Gather g;
+  const Layout& L = cfg.layout;
+  if (!cfg.software.zero1_full_allreduce || L.zero != 1 || L.dp < 2 || shard_bytes <= 0) return g;
+  // stage2.py step: num_shards = max(1, partition numel x dp // allgather_bucket_size), the bucket's default
+  // 5e8 elements (zero/constants.py, 0.4-0.6).
+  const double elements = shard_bytes / (full_width(cfg.training.precision) ? 4 : 2);
+  g.bytes = shard_bytes;
+  g.collectives = std::max(1.0, std::floor(elements / 5e8));
+  g.copies = list_collective_copies(cfg.cluster, L.dp);
+  return g;
+}
+
 Estimate estimate(const Config& cfg) {
   const ModelSpec& m = cfg.model;
   const Layout& L = cfg.layout;
@@ -308,6 +321,20 @@ Estimate estimate(const Config& cfg) {
     dp_time = g.time_s;
     e.dp_algorithm = g.algorithm;
     dp_exposed = overlap ? std::max(0.0, dp_time - stage_b[size_t(slow)] / v) : dp_time;
+    // DeepSpeed's ZeRO-1 (software.json zero1_full_allreduce): the reduction above is a whole all-reduce,
+    // not a reduce-scatter, and after the step each rank all-gathers the others' updated weights before the
+    // next forward can start: one more pass of the bytes, in the open.
+    const Zero1Gather z1 = zero1_step_gather(cfg, shard_params * bytes);
+    if (z1.bytes > 0) {
+      const double gather =
+          z1.collectives * all_gather(topo, z1.bytes / z1.collectives, L.dp, dp_per_node, groups_per_node).time_s +
+          z1.copies.seconds(z1.bytes, z1.collectives);
+      dp_time += gather;
+      dp_exposed += gather;
+      e.notes.push_back(
+          "ZeRO-1 as DeepSpeed runs it: the gradients all-reduced whole, the updated weights all-gathered after "
+          "the step");
+    }
     if (L.zero >= 3) {
       // ZeRO-3 / fully sharded data parallelism (Rajbhandari et al. 2020, Sec. 7.2.2): every micro-batch
       // gathers each layer's weights before its forward and its backward (and again for the recomputed

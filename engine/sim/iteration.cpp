@@ -164,6 +164,9 @@ class Engine {
   int ag_item() const { return n_buckets_; }
   int gather_item(int g) const { return n_buckets_ + 1 + g; }
   bool zero3_on() const { return s_.zero3_gathers && s_.dp > 1 && s_.dp_bytes_per_stage > 0; }
+  // The updated parameters all-gathered after the step: ZeRO-1/2 done as reduce-scatter + all-gather, or
+  // DeepSpeed's ZeRO-1 after its whole all-reduce.
+  bool post_step_gather() const { return s_.dp > 1 && ((s_.zero_sharded && !zero3_on()) || s_.zero1_gather.on); }
   const Z3Item* z3_item(int stage, int item) const {
     return item > n_buckets_ ? &z3_items_[size_t(stage)][size_t(item - n_buckets_ - 1)] : nullptr;
   }
@@ -180,6 +183,7 @@ class Engine {
   // of the same ring (one per tensor or module of a layer), whose bytes move as one transfer.
   double item_count(int stage, int item) const {
     const Z3Item* z = z3_item(stage, item);
+    if (item == ag_item() && s_.zero1_gather.on) return s_.zero1_gather.collectives;
     return z ? z->count : 1.0;
   }
   void add_span(int wi, double a, double b, SpanKind k, int mb, int chunk) {
@@ -436,7 +440,7 @@ void Engine::build_ops(Worker& w) {
   emit_buckets(true);
   w.ops.push_back({OpType::opt_wait, SpanKind::dp_wait, 0, -1, 0, 0, 0});
   w.ops.push_back({OpType::compute, SpanKind::optimizer, s_.optimizer_s / w.speed, -1, 0, 0, 0});
-  if (s_.zero_sharded && !zero3 && s_.dp > 1) w.ops.push_back({OpType::all_gather, SpanKind::dp_wait, 0, -1, 0, 0, 0});
+  if (post_step_gather()) w.ops.push_back({OpType::all_gather, SpanKind::dp_wait, 0, -1, 0, 0, 0});
   if (!record && z3n != int(items.size()))
     throw std::logic_error("simulate_iteration: ZeRO-3 items differ between classes of stage " +
                            std::to_string(w.stage));
@@ -625,6 +629,10 @@ void Engine::dp_phase_start(int stage, double now) {
   if (st.phase == 0 && z3_item(stage, st.item))
     t += item_count(stage, st.item) * s_.zero3.copy_per_collective_s +
          item_bytes(stage, st.item) * s_.zero3.copy_per_byte_s;
+  // ... and so does DeepSpeed's post-step all-gather of ZeRO-1.
+  if (st.phase == 0 && st.item == ag_item() && s_.zero1_gather.on)
+    t += item_count(stage, st.item) * s_.zero1_gather.copy_per_collective_s +
+         item_bytes(stage, st.item) * s_.zero1_gather.copy_per_byte_s;
   push_timer(now + t, kDpLatency, stage);
 }
 
@@ -738,10 +746,11 @@ void Engine::start() {
       for (int d = 0; d < s_.dp; ++d) r.push_back(gpu_id(s_, d, st, t));
       rings.push_back(std::move(r));
     }
-    const CollectiveKind k = s_.zero_sharded || zero3 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    const CollectiveKind k =
+        (s_.zero_sharded || zero3) && !s_.zero1_gather.on ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     dp_phase_[size_t(st)] = build_collective(topo_, k, s_.dp_algorithm, rings, 1.0, s_.latency);
     // NCCL all-gathers are rings (it has no tree all-gather).
-    if (s_.zero_sharded || zero3)
+    if (s_.zero_sharded || zero3 || s_.zero1_gather.on)
       ag_phase_[size_t(st)] =
           build_collective(topo_, CollectiveKind::all_gather, Algorithm::ring, rings, 1.0, s_.latency);
   }
@@ -917,7 +926,7 @@ double Engine::estimate_work() {
     double groups = 0, crossings = 0;
     const DpStream& ds = dp_[size_t(st)];
     for (int item = 0; item < int(ds.items.size()); ++item) {
-      if (item == ag_item() && !(s_.zero_sharded && !zero3_on() && s_.dp > 1)) continue;
+      if (item == ag_item() && !post_step_gather()) continue;
       if (s_.dp < 2) continue;
       for (const CollectivePhase& ph : item_phases(st, item)) groups += 1, crossings += size_of(ph);
     }

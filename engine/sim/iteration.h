@@ -74,6 +74,13 @@ struct IterationSpec {
   double bucket_bytes = 80e6;  // Megatron-LM DDP default: 40M fp16 elements per bucket
   bool overlap_dp = true;
   bool zero_sharded = false;  // ZeRO >= 1: reduce-scatter gradients, all-gather params after the step
+  // DeepSpeed's ZeRO-1 (software.json zero1_full_allreduce, perf::zero1_step_gather): the gradient buckets
+  // stay whole all-reduces, and the updated weights are all-gathered after the step in `collectives`
+  // list-form collectives, each paying its latency steps and its copies (per collective and per byte).
+  struct Zero1Gather {
+    bool on = false;
+    double collectives = 1, copy_per_collective_s = 0, copy_per_byte_s = 0;
+  } zero1_gather;
   // ZeRO-3 (Rajbhandari et al. 2020, Sec. 5.3 and 7.2.2): parameters stay partitioned over the dp ranks,
   // so every micro-batch's forward and backward gathers each layer's parameters on the dp stream before
   // the layer computes, and gradients are reduce-scattered; no all-gather after the step (the next forward

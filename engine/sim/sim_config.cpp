@@ -295,6 +295,15 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   // backward are their own transfers (iteration.h), gradients are reduce-scattered.
   it.zero_sharded = L.zero >= 3;
   it.zero3_gathers = L.zero >= 3;
+  // DeepSpeed's ZeRO-1 adds the post-step all-gather to the whole all-reduce (perf_time.cpp prices it with
+  // the same perf::zero1_step_gather).
+  const perf::Zero1Gather z1 = perf::zero1_step_gather(c, it.dp_bytes_per_stage);
+  if (z1.bytes > 0) {
+    it.zero1_gather.on = true;
+    it.zero1_gather.collectives = z1.collectives;
+    it.zero1_gather.copy_per_collective_s = z1.copies.per_collective_s;
+    it.zero1_gather.copy_per_byte_s = z1.copies.per_byte_s;
+  }
   // How the stack issues them (software.json zero3_*), with engine/perf's own counts and shares
   // (perf_time.cpp, the ZeRO-3 block of estimate()): one collective per tensor, per module or per layer,
   // each of layer_params_bytes / per_layer; the weights gathered again for the recomputed forward when the

@@ -13,6 +13,7 @@
 // the analytic model adds the whole ZeRO-3 term once, outside the pipeline (and with overlap on it hides
 // the gathers behind one backward pass, which they cannot be, as the compute needs the weights).
 #include "catalog/catalog.h"
+#include "perf/collectives.h"
 #include "perf/perf.h"
 #include "sim/sim.h"
 #include "sim/sim_config.h"
@@ -20,6 +21,9 @@
 #include "sim_test_util.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 using mc::json;
 
@@ -177,4 +181,62 @@ TEST(SimZero, ListFormCollectivesPayOneCopyPerRankInBothModels) {
   EXPECT_NEAR((sim_with - sim_without) / expected, 1.0, 0.03)
       << "sim " << sim_with << " vs " << sim_without << " s; by hand " << expected << " s";
   EXPECT_NEAR(sim_with / with.iteration_time_s, 1.0, 0.02);
+}
+
+TEST(SimZero, DeepSpeedZero1AllReducesThenGathersInBothModels) {
+  // DeepSpeed 0.4-0.6 turns contiguous_gradients off for stage 1 (runtime/engine.py), so ZeRO-1 all-reduces
+  // the whole gradient (zero/stage2.py buffered_reduce_fallback) and then, after the step, all-gathers the
+  // updated fp16 weights in list form (stage2.py step: dist.all_gather(shard_list, ...), in shards of
+  // allgather_bucket_size = 5e8 elements): software.json zero1_full_allreduce. Three passes of the weights
+  // over the data-parallel group where the ZeRO paper's reduce-scatter and all-gather make two (Rajbhandari
+  // et al. 2020, Sec. 7.2.1: 2 Psi, the baseline's). GPT-3 2.7B on 64 V100s (8 nodes), 4 micro-batches.
+  const int m = 4;
+  const json ds = simulate(config(1, 64 * m, false, "megatron-deepspeed-2021"));
+  const json base = simulate(config(0, 64 * m, false, "megatron-deepspeed-2021"));
+  // Over the NICs: 3 Psi against the baseline's 2 Psi (both rings, the same (p-1)/p factor).
+  EXPECT_NEAR(nic_bytes(ds) / nic_bytes(base), 1.5, 1e-6);
+
+  const mc::sim::Resolved r =
+      mc::sim::resolve(catalog(), mc::JsonDoc::parse(config(1, 64 * m, false, "megatron-deepspeed-2021").dump(), "t"));
+  ASSERT_TRUE(r.cfg.software.zero1_full_allreduce);
+  mc::perf::Config off = r.cfg;
+  off.software.zero1_full_allreduce = false;
+  const mc::perf::Estimate with = mc::perf::estimate(r.cfg), without = mc::perf::estimate(off);
+  // By hand: the rank's fp16 weights (2 bytes a parameter) in max(1, floor(Psi / 5e8)) ring all-gathers over
+  // 64 ranks on 8 nodes: each moves 63/64 of its bytes through the slower of the node's share of the
+  // network and NVLink, and pays 7 steps across nodes and 56 within; each list-form collective adds 64 copy
+  // kernels and one more read and write of its bytes through HBM.
+  const mc::perf::ClusterSpec& c = r.cfg.cluster;
+  const mc::perf::Topology t = mc::perf::topology_of(c);
+  const double psi = with.params, bytes = 2 * psi;
+  const double n = std::max(1.0, std::floor(psi / 5e8));
+  EXPECT_EQ(n, 5);
+  const double ring = 63.0 / 64 * bytes / std::min(t.node_inter_Bps, t.intra_Bps) +
+                      n * (7 * t.inter_latency_s + 56 * t.intra_latency_s);
+  const double copies =
+      n * 64 * c.kernel_overhead_s + 2 * bytes / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+  const double expected = ring + copies;
+  EXPECT_NEAR(with.time.dp_comm - without.time.dp_comm, expected, 1e-3 * expected);
+  EXPECT_NEAR(with.iteration_time_s - without.iteration_time_s, expected, 1e-3 * expected);
+  // The simulator runs the same gather after the step: its extra time is the analytic model's.
+  mc::sim::IterationSpec it_off = r.iter;
+  it_off.zero1_gather = {};
+  const mc::sim::Topology topo(r.topo);
+  const double sim_with = mc::sim::simulate_iteration(topo, r.iter).iteration_s;
+  const double sim_without = mc::sim::simulate_iteration(topo, it_off).iteration_s;
+  EXPECT_NEAR((sim_with - sim_without) / expected, 1.0, 0.03);
+
+  // Not for ZeRO-2 (its gradients are reduced to their owners), nor a stack that reduce-scatters (DeepSpeed
+  // 0.2-0.3's legacy stage 1), nor without ZeRO.
+  for (int zero : {0, 2}) {
+    mc::perf::Config z = r.cfg;
+    z.layout.zero = zero;
+    mc::perf::Config zoff = z;
+    zoff.software.zero1_full_allreduce = false;
+    EXPECT_DOUBLE_EQ(mc::perf::estimate(z).iteration_time_s, mc::perf::estimate(zoff).iteration_time_s) << zero;
+  }
+  const mc::sim::Resolved old =
+      mc::sim::resolve(catalog(), mc::JsonDoc::parse(config(1, 64 * m, false, "deepspeed-2020").dump(), "t"));
+  EXPECT_FALSE(old.cfg.software.zero1_full_allreduce);
+  EXPECT_FALSE(old.iter.zero1_gather.on);
 }
