@@ -102,19 +102,22 @@ struct Software {
   bool flash_attention = false;   // attention scores never written to HBM (Dao et al. 2022)
   int nccl_version = 20800;       // major*10000 + minor*100: all-gather/reduce-scatter are ring-only < 2.23
   Zero3Gather zero3_gather = Zero3Gather::per_layer;  // how ZeRO-3/FSDP issues its parameter collectives
-  bool zero3_overlap = false;                 // gathers prefetched under compute (false: the GPU waits for each)
-  bool zero3_reduce_each_microbatch = false;  // gradients reduce-scattered after every micro-batch's
-                                              // backward (DeepSpeed, FSDP) or once per iteration
-  double zero3_prefetch_params = 0;           // prefetch budget: a module with more parameters is not prefetched
-                                              // and its gather waits in the open (DeepSpeed); 0 = no budget (FSDP)
-  double zero3_reduce_bucket_params = 0;      // gradient bucket: a module with more parameters overflows it and
-                                              // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
-  bool zero3_list_collectives = false;        // ZeRO-3 gathers and reduce-scatters through torch.distributed's
-                                              // list form: one device copy per rank around each (DeepSpeed < 0.5.5)
-  bool zero1_full_allreduce = false;          // ZeRO-1 all-reduces whole gradients, then all-gathers the updated
-                                              // weights after the step (DeepSpeed 0.4-0.6): 3 passes, not 2
-  double grad_accumulation_bytes = 0;         // HBM bytes a parameter to add each micro-batch's weight gradient
-                                              // into the accumulated ones (autograd or a hook; 0 when fused)
+  bool zero3_overlap = false;                  // gathers prefetched under compute (false: the GPU waits for each)
+  bool zero3_reduce_each_microbatch = false;   // gradients reduce-scattered after every micro-batch's
+                                               // backward (DeepSpeed, FSDP) or once per iteration
+  double zero3_prefetch_params = 0;            // prefetch budget: a module with more parameters is not prefetched
+                                               // and its gather waits in the open (DeepSpeed); 0 = no budget (FSDP)
+  double zero3_reduce_bucket_params = 0;       // gradient bucket: a module with more parameters overflows it and
+                                               // its reduce-scatter holds up the backward (DeepSpeed); 0 = none
+  bool zero3_list_collectives = false;         // ZeRO-3 gathers and reduce-scatters through torch.distributed's
+                                               // list form: one device copy per rank around each (DeepSpeed < 0.5.5)
+  bool selective_every_second_matmul = false;  // "selective" recompute re-runs every second matmul of each layer
+                                               // and its element-wise ops, keeping attention (torchtitan's per-op
+                                               // policy), not the attention core (Korthikanti et al. 2022)
+  bool zero1_full_allreduce = false;           // ZeRO-1 all-reduces whole gradients, then all-gathers the updated
+                                               // weights after the step (DeepSpeed 0.4-0.6): 3 passes, not 2
+  double grad_accumulation_bytes = 0;          // HBM bytes a parameter to add each micro-batch's weight gradient
+                                               // into the accumulated ones (autograd or a hook; 0 when fused)
   bool grad_accumulation_every_microbatch = false;  // the add runs for the first micro-batch too (a hook adding
                                                     // into a zeroed buffer), not from the second (autograd)
   double optimizer_bytes_per_param = 28;            // HBM bytes a parameter in the step: Adam's 28, plus the stack's

@@ -606,6 +606,7 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.zero3_reduce_bucket_params = r->get_or("zero3_reduce_bucket_params", 0);
   sw.zero3_list_collectives = r->get_or("zero3_list_collectives", 0) != 0;
   sw.zero1_full_allreduce = r->get_or("zero1_full_allreduce", 0) != 0;
+  sw.selective_every_second_matmul = r->get_or("selective_recompute_every_second_matmul", 0) != 0;
   sw.grad_accumulation_bytes = r->get_or("grad_accumulation_bytes", 0);
   sw.optimizer_bytes_per_param = r->get_or("optimizer_bytes_per_param", sw.optimizer_bytes_per_param);
   sw.loss_bytes_per_logit = r->get_or("loss_bytes_per_logit", sw.loss_bytes_per_logit);

@@ -49,6 +49,7 @@ double gemm_time_s(const ClusterSpec& c, double peak, double batch, double M, do
 
 struct LayerTimes {
   double gemm_fwd = 0, attn_core_fwd = 0, elementwise_fwd = 0, attn_elementwise_fwd = 0;
+  double every_second_matmul_fwd = 0;  // the 2nd, 4th, ... of q, k, v, out, fc1 (gate), fc2 in call order
   double flops_fwd = 0, gemm_efficiency = 0;
 };
 
@@ -69,9 +70,29 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
                 gemm_time_s(c, peak, 1, tokens, h, h / t, bytes) +              // attention output proj
                 gemm_time_s(c, peak, 1, tokens, mlp_in / t, h, bytes) +         // fc1 (and gate)
                 gemm_time_s(c, peak, 1, tokens, h, f / t, bytes);               // fc2
+  // torchtitan's per-op recompute policy saves every matmul's output but the second, fourth and sixth of a
+  // layer's calls: of wq, wk, wv, wo, w1, w3, w2 (Llama's order) wk, wo and w3; without a gate wk, wo, w2.
+  {
+    const double kv = gemm_time_s(c, peak, 1, tokens, kvd / t, h, bytes);
+    const double out = gemm_time_s(c, peak, 1, tokens, h, h / t, bytes);
+    const double up = gemm_time_s(c, peak, 1, tokens, f / t, h, bytes),
+                 down = gemm_time_s(c, peak, 1, tokens, h, f / t, bytes);
+    lt.every_second_matmul_fwd = kv + out + (m.gated_mlp ? up : down);
+  }
   // Attention core: (b a/t) batched [s x d] @ [d x s] and [s x s] @ [s x d].
+  // A causal mask lets flash attention skip the tiles above the diagonal (Dao 2023, Sec. 3.1.1): of n x n
+  // tiles of 128 (its block size, Sec. 3.3) it computes n (n + 1) / 2.
+  const double n_tiles = std::max(1.0, std::ceil(s / 128.0)), causal = (n_tiles + 1) / (2 * n_tiles);
   lt.attn_core_fwd =
       gemm_time_s(c, peak, b * a / t, s, s, dh, bytes) + gemm_time_s(c, peak, b * a / t, s, dh, s, bytes);
+  if (sw.flash_attention) {
+    // FlashAttention (Dao et al. 2022, Alg. 1): both products in one kernel per head, the scores in on-chip
+    // memory, so HBM carries only Q, K, V and the output (4 s d a b / t elements), not the s x s matrix.
+    const double math = gemm_time_s(c, peak, b * a / t, s, s, dh, 0) + gemm_time_s(c, peak, b * a / t, s, dh, s, 0) -
+                        2 * c.kernel_overhead_s;
+    const double io = 4 * s * dh * b * a / t * bytes / (c.hbm_bandwidth_GBps * 1e9);
+    lt.attn_core_fwd = std::max(causal * math, io) + c.kernel_overhead_s;
+  }
   // Memory-bound kernels, counted in elements read + written (Megatron's fused kernels): two LayerNorms
   // (2 + 2), two bias-dropout-residual adds (3.5 each incl. the 1-byte mask) on s b h, replicated over
   // the t ranks unless sequence parallel; bias-GeLU on the MLP activation (2 f/t); scaled-masked softmax
@@ -86,7 +107,9 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
   lt.elementwise_fwd = sw.elementwise_factor * bytes * (repl + split) / hbm + 6 * c.kernel_overhead_s;
   lt.attn_elementwise_fwd =
       sw.flash_attention ? 0.0 : sw.elementwise_factor * bytes * scores / hbm + 2 * c.kernel_overhead_s;
-  lt.flops_fwd = 2 * tokens * (h * (h + 2 * kvd) + h * h + (m.gated_mlp ? 3 : 2) * h * f) / t + 4 * b * s * s * h / t;
+  // The FLOPs the kernels do: flash attention under the causal mask computes only the tiles it keeps.
+  lt.flops_fwd = 2 * tokens * (h * (h + 2 * kvd) + h * h + (m.gated_mlp ? 3 : 2) * h * f) / t +
+                 (sw.flash_attention ? causal : 1.0) * 4 * b * s * s * h / t;
   lt.gemm_efficiency = lt.flops_fwd / ((lt.gemm_fwd + lt.attn_core_fwd) * peak);
   return lt;
 }
@@ -193,8 +216,13 @@ Estimate estimate(const Config& cfg) {
   // Backward: two GEMMs per forward GEMM (input and weight gradients) and about twice the element-wise
   // traffic (Narayanan et al. 2021, Sec. 5.1: backward = 2 x forward).
   double bwd_compute = 2 * fwd_compute;
+  // FlashAttention's backward recomputes the scores from Q and K: five products where the forward has two,
+  // 2.5 x its FLOPs (Dao 2023, Sec. 4.1), not 2 x.
+  if (cfg.software.flash_attention) bwd_compute += 0.5 * lt.attn_core_fwd;
   if (L.recompute == Recompute::full) bwd_compute += fwd_compute;
-  if (L.recompute == Recompute::selective) bwd_compute += lt.attn_core_fwd + lt.attn_elementwise_fwd;
+  if (L.recompute == Recompute::selective)
+    bwd_compute += cfg.software.selective_every_second_matmul ? lt.every_second_matmul_fwd + lt.elementwise_fwd
+                                                              : lt.attn_core_fwd + lt.attn_elementwise_fwd;
 
   // Tensor-parallel communication: 2 all-reduces of b s h in the forward pass, 2 in the backward, 2 more
   // when the forward is recomputed (comm_volume.h); with sequence parallelism each all-reduce becomes a
