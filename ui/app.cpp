@@ -346,7 +346,8 @@ void App::draw_main(float x, float y, float w, float h) {
   std::string title = (p ? p->title : std::string("Explorer")) + "###main";
   // One window shows every panel: a panel opened (or a scenario step shown) starts at its top, not at the
   // scroll the last one left.
-  if (s_.scroll_to_top || (p && p->id != s_.drawn_panel)) ImGui::SetNextWindowScroll(ImVec2(0, 0));
+  s_.view_opened = s_.scroll_to_top || (p && p->id != s_.drawn_panel);
+  if (s_.view_opened) ImGui::SetNextWindowScroll(ImVec2(0, 0));
   s_.scroll_to_top = false;
   s_.drawn_panel = p ? p->id : std::string();
   ImGui::Begin(title.c_str(), nullptr, kFixed);

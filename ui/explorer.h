@@ -71,11 +71,11 @@ struct ExplorerState {
   std::string tab_request;             // a tab of the active panel to bring forward once (open_panel "id/tab")
   Selection selection;
   CatalogView catalog_view;
-  PerfView perf;           // performance panel: its config (estimate JSON) and cached results
-  LabView lab;             // training lab: its config (train JSON), the live run and the scaling sweep
-  CapitalView capital;     // capital panel: plan / waterfall / partnership configs (scenario JSON)
-  ScenarioView scenarios;  // scenario gallery and player
-  SimView sim;             // simulator panels: config (simulate JSON), iteration and run results
+  PerfView perf;              // performance panel: its config (estimate JSON) and cached results
+  LabView lab;                // training lab: its config (train JSON), the live run and the scaling sweep
+  CapitalView capital;        // capital panel: plan / waterfall / partnership configs (scenario JSON)
+  ScenarioView scenarios;     // scenario gallery and player
+  SimView sim;                // simulator panels: config (simulate JSON), iteration and run results
   CollectiveView collective;  // "Collectives in motion": one collective animated on sim's cluster
   PipelineView pipeline;      // "Pipeline in motion": one replica's pipeline schedule animated
   ZeroView zero;              // "ZeRO, layer by layer": one ZeRO step from the simulator
@@ -84,12 +84,13 @@ struct ExplorerState {
 
   // Scenario narration dock (filled by the scenario player).
   std::string narration_title, narration_markdown;
-  std::string highlight_widget;  // id of a tracked widget to outline
+  std::string highlight_widget;    // id of a tracked widget to outline
   std::string highlight_scrolled;  // the highlight the class scrolled or clicked since (no longer kept in view)
   // The main view opens at its top on the next frame: a scenario step shows the same view however it was
   // reached (a link opens a fresh page at the top; "next" must not keep the previous step's scroll).
   bool scroll_to_top = false;
-  std::string drawn_panel;  // the panel the main view drew last frame (a new one opens at its top)
+  bool view_opened = false;  // this frame the main view opens at its top: its scrolling children do too
+  std::string drawn_panel;   // the panel the main view drew last frame (a new one opens at its top)
 
   std::string status;  // one line at the bottom (last export path, errors)
   // What the explorer was asked to open and could not (a bad address, --panel): named at the top of the main

@@ -2,6 +2,8 @@
 
 #include "core/format.h"
 
+#include <imgui_internal.h>  // SetNextWindowScroll
+
 #include <algorithm>
 #include <cctype>
 #include <cstdarg>
@@ -525,6 +527,10 @@ void playback_controls(ExplorerState& s, const std::string& id, Playback p, cons
     p.playing = false;
   }
   track(s, id + ".time");
+}
+
+void child_opens_at_top(const ExplorerState& s) {
+  if (s.view_opened) ImGui::SetNextWindowScroll(ImVec2(0, 0));
 }
 
 }  // namespace mc::ui

@@ -37,6 +37,10 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
 // An error in red, wrapped at the window's edge (an error cut off mid-sentence cannot be acted on).
 void error_text(const char* fmt, ...) IM_FMTARGS(1);
 
+// Before a scrolling child of the main view: where the view opens at its top this frame (a scenario step, a
+// panel opened; app.cpp), the child does too, not at the scroll the last step's outline left it at.
+void child_opens_at_top(const ExplorerState& s);
+
 // The glossary (assets/glossary.json) that hovered text is looked up in; the App sets its own each frame.
 void set_glossary(const std::vector<GlossaryTerm>* terms);
 // The glossary's terms that `text` names (a form as a whole word), in the glossary's order.

@@ -224,7 +224,8 @@ std::vector<int> chunk_layers(const ModelSpec& m, const Layout& L);
 
 struct MemoryBreakdown {  // bytes on the most loaded GPU (the first pipeline stage)
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, total = 0;
-  double host = 0;  // what that GPU's process keeps in host memory instead (offloading), not in total
+  double gathered = 0;  // ZeRO-3/FSDP: the whole weights and gradients of the units in use (in total)
+  double host = 0;      // what that GPU's process keeps in host memory instead (offloading), not in total
 };
 
 struct TimeBreakdown {   // seconds per iteration, exposed (not hidden by overlap)

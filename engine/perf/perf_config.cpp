@@ -514,6 +514,7 @@ json to_json(const Estimate& e, const Config& c) {
   j["memory_per_gpu_bytes"] = {{"weights", e.memory.weights},     {"gradients", e.memory.gradients},
                                {"optimizer", e.memory.optimizer}, {"activations", e.memory.activations},
                                {"total", e.memory.total},         {"hbm", e.hbm_bytes}};
+  if (L.zero >= 3) j["memory_per_gpu_bytes"]["gathered"] = e.memory.gathered;  // whole weights and gradients
   if (L.offload_optimizer || L.offload_params || L.offload_activations) {
     j["memory_per_gpu_bytes"]["host"] = e.memory.host;  // offloaded, not in total
     j["host_memory_per_node_bytes"] = {{"offloaded", e.host_bytes_per_node}, {"capacity", c.cluster.host_memory_bytes}};

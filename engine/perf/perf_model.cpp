@@ -264,6 +264,76 @@ InFlight interleaved_in_flight(const Layout& L, const std::vector<int>& chunks, 
   return f;
 }
 
+// torchtitan's per-op selective recompute (parallelize_llama.py at 1ea476e, selective_ac_option "op"): the
+// checkpoint keeps the block's input, and the policy the outputs of every aten.mm but the second, fourth and
+// sixth of the block (wk, wo and w3 of Llama's wq, wk, wv, wo, w1, w3, w2; wk, wo and w2 without a gate) and
+// the flash-attention kernel's (its output and an fp32 logsumexp per query and head, FlashAttention-2 Alg. 1).
+// At 2 bytes: wq's, wv's and w1's outputs and the attention's, split over the tensor ranks; the block input
+// and w2's reduced output, split too only under sequence parallelism.
+double every_second_matmul_bytes(const ModelSpec& m, double b, int tp, bool sp) {
+  const double s = m.seq_len, h = m.hidden, a = m.heads, t = std::max(1, tp);
+  const double kvd = m.kv() * head_dim(m), f = m.ffn();
+  const double split = 2 * s * b * (h + kvd + f + h) + 4 * a * s * b;
+  const double whole = 2 * s * b * (h + (m.gated_mlp ? h : 0.0));
+  return split / t + whole / (sp ? t : 1.0);
+}
+
+// ZeRO-3's working set. Each layer's weights are gathered whole before its forward and its backward and
+// dropped after (Rajbhandari et al. 2020, Sec. 5.3), and in the backward the unit's gradient is whole too
+// until it is reduce-scattered. Which units are whole at once is the stack's (software.json):
+//  - FSDP, one unit per block: the unit computing and, where the next one's all-gather is prefetched under
+//    it (zero3_overlap), that one too ("the current instance running computation and the next instance
+//    whose all-gather is prefetched", PyTorch FSDP docs, limit_all_gathers), plus the running unit's gradient.
+//  - DeepSpeed, one gather per module: the module computing and the modules after it that fit the prefetch
+//    budget (stage3_prefetch_bucket_size; perf_time.cpp hides the same ones), the module's whole gradient, and
+//    the reduce bucket where gradients wait for their reduce-scatter (reduce_bucket_size elements, 0.6's
+//    contiguous buffer; at most what the stage holds).
+// The embedding and the output matrix are units of their own on the stages that hold them. Not counted, so
+// this is a floor: FSDP's root unit (embedding, final norm, output) kept whole through the forward and the
+// backward, DeepSpeed's persistent small tensors (under 1e5 elements), and the allocator's slack.
+struct WorkingSet {  // bytes whole at once while a layer, the embedding or the output layer computes
+  double layer = 0, embed = 0, output = 0;
+};
+WorkingSet zero3_working_set(const Config& c, int layers, bool first, bool last) {
+  const ModelSpec& m = c.model;
+  const Layout& L = c.layout;
+  const Software& sw = c.software;
+  WorkingSet ws;
+  if (L.zero < 3 || L.dp <= 1) return ws;
+  const double t = std::max(1, L.tp), w = full_width(c.training.precision) ? 4 : 2, h = m.hidden;
+  const double table = double(m.vocab) * h / t;  // the embedding's (or the output layer's) weights
+  if (sw.zero3_gather == Zero3Gather::per_layer) {
+    const double unit = layer_params(m) / t;
+    const int whole = sw.zero3_overlap && layers >= 2 ? 2 : 1;
+    if (layers > 0) ws.layer = w * (whole * unit + unit);
+    ws.embed = ws.output = w * 2 * table;
+  } else {
+    // The layer's modules in the order they run: QKV, projection, fc1 (with its gate), fc2, then the next
+    // layer's QKV. After each, the following ones go out while they fit the budget.
+    const double kvd = m.kv() * head_dim(m), f = m.ffn();
+    const double mods[] = {h * (h + 2 * kvd) / t, h * h / t, (m.gated_mlp ? 2 : 1) * h * f / t, h * f / t};
+    const double budget = sw.zero3_overlap ? sw.zero3_prefetch_params : 0.0;
+    double live = 0, biggest = 0;
+    for (int k = 0; k < 4; ++k) {
+      double ahead = 0;
+      for (int j = 1; j < 4; ++j) {
+        const double n = mods[(k + j) % 4];
+        if (ahead + n > budget) break;
+        ahead += n;
+      }
+      live = std::max(live, mods[k] + ahead);
+      biggest = std::max(biggest, mods[k]);
+    }
+    const double held = layers * layer_params(m) / t + (first ? table : 0.0) + (last ? table : 0.0);
+    const double bucket = std::min(sw.zero3_reduce_bucket_params, held);
+    if (layers > 0) ws.layer = w * (live + biggest + bucket);
+    ws.embed = ws.output = w * (2 * table + bucket);
+  }
+  if (!first) ws.embed = 0;
+  if (!last) ws.output = 0;
+  return ws;
+}
+
 // Memory of stage i holding `layers` transformer layers.
 MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   const ModelSpec& m = c.model;
@@ -283,22 +353,34 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
     const InFlight f = interleaved_in_flight(L, chunk_layers(m, L), i);
     held_layers = f.layer_activations, n = f.first_chunk;
   }
-  double held =
-      act_scale * held_layers *
-      activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute, c.software.flash_attention);
+  const double per_layer = L.recompute == Recompute::selective && c.software.selective_every_second_matmul
+                               ? every_second_matmul_bytes(m, L.micro_batch, L.tp, L.sequence_parallel)
+                               : activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute,
+                                                            c.software.flash_attention);
+  double held = act_scale * held_layers * per_layer;
   // Checkpoints split over the tensor ranks (DeepSpeed partition-activations: each rank keeps 1/t of a layer's
   // input), unless sequence parallelism has split them already; copied to the host (checkpoint-in-cpu).
   if (L.recompute == Recompute::full && L.partition_activations && !L.sequence_parallel) held /= t;
   double acts = held;
   if (L.recompute == Recompute::full && L.offload_activations) mb.host += held, acts = 0;
-  if (L.recompute == Recompute::full && layers > 0)  // one layer's full activations while it is recomputed
-    acts += act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none,
-                                                   c.software.flash_attention);
   // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch.
   if (first) acts += act_scale * n * 2.0 * m.seq_len * L.micro_batch * h / (L.sequence_parallel ? t : 1.0);
-  // Output layer: fp32 logits and their gradient, 4 + 4 bytes x s b V / t for the micro-batch in flight.
-  if (last) acts += 8.0 * m.seq_len * L.micro_batch * double(m.vocab) / t;
-  mb.activations = acts;
+  // On top of what is held, the largest of three moments that never meet: the output layer's (fp32 logits
+  // and their gradient, 4 + 4 bytes x s b V / t, live from the loss until the output layer's backward has
+  // run, before any layer is recomputed), a layer's (its activations whole while it is recomputed), and the
+  // embedding's backward; each with what ZeRO-3 holds whole at that moment.
+  const WorkingSet ws = zero3_working_set(c, layers, first, last);
+  const double recomputed = L.recompute == Recompute::full && layers > 0
+                                ? act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel,
+                                                                         Recompute::none, c.software.flash_attention)
+                                : 0.0;
+  const double logits = last ? 8.0 * m.seq_len * L.micro_batch * double(m.vocab) / t : 0.0;
+  const double moments[][2] = {{recomputed, ws.layer}, {logits, ws.output}, {0.0, ws.embed}};
+  const double* peak = moments[0];
+  for (const auto& mo : moments)
+    if (mo[0] + mo[1] > peak[0] + peak[1]) peak = mo;
+  mb.activations = acts + peak[0];
+  mb.gathered = peak[1];
   // ZeRO-Offload (Ren et al. 2021, Sec. 4): the fp32 master weights, Adam's moments and the gradients (kept
   // in fp32 for the CPU's step) live on the host; the GPU keeps its fp16 weights. FSDP's CPUOffload and
   // ZeRO-Infinity's parameter offload keep the weight shard there too (Rajbhandari et al. 2021, Sec. 5).
@@ -311,7 +393,7 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
     mb.optimizer = mb.gradients = 0;
   }
   if (L.offload_params && L.zero >= 3) mb.host += mb.weights, mb.weights = 0;
-  mb.total = mb.weights + mb.gradients + mb.optimizer + mb.activations;
+  mb.total = mb.weights + mb.gradients + mb.optimizer + mb.activations + mb.gathered;
   return mb;
 }
 }  // namespace

@@ -554,6 +554,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
 
   const float w = ImGui::GetContentRegionAvail().x;
   const float left = std::max(300.0f, w * 0.55f);
+  child_opens_at_top(s);
   ImGui::BeginChild("lab_left", ImVec2(left, 0), false);
   {
     std::vector<LabCurve> all = v.curves;
@@ -594,6 +595,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   }
   ImGui::EndChild();
   ImGui::SameLine();
+  child_opens_at_top(s);
   ImGui::BeginChild("lab_right", ImVec2(0, 0), false);
   {
     wrapped_text(false, "Messages between workers in the last step");

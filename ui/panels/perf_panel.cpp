@@ -660,6 +660,8 @@ void draw_results(ExplorerState& s) {
                               {"gradients", e.memory.gradients / gib, part_color(1)},
                               {"optimizer", e.memory.optimizer / gib, part_color(2)},
                               {"activations", e.memory.activations / gib, part_color(3)}};
+  // ZeRO-3 and FSDP: the whole weights and gradients of the units being computed, on top of the shards.
+  if (e.memory.gathered > 0) mem.push_back({"gathered", e.memory.gathered / gib, part_color(4)});
   stacked_bar("##mem", mem, std::max(e.memory.total, e.hbm_bytes) / gib * 1.05, e.hbm_bytes / gib, "HBM", "%.1f GiB",
               26);
   for (size_t i = 0; i < mem.size(); ++i) {
@@ -834,6 +836,7 @@ void draw(ExplorerState& s) {
   for (const char* sec : {"model", "cluster", "parallel", "training"})
     if (!s.perf.config[sec].is_object()) s.perf.config[sec] = json::object();
   recompute(s);
+  child_opens_at_top(s);
   ImGui::BeginChild("##perf_controls", ImVec2(ImGui::GetFontSize() * 17, 0), true);
   // Widgets end where the longest label still fits inside the column.
   ImGui::PushItemWidth(-ImGui::CalcTextSize("tokens (billions)").x - ImGui::GetStyle().ItemInnerSpacing.x);
@@ -841,6 +844,9 @@ void draw(ExplorerState& s) {
   ImGui::PopItemWidth();
   ImGui::EndChild();
   ImGui::SameLine();
+  // The results scroll on their own: a step's view opens them at their top too, not where the last step's
+  // outline scrolled them (turing-nlg-zero's time bar left supercomputer-2020's question scrolled away).
+  child_opens_at_top(s);
   ImGui::BeginChild("##perf_results", ImVec2(0, 0), false);
   draw_results(s);
   ImGui::Separator();
