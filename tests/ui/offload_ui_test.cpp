@@ -11,12 +11,26 @@ using mc::test::assets;
 using mc::test::Headless;
 using mc::test::NullPlatform;
 
-TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
-  Headless h(1280, 720);
+namespace {
+
+// The Parallelism chapter on a headless screen of w x h, settled: set its config, then call settle().
+struct PerfScreen {
+  Headless h;
   NullPlatform platform;
-  mc::ui::App app({assets(), &platform, "perf"});
-  auto& v = app.state().perf;
-  for (int i = 0; i < 3; ++i) h.frame(app);
+  mc::ui::App app{{assets(), &platform, "perf"}};
+  mc::ui::PerfView& v = app.state().perf;
+  PerfScreen(int w, int ht) : h(w, ht) { settle(); }
+  void settle() {
+    for (int i = 0; i < 3; ++i) h.frame(app);
+  }
+};
+
+}  // namespace
+
+TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
+  PerfScreen p(1280, 720);
+  auto& v = p.v;
+  auto& h = p.h;
   v.config = {{"model", {{"preset", "gpt3-175b"}}},
               {"cluster", {{"preset", "selene-2021"}, {"gpus", 1024}}},
               {"parallel",
@@ -27,15 +41,15 @@ TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
                 {"global_batch", 16384},
                 {"zero", 3},
                 {"recompute", "full"}}}};
-  for (int i = 0; i < 3; ++i) h.frame(app);
+  p.settle();
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_FALSE(v.estimate.fits);
   EXPECT_EQ(h.text.find("On the host"), std::string::npos);
-  ASSERT_TRUE(app.state().widget_rects.count("perf.offload")) << "the offload control is not on screen";
+  ASSERT_TRUE(p.app.state().widget_rects.count("perf.offload")) << "the offload control is not on screen";
 
   v.config["parallel"]["offload_optimizer"] = true;
   v.config["parallel"]["offload_activations"] = true;
-  for (int i = 0; i < 3; ++i) h.frame(app);
+  p.settle();
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_TRUE(v.estimate.fits);
   EXPECT_GT(v.estimate.memory.host, 0);
@@ -50,14 +64,12 @@ TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
 // On a machine whose servers' CPUs were never published (the 2020 Azure supercomputer) the control's choice is
 // refused in the panel by the control's name, with a way out a student can take there: another cluster.
 TEST(PerfOffloadControl, AClusterWithoutHostFiguresSaysSoByTheControl) {
-  Headless h(1440, 900);
-  NullPlatform platform;
-  mc::ui::App app({assets(), &platform, "perf"});
-  auto& v = app.state().perf;
-  for (int i = 0; i < 3; ++i) h.frame(app);
+  PerfScreen p(1440, 900);
+  auto& v = p.v;
+  auto& h = p.h;
   v.config["parallel"]["zero"] = 1;
   v.config["parallel"]["offload_optimizer"] = true;
-  for (int i = 0; i < 3; ++i) h.frame(app);
+  p.settle();
   EXPECT_FALSE(v.valid);
   EXPECT_EQ(v.error.rfind("'offload'", 0), 0u) << v.error;
   EXPECT_NE(v.error.find("pick another cluster"), std::string::npos) << v.error;
