@@ -83,7 +83,7 @@ def main():
             for b in self.blocks:
                 x = b(x)
             logits = self.lnf(x) @ self.wte.weight.t()  # tied head
-            return F.cross_entropy(logits.float().view(-1, a.vocab), targets.view(-1))
+            return F.cross_entropy(logits.float().reshape(-1, a.vocab), targets.reshape(-1))
 
     model = GPT().to(dev)
     decay = [p for n, p in model.named_parameters() if p.dim() == 2 and not n.startswith("wpe")]

@@ -5,6 +5,7 @@
 // the worker's GPU (worker % GPUs) current for the calling thread, as the workers share them round-robin.
 #include "cuda/cuda_check.h"
 #include "cuda/nccl_collectives.h"
+#include "cuda/op_timer.h"
 #include "cuda/train_kernels.h"
 #include "device/gpu_hooks.h"
 
@@ -50,14 +51,20 @@ class CudaDevice final : public device::Device {
 
   void layernorm_forward(DPtr<float> out, DPtr<float> mean, DPtr<float> rstd, DPtr<const float> x, DPtr<const float> w,
                          DPtr<const float> b, int N, int C) override {
+    OpTimer::Scope timed(&timer_, "layernorm_forward");
     dev::layernorm_forward(at(out), at(mean), at(rstd), at(x), at(w), at(b), N, C);
   }
   void layernorm_backward(DPtr<float> dx, DPtr<float> dw, DPtr<float> db, DPtr<const float> dout, DPtr<const float> x,
                           DPtr<const float> w, DPtr<const float> mean, DPtr<const float> rstd, int N, int C) override {
+    OpTimer::Scope timed(&timer_, "layernorm_backward");
     dev::layernorm_backward(at(dx), at(dw), at(db), at(dout), at(x), at(w), at(mean), at(rstd), N, C);
   }
-  void gelu_forward(DPtr<float> out, DPtr<const float> x, int64_t n) override { dev::gelu_forward(at(out), at(x), n); }
+  void gelu_forward(DPtr<float> out, DPtr<const float> x, int64_t n) override {
+    OpTimer::Scope timed(&timer_, "gelu_forward");
+    dev::gelu_forward(at(out), at(x), n);
+  }
   void gelu_backward(DPtr<float> dx, DPtr<const float> x, DPtr<const float> dout, int64_t n) override {
+    OpTimer::Scope timed(&timer_, "gelu_backward");
     dev::gelu_backward(at(dx), at(x), at(dout), n);
   }
   // Fused attention keeps each row's log-sum-exp (B*Hl*T floats); the cuBLAS path the (T,T) probabilities.
@@ -66,12 +73,14 @@ class CudaDevice final : public device::Device {
   }
   void attention_forward(DPtr<float> out, DPtr<float> state, DPtr<const float> qkv, int B, int T, int Hl,
                          int hs) override {
+    OpTimer::Scope timed(&timer_, "attention_forward");
     if (fused(hs)) return dev::flash_attention_forward(at(out), at(state), at(qkv), B, T, Hl, hs);
     dev::set_precision(int(precision()));
     dev::attention_forward(at(out), at(state), at(qkv), B, T, Hl, hs);
   }
   void attention_backward(DPtr<float> dqkv, DPtr<const float> dout, DPtr<const float> qkv, DPtr<const float> out,
                           DPtr<const float> state, int B, int T, int Hl, int hs) override {
+    OpTimer::Scope timed(&timer_, "attention_backward");
     if (fused(hs)) return dev::flash_attention_backward(at(dqkv), at(dout), at(qkv), at(out), at(state), B, T, Hl, hs);
     const int64_t need = int64_t(Hl) * T * T;  // dP of one sequence's heads, on the GPU that runs it
     device::Buffer<float>& scratch = scratch_[thread_device()];
@@ -81,58 +90,85 @@ class CudaDevice final : public device::Device {
   }
   void linear_forward(DPtr<float> y, DPtr<const float> x, DPtr<const float> w, DPtr<const float> bias, int N, int K,
                       int M) override {
+    OpTimer::Scope timed(&timer_, "linear_forward");
     dev::set_precision(int(precision()));
     dev::linear_forward(at(y), at(x), at(w), at(bias), N, K, M);
   }
   void linear_backward(DPtr<float> dx, DPtr<float> dw, DPtr<float> db, DPtr<const float> dy, DPtr<const float> x,
                        DPtr<const float> w, int N, int K, int M, bool accumulate_dx) override {
+    OpTimer::Scope timed(&timer_, "linear_backward");
     dev::set_precision(int(precision()));
     dev::linear_backward(at(dx), at(dw), at(db), at(dy), at(x), at(w), N, K, M, accumulate_dx);
   }
   void sgemm(bool ta, bool tb, int M, int N, int K, DPtr<const float> A, int lda, DPtr<const float> B, int ldb,
              DPtr<float> C, int ldc, bool accumulate) override {
+    OpTimer::Scope timed(&timer_, "sgemm");
     dev::set_precision(int(precision()));
     dev::sgemm(ta, tb, M, N, K, at(A), lda, at(B), ldb, at(C), ldc, accumulate);
   }
   void softmax_xent_forward(DPtr<float> logits, DPtr<const int32_t> targets, DPtr<double> loss_sum, int N,
                             int V) override {
+    OpTimer::Scope timed(&timer_, "softmax_xent_forward");
     dev::softmax_xent_forward_sum(at(logits), at(targets), at(loss_sum), N, V);
   }
   void softmax_xent_backward(DPtr<float> probs, DPtr<const int32_t> targets, int N, int V, float scale) override {
+    OpTimer::Scope timed(&timer_, "softmax_xent_backward");
     dev::softmax_xent_backward(at(probs), at(targets), N, V, scale);
   }
   void targets_from_tokens(DPtr<int32_t> targets, DPtr<const int32_t> tokens, int B, int T) override {
+    OpTimer::Scope timed(&timer_, "targets_from_tokens");
     dev::targets_from_tokens(at(targets), at(tokens), B, T);
   }
   void embedding_forward(DPtr<float> out, DPtr<const float> wte, DPtr<const float> wpe, DPtr<const int32_t> tokens,
                          int B, int T, int C) override {
+    OpTimer::Scope timed(&timer_, "embedding_forward");
     dev::embedding_forward(at(out), at(wte), at(wpe), at(tokens), B, T, C);
   }
   void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens, int B,
                           int T, int C) override {
+    OpTimer::Scope timed(&timer_, "embedding_backward");
     dev::embedding_backward(at(dwte), at(dwpe), at(dout), at(tokens), B, T, C);
   }
   void residual(DPtr<float> out, DPtr<const float> x, DPtr<const float> part, DPtr<const float> bias, int N,
                 int C) override {
+    OpTimer::Scope timed(&timer_, "residual");
     dev::residual(at(out), at(x), at(part), at(bias), N, C);
   }
-  void add(DPtr<float> dst, DPtr<const float> src, int64_t n) override { dev::add(at(dst), at(src), n); }
-  void sum_squares(DPtr<double> acc, DPtr<const float> x, int64_t n) override { dev::sum_squares(at(acc), at(x), n); }
+  void add(DPtr<float> dst, DPtr<const float> src, int64_t n) override {
+    OpTimer::Scope timed(&timer_, "add");
+    dev::add(at(dst), at(src), n);
+  }
+  void sum_squares(DPtr<double> acc, DPtr<const float> x, int64_t n) override {
+    OpTimer::Scope timed(&timer_, "sum_squares");
+    dev::sum_squares(at(acc), at(x), n);
+  }
   void adamw(DPtr<float> params, DPtr<const float> grads, DPtr<float> m, DPtr<float> v, int64_t n, float lr, float b1,
              float b2, float c1, float c2, float eps, float wd, float cs) override {
+    OpTimer::Scope timed(&timer_, "adamw");
     dev::adamw(at(params), at(grads), at(m), at(v), n, lr, b1, b2, c1, c2, eps, wd, cs);
   }
 
  protected:
-  void copy_to_device(DPtr<char> dst, const void* src, int64_t bytes) override { to_device(at(dst), src, bytes); }
-  void copy_to_host(void* dst, DPtr<const char> src, int64_t bytes) override { to_host(dst, at(src), bytes); }
+  void copy_to_device(DPtr<char> dst, const void* src, int64_t bytes) override {
+    OpTimer::Scope timed(&timer_, "upload");
+    to_device(at(dst), src, bytes);
+  }
+  void copy_to_host(void* dst, DPtr<const char> src, int64_t bytes) override {
+    OpTimer::Scope timed(&timer_, "download");
+    to_host(dst, at(src), bytes);
+  }
   void copy_on_device(DPtr<char> dst, DPtr<const char> src, int64_t bytes) override {
+    OpTimer::Scope timed(&timer_, "copy_on_device");
     dev::copy_device(at(dst), at(src), bytes);
   }
-  void zero_bytes(DPtr<char> dst, int64_t bytes) override { dev::memset_zero(at(dst), bytes); }
+  void zero_bytes(DPtr<char> dst, int64_t bytes) override {
+    OpTimer::Scope timed(&timer_, "zero_bytes");
+    dev::memset_zero(at(dst), bytes);
+  }
 
  private:
   bool fused(int hs) const { return fused_enabled_ && dev::flash_attention_supports(hs); }
+  OpTimer timer_;  // MC_CUDA_PROFILE=1: GPU time per operation, printed when the run ends
   bool fused_enabled_ = true;
   int gpus_;
   std::string name_;

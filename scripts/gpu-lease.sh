@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The whole GPU check in one call of a lent GPU machine that has CUDA, cuBLAS/NCCL wheels and PyTorch but
+# none of our Debian packages (../shared/docs/TOOLCHAIN.md, "Running the CUDA build on a GPU machine").
+#   here:  scripts/gpu-lease.sh pack   copies the native build's CLI and unit tests and the Open MPI
+#                                      libraries they link into .lease/ (git-ignored; carry it)
+#   there: scripts/gpu-lease.sh run    the CUDA tests, a per-operation GPU profile (MC_CUDA_PROFILE=1) and
+#                                      scripts/bench-gpu.sh; logs under $OUT (or .lease/out), the table last
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+here=$PWD
+case "${1:-}" in
+  pack)
+    set -e
+    rm -rf .lease && mkdir -p .lease/native/engine .lease/native/tests .lease/lib
+    cp build/native/engine/megacluster .lease/native/engine/
+    cp build/native/tests/mc_unit_tests .lease/native/tests/
+    # Every shared library but the C/C++ runtime's, which the GPU machine has in newer versions.
+    ldd build/native/engine/megacluster build/native/tests/mc_unit_tests | awk '/=> \//{print $3}' | sort -u |
+      grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libz|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} .lease/lib/
+    grep -qs '^/.lease/$' .git/info/exclude || { mkdir -p .git/info && echo /.lease/ >> .git/info/exclude; }
+    echo "$here" > .lease/source-path  # the absolute path compiled into the tests
+    du -sh .lease
+    ;;
+  run)
+    out=${OUT:-.lease/out}
+    mkdir -p "$out"
+    [ -x .lease/native/engine/megacluster ] || { echo "gpu-lease.sh: .lease/ missing: run 'pack' here and carry .lease" >&2; exit 1; }
+    src=$(cat .lease/source-path)
+    [ -e "$src" ] || { mkdir -p "$(dirname "$src")" && ln -s "$here" "$src"; }
+    libs=/usr/local/cuda/lib64
+    for m in nccl cublas; do
+      d=$(python3 -c "import nvidia.$m as p; print(list(p.__path__)[0] + '/lib')" 2>/dev/null) && libs="$libs:$d"
+    done
+    export LD_LIBRARY_PATH="$libs:${LD_LIBRARY_PATH:-}:$here/.lease/lib"
+    cli=.lease/native/engine/megacluster
+    nvidia-smi -L
+    "$cli" device --json | tee "$out/device.json"
+    echo "== CUDA tests"
+    timeout 200 .lease/native/tests/mc_unit_tests --gtest_filter='Cuda*:TrainDevice*:ReferenceGpt*:TrainTransfer*' \
+      > "$out/tests.log" 2>&1
+    echo "tests: exit $?"
+    grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' "$out/tests.log" | tail -40
+    echo "== Profile (12 x 768, T 1024, B 8; 6 steps)"
+    printf '{"model": {"layers": 12, "width": 768, "heads": 12, "context": 1024, "vocab": 256}, "batch": 8, "steps": 6}\n' \
+      > "$out/gpt2s.json"
+    for p in fp32 bf16; do
+      MC_CUDA_PROFILE=1 timeout 60 "$cli" train "$out/gpt2s.json" --device cuda --precision "$p" --json --quiet \
+        --memory-limit-GB 70 > "$out/profile-$p.json" 2> "$out/profile-$p.txt"
+      echo "-- $p: exit $?; tokens/s (median step) $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("tokens_per_s_median_step"))' "$out/profile-$p.json" 2>/dev/null)"
+      tail -n 28 "$out/profile-$p.txt"
+    done
+    echo "== Bench"
+    timeout 300 scripts/bench-gpu.sh --native .lease/native --steps 8 2>&1 | tee "$out/bench.log"
+    ;;
+  *)
+    sed -n '2,7p' "$0"
+    exit 2
+    ;;
+esac
