@@ -29,7 +29,8 @@ if ! echo "$probe" | grep -q '"gpu_available": *true'; then
 fi
 pyok=0
 if [ "$torch" = 1 ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then pyok=1; fi
-[ "$pyok" = 1 ] || echo "bench-gpu.sh: no CUDA-enabled PyTorch importable: the PyTorch columns stay empty"
+if [ "$torch" = 0 ]; then echo "bench-gpu.sh: --no-torch: the PyTorch columns stay empty"
+elif [ "$pyok" = 0 ]; then echo "bench-gpu.sh: no CUDA-enabled PyTorch importable: the PyTorch columns stay empty"; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

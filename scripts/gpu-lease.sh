@@ -3,8 +3,10 @@
 # none of our Debian packages (../shared/docs/TOOLCHAIN.md, "Running the CUDA build on a GPU machine").
 #   here:  scripts/gpu-lease.sh pack   copies the native build's CLI and unit tests and the Open MPI
 #                                      libraries they link into .lease/ (git-ignored; carry it)
-#   there: scripts/gpu-lease.sh run    the CUDA tests, a per-operation GPU profile (MC_CUDA_PROFILE=1) and
-#                                      scripts/bench-gpu.sh; logs under $OUT (or .lease/out), the table last
+#   there: scripts/gpu-lease.sh run [bench-gpu.sh options, e.g. --no-torch]
+#                                      the CUDA tests, a per-operation GPU profile (MC_CUDA_PROFILE=1), the
+#                                      attention kernels against each other (MC_ATTENTION=tiled|rows|cublas)
+#                                      and scripts/bench-gpu.sh; logs under $OUT (or .lease/out), table last
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 here=$PWD
@@ -40,17 +42,24 @@ case "${1:-}" in
       > "$out/tests.log" 2>&1
     echo "tests: exit $?"
     grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' "$out/tests.log" | tail -40
-    echo "== Profile (12 x 768, T 1024, B 8; 6 steps)"
-    printf '{"model": {"layers": 12, "width": 768, "heads": 12, "context": 1024, "vocab": 256}, "batch": 8, "steps": 6}\n' \
+    echo "== Profile (12 x 768, T 1024, B 8; 5 steps)"
+    printf '{"model": {"layers": 12, "width": 768, "heads": 12, "context": 1024, "vocab": 256}, "batch": 8, "steps": 5}\n' \
       > "$out/gpt2s.json"
+    tps() { python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1])).get("tokens_per_s_median_step", 0)))' "$1" 2>/dev/null; }
     for p in fp32 bf16; do
       MC_CUDA_PROFILE=1 timeout 60 "$cli" train "$out/gpt2s.json" --device cuda --precision "$p" --json --quiet \
         --memory-limit-GB 70 > "$out/profile-$p.json" 2> "$out/profile-$p.txt"
-      echo "-- $p: exit $?; tokens/s (median step) $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("tokens_per_s_median_step"))' "$out/profile-$p.json" 2>/dev/null)"
-      tail -n 28 "$out/profile-$p.txt"
+      echo "-- $p: exit $?; tokens/s (median step) $(tps "$out/profile-$p.json")"
+      tail -n 24 "$out/profile-$p.txt"
+    done
+    echo "== Attention kernels (same model, bf16): tokens/s of the median step"
+    for a in tiled rows cublas; do
+      MC_ATTENTION=$a timeout 60 "$cli" train "$out/gpt2s.json" --device cuda --precision bf16 --json --quiet \
+        --memory-limit-GB 70 > "$out/attention-$a.json" 2> "$out/attention-$a.txt"
+      echo "MC_ATTENTION=$a: exit $?; $(tps "$out/attention-$a.json") tokens/s"
     done
     echo "== Bench"
-    timeout 300 scripts/bench-gpu.sh --native .lease/native --steps 8 2>&1 | tee "$out/bench.log"
+    timeout 300 scripts/bench-gpu.sh --native .lease/native --steps 8 "${@:2}" 2>&1 | tee "$out/bench.log"
     ;;
   *)
     sed -n '2,7p' "$0"

@@ -1,0 +1,146 @@
+// The tiled attention kernels' block bodies (device/flash_tiled.h), the code the GPU runs, executed on the
+// CPU: every block of the grid by 256 std::threads, __syncthreads as a barrier, the warp shuffle through a
+// slot array between two barriers. Compared with the reference attention (ops::attention_forward and
+// attention_backward, which keep the (T,T) probabilities): the tiling, the causal and end-of-sequence masks
+// and every thread's indices are checked here without a GPU; CudaKernels.CausalAttentionForwardBackward
+// checks the same kernels on one. Outputs start as NaN, so an element no thread writes fails.
+#include "device/flash_tiled.h"
+#include "train/kernels/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace ft = mc::device::flash_tiled;
+using Vec = std::vector<float>;
+
+// One thread block on the CPU: what the CUDA threads of a block share.
+struct Block {
+  explicit Block(int smem_floats) : smem(size_t(smem_floats), std::numeric_limits<float>::quiet_NaN()) {}
+  std::barrier<> bar{ft::kThreads};
+  Vec smem;  // poisoned: a read of a value no thread stored spreads NaN into the result
+  float slots[ft::kThreads] = {};
+  int x = 0, y = 0;
+};
+
+struct CpuCtx {
+  Block* blk;
+  int t;
+  int tid() const { return t; }
+  int block_x() const { return blk->x; }
+  int block_y() const { return blk->y; }
+  void sync() { blk->bar.arrive_and_wait(); }
+  float shfl_xor(float v, int o) {
+    blk->slots[t] = v;
+    sync();
+    const float r = blk->slots[t ^ o];
+    sync();
+    return r;
+  }
+  float* smem() { return blk->smem.data(); }
+};
+
+// Runs body(ctx) for every thread of every block of the (gx, gy) grid, one block at a time.
+void launch(int gx, int gy, int smem_floats, const std::function<void(CpuCtx&)>& body) {
+  for (int y = 0; y < gy; ++y)
+    for (int x = 0; x < gx; ++x) {
+      Block blk(smem_floats);
+      blk.x = x, blk.y = y;
+      std::vector<std::thread> threads;
+      threads.reserve(ft::kThreads);
+      for (int t = 0; t < ft::kThreads; ++t)
+        threads.emplace_back([&blk, &body, t] {
+          CpuCtx cx{&blk, t};
+          body(cx);
+        });
+      for (auto& th : threads) th.join();
+    }
+}
+
+double worst(const Vec& want, const Vec& got) {
+  double scale = 0, err = 0;
+  for (float v : want) scale = std::max(scale, double(std::fabs(v)));
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;  // unwritten (NaN) or broken
+    err = std::max(err, double(std::fabs(want[i] - got[i])));
+  }
+  return err / scale;  // relative to the tensor's largest value
+}
+
+template <int HS>
+void check(int B, int T, int Hl) {
+  SCOPED_TRACE("B " + std::to_string(B) + ", T " + std::to_string(T) + ", heads " + std::to_string(Hl) + ", hs " +
+               std::to_string(HS));
+  std::mt19937 g(uint32_t(HS * 1000 + T));
+  auto vec = [&](size_t n) {
+    Vec v(n);
+    for (float& x : v) x = float(int(g() % 2001) - 1000) * 2e-3f;
+    return v;
+  };
+  const int D = Hl * HS;
+  const float scale = 1.0f / std::sqrt(float(HS));
+  const Vec qkv = vec(size_t(B) * T * 3 * D), dout = vec(size_t(B) * T * D);
+  Vec out_ref(size_t(B) * T * D), att(size_t(B) * Hl * T * T), dqkv_ref(qkv.size());
+  mc::train::ops::attention_forward(out_ref.data(), att.data(), qkv.data(), B, T, Hl, HS);
+  mc::train::ops::attention_backward(dqkv_ref.data(), dout.data(), qkv.data(), att.data(), nullptr, B, T, Hl, HS);
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int tiles = (T + ft::kTile - 1) / ft::kTile;
+  Vec out(out_ref.size(), nan), L(size_t(B) * Hl * T, nan);
+  launch(tiles, B * Hl, ft::forward_smem_floats<HS>(),
+         [&](CpuCtx& cx) { ft::forward_block<HS>(cx, out.data(), L.data(), qkv.data(), T, Hl, scale); });
+  EXPECT_LT(worst(out_ref, out), 1e-5) << "attention output";
+  // L is each row's log-sum-exp of its scaled scores: exp(s_ij - L_i) are the reference's probabilities.
+  double most = 0;
+  for (int bh = 0; bh < B * Hl; ++bh)
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j <= i; ++j) {
+        const int b = bh / Hl, h = bh % Hl;
+        float sc = 0;
+        for (int d = 0; d < HS; ++d)
+          sc += qkv[size_t((int64_t(b) * T + i) * 3 * D + h * HS + d)] *
+                qkv[size_t((int64_t(b) * T + j) * 3 * D + D + h * HS + d)];
+        const double p = std::exp(double(sc) * scale - L[size_t(int64_t(bh) * T + i)]);
+        most = std::max(most, std::fabs(p - att[size_t((int64_t(bh) * T + i) * T + j)]));
+      }
+  EXPECT_LT(most, 1e-5) << "probabilities from L";
+
+  Vec Drow(L.size());  // the rowdot kernel's D_i = dO_i . O_i
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hl; ++h)
+      for (int i = 0; i < T; ++i) {
+        float s = 0;
+        for (int d = 0; d < HS; ++d) {
+          const size_t at = size_t((int64_t(b) * T + i) * D + h * HS + d);
+          s += dout[at] * out[at];
+        }
+        Drow[size_t((int64_t(b) * Hl + h) * T + i)] = s;
+      }
+  Vec dqkv(qkv.size(), nan);
+  launch(tiles, B * Hl, ft::backward_kv_smem_floats<HS>(), [&](CpuCtx& cx) {
+    ft::backward_kv_block<HS>(cx, dqkv.data(), dout.data(), qkv.data(), L.data(), Drow.data(), T, Hl, scale);
+  });
+  launch(tiles, B * Hl, ft::backward_q_smem_floats<HS>(), [&](CpuCtx& cx) {
+    ft::backward_q_block<HS>(cx, dqkv.data(), dout.data(), qkv.data(), L.data(), Drow.data(), T, Hl, scale);
+  });
+  EXPECT_LT(worst(dqkv_ref, dqkv), 1e-4) << "attention dqkv";
+}
+
+TEST(FlashTiled, BlocksMatchTheReferenceAttention) {
+  check<16>(2, 67, 2);   // T not a multiple of the 64-row tiles
+  check<32>(1, 130, 2);  // three tiles, the last with two rows
+  check<64>(1, 128, 3);  // whole tiles
+}
+
+}  // namespace
