@@ -43,6 +43,7 @@ class CudaDevice final : public device::Device {
     if (gpus_ > 1) set_thread_device(device_of_worker(worker, gpus_));
   }
   void synchronize() override { device_synchronize(); }
+  void begin_step() override { timer_.begin_step(); }
 
   DPtr<char> allocate_bytes(int64_t bytes) override {
     return Raw::wrap(static_cast<char*>(device_alloc_bytes(bytes)));  // zeroed

@@ -1,8 +1,10 @@
 // op_timer.h - where a training step's GPU time goes, per device operation (MC_CUDA_PROFILE=1). Each call
 // of the device interface is bracketed by two CUDA events on the calling thread's default stream; the
 // pairs are read back in batches (so a run is not synchronised on every call) and summed per operation.
-// At the end of the run a table goes to stderr: calls, GPU milliseconds, mean microseconds and the share of
-// all timed GPU time. Off by default: then a scope is one branch. Only for .cu files (CUDA types).
+// What happens before the second step begins (set-up, the weights' upload, the first step's lazy module
+// loads and cuBLAS heuristics) is left out, as the run's tokens/s leaves out its first step. At the end
+// of the run a table goes to stderr: calls, GPU milliseconds per step, mean microseconds per call and the
+// share of all timed GPU time. Off by default: then a scope is one branch. Only for .cu files.
 //
 // Why events and not a profiler: the lent GPU machines have no Nsight Systems, and a replaying profiler
 // (ncu) times each kernel alone; events see the kernels as the step runs them, back to back.
@@ -39,6 +41,15 @@ class OpTimer {
   }
   OpTimer(const OpTimer&) = delete;
   OpTimer& operator=(const OpTimer&) = delete;
+
+  // A training step starts: when the second one does, everything timed so far is dropped.
+  void begin_step() {
+    if (!on_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (++steps_begun_ != 2) return;
+    flush_locked();
+    totals_.clear();
+  }
 
   class Scope {
    public:
@@ -119,15 +130,20 @@ class OpTimer {
     std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.ms > y.second.ms; });
     double all = 0;
     for (const auto& r : rows) all += r.second.ms;
-    std::fprintf(f, "\nMC_CUDA_PROFILE: GPU time per device operation over the whole run (%.1f ms timed)\n", all);
-    std::fprintf(f, "%-24s %10s %12s %12s %7s\n", "operation", "calls", "GPU ms", "mean us", "share");
+    // Steps 2..n when there were two or more; otherwise the whole run (set-up and its one step).
+    const int steps = steps_begun_ >= 2 ? steps_begun_ - 1 : 1;
+    std::fprintf(f, "\nMC_CUDA_PROFILE: GPU time per device operation, %s (%.2f ms per step timed)\n",
+                 steps_begun_ >= 2 ? ("steps 2 to " + std::to_string(steps_begun_)).c_str() : "the whole run",
+                 all / steps);
+    std::fprintf(f, "%-24s %10s %12s %12s %7s\n", "operation", "calls/step", "ms/step", "us/call", "share");
     for (const auto& r : rows)
-      std::fprintf(f, "%-24s %10lld %12.2f %12.1f %6.1f%%\n", r.first.c_str(), r.second.calls, r.second.ms,
-                   1000.0 * r.second.ms / double(std::max(1LL, r.second.calls)),
+      std::fprintf(f, "%-24s %10.1f %12.3f %12.1f %6.1f%%\n", r.first.c_str(), double(r.second.calls) / steps,
+                   r.second.ms / steps, 1000.0 * r.second.ms / double(std::max(1LL, r.second.calls)),
                    all > 0 ? 100.0 * r.second.ms / all : 0.0);
   }
 
   bool on_ = false;
+  int steps_begun_ = 0;
   std::mutex mu_;
   std::map<uint64_t, Pair> open_;
   uint64_t next_ = 0;

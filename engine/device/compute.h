@@ -101,6 +101,9 @@ class Device {
   // Where virtual worker `worker`'s next calls run (a workstation's GPUs share the workers).
   virtual void bind_worker(int worker) { (void)worker; }
   virtual void synchronize() {}
+  // A training step starts (the trainer calls it first thing in each step): a profiling device can leave
+  // the first step's warm-up out of what it reports.
+  virtual void begin_step() {}
 
   void set_precision(Precision p) { precision_ = p; }
   Precision precision() const { return precision_; }

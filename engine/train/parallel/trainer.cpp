@@ -367,6 +367,7 @@ StepResult Trainer::step() {
   const ParallelConfig& pc = s.cfg.parallel;
   const ModelConfig& m = s.cfg.model;
   const auto t0 = std::chrono::steady_clock::now();
+  s.dev->begin_step();
   s.comm.begin_step();
   const double wire0 = s.transport ? s.transport->wire_bytes() : 0.0;
 
