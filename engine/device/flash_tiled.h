@@ -128,6 +128,37 @@ MC_FA void tile_dots(float (&s)[4][4], const float* A, const float* Bt, int ty, 
   }
 }
 
+// acc[ii][c] += sum_j A[ty*4+ii][j] B[j][tx*CPT+c] over the tile's 64 j: A row-major (kTile x kTile, the
+// probabilities or their gradient), B row-major (kTile x HS, V or K).
+template <int HS>
+MC_FA void tile_times_rows(float (&acc)[4][HS / 16], const float* A, const float* B, int ty, int tx) {
+  constexpr int CPT = HS / 16;
+  MC_UNROLL
+  for (int j = 0; j < kTile; j += 4) {
+    f4 a[4];
+    MC_UNROLL
+    for (int ii = 0; ii < 4; ++ii) a[ii] = ld4(A + (ty * 4 + ii) * kTile + j);
+    MC_UNROLL
+    for (int jj = 0; jj < 4; ++jj) {
+      float b[CPT];
+      load_cols<CPT>(b, B + (j + jj) * HS + tx * CPT);
+      MC_UNROLL
+      for (int ii = 0; ii < 4; ++ii) MC_UNROLL
+      for (int c = 0; c < CPT; ++c) acc[ii][c] += comp(a[ii], jj) * b[c];
+    }
+  }
+}
+
+// Each query row's log-sum-exp and D_i of the tile from i0 (zeros past T); L and Drow point at the head's rows.
+template <class Ctx>
+MC_FA void load_row_stats(Ctx& cx, float* Ls, float* Ds, const float* L, const float* Drow, int i0, int T) {
+  for (int r = cx.tid(); r < kTile; r += kThreads) {
+    const int i = i0 + r;
+    Ls[r] = i < T ? L[i] : 0.0f;
+    Ds[r] = i < T ? Drow[i] : 0.0f;
+  }
+}
+
 // ---- forward: block (query tile, b*Hl+h); key tiles 0..the query tile (causal) --------------------------
 template <int HS, class Ctx>
 MC_FA void forward_block(Ctx& cx, float* out, float* L, const float* qkv, int T, int Hl, float scale) {
@@ -181,20 +212,7 @@ MC_FA void forward_block(Ctx& cx, float* out, float* L, const float* qkv, int T,
       st4(Ps + (ty * 4 + ii) * kTile + tx * 4, p);
     }
     cx.sync();
-    MC_UNROLL
-    for (int j = 0; j < kTile; j += 4) {  // acc += P V over the tile's keys
-      f4 pa[4];
-      MC_UNROLL
-      for (int ii = 0; ii < 4; ++ii) pa[ii] = ld4(Ps + (ty * 4 + ii) * kTile + j);
-      MC_UNROLL
-      for (int jj = 0; jj < 4; ++jj) {
-        float v[CPT];
-        load_cols<CPT>(v, Vs + (j + jj) * HS + tx * CPT);
-        MC_UNROLL
-        for (int ii = 0; ii < 4; ++ii) MC_UNROLL
-        for (int c = 0; c < CPT; ++c) acc[ii][c] += comp(pa[ii], jj) * v[c];
-      }
-    }
+    tile_times_rows<HS>(acc, Ps, Vs, ty, tx);  // acc += P V over the tile's keys
   }
   MC_UNROLL
   for (int ii = 0; ii < 4; ++ii) {
@@ -257,11 +275,7 @@ MC_FA void backward_kv_block(Ctx& cx, float* dqkv, const float* dout, const floa
     cx.sync();  // the last tile's Q, dO, P and dS are read
     load_rows<HS>(cx, Qs, base, row, i0, T, 1.0f);
     load_rows<HS>(cx, dOs, dbase, D, i0, T, 1.0f);
-    for (int r = tid; r < kTile; r += kThreads) {
-      const int i = i0 + r;
-      Ls[r] = i < T ? L[int64_t(bh) * T + i] : 0.0f;
-      Ds[r] = i < T ? Drow[int64_t(bh) * T + i] : 0.0f;
-    }
+    load_row_stats(cx, Ls, Ds, L + int64_t(bh) * T, Drow + int64_t(bh) * T, i0, T);
     cx.sync();
     float s[4][4], dp[4][4], p[4][4], ds[4][4];
     tile_dots<HS>(s, Qs, Kt, ty, tx);
@@ -313,11 +327,7 @@ MC_FA void backward_q_block(Ctx& cx, float* dqkv, const float* dout, const float
   const float* base = qkv + int64_t(b) * T * row + h * HS;
   load_rows<HS>(cx, Qs, base, row, i0, T, 1.0f);
   load_rows<HS>(cx, dOs, dout + int64_t(b) * T * D + h * HS, D, i0, T, 1.0f);
-  for (int r = tid; r < kTile; r += kThreads) {
-    const int i = i0 + r;
-    Ls[r] = i < T ? L[int64_t(bh) * T + i] : 0.0f;
-    Ds[r] = i < T ? Drow[int64_t(bh) * T + i] : 0.0f;
-  }
+  load_row_stats(cx, Ls, Ds, L + int64_t(bh) * T, Drow + int64_t(bh) * T, i0, T);
   float dq[4][CPT];  // queries i0 + ty*4.., columns tx*CPT..
   MC_UNROLL
   for (int ii = 0; ii < 4; ++ii) MC_UNROLL
@@ -336,20 +346,7 @@ MC_FA void backward_q_block(Ctx& cx, float* dqkv, const float* dout, const float
     MC_UNROLL
     for (int ii = 0; ii < 4; ++ii) st4(dSs + (ty * 4 + ii) * kTile + tx * 4, ds[ii]);
     cx.sync();
-    MC_UNROLL
-    for (int j = 0; j < kTile; j += 4) {  // dQ += dS K over the tile's keys
-      f4 da[4];
-      MC_UNROLL
-      for (int ii = 0; ii < 4; ++ii) da[ii] = ld4(dSs + (ty * 4 + ii) * kTile + j);
-      MC_UNROLL
-      for (int jj = 0; jj < 4; ++jj) {
-        float k[CPT];
-        load_cols<CPT>(k, Ks + (j + jj) * HS + tx * CPT);
-        MC_UNROLL
-        for (int ii = 0; ii < 4; ++ii) MC_UNROLL
-        for (int c = 0; c < CPT; ++c) dq[ii][c] += comp(da[ii], jj) * k[c];
-      }
-    }
+    tile_times_rows<HS>(dq, dSs, Ks, ty, tx);  // dQ += dS K over the tile's keys
   }
   MC_UNROLL
   for (int ii = 0; ii < 4; ++ii) {
