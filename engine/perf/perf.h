@@ -264,6 +264,7 @@ struct Estimate {
   // Per micro-batch, per pipeline stage (for the Gantt and the simulator).
   double stage_forward_s = 0, stage_backward_s = 0;  // backward includes recompute
   double p2p_s = 0;                                  // one boundary transfer
+  double tied_grad_s = 0;  // the tied embedding's gradient all-reduced between the first and last stage
   double layer_forward_s = 0, layer_backward_s = 0;  // one layer, one micro-batch, with its tp collectives
   double logits_s = 0;                               // the output layer's forward + backward (last stage)
   double gemm_efficiency = 0;                        // achieved / peak for this layer's matmuls
@@ -310,6 +311,16 @@ struct Zero1Gather {
   ListCopyCost copies;
 };
 Zero1Gather zero1_step_gather(const Config& c, double shard_bytes);
+// The tied embedding split over a pipeline: the first stage holds the token embedding, the last stage a
+// copy of it as the output layer, and the two gradients must be summed before the step. Both codes that
+// pipeline a tied GPT do it as one all-reduce of the whole gradient (vocab x h / t, in the gradients'
+// precision) between the two stages, per data-parallel replica and tensor rank, after the last backward
+// and before the optimizer, on the compute stream: DeepSpeed's pipeline engine (runtime/pipe/schedule.py
+// TrainSchedule issues ReduceTiedGrads after the last micro-batch, engine.py _exec_reduce_tied_grads ->
+// module.py allreduce_tied_weight_gradients, since 0.3.0) and Megatron-LM (megatron/training.py
+// train_step at aed2f75, 2021: all_reduce of word_embeddings' grad over the embedding group, after the
+// data-parallel all-reduce). Bytes per GPU; 0 without a pipeline or with an untied output layer.
+double tied_grad_bytes(const Config& c);
 // Bytes a second one GPU moves to or from host memory (its link, or its share of the node's DRAM).
 double host_rate_Bps(const ClusterSpec& c);
 double megatron_param_count(const ModelSpec& m);                            // Narayanan et al. 2021 eq. (2)

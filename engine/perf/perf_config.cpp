@@ -539,6 +539,9 @@ json to_json(const Estimate& e, const Config& c) {
   j["gemm_efficiency"] = e.gemm_efficiency;
   j["per_micro_batch_s"] = {
       {"stage_forward", e.stage_forward_s}, {"stage_backward", e.stage_backward_s}, {"p2p", e.p2p_s}};
+  // Included in time_breakdown_s.pp_comm: the tied embedding's gradient summed between the first and the
+  // last stage once an iteration (perf.h tied_grad_bytes).
+  if (e.tied_grad_s > 0) j["tied_embedding_allreduce_s"] = e.tied_grad_s;
   j["algorithms"] = {{"tp", e.tp_algorithm}, {"dp", e.dp_algorithm}};
   j["software"] = c.software.id.empty() ? "megatron-lm-2021" : c.software.id;
   j["software_chosen_by"] = c.software.chosen_by;  // "config", the preset of record, or "default"

@@ -183,6 +183,13 @@ Zero1Gather zero1_step_gather(const Config& cfg, double shard_bytes) {
   return g;
 }
 
+double tied_grad_bytes(const Config& cfg) {
+  const ModelSpec& m = cfg.model;
+  const Layout& L = cfg.layout;
+  if (L.pp < 2 || !m.tied_output) return 0;
+  return double(m.vocab) * m.hidden / L.tp * (full_width(cfg.training.precision) ? 4 : 2);
+}
+
 Estimate estimate(const Config& cfg) {
   const ModelSpec& m = cfg.model;
   const Layout& L = cfg.layout;
@@ -415,6 +422,16 @@ Estimate estimate(const Config& cfg) {
     }
   }
 
+  // ---- the tied embedding's two gradients summed between the first and the last stage (tied_grad_bytes):
+  // a two-rank all-reduce per replica and tensor rank, every pair at once, in the open after the flush.
+  // Ranks are ordered tp, dp, pp (Megatron-LM's initialize_model_parallel; DeepSpeed's topology the
+  // same), so the two stages share a node only when the whole job does; across nodes each of the first
+  // stage's GPUs on a node (tp dp of them, at most the node) drives its own pair through the node's NICs.
+  if (const double tied = tied_grad_bytes(cfg); tied > 0) {
+    const bool apart = double(L.pp) * L.tp * L.dp > c.gpus_per_node;
+    e.tied_grad_s = all_reduce(topo, tied, 2, apart ? 1 : 2, apart ? std::min(c.gpus_per_node, L.tp * L.dp) : 1).time_s;
+  }
+
   // Adam step: reads and writes fp32 master weights, momentum, variance (24 bytes), reads the gradient
   // and writes the fp16 weights (4 bytes): memory bound, on the optimizer shard this GPU owns. A stack
   // moves more around it (software.json optimizer_bytes_per_param: Megatron-LM 2019-2020 flattened the
@@ -478,11 +495,11 @@ Estimate estimate(const Config& cfg) {
       micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd + logits_grad_add : 0));
   T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);
   T.offload = micro * slow_layers * (ckpt_fwd + ckpt_bwd);
-  T.pp_comm = pp_comm;
+  T.pp_comm = pp_comm + e.tied_grad_s;
   T.dp_comm = dp_exposed;
   T.bubble = bubble;
   T.optimizer = optimizer_s;
-  T.total = ideal + bubble + pp_comm + dp_exposed + optimizer_s;
+  T.total = ideal + bubble + T.pp_comm + dp_exposed + optimizer_s;
   e.iteration_time_s = T.total;
 
   const double gpus = double(L.tp) * L.pp * L.dp;

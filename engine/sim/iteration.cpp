@@ -19,7 +19,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // gather: a ZeRO-3 collective the worker joins and waits for; z3_issue: one it joins and goes on (a
-// prefetch, a reduce-scatter behind the backward); z3_wait: waits for one issued earlier.
+// prefetch, a reduce-scatter behind the backward); z3_wait: waits for one issued earlier; tied: the first
+// and the last stage meet to all-reduce the tied embedding's gradient (IterationSpec::tied_grad_bytes).
 enum class OpType : uint8_t {
   recv,
   compute,
@@ -31,7 +32,8 @@ enum class OpType : uint8_t {
   all_gather,
   gather,
   z3_issue,
-  z3_wait
+  z3_wait,
+  tied
 };
 
 struct Op {
@@ -105,8 +107,16 @@ struct Timer {
   bool operator>(const Timer& o) const { return t > o.t || (t == o.t && seq > o.seq); }
 };
 
-enum TimerKind { kComputeDone, kTpLatency, kSendLatency, kDpLatency };
-enum FlowKind { kFlowTp = 0, kFlowSend = 1, kFlowDp = 2 };
+enum TimerKind { kComputeDone, kTpLatency, kSendLatency, kDpLatency, kTiedLatency };
+enum FlowKind { kFlowTp = 0, kFlowSend = 1, kFlowDp = 2, kFlowTied = 3 };
+
+// The tied embedding's all-reduce of one class of replicas: its first and last stage's workers, the one
+// that came first waiting for the other; then the collective's phases, one after another.
+struct TiedMeet {
+  std::vector<int> waiters;
+  double start_s = -1;
+  size_t phase = 0;
+};
 long long flow_tag(int kind, int id) { return (static_cast<long long>(id) << 2) | kind; }
 
 class Engine {
@@ -133,6 +143,9 @@ class Engine {
   void dp_kick(int stage, double now);
   void dp_phase_start(int stage, double now);
   void dp_item_done(int stage, double now);
+  void tied_phase_start(int cls, double now);
+  void tied_done(int cls, double now);
+  bool tied_on() const { return s_.tied_grad_bytes > 0 && s_.pp > 1; }
   void arrive(const SendRec& r, double now);
   void on_flow_done(long long tag, double now);
   void on_timer(const Timer& tm, double now);
@@ -207,6 +220,8 @@ class Engine {
   std::vector<std::vector<CollectivePhase>> tp_phase_;
   std::map<std::tuple<int, int, int>, CollectivePhase> send_phase_;
   std::vector<std::vector<CollectivePhase>> dp_phase_, ag_phase_;
+  std::vector<std::vector<CollectivePhase>> tied_phase_;  // per class: the tied gradient's all-reduce
+  std::vector<TiedMeet> tied_;                            // per class
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   long long seq_ = 0, events_ = 0;
   int V_ = 1;
@@ -437,6 +452,10 @@ void Engine::build_ops(Worker& w) {
       }
     }
   if (last_async >= 0) w.ops.push_back({OpType::z3_wait, SpanKind::dp_wait, 0, -1, 0, last_async, 0});
+  // The tied embedding's gradient, summed by the two stages that hold it before their data-parallel
+  // reduction (DeepSpeed's ReduceTiedGrads precedes ReduceGrads; engine/perf adds it in the open).
+  if (tied_on() && (w.stage == 0 || w.stage == p - 1))
+    w.ops.push_back({OpType::tied, SpanKind::pp_wait, 0, -1, 0, 0, 0});
   emit_buckets(true);
   w.ops.push_back({OpType::opt_wait, SpanKind::dp_wait, 0, -1, 0, 0, 0});
   w.ops.push_back({OpType::compute, SpanKind::optimizer, s_.optimizer_s / w.speed, -1, 0, 0, 0});
@@ -527,6 +546,18 @@ void Engine::advance(int wi, double now) {
         ++w.pc;
         dp_join(w.stage, gather_item(op.a), wi, now);
         break;
+      case OpType::tied: {
+        TiedMeet& t = tied_[size_t(w.cls)];
+        w.blocked = true;
+        w.wait_start = now;
+        t.waiters.push_back(wi);
+        if (t.waiters.size() == 2) {  // both stages have called: the all-reduce starts
+          t.start_s = now;
+          t.phase = 0;
+          tied_phase_start(w.cls, now);
+        }
+        return;
+      }
       case OpType::z3_wait: {
         DpItem& it = dp_[size_t(w.stage)].items[size_t(gather_item(op.a))];
         if (it.end_s >= 0) {
@@ -663,6 +694,31 @@ void Engine::dp_item_done(int stage, double now) {
   dp_kick(stage, now);
 }
 
+void Engine::tied_phase_start(int cls, double now) {
+  const TiedMeet& t = tied_[size_t(cls)];
+  push_timer(now + tied_phase_[size_t(cls)][t.phase].latency_s, kTiedLatency, cls);
+}
+
+void Engine::tied_done(int cls, double now) {
+  TiedMeet& t = tied_[size_t(cls)];
+  if (++t.phase < tied_phase_[size_t(cls)].size()) {
+    tied_phase_start(cls, now);
+    return;
+  }
+  // Spans without a micro-batch: the wait for the other stage, then the transfer (critical_path follows
+  // the wait to the other stage).
+  std::vector<int> waiters = std::move(t.waiters);
+  t.waiters.clear();
+  for (int wi : waiters) {
+    Worker& w = workers_[size_t(wi)];
+    add_span(wi, w.wait_start, t.start_s, SpanKind::pp_wait, -1, 0);
+    add_span(wi, t.start_s, now, SpanKind::pp_send, -1, 0);
+    w.blocked = false;
+    ++w.pc;
+  }
+  for (int wi : waiters) advance(wi, now);
+}
+
 void Engine::start() {
   const auto t0 = std::chrono::steady_clock::now();
   const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
@@ -732,6 +788,19 @@ void Engine::start() {
       tl.speed = w.speed;
     }
   total_ops_ = std::max<size_t>(1, total_ops_);
+  // The tied gradient's all-reduce of each class: one two-rank ring per replica and tensor rank.
+  tied_.assign(size_t(C), {});
+  tied_phase_.assign(size_t(C), {});
+  if (tied_on())
+    for (int c = 0; c < C; ++c) {
+      std::vector<std::vector<int>> rings;
+      for (int d : class_replicas_[size_t(c)])
+        for (int t = 0; t < s_.tp; ++t) rings.push_back({gpu_id(s_, d, 0, t), gpu_id(s_, d, p - 1, t)});
+      tied_phase_[size_t(c)] =
+          build_collective(topo_, CollectiveKind::all_reduce, Algorithm::ring, rings, 1.0, s_.latency);
+      if (tied_phase_[size_t(c)].empty())
+        throw std::logic_error("simulate_iteration: the tied gradient's all-reduce has nothing to move");
+    }
   arrivals_.assign(size_t(C), std::vector<Arrival>(size_t(2 * V_ * s_.micro_batches)));
   dp_.resize(size_t(p));
   dp_phase_.resize(size_t(p));
@@ -796,6 +865,8 @@ void Engine::on_flow_done(long long tag, double now) {
       ++w.pc;
       advance(r.src_worker, now);
     }
+  } else if (kind == kFlowTied) {
+    tied_done(id, now);
   } else {
     DpStream& st = dp_[size_t(id)];
     if (++st.phase < int(item_phases(id, st.item).size())) {
@@ -830,6 +901,14 @@ void Engine::on_timer(const Timer& tm, double now) {
     for (const auto* ls : {&f.links, &f.passive_links})
       for (auto [l, n] : *ls) tp_link_bytes_[size_t(l)] += n * f.bytes_per_flow;
     net_.start(now, std::move(f), flow_tag(kFlowTp, tm.a));
+    ++res_.flow_groups;
+  } else if (tm.kind == kTiedLatency) {
+    const TiedMeet& t = tied_[size_t(tm.a)];
+    const FlowGroupSpec& src = tied_phase_[size_t(tm.a)][t.phase].flows;
+    FlowGroupSpec f = src;
+    note_group(&src, kFlowTied);
+    f.bytes_per_flow *= s_.tied_grad_bytes;
+    net_.start(now, std::move(f), flow_tag(kFlowTied, tm.a));
     ++res_.flow_groups;
   } else if (tm.kind == kSendLatency) {
     const SendRec& r = sends_[size_t(tm.a)];
@@ -1211,7 +1290,10 @@ void Engine::critical_path(int crit) {
         spans.begin());
     for (int i = hi - 1; i >= 0; --i) {
       const Span& sp = spans[size_t(i)];
-      if (sp.kind == SpanKind::dp_comm || (sp.kind == SpanKind::pp_send && !s_.blocking_p2p && !paired_)) continue;
+      // A send the sender did not wait for is off its path; the tied all-reduce (no micro-batch) it waits out.
+      if (sp.kind == SpanKind::dp_comm ||
+          (sp.kind == SpanKind::pp_send && sp.micro_batch >= 0 && !s_.blocking_p2p && !paired_))
+        continue;
       if (sp.end_s <= t + eps) {
         k = i;
         break;
@@ -1219,6 +1301,13 @@ void Engine::critical_path(int crit) {
     }
     if (k < 0) break;
     const Span& sp = spans[size_t(k)];
+    if (sp.kind == SpanKind::pp_wait && sp.micro_batch < 0 && sp.end_s >= t - eps) {
+      // Waiting for the other stage of the tied all-reduce: the path goes on there, where it called.
+      res_.critical_path.push_back({w, SpanKind::pp_wait, sp.end_s, sp.end_s});
+      const int stage = res_.workers[size_t(w)].stage;
+      w = res_.workers[size_t(w)].cls * p + (stage == 0 ? p - 1 : 0);
+      continue;
+    }
     if (sp.kind == SpanKind::pp_wait && sp.end_s >= t - eps) {
       // Jump to the sender: the next compute span says the direction (forward waits for activations;
       // a tp all-gather or ZeRO-3 gather may come between the receive and the compute).

@@ -104,6 +104,11 @@ struct IterationSpec {
     // DeepSpeed < 0.5.5 through torch.distributed's list forms): per collective and per byte it carries.
     double copy_per_collective_s = 0, copy_per_byte_s = 0;
   } zero3;
+  // The tied embedding's gradient (perf::tied_grad_bytes, bytes per GPU; 0: none): after its last backward
+  // pass the first stage and the last stage of each replica meet and all-reduce it between them, every
+  // tensor rank with its peer, before their data-parallel reduction; both wait until it ends (DeepSpeed's
+  // ReduceTiedGrads, Megatron-LM's embedding group). A two-rank ring moves the whole gradient each way.
+  double tied_grad_bytes = 0;
   Algorithm dp_algorithm = Algorithm::ring;
   double optimizer_s = 0;
   LatencySpec latency;

@@ -55,8 +55,8 @@ std::vector<PipeBlock> stage_blocks(const WorkerTimeline& w, double total) {
   for (const auto& [key, b] : passes) busy.push_back(b);
   std::sort(busy.begin(), busy.end(), [](const PipeBlock& a, const PipeBlock& b) { return a.t_start_s < b.t_start_s; });
   std::vector<PipeBlock> sends;
-  for (const Span& sp : w.spans)
-    if (sp.kind == SpanKind::pp_send)
+  for (const Span& sp : w.spans)  // (a send without a micro-batch is the tied embedding's all-reduce)
+    if (sp.kind == SpanKind::pp_send && sp.micro_batch >= 0)
       sends.push_back({PipeBlockKind::send, sp.micro_batch, sp.chunk, sp.start_s, sp.end_s});
 
   // Sweep the elementary intervals between every boundary; label each by what covers its middle.
@@ -133,8 +133,8 @@ PipelineAnimation animate_pipeline(const PipelineAnimationSpec& spec) {
   a.virtual_stages = v;
   for (const WorkerTimeline& w : r.workers)
     for (const Span& sp : w.spans)
-      if (sp.kind == SpanKind::forward || sp.kind == SpanKind::backward || sp.kind == SpanKind::pp_send ||
-          sp.kind == SpanKind::tp_comm)
+      if (sp.kind == SpanKind::forward || sp.kind == SpanKind::backward ||
+          (sp.kind == SpanKind::pp_send && sp.micro_batch >= 0) || sp.kind == SpanKind::tp_comm)
         a.total_s = std::max(a.total_s, sp.end_s);
   a.rows.resize(size_t(p));
   a.idle_s.assign(size_t(p), 0);

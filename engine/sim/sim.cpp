@@ -439,7 +439,9 @@ json simulate_trace_json(const Catalog& cat, const JsonDoc& doc, const SimOption
                                                         : 0;
       std::string name = to_string(sp.kind);
       if (sp.micro_batch >= 0) name += " mb" + std::to_string(sp.micro_batch);
-      if (sp.kind == SpanKind::dp_comm)  // see iteration.cpp dp_item_done: what ran on the dp stream
+      if (sp.micro_batch < 0 && (sp.kind == SpanKind::pp_send || sp.kind == SpanKind::pp_wait))
+        name += " (tied embedding all-reduce)";  // iteration.cpp tied_done
+      if (sp.kind == SpanKind::dp_comm)          // see iteration.cpp dp_item_done: what ran on the dp stream
         name = sp.micro_batch >= 0
                    ? "ZeRO-3 param gather mb" + std::to_string(sp.micro_batch) + " chunk " + std::to_string(sp.chunk)
                : sp.chunk < 0 ? std::string("param all-gather")

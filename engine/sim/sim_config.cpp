@@ -282,6 +282,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   // for each transfer: p2p x 2).
   it.paired_p2p = c.software.pipeline_blocking_p2p && it.blocking_p2p;
   it.pp_sends_as_collective = c.software.pipeline_p2p_broadcast;
+  it.tied_grad_bytes = perf::tied_grad_bytes(c);
   // Gradient bytes of one GPU's shard of one stage: the analytic model's weights per GPU without ZeRO.
   perf::Config shard = c;
   shard.layout.dp = 1;

@@ -297,13 +297,18 @@ TEST(SimIteration, EveryNetworkKnobMovesTheAnswerTheRightWay) {
   slow_coll["cluster"]["inter_busbw_GBps"] = 5;
   EXPECT_GT(t(slow_coll), t0 * 1.05) << "collectives between nodes run at the measured bus bandwidth";
   // ... but not pipeline sends: a pipeline across nodes with nothing else crossing them (tp 8 fills each
-  // node, dp 1) keeps the line rate, as engine/perf's point_to_point does.
+  // node, dp 1, an untied output layer) keeps the line rate, as engine/perf's point_to_point does.
   mc::json pipe = base;
   pipe["cluster"]["gpus"] = 32;
   pipe["parallel"] = {{"tp", 8}, {"pp", 4}, {"dp", 1}, {"micro_batch", 1}, {"global_batch", 8}};
+  pipe["model"]["tied_output"] = false;
   mc::json pipe_slow_coll = pipe;
   pipe_slow_coll["cluster"]["inter_busbw_GBps"] = 5;
   EXPECT_DOUBLE_EQ(t(pipe_slow_coll), t(pipe));
+  // A tied one is summed between the first and the last stage by an all-reduce: a collective, slowed.
+  mc::json tied = pipe, tied_slow_coll = pipe_slow_coll;
+  tied["model"]["tied_output"] = true, tied_slow_coll["model"]["tied_output"] = true;
+  EXPECT_GT(t(tied_slow_coll), t(tied));
   mc::json oversub = base;
   oversub["cluster"]["oversubscription"] = 4;
   oversub["cluster"]["leaf_nodes"] = 4;  // the 32 nodes span 8 leaves: the spine is crossed

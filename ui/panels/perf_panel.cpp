@@ -698,6 +698,11 @@ void draw_results(ExplorerState& s) {
     if (shown++) same_line_if_fits(label);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(tb[i].color), "%s", label);
   }
+  if (e.tied_grad_s > 0)
+    wrapped_text(true,
+                 "pp comm includes %s for the tied embedding: the first and the last stage sum its two gradients "
+                 "once an iteration, after the last backward pass",
+                 format_seconds(e.tied_grad_s).c_str());
   end_tracked(s, "perf.time");
   draw_stacks(s);
 
