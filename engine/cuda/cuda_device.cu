@@ -126,9 +126,9 @@ class CudaDevice final : public device::Device {
     dev::embedding_forward(at(out), at(wte), at(wpe), at(tokens), B, T, C);
   }
   void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens, int B,
-                          int T, int C) override {
+                          int T, int C, int V) override {
     OpTimer::Scope timed(&timer_, "embedding_backward");
-    dev::embedding_backward(at(dwte), at(dwpe), at(dout), at(tokens), B, T, C);
+    dev::embedding_backward(at(dwte), at(dwpe), at(dout), at(tokens), B, T, C, V);
   }
   void residual(DPtr<float> out, DPtr<const float> x, DPtr<const float> part, DPtr<const float> bias, int N,
                 int C) override {

@@ -11,6 +11,7 @@
 #include "cuda/dl_open.h"
 #include "cuda/train_kernels.h"
 #include "device/elementwise.h"
+#include "device/embedding_grad.h"
 #include "device/flash_attention.h"
 #include "device/flash_tiled.h"
 
@@ -819,7 +820,15 @@ __global__ void embedding_forward_kernel(float* out, const float* wte, const flo
 }
 
 // dwte: one thread per column adds the rows in order (tokens repeat, so rows collide; the CPU's order,
-// and so its bits, with no atomics). dwpe: one thread per (position, column) adds the sequences in order.
+// and so its bits, with no atomics): vocabularies above embedding_grad::kMaxVocab. Up to it, one block per
+// (256 columns, vocabulary row) scans the tokens (device/embedding_grad.h): the same order, V C threads.
+// dwpe: one thread per (position, column) adds the sequences in order.
+__global__ void __launch_bounds__(mc::device::embedding_grad::kThreads)
+    embedding_backward_wte_rows_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T, int C) {
+  __shared__ float tile[mc::device::embedding_grad::kThreads];
+  TiledCtx cx{tile};
+  mc::device::embedding_grad::wte_row_block(cx, dwte, dout, tok, B, T, C);
+}
 __global__ void embedding_backward_wte_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T, int C) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= C) return;
@@ -1003,11 +1012,19 @@ void embedding_forward(float* out, const float* wte, const float* wpe, const int
   embedding_forward_kernel<<<blocks_for(n), kBlock>>>(out, wte, wpe, tokens, B, T, C);
   MC_LAUNCHED(embedding_forward_kernel);
 }
-void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C) {
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C,
+                        int V) {
   Session s;
   if (int64_t(B) * T * C <= 0) return;
-  embedding_backward_wte_kernel<<<unsigned((C + kBlock - 1) / kBlock), kBlock>>>(dwte, dout, tokens, B, T, C);
-  MC_LAUNCHED(embedding_backward_wte_kernel);
+  namespace eg = mc::device::embedding_grad;
+  if (V > 0 && V <= eg::kMaxVocab) {
+    embedding_backward_wte_rows_kernel<<<dim3(unsigned((C + eg::kThreads - 1) / eg::kThreads), unsigned(V)),
+                                         eg::kThreads>>>(dwte, dout, tokens, B, T, C);
+    MC_LAUNCHED(embedding_backward_wte_rows_kernel);
+  } else {
+    embedding_backward_wte_kernel<<<unsigned((C + kBlock - 1) / kBlock), kBlock>>>(dwte, dout, tokens, B, T, C);
+    MC_LAUNCHED(embedding_backward_wte_kernel);
+  }
   embedding_backward_wpe_kernel<<<blocks_for(int64_t(T) * C), kBlock>>>(dwpe, dout, B, T, C);
   MC_LAUNCHED(embedding_backward_wpe_kernel);
 }

@@ -105,7 +105,7 @@ void adamw(float* params, const float* grads, float* m, float* v, int64_t n, flo
 // The device interface's remaining kernels (device/compute.h has their contracts).
 void targets_from_tokens(int32_t* targets, const int32_t* tokens, int B, int T);
 void embedding_forward(float* out, const float* wte, const float* wpe, const int32_t* tokens, int B, int T, int C);
-void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C);
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C, int V);
 void residual(float* out, const float* x, const float* part, const float* bias, int N, int C);
 void add(float* dst, const float* src, int64_t n);
 void sum_squares(double* acc, const float* x, int64_t n);

@@ -178,9 +178,10 @@ class Device {
   // out(B*T, C) = wte[token] + wpe[position].
   virtual void embedding_forward(DPtr<float> out, DPtr<const float> wte, DPtr<const float> wpe,
                                  DPtr<const int32_t> tokens, int B, int T, int C) = 0;
-  // dwte[token] += dout, dwpe[position] += dout; each element sums its rows in order.
+  // dwte[token] += dout, dwpe[position] += dout; each element sums its rows in order. V: dwte's rows (the
+  // vocabulary), which sizes the GPU's grid (device/embedding_grad.h).
   virtual void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout,
-                                  DPtr<const int32_t> tokens, int B, int T, int C) = 0;
+                                  DPtr<const int32_t> tokens, int B, int T, int C, int V) = 0;
   // out = x + (part + bias) row by row.
   virtual void residual(DPtr<float> out, DPtr<const float> x, DPtr<const float> part, DPtr<const float> bias, int N,
                         int C) = 0;

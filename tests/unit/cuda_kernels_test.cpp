@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -583,6 +584,46 @@ TEST(CudaKernels, WholeBlockStepMatchesCpu) {
 
 #ifdef MC_HAVE_CUDA
 // The device-pointer API: a step resident on the GPU (no copies between kernels) and its errors.
+// The token embedding's gradient, in both of its kernels (a small vocabulary: one block per row scanning
+// the tokens, device/embedding_grad.h; a large one: one thread per column), is the CPU's to the bit: the
+// same additions in the same order (CpuDevice::embedding_backward), onto a gradient that already holds a
+// micro-batch's.
+TEST(CudaKernels, EmbeddingBackwardIsTheCpusToTheBit) {
+  REQUIRE_GPU(gpu);
+  (void)gpu;
+  namespace cu = mc::cuda;
+  Rand r(7);
+  const int B = 3, T = 67, C = 300;
+  for (const int V : {50, 9000}) {
+    std::vector<int32_t> tok(size_t(B) * (T + 1));
+    for (size_t i = 0; i < tok.size(); ++i) tok[i] = int32_t((i * 7919 + i / 5) % size_t(V < 60 ? V : 97));
+    const Vec dout = r.vec(size_t(B) * T * C), start = r.vec(size_t(V) * C);
+    Vec want = start, wpe(size_t(T) * C, 0.0f);
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < T; ++t)
+        for (int k = 0; k < C; ++k) {
+          want[size_t(tok[size_t(b) * (T + 1) + t]) * C + k] += dout[(size_t(b) * T + t) * C + k];
+          wpe[size_t(t) * C + k] += dout[(size_t(b) * T + t) * C + k];
+        }
+    float* d_wte = cu::device_alloc(int64_t(V) * C);
+    float* d_wpe = cu::device_alloc(int64_t(T) * C);
+    float* d_out = cu::device_alloc(int64_t(dout.size()));
+    float* d_tok = cu::device_alloc(int64_t(tok.size()));  // 4-byte slots for the int32 ids
+    cu::to_device(d_wte, start.data(), int64_t(start.size() * sizeof(float)));
+    const Vec zeros(wpe.size(), 0.0f);
+    cu::to_device(d_wpe, zeros.data(), int64_t(zeros.size() * sizeof(float)));
+    cu::to_device(d_out, dout.data(), int64_t(dout.size() * sizeof(float)));
+    cu::to_device(d_tok, tok.data(), int64_t(tok.size() * sizeof(int32_t)));
+    cu::dev::embedding_backward(d_wte, d_wpe, d_out, reinterpret_cast<const int32_t*>(d_tok), B, T, C, V);
+    Vec got(want.size()), got_wpe(wpe.size());
+    cu::to_host(got.data(), d_wte, int64_t(got.size() * sizeof(float)));
+    cu::to_host(got_wpe.data(), d_wpe, int64_t(got_wpe.size() * sizeof(float)));
+    for (float* p : {d_wte, d_wpe, d_out, d_tok}) cu::device_free(p);
+    EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << "dwte, V " << V;
+    EXPECT_EQ(std::memcmp(wpe.data(), got_wpe.data(), wpe.size() * sizeof(float)), 0) << "dwpe, V " << V;
+  }
+}
+
 TEST(CudaKernels, DevicePointerApiChainsWithoutCopies) {
   REQUIRE_GPU(gpu);
   (void)gpu;

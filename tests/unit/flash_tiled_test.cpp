@@ -5,19 +5,17 @@
 // and every thread's indices are checked here without a GPU; CudaKernels.CausalAttentionForwardBackward
 // checks the same kernels on one. Outputs start as NaN, so an element no thread writes fails.
 #include "device/flash_tiled.h"
+#include "block_shim.h"
 #include "train/kernels/ops.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <barrier>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -25,48 +23,9 @@ namespace {
 namespace ft = mc::device::flash_tiled;
 using Vec = std::vector<float>;
 
-// One thread block on the CPU: what the CUDA threads of a block share.
-struct Block {
-  explicit Block(int smem_floats) : smem(size_t(smem_floats), std::numeric_limits<float>::quiet_NaN()) {}
-  std::barrier<> bar{ft::kThreads};
-  Vec smem;  // poisoned: a read of a value no thread stored spreads NaN into the result
-  float slots[ft::kThreads] = {};
-  int x = 0, y = 0;
-};
-
-struct CpuCtx {
-  Block* blk;
-  int t;
-  int tid() const { return t; }
-  int block_x() const { return blk->x; }
-  int block_y() const { return blk->y; }
-  void sync() { blk->bar.arrive_and_wait(); }
-  float shfl_xor(float v, int o) {
-    blk->slots[t] = v;
-    sync();
-    const float r = blk->slots[t ^ o];
-    sync();
-    return r;
-  }
-  float* smem() { return blk->smem.data(); }
-};
-
-// Runs body(ctx) for every thread of every block of the (gx, gy) grid, one block at a time.
-void launch(int gx, int gy, int smem_floats, const std::function<void(CpuCtx&)>& body) {
-  for (int y = 0; y < gy; ++y)
-    for (int x = 0; x < gx; ++x) {
-      Block blk(smem_floats);
-      blk.x = x, blk.y = y;
-      std::vector<std::thread> threads;
-      threads.reserve(ft::kThreads);
-      for (int t = 0; t < ft::kThreads; ++t)
-        threads.emplace_back([&blk, &body, t] {
-          CpuCtx cx{&blk, t};
-          body(cx);
-        });
-      for (auto& th : threads) th.join();
-    }
-}
+using mc::test::shim::CpuCtx;
+using mc::test::shim::launch;
+static_assert(ft::kThreads == mc::test::shim::kThreads, "the shim runs 256-thread blocks");
 
 double worst(const Vec& want, const Vec& got) {
   double scale = 0, err = 0;

@@ -216,8 +216,8 @@ class Nudged : public CpuDevice {
     nudge("embedding_forward", out);
   }
   void embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout, DPtr<const int32_t> tokens, int B,
-                          int T, int C) override {
-    CpuDevice::embedding_backward(dwte, dwpe, dout, tokens, B, T, C);
+                          int T, int C, int V) override {
+    CpuDevice::embedding_backward(dwte, dwpe, dout, tokens, B, T, C, V);
     nudge("embedding_backward", dwpe);
   }
   void residual(DPtr<float> out, DPtr<const float> x, DPtr<const float> part, DPtr<const float> bias, int N,

@@ -164,7 +164,7 @@ void CpuDevice::embedding_forward(DPtr<float> out, DPtr<const float> wte_p, DPtr
 }
 
 void CpuDevice::embedding_backward(DPtr<float> dwte, DPtr<float> dwpe, DPtr<const float> dout,
-                                   DPtr<const int32_t> tokens, int B, int T, int C) {
+                                   DPtr<const int32_t> tokens, int B, int T, int C, int /*V: rows by token*/) {
   // Scatter-add by columns: every element still sums its rows in order (tokens repeat within a batch).
   float* gwte = at(dwte);
   float* gwpe = at(dwpe);

@@ -50,7 +50,7 @@ class CpuDevice : public device::Device {
   void embedding_forward(device::DPtr<float> out, device::DPtr<const float> wte, device::DPtr<const float> wpe,
                          device::DPtr<const int32_t> tokens, int B, int T, int C) override;
   void embedding_backward(device::DPtr<float> dwte, device::DPtr<float> dwpe, device::DPtr<const float> dout,
-                          device::DPtr<const int32_t> tokens, int B, int T, int C) override;
+                          device::DPtr<const int32_t> tokens, int B, int T, int C, int V) override;
   void residual(device::DPtr<float> out, device::DPtr<const float> x, device::DPtr<const float> part,
                 device::DPtr<const float> bias, int N, int C) override;
   void add(device::DPtr<float> dst, device::DPtr<const float> src, int64_t n) override;

@@ -329,7 +329,7 @@ void stage_backward(Comm& comm, std::vector<Worker*>& g, const std::vector<std::
     device::Device& K = *w.dev;
     K.bind_worker(w.id);
     if (lay.has_embed)
-      K.embedding_backward(w.G(lay.wte), w.G(lay.wpe), w.s_b, micro_tokens(w, mb, c), B, T, C);
+      K.embedding_backward(w.G(lay.wte), w.G(lay.wpe), w.s_b, micro_tokens(w, mb, c), B, T, C, V);
     else
       comm.send(w.id, ids[size_t(lay.pp_rank - 1)][size_t(w.t)], mb, w.s_b, NC, Traffic::pp, c.tick);
     auto it = w.acts.find(mb);
