@@ -10,6 +10,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
 #include "cuda/train_kernels.h"
+#include "device/column_sums.h"
 #include "device/elementwise.h"
 #include "device/embedding_grad.h"
 #include "device/flash_attention.h"
@@ -251,34 +252,32 @@ __global__ void layernorm_backward_dx_kernel(float* dx, const float* dout, const
   }
 }
 
-// Column sums over N rows, accumulated: a block of 32 columns x 16 row lanes, summed through shared
-// memory in a fixed order (no atomics, so a run repeats bit for bit). With x/mean/rstd given it sums
-// dout * norm (LayerNorm's dw) into dw as well as dout (db) into db; otherwise only db (a bias gradient).
-constexpr int kColRows = 16;
-__global__ void column_grad_kernel(float* dw, float* db, const float* dout, const float* x, const float* mean,
-                                   const float* rstd, int N, int C) {
-  __shared__ float sw[kColRows][33], sb[kColRows][33];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int c = blockIdx.x * 32 + tx;
-  float aw = 0, ab = 0;
-  if (c < C)
-    for (int i = ty; i < N; i += kColRows) {
-      const float d = dout[int64_t(i) * C + c];
-      ab += d;
-      if (x) aw += (x[int64_t(i) * C + c] - mean[i]) * rstd[i] * d;
-    }
-  sw[ty][tx] = aw;
-  sb[ty][tx] = ab;
-  __syncthreads();
-  if (ty == 0 && c < C) {
-    float tw = 0, tb = 0;
-    for (int r = 0; r < kColRows; ++r) {
-      tw += sw[r][tx];
-      tb += sb[r][tx];
-    }
-    if (dw) dw[c] += tw;
-    if (db) db[c] += tb;
-  }
+// Column sums over N rows, accumulated (a bias's gradient; LayerNorm's dw and db): two passes over row
+// chunks whose bodies live in device/column_sums.h, tested on the CPU by ColumnSums.*; column_grad below
+// launches them with the partials in a scratch slot.
+namespace column_sums = mc::device::column_sums;
+// The context of a block body written for two executors (device/column_sums.h, embedding_grad.h,
+// flash_tiled.h): CUDA's thread and block indices, barrier, half-warp shuffle and shared memory.
+struct BlockCtx {
+  float* s;
+  __device__ int tid() const { return int(threadIdx.x); }
+  __device__ int block_x() const { return int(blockIdx.x); }
+  __device__ int block_y() const { return int(blockIdx.y); }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ float shfl_xor(float v, int o) const { return __shfl_xor_sync(0xffffffffu, v, o); }
+  __device__ float* smem() const { return s; }
+};
+__global__ void __launch_bounds__(column_sums::kThreads)
+    column_partial_kernel(float* part_w, float* part_b, const float* dout, const float* x, const float* mean,
+                          const float* rstd, int N, int C, int chunks) {
+  __shared__ float s[column_sums::kSmemFloats];
+  BlockCtx cx{s};
+  column_sums::partial_block(cx, part_w, part_b, dout, x, mean, rstd, N, C, chunks);
+}
+__global__ void column_finish_kernel(float* dw, float* db, const float* part_w, const float* part_b, int C,
+                                     int chunks) {
+  const int c = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
+  if (c < C) column_sums::finish_column(c, dw, db, part_w, part_b, C, chunks);
 }
 
 // GELU, tanh form (Hendrycks & Gimpel 2016, Sec. 2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
@@ -446,13 +445,27 @@ void layernorm_forward_impl(float* out, float* mean, float* rstd, const float* x
   MC_LAUNCHED(layernorm_forward_kernel);
 }
 
-void layernorm_backward_impl(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
-                             const float* mean, const float* rstd, int N, int C) {
+// dw += column sums of dout * norm (when x is given), db += column sums of dout: the partials of each row
+// chunk into scratch slot 13, then each column's in chunk order (device/column_sums.h).
+void column_grad(Context& c, float* dw, float* db, const float* dout, const float* x, const float* mean,
+                 const float* rstd, int N, int C) {
+  const int chunks = column_sums::chunks_for(N);
+  const int64_t n = int64_t(chunks) * C;
+  float* part = static_cast<float*>(slot(c, 13, (x ? 2 : 1) * n * int64_t(sizeof(float))));
+  float* part_w = x ? part + n : nullptr;
+  column_partial_kernel<<<dim3(unsigned((C + column_sums::kCols - 1) / column_sums::kCols), unsigned(chunks)),
+                          column_sums::kThreads>>>(part_w, part, dout, x, mean, rstd, N, C, chunks);
+  MC_LAUNCHED(column_partial_kernel);
+  column_finish_kernel<<<blocks_for(C), kBlock>>>(dw, db, part_w, part, C, chunks);
+  MC_LAUNCHED(column_finish_kernel);
+}
+
+void layernorm_backward_impl(Context& c, float* dx, float* dw, float* db, const float* dout, const float* x,
+                             const float* w, const float* mean, const float* rstd, int N, int C) {
   if (N <= 0 || C <= 0) return;
   layernorm_backward_dx_kernel<<<row_blocks(N), kBlock>>>(dx, dout, x, w, mean, rstd, N, C);
   MC_LAUNCHED(layernorm_backward_dx_kernel);
-  column_grad_kernel<<<unsigned((C + 31) / 32), dim3(32, kColRows)>>>(dw, db, dout, x, mean, rstd, N, C);
-  MC_LAUNCHED(column_grad_kernel);
+  column_grad(c, dw, db, dout, x, mean, rstd, N, C);
 }
 
 void gelu_forward_impl(float* out, const float* x, int64_t n) {
@@ -525,11 +538,7 @@ void linear_backward_impl(Context& c, float* dx, float* dw, float* db, const flo
                           int N, int K, int M, bool accumulate_dx) {
   if (N <= 0 || M <= 0) return;
   gemm_strided(c, true, false, K, M, N, x, K, 0, dy, M, 0, dw, M, 0, 1, true);  // dw(K,M) += x^T dy
-  if (db) {
-    column_grad_kernel<<<unsigned((M + 31) / 32), dim3(32, kColRows)>>>(nullptr, db, dy, nullptr, nullptr, nullptr, N,
-                                                                        M);
-    MC_LAUNCHED(column_grad_kernel);
-  }
+  if (db) column_grad(c, nullptr, db, dy, nullptr, nullptr, nullptr, N, M);
   if (dx) gemm_strided(c, false, true, N, K, M, dy, M, 0, w, M, 0, dx, K, 0, 1, accumulate_dx);  // dx = dy w^T
 }
 
@@ -721,21 +730,11 @@ void flash_backward_launch(float* dqkv, float* Drow, const float* dout, const fl
 // per-row kernels above; MC_ATTENTION=rows keeps them anywhere (to measure one against the other).
 namespace flash_tiled = mc::device::flash_tiled;
 
-struct TiledCtx {
-  float* s;
-  __device__ int tid() const { return int(threadIdx.x); }
-  __device__ int block_x() const { return int(blockIdx.x); }
-  __device__ int block_y() const { return int(blockIdx.y); }
-  __device__ void sync() const { __syncthreads(); }
-  __device__ float shfl_xor(float v, int o) const { return __shfl_xor_sync(0xffffffffu, v, o); }
-  __device__ float* smem() const { return s; }
-};
-
 template <int HS>
 __global__ void __launch_bounds__(flash_tiled::kThreads)
     tiled_forward_kernel(float* out, float* L, const float* qkv, int T, int Hl, float scale) {
   extern __shared__ __align__(16) float tiled_smem[];
-  TiledCtx cx{tiled_smem};
+  BlockCtx cx{tiled_smem};
   flash_tiled::forward_block<HS>(cx, out, L, qkv, T, Hl, scale);
 }
 template <int HS>
@@ -743,7 +742,7 @@ __global__ void __launch_bounds__(flash_tiled::kThreads)
     tiled_backward_kv_kernel(float* dqkv, const float* dout, const float* qkv, const float* L, const float* Drow, int T,
                              int Hl, float scale) {
   extern __shared__ __align__(16) float tiled_smem[];
-  TiledCtx cx{tiled_smem};
+  BlockCtx cx{tiled_smem};
   flash_tiled::backward_kv_block<HS>(cx, dqkv, dout, qkv, L, Drow, T, Hl, scale);
 }
 template <int HS>
@@ -751,7 +750,7 @@ __global__ void __launch_bounds__(flash_tiled::kThreads)
     tiled_backward_q_kernel(float* dqkv, const float* dout, const float* qkv, const float* L, const float* Drow, int T,
                             int Hl, float scale) {
   extern __shared__ __align__(16) float tiled_smem[];
-  TiledCtx cx{tiled_smem};
+  BlockCtx cx{tiled_smem};
   flash_tiled::backward_q_block<HS>(cx, dqkv, dout, qkv, L, Drow, T, Hl, scale);
 }
 
@@ -826,7 +825,7 @@ __global__ void embedding_forward_kernel(float* out, const float* wte, const flo
 __global__ void __launch_bounds__(mc::device::embedding_grad::kThreads)
     embedding_backward_wte_rows_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T, int C) {
   __shared__ float tile[mc::device::embedding_grad::kThreads];
-  TiledCtx cx{tile};
+  BlockCtx cx{tile};
   mc::device::embedding_grad::wte_row_block(cx, dwte, dout, tok, B, T, C);
 }
 __global__ void embedding_backward_wte_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T, int C) {
@@ -951,7 +950,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* x, con
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
                         const float* mean, const float* rstd, int N, int C) {
   Session s;
-  layernorm_backward_impl(dx, dw, db, dout, x, w, mean, rstd, N, C);
+  layernorm_backward_impl(s.ctx(), dx, dw, db, dout, x, w, mean, rstd, N, C);
 }
 void gelu_forward(float* out, const float* x, int64_t n) {
   Session s;
