@@ -24,7 +24,9 @@ static_assert(eg::kThreads == mc::test::shim::kThreads, "the shim runs 256-threa
 }  // namespace
 
 TEST(EmbeddingGrad, BlockBodyIsTheCpuDevicesResultToTheBit) {
-  for (const auto [B, T, C, V] : {std::array{3, 67, 300, 23}, std::array{2, 300, 64, 5}, std::array{1, 1, 257, 2}}) {
+  for (const std::array<int, 4>& shape :
+       {std::array{3, 67, 300, 23}, std::array{2, 300, 64, 5}, std::array{1, 1, 257, 2}}) {
+    const int B = shape[0], T = shape[1], C = shape[2], V = shape[3];  // (clang 14 lambdas take no bindings)
     std::mt19937 g(uint32_t(B * 1000 + T));
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<int32_t> tok(size_t(B) * (T + 1));
