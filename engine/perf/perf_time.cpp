@@ -481,9 +481,20 @@ Estimate estimate(const Config& cfg) {
     }
     const bool uneven = v > 1 && std::adjacent_find(e.chunk_layers.begin(), e.chunk_layers.end(),
                                                     std::not_equal_to<>()) != e.chunk_layers.end();
+    // One chunk per rank: the sum is exact when the last stage paces. When an earlier one does, the first
+    // micro-batch's trip through the stages after it and back overlaps that stage's own warm-up forwards
+    // (1F1B runs p - s - 1 of them before its first backward), which only the replay sees: BLOOM's
+    // embedding-as-layer splits, whose fuller stages come first.
+    // (Only when compute alone makes it the slowest: where its own paired transfers do, the replay, which
+    // moves nothing, would pace at another stage's compute and count both.)
+    int slow_compute = 0;
+    for (int i = 1; i < p; ++i)
+      if (stage_f[size_t(i)] + stage_b[size_t(i)] > stage_f[size_t(slow_compute)] + stage_b[size_t(slow_compute)])
+        slow_compute = i;
+    const bool hidden_path = v == 1 && slow < p - 1 && slow_compute == slow;
     // A bound on the replay's cost (2 p m v ops); past it the path sum above stands (never below the replay
     // in the cases checked: it assumes nothing is hidden).
-    if (uneven && 2.0 * p * micro * v <= 1e6)
+    if ((uneven || hidden_path) && 2.0 * p * micro * v <= 1e6)
       bubble = std::max(0.0, pipeline_end_s(L.schedule, p, micro, v, e.chunk_forward_s, e.chunk_backward_s) - ideal);
   }
   // Every micro-batch's transfers on the pacing stage (its own when paired), plus the fill and the drain:
