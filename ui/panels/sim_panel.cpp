@@ -94,6 +94,21 @@ const char* span_words(const std::string& kind) {
   return kind == "forward" ? "forward" : kind == "backward" ? "backward" : kind == "optimizer" ? "optimizer" : "other";
 }
 
+// What a Gantt span is, for its tooltip: a pass or transfer names its micro-batch and model chunk; a span
+// of no micro-batch is once an iteration (engine/sim/iteration.cpp): a data-parallel bucket or the
+// post-step gather, or the first and last stage meeting to sum the tied embedding's gradient.
+std::string span_label(const GanttSpan& sp) {
+  const std::string kind = kGanttKinds[sp.kind];
+  std::string out = span_words(kind);
+  if (sp.micro_batch >= 0)
+    return out + "  micro-batch " + std::to_string(sp.micro_batch) + "  chunk " + std::to_string(sp.chunk);
+  if (kind == "pp_send") return "tied embedding: its gradient summed by the first and the last stage";
+  if (kind == "pp_wait") return "pipeline wait: for the other stage, to sum the tied embedding's gradient";
+  if (kind == "dp_comm")
+    return out + (sp.chunk >= 0 ? "  bucket " + std::to_string(sp.chunk) : "  parameter all-gather");
+  return out;
+}
+
 // A link class in a student's words (the engine's ids: "nic_up", "leaf_down").
 const char* link_words(sim::LinkClass c) {
   switch (c) {
@@ -371,8 +386,7 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
           std::upper_bound(spans.begin(), spans.end(), t, [](double x, const GanttSpan& sp) { return x < sp.start_s; });
       if (hit != spans.begin() && (hit - 1)->end_s >= t) {
         const GanttSpan& sp = *(hit - 1);
-        ImGui::SetTooltip("%s  micro-batch %d  chunk %d\n%s .. %s (%s)", span_words(kGanttKinds[sp.kind]),
-                          sp.micro_batch, sp.chunk, format_quantity(sp.start_s, "s").c_str(),
+        ImGui::SetTooltip("%s\n%s .. %s (%s)", span_label(sp).c_str(), format_quantity(sp.start_s, "s").c_str(),
                           format_quantity(sp.end_s, "s").c_str(), format_quantity(sp.end_s - sp.start_s, "s").c_str());
       }
     }
