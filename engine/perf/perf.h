@@ -60,8 +60,9 @@ struct ClusterSpec {
   double hbm_bandwidth_GBps = 900;
   int sm_count = 80;  // streaming multiprocessors (for GEMM wave quantization)
   // Node and network.
-  int gpus_per_node = 8;
+  int gpus_per_node = 8;  // the job's GPUs on each node: fewer than node_gpus only on one partly used node
   int nodes = 1;
+  int node_gpus = 0;                      // GPUs one node of the machine holds (0: gpus_per_node)
   double intra_node_GBps_per_gpu = 300;   // NVLink/NVSwitch, bidirectional as NVIDIA quotes it
   double node_network_Gbps = 400;         // all NICs of one node together, one direction
   double oversubscription = 1;            // fat-tree: 1 = full bisection, 2 = half, ...

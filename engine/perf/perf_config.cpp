@@ -150,9 +150,14 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
   if (auto v = j.get("nodes")) total = (long long)positive_int(*v, 1 << 22) * cs.gpus_per_node;
   if (auto v = j.get("gpus")) {
     total = v->integer_in(1, 1LL << 30);
-    if (total % cs.gpus_per_node != 0)
-      (*v).fail("gpus (" + std::to_string(total) + ") must be a multiple of gpus_per_node (" +
-                std::to_string(cs.gpus_per_node) + "): the model places whole nodes");
+    // Fewer GPUs than one node holds run on part of one node, its NICs unused: Shoeybi et al. 2019 measured
+    // their single-GPU baseline and their 2-, 4- and 8-way tensor-parallel runs on one DGX-2H (Fig. 1).
+    cs.node_gpus = cs.gpus_per_node;
+    if (total < cs.gpus_per_node)
+      cs.gpus_per_node = int(total);
+    else if (total % cs.gpus_per_node != 0)
+      (*v).fail("gpus (" + std::to_string(total) + ") must be fewer than one node's " +
+                std::to_string(cs.gpus_per_node) + " or a multiple of it: the model places whole nodes");
   }
   if (total <= 0) total = cs.gpus_per_node;  // one node when nothing says how many
   if (total % cs.gpus_per_node != 0) total = (total / cs.gpus_per_node) * cs.gpus_per_node;

@@ -116,3 +116,35 @@ TEST(PerfPresets, PublishedRunsCarryTheirLayoutOfRecord) {
     EXPECT_NE(std::string(e.what()).find("missing \"parallel\""), std::string::npos) << e.what();
   }
 }
+
+TEST(PerfPresets, ThePapersOneNodeBaselinesRunOnPartOfANode) {
+  // Shoeybi et al. 2019 (Fig. 1) measured their 1.2B model on one V100 and their 2.5B, 4.2B and 8.3B models
+  // 2-, 4- and 8-way tensor parallel, each on part of one 16-GPU DGX-2H, before scaling out to 512 GPUs.
+  const auto run = [](long long gpus, int tp, int dp, int hidden, int layers, int heads) {
+    const json cfg = {
+        {"model", {{"hidden", hidden}, {"layers", layers}, {"heads", heads}, {"seq_len", 1024}, {"vocab", 51200}}},
+        {"cluster", {{"preset", "dgx2h-2019"}, {"gpus", gpus}}},
+        {"parallel", {{"tp", tp}, {"dp", dp}, {"micro_batch", 8}, {"global_batch", 8 * dp}, {"recompute", "full"}}}};
+    return mc::perf::estimate_json(catalog(), cfg);
+  };
+  const json one = run(1, 1, 1, 1536, 40, 16);
+  EXPECT_EQ(one["gpus"], 1);
+  EXPECT_EQ(one["software"], "megatron-lm-2019");
+  for (const char* part : {"tp_comm", "dp_comm", "pp_comm"}) EXPECT_EQ(one["time_breakdown_s"][part], 0.0) << part;
+  // Eight of the sixteen GPUs: the tensor-parallel all-reduces stay on the node's NVSwitch, so they cost
+  // what they cost on the whole node running two such replicas.
+  const json eight = run(8, 8, 1, 3072, 72, 32), sixteen = run(16, 8, 2, 3072, 72, 32);
+  EXPECT_EQ(eight["gpus"], 8);
+  EXPECT_GT(eight["time_breakdown_s"]["tp_comm"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(eight["time_breakdown_s"]["tp_comm"].get<double>(),
+                   sixteen["time_breakdown_s"]["tp_comm"].get<double>());
+  EXPECT_EQ(eight["time_breakdown_s"]["dp_comm"], 0.0);
+  // One and a half nodes is neither: the message says what would be accepted.
+  try {
+    run(24, 8, 3, 3072, 72, 32);
+    ADD_FAILURE() << "24 GPUs of 16-GPU nodes were accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("fewer than one node's 16 or a multiple of it"), std::string::npos)
+        << e.what();
+  }
+}

@@ -381,7 +381,9 @@ void draw_controls(ExplorerState& s) {
   track(s, "perf.cluster");
   long long machine = v.machine_gpus > 0 ? v.machine_gpus : (long long)v.parsed.cluster.gpus();
   if (v.valid || v.parsed.cluster.gpus_per_node > 0) {
-    const int gpn = std::max(1, v.parsed.cluster.gpus_per_node);
+    // The machine's node size, also when the config uses part of one node (the 2019 single-GPU baseline).
+    const perf::ClusterSpec& pc = v.parsed.cluster;
+    const int gpn = std::max(1, pc.node_gpus > 0 ? pc.node_gpus : pc.gpus_per_node);
     const Record* cr = cfg["cluster"].contains("preset")
                            ? cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>())
                            : nullptr;
@@ -405,8 +407,12 @@ void draw_controls(ExplorerState& s) {
     }
     track(s, "perf.nodes");
     const AcceleratorWords w = accelerator_words(&cat, v.parsed.cluster.gpu);
-    ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(),
-                        gpn);
+    if (machine < gpn)
+      ImGui::TextDisabled("%lld %s of one %d-%s node", machine, (machine == 1 ? w.one : w.many).c_str(), gpn,
+                          w.one.c_str());
+    else
+      ImGui::TextDisabled("%lld %s, %d per node", (long long)nodes * gpn, (nodes * gpn == 1 ? w.one : w.many).c_str(),
+                          gpn);
     if (v.valid) draw_network(s);
     // The hourly price the cost is computed at: the preset's catalog row unless typed here (a custom cluster
     // has none, and the results then ask for one here).
@@ -711,11 +717,15 @@ void draw_results(ExplorerState& s) {
   const double bubble =
       perf::bubble_over_ideal(v.parsed.layout.schedule, v.parsed.layout.pp, m, v.parsed.layout.virtual_stages);
   const char* tail = v.gantt_micro_batches < m ? "; drawn with fewer micro-batches to stay legible:" : ":";
-  if (v.parsed.layout.pp == 1)  // no pipeline: one stage runs its micro-batches back to back, nothing waits
+  if (v.parsed.layout.pp == 1 && m == 1)
     wrapped_text(false,
-                 "One stage, no pipeline (pp = 1): the %d micro-batch%s run one after another, with no bubble "
+                 "One stage, no pipeline (pp = 1): one micro-batch, with no bubble (forward light, backward dark)%s",
+                 tail);
+  else if (v.parsed.layout.pp == 1)  // no pipeline: one stage runs its micro-batches back to back, nothing waits
+    wrapped_text(false,
+                 "One stage, no pipeline (pp = 1): the %d micro-batches run one after another, with no bubble "
                  "(forward light, backward dark)%s",
-                 m, m == 1 ? "" : "es", tail);
+                 m, tail);
   else
     wrapped_text(false,
                  "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
