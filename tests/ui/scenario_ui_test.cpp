@@ -7,6 +7,7 @@
 #include "ui/drawn_text.h"
 #include "ui/scenario_bindings.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -113,6 +114,29 @@ TEST(ScenarioProblems, ABadLinkNamesTheNearestScenario) {
   EXPECT_NE(s.narration_markdown.find("failures-at-scale"), std::string::npos) << "the ids that exist are listed";
   EXPECT_EQ(s.status.find("problem(s)"), std::string::npos) << s.status;
   EXPECT_EQ(s.active_panel, "catalog") << "the class stays where it was; the narration pane explains";
+}
+
+// An author's index entry without its ".json": the link names the entry and its problem, rather than
+// suggesting the very id it was given. (A listed .json file that is missing or broken opens with its problems.)
+TEST(ScenarioProblems, ALinkToAnIndexEntryThatDoesNotLoadSaysWhy) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "mc_scenario_ui_broken_index";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "index.json") << R"({"version": 1, "scenarios": ["draft"]})";
+  ::setenv("MEGACLUSTER_SCENARIOS", dir.c_str(), 1);
+  Headless h(1280, 720);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "catalog"});
+  app.state().scenarios.request_id = "draft";
+  h.frame(app);
+  h.frame(app);
+  ::unsetenv("MEGACLUSTER_SCENARIOS");
+  const auto& s = app.state();
+  EXPECT_FALSE(s.scenarios.player);
+  EXPECT_NE(s.narration_markdown.find("scenarios/index.json lists draft, but it cannot be played"), std::string::npos)
+      << s.narration_markdown;
+  EXPECT_EQ(s.narration_markdown.find("did you mean"), std::string::npos) << s.narration_markdown;
+  std::filesystem::remove_all(dir);
 }
 
 // A dropped file with several problems: all of them, each located (file:line:column, key, what to do),

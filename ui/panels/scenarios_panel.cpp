@@ -166,6 +166,11 @@ std::string unknown_id_problem(ExplorerState& s, const std::string& id) {
     all += (all.empty() ? "" : ", ") + ids.back();
   }
   const std::string shown = id.size() > 64 ? id.substr(0, 64) + "..." : id;
+  // The index lists it, but the file does not validate (an author's edit): say that, not "did you mean" it.
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == id && !v.gallery[i].error.empty())
+      return "scenario=" + shown + ": scenarios/index.json lists " + v.gallery[i].file +
+             ", but it cannot be played: " + v.gallery[i].error;
   std::string msg = "scenario=" + shown + ": no shipped scenario has the id \"" + shown + "\"";
   if (const std::string nearest = closest_id(id, ids); !nearest.empty()) msg += "; did you mean \"" + nearest + "\"?";
   return msg + " Fix the link (?scenario=ID&step=N) with one of: " + all + ".";
