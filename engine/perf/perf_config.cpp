@@ -373,7 +373,17 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   // only the preset's default (the config names none), the layout is the user's and the stack our guess:
   // estimate() then runs it as a what-if and its notes say which feature that stack lacks.
   if (check_stack && root.has("software"))
-    for (const std::string& p : stack_problems(c)) at(p.substr(0, p.find(':')).c_str()).fail(p);
+    if (const std::vector<std::string> problems = stack_problems(c); !problems.empty()) {
+      // Which catalog stacks would run the layout as it is, so the fix names one.
+      std::string able;
+      if (const Table* t = cat.table("software"))
+        for (const Record& r : t->records)
+          if (stack_refusal(software_from_catalog(cat, r.id, c.cluster.gpu), c.layout).empty())
+            able += (able.empty() ? "" : ", ") + r.id;
+      const std::string& p = problems.front();
+      at(p.substr(0, p.find(':')).c_str())
+          .fail(p + (able.empty() ? std::string() : " (stacks that run this layout: " + able + ")"));
+    }
   return c;
 }
 
