@@ -104,6 +104,9 @@ struct Software {
   int nccl_version = 20800;       // major*10000 + minor*100: all-gather/reduce-scatter are ring-only < 2.23
   Zero3Gather zero3_gather = Zero3Gather::per_layer;  // how ZeRO-3/FSDP issues its parameter collectives
   bool zero3_overlap = false;                  // gathers prefetched under compute (false: the GPU waits for each)
+  bool zero3_reshard_after_forward = true;     // false: a unit's gathered weights stay whole from its forward
+                                               // to its backward, which gathers nothing (fairscale/PyTorch FSDP
+                                               // reshard_after_forward=False, SHARD_GRAD_OP)
   bool zero3_reduce_each_microbatch = false;   // gradients reduce-scattered after every micro-batch's
                                                // backward (DeepSpeed, FSDP) or once per iteration
   double zero3_prefetch_params = 0;            // prefetch budget: a module with more parameters is not prefetched

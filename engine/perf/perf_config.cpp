@@ -621,6 +621,7 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
                                         : Zero3Gather::per_layer;
   sw.zero3_overlap = r->get_or("zero3_overlap", 0) != 0;
   sw.zero3_reduce_each_microbatch = r->get_or("zero3_reduce_each_microbatch", 0) != 0;
+  sw.zero3_reshard_after_forward = r->get_or("zero3_reshard_after_forward", 1) != 0;
   sw.zero3_prefetch_params = r->get_or("zero3_prefetch_params", 0);
   sw.zero3_reduce_bucket_params = r->get_or("zero3_reduce_bucket_params", 0);
   sw.zero3_list_collectives = r->get_or("zero3_list_collectives", 0) != 0;

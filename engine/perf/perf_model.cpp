@@ -302,7 +302,13 @@ WorkingSet zero3_working_set(const Config& c, int layers, bool first, bool last)
   if (L.zero < 3 || L.dp <= 1) return ws;
   const double t = std::max(1, L.tp), w = full_width(c.training.precision) ? 4 : 2, h = m.hidden;
   const double table = double(m.vocab) * h / t;  // the embedding's (or the output layer's) weights
-  if (sw.zero3_gather == Zero3Gather::per_layer) {
+  if (!sw.zero3_reshard_after_forward) {
+    // Kept whole from forward to backward (reshard_after_forward=False): by the last forward every unit of
+    // the stage is, and stays so into the backward, beside the running unit's gradient.
+    const double unit = layer_params(m) / t;
+    if (layers > 0) ws.layer = w * (layers * unit + unit);
+    ws.embed = ws.output = w * 2 * table;
+  } else if (sw.zero3_gather == Zero3Gather::per_layer) {
     const double unit = layer_params(m) / t;
     const int whole = sw.zero3_overlap && layers >= 2 ? 2 : 1;
     if (layers > 0) ws.layer = w * (whole * unit + unit);

@@ -394,8 +394,11 @@ Estimate estimate(const Config& cfg) {
       const double reduce_embed =
           reduce_scatter(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
       const bool regather = L.recompute == Recompute::full && sw.zero3_gather != Zero3Gather::per_layer;
+      // Without resharding after the forward (OPT's metaseq runs: --no-reshard-after-forward) each unit stays
+      // whole until its backward, recomputed forward included: the backward gathers nothing.
+      const bool reshard = sw.zero3_reshard_after_forward;
       const double fwd_gathers = slow_layers * gather_layer + gather_embed;
-      const double bwd_gathers = (regather ? 2 : 1) * slow_layers * gather_layer + gather_embed;
+      const double bwd_gathers = reshard ? (regather ? 2 : 1) * slow_layers * gather_layer + gather_embed : 0.0;
       // Reduce-scatters after each micro-batch's backward, or of the accumulated gradients once at the end
       // (the textbook ZeRO-3 of Rajbhandari et al. Sec. 7.2.2, and the default stack's).
       const double bwd_reduces = sw.zero3_reduce_each_microbatch ? slow_layers * reduce_layer + reduce_embed : 0.0;
@@ -411,14 +414,17 @@ Estimate estimate(const Config& cfg) {
       const double per_mb = open_share * (fwd_gathers + bwd_gathers) + open_reduce * bwd_reduces +
                             std::max(0.0, hidden_f - f_compute) +
                             std::max(0.0, hidden_b + (1 - open_reduce) * bwd_reduces - b_compute) +
-                            (sw.zero3_overlap ? 2 * (1 - open_share) * gather_layer : 0.0);
+                            (sw.zero3_overlap ? (reshard ? 2 : 1) * (1 - open_share) * gather_layer : 0.0);
       dp_time = micro * (fwd_gathers + bwd_gathers + bwd_reduces) + end_reduce;
       dp_exposed = micro * per_mb + end_reduce;
       const double reduces_per_mb = sw.zero3_reduce_each_microbatch ? slow_layers * per_layer + 1 : 0;
       // The embedding is gathered for the forward and the backward (it is not recomputed).
-      e.zero3_collectives = micro * (slow_layers * per_layer * (regather ? 3 : 2) + 2 + reduces_per_mb) +
+      const int gathers_per_mb = !reshard ? 1 : regather ? 3 : 2;
+      e.zero3_collectives = micro * (slow_layers * per_layer * gathers_per_mb + (reshard ? 2 : 1) + reduces_per_mb) +
                             (sw.zero3_reduce_each_microbatch ? 0 : slow_layers * per_layer + 1);
-      e.notes.push_back("ZeRO-3 gathers each layer's weights in every micro-batch's forward and backward pass");
+      e.notes.push_back(reshard ? "ZeRO-3 gathers each layer's weights in every micro-batch's forward and backward pass"
+                                : "ZeRO-3 without resharding after the forward: each layer's weights gathered once a "
+                                  "micro-batch and kept whole until its backward");
     }
   }
 

@@ -335,9 +335,10 @@ void Engine::build_ops(Worker& w) {
     if (rest && bwd) units.push_back(-1);
     auto bytes_of = [&](int u) { return u < 0 ? rest_b : layer_b; };
     auto count_of = [&](int u) { return u < 0 ? 1.0 : per_layer; };
-    auto gathers = [&](int u) { return bwd && u >= 0 && z.regather ? 2.0 : 1.0; };
+    // Without resharding after the forward the backward finds every unit whole: no gathers at all.
+    auto gathers = [&](int u) { return bwd && !z.reshard ? 0.0 : bwd && u >= 0 && z.regather ? 2.0 : 1.0; };
     auto prefetch = [&](size_t i) {
-      if (!zero3 || i >= units.size() || z.open_share >= 1) return -1;
+      if (!zero3 || i >= units.size() || z.open_share >= 1 || gathers(units[i]) == 0) return -1;
       const int u = units[i], id = z3_new((1 - z.open_share) * gathers(u) * bytes_of(u),
                                           (1 - z.open_share) * gathers(u) * count_of(u), false, u, so, bwd);
       push(OpType::z3_issue, SpanKind::dp_comm, so, id, vs);
@@ -348,7 +349,7 @@ void Engine::build_ops(Worker& w) {
     for (size_t i = 0; i < units.size(); ++i) {
       const int u = units[i];
       if (zero3) {
-        if (z.open_share > 0)
+        if (z.open_share > 0 && gathers(u) > 0)
           push(OpType::gather, SpanKind::dp_wait, so,
                z3_new(z.open_share * gathers(u) * bytes_of(u), z.open_share * gathers(u) * count_of(u), false, u, so,
                       bwd),

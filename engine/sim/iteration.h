@@ -95,6 +95,7 @@ struct IterationSpec {
     double layer_bytes = 0;               // one layer's parameters per GPU (perf::layer_params_bytes); 0: even share
     double collectives_per_layer = 1;     // perf::zero3_collectives_per_layer: per tensor, per module or one
     bool regather = false;                // gathered again for the recomputed forward (full recompute, module hooks)
+    bool reshard = true;                  // false: kept whole from the forward, so the backward gathers nothing
     bool reduce_each_microbatch = false;  // reduce-scatter after each layer's backward in every micro-batch
     // Share of each gather the GPU waits for where it is needed (the rest is prefetched on the dp stream
     // while the previous layer computes), and of each reduce-scatter the backward waits for (the rest

@@ -317,6 +317,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
     it.zero3.layer_bytes = perf::layer_params_bytes(c.model, L.tp, bytes);
     it.zero3.collectives_per_layer = perf::zero3_collectives_per_layer(c.model, sw.zero3_gather);
     it.zero3.regather = full && sw.zero3_gather != perf::Zero3Gather::per_layer;
+    it.zero3.reshard = sw.zero3_reshard_after_forward;
     it.zero3.reduce_each_microbatch = sw.zero3_reduce_each_microbatch;
     it.zero3.open_share = sw.zero3_overlap ? perf::zero3_share_above(c.model, L.tp, sw.zero3_prefetch_params) : 1.0;
     it.zero3.open_reduce =

@@ -139,6 +139,36 @@ TEST(PerfStack, KorthikantisLayoutsRunOnTheirCode) {
   }
 }
 
+// OPT-175B (Zhang et al. 2022, opt-paper): 992 80 GB A100s, fully sharded data parallelism with Megatron's
+// 8-way tensor parallelism, as metaseq's launcher ran it (GPT-3 175B's shape; 8 sequences a replica).
+// PyTorch's FSDP of 2022 has no tensor split, so naming it is refused, with metaseq among the stacks that
+// run the layout; on metaseq it runs and fits, every layer held whole from its forward to its backward.
+TEST(PerfStack, OptsLayoutRunsOnItsCode) {
+  json cfg = {
+      {"model", {{"preset", "gpt3-175b"}}},
+      {"cluster",
+       {{"gpu", "a100-80gb"}, {"gpus_per_node", 8}, {"nodes", 124}, {"node_network_Gbps", 1600}, {"fabric", "ib-hdr"}}},
+      {"parallel",
+       {{"tp", 8},
+        {"dp", 124},
+        {"micro_batch", 8},
+        {"global_batch", 992},
+        {"zero", 3},
+        {"recompute", "full"},
+        {"partition_activations", true}}},
+      {"software", "metaseq-2022"}};
+  EXPECT_EQ(refusal(cfg), "");
+  const json e = mc::perf::estimate_json(catalog(), cfg);
+  EXPECT_TRUE(e.at("fits").get<bool>());
+  const auto c = mc::perf::parse_config(catalog(), cfg, "cfg");
+  EXPECT_GT(e["memory_per_gpu_bytes"]["gathered"].get<double>(),
+            c.model.layers * mc::perf::layer_params_bytes(c.model, 8, 2));
+  cfg["software"] = "pytorch-fsdp-2022";
+  const std::string why = refusal(cfg);
+  EXPECT_NE(why.find("has no tensor parallelism"), std::string::npos) << why;
+  EXPECT_NE(why.find("metaseq-2022"), std::string::npos) << why;
+}
+
 // A config that names no stack gets the preset's (azure-openai-2020: OpenAI's 2020 code): its layout is not
 // refused, but the estimate says the stack could not run it.
 TEST(PerfStack, DefaultStackLayoutIsAWhatIfSaidSo) {

@@ -240,3 +240,38 @@ TEST(SimZero, DeepSpeedZero1AllReducesThenGathersInBothModels) {
   EXPECT_FALSE(old.cfg.software.zero1_full_allreduce);
   EXPECT_FALSE(old.iter.zero1_gather.on);
 }
+
+// OPT-175B's code (metaseq, software.json metaseq-2022) ran FSDP with reshard_after_forward=False: each
+// layer is gathered before its forward and stays whole through its backward, so a micro-batch moves one
+// gather and one reduce-scatter, 2 Psi: data parallelism's volume, m times (ZeRO-2's, Rajbhandari et al.
+// 2020 Sec. 7.2.1), against 3 Psi for the stack that reshards (pytorch-fsdp-2022, also reducing every
+// micro-batch). The memory holds every layer of the stage whole by the end of the forward.
+TEST(SimZero, WithoutReshardingTheBackwardGathersNothing) {
+  const std::string meta = "metaseq-2022", fsdp = "pytorch-fsdp-2022";
+  for (int m : {1, 4}) {
+    const json base = simulate(config(0, 64 * m, false));
+    const json kept = simulate(config(3, 64 * m, false, meta, "full"));
+    const json resharded = simulate(config(3, 64 * m, false, fsdp, "full"));
+    EXPECT_NEAR(nic_bytes(kept) / nic_bytes(base), double(m), 1e-6) << "m = " << m;
+    EXPECT_NEAR(nic_bytes(resharded) / nic_bytes(base), 3.0 * m / 2, 1e-6) << "m = " << m;
+    // Gathers only in the forwards: the 32 layers and the embeddings, once a micro-batch; reduce-scatters
+    // after each micro-batch's backward. The analytic model counts the same and agrees on the time.
+    EXPECT_EQ(kept["zero3_collectives_per_iteration"].get<double>(), m * 2.0 * (32 + 1)) << "m = " << m;
+    const double sim = kept["iteration_time_s"], ana = kept["analytic"]["iteration_time_s"];
+    EXPECT_NEAR(sim / ana, 1.0, 0.05) << "m = " << m;
+  }
+  // Memory: the whole stage's layers gathered (fp16: 2 bytes a parameter) and the running one's gradient,
+  // where the resharding stack holds the running and the prefetched layer and the gradient.
+  json cfg = config(3, 64, false, meta, "full");
+  cfg.erase("sim");
+  const json kept = mc::perf::estimate_json(catalog(), cfg);
+  cfg["software"] = fsdp;
+  const json resharded = mc::perf::estimate_json(catalog(), cfg);
+  const mc::perf::ModelSpec gpt = mc::perf::parse_config(catalog(), cfg, "sim_zero_test").model;
+  const double layer = mc::perf::layer_params_bytes(gpt, 1, 2);
+  EXPECT_NEAR(kept["memory_per_gpu_bytes"]["gathered"].get<double>(), (gpt.layers + 1) * layer, 1e-6 * layer);
+  // (Its peak is the larger of that and the embedding's moment: the table and its gradient whole.)
+  const double table = 2.0 * gpt.vocab * gpt.hidden;
+  EXPECT_NEAR(resharded["memory_per_gpu_bytes"]["gathered"].get<double>(), std::max(3 * layer, 2 * table),
+              1e-6 * layer);
+}
