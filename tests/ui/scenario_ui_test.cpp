@@ -99,14 +99,21 @@ TEST(ScenarioBindings, RunPanelShowsTheNarratedMonth) {
   EXPECT_DOUBLE_EQ(s.sim.run->goodput, r2["rare"]["run"]["goodput"].get<double>());
 }
 
+namespace {
+// A class's link (?scenario=ID): asked for, then the frames that load the gallery and answer it.
+void follow_link(Headless& h, mc::ui::App& app, const std::string& id) {
+  app.state().scenarios.request_id = id;
+  h.frame(app);
+  h.frame(app);
+}
+}  // namespace
+
 // A link with a misspelt id says which scenario was meant, in the narration pane the class sees.
 TEST(ScenarioProblems, ABadLinkNamesTheNearestScenario) {
   Headless h(1280, 720);
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "catalog"});
-  app.state().scenarios.request_id = "gpt3-on-the-machin";
-  h.frame(app);
-  h.frame(app);
+  follow_link(h, app, "gpt3-on-the-machin");
   const auto& s = app.state();
   EXPECT_FALSE(s.scenarios.player);
   EXPECT_NE(s.narration_markdown.find("did you mean \"gpt3-on-the-machine\""), std::string::npos)
@@ -127,9 +134,7 @@ TEST(ScenarioProblems, ALinkToAnIndexEntryThatDoesNotLoadSaysWhy) {
   Headless h(1280, 720);
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "catalog"});
-  app.state().scenarios.request_id = "draft";
-  h.frame(app);
-  h.frame(app);
+  follow_link(h, app, "draft");
   ::unsetenv("MEGACLUSTER_SCENARIOS");
   const auto& s = app.state();
   EXPECT_FALSE(s.scenarios.player);
