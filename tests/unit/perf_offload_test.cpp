@@ -102,6 +102,35 @@ TEST(PerfOffload, TheOptimizerStepMovesToTheHostAndIsPricedThere) {
   EXPECT_NEAR(e1.iteration_time_s - e0.iteration_time_s, e1.time.optimizer - e0.time.optimizer, 1e-9);
 }
 
+// ZeRO-Offload's headline (Ren et al. 2021, zero-offload-paper): a 10-billion-parameter GPT on one V100 of
+// a DGX-2, the optimizer step on the host. One GPU of the 16 has the node's DRAM to itself: the step reads
+// and writes its 28 bytes a parameter at both sockets' six DDR4-2666 channels (256 GB/s x the streaming
+// fraction), and the fp16 weights come back over the GPU's PCIe 3.0 link.
+TEST(PerfOffload, OneGpuOfADgx2StepsOnTheWholeHost) {
+  const json cfg = {{"model", {{"hidden", 4096}, {"layers", 50}, {"heads", 32}, {"seq_len", 512}, {"vocab", 50257}}},
+                    {"cluster", {{"gpu", "v100-32gb"}, {"server", "dgx2"}, {"gpus_per_node", 16}, {"gpus", 1}}},
+                    {"parallel",
+                     {{"tp", 1},
+                      {"dp", 1},
+                      {"micro_batch", 8},
+                      {"global_batch", 8},
+                      {"zero", 2},
+                      {"recompute", "full"},
+                      {"offload_optimizer", true}}},
+                    {"software", "deepspeed-2020"}};
+  const mc::perf::Config c = config_of(cfg);
+  ASSERT_DOUBLE_EQ(c.cluster.host_memory_GBps, 256.0);
+  ASSERT_EQ(c.cluster.gpus_per_node, 1);
+  const mc::perf::Estimate e = mc::perf::estimate(c);
+  EXPECT_TRUE(e.fits);
+  EXPECT_GT(mc::perf::param_count(c.model), 1e10);
+  EXPECT_GT(e.memory.host, 16 * 1e10);  // Adam's 12 bytes and the fp32 gradient, on the host
+  const double params = mc::perf::param_count(c.model);
+  const double step =
+      28 * params / (256e9 * c.cluster.host_memory_fraction) + 2 * params / (c.cluster.host_link_GBps * 1e9);
+  EXPECT_NEAR(e.time.optimizer, step, 1e-5 * step);
+}
+
 // DeepSpeed's CPU checkpointing copies each layer's input (2 s b h bytes in fp16) out with a blocking
 // .to(device) in the forward and back before the recompute: two copies a layer a micro-batch at the host
 // link. Partitioned over t tensor ranks each rank moves 1/t and the ranks all-gather the whole again.
