@@ -298,12 +298,19 @@ double zero3_share_above(const ModelSpec& m, int tp, double limit_params);
 // bytes through HBM. Seconds = per_collective_s + per_byte_s * bytes.
 struct ListCopyCost {
   double per_collective_s = 0, per_byte_s = 0;
+  // A gather's own buffer, filled with zeros before the transfer (DeepSpeed 0.3.13-0.5.4 partition_parameters.py
+  // _allgather_param: torch.zeros of the whole tensor): one more write of its bytes. 0 for reduce-scatters.
+  double gather_fill_per_byte_s = 0;
   double seconds(double bytes, double collectives = 1) const {
     return collectives * per_collective_s + per_byte_s * bytes;
   }
+  double gather_seconds(double bytes, double collectives = 1) const {
+    return seconds(bytes, collectives) + gather_fill_per_byte_s * bytes;
+  }
 };
 ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks);
-// Everything a ZeRO-3 collective adds on each rank beside NCCL's transfer: the list form's copies, and with
+// Everything a ZeRO-3 collective adds on each rank beside NCCL's transfer: the list form's copies (and its
+// gathers' zero-filled buffers), and with
 // offload_params the shard's trip over the host link (perf_time.cpp; the simulator adds the same).
 ListCopyCost zero3_copies(const Config& c);
 // DeepSpeed's ZeRO-1 after its step (software.json zero1_full_allreduce; zero/stage2.py step): the updated

@@ -151,6 +151,15 @@ ListCopyCost list_collective_copies(const ClusterSpec& c, int ranks) {
   return k;
 }
 
+// The same DeepSpeed versions gather each tensor into a buffer made by torch.zeros (partition_parameters.py
+// _allgather_param, 0.3.13-0.5.4; 0.5.5 gathers whole modules through _allgather_params_coalesced instead):
+// a fill kernel writes the gathered bytes once before NCCL does.
+static ListCopyCost zero3_list_copies(const ClusterSpec& c, int ranks) {
+  ListCopyCost k = list_collective_copies(c, ranks);
+  if (ranks > 1) k.gather_fill_per_byte_s = 1.0 / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+  return k;
+}
+
 // One GPU's copies to or from host memory: its own link (gpus.json host_link), or its share of the node's
 // DRAM bandwidth when all its GPUs copy at once, whichever is less. 0 when the link is not known.
 double host_rate_Bps(const ClusterSpec& c) {
@@ -162,7 +171,7 @@ double host_rate_Bps(const ClusterSpec& c) {
 
 ListCopyCost zero3_copies(const Config& cfg) {
   const Layout& L = cfg.layout;
-  ListCopyCost k = cfg.software.zero3_list_collectives ? list_collective_copies(cfg.cluster, L.dp) : ListCopyCost{};
+  ListCopyCost k = cfg.software.zero3_list_collectives ? zero3_list_copies(cfg.cluster, L.dp) : ListCopyCost{};
   // Shards kept on the host (FSDP's CPUOffload(offload_params=True), ZeRO-Infinity's offload_param): each
   // gather first copies this rank's 1/dp of the bytes in, each reduce-scatter copies its 1/dp out.
   const double host = host_rate_Bps(cfg.cluster);
@@ -385,12 +394,12 @@ Estimate estimate(const Config& cfg) {
       e.dp_algorithm = ag.algorithm;
       // A stack that calls the list forms adds each collective's copies (list_collective_copies).
       const ListCopyCost copies = zero3_copies(cfg);
-      const double gather_layer = per_layer * ag.time_s + copies.seconds(layer_bytes, per_layer);
+      const double gather_layer = per_layer * ag.time_s + copies.gather_seconds(layer_bytes, per_layer);
       const double reduce_layer = per_layer * rs.time_s + copies.seconds(layer_bytes, per_layer);
       // The embedding (and the untied or tied output layer) is one more tensor of each kind.
       const double embed_bytes = double(m.vocab) * h / L.tp * bytes;
       const double gather_embed =
-          all_gather(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
+          all_gather(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.gather_seconds(embed_bytes);
       const double reduce_embed =
           reduce_scatter(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
       const bool regather = L.recompute == Recompute::full && sw.zero3_gather != Zero3Gather::per_layer;

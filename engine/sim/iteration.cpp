@@ -658,9 +658,9 @@ void Engine::dp_phase_start(int stage, double now) {
   }
   double t = item_count(stage, st.item) * phases[size_t(st.phase)].latency_s;
   // A ZeRO-3 collective in list form also pays its copies (once, with its first phase; iteration.h).
-  if (st.phase == 0 && z3_item(stage, st.item))
+  if (const Z3Item* z = st.phase == 0 ? z3_item(stage, st.item) : nullptr)
     t += item_count(stage, st.item) * s_.zero3.copy_per_collective_s +
-         item_bytes(stage, st.item) * s_.zero3.copy_per_byte_s;
+         item_bytes(stage, st.item) * (s_.zero3.copy_per_byte_s + (z->reduce ? 0.0 : s_.zero3.gather_fill_per_byte_s));
   // ... and so does DeepSpeed's post-step all-gather of ZeRO-1.
   if (st.phase == 0 && st.item == ag_item() && s_.zero1_gather.on)
     t += item_count(stage, st.item) * s_.zero1_gather.copy_per_collective_s +

@@ -104,6 +104,7 @@ struct IterationSpec {
     // The device copies a list-form collective adds around its transfer (perf::list_collective_copies:
     // DeepSpeed < 0.5.5 through torch.distributed's list forms): per collective and per byte it carries.
     double copy_per_collective_s = 0, copy_per_byte_s = 0;
+    double gather_fill_per_byte_s = 0;  // a gather's zero-filled buffer (perf::ListCopyCost), gathers only
   } zero3;
   // The tied embedding's gradient (perf::tied_grad_bytes, bytes per GPU; 0: none): after its last backward
   // pass the first stage and the last stage of each replica meet and all-reduce it between them, every

@@ -326,6 +326,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
     const perf::ListCopyCost k = perf::zero3_copies(c);
     it.zero3.copy_per_collective_s = k.per_collective_s;
     it.zero3.copy_per_byte_s = k.per_byte_s;
+    it.zero3.gather_fill_per_byte_s = k.gather_fill_per_byte_s;
   }
   const std::string alg = r.sec.dp_algorithm == "auto" ? e.dp_algorithm : r.sec.dp_algorithm;
   it.dp_algorithm = algorithm_from_string(alg);

@@ -167,14 +167,16 @@ TEST(SimZero, ListFormCollectivesPayOneCopyPerRankInBothModels) {
   const double collectives = m * (g.layers * tensors * 4 + 3);
   const double bytes = m * (g.layers * layer * 4 + 3 * embed);
   const double hbm = c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction;
-  const double expected = collectives * gpus * c.kernel_overhead_s + 2 * bytes / hbm;
+  // Each gather also fills its buffer with zeros first (torch.zeros in _allgather_param): its bytes once more.
+  const double gathered = m * (g.layers * layer * 3 + 2 * embed);
+  const double expected = collectives * gpus * c.kernel_overhead_s + 2 * bytes / hbm + gathered / hbm;
   EXPECT_NEAR(with.zero3_collectives, collectives, 1e-9);
   EXPECT_NEAR(with.iteration_time_s - without.iteration_time_s, expected, 1e-6 * expected);
   EXPECT_GT(expected, 0.05 * without.iteration_time_s);  // a real share of the step at 512 GPUs
 
   // The simulator, same spec with and without the copies.
   mc::sim::IterationSpec it_off = r.iter;
-  it_off.zero3.copy_per_collective_s = it_off.zero3.copy_per_byte_s = 0;
+  it_off.zero3.copy_per_collective_s = it_off.zero3.copy_per_byte_s = it_off.zero3.gather_fill_per_byte_s = 0;
   const mc::sim::Topology topo(r.topo);
   const double sim_with = mc::sim::simulate_iteration(topo, r.iter).iteration_s;
   const double sim_without = mc::sim::simulate_iteration(topo, it_off).iteration_s;
