@@ -103,6 +103,36 @@ TEST(PerfControls, EveryNodeCountIsAValidLayoutAndKeepsTheStack) {
   EXPECT_NE(h.text.find("up to 10000 GPUs"), std::string::npos) << h.text;
 }
 
+// On one node the job may use part of it (the literature's single-GPU baselines): the GPUs-in-use list
+// offers the node's divisors, and one GPU is a valid estimate with no communication, said as such.
+TEST(PerfControls, OneNodeCanBeUsedInPart) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "perf"});
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  auto& v = app.state().perf;
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_EQ(app.state().widget_rects.count("perf.gpus"), 0u) << "no such list on many nodes";
+  type_into(h, app, "perf.nodes", "1");
+  ASSERT_TRUE(v.valid) << v.error;
+  ASSERT_TRUE(app.state().widget_rects.count("perf.gpus")) << h.text;
+  {  // the combo's frame, left of its label
+    const mc::ui::Rect r = app.state().widget_rects.at("perf.gpus");
+    click_at(h, app, ImVec2(r.x + 4, r.y + r.h / 2));
+  }
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  for (const char* k : {"perf.gpus.1", "perf.gpus.2", "perf.gpus.4", "perf.gpus.8"})
+    EXPECT_TRUE(app.state().widget_rects.count(k)) << k;
+  EXPECT_EQ(app.state().widget_rects.count("perf.gpus.3"), 0u) << "3 does not divide an 8-GPU node";
+  click_widget(h, app, "perf.gpus.1");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_EQ(v.parsed.cluster.gpus(), 1);
+  EXPECT_EQ(v.config["cluster"]["gpus"], 1);
+  EXPECT_NE(h.text.find("1 GPU of one 8-GPU node"), std::string::npos) << h.text;
+  EXPECT_EQ(v.estimate.time.tp_comm + v.estimate.time.dp_comm + v.estimate.time.pp_comm, 0.0);
+}
+
 // A layout refused (a scenario's config: dp 7 on 1,024 GPUs) is named by the controls on screen: "data (dp)"
 // and "nodes", not the keys "parallel/dp" and "cluster.gpus".
 TEST(PerfControls, ErrorNamesTheControlNotTheJsonKey) {

@@ -407,6 +407,25 @@ void draw_controls(ExplorerState& s) {
     }
     track(s, "perf.nodes");
     const AcceleratorWords w = accelerator_words(&cat, v.parsed.cluster.gpu);
+    // On one node, how many of its GPUs the job uses: the single-GPU baselines and one-server runs of the
+    // literature (Shoeybi et al. 2019 measured 1 to 8 of a DGX-2H's 16) run on part of it.
+    if (nodes == 1 && gpn > 1) {
+      const long long in_use = std::clamp(machine, 1LL, (long long)gpn);
+      const std::string label = w.many + " in use##perf", shown = std::to_string(in_use);
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+      if (ImGui::BeginCombo(label.c_str(), shown.c_str())) {
+        for (int k = 1; k <= gpn; ++k) {
+          if (gpn % k != 0) continue;
+          if (ImGui::Selectable(std::to_string(k).c_str(), k == in_use) && k != in_use) {
+            machine = k;
+            fit_to_machine(s, machine);
+          }
+          track(s, ("perf.gpus." + std::to_string(k)).c_str());
+        }
+        ImGui::EndCombo();
+      }
+      track(s, "perf.gpus");
+    }
     if (machine < gpn)
       ImGui::TextDisabled("%lld %s of one %d-%s node", machine, (machine == 1 ? w.one : w.many).c_str(), gpn,
                           w.one.c_str());
