@@ -303,6 +303,7 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     L.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
     L.zero = int(preset->get_or("layout_zero", 0));
     L.sequence_parallel = preset->get_or("layout_sequence_parallel", 0) != 0 && L.tp > 1;
+    L.partition_activations = preset->get_or("layout_partition_activations", 0) != 0;
   }
   bool dp_given = false;
   if (jp) {

@@ -95,6 +95,23 @@ TEST(PerfPresets, PublishedRunsCarryTheirLayoutOfRecord) {
   // stage's 3 layers x 35 micro-batches in flight hold 92 GB; checkpointed (2 s b h each), it fits in 80 GB.
   EXPECT_EQ(mtnlg["layout"]["recompute"], "full");
   EXPECT_TRUE(mtnlg["fits"].get<bool>()) << mtnlg["memory_per_gpu_bytes"].dump();
+  // "OPT-175B on 992 A100s" (Zhang et al. 2022; metaseq's launcher): 8-way tensor parallel, fully sharded
+  // over the 124 replicas, 8 sequences each, checkpoints split over the tensor ranks, on metaseq.
+  const json opt = mc::perf::estimate_json(catalog(), {{"model", {{"preset", "opt-175b"}}},
+                                                       {"cluster",
+                                                        {{"gpu", "a100-80gb"},
+                                                         {"gpus_per_node", 8},
+                                                         {"nodes", 124},
+                                                         {"node_network_Gbps", 1600},
+                                                         {"fabric", "ib-hdr"}}}});
+  EXPECT_EQ(opt["layout"]["tp"], 8);
+  EXPECT_EQ(opt["layout"]["dp"], 124);
+  EXPECT_EQ(opt["layout"]["zero"], 3);
+  EXPECT_EQ(opt["layout"]["global_batch"], 992);
+  EXPECT_EQ(opt["layout"]["micro_batches"], 1);
+  EXPECT_EQ(opt["layout"]["partition_activations"], true);
+  EXPECT_EQ(opt["software"], "metaseq-2022");
+  EXPECT_TRUE(opt["fits"].get<bool>()) << opt["memory_per_gpu_bytes"].dump();
   // Every layout of record is one its stack can run (software.json), and a model without one still needs
   // "parallel".
   for (const auto& r : catalog().table("models")->records)
