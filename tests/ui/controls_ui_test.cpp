@@ -60,6 +60,16 @@ bool click_in_popup(Headless& h, mc::ui::App& app, const std::string& text) {
   return false;
 }
 
+// The Parallelism chapter open on its default config, after the frames that estimate it.
+struct PerfPanelOpen {
+  Headless h{1440, 900};
+  NullPlatform platform;
+  mc::ui::App app{{assets(), &platform, "perf"}};
+  PerfPanelOpen() {
+    for (int i = 0; i < 3; ++i) h.frame(app);
+  }
+};
+
 }  // namespace
 
 // The nodes slider at its maximum (1,250 nodes of the 10,000-GPU Azure machine) and at counts that are no
@@ -106,10 +116,9 @@ TEST(PerfControls, EveryNodeCountIsAValidLayoutAndKeepsTheStack) {
 // On one node the job may use part of it (the literature's single-GPU baselines): the GPUs-in-use list
 // offers the node's divisors, and one GPU is a valid estimate with no communication, said as such.
 TEST(PerfControls, OneNodeCanBeUsedInPart) {
-  Headless h(1440, 900);
-  NullPlatform platform;
-  mc::ui::App app({assets(), &platform, "perf"});
-  for (int i = 0; i < 3; ++i) h.frame(app);
+  PerfPanelOpen p;
+  Headless& h = p.h;
+  mc::ui::App& app = p.app;
   auto& v = app.state().perf;
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_EQ(app.state().widget_rects.count("perf.gpus"), 0u) << "no such list on many nodes";
