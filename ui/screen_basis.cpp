@@ -93,8 +93,8 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
   if (const Parsed& p = parsed(cat, s.perf.config, true); p.ok) {
     const perf::Config& c = p.config;
     const perf::Layout& L = c.layout;
-    std::snprintf(b, sizeof b, "%s in the layout tp %d x pp %d x dp %d, MFU %s estimated from it",
-                  gpus_words(cat, c.cluster.gpu, double(c.cluster.gpus())).c_str(), L.tp, L.pp, L.dp,
+    std::snprintf(b, sizeof b, "%s in the layout %s, MFU %s estimated from it",
+                  gpus_words(cat, c.cluster.gpu, double(c.cluster.gpus())).c_str(), L.degrees().c_str(),
                   format_percent(p.estimate.mfu).c_str());
     std::string line = b;
     if (c.cluster.price_per_gpu_hour_usd > 0)
@@ -118,8 +118,8 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
   if (const Parsed& p = parsed(cat, s.sim.config, false); p.ok) {
     const perf::Config& c = p.config;
     const perf::Layout& L = c.layout;
-    std::snprintf(b, sizeof b, "%s simulated event by event (tp %d x pp %d x dp %d), with their waits",
-                  gpus_words(cat, c.cluster.gpu, double(c.cluster.gpus())).c_str(), L.tp, L.pp, L.dp);
+    std::snprintf(b, sizeof b, "%s simulated event by event (%s), with their waits",
+                  gpus_words(cat, c.cluster.gpu, double(c.cluster.gpus())).c_str(), L.degrees().c_str());
     add("sim", c.cluster.gpu, b);
     // Not its "days at most" (a view setting a scenario step leaves behind): the line must read the same
     // however the step was reached.

@@ -9,7 +9,7 @@ std::optional<FittedLayout> fit_layout(const Config& c, long long machine_gpus) 
   const Layout& want = c.layout;
   for (int tp = std::max(1, want.tp); tp >= 1; tp /= 2) {
     for (int pp = std::max(1, want.pp); pp >= 1; pp /= 2) {
-      const long long tpp = (long long)tp * pp;
+      const long long tpp = (long long)tp * std::max(1, want.cp) * pp;  // the context-parallel degree kept
       if (tpp > machine_gpus) continue;
       // Largest dp first: the most GPUs of the machine. The cheap rules (whole nodes, the batch splits
       // into micro-batches) are checked here; layout_problems has the last word (heads, interleaving).

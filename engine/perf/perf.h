@@ -146,6 +146,7 @@ struct Software {
   bool interleaved_schedule = true;  // Narayanan et al. 2021's interleaved 1F1B (virtual stages)
   bool selective_recompute = true;   // Korthikanti et al. 2022's selective activation recomputation
   bool sequence_parallel = true;     // Korthikanti et al. 2022's sequence parallelism
+  bool context_parallel = true;      // sequences split over ranks along their length (Llama 3's all-gather CP)
   int max_zero_stage = 3;            // highest ZeRO stage (or FSDP sharding equivalent) it implements
   int max_zero_stage_pipeline = 3;   // ... together with pipeline parallelism (DeepSpeed's engine: 1)
 };
@@ -171,6 +172,13 @@ double peak_flops(const ClusterSpec& c, Precision p);
 
 struct Layout {
   int tp = 1, pp = 1, dp = 1;
+  // Context parallelism (Llama 3, Dubey et al. 2024, Sec. 3.3.2): each sequence split over cp ranks along
+  // its length, each rank holding 2 of 2 cp chunks (the i-th and the (2 cp - 1 - i)-th, so every rank has
+  // the same share of the causal mask); the ranks all-gather the keys and values of each layer before its
+  // attention. Ranks are ordered tp, cp, dp, pp (Megatron-Core's default order): the cp ranks of one
+  // group are tp apart. The cp ranks hold the same parameters, so gradients are reduced (and ZeRO/FSDP
+  // shards) over the dp x cp ranks (dp_group), as Megatron-Core and torchtitan do.
+  int cp = 1;
   int micro_batch = 1;     // sequences per micro-batch
   int global_batch = 512;  // sequences per iteration
   Schedule schedule = Schedule::one_f_one_b;
@@ -189,6 +197,14 @@ struct Layout {
   bool partition_activations = false;  // checkpoints split over the tensor ranks, gathered before the
                                        // recompute (DeepSpeed partition-activations; Rajbhandari et al.
                                        // 2020, Sec. 6.1, "Pa")
+  // The ranks that hold the same parameter shard and reduce its gradients: data and context parallel.
+  int dp_group() const { return dp * cp; }
+  long long ranks() const { return (long long)tp * cp * pp * dp; }  // GPUs the layout uses
+  // "tp 8 x pp 16 x dp 8", with "cp 16 x " after tp when context parallel: how the panels name a layout.
+  std::string degrees() const {
+    return "tp " + std::to_string(tp) + " x " + (cp > 1 ? "cp " + std::to_string(cp) + " x " : std::string()) +
+           "pp " + std::to_string(pp) + " x dp " + std::to_string(dp);
+  }
   // m, in 64-bit so that an unchecked micro_batch x dp cannot wrap (to zero: a division by zero)
   int micro_batches() const {
     const long long per = (long long)micro_batch * dp;
@@ -235,6 +251,7 @@ struct MemoryBreakdown {  // bytes on the most loaded GPU (the first pipeline st
 struct TimeBreakdown {   // seconds per iteration, exposed (not hidden by overlap)
   double compute = 0;    // forward + backward (+ recompute) matmuls and element-wise kernels
   double tp_comm = 0;    // tensor-parallel all-reduces (or reduce-scatter/all-gather with sequence parallel)
+  double cp_comm = 0;    // context-parallel key/value all-gathers and their gradients' reduce-scatters
   double pp_comm = 0;    // pipeline send/recv
   double dp_comm = 0;    // data-parallel gradient exchange (and ZeRO-3 parameter gathers), not overlapped part
   double bubble = 0;     // pipeline fill and drain

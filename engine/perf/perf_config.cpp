@@ -304,14 +304,16 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     L.zero = int(preset->get_or("layout_zero", 0));
     L.sequence_parallel = preset->get_or("layout_sequence_parallel", 0) != 0 && L.tp > 1;
     L.partition_activations = preset->get_or("layout_partition_activations", 0) != 0;
+    L.cp = int(preset->get_or("layout_cp", 1));
   }
   bool dp_given = false;
   if (jp) {
-    jp->only_keys({"tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
+    jp->only_keys({"tp", "cp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
                    "sequence_parallel", "overlap_dp_comm", "scatter_gather", "layers_per_stage", "embedding_stages",
                    "offload_optimizer", "offload_params", "offload_activations", "partition_activations"});
     if (auto v = jp->get("tp")) L.tp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("pp")) L.pp = positive_int(*v, 1 << 16);
+    if (auto v = jp->get("cp")) L.cp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("dp")) L.dp = positive_int(*v, 1 << 24), dp_given = true;
     if (auto v = jp->get("micro_batch")) L.micro_batch = positive_int(*v, 1 << 20);
     if (auto v = jp->get("global_batch")) L.global_batch = positive_int(*v, 1 << 26);
@@ -351,18 +353,21 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                 std::to_string(L.pp) + ": give one count per pipeline stage");
     }
   }
-  if (!dp_given) L.dp = int(std::clamp<long long>(gpus / ((long long)L.tp * L.pp), 1, 1 << 24));
+  if (!dp_given) L.dp = int(std::clamp<long long>(gpus / ((long long)L.tp * L.cp * L.pp), 1, 1 << 24));
   if ((!jp && !of_record) || !require_parallel) return c;  // a search config: the layout is the search's to choose
   // Where a problem is reported: the key, the "parallel" object, or (a layout of record) the config.
   auto at = [&](const char* key) { return jp ? (jp->has(key) ? (*jp)[key] : *jp) : root; };
-  if ((long long)L.tp * L.pp * L.dp != gpus)
-    at("dp").fail("tp*pp*dp = " + std::to_string(L.tp) + "*" + std::to_string(L.pp) + "*" + std::to_string(L.dp) +
-                  " = " + std::to_string((long long)L.tp * L.pp * L.dp) + " must equal the cluster's GPUs (" +
+  if (L.ranks() != gpus) {
+    const std::string cp = L.cp > 1 ? "*cp" : "", cpv = L.cp > 1 ? "*" + std::to_string(L.cp) : "";
+    at("dp").fail("tp" + cp + "*pp*dp = " + std::to_string(L.tp) + cpv + "*" + std::to_string(L.pp) + "*" +
+                  std::to_string(L.dp) + " = " + std::to_string(L.ranks()) + " must equal the cluster's GPUs (" +
                   std::to_string(gpus) + "); change the degrees or cluster.gpus");
+  }
   for (const std::string& p : layout_problems(c)) {
     const char* key = p.rfind("global_batch", 0) == 0       ? "global_batch"
                       : p.rfind("pp", 0) == 0               ? "pp"
                       : p.rfind("tp", 0) == 0               ? "tp"
+                      : p.rfind("cp", 0) == 0               ? "cp"
                       : p.rfind("virtual_stages", 0) == 0   ? "virtual_stages"
                       : p.rfind("layers_per_stage", 0) == 0 ? "layers_per_stage"
                                                             : "micro_batch";
@@ -412,6 +417,8 @@ std::string stack_refusal(const Software& sw, const Layout& L) {
            fix;
   if (L.sequence_parallel && L.tp > 1 && !sw.sequence_parallel)
     return "sequence_parallel: " + who + " has no sequence parallelism (Korthikanti et al. 2022)" + fix;
+  if (L.cp > 1 && !sw.context_parallel)
+    return "cp: " + who + " has no context parallelism (sequences split over GPUs along their length, Llama 3)" + fix;
   const int zmax = L.pp > 1 ? std::min(sw.max_zero_stage, sw.max_zero_stage_pipeline) : sw.max_zero_stage;
   if (L.zero > zmax) {
     if (sw.max_zero_stage == 0)
@@ -440,6 +447,7 @@ std::vector<std::string> stack_problems(const Config& c) {
   only([&](Layout& x) { x.schedule = L.schedule; });
   only([&](Layout& x) { x.recompute = L.recompute; });
   only([&](Layout& x) { x.sequence_parallel = L.sequence_parallel; });
+  only([&](Layout& x) { x.cp = L.cp; });
   only([&](Layout& x) { x.zero = L.zero; });
   return out;
 }
@@ -450,9 +458,14 @@ std::vector<std::string> layout_problems(const Config& c) {
   const Layout& L = c.layout;
   const ModelSpec& m = c.model;
   auto s = [](long long x) { return std::to_string(x); };
-  if ((long long)L.tp * L.pp * L.dp != (long long)c.cluster.gpus())
-    out.push_back("tp*pp*dp (" + s((long long)L.tp * L.pp * L.dp) + ") must equal the GPU count (" +
-                  s(c.cluster.gpus()) + ")");
+  if (L.ranks() != (long long)c.cluster.gpus())
+    out.push_back(std::string(L.cp > 1 ? "tp*cp*pp*dp (" : "tp*pp*dp (") + s(L.ranks()) +
+                  ") must equal the GPU count (" + s(c.cluster.gpus()) + ")");
+  // Context parallelism cuts each sequence into 2 cp equal chunks (Llama 3 Sec. 3.3.2; TransformerEngine's
+  // all-gather CP asserts the per-GPU length is even).
+  if (L.cp > 1 && m.seq_len % (2 * L.cp) != 0)
+    out.push_back("cp " + s(L.cp) + ": context parallelism cuts each sequence into 2*cp = " + s(2LL * L.cp) +
+                  " equal chunks, which must divide seq_len " + s(m.seq_len) + "; use a cp that does");
   if (L.global_batch % ((long long)L.micro_batch * L.dp) != 0)
     out.push_back("global_batch " + s(L.global_batch) +
                   " is not divisible by micro_batch*dp = " + s((long long)L.micro_batch * L.dp));
@@ -540,6 +553,7 @@ json to_json(const Estimate& e, const Config& c) {
   j["time_breakdown_s"] = {{"compute", e.time.compute}, {"tp_comm", e.time.tp_comm}, {"pp_comm", e.time.pp_comm},
                            {"dp_comm", e.time.dp_comm}, {"bubble", e.time.bubble},   {"optimizer", e.time.optimizer},
                            {"offload", e.time.offload}};
+  if (L.cp > 1) j["time_breakdown_s"]["cp_comm"] = e.time.cp_comm;
   j["achieved_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the name Megatron-LM 2021 and validation use
   j["hardware_tflops_per_gpu"] = e.achieved_tflops_per_gpu;  // the same, named as the panel names it (HFU's)
   j["model_tflops_per_gpu"] = e.model_tflops_per_gpu;
@@ -582,6 +596,7 @@ json to_json(const Estimate& e, const Config& c) {
         std::pair{L.offload_activations, "offload_activations"},
         std::pair{L.partition_activations, "partition_activations"}})
     if (on) j["layout"][key] = true;
+  if (L.cp > 1) j["layout"]["cp"] = L.cp;  // context parallel (absent: 1, as for every run before 2024)
   j["precision"] = to_string(c.training.precision);
   j["notes"] = e.notes;
   return j;
@@ -605,6 +620,8 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.interleaved_schedule = r->get_or("interleaved_schedule", 1) != 0;
   sw.selective_recompute = r->get_or("selective_recompute", 1) != 0;
   sw.sequence_parallel = r->get_or("sequence_parallel", 1) != 0;
+  // Context parallelism came in 2023-2024 (Megatron-Core, Llama 3): a stack row without the field has none.
+  sw.context_parallel = r->get_or("context_parallel", 0) != 0;
   sw.max_zero_stage = int(r->get_or("max_zero_stage", 3));
   sw.max_zero_stage_pipeline = int(r->get_or("max_zero_stage_pipeline", sw.max_zero_stage));
   // The stack's achieved large-GEMM fraction on this GPU's generation (gemm_fraction_volta, ...).

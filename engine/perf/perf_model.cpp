@@ -299,7 +299,7 @@ WorkingSet zero3_working_set(const Config& c, int layers, bool first, bool last)
   const Layout& L = c.layout;
   const Software& sw = c.software;
   WorkingSet ws;
-  if (L.zero < 3 || L.dp <= 1) return ws;
+  if (L.zero < 3 || L.dp_group() <= 1) return ws;
   const double t = std::max(1, L.tp), w = full_width(c.training.precision) ? 4 : 2, h = m.hidden;
   const double table = double(m.vocab) * h / t;  // the embedding's (or the output layer's) weights
   if (!sw.zero3_reshard_after_forward) {
@@ -352,7 +352,7 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   if (first) params += double(m.vocab) * h / t + (m.learned_positions ? double(m.seq_len) * h : 0.0);
   // The output matrix: the tied embedding's copy on the last stage, or its own (untied) one.
   if (last && (!first || !m.tied_output)) params += double(m.vocab) * h / t;
-  MemoryBreakdown mb = zero_model_state_bytes(params, L.dp, L.zero, c.training.precision);
+  MemoryBreakdown mb = zero_model_state_bytes(params, L.dp_group(), L.zero, c.training.precision);
   const double act_scale = full_width(c.training.precision) ? 2.0 : 1.0;
   double n = in_flight(L, i), held_layers = layers * n;
   if (chunks_of(L) > 1) {
@@ -363,24 +363,34 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
                                ? every_second_matmul_bytes(m, L.micro_batch, L.tp, L.sequence_parallel)
                                : activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, L.recompute,
                                                             c.software.flash_attention);
-  double held = act_scale * held_layers * per_layer;
+  // Context parallelism: each rank keeps the activations of its s / cp tokens, and the attention scores of
+  // its s / cp queries against all s keys (Korthikanti et al. 2022 eq. 2 term by term: every term is linear
+  // in the rank's queries), so a layer's activations are 1 / cp of the whole sequence's.
+  const double cp = std::max(1, L.cp);
+  double held = act_scale * held_layers * per_layer / cp;
   // Checkpoints split over the tensor ranks (DeepSpeed partition-activations: each rank keeps 1/t of a layer's
   // input), unless sequence parallelism has split them already; copied to the host (checkpoint-in-cpu).
   if (L.recompute == Recompute::full && L.partition_activations && !L.sequence_parallel) held /= t;
   double acts = held;
   if (L.recompute == Recompute::full && L.offload_activations) mb.host += held, acts = 0;
   // Embedding output kept for its dropout backward: 2 s b h bytes per in-flight micro-batch.
-  if (first) acts += act_scale * n * 2.0 * m.seq_len * L.micro_batch * h / (L.sequence_parallel ? t : 1.0);
+  if (first) acts += act_scale * n * 2.0 * m.seq_len / cp * L.micro_batch * h / (L.sequence_parallel ? t : 1.0);
   // On top of what is held, the largest of three moments that never meet: the output layer's (fp32 logits
   // and their gradient, 4 + 4 bytes x s b V / t, live from the loss until the output layer's backward has
   // run, before any layer is recomputed), a layer's (its activations whole while it is recomputed), and the
   // embedding's backward; each with what ZeRO-3 holds whole at that moment.
   const WorkingSet ws = zero3_working_set(c, layers, first, last);
-  const double recomputed = L.recompute == Recompute::full && layers > 0
-                                ? act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel,
-                                                                         Recompute::none, c.software.flash_attention)
-                                : 0.0;
-  const double logits = last ? 8.0 * m.seq_len * L.micro_batch * double(m.vocab) / t : 0.0;
+  double recomputed = L.recompute == Recompute::full && layers > 0
+                          ? act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel,
+                                                                   Recompute::none, c.software.flash_attention) /
+                                cp
+                          : 0.0;
+  // With context parallelism a layer's attention holds the whole sequence's keys and values, gathered, and
+  // in its backward their whole-sequence gradients before the reduce-scatter (TransformerEngine's
+  // AttnFuncWithCPAndKVAllGather allocates dk and dv for all cp chunks): 4 b s kv_heads d / t elements.
+  if (L.cp > 1 && layers > 0)
+    recomputed += act_scale * 2.0 * 4 * L.micro_batch * double(m.seq_len) * m.kv() * head_dim(m) / t;
+  const double logits = last ? 8.0 * m.seq_len / cp * L.micro_batch * double(m.vocab) / t : 0.0;
   const double moments[][2] = {{recomputed, ws.layer}, {logits, ws.output}, {0.0, ws.embed}};
   const double* peak = moments[0];
   for (const auto& mo : moments)

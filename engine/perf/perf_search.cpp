@@ -71,7 +71,8 @@ SearchResult search(const Config& base, const SearchOptions& o) {
         // Sequence parallelism only where the stack has it (Korthikanti et al. 2022; software.json).
         L.tp = tp, L.pp = pp, L.dp = dp, L.global_batch = B,
         L.sequence_parallel = tp > 1 && base.software.sequence_parallel;
-        const long long n = (long long)tp * pp * dp;
+        // Context parallelism is the config's (the search does not propose it): it multiplies the GPUs.
+        const long long n = (long long)tp * L.cp * pp * dp;
         if (n > cluster_gpus) continue;  // not a layout of this cluster at all (not counted)
         if (m.heads % tp != 0 || m.ffn() % tp != 0 || m.kv() % tp != 0) {  // layout_problems: whole K/V heads
           col.reject(L, "tp does not divide the attention heads");
@@ -172,7 +173,7 @@ json to_json(const SearchResult& r, const Config& c) {
   for (const auto& sc : r.ranked) {
     Config cc = c;
     cc.layout = sc.layout;
-    const long long n = (long long)sc.layout.tp * sc.layout.pp * sc.layout.dp;
+    const long long n = sc.layout.ranks();
     cc.cluster.nodes = int(n > c.cluster.gpus_per_node ? n / c.cluster.gpus_per_node : 1);
     if (n < c.cluster.gpus_per_node) cc.cluster.gpus_per_node = int(n);
     json j = to_json(sc.estimate, cc);

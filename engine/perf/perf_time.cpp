@@ -54,7 +54,9 @@ struct LayerTimes {
 };
 
 // One transformer layer on one GPU for one micro-batch of b sequences, tensor-parallel over t
-// (Megatron-LM: QKV and fc1 column-split, proj and fc2 row-split; Shoeybi et al. 2019, Sec. 3).
+// (Megatron-LM: QKV and fc1 column-split, proj and fc2 row-split; Shoeybi et al. 2019, Sec. 3), and
+// context-parallel over c: the rank's s / c tokens through every matrix, its s / c queries against all s
+// keys in the attention (Llama 3, Sec. 3.3.2: K and V all-gathered first).
 LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
   const ModelSpec& m = cfg.model;
   const Software& sw = cfg.software;
@@ -63,7 +65,8 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
   const double bytes = full_width(cfg.training.precision) ? 4 : 2;
   const double b = L.micro_batch, s = m.seq_len, h = m.hidden, t = L.tp, a = m.heads;
   const double dh = h / a, kvd = m.kv() * dh, f = m.ffn();
-  const double tokens = b * s;
+  const double cp = std::max(1, L.cp), sq = s / cp;  // the rank's queries (and tokens) of each sequence
+  const double tokens = b * sq;
   LayerTimes lt;
   const double mlp_in = m.gated_mlp ? 2 * f : f;
   lt.gemm_fwd = gemm_time_s(c, peak, 1, tokens, (h + 2 * kvd) / t, h, bytes) +  // QKV
@@ -79,28 +82,32 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
                  down = gemm_time_s(c, peak, 1, tokens, h, f / t, bytes);
     lt.every_second_matmul_fwd = kv + out + (m.gated_mlp ? up : down);
   }
-  // Attention core: (b a/t) batched [s x d] @ [d x s] and [s x s] @ [s x d].
+  // Attention core: (b a/t) batched [s x d] @ [d x s] and [s x s] @ [s x d] (s / c query rows under
+  // context parallelism).
   // A causal mask lets flash attention skip the tiles above the diagonal (Dao 2023, Sec. 3.1.1): of n x n
-  // tiles of 128 (its block size, Sec. 3.3) it computes n (n + 1) / 2.
+  // tiles of 128 (its block size, Sec. 3.3) it computes n (n + 1) / 2. Under context parallelism a rank's
+  // two chunks (the i-th and the (2c - 1 - i)-th of 2c, Llama 3 Sec. 3.3.2) see keys up to their own ends:
+  // with k = n / 2c tiles a chunk, k^2 (2c - 1) + k (k + 1) of its 2k x 2ck tiles, the same (n + 1) / 2n.
   const double n_tiles = std::max(1.0, std::ceil(s / 128.0)), causal = (n_tiles + 1) / (2 * n_tiles);
   lt.attn_core_fwd =
-      gemm_time_s(c, peak, b * a / t, s, s, dh, bytes) + gemm_time_s(c, peak, b * a / t, s, dh, s, bytes);
+      gemm_time_s(c, peak, b * a / t, sq, s, dh, bytes) + gemm_time_s(c, peak, b * a / t, sq, dh, s, bytes);
   if (sw.flash_attention) {
     // FlashAttention (Dao et al. 2022, Alg. 1): both products in one kernel per head, the scores in on-chip
-    // memory, so HBM carries only Q, K, V and the output (4 s d a b / t elements), not the s x s matrix.
-    const double math = gemm_time_s(c, peak, b * a / t, s, s, dh, 0) + gemm_time_s(c, peak, b * a / t, s, dh, s, 0) -
-                        2 * c.kernel_overhead_s;
-    const double io = 4 * s * dh * b * a / t * bytes / (c.hbm_bandwidth_GBps * 1e9);
+    // memory, so HBM carries only Q, K, V and the output (4 s d a b / t elements; Q and the output of the
+    // rank's s / c queries, K and V of all s keys), not the s x s matrix.
+    const double math = gemm_time_s(c, peak, b * a / t, sq, s, dh, 0) +
+                        gemm_time_s(c, peak, b * a / t, sq, dh, s, 0) - 2 * c.kernel_overhead_s;
+    const double io = 2 * (sq + s) * dh * b * a / t * bytes / (c.hbm_bandwidth_GBps * 1e9);
     lt.attn_core_fwd = std::max(causal * math, io) + c.kernel_overhead_s;
   }
   // Memory-bound kernels, counted in elements read + written (Megatron's fused kernels): two LayerNorms
   // (2 + 2), two bias-dropout-residual adds (3.5 each incl. the 1-byte mask) on s b h, replicated over
   // the t ranks unless sequence parallel; bias-GeLU on the MLP activation (2 f/t); scaled-masked softmax
   // (2) and attention dropout (2.5) on the a s^2 b / t scores.
-  const double sbh = s * b * h;
+  const double sbh = sq * b * h;
   const double repl = 11 * sbh / (L.sequence_parallel ? t : 1.0);
-  const double split = 2 * s * b * mlp_in / t;
-  const double scores = 4.5 * a * s * s * b / t;
+  const double split = 2 * sq * b * mlp_in / t;
+  const double scores = 4.5 * a * sq * s * b / t;
   const double hbm = c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction;
   // A stack without Megatron's fused kernels moves each intermediate through HBM once per unfused op
   // (software.json elementwise_factor). Flash attention keeps the scores in on-chip memory: no s^2 traffic.
@@ -109,7 +116,7 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
       sw.flash_attention ? 0.0 : sw.elementwise_factor * bytes * scores / hbm + 2 * c.kernel_overhead_s;
   // The FLOPs the kernels do: flash attention under the causal mask computes only the tiles it keeps.
   lt.flops_fwd = 2 * tokens * (h * (h + 2 * kvd) + h * h + (m.gated_mlp ? 3 : 2) * h * f) / t +
-                 (sw.flash_attention ? causal : 1.0) * 4 * b * s * s * h / t;
+                 (sw.flash_attention ? causal : 1.0) * 4 * b * sq * s * h / t;
   lt.gemm_efficiency = lt.flops_fwd / ((lt.gemm_fwd + lt.attn_core_fwd) * peak);
   return lt;
 }
@@ -171,24 +178,24 @@ double host_rate_Bps(const ClusterSpec& c) {
 
 ListCopyCost zero3_copies(const Config& cfg) {
   const Layout& L = cfg.layout;
-  ListCopyCost k = cfg.software.zero3_list_collectives ? zero3_list_copies(cfg.cluster, L.dp) : ListCopyCost{};
+  ListCopyCost k = cfg.software.zero3_list_collectives ? zero3_list_copies(cfg.cluster, L.dp_group()) : ListCopyCost{};
   // Shards kept on the host (FSDP's CPUOffload(offload_params=True), ZeRO-Infinity's offload_param): each
   // gather first copies this rank's 1/dp of the bytes in, each reduce-scatter copies its 1/dp out.
   const double host = host_rate_Bps(cfg.cluster);
-  if (L.offload_params && host > 0) k.per_byte_s += 1.0 / (std::max(1, L.dp) * host);
+  if (L.offload_params && host > 0) k.per_byte_s += 1.0 / (std::max(1, L.dp_group()) * host);
   return k;
 }
 
 Zero1Gather zero1_step_gather(const Config& cfg, double shard_bytes) {
   Zero1Gather g;
   const Layout& L = cfg.layout;
-  if (!cfg.software.zero1_full_allreduce || L.zero != 1 || L.dp < 2 || shard_bytes <= 0) return g;
+  if (!cfg.software.zero1_full_allreduce || L.zero != 1 || L.dp_group() < 2 || shard_bytes <= 0) return g;
   // stage2.py step: num_shards = max(1, partition numel x dp // allgather_bucket_size), the bucket's default
   // 5e8 elements (zero/constants.py, 0.4-0.6).
   const double elements = shard_bytes / (full_width(cfg.training.precision) ? 4 : 2);
   g.bytes = shard_bytes;
   g.collectives = std::max(1.0, std::floor(elements / 5e8));
-  g.copies = list_collective_copies(cfg.cluster, L.dp);
+  g.copies = list_collective_copies(cfg.cluster, L.dp_group());
   return g;
 }
 
@@ -210,6 +217,9 @@ Estimate estimate(const Config& cfg) {
   const double bytes = full_width(cfg.training.precision) ? 4 : 2;
   const double peak = peak_for(c, cfg.training.precision);
   const double b = L.micro_batch, s = m.seq_len, h = m.hidden;
+  // Context parallelism: each rank carries s / cp tokens of each sequence through the layers, the output
+  // layer and the pipeline (sq below); only the attention sees all s keys (layer_times).
+  const double cp = std::max(1, L.cp), sq = s / cp;
   const int micro = L.micro_batches();
   const int v = L.schedule == Schedule::interleaved ? std::max(1, L.virtual_stages) : 1;
   e.stage_layers = stage_layers(m, L);
@@ -246,10 +256,27 @@ Estimate estimate(const Config& cfg) {
   Topology topo = topology_of(c);
   topo.gather_trees = sw.nccl_version >= 22300;
   const int tp_per_node = std::min(L.tp, c.gpus_per_node);
-  const Collective tp_ar = all_reduce(topo, b * s * h * bytes, L.tp, tp_per_node, 1);
+  const Collective tp_ar = all_reduce(topo, b * sq * h * bytes, L.tp, tp_per_node, 1);
   e.tp_algorithm = L.tp > 1 ? tp_ar.algorithm : "none";
   const double tp_fwd = 2 * tp_ar.time_s;
   double tp_bwd = 2 * tp_ar.time_s + (L.recompute == Recompute::full ? tp_fwd : 0);
+
+  // Context-parallel communication (Llama 3, Sec. 3.3.2): before each layer's attention the cp ranks
+  // all-gather the keys and the values, b s kv_heads d / t elements each whole, "exposed in the critical
+  // path" (not overlapped). The backward gathers them again and reduce-scatters their gradients
+  // (TransformerEngine's AttnFuncWithCPAndKVAllGather, which cites that section: its backward calls
+  // gather_along_first_dim on k and v, then reduce-scatters dk and dv); a recomputed forward gathers once
+  // more. Ranks go tp, cp, ...: a cp group's ranks are tp apart, cp_per_node of them on one node.
+  double cp_fwd = 0, cp_bwd = 0;
+  if (L.cp > 1) {
+    const double kv_bytes = b * s * m.kv() * (h / m.heads) / L.tp * bytes;
+    const int cp_per_node = std::max(1, std::min(L.cp, c.gpus_per_node / std::min(c.gpus_per_node, L.tp)));
+    const int cp_groups_per_node = std::max(1, c.gpus_per_node / cp_per_node);
+    const double ag = all_gather(topo, kv_bytes, L.cp, cp_per_node, cp_groups_per_node).time_s;
+    const double rs = reduce_scatter(topo, kv_bytes, L.cp, cp_per_node, cp_groups_per_node).time_s;
+    cp_fwd = 2 * ag;
+    cp_bwd = 2 * ag + 2 * rs + (L.recompute == Recompute::full ? cp_fwd : 0);
+  }
 
   // Adding each micro-batch's weight gradient into the ones accumulated over the iteration: a memory-bound
   // pass over the layer's parameters (autograd's param.grad += g, or Megatron-LM's main_grad hook of 2021,
@@ -263,6 +290,8 @@ Estimate estimate(const Config& cfg) {
   const double hbm_rate = c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction;
   const double grad_add_per_param_s = accumulate_share * sw.grad_accumulation_bytes / hbm_rate;
   bwd_compute += grad_add_per_param_s * layer_params_bytes(m, L.tp, 1.0);
+  // The layer's own collectives, tensor and context parallel, both blocking.
+  const double coll_fwd = tp_fwd + cp_fwd, coll_bwd = tp_bwd + cp_bwd;
 
   // Activation checkpoints moved off the GPU (full recompute only; layout_problems): DeepSpeed's
   // checkpointing copies each layer's input to the host with a blocking `.to(device)` in the forward and
@@ -274,7 +303,8 @@ Estimate estimate(const Config& cfg) {
   const double host_Bps = host_rate_Bps(c);
   if (L.recompute == Recompute::full && (L.offload_activations || L.partition_activations)) {
     const double act_scale = full_width(cfg.training.precision) ? 2.0 : 1.0;
-    const double whole = act_scale * activation_bytes_per_layer(m, b, L.tp, L.sequence_parallel, Recompute::full);
+    const double whole =
+        act_scale * activation_bytes_per_layer(m, b, L.tp, L.sequence_parallel, Recompute::full) / cp;
     const bool split = L.partition_activations && !L.sequence_parallel && L.tp > 1;
     const double kept = split ? whole / L.tp : whole;
     if (L.offload_activations && host_Bps > 0) ckpt_fwd = kept / host_Bps, ckpt_bwd = kept / host_Bps;
@@ -289,8 +319,8 @@ Estimate estimate(const Config& cfg) {
   // loss_bytes_per_logit: 52 bytes an element).
   const double loss_bytes = sw.loss_bytes_per_logit > 0 ? sw.loss_bytes_per_logit : 9 * bytes;
   const double logits_fwd =
-      gemm_time_s(c, peak, 1, b * s, double(m.vocab) / L.tp, h, bytes) +
-      loss_bytes / 3 * b * s * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
+      gemm_time_s(c, peak, 1, b * sq, double(m.vocab) / L.tp, h, bytes) +
+      loss_bytes / 3 * b * sq * double(m.vocab) / L.tp / (c.hbm_bandwidth_GBps * 1e9 * c.elementwise_hbm_fraction);
   // The output layer's weight gradient (vocab x h / tp) is accumulated the same way on the last stage.
   const double logits_grad_add = grad_add_per_param_s * double(m.vocab) * h / L.tp;
   // Each virtual stage (model chunk) by its own layers; the output layer rides on the last one. A rank's
@@ -303,9 +333,9 @@ Estimate estimate(const Config& cfg) {
   for (int k = 0; k < vp; ++k) {
     const double n = e.chunk_layers[size_t(k)];
     const bool last = k == vp - 1;
-    e.chunk_forward_s[size_t(k)] = n * (fwd_compute + tp_fwd + ckpt_fwd) + (last ? logits_fwd : 0);
+    e.chunk_forward_s[size_t(k)] = n * (fwd_compute + coll_fwd + ckpt_fwd) + (last ? logits_fwd : 0);
     e.chunk_backward_s[size_t(k)] =
-        n * (bwd_compute + tp_bwd + ckpt_bwd) + (last ? 2 * logits_fwd + logits_grad_add : 0);
+        n * (bwd_compute + coll_bwd + ckpt_bwd) + (last ? 2 * logits_fwd + logits_grad_add : 0);
     stage_f[size_t(k % p)] += e.chunk_forward_s[size_t(k)];
     stage_b[size_t(k % p)] += e.chunk_backward_s[size_t(k)];
   }
@@ -316,8 +346,8 @@ Estimate estimate(const Config& cfg) {
   double p2p = 0, p2p_back = 0;
   if (L.pp > 1) {
     const bool sg = L.scatter_gather && sw.pipeline_scatter_gather && L.tp > 1;
-    const double whole = pp_boundary_bytes(b, s, h, bytes);
-    const bool cross_node = L.tp * L.dp >= c.gpus_per_node || c.gpus_per_node == 1;
+    const double whole = pp_boundary_bytes(b, sq, h, bytes);
+    const bool cross_node = (long long)L.tp * L.cp * L.dp >= c.gpus_per_node || c.gpus_per_node == 1;
     const bool bc = sw.pipeline_p2p_broadcast;
     p2p = point_to_point(topo, whole / (sg ? L.tp : 1), cross_node, bc).time_s;
     if (sg) p2p += all_gather(topo, whole, L.tp, tp_per_node, 1).time_s;
@@ -343,8 +373,8 @@ Estimate estimate(const Config& cfg) {
         stage_f[size_t(slow)] + stage_b[size_t(slow)] + own_p2p(slow))
       slow = i;
   e.slowest_stage = slow;
-  e.layer_forward_s = fwd_compute + tp_fwd + ckpt_fwd;
-  e.layer_backward_s = bwd_compute + tp_bwd + ckpt_bwd;
+  e.layer_forward_s = fwd_compute + coll_fwd + ckpt_fwd;
+  e.layer_backward_s = bwd_compute + coll_bwd + ckpt_bwd;
   e.logits_s = 3 * logits_fwd + logits_grad_add;
   const double slow_layers = e.stage_layers[size_t(slow)];
   const bool slow_is_last = slow == p - 1;
@@ -353,15 +383,17 @@ Estimate estimate(const Config& cfg) {
 
   // ---- data parallel: gradients of the stage shard (fp16, or fp32 in fp32 training) ----
   Layout shard_layout = L;
-  shard_layout.dp = 1, shard_layout.zero = 0;
+  shard_layout.dp = 1, shard_layout.cp = 1, shard_layout.zero = 0;
   const double shard_params = memory_per_gpu(Config{m, cfg.cluster, shard_layout, cfg.training, sw}).weights / bytes;
   double dp_time = 0, dp_exposed = 0;
   e.dp_algorithm = "none";
   const bool overlap = L.overlap_dp_comm || sw.dp_overlap;
-  if (L.dp > 1) {
-    const int dp_per_node = std::max(1, std::min(L.dp, c.gpus_per_node / std::min(c.gpus_per_node, L.tp)));
+  // The gradient group is the dp x cp ranks of one shard (Layout::dp_group), consecutive after tp.
+  const int G = L.dp_group();
+  if (G > 1) {
+    const int dp_per_node = std::max(1, std::min(G, c.gpus_per_node / std::min(c.gpus_per_node, L.tp)));
     const int groups_per_node = std::max(1, c.gpus_per_node / (dp_per_node));
-    const Collective g = all_reduce(topo, shard_params * bytes, L.dp, dp_per_node, groups_per_node);
+    const Collective g = all_reduce(topo, shard_params * bytes, G, dp_per_node, groups_per_node);
     dp_time = g.time_s;
     e.dp_algorithm = g.algorithm;
     dp_exposed = overlap ? std::max(0.0, dp_time - stage_b[size_t(slow)] / v) : dp_time;
@@ -371,7 +403,7 @@ Estimate estimate(const Config& cfg) {
     const Zero1Gather z1 = zero1_step_gather(cfg, shard_params * bytes);
     if (z1.bytes > 0) {
       const double gather =
-          z1.collectives * all_gather(topo, z1.bytes / z1.collectives, L.dp, dp_per_node, groups_per_node).time_s +
+          z1.collectives * all_gather(topo, z1.bytes / z1.collectives, G, dp_per_node, groups_per_node).time_s +
           z1.copies.seconds(z1.bytes, z1.collectives);
       dp_time += gather;
       dp_exposed += gather;
@@ -389,8 +421,8 @@ Estimate estimate(const Config& cfg) {
       // latency steps plus its bytes at the ring's bandwidth.
       const int per_layer = zero3_collectives_per_layer(m, sw.zero3_gather);
       const double layer_bytes = layer_params_bytes(m, L.tp, bytes);
-      const Collective ag = all_gather(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
-      const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, L.dp, dp_per_node, groups_per_node);
+      const Collective ag = all_gather(topo, layer_bytes / per_layer, G, dp_per_node, groups_per_node);
+      const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, G, dp_per_node, groups_per_node);
       e.dp_algorithm = ag.algorithm;
       // A stack that calls the list forms adds each collective's copies (list_collective_copies).
       const ListCopyCost copies = zero3_copies(cfg);
@@ -399,9 +431,9 @@ Estimate estimate(const Config& cfg) {
       // The embedding (and the untied or tied output layer) is one more tensor of each kind.
       const double embed_bytes = double(m.vocab) * h / L.tp * bytes;
       const double gather_embed =
-          all_gather(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.gather_seconds(embed_bytes);
+          all_gather(topo, embed_bytes, G, dp_per_node, groups_per_node).time_s + copies.gather_seconds(embed_bytes);
       const double reduce_embed =
-          reduce_scatter(topo, embed_bytes, L.dp, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
+          reduce_scatter(topo, embed_bytes, G, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
       const bool regather = L.recompute == Recompute::full && sw.zero3_gather != Zero3Gather::per_layer;
       // Without resharding after the forward (OPT's metaseq runs: --no-reshard-after-forward) each unit stays
       // whole until its backward, recomputed forward included: the backward gathers nothing.
@@ -443,8 +475,9 @@ Estimate estimate(const Config& cfg) {
   // same), so the two stages share a node only when the whole job does; across nodes each of the first
   // stage's GPUs on a node (tp dp of them, at most the node) drives its own pair through the node's NICs.
   if (const double tied = tied_grad_bytes(cfg); tied > 0) {
-    const bool apart = double(L.pp) * L.tp * L.dp > c.gpus_per_node;
-    e.tied_grad_s = all_reduce(topo, tied, 2, apart ? 1 : 2, apart ? std::min(c.gpus_per_node, L.tp * L.dp) : 1).time_s;
+    const bool apart = double(L.ranks()) > c.gpus_per_node;
+    const int first_stage = int(std::min<long long>(c.gpus_per_node, (long long)L.tp * L.cp * L.dp));
+    e.tied_grad_s = all_reduce(topo, tied, 2, apart ? 1 : 2, apart ? first_stage : 1).time_s;
   }
 
   // Adam step: reads and writes fp32 master weights, momentum, variance (24 bytes), reads the gradient
@@ -454,7 +487,7 @@ Estimate estimate(const Config& cfg) {
   // them in passes of their own). Where it checks each tensor in a loop that waits for the GPU, the GPU
   // idles while the host dispatches the next tensor's operations (optimizer_host_ops_per_tensor): the
   // stage that holds the most layers, plus the embeddings and the final LayerNorm (4 tensors), sets it.
-  const double opt_params = shard_params / (L.zero >= 1 ? L.dp : 1);
+  const double opt_params = shard_params / (L.zero >= 1 ? G : 1);
   const double step_tensors =
       sw.optimizer_host_ops_per_tensor > 0
           ? double(tensors_per_layer(m)) * *std::max_element(e.stage_layers.begin(), e.stage_layers.end()) + 4
@@ -520,6 +553,7 @@ Estimate estimate(const Config& cfg) {
   T.compute =
       micro * (slow_layers * (fwd_compute + bwd_compute) + (slow_is_last ? 3 * logits_fwd + logits_grad_add : 0));
   T.tp_comm = micro * slow_layers * (tp_fwd + tp_bwd);
+  T.cp_comm = micro * slow_layers * (cp_fwd + cp_bwd);
   T.offload = micro * slow_layers * (ckpt_fwd + ckpt_bwd);
   T.pp_comm = pp_comm + e.tied_grad_s;
   T.dp_comm = dp_exposed;
@@ -528,7 +562,7 @@ Estimate estimate(const Config& cfg) {
   T.total = ideal + bubble + T.pp_comm + dp_exposed + optimizer_s;
   e.iteration_time_s = T.total;
 
-  const double gpus = double(L.tp) * L.pp * L.dp;
+  const double gpus = double(L.ranks());
   e.achieved_tflops_per_gpu = e.hardware_flops_per_iteration / (T.total * gpus) / 1e12;
   e.model_tflops_per_gpu = e.model_flops_per_iteration / (T.total * gpus) / 1e12;
   e.mfu = e.model_flops_per_iteration / (T.total * gpus * peak);

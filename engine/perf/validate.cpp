@@ -309,7 +309,7 @@ std::vector<ValidationRow> validate_runs(const Catalog& cat, const std::string& 
     Ctx x{&rows, id, "runs", {}};
     for (const json& q : c.at("expected")) x.expected[q.value("quantity", "")] = &q;
     const double band = setup.value("band", kRunTolerance);
-    const double n = double(conf.layout.tp) * conf.layout.pp * conf.layout.dp;
+    const double n = double(conf.layout.ranks());
     const std::string conv = setup.value("flops", "megatron-eq3");
     const ModelSpec& m = conf.model;
     const double tokens_per_gpu = e.tokens_per_s / n;

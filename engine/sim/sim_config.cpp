@@ -244,7 +244,12 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   const perf::Estimate& e = r.est;
   it.tp = L.tp;
   it.pp = L.pp;
-  it.dp = L.dp;
+  // Context parallelism (perf.h Layout::cp): the simulator's replicas are the dp x cp ranks of a shard,
+  // numbered replica = dp rank x cp + cp rank, so that GPUs go tp, cp, dp, pp as Megatron-Core orders them
+  // and the gradient collectives span all dp x cp of them, as the analytic model prices them. Each cp rank
+  // carries s / cp tokens (the buffers below); the key/value all-gathers of each layer (perf_time.cpp) stay
+  // in the layer times the analytic model hands over: they are charged, not run as flows over the links.
+  it.dp = L.dp_group();
   it.micro_batches = L.micro_batches();
   it.schedule = L.schedule == perf::Schedule::gpipe         ? PipeSchedule::gpipe
                 : L.schedule == perf::Schedule::one_f_one_b ? PipeSchedule::one_f_one_b
@@ -270,7 +275,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.layer_backward_s = std::max(0.0, e.layer_backward_s - tp_bwd);
   it.last_stage_extra_s = e.logits_s;
   const double bytes = perf::full_width(c.training.precision) ? 4 : 2;
-  const double bsh = double(L.micro_batch) * c.model.seq_len * c.model.hidden * bytes;
+  const double bsh = double(L.micro_batch) * c.model.seq_len / std::max(1, L.cp) * c.model.hidden * bytes;
   it.tp_buffer_bytes = bsh;
   const bool sg = L.scatter_gather && L.tp > 1;
   const bool stack_sg = sg && c.software.pipeline_scatter_gather;
@@ -286,6 +291,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   // Gradient bytes of one GPU's shard of one stage: the analytic model's weights per GPU without ZeRO.
   perf::Config shard = c;
   shard.layout.dp = 1;
+  shard.layout.cp = 1;
   shard.layout.zero = 0;
   it.dp_bytes_per_stage = perf::memory_per_gpu(shard).weights;
   it.bucket_bytes = r.sec.bucket_bytes;
@@ -335,6 +341,19 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.latency.intra_node_s = pt.intra_latency_s;
   it.latency.inter_node_s = pt.inter_latency_s;
   it.stragglers = r.sec.stragglers;
+  // The cp ranks of a group meet in every layer's all-gather, so each goes at its slowest member's pace:
+  // a straggler slows its cp peers (same stage, tp rank and dp rank) to its speed.
+  if (L.cp > 1) {
+    std::vector<std::pair<int, double>> peers;
+    for (auto [gpu, speed] : it.stragglers) {
+      if (gpu < 0 || gpu >= it.tp * it.pp * it.dp) continue;
+      const GpuCoord g = gpu_coord(it, gpu);
+      const int first = g.replica - g.replica % L.cp;
+      for (int k = first; k < first + L.cp; ++k)
+        if (k != g.replica) peers.push_back({gpu_id(it, k, g.stage, g.tp_rank), speed});
+    }
+    it.stragglers.insert(it.stragglers.end(), peers.begin(), peers.end());
+  }
   check_work_budget(root, it);
   it.max_work = kMaxSimWork;
   return r;
@@ -359,7 +378,7 @@ RunSpec run_spec(const Catalog& cat, const Resolved& r, double iteration_s, doub
   s.checkpoint_bytes = r.est.params * r.sec.checkpoint_bytes_per_param;
   // Writers are the GPUs holding distinct shards: tp*pp of them (times dp with ZeRO); their nodes' NICs
   // bound the write as well as the storage account(s).
-  const double writers = double(c.layout.tp) * c.layout.pp * (c.layout.zero >= 1 ? c.layout.dp : 1);
+  const double writers = double(c.layout.tp) * c.layout.pp * (c.layout.zero >= 1 ? c.layout.dp_group() : 1);
   const double writer_nodes = std::max(1.0, std::ceil(writers / c.cluster.gpus_per_node));
   const double node_Bps = c.cluster.node_network_Gbps * 1e9 / 8;
   s.checkpoint_write_Bps =

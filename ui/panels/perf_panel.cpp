@@ -266,7 +266,7 @@ void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the 
   json& par = v.config["parallel"];
   // The config's "gpus", else the count the engine parsed (from "nodes", or one node of the preset).
   const long long gpus = v.config["cluster"].value("gpus", v.valid ? (long long)v.parsed.cluster.gpus() : 0LL);
-  const long long tpp = (long long)par.value("tp", 1) * par.value("pp", 1);
+  const long long tpp = (long long)par.value("tp", 1) * par.value("cp", 1) * par.value("pp", 1);
   if (gpus > 0 && tpp > 0) par["dp"] = std::max<long long>(1, gpus / tpp);
 }
 
@@ -467,6 +467,11 @@ void draw_controls(ExplorerState& s) {
   if (pow2_slider("tensor (tp)", par, "tp", 5) && can_fit) fit_to_machine(s, machine);
   glossary_tooltip("tp");  // each degree's label defines it on hover (assets/glossary.json)
   track(s, "perf.tp");
+  // Context parallelism splits each sequence over GPUs: only for long sequences, and only on a stack that has
+  // it (the estimate refuses it otherwise and says which stacks do).
+  if (pow2_slider("context (cp)", par, "cp", 5) && can_fit) fit_to_machine(s, machine);
+  glossary_tooltip("cp");
+  track(s, "perf.cp");
   int pp = par.value("pp", 1);
   if (ImGui::SliderInt("pipeline (pp)", &pp, 1,
                        std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
@@ -662,11 +667,12 @@ void draw_results(ExplorerState& s) {
   if (v.machine_gpus > n_acc) {
     const perf::Layout& L = v.parsed.layout;
     wrapped_text(true,
-                 "The layout uses %s of the %s %s the nodes slider offers: tp %d x pp %d x dp %d, the largest dp "
+                 "The layout uses %s of the %s %s the nodes slider offers: %s, the largest dp "
                  "on whole nodes that splits the global batch of %s sequences into micro-batches of %d (the "
                  "search below also estimates each layout on the %s it uses).",
                  with_thousands(double(n_acc)).c_str(), with_thousands(double(v.machine_gpus)).c_str(), w.many.c_str(),
-                 L.tp, L.pp, L.dp, with_thousands(double(L.global_batch)).c_str(), L.micro_batch, w.many.c_str());
+                 L.degrees().c_str(),
+                 with_thousands(double(L.global_batch)).c_str(), L.micro_batch, w.many.c_str());
   }
   if (v.parsed.training.tokens_from == perf::Training::TokensFrom::assumed)
     wrapped_text(true,
@@ -711,7 +717,8 @@ void draw_results(ExplorerState& s) {
                e.tp_algorithm.c_str(), e.dp_algorithm.c_str());
   const auto& T = e.time;
   std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)},    {"tp comm", T.tp_comm, part_color(1)},
-                             {"pp comm", T.pp_comm, part_color(4)},    {"dp comm", T.dp_comm, part_color(2)},
+                             {"cp comm", T.cp_comm, part_color(3)},    {"pp comm", T.pp_comm, part_color(4)},
+                             {"dp comm", T.dp_comm, part_color(2)},
                              {"bubble", T.bubble, part_color(5)},      {"optimizer", T.optimizer, part_color(6)},
                              {"host copies", T.offload, part_color(7)}};
   stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26);
@@ -764,7 +771,8 @@ void apply_layout(PerfView& v, const perf::Layout& L) {
   par["schedule"] = perf::to_string(L.schedule), par["virtual_stages"] = L.virtual_stages;
   par["zero"] = L.zero, par["recompute"] = perf::to_string(L.recompute);
   par["sequence_parallel"] = L.sequence_parallel;
-  v.config["cluster"]["gpus"] = (long long)L.tp * L.pp * L.dp;
+  if (L.cp > 1 || par.contains("cp")) par["cp"] = L.cp;
+  v.config["cluster"]["gpus"] = L.ranks();
   v.search_auto = false;  // keep the ranked list while the student explores its layouts
 }
 

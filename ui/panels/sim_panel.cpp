@@ -329,7 +329,7 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   const int gpus = int(it.config.cluster.gpus());
   v.slice_first = std::clamp(v.slice_first, 0, gpus - 1);
   same_line_if_fits_button("one per stage");
-  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.dp);
+  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.dp_group());
   track(s, "sim.one_per_stage");
   same_line_if_fits_button("whole iteration");
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
@@ -595,9 +595,11 @@ void draw(ExplorerState& s) {
     const Record* m = s.catalog->table("models") ? s.catalog->table("models")->find(it.config.model.id) : nullptr;
     const AcceleratorWords w = accelerator_words(&*s.catalog, it.config.cluster.gpu);
     const perf::Layout& L = it.config.layout;
-    wrapped_text(false, "%s on %s %s: tensor parallel %d x pipeline %d x data parallel %d, %d sequences per iteration",
+    const std::string cp = L.cp > 1 ? " x context parallel " + std::to_string(L.cp) : "";
+    wrapped_text(false, "%s on %s %s: tensor parallel %d%s x pipeline %d x data parallel %d, %d sequences per iteration",
                  m ? m->name.c_str() : "a custom model", with_thousands(double(it.config.cluster.gpus())).c_str(),
-                 (it.config.cluster.gpus() == 1 ? w.one : w.many).c_str(), L.tp, L.pp, L.dp, L.global_batch);
+                 (it.config.cluster.gpus() == 1 ? w.one : w.many).c_str(), L.tp, cp.c_str(), L.pp, L.dp,
+                 L.global_batch);
     track(s, "sim.headline");
   }
   draw_screen_basis(s, "sim");
