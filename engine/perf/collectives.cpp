@@ -42,7 +42,7 @@ namespace {
 // `trees` = false prices the ring alone: NCCL implements all-gather and reduce-scatter as rings only
 // (its tree algorithms, NCCL >= 2.4, serve all-reduce; PAT for all-gather/reduce-scatter came in 2.23).
 Collective time_collective(const Topology& t, double bytes, int p, int per_node, int groups_per_node, int phases,
-                           bool trees) {
+                           bool trees, long long span_nodes) {
   Collective out;
   if (p <= 1 || bytes <= 0) return out;
   per_node = std::clamp(per_node, 1, p);
@@ -59,12 +59,18 @@ Collective time_collective(const Topology& t, double bytes, int p, int per_node,
   // spans more nodes than hang off one leaf switch.
   double nic = t.node_inter_Bps / std::max(1, groups_per_node);
   if (t.group_inter_Bps > 0) nic = std::min(nic, t.group_inter_Bps);
+  // A tree's edges join ranks far apart in rank order (a node's parent and children in two binary trees),
+  // so in a group spread over more nodes than one leaf holds most of them leave their leaf and cross the
+  // oversubscribed layer; a ring, in rank order, crosses each leaf boundary only on its way in and out.
+  double tree_nic = nic;
+  if (nodes > t.leaf_nodes || span_nodes > t.leaf_nodes) tree_nic /= t.oversubscription;
   if (nodes > t.leaf_nodes) nic /= t.oversubscription;
   // Flat ring: every byte of the ring passes each node boundary once; NVLink carries the same per GPU.
   const double ring_bw = std::max(frac * bytes / nic, frac * bytes / t.intra_Bps);
   const double ring = phases * (ring_bw + (nodes - 1) * t.inter_latency_s + (p - nodes) * t.intra_latency_s);
   // Double binary tree across nodes (NCCL >= 2.4): about ring bandwidth, log-depth latency.
-  const double tree = phases * (ring_bw + std::ceil(std::log2(nodes)) * t.inter_latency_s +
+  const double tree_bw = std::max(frac * bytes / tree_nic, frac * bytes / t.intra_Bps);
+  const double tree = phases * (tree_bw + std::ceil(std::log2(nodes)) * t.inter_latency_s +
                                 std::ceil(std::log2(per_node)) * t.intra_latency_s);
   // Hierarchical: intra reduce-scatter, inter collective on bytes/per_node by per_node ranks at once
   // (each using 1/per_node of the group's NICs), intra all-gather.
@@ -81,14 +87,14 @@ Collective time_collective(const Topology& t, double bytes, int p, int per_node,
 
 }  // namespace
 
-Collective all_reduce(const Topology& t, double bytes, int p, int per_node, int groups) {
-  return time_collective(t, bytes, p, per_node, groups, 2, true);
+Collective all_reduce(const Topology& t, double bytes, int p, int per_node, int groups, long long span) {
+  return time_collective(t, bytes, p, per_node, groups, 2, true, span);
 }
-Collective reduce_scatter(const Topology& t, double bytes, int p, int per_node, int groups) {
-  return time_collective(t, bytes, p, per_node, groups, 1, t.gather_trees);
+Collective reduce_scatter(const Topology& t, double bytes, int p, int per_node, int groups, long long span) {
+  return time_collective(t, bytes, p, per_node, groups, 1, t.gather_trees, span);
 }
-Collective all_gather(const Topology& t, double bytes, int p, int per_node, int groups) {
-  return time_collective(t, bytes, p, per_node, groups, 1, t.gather_trees);
+Collective all_gather(const Topology& t, double bytes, int p, int per_node, int groups, long long span) {
+  return time_collective(t, bytes, p, per_node, groups, 1, t.gather_trees, span);
 }
 
 Collective point_to_point(const Topology& t, double bytes, bool cross_node, bool as_collective) {

@@ -34,9 +34,14 @@ struct Collective {
 // A collective over p ranks of which `per_node` share each node; `groups_per_node` such collectives run
 // at once in every node and share its NICs (e.g. tp = 8 fills a node: its 8 data-parallel groups each
 // get one eighth of the node's network).
-Collective all_reduce(const Topology& t, double bytes, int p, int per_node, int groups_per_node);
-Collective reduce_scatter(const Topology& t, double bytes, int p, int per_node, int groups_per_node);
-Collective all_gather(const Topology& t, double bytes, int p, int per_node, int groups_per_node);
+// `span_nodes`: how many consecutive nodes the group's members are spread over, when more than the nodes
+// they occupy (a data-parallel group whose ranks are a whole pipeline apart, Llama 3's order); 0: packed.
+Collective all_reduce(const Topology& t, double bytes, int p, int per_node, int groups_per_node,
+                      long long span_nodes = 0);
+Collective reduce_scatter(const Topology& t, double bytes, int p, int per_node, int groups_per_node,
+                          long long span_nodes = 0);
+Collective all_gather(const Topology& t, double bytes, int p, int per_node, int groups_per_node,
+                      long long span_nodes = 0);
 // One message between neighbouring pipeline stages, over NVLink or over this GPU's share of the NICs.
 // `as_collective`: the transfer is a two-rank broadcast and runs at the collective rate across nodes.
 Collective point_to_point(const Topology& t, double bytes, bool cross_node, bool as_collective = false);

@@ -138,6 +138,9 @@ struct Software {
                                                     // they run at the fabric's collective, not point-to-point, rate
   bool pipeline_blocking_p2p = false;               // separate blocking send and receive: both stages wait out each
                                                     // transfer (DeepSpeed); Megatron pairs them in one batched call
+  bool pipeline_inside_data_parallel = false;       // ranks ordered tp, cp, pp, dp (Llama 3's [TP, CP, PP, DP]): a
+                                                    // replica's stages on neighbouring GPUs; false: tp, cp, dp, pp
+                                                    // (Megatron-LM), each stage's replicas together
   // What the stack can run at all (software.json; permissive for a config without a catalog stack). The
   // layout search proposes only these; an explicit layout that needs more is refused (stack_problems).
   std::string name;                  // software.json name, for the messages that refuse a layout

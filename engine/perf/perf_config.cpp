@@ -656,6 +656,7 @@ Software software_from_catalog(const Catalog& cat, const std::string& id, const 
   sw.pipeline_full_gradients = r->get_or("pipeline_full_gradients", 0) != 0;
   sw.pipeline_blocking_p2p = r->get_or("pipeline_blocking_p2p", 0) != 0;
   sw.pipeline_p2p_broadcast = r->get_or("pipeline_p2p_broadcast", 0) != 0;
+  sw.pipeline_inside_data_parallel = r->get_or("pipeline_inside_data_parallel", 0) != 0;
   return sw;
 }
 

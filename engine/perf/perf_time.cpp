@@ -347,7 +347,9 @@ Estimate estimate(const Config& cfg) {
   if (L.pp > 1) {
     const bool sg = L.scatter_gather && sw.pipeline_scatter_gather && L.tp > 1;
     const double whole = pp_boundary_bytes(b, sq, h, bytes);
-    const bool cross_node = (long long)L.tp * L.cp * L.dp >= c.gpus_per_node || c.gpus_per_node == 1;
+    // Neighbouring stages are tp cp dp GPUs apart in Megatron-LM's order, tp cp in Llama 3's.
+    const long long apart = (long long)L.tp * L.cp * (sw.pipeline_inside_data_parallel ? 1 : L.dp);
+    const bool cross_node = apart >= c.gpus_per_node || c.gpus_per_node == 1;
     const bool bc = sw.pipeline_p2p_broadcast;
     p2p = point_to_point(topo, whole / (sg ? L.tp : 1), cross_node, bc).time_s;
     if (sg) p2p += all_gather(topo, whole, L.tp, tp_per_node, 1).time_s;
@@ -389,11 +391,34 @@ Estimate estimate(const Config& cfg) {
   e.dp_algorithm = "none";
   const bool overlap = L.overlap_dp_comm || sw.dp_overlap;
   // The gradient group is the dp x cp ranks of one shard (Layout::dp_group), consecutive after tp.
+  // How many of them share a node: after tp in Megatron-LM's order (cp, then dp ranks tp apart); in Llama
+  // 3's the cp ranks tp apart, the dp ranks a whole pipeline (tp cp pp) apart.
   const int G = L.dp_group();
   if (G > 1) {
-    const int dp_per_node = std::max(1, std::min(G, c.gpus_per_node / std::min(c.gpus_per_node, L.tp)));
+    const int gpn = c.gpus_per_node;
+    int dp_per_node = std::max(1, std::min(G, gpn / std::min(gpn, L.tp)));
+    if (sw.pipeline_inside_data_parallel) {
+      const long long pipe = (long long)L.tp * L.cp * L.pp;
+      dp_per_node = std::max(1, std::min(L.cp, gpn / std::min(gpn, L.tp))) *
+                    (pipe < gpn ? std::max(1, int(std::min<long long>(L.dp, gpn / pipe))) : 1);
+    }
     const int groups_per_node = std::max(1, c.gpus_per_node / (dp_per_node));
-    const Collective g = all_reduce(topo, shard_params * bytes, G, dp_per_node, groups_per_node);
+    // Llama 3's order spreads the group: consecutive dp ranks a pipeline apart, over this many nodes.
+    long long span = 0;
+    if (sw.pipeline_inside_data_parallel) {
+      const long long pipe = (long long)L.tp * L.cp * L.pp;
+      if (pipe >= gpn) span = (L.dp - 1) * (pipe / gpn) + (L.tp * (long long)L.cp + gpn - 1) / gpn;
+    }
+    Collective g = all_reduce(topo, shard_params * bytes, G, dp_per_node, groups_per_node, span);
+    // Sharded (ZeRO-1/2, Megatron's distributed optimizer, FSDP's SHARD_GRAD_OP): the gradients are
+    // reduce-scattered and the updated weights all-gathered (Rajbhandari et al. 2020, Sec. 7.2.1), the
+    // volume of one all-reduce; but NCCL runs those two as rings only before 2.23 (its trees serve
+    // all-reduce), so a tree's shorter latency is not theirs. DeepSpeed's ZeRO-1 of 2021-2022 all-reduces
+    // whole (zero1_full_allreduce, below).
+    if ((L.zero == 1 || L.zero == 2) && !(sw.zero1_full_allreduce && L.zero == 1)) {
+      const Collective rs = reduce_scatter(topo, shard_params * bytes, G, dp_per_node, groups_per_node, span);
+      g = {rs.time_s + all_gather(topo, shard_params * bytes, G, dp_per_node, groups_per_node, span).time_s, rs.algorithm};
+    }
     dp_time = g.time_s;
     e.dp_algorithm = g.algorithm;
     dp_exposed = overlap ? std::max(0.0, dp_time - stage_b[size_t(slow)] / v) : dp_time;
@@ -403,7 +428,7 @@ Estimate estimate(const Config& cfg) {
     const Zero1Gather z1 = zero1_step_gather(cfg, shard_params * bytes);
     if (z1.bytes > 0) {
       const double gather =
-          z1.collectives * all_gather(topo, z1.bytes / z1.collectives, G, dp_per_node, groups_per_node).time_s +
+          z1.collectives * all_gather(topo, z1.bytes / z1.collectives, G, dp_per_node, groups_per_node, span).time_s +
           z1.copies.seconds(z1.bytes, z1.collectives);
       dp_time += gather;
       dp_exposed += gather;
@@ -421,8 +446,8 @@ Estimate estimate(const Config& cfg) {
       // latency steps plus its bytes at the ring's bandwidth.
       const int per_layer = zero3_collectives_per_layer(m, sw.zero3_gather);
       const double layer_bytes = layer_params_bytes(m, L.tp, bytes);
-      const Collective ag = all_gather(topo, layer_bytes / per_layer, G, dp_per_node, groups_per_node);
-      const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, G, dp_per_node, groups_per_node);
+      const Collective ag = all_gather(topo, layer_bytes / per_layer, G, dp_per_node, groups_per_node, span);
+      const Collective rs = reduce_scatter(topo, layer_bytes / per_layer, G, dp_per_node, groups_per_node, span);
       e.dp_algorithm = ag.algorithm;
       // A stack that calls the list forms adds each collective's copies (list_collective_copies).
       const ListCopyCost copies = zero3_copies(cfg);
@@ -431,9 +456,9 @@ Estimate estimate(const Config& cfg) {
       // The embedding (and the untied or tied output layer) is one more tensor of each kind.
       const double embed_bytes = double(m.vocab) * h / L.tp * bytes;
       const double gather_embed =
-          all_gather(topo, embed_bytes, G, dp_per_node, groups_per_node).time_s + copies.gather_seconds(embed_bytes);
+          all_gather(topo, embed_bytes, G, dp_per_node, groups_per_node, span).time_s + copies.gather_seconds(embed_bytes);
       const double reduce_embed =
-          reduce_scatter(topo, embed_bytes, G, dp_per_node, groups_per_node).time_s + copies.seconds(embed_bytes);
+          reduce_scatter(topo, embed_bytes, G, dp_per_node, groups_per_node, span).time_s + copies.seconds(embed_bytes);
       const bool regather = L.recompute == Recompute::full && sw.zero3_gather != Zero3Gather::per_layer;
       // Without resharding after the forward (OPT's metaseq runs: --no-reshard-after-forward) each unit stays
       // whole until its backward, recomputed forward included: the backward gathers nothing.
@@ -475,8 +500,12 @@ Estimate estimate(const Config& cfg) {
   // same), so the two stages share a node only when the whole job does; across nodes each of the first
   // stage's GPUs on a node (tp dp of them, at most the node) drives its own pair through the node's NICs.
   if (const double tied = tied_grad_bytes(cfg); tied > 0) {
-    const bool apart = double(L.ranks()) > c.gpus_per_node;
-    const int first_stage = int(std::min<long long>(c.gpus_per_node, (long long)L.tp * L.cp * L.dp));
+    // The two stages are (pp - 1) stage strides apart: the whole job in Megatron-LM's order, one pipeline
+    // (tp cp pp GPUs) in Llama 3's; a node holds tp cp dp or tp cp of the first stage's GPUs.
+    const bool inside = sw.pipeline_inside_data_parallel;
+    const bool apart = double(inside ? (long long)L.tp * L.cp * L.pp : L.ranks()) > c.gpus_per_node;
+    const int first_stage =
+        int(std::min<long long>(c.gpus_per_node, (long long)L.tp * L.cp * (inside ? 1 : L.dp)));
     e.tied_grad_s = all_reduce(topo, tied, 2, apart ? 1 : 2, apart ? first_stage : 1).time_s;
   }
 

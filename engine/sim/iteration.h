@@ -2,7 +2,9 @@
 //
 // GPUs are numbered as Megatron-LM orders its process groups (Narayanan et al. 2021, Sec. 3 and the
 // initialize_model_parallel docstring): tensor-parallel ranks are consecutive (inside a node), then data
-// parallel, then pipeline outermost:  gpu = (stage * dp + replica) * tp + tp_rank.
+// parallel, then pipeline outermost:  gpu = (stage * dp + replica) * tp + tp_rank; or, as Llama 3 ordered
+// them ([TP, CP, PP, DP], Dubey et al. 2024, Sec. 3.3.2; IterationSpec::pp_inside_dp), each replica's
+// pipeline on consecutive GPUs: gpu = (replica * pp + stage) * tp + tp_rank.
 //
 // Each pipeline stage of each data-parallel replica runs, in its schedule's order (GPipe: all forwards
 // then all backwards; 1F1B / PipeDream-Flush: p - s - 1 warm-up forwards, then one forward one backward;
@@ -33,6 +35,10 @@ enum class PipeSchedule { gpipe, one_f_one_b, interleaved };
 
 struct IterationSpec {
   int tp = 1, pp = 1, dp = 1;
+  // Context parallelism (engine/perf Layout::cp) is folded into the replicas: dp counts dp x cp of them,
+  // replica = dp rank x cp + cp rank, so gradients reduce over all and the cp ranks follow the tp ranks.
+  int cp = 1;
+  bool pp_inside_dp = false;  // GPUs ordered tp, cp, pp, dp (Llama 3) rather than tp, cp, dp, pp (Megatron-LM)
   int micro_batches = 1;   // m per replica
   int virtual_stages = 1;  // v (interleaved only)
   PipeSchedule schedule = PipeSchedule::one_f_one_b;

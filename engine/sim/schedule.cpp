@@ -90,10 +90,18 @@ const char* to_string(SpanKind k) {
 GpuCoord gpu_coord(const IterationSpec& s, int gpu) {
   const int t = gpu % s.tp;
   const int rest = gpu / s.tp;
+  if (s.pp_inside_dp) {  // tp, cp, pp, dp: replica = dp rank * cp + cp rank
+    const int cp = std::max(1, s.cp), k = rest % cp, pipe = rest / cp;
+    return {(pipe / s.pp) * cp + k, pipe % s.pp, t};
+  }
   return {rest % s.dp, rest / s.dp, t};
 }
 
 int gpu_id(const IterationSpec& s, int replica, int stage, int tp_rank) {
+  if (s.pp_inside_dp) {
+    const int cp = std::max(1, s.cp);
+    return (((replica / cp) * s.pp + stage) * cp + replica % cp) * s.tp + tp_rank;
+  }
   return (stage * s.dp + replica) * s.tp + tp_rank;
 }
 

@@ -250,6 +250,8 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   // carries s / cp tokens (the buffers below); the key/value all-gathers of each layer (perf_time.cpp) stay
   // in the layer times the analytic model hands over: they are charged, not run as flows over the links.
   it.dp = L.dp_group();
+  it.cp = L.cp;
+  it.pp_inside_dp = c.software.pipeline_inside_data_parallel;
   it.micro_batches = L.micro_batches();
   it.schedule = L.schedule == perf::Schedule::gpipe         ? PipeSchedule::gpipe
                 : L.schedule == perf::Schedule::one_f_one_b ? PipeSchedule::one_f_one_b

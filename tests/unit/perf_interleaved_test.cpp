@@ -167,10 +167,14 @@ TEST(PerfInterleaved, Llama3405bPublishedLayoutSimulates) {
   const double sim_s = out.at("iteration_time_s").get<double>();
   const double est_s = out.at("analytic").at("iteration_time_s").get<double>();
   EXPECT_GT(sim_s, 0);
-  // Both price the same stage times; the simulator's pipeline transfers and waits come out about 20% above
-  // the analytic model's on this machine with equal chunks too (128 layers: 8.2 s against 6.9 s), the gap
-  // issue 24's item 4 is about. The uneven split must not widen it.
-  EXPECT_NEAR(sim_s, est_s, 0.25 * est_s) << "simulated " << sim_s << " s, analytic " << est_s << " s";
+  // Both price the same stage times. The simulator's links decide the rest: the stack numbers its ranks as
+  // Llama 3 did ([TP, CP, PP, DP], Sec. 3.3.2: software.json pipeline_inside_data_parallel), so each
+  // pipeline's sends stay inside a 3,072-GPU pod; placed Megatron's way (tp, dp, pp) every third stage
+  // boundary crossed the 1:7 oversubscribed aggregation layer and the simulator came out 23% above the
+  // analytic model. The gradients are reduce-scattered and all-gathered as rings (NCCL 2.18 has no tree for
+  // either): a tree across pods loaded the spines in the simulator (29% above) where the analytic model,
+  // blind to where a tree's edges run, priced it at ring bandwidth. Now within 5%: one fabric, two screens.
+  EXPECT_NEAR(sim_s, est_s, 0.05 * est_s) << "simulated " << sim_s << " s, analytic " << est_s << " s";
   json even = cfg;
   even["model"]["layers"] = 128;
   even["parallel"].erase("embedding_stages");

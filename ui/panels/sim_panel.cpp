@@ -329,7 +329,8 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   const int gpus = int(it.config.cluster.gpus());
   v.slice_first = std::clamp(v.slice_first, 0, gpus - 1);
   same_line_if_fits_button("one per stage");
-  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.dp_group());
+  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.cp *
+                                     (it.config.software.pipeline_inside_data_parallel ? 1 : it.config.layout.dp));
   track(s, "sim.one_per_stage");
   same_line_if_fits_button("whole iteration");
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
