@@ -205,8 +205,8 @@ struct Layout {
   long long ranks() const { return (long long)tp * cp * pp * dp; }  // GPUs the layout uses
   // "tp 8 x pp 16 x dp 8", with "cp 16 x " after tp when context parallel: how the panels name a layout.
   std::string degrees() const {
-    return "tp " + std::to_string(tp) + " x " + (cp > 1 ? "cp " + std::to_string(cp) + " x " : std::string()) +
-           "pp " + std::to_string(pp) + " x dp " + std::to_string(dp);
+    return "tp " + std::to_string(tp) + " x " + (cp > 1 ? "cp " + std::to_string(cp) + " x " : std::string()) + "pp " +
+           std::to_string(pp) + " x dp " + std::to_string(dp);
   }
   // m, in 64-bit so that an unchecked micro_batch x dp cannot wrap (to zero: a division by zero)
   int micro_batches() const {

@@ -308,9 +308,10 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   }
   bool dp_given = false;
   if (jp) {
-    jp->only_keys({"tp", "cp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero", "recompute",
-                   "sequence_parallel", "overlap_dp_comm", "scatter_gather", "layers_per_stage", "embedding_stages",
-                   "offload_optimizer", "offload_params", "offload_activations", "partition_activations"});
+    jp->only_keys({"tp", "cp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero",
+                   "recompute", "sequence_parallel", "overlap_dp_comm", "scatter_gather", "layers_per_stage",
+                   "embedding_stages", "offload_optimizer", "offload_params", "offload_activations",
+                   "partition_activations"});
     if (auto v = jp->get("tp")) L.tp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("pp")) L.pp = positive_int(*v, 1 << 16);
     if (auto v = jp->get("cp")) L.cp = positive_int(*v, 1 << 16);

@@ -381,8 +381,9 @@ MemoryBreakdown stage_memory(const Config& c, int i, int layers) {
   // embedding's backward; each with what ZeRO-3 holds whole at that moment.
   const WorkingSet ws = zero3_working_set(c, layers, first, last);
   double recomputed = L.recompute == Recompute::full && layers > 0
-                          ? act_scale * activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel,
-                                                                   Recompute::none, c.software.flash_attention) /
+                          ? act_scale *
+                                activation_bytes_per_layer(m, L.micro_batch, L.tp, L.sequence_parallel, Recompute::none,
+                                                           c.software.flash_attention) /
                                 cp
                           : 0.0;
   // With context parallelism a layer's attention holds the whole sequence's keys and values, gathered, and

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 namespace mc::perf {
@@ -95,8 +96,8 @@ LayerTimes layer_times(const Config& cfg, const ClusterSpec& c) {
     // FlashAttention (Dao et al. 2022, Alg. 1): both products in one kernel per head, the scores in on-chip
     // memory, so HBM carries only Q, K, V and the output (4 s d a b / t elements; Q and the output of the
     // rank's s / c queries, K and V of all s keys), not the s x s matrix.
-    const double math = gemm_time_s(c, peak, b * a / t, sq, s, dh, 0) +
-                        gemm_time_s(c, peak, b * a / t, sq, dh, s, 0) - 2 * c.kernel_overhead_s;
+    const double math = gemm_time_s(c, peak, b * a / t, sq, s, dh, 0) + gemm_time_s(c, peak, b * a / t, sq, dh, s, 0) -
+                        2 * c.kernel_overhead_s;
     const double io = 2 * (sq + s) * dh * b * a / t * bytes / (c.hbm_bandwidth_GBps * 1e9);
     lt.attn_core_fwd = std::max(causal * math, io) + c.kernel_overhead_s;
   }
@@ -303,8 +304,7 @@ Estimate estimate(const Config& cfg) {
   const double host_Bps = host_rate_Bps(c);
   if (L.recompute == Recompute::full && (L.offload_activations || L.partition_activations)) {
     const double act_scale = full_width(cfg.training.precision) ? 2.0 : 1.0;
-    const double whole =
-        act_scale * activation_bytes_per_layer(m, b, L.tp, L.sequence_parallel, Recompute::full) / cp;
+    const double whole = act_scale * activation_bytes_per_layer(m, b, L.tp, L.sequence_parallel, Recompute::full) / cp;
     const bool split = L.partition_activations && !L.sequence_parallel && L.tp > 1;
     const double kept = split ? whole / L.tp : whole;
     if (L.offload_activations && host_Bps > 0) ckpt_fwd = kept / host_Bps, ckpt_bwd = kept / host_Bps;
@@ -417,7 +417,8 @@ Estimate estimate(const Config& cfg) {
     // whole (zero1_full_allreduce, below).
     if ((L.zero == 1 || L.zero == 2) && !(sw.zero1_full_allreduce && L.zero == 1)) {
       const Collective rs = reduce_scatter(topo, shard_params * bytes, G, dp_per_node, groups_per_node, span);
-      g = {rs.time_s + all_gather(topo, shard_params * bytes, G, dp_per_node, groups_per_node, span).time_s, rs.algorithm};
+      g = {rs.time_s + all_gather(topo, shard_params * bytes, G, dp_per_node, groups_per_node, span).time_s,
+           rs.algorithm};
     }
     dp_time = g.time_s;
     e.dp_algorithm = g.algorithm;
@@ -455,8 +456,8 @@ Estimate estimate(const Config& cfg) {
       const double reduce_layer = per_layer * rs.time_s + copies.seconds(layer_bytes, per_layer);
       // The embedding (and the untied or tied output layer) is one more tensor of each kind.
       const double embed_bytes = double(m.vocab) * h / L.tp * bytes;
-      const double gather_embed =
-          all_gather(topo, embed_bytes, G, dp_per_node, groups_per_node, span).time_s + copies.gather_seconds(embed_bytes);
+      const double gather_embed = all_gather(topo, embed_bytes, G, dp_per_node, groups_per_node, span).time_s +
+                                  copies.gather_seconds(embed_bytes);
       const double reduce_embed =
           reduce_scatter(topo, embed_bytes, G, dp_per_node, groups_per_node, span).time_s + copies.seconds(embed_bytes);
       const bool regather = L.recompute == Recompute::full && sw.zero3_gather != Zero3Gather::per_layer;
@@ -504,8 +505,7 @@ Estimate estimate(const Config& cfg) {
     // (tp cp pp GPUs) in Llama 3's; a node holds tp cp dp or tp cp of the first stage's GPUs.
     const bool inside = sw.pipeline_inside_data_parallel;
     const bool apart = double(inside ? (long long)L.tp * L.cp * L.pp : L.ranks()) > c.gpus_per_node;
-    const int first_stage =
-        int(std::min<long long>(c.gpus_per_node, (long long)L.tp * L.cp * (inside ? 1 : L.dp)));
+    const int first_stage = int(std::min<long long>(c.gpus_per_node, (long long)L.tp * L.cp * (inside ? 1 : L.dp)));
     e.tied_grad_s = all_reduce(topo, tied, 2, apart ? 1 : 2, apart ? first_stage : 1).time_s;
   }
 
@@ -608,6 +608,24 @@ Estimate estimate(const Config& cfg) {
                       "; name a stack that has it with \"software\"");
   if (L.pp > 1 && L.zero >= 2)
     e.notes.push_back("ZeRO-2/3 with pipeline parallelism: gradients are reduced once per iteration here");
+  // The FLOP counts follow the convention of record (Narayanan et al. 2021 eq. 3; PaLM App. B), which counts
+  // the whole s x s attention; flash attention under a causal mask computes (n + 1) / 2n of its tiles
+  // (layer_times). Where the scores are a large part of the count (long sequences) the utilisations above
+  // then credit the GPUs with FLOPs they skip: said, with how many.
+  if (sw.flash_attention && e.model_flops_per_iteration > 0) {
+    const double scores = 3.0 * m.layers * 4.0 * s * s * h * L.global_batch;  // forward + backward
+    const double share = scores / e.model_flops_per_iteration;
+    const double n_tiles = std::max(1.0, std::ceil(s / 128.0)), skipped = 1 - (n_tiles + 1) / (2 * n_tiles);
+    if (share * skipped > 0.05) {
+      char buf[400];
+      std::snprintf(buf, sizeof buf,
+                    "The model FLOPs count the whole attention matrix, as Megatron-LM and PaLM count them: %.0f%% of "
+                    "them are attention scores here, of which flash attention under the causal mask skips about "
+                    "half, so the GPUs execute %.0f%% fewer FLOPs than MFU credits",
+                    100 * share, 100 * share * skipped);
+      e.notes.push_back(buf);
+    }
+  }
   (void)dp_time;
   return e;
 }

@@ -39,8 +39,8 @@ struct IterationSpec {
   // replica = dp rank x cp + cp rank, so gradients reduce over all and the cp ranks follow the tp ranks.
   int cp = 1;
   bool pp_inside_dp = false;  // GPUs ordered tp, cp, pp, dp (Llama 3) rather than tp, cp, dp, pp (Megatron-LM)
-  int micro_batches = 1;   // m per replica
-  int virtual_stages = 1;  // v (interleaved only)
+  int micro_batches = 1;      // m per replica
+  int virtual_stages = 1;     // v (interleaved only)
   PipeSchedule schedule = PipeSchedule::one_f_one_b;
   int layers = 1;  // transformer layers of the model (divisible by pp * v unless chunk_layers says)
   // Layers of each pipeline stage (engine/perf stage_layers: uneven splits, BLOOM's embedding-as-layer,

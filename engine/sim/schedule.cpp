@@ -75,14 +75,22 @@ std::vector<PipeCmd> deepspeed_schedule(int p, int stage, int m) {
 
 const char* to_string(SpanKind k) {
   switch (k) {
-    case SpanKind::forward: return "forward";
-    case SpanKind::backward: return "backward";
-    case SpanKind::tp_comm: return "tp_comm";
-    case SpanKind::pp_wait: return "pp_wait";
-    case SpanKind::dp_comm: return "dp_comm";
-    case SpanKind::dp_wait: return "dp_wait";
-    case SpanKind::optimizer: return "optimizer";
-    case SpanKind::pp_send: return "pp_send";
+    case SpanKind::forward:
+      return "forward";
+    case SpanKind::backward:
+      return "backward";
+    case SpanKind::tp_comm:
+      return "tp_comm";
+    case SpanKind::pp_wait:
+      return "pp_wait";
+    case SpanKind::dp_comm:
+      return "dp_comm";
+    case SpanKind::dp_wait:
+      return "dp_wait";
+    case SpanKind::optimizer:
+      return "optimizer";
+    case SpanKind::pp_send:
+      return "pp_send";
   }
   return "?";
 }

@@ -142,6 +142,42 @@ TEST(PerfControls, OneNodeCanBeUsedInPart) {
   EXPECT_EQ(v.estimate.time.tp_comm + v.estimate.time.dp_comm + v.estimate.time.pp_comm, 0.0);
 }
 
+// Context parallelism from its slider: on the stack of record of GPT-3's machine (Megatron-LM 2020, which
+// had none) it is a what-if the notes name; on Llama 3's stack, with a long sequence, the layout's cp ranks
+// split each sequence, dp follows the machine, and the time bar shows the key/value gathers.
+TEST(PerfControls, ContextParallelSliderSplitsTheSequence) {
+  PerfPanelOpen p;
+  Headless& h = p.h;
+  mc::ui::App& app = p.app;
+  auto& v = app.state().perf;
+  ASSERT_TRUE(v.valid) << v.error;
+  v.config["model"] = {{"preset", "llama3-405b"}, {"seq_len", 131072}};
+  v.config["cluster"] = {{"preset", "meta-llama3-2024"}, {"gpus", 16384}};
+  v.config["parallel"] = {{"tp", 8},
+                          {"pp", 16},
+                          {"dp", 128},
+                          {"micro_batch", 1},
+                          {"global_batch", 128},
+                          {"zero", 2},
+                          {"sequence_parallel", true}};
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  ASSERT_TRUE(app.state().widget_rects.count("perf.cp")) << h.text;
+  EXPECT_EQ(v.estimate.time.cp_comm, 0.0);
+  const double one = v.estimate.memory.activations;
+  // The slider steps in powers of two: its position 4 is cp 16 (typed as a class would, Ctrl+click).
+  type_into(h, app, "perf.cp", "4");
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_EQ(v.parsed.layout.cp, 16) << v.config["parallel"].dump();
+  EXPECT_EQ(v.parsed.layout.dp, 8);  // dp follows: 8 x 16 x 16 x 8 = 16,384
+  EXPECT_GT(v.estimate.time.cp_comm, 0.0);
+  // Each micro-batch holds 1/16 of a sequence, and 16 micro-batches now run a replica where one did.
+  EXPECT_EQ(v.parsed.layout.micro_batches(), 16);
+  EXPECT_NEAR(v.estimate.memory.activations, one, 0.2 * one);
+  EXPECT_NE(h.text.find("cp comm"), std::string::npos) << h.text;
+}
+
 // A layout refused (a scenario's config: dp 7 on 1,024 GPUs) is named by the controls on screen: "data (dp)"
 // and "nodes", not the keys "parallel/dp" and "cluster.gpus".
 TEST(PerfControls, ErrorNamesTheControlNotTheJsonKey) {
@@ -208,7 +244,10 @@ TEST(PerfControls, SlowNetworkWarningNamesTheFabricControlThatClearsIt) {
   EXPECT_NE(h.text.find("pick it in 'network fabric' above"), std::string::npos) << h.text;
   EXPECT_EQ(h.text.find("cluster.fabric"), std::string::npos) << h.text;
   ASSERT_TRUE(app.state().widget_rects.count("perf.fabric")) << "the control the warning names is not on screen";
-  mc::test::click_widget(h, app, "perf.fabric");
+  {  // the combo's frame, left of its label (the tracked rect holds both: its middle can be the label)
+    const mc::ui::Rect r = app.state().widget_rects.at("perf.fabric");
+    click_at(h, app, ImVec2(r.x + 4, r.y + r.h / 2));
+  }
   for (int i = 0; i < 2; ++i) h.frame(app);
   ASSERT_TRUE(click_in_popup(h, app, "Commodity Ethernet, 25 Gb/s")) << "the combo does not offer Ethernet";
   for (int i = 0; i < 3; ++i) h.frame(app);

@@ -220,7 +220,8 @@ TEST(SimZero, DeepSpeedZero1AllReducesThenGathersInBothModels) {
   // With the flag off the gradients are reduce-scattered and all-gathered as rings (NCCL 2.x runs neither
   // as a tree); on DeepSpeed's whole all-reduce NCCL may take its tree, whose shorter latency is counted too.
   const mc::perf::Collective whole = mc::perf::all_reduce(t, bytes, 64, 8, 1);
-  const double rings = mc::perf::reduce_scatter(t, bytes, 64, 8, 1).time_s + mc::perf::all_gather(t, bytes, 64, 8, 1).time_s;
+  const double rings =
+      mc::perf::reduce_scatter(t, bytes, 64, 8, 1).time_s + mc::perf::all_gather(t, bytes, 64, 8, 1).time_s;
   const double expected = ring + copies + (whole.time_s - rings);
   EXPECT_NEAR(with.time.dp_comm - without.time.dp_comm, expected, 1e-3 * expected);
   EXPECT_NEAR(with.iteration_time_s - without.iteration_time_s, expected, 1e-3 * expected);

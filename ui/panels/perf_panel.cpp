@@ -144,6 +144,7 @@ const ControlLabels& perf_controls() {
                                        {"gpus", "nodes"},
                                        {"nodes", "nodes"},
                                        {"tp", "tensor (tp)"},
+                                       {"cp", "context (cp)"},
                                        {"pp", "pipeline (pp)"},
                                        {"dp", "data (dp)"},
                                        {"micro_batch", "micro-batch"},
@@ -671,8 +672,7 @@ void draw_results(ExplorerState& s) {
                  "on whole nodes that splits the global batch of %s sequences into micro-batches of %d (the "
                  "search below also estimates each layout on the %s it uses).",
                  with_thousands(double(n_acc)).c_str(), with_thousands(double(v.machine_gpus)).c_str(), w.many.c_str(),
-                 L.degrees().c_str(),
-                 with_thousands(double(L.global_batch)).c_str(), L.micro_batch, w.many.c_str());
+                 L.degrees().c_str(), with_thousands(double(L.global_batch)).c_str(), L.micro_batch, w.many.c_str());
   }
   if (v.parsed.training.tokens_from == perf::Training::TokensFrom::assumed)
     wrapped_text(true,
@@ -716,11 +716,10 @@ void draw_results(ExplorerState& s) {
   wrapped_text(false, "Where the %s of one iteration go (tp %s, dp %s):", format_seconds(e.iteration_time_s).c_str(),
                e.tp_algorithm.c_str(), e.dp_algorithm.c_str());
   const auto& T = e.time;
-  std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)},    {"tp comm", T.tp_comm, part_color(1)},
-                             {"cp comm", T.cp_comm, part_color(3)},    {"pp comm", T.pp_comm, part_color(4)},
-                             {"dp comm", T.dp_comm, part_color(2)},
-                             {"bubble", T.bubble, part_color(5)},      {"optimizer", T.optimizer, part_color(6)},
-                             {"host copies", T.offload, part_color(7)}};
+  std::vector<BarPart> tb = {{"compute", T.compute, part_color(0)},     {"tp comm", T.tp_comm, part_color(1)},
+                             {"cp comm", T.cp_comm, part_color(3)},     {"pp comm", T.pp_comm, part_color(4)},
+                             {"dp comm", T.dp_comm, part_color(2)},     {"bubble", T.bubble, part_color(5)},
+                             {"optimizer", T.optimizer, part_color(6)}, {"host copies", T.offload, part_color(7)}};
   stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26);
   // The parts in seconds, coloured as their bars (as narrations quote them: "0.54 s of it is dp comm").
   for (size_t i = 0, shown = 0; i < tb.size(); ++i) {

@@ -329,7 +329,8 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   const int gpus = int(it.config.cluster.gpus());
   v.slice_first = std::clamp(v.slice_first, 0, gpus - 1);
   same_line_if_fits_button("one per stage");
-  if (ImGui::Button("one per stage")) v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.cp *
+  if (ImGui::Button("one per stage"))
+    v.slice_stride = std::max(1, it.config.layout.tp * it.config.layout.cp *
                                      (it.config.software.pipeline_inside_data_parallel ? 1 : it.config.layout.dp));
   track(s, "sim.one_per_stage");
   same_line_if_fits_button("whole iteration");
@@ -597,10 +598,10 @@ void draw(ExplorerState& s) {
     const AcceleratorWords w = accelerator_words(&*s.catalog, it.config.cluster.gpu);
     const perf::Layout& L = it.config.layout;
     const std::string cp = L.cp > 1 ? " x context parallel " + std::to_string(L.cp) : "";
-    wrapped_text(false, "%s on %s %s: tensor parallel %d%s x pipeline %d x data parallel %d, %d sequences per iteration",
-                 m ? m->name.c_str() : "a custom model", with_thousands(double(it.config.cluster.gpus())).c_str(),
-                 (it.config.cluster.gpus() == 1 ? w.one : w.many).c_str(), L.tp, cp.c_str(), L.pp, L.dp,
-                 L.global_batch);
+    wrapped_text(
+        false, "%s on %s %s: tensor parallel %d%s x pipeline %d x data parallel %d, %d sequences per iteration",
+        m ? m->name.c_str() : "a custom model", with_thousands(double(it.config.cluster.gpus())).c_str(),
+        (it.config.cluster.gpus() == 1 ? w.one : w.many).c_str(), L.tp, cp.c_str(), L.pp, L.dp, L.global_batch);
     track(s, "sim.headline");
   }
   draw_screen_basis(s, "sim");
