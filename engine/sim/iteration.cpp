@@ -41,7 +41,8 @@ struct Op {
   SpanKind kind;  // for compute: forward/backward/optimizer
   double dur_s = 0;
   int mb = -1, chunk = 0;
-  int a = 0;   // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; gather/z3_*: ZeRO-3 item
+  int a = 0;   // recv/send: direction (0 activation, 1 gradient); bucket: bucket id; gather/z3_*: ZeRO-3 item;
+               // tp: which collective (kCollTp, kCollCpGather, kCollCpReduce)
   int vs = 0;  // recv: own virtual stage; send: destination virtual stage
 };
 
@@ -108,6 +109,9 @@ struct Timer {
 };
 
 enum TimerKind { kComputeDone, kTpLatency, kSendLatency, kDpLatency, kTiedLatency };
+// The collectives a worker's group makes inside a layer, all blocking (OpType::tp, Op::a): the tensor-parallel
+// all-reduce, the context-parallel key/value all-gather and their gradients' reduce-scatter.
+enum CollKind { kCollTp = 0, kCollCpGather = 1, kCollCpReduce = 2 };
 enum FlowKind { kFlowTp = 0, kFlowSend = 1, kFlowDp = 2, kFlowTied = 3 };
 
 // The tied embedding's all-reduce of one class of replicas: its first and last stage's workers, the one
@@ -152,6 +156,13 @@ class Engine {
   void finish();
   void hottest_series();
   int tp_copy_source(int link) const;
+  const std::vector<CollectivePhase>& coll_phases(int wi, int a) const {
+    return a == kCollTp         ? tp_phase_[size_t(wi)]
+           : a == kCollCpGather ? cp_ag_phase_[size_t(wi)]
+                                : cp_rs_phase_[size_t(wi)];
+  }
+  double coll_bytes(int a) const { return a == kCollTp ? s_.tp_buffer_bytes : s_.cp_buffer_bytes; }
+  bool cp_on() const { return s_.cp > 1 && s_.cp_buffer_bytes > 0; }
   void note_group(const FlowGroupSpec* spec, int kind) {
     if (s_.hottest_links > 0) group_src_.push_back({spec, kind});
   }
@@ -218,6 +229,7 @@ class Engine {
   std::vector<double> bucket_bytes_;
   // Cached phases (bytes scaled per use): tp per worker, sends per (cls, src stage, dst stage), dp per stage.
   std::vector<std::vector<CollectivePhase>> tp_phase_;
+  std::vector<std::vector<CollectivePhase>> cp_ag_phase_, cp_rs_phase_;  // per worker: its cp groups' rings
   std::map<std::tuple<int, int, int>, CollectivePhase> send_phase_;
   std::vector<std::vector<CollectivePhase>> dp_phase_, ag_phase_;
   std::vector<std::vector<CollectivePhase>> tied_phase_;  // per class: the tied gradient's all-reduce
@@ -250,10 +262,21 @@ void Engine::build_classes() {
       if (g >= 0 && g < s_.tp * s_.pp * s_.dp && frac < 1.0) special[size_t(gpu_coord(s_, g).replica)] = 1;
   // A replica that shares a node (and so its NIC) with a special one sees different link contention
   // from the others, so it is special too, transitively; otherwise its timeline would be its class's
-  // and not its own. With tp filling whole nodes (the usual layout) no replica shares a node.
+  // and not its own. With tp filling whole nodes (the usual layout) no replica shares a node. The cp
+  // ranks of one group (replicas cp apart in dp rank, IterationSpec::cp) meet in every layer: a special
+  // one makes its whole group special, and the group is one class (it goes at its slowest member's pace).
   const int gpn = topo_.spec().gpus_per_node, gpus = s_.tp * s_.pp * s_.dp;
+  const int cpg = cp_on() ? s_.cp : 1;
   for (bool changed = true; changed;) {
     changed = false;
+    for (int g0 = 0; g0 + cpg <= s_.dp && cpg > 1; g0 += cpg) {
+      bool any = false, all = true;
+      for (int d = g0; d < g0 + cpg; ++d) any = any || special[size_t(d)], all = all && special[size_t(d)];
+      if (any && !all) {
+        for (int d = g0; d < g0 + cpg; ++d) special[size_t(d)] = 1;
+        changed = true;
+      }
+    }
     for (int n0 = 0; n0 * gpn < gpus; ++n0) {
       const int g_end = std::min(gpus, (n0 + 1) * gpn);
       bool any = false, all = true;
@@ -271,6 +294,12 @@ void Engine::build_classes() {
   int normal = -1;
   for (int d = 0; d < s_.dp; ++d) {
     if (special[size_t(d)]) {
+      if (cpg > 1 && d % cpg != 0) {  // the rest of a cp group joins its first replica's class
+        const int c = res_.replica_class[size_t(d - d % cpg)];
+        res_.replica_class[size_t(d)] = c;
+        class_replicas_[size_t(c)].push_back(d);
+        continue;
+      }
       res_.replica_class[size_t(d)] = int(class_replicas_.size());
       class_replicas_.push_back({d});
     } else {
@@ -293,7 +322,7 @@ void Engine::build_ops(Worker& w) {
   const int m = s_.micro_batches;
   const int stage_total = stage_layer_count(w.stage);
   const double per_layer_grad = s_.dp_bytes_per_stage / double(std::max(1, stage_total));
-  const bool tp = s_.tp > 1;
+  const bool tp = s_.tp > 1, cp = cp_on();
   double cum = 0;
   int next_bucket = 0;
   auto emit_buckets = [&](bool all) {
@@ -362,8 +391,16 @@ void Engine::build_ops(Worker& w) {
         // its forward) rides on the first/last layer of the first/last virtual stage.
         const double d = bwd ? s_.layer_backward_s + (u == lpc - 1 ? 2 * lx / 3 : 0) + (u == 0 ? 2 * fx / 3 : 0)
                              : s_.layer_forward_s + (u == 0 ? fx / 3 : 0) + (u == lpc - 1 ? lx / 3 : 0);
+        // Context parallel: the keys and values gathered before the attention (again in the backward), their
+        // gradients reduce-scattered after it; the op's duration field counts the collectives.
+        if (cp)
+          w.ops.push_back({OpType::tp, SpanKind::cp_comm, double(bwd ? s_.cp_gathers_backward : s_.cp_gathers_forward),
+                           so.micro_batch, so.chunk, kCollCpGather, vs});
         w.ops.push_back({OpType::compute, bwd ? SpanKind::backward : SpanKind::forward, d / w.speed, so.micro_batch,
                          so.chunk, 0, vs});
+        if (cp && bwd)
+          w.ops.push_back({OpType::tp, SpanKind::cp_comm, double(s_.cp_reduces_backward), so.micro_batch, so.chunk,
+                           kCollCpReduce, vs});
         if (tp)
           w.ops.push_back({OpType::tp, SpanKind::tp_comm,
                            double(bwd ? s_.tp_collectives_backward : s_.tp_collectives_forward), so.micro_batch,
@@ -577,7 +614,7 @@ void Engine::advance(int wi, double now) {
 
 void Engine::start_tp(int wi, double now) {
   Worker& w = workers_[size_t(wi)];
-  const auto& phases = tp_phase_[size_t(wi)];
+  const auto& phases = coll_phases(wi, w.ops[w.pc].a);
   if (phases.empty()) {  // tp group inside one GPU: nothing to move
     push_timer(now, kTpLatency, wi);
     return;
@@ -725,6 +762,10 @@ void Engine::start() {
   const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
   if (s_.tp < 1 || s_.pp < 1 || s_.dp < 1 || s_.micro_batches < 1 || v < 1)
     throw std::invalid_argument("simulate_iteration: tp, pp, dp, micro_batches, virtual_stages must be >= 1");
+  if (s_.cp < 1 || s_.dp % s_.cp != 0)
+    throw std::invalid_argument("simulate_iteration: dp (" + std::to_string(s_.dp) +
+                                " replicas, data x context parallel) must be a multiple of cp (" +
+                                std::to_string(s_.cp) + ")");
   if (s_.tp * s_.pp * s_.dp > topo_.gpus())
     throw std::invalid_argument("simulate_iteration: tp*pp*dp = " + std::to_string(s_.tp * s_.pp * s_.dp) +
                                 " GPUs but the topology has " + std::to_string(topo_.gpus()));
@@ -756,6 +797,8 @@ void Engine::start() {
   z3_items_.assign(size_t(p), {});
   res_.workers.resize(size_t(C * p));
   tp_phase_.resize(size_t(C * p));
+  cp_ag_phase_.resize(size_t(C * p));
+  cp_rs_phase_.resize(size_t(C * p));
   tp_in_node_ = s_.tp <= topo_.spec().gpus_per_node;
   total_ops_ = 0;
   for (int c = 0; c < C; ++c)
@@ -764,10 +807,29 @@ void Engine::start() {
       Worker& w = workers_[size_t(wi)];
       w.cls = c;
       w.stage = st;
-      const int rep = class_replicas_[size_t(c)].front();
+      // The slowest GPU of the stage in any replica of the class: one replica unless a cp group (whose
+      // members wait for each other in every layer) makes up the class.
       for (auto [gpu, speed] : s_.stragglers) {
+        if (gpu < 0 || gpu >= s_.tp * s_.pp * s_.dp) continue;
         const GpuCoord g = gpu_coord(s_, gpu);
-        if (g.replica == rep && g.stage == st && speed > 0) w.speed = std::min(w.speed, speed);
+        if (res_.replica_class[size_t(g.replica)] == c && g.stage == st && speed > 0)
+          w.speed = std::min(w.speed, speed);
+      }
+      if (cp_on()) {
+        // One ring per cp group of the class and tensor rank, the group's replicas in cp-rank order; every
+        // replica runs its own (they cross nodes: no representative stands in for the others).
+        std::vector<std::vector<int>> rings;
+        const auto& reps = class_replicas_[size_t(c)];
+        for (size_t i = 0; i + size_t(s_.cp) <= reps.size(); i += size_t(s_.cp))
+          for (int t = 0; t < s_.tp; ++t) {
+            std::vector<int> r;
+            for (int k = 0; k < s_.cp; ++k) r.push_back(gpu_id(s_, reps[i + size_t(k)], st, t));
+            rings.push_back(std::move(r));
+          }
+        cp_ag_phase_[size_t(wi)] =
+            build_collective(topo_, CollectiveKind::all_gather, Algorithm::ring, rings, 1.0, s_.latency);
+        cp_rs_phase_[size_t(wi)] =
+            build_collective(topo_, CollectiveKind::reduce_scatter, Algorithm::ring, rings, 1.0, s_.latency);
       }
       if (s_.tp > 1) {
         std::vector<std::vector<int>> rings;
@@ -847,11 +909,11 @@ void Engine::on_flow_done(long long tag, double now) {
   const int kind = int(tag & 3), id = int(tag >> 2);
   if (kind == kFlowTp) {
     Worker& w = workers_[size_t(id)];
-    if (++w.tp_phase < int(tp_phase_[size_t(id)].size())) {
+    if (++w.tp_phase < int(coll_phases(id, w.ops[w.pc].a).size())) {
       start_tp(id, now);
     } else {
       const Op& op = w.ops[w.pc];
-      add_span(id, w.op_start, now, SpanKind::tp_comm, op.mb, op.chunk);
+      add_span(id, w.op_start, now, op.kind, op.mb, op.chunk);
       w.blocked = false;
       ++w.pc;
       advance(id, now);
@@ -888,7 +950,8 @@ void Engine::on_timer(const Timer& tm, double now) {
     advance(tm.a, now);
   } else if (tm.kind == kTpLatency) {
     Worker& w = workers_[size_t(tm.a)];
-    const auto& phases = tp_phase_[size_t(tm.a)];
+    const int a = w.ops[w.pc].a;
+    const auto& phases = coll_phases(tm.a, a);
     if (phases.empty()) {
       w.blocked = false;
       ++w.pc;
@@ -897,10 +960,14 @@ void Engine::on_timer(const Timer& tm, double now) {
     }
     FlowGroupSpec f = phases[size_t(w.tp_phase)].flows;
     note_group(&phases[size_t(w.tp_phase)].flows, kFlowTp);
-    f.bytes_per_flow *= w.ops[w.pc].dur_s * s_.tp_buffer_bytes;
-    if (tp_link_bytes_.empty()) tp_link_bytes_.assign(topo_.links().size(), 0.0);
-    for (const auto* ls : {&f.links, &f.passive_links})
-      for (auto [l, n] : *ls) tp_link_bytes_[size_t(l)] += n * f.bytes_per_flow;
+    f.bytes_per_flow *= w.ops[w.pc].dur_s * coll_bytes(a);
+    // Only the tensor-parallel rings run on the class's first replica alone (finish() copies their bytes
+    // to the others); the cp groups' rings run for every replica of the class.
+    if (a == kCollTp) {
+      if (tp_link_bytes_.empty()) tp_link_bytes_.assign(topo_.links().size(), 0.0);
+      for (const auto* ls : {&f.links, &f.passive_links})
+        for (auto [l, n] : *ls) tp_link_bytes_[size_t(l)] += n * f.bytes_per_flow;
+    }
     net_.start(now, std::move(f), flow_tag(kFlowTp, tm.a));
     ++res_.flow_groups;
   } else if (tm.kind == kTiedLatency) {
@@ -1023,7 +1090,7 @@ double Engine::estimate_work() {
     for (const Op& op : w.ops) {
       if (op.type == OpType::compute) events += 1;
       if (op.type == OpType::tp) {
-        for (const CollectivePhase& ph : tp_phase_[wi]) events += 2, solver += 2 * size_of(ph);
+        for (const CollectivePhase& ph : coll_phases(int(wi), op.a)) events += 2, solver += 2 * size_of(ph);
       }
       if (op.type != OpType::send) continue;
       events += 2;
@@ -1149,6 +1216,9 @@ void Engine::finish() {
       case SpanKind::tp_comm:
         res_.tp_comm_s += d;
         break;
+      case SpanKind::cp_comm:
+        res_.cp_comm_s += d;
+        break;
       case SpanKind::pp_wait:
         res_.pp_wait_s += d;
         break;
@@ -1165,8 +1235,8 @@ void Engine::finish() {
         break;  // dp_comm and pp_send run on other streams
     }
   }
-  res_.idle_s = std::max(0.0, res_.iteration_s - res_.compute_s - res_.tp_comm_s - res_.pp_send_s - res_.pp_wait_s -
-                                  res_.dp_exposed_s - res_.optimizer_s);
+  res_.idle_s = std::max(0.0, res_.iteration_s - res_.compute_s - res_.tp_comm_s - res_.cp_comm_s - res_.pp_send_s -
+                                  res_.pp_wait_s - res_.dp_exposed_s - res_.optimizer_s);
   critical_path(crit);
 }
 

@@ -38,6 +38,12 @@ struct IterationSpec {
   // Context parallelism (engine/perf Layout::cp) is folded into the replicas: dp counts dp x cp of them,
   // replica = dp rank x cp + cp rank, so gradients reduce over all and the cp ranks follow the tp ranks.
   int cp = 1;
+  // The cp ranks of a group (replicas d cp .. d cp + cp - 1) gather each layer's keys and values before its
+  // attention, `cp_gathers_*` all-gathers of `cp_buffer_bytes` (one of K or V, whole, per GPU), and the
+  // backward reduce-scatters their gradients (engine/perf perf_time.cpp prices the same collectives). The
+  // whole group waits for each (Llama 3 Sec. 3.3.2: exposed); a straggler's group goes at its pace.
+  double cp_buffer_bytes = 0;
+  int cp_gathers_forward = 2, cp_gathers_backward = 2, cp_reduces_backward = 2;
   bool pp_inside_dp = false;  // GPUs ordered tp, cp, pp, dp (Llama 3) rather than tp, cp, dp, pp (Megatron-LM)
   int micro_batches = 1;      // m per replica
   int virtual_stages = 1;     // v (interleaved only)
@@ -147,7 +153,7 @@ struct WorkBudgetExceeded : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class SpanKind : uint8_t { forward, backward, tp_comm, pp_wait, dp_comm, dp_wait, optimizer, pp_send };
+enum class SpanKind : uint8_t { forward, backward, tp_comm, pp_wait, dp_comm, dp_wait, optimizer, pp_send, cp_comm };
 const char* to_string(SpanKind k);
 
 struct Span {
@@ -181,6 +187,7 @@ struct IterationResult {
   double iteration_s = 0;
   // Breakdown on the GPU that finishes last (the critical GPU), seconds; sums to iteration_s.
   double compute_s = 0, tp_comm_s = 0, pp_send_s = 0, pp_wait_s = 0, dp_exposed_s = 0, optimizer_s = 0, idle_s = 0;
+  double cp_comm_s = 0;  // context-parallel gathers and reduce-scatters
   int critical_stage = 0, critical_class = 0;
   // The critical path, walked back from the last GPU to finish: each step is a span of some worker (class
   // and stage); a wait for a pipeline message jumps to the stage that sent it (so the path crosses the

@@ -12,11 +12,16 @@ namespace mc::sim {
 
 const char* to_string(Cause c) {
   switch (c) {
-    case Cause::gpu: return "gpu";
-    case Cause::host: return "host";
-    case Cause::nic: return "nic";
-    case Cause::switch_: return "switch";
-    case Cause::software: return "software";
+    case Cause::gpu:
+      return "gpu";
+    case Cause::host:
+      return "host";
+    case Cause::nic:
+      return "nic";
+    case Cause::switch_:
+      return "switch";
+    case Cause::software:
+      return "software";
   }
   return "?";
 }
@@ -35,8 +40,8 @@ namespace {
 double uniform01(std::mt19937_64& g) { return (double(g() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
 }  // namespace
 
-RunResult simulate_run(const RunSpec& s, const std::function<void(double)>& progress,
-                       const std::atomic<bool>* cancel, size_t max_events) {
+RunResult simulate_run(const RunSpec& s, const std::function<void(double)>& progress, const std::atomic<bool>* cancel,
+                       size_t max_events) {
   RunResult r;
   const double G = s.gpus, N = s.nodes;
   // Per-cause rates for the whole job, per second.
@@ -82,7 +87,7 @@ RunResult simulate_run(const RunSpec& s, const std::function<void(double)>& prog
 
   const double limit_s = s.max_days * 86400;
   const double total_work_s = s.iterations_total * it;  // compute seconds the whole run needs
-  double t = 0, committed = 0;  // committed: work seconds saved in a checkpoint
+  double t = 0, committed = 0;                          // committed: work seconds saved in a checkpoint
   double useful_s = 0, ckpt_s = 0;
   double tf = next_failure(0);
   long long steps = 0;

@@ -34,13 +34,13 @@ struct FailureRates {  // per component per hour
 
 struct RunSpec {
   int gpus = 1, nodes = 1;
-  double iteration_s = 1;               // from the iteration simulation
+  double iteration_s = 1;  // from the iteration simulation
   double tokens_per_iteration = 1;
-  double iterations_total = 1;          // training tokens / tokens per iteration
-  double model_flops_per_iteration = 0; // for effective MFU
+  double iterations_total = 1;           // training tokens / tokens per iteration
+  double model_flops_per_iteration = 0;  // for effective MFU
   double peak_flops_per_gpu = 1;
   double usd_per_gpu_hour = 0;
-  double max_days = 30;                 // wall-clock limit of the simulation
+  double max_days = 30;  // wall-clock limit of the simulation
   FailureRates failures;
   // Checkpoints: bytes of the whole job's state, storage bandwidth; interval 0 -> Daly's optimum.
   double checkpoint_bytes = 0;
@@ -48,9 +48,9 @@ struct RunSpec {
   double checkpoint_interval_s = 0;
   // Data pipeline: CPU tokenization and storage streaming overlap training (prefetch), so an iteration
   // takes max(iteration_s, tokens / tokenizer rate, bytes / read bandwidth).
-  double cpu_cores = 0;                 // 0 -> not modelled
+  double cpu_cores = 0;  // 0 -> not modelled
   double tokens_per_s_per_core = 2e5;
-  double data_read_Bps = 0;             // 0 -> not modelled
+  double data_read_Bps = 0;  // 0 -> not modelled
   double bytes_per_token = 4;
   unsigned long long seed = 1;
 };
@@ -58,22 +58,22 @@ struct RunSpec {
 struct RunEvent {
   double t_s;
   enum Kind : uint8_t { failure, restart, checkpoint, done } kind;
-  Cause cause;       // failures only
-  double lost_s;     // failures: work lost since the last checkpoint
-  double progress;   // fraction of the training done (committed) at t_s
+  Cause cause;      // failures only
+  double lost_s;    // failures: work lost since the last checkpoint
+  double progress;  // fraction of the training done (committed) at t_s
 };
 
 struct RunResult {
-  double days = 0;                      // wall-clock days simulated
+  double days = 0;  // wall-clock days simulated
   bool finished = false, cancelled = false;
   double iterations_done = 0, fraction_done = 0;
-  double projected_days = 0;            // to finish, at the simulated pace
+  double projected_days = 0;  // to finish, at the simulated pace
   int interruptions = 0;
   std::array<int, kCauses> interruptions_by_cause{};
   std::array<double, kCauses> lost_gpu_hours_by_cause{};  // redone work + downtime
   double lost_gpu_hours = 0;
   double checkpoint_gpu_hours = 0, data_stall_gpu_hours = 0;
-  double goodput = 0;                   // useful training time / elapsed
+  double goodput = 0;  // useful training time / elapsed
   double effective_mfu = 0;
   double checkpoint_overhead_fraction = 0;
   double cost_usd = 0;
@@ -81,7 +81,7 @@ struct RunResult {
   double mtbf_s = 0;
   double checkpoint_write_s = 0, checkpoint_read_s = 0;
   double interval_s = 0, young_s = 0, daly_s = 0;
-  std::vector<RunEvent> events;         // at most max_events (the counters above count everything)
+  std::vector<RunEvent> events;  // at most max_events (the counters above count everything)
 };
 
 RunResult simulate_run(const RunSpec& s, const std::function<void(double)>& progress = {},

@@ -81,6 +81,8 @@ const char* to_string(SpanKind k) {
       return "backward";
     case SpanKind::tp_comm:
       return "tp_comm";
+    case SpanKind::cp_comm:
+      return "cp_comm";
     case SpanKind::pp_wait:
       return "pp_wait";
     case SpanKind::dp_comm:

@@ -205,6 +205,7 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
   e.iteration_time_s = T;
   e.time = {.compute = it.compute_s,
             .tp_comm = it.tp_comm_s,
+            .cp_comm = it.cp_comm_s,
             .pp_comm = it.pp_send_s,
             .dp_comm = it.dp_exposed_s,
             .bubble = it.pp_wait_s + it.idle_s,
@@ -230,7 +231,7 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
   sim.critical_stage = it.critical_stage;
   sim.critical_class = it.critical_class;
   sim.critical_gpu_breakdown = {it.compute_s,    it.tp_comm_s,   it.pp_send_s, it.pp_wait_s,
-                                it.dp_exposed_s, it.optimizer_s, it.idle_s};
+                                it.dp_exposed_s, it.optimizer_s, it.idle_s,    it.cp_comm_s};
   sim.dp_algorithm = to_string(r.iter.dp_algorithm);
   // ZeRO-3 reduce-scatters layer by layer (iteration.cpp build_ops), in no buckets.
   sim.buckets_per_stage = r.iter.dp_bytes_per_stage > 0 && r.iter.dp > 1 && !r.iter.zero3_gathers

@@ -129,8 +129,10 @@ LeastWork least_work(const IterationSpec& it) {
   // with tp > 1 so is each layer's tp collective (one replica class: the lower bound).
   const double layers_per_chunk = double(it.layers) / std::max(1.0, p * v);
   const double tp_colls = it.tp > 1 ? layers_per_chunk * (it.tp_collectives_forward + it.tp_collectives_backward) : 0;
-  w.compute_events = p * m * v * (2 + tp_colls);
-  w.steps_per_chunk = 2 + tp_colls;
+  // Context parallel: a gather op in each layer's forward and backward, a reduce-scatter op in its backward.
+  const double cp_colls = it.cp > 1 && it.cp_buffer_bytes > 0 ? layers_per_chunk * 3 : 0;
+  w.compute_events = p * m * v * (2 + tp_colls + cp_colls);
+  w.steps_per_chunk = 2 + tp_colls + cp_colls;
   // Gradient buckets per stage, each an all-reduce over dp ranks of every tp rank: a flow group of at
   // least dp * tp links, solved when it starts and when it ends.
   w.buckets = it.dp > 1 && it.dp_bytes_per_stage > 0 ? std::ceil(it.dp_bytes_per_stage / it.bucket_bytes) : 0;
@@ -246,9 +248,9 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.pp = L.pp;
   // Context parallelism (perf.h Layout::cp): the simulator's replicas are the dp x cp ranks of a shard,
   // numbered replica = dp rank x cp + cp rank, so that GPUs go tp, cp, dp, pp as Megatron-Core orders them
-  // and the gradient collectives span all dp x cp of them, as the analytic model prices them. Each cp rank
-  // carries s / cp tokens (the buffers below); the key/value all-gathers of each layer (perf_time.cpp) stay
-  // in the layer times the analytic model hands over: they are charged, not run as flows over the links.
+  // (or tp, cp, pp, dp as Llama 3 did) and the gradient collectives span all dp x cp of them, as the
+  // analytic model prices them. Each cp rank carries s / cp tokens (the buffers below), and each cp group
+  // runs the key/value all-gathers and reduce-scatters of every layer as flows (cp_* below).
   it.dp = L.dp_group();
   it.cp = L.cp;
   it.pp_inside_dp = c.software.pipeline_inside_data_parallel;
@@ -273,12 +275,26 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
       it.micro_batches > 0 && slow_layers > 0 ? e.time.tp_comm / (it.micro_batches * slow_layers) : 0;
   const double tp_fwd = tp_per_layer * 2.0 / (2 + it.tp_collectives_backward);
   const double tp_bwd = tp_per_layer - tp_fwd;
-  it.layer_forward_s = std::max(0.0, e.layer_forward_s - tp_fwd);
-  it.layer_backward_s = std::max(0.0, e.layer_backward_s - tp_bwd);
+  // The same for the context-parallel collectives (perf_time.cpp: 2 all-gathers forward; 2 all-gathers,
+  // 2 more with full recompute, and 2 reduce-scatters backward, each priced alike).
+  const bool cp = L.cp > 1;
+  it.cp_gathers_forward = 2;
+  it.cp_gathers_backward = full ? 4 : 2;
+  it.cp_reduces_backward = 2;
+  const double cp_per_layer =
+      cp && it.micro_batches > 0 && slow_layers > 0 ? e.time.cp_comm / (it.micro_batches * slow_layers) : 0;
+  const double cp_fwd = cp_per_layer * 2.0 / (2 + it.cp_gathers_backward + it.cp_reduces_backward);
+  const double cp_bwd = cp_per_layer - cp_fwd;
+  it.layer_forward_s = std::max(0.0, e.layer_forward_s - tp_fwd - cp_fwd);
+  it.layer_backward_s = std::max(0.0, e.layer_backward_s - tp_bwd - cp_bwd);
   it.last_stage_extra_s = e.logits_s;
   const double bytes = perf::full_width(c.training.precision) ? 4 : 2;
   const double bsh = double(L.micro_batch) * c.model.seq_len / std::max(1, L.cp) * c.model.hidden * bytes;
   it.tp_buffer_bytes = bsh;
+  // One of K or V of the whole sequence on one tensor rank: b s kv_heads d / t elements.
+  if (cp)
+    it.cp_buffer_bytes = double(L.micro_batch) * c.model.seq_len * c.model.kv() *
+                         (double(c.model.hidden) / c.model.heads) / L.tp * bytes;
   const bool sg = L.scatter_gather && L.tp > 1;
   const bool stack_sg = sg && c.software.pipeline_scatter_gather;
   it.pp_bytes = stack_sg ? bsh / L.tp : bsh;
@@ -343,19 +359,7 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.latency.intra_node_s = pt.intra_latency_s;
   it.latency.inter_node_s = pt.inter_latency_s;
   it.stragglers = r.sec.stragglers;
-  // The cp ranks of a group meet in every layer's all-gather, so each goes at its slowest member's pace:
-  // a straggler slows its cp peers (same stage, tp rank and dp rank) to its speed.
-  if (L.cp > 1) {
-    std::vector<std::pair<int, double>> peers;
-    for (auto [gpu, speed] : it.stragglers) {
-      if (gpu < 0 || gpu >= it.tp * it.pp * it.dp) continue;
-      const GpuCoord g = gpu_coord(it, gpu);
-      const int first = g.replica - g.replica % L.cp;
-      for (int k = first; k < first + L.cp; ++k)
-        if (k != g.replica) peers.push_back({gpu_id(it, k, g.stage, g.tp_rank), speed});
-    }
-    it.stragglers.insert(it.stragglers.end(), peers.begin(), peers.end());
-  }
+
   check_work_budget(root, it);
   it.max_work = kMaxSimWork;
   return r;

@@ -17,9 +17,9 @@ namespace mc::sim {
 struct SimSections {
   std::vector<std::pair<int, double>> stragglers;      // (gpu, speed)
   std::vector<std::pair<int, double>> degraded_nodes;  // (node, bandwidth fraction)
-  double bucket_bytes = 80e6;   // Megatron-LM DDP: 40M fp16 elements per bucket
-  int overlap_dp = -1;          // -1: as the analytic config says (parallel.overlap_dp_comm)
-  std::string dp_algorithm = "auto";  // auto: the analytic model's choice
+  double bucket_bytes = 80e6;                          // Megatron-LM DDP: 40M fp16 elements per bucket
+  int overlap_dp = -1;                                 // -1: as the analytic config says (parallel.overlap_dp_comm)
+  std::string dp_algorithm = "auto";                   // auto: the analytic model's choice
   bool blocking_p2p = true;
   int spines = 8;
   int nics_per_node = 1;
@@ -61,7 +61,6 @@ LeastWork least_work(const IterationSpec& it);
 Resolved resolve(const Catalog& cat, const JsonDoc& doc);
 
 // The run spec for a simulated iteration time.
-RunSpec run_spec(const Catalog& cat, const Resolved& r, double iteration_s, double max_days,
-                 unsigned long long seed);
+RunSpec run_spec(const Catalog& cat, const Resolved& r, double iteration_s, double max_days, unsigned long long seed);
 
 }  // namespace mc::sim

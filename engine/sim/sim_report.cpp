@@ -13,15 +13,18 @@ namespace {
 json spans_json(const std::vector<SpanReport>& spans) {
   json a = json::array();
   for (const SpanReport& s : spans)
-    a.push_back({{"kind", to_string(s.kind)}, {"start_s", s.start_s}, {"end_s", s.end_s},
-                 {"micro_batch", s.micro_batch}, {"chunk", s.chunk}});
+    a.push_back({{"kind", to_string(s.kind)},
+                 {"start_s", s.start_s},
+                 {"end_s", s.end_s},
+                 {"micro_batch", s.micro_batch},
+                 {"chunk", s.chunk}});
   return a;
 }
 
 json timeline_json(const TimelineReport& t) {
-  return {{"gpu", t.gpu},     {"replica", t.replica}, {"stage", t.stage},
-          {"tp_rank", t.tp_rank}, {"class", t.replica_class}, {"speed", t.speed},
-          {"end_s", t.end_s}, {"spans", spans_json(t.spans)}};
+  return {{"gpu", t.gpu},         {"replica", t.replica},        {"stage", t.stage},
+          {"tp_rank", t.tp_rank}, {"class", t.replica_class},    {"speed", t.speed},
+          {"end_s", t.end_s},     {"spans", spans_json(t.spans)}};
 }
 
 json links_json(const LinksReport& l) {
@@ -31,8 +34,12 @@ json links_json(const LinksReport& l) {
                                     {"mean_utilisation", l.classes[size_t(c)].mean_utilisation}};
   json hot = json::array();
   for (const HotLinkReport& h : l.hottest)
-    hot.push_back({{"link", h.link}, {"name", h.name}, {"class", to_string(h.cls)}, {"index", h.index},
-                   {"utilisation", h.utilisation}, {"capacity_GBps", h.capacity_GBps}});
+    hot.push_back({{"link", h.link},
+                   {"name", h.name},
+                   {"class", to_string(h.cls)},
+                   {"index", h.index},
+                   {"utilisation", h.utilisation},
+                   {"capacity_GBps", h.capacity_GBps}});
   json out = {{"classes", cls}, {"hottest", hot}, {"node_nic_utilisation", l.node_nic_utilisation}};
   if (l.has_series) {
     json ser = json::object();
@@ -40,9 +47,16 @@ json links_json(const LinksReport& l) {
     out["utilisation_series"] = {{"bin_s", l.series_bin_s}, {"classes", ser}};
     json hs = json::array();
     for (const LinkSeriesReport& s : l.hottest_series)
-      hs.push_back({{"link", s.link}, {"name", s.name}, {"class", to_string(s.cls)}, {"index", s.index},
-                    {"capacity_Bps", s.capacity_Bps}, {"bytes", s.bytes}, {"passive", s.passive},
-                    {"mean_utilisation", s.mean_utilisation}, {"bucket_s", s.bucket_s}, {"t_s", s.t_s},
+      hs.push_back({{"link", s.link},
+                    {"name", s.name},
+                    {"class", to_string(s.cls)},
+                    {"index", s.index},
+                    {"capacity_Bps", s.capacity_Bps},
+                    {"bytes", s.bytes},
+                    {"passive", s.passive},
+                    {"mean_utilisation", s.mean_utilisation},
+                    {"bucket_s", s.bucket_s},
+                    {"t_s", s.t_s},
                     {"utilisation", s.utilisation}});
     out["hottest_series"] = std::move(hs);
   }
@@ -55,8 +69,11 @@ json critical_path_json(const CriticalPathReport& cp) {
   if (cp.has_steps) {
     json steps = json::array();
     for (const CriticalStepReport& st : cp.steps)
-      steps.push_back({{"class", st.replica_class}, {"stage", st.stage}, {"kind", to_string(st.kind)},
-                       {"start_s", st.start_s}, {"end_s", st.end_s}});
+      steps.push_back({{"class", st.replica_class},
+                       {"stage", st.stage},
+                       {"kind", to_string(st.kind)},
+                       {"start_s", st.start_s},
+                       {"end_s", st.end_s}});
     out["steps"] = std::move(steps);
   }
   out["idle_s"] = cp.idle_s;
@@ -74,6 +91,10 @@ json to_json(const IterationReport& r) {
   json classes = json::array();
   for (int replicas : r.replica_class_replicas) classes.push_back({{"replicas", replicas}});
   const CriticalBreakdownReport& b = r.critical_gpu_breakdown;
+  json breakdown = {{"compute", b.compute_s}, {"tp_comm", b.tp_comm_s}, {"pp_send", b.pp_send_s},
+                    {"pp_wait", b.pp_wait_s}, {"dp_wait", b.dp_wait_s}, {"optimizer", b.optimizer_s},
+                    {"idle", b.idle_s}};
+  if (b.cp_comm_s > 0) breakdown["cp_comm"] = b.cp_comm_s;  // context parallel only
   const TopologyReport& t = r.topology;
   json sim = {{"events", r.events},
               {"flow_groups", r.flow_groups},
@@ -82,16 +103,16 @@ json to_json(const IterationReport& r) {
               {"events_per_s", r.events_per_s},
               {"replica_classes", classes},
               {"critical", {{"stage", r.critical_stage}, {"class", r.critical_class}}},
-              {"critical_gpu_breakdown_s",
-               {{"compute", b.compute_s}, {"tp_comm", b.tp_comm_s}, {"pp_send", b.pp_send_s},
-                {"pp_wait", b.pp_wait_s}, {"dp_wait", b.dp_wait_s}, {"optimizer", b.optimizer_s},
-                {"idle", b.idle_s}}},
+              {"critical_gpu_breakdown_s", breakdown},
               {"dp_algorithm", r.dp_algorithm},
               {"buckets_per_stage", r.buckets_per_stage},
               {"links", links_json(r.links)},
               {"topology",
-               {{"nodes", t.nodes}, {"gpus_per_node", t.gpus_per_node}, {"leaves", t.leaves},
-                {"spines", t.spines}, {"nodes_per_leaf", t.nodes_per_leaf},
+               {{"nodes", t.nodes},
+                {"gpus_per_node", t.gpus_per_node},
+                {"leaves", t.leaves},
+                {"spines", t.spines},
+                {"nodes_per_leaf", t.nodes_per_leaf},
                 {"oversubscription", t.oversubscription}}}};
   sim["critical_path"] = critical_path_json(r.critical_path);
   if (r.timeline) sim["timeline"] = timeline_json(*r.timeline);

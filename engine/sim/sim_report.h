@@ -72,10 +72,10 @@ struct LinkClassReport {
 
 // One of the ten busiest links over the iteration.
 struct HotLinkReport {
-  int link = 0;                 // link id in the topology
-  std::string name;             // "node 12 NIC up"
+  int link = 0;      // link id in the topology
+  std::string name;  // "node 12 NIC up"
   LinkClass cls = LinkClass::nvlink_up;
-  int index = 0;                // node, GPU, leaf or spine number within its class
+  int index = 0;  // node, GPU, leaf or spine number within its class
   double utilisation = 0;
   double capacity_GBps = 0;
 };
@@ -114,17 +114,18 @@ struct TopologyReport {
 // The critical GPU's seconds by what it did (sums to the iteration time).
 struct CriticalBreakdownReport {
   double compute_s = 0, tp_comm_s = 0, pp_send_s = 0, pp_wait_s = 0, dp_wait_s = 0, optimizer_s = 0, idle_s = 0;
+  double cp_comm_s = 0;  // context-parallel gathers (0 without context parallelism)
 };
 
 // The simulation itself (JSON "sim").
 struct IterationReport {
   long long events = 0, flow_groups = 0, rate_solves = 0;
-  double wall_s = 0;                      // host time the simulation took
+  double wall_s = 0;  // host time the simulation took
   double events_per_s = 0;
   std::vector<int> replica_class_replicas;  // per replica class simulated: how many replicas it stands for
   int critical_stage = 0, critical_class = 0;
   CriticalBreakdownReport critical_gpu_breakdown;
-  std::string dp_algorithm;               // "ring", "tree", "hierarchical"
+  std::string dp_algorithm;  // "ring", "tree", "hierarchical"
   int buckets_per_stage = 0;
   LinksReport links;
   TopologyReport topology;
@@ -136,14 +137,14 @@ struct IterationReport {
 
 // A whole run (engine/sim/run.h's RunResult) with how it was drawn.
 struct RunReport : RunResult {
-  double wall_s = 0;                      // host time the run simulation took
+  double wall_s = 0;  // host time the run simulation took
   unsigned long long seed = 1;
-  std::string failure_profile;            // assets/catalog/failures.json record id
+  std::string failure_profile;  // assets/catalog/failures.json record id
 };
 
 struct SimReport {
-  perf::Config config;       // the resolved config (presets and catalog defaults filled in)
-  perf::Estimate analytic;   // the analytic model's estimate (engine/perf)
+  perf::Config config;      // the resolved config (presets and catalog defaults filled in)
+  perf::Estimate analytic;  // the analytic model's estimate (engine/perf)
   // The estimate's figures for the simulated iteration: the analytic estimate with iteration_time_s,
   // time (the critical GPU's breakdown), achieved_tflops_per_gpu, mfu, tokens_per_s, training_days,
   // gpu_hours and cost_usd taken from the simulation.

@@ -256,6 +256,34 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnMegatronTable1) {
   EXPECT_GE(checked, 7);
 }
 
+TEST(SimIteration, ContextParallelGroupsMergeWithoutChangingTheAnswer) {
+  // The same with context parallelism: the 8 replicas are 4 dp ranks x 2 cp ranks, each cp group gathering
+  // its keys and values over the links in every layer. Simulated one cp group per class (the shortcut off),
+  // or one class for all, or with a straggler whose group becomes a class of its own: the same iteration
+  // and the same bytes on every link.
+  const Topology topo = mc::sim::test::nodes_of_4(8);
+  IterationSpec it = mc::sim::test::tp2_pp2_dp8(1.0);
+  it.latency = {0, 0};
+  it.cp = 2;
+  it.cp_buffer_bytes = 4e6;
+  for (const bool with_straggler : {false, true}) {
+    it.stragglers.clear();
+    if (with_straggler) it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
+    it.merge_symmetric_replicas = true;
+    const IterationResult merged = simulate_iteration(topo, it);
+    it.merge_symmetric_replicas = false;
+    const IterationResult each = simulate_iteration(topo, it);
+    EXPECT_EQ(each.workers.size(), size_t(it.dp / it.cp * it.pp));  // one class per cp group
+    EXPECT_EQ(merged.replica_class[4], merged.replica_class[5]) << "a cp group is one class";
+    EXPECT_NEAR(merged.iteration_s, each.iteration_s, 1e-9 * each.iteration_s) << "straggler " << with_straggler;
+    EXPECT_GT(merged.cp_comm_s, 0.0);
+    ASSERT_EQ(merged.link_bytes.size(), each.link_bytes.size());
+    for (size_t l = 0; l < each.link_bytes.size(); ++l)
+      EXPECT_NEAR(merged.link_bytes[l], each.link_bytes[l], 1e-9 * std::max(1.0, each.link_bytes[l]))
+          << "link " << l << " (" << to_string(topo.link(int(l)).cls) << "), straggler " << with_straggler;
+  }
+}
+
 TEST(SimIteration, TimelineOfAnyGpuIsItsReplicaClassTimeline) {
   const mc::json cfg = {{"model", {{"preset", "gpt3-2.7b"}}},
                         {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 64}}},

@@ -76,6 +76,7 @@ ImU32 span_color(const std::string& kind) {
   if (kind == "forward") return IM_COL32(80, 150, 230, 255);
   if (kind == "backward") return IM_COL32(40, 90, 180, 255);
   if (kind == "tp_comm") return IM_COL32(240, 170, 50, 255);
+  if (kind == "cp_comm") return IM_COL32(230, 110, 160, 255);
   if (kind == "pp_send") return IM_COL32(160, 90, 200, 255);
   if (kind == "pp_wait") return IM_COL32(90, 90, 90, 255);
   if (kind == "dp_comm") return IM_COL32(60, 190, 120, 255);
@@ -87,6 +88,7 @@ ImU32 span_color(const std::string& kind) {
 // A span kind in a student's words (the engine's ids: "pp_wait", "dp_comm").
 const char* span_words(const std::string& kind) {
   if (kind == "tp_comm") return "tensor-parallel comm";
+  if (kind == "cp_comm") return "context-parallel comm";
   if (kind == "pp_send") return "pipeline send";
   if (kind == "pp_wait") return "pipeline wait";
   if (kind == "dp_comm") return "data-parallel comm";
@@ -131,9 +133,11 @@ const char* link_words(sim::LinkClass c) {
 }
 
 // Colour swatches with their names, flowing onto the next line when the panel is narrow.
-void legend() {
+void legend(bool context_parallel) {
   bool first = true;
-  for (const char* kind : {"forward", "backward", "tp_comm", "pp_send", "pp_wait", "dp_comm", "dp_wait", "optimizer"}) {
+  for (const char* kind :
+       {"forward", "backward", "tp_comm", "cp_comm", "pp_send", "pp_wait", "dp_comm", "dp_wait", "optimizer"}) {
+    if (!context_parallel && std::string(kind) == "cp_comm") continue;
     const char* k = span_words(kind);
     if (!first) same_line_if_fits(12 + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(k).x);
     first = false;
@@ -337,7 +341,7 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   if (ImGui::Button("whole iteration")) v.view_start_s = 0, v.view_span_s = T;
   wrapped_text(true, "wheel: zoom at the mouse, drag: pan; %s shown of %s; white: the critical path",
                format_quantity(v.view_span_s, "s").c_str(), format_quantity(T, "s").c_str());
-  legend();
+  legend(it.config.layout.cp > 1);
   // Labels: as wide as the widest one (measured with the current font), so none runs under the bars.
   const float pad = ImGui::GetStyle().ItemSpacing.x;
   if (v.gantt_label_w <= 0)
@@ -612,9 +616,10 @@ void draw(ExplorerState& s) {
                it.simulated.mfu * 100, format_quantity(it.simulated.training_days, "").c_str());
   track(s, "sim.iteration_time");
   const sim::CriticalBreakdownReport& b = sim.critical_gpu_breakdown;
-  wrapped_text(true, "critical GPU (stage %d): compute %s, tp %s, pp send %s, pp wait %s, dp wait %s, optimizer %s",
+  const std::string cp_part = b.cp_comm_s > 0 ? ", cp " + format_quantity(b.cp_comm_s, "s") : "";
+  wrapped_text(true, "critical GPU (stage %d): compute %s, tp %s%s, pp send %s, pp wait %s, dp wait %s, optimizer %s",
                sim.critical_stage, format_quantity(b.compute_s, "s").c_str(), format_quantity(b.tp_comm_s, "s").c_str(),
-               format_quantity(b.pp_send_s, "s").c_str(), format_quantity(b.pp_wait_s, "s").c_str(),
+               cp_part.c_str(), format_quantity(b.pp_send_s, "s").c_str(), format_quantity(b.pp_wait_s, "s").c_str(),
                format_quantity(b.dp_wait_s, "s").c_str(), format_quantity(b.optimizer_s, "s").c_str());
   const size_t n_classes = sim.replica_class_replicas.size();
   wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica class%s simulated for %d replicas",

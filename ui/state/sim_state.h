@@ -53,7 +53,7 @@ struct GanttSpan {
   int16_t micro_batch, chunk;
 };
 inline constexpr const char* kGanttKinds[] = {"forward", "backward", "tp_comm",   "pp_send", "pp_wait",
-                                              "dp_comm", "dp_wait",  "optimizer", "critical"};
+                                              "dp_comm", "dp_wait",  "optimizer", "cp_comm", "critical"};
 struct GanttRow {
   std::string label;  // "GPU 624  stage 1  replica 0"
   bool slow = false;
