@@ -171,7 +171,13 @@ void build_gantt(SimView& v) {
   for (const sim::TimelineReport& row : it.timelines) {
     GanttRow r;
     char label[96];
-    std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d", row.gpu, row.stage, row.replica);
+    // The simulator's replicas are data x context parallel ranks (replica = dp rank x cp + cp rank).
+    const int cp = std::max(1, v.iteration->config.layout.cp);
+    if (cp > 1)
+      std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d  cp %d", row.gpu, row.stage, row.replica / cp,
+                    row.replica % cp);
+    else
+      std::snprintf(label, sizeof label, "GPU %d  stage %d  replica %d", row.gpu, row.stage, row.replica);
     r.label = label;
     r.slow = row.speed < 1;
     for (const sim::SpanReport& sp : row.spans)
@@ -276,10 +282,13 @@ void draw_knobs(ExplorerState& s) {
       c["degraded_links"] = json::array({{{"node", 3}, {"bandwidth_fraction", frac}}});
   }
   track(s, "sim.degraded");
-  float nic = c["cluster"].value("node_network_Gbps", 400.0f);
-  knob_float(c["cluster"], "node_network_Gbps", "NIC Gb/s per node", nic, 25, 1600, "%.0f", s, "sim.nic", true);
+  // The knobs start at the machine the engine simulated (the cluster preset's own figures: Meta's 3,200 Gb/s
+  // a node and 1:7 between pods), not at a default of their own, until the class moves them.
+  const perf::ClusterSpec* cl = v.iteration ? &v.iteration->config.cluster : nullptr;
+  float nic = c["cluster"].value("node_network_Gbps", cl ? float(cl->node_network_Gbps) : 400.0f);
+  knob_float(c["cluster"], "node_network_Gbps", "NIC Gb/s per node", nic, 25, 6400, "%.0f", s, "sim.nic", true);
   same_line_if_fits_item("oversubscription");
-  float over = c["cluster"].value("oversubscription", 1.0f);
+  float over = c["cluster"].value("oversubscription", cl ? float(cl->oversubscription) : 1.0f);
   knob_float(c["cluster"], "oversubscription", "oversubscription", over, 1, 8, "%.1f : 1", s, "sim.oversubscription");
   if (!c.contains("sim")) c["sim"] = json::object();
   float bucket_MB = float(c["sim"].value("bucket_bytes", 80e6) / 1e6);
@@ -622,9 +631,13 @@ void draw(ExplorerState& s) {
                cp_part.c_str(), format_quantity(b.pp_send_s, "s").c_str(), format_quantity(b.pp_wait_s, "s").c_str(),
                format_quantity(b.dp_wait_s, "s").c_str(), format_quantity(b.optimizer_s, "s").c_str());
   const size_t n_classes = sim.replica_class_replicas.size();
-  wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica class%s simulated for %d replicas",
+  const std::string cp_words = it.config.layout.cp > 1
+                                   ? " (data x context parallel ranks, dp " + std::to_string(it.config.layout.dp) +
+                                         " x cp " + std::to_string(it.config.layout.cp) + ")"
+                                   : "";
+  wrapped_text(true, "%lld events in %.1f ms (%.2g events/s); %zu replica class%s simulated for %d replicas%s",
                sim.events, sim.wall_s * 1e3, sim.events_per_s, n_classes, n_classes == 1 ? "" : "es",
-               it.config.layout.dp);
+               it.config.layout.dp_group(), cp_words.c_str());
   {
     // The critical path, and whether it crosses replicas (a straggler elsewhere holds everyone up).
     const sim::CriticalPathReport& cp = sim.critical_path;
