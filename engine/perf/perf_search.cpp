@@ -7,7 +7,9 @@
 // more than the cluster has; then micro-batch (powers of two), ZeRO stage, recomputation, schedule and
 // virtual stages, each only where the config's training stack runs it (Software: interleaved schedule,
 // selective recompute, ZeRO stages). Sequence parallelism is on whenever tp > 1 and the stack has it (it
-// only saves memory and element-wise time; Korthikanti et al. 2022).
+// only saves memory and element-wise time; Korthikanti et al. 2022). Context parallelism, on a stack that
+// has it, in powers of two whose 2 cp chunks divide the sequence (the config's cp when it names one > 1):
+// what makes a 131,072-token sequence fit without a one-micro-batch pipeline (Llama 3, Sec. 3.3.2).
 #include "perf/perf.h"
 
 #include <algorithm>
@@ -61,84 +63,89 @@ SearchResult search(const Config& base, const SearchOptions& o) {
   std::vector<SearchCandidate> kept;
   kept.reserve(size_t(o.max_results) * 4 + 8);
 
+  std::vector<int> cps = {std::max(1, base.layout.cp)};
+  if (base.layout.cp <= 1 && base.software.context_parallel)
+    for (int cp = 2; cp <= 64 && 2LL * cp <= m.seq_len; cp *= 2)
+      if (m.seq_len % (2 * cp) == 0) cps.push_back(cp);
+
   for (int tp = 1; tp <= 64; tp *= 2) {
     if (o.only_tp > 0 && tp != o.only_tp) continue;
     for (int pp : pps) {
       if (o.only_pp > 0 && pp != o.only_pp) continue;
       if ((long long)tp * pp > cluster_gpus) continue;
-      for (int dp : dps) {
-        Layout L = base.layout;
-        // Sequence parallelism only where the stack has it (Korthikanti et al. 2022; software.json).
-        L.tp = tp, L.pp = pp, L.dp = dp, L.global_batch = B,
-        L.sequence_parallel = tp > 1 && base.software.sequence_parallel;
-        // Context parallelism is the config's (the search does not propose it): it multiplies the GPUs.
-        const long long n = (long long)tp * L.cp * pp * dp;
-        if (n > cluster_gpus) continue;  // not a layout of this cluster at all (not counted)
-        if (m.heads % tp != 0 || m.ffn() % tp != 0 || m.kv() % tp != 0) {  // layout_problems: whole K/V heads
-          col.reject(L, "tp does not divide the attention heads");
-          continue;
-        }
-        // Uneven splits are layouts too (stage_layers); only more stages than layers is not.
-        if (pp > m.layers) {
-          col.reject(L, "more pipeline stages than layers");
-          continue;
-        }
-        if (n > gpn && n % gpn != 0) {
-          col.reject(L, "tp*pp*dp is not a whole number of nodes");
-          continue;
-        }
-        Config c = base;
-        c.cluster.nodes = int(n > gpn ? n / gpn : 1);
-        if (n < gpn) c.cluster.gpus_per_node = int(n);
-        for (int mb = 1; mb <= o.max_micro_batch; mb *= 2) {
-          L.micro_batch = mb;
-          if (B % ((long long)mb * dp) != 0) {
-            col.reject(L, "micro_batch*dp does not divide the global batch");
+      for (int cp : cps)
+        for (int dp : dps) {
+          Layout L = base.layout;
+          // Sequence parallelism only where the stack has it (Korthikanti et al. 2022; software.json).
+          L.tp = tp, L.cp = cp, L.pp = pp, L.dp = dp, L.global_batch = B,
+          L.sequence_parallel = tp > 1 && base.software.sequence_parallel;
+          const long long n = (long long)tp * cp * pp * dp;
+          if (n > cluster_gpus) continue;  // not a layout of this cluster at all (not counted)
+          if (m.heads % tp != 0 || m.ffn() % tp != 0 || m.kv() % tp != 0) {  // layout_problems: whole K/V heads
+            col.reject(L, "tp does not divide the attention heads");
             continue;
           }
-          const int micro = B / (mb * dp);
-          for (int zero = 0; zero <= (o.include_zero && dp > 1 ? 3 : 0); ++zero) {
-            L.zero = zero;
-            for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
-              L.recompute = rc;
-              std::vector<std::pair<Schedule, int>> scheds = {{Schedule::one_f_one_b, 1}};
-              if (pp > 1) {
-                scheds.push_back({Schedule::gpipe, 1});
-                for (int v = 2; v <= o.max_virtual_stages; ++v) {
-                  // Any split into p v chunks of at least one layer (chunk_layers), even or not.
-                  const int units = m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0);
-                  if ((long long)pp * v > units) continue;
-                  if (micro % pp != 0) continue;
-                  scheds.push_back({Schedule::interleaved, v});
+          // Uneven splits are layouts too (stage_layers); only more stages than layers is not.
+          if (pp > m.layers) {
+            col.reject(L, "more pipeline stages than layers");
+            continue;
+          }
+          if (n > gpn && n % gpn != 0) {
+            col.reject(L, "tp*pp*dp is not a whole number of nodes");
+            continue;
+          }
+          Config c = base;
+          c.cluster.nodes = int(n > gpn ? n / gpn : 1);
+          if (n < gpn) c.cluster.gpus_per_node = int(n);
+          for (int mb = 1; mb <= o.max_micro_batch; mb *= 2) {
+            L.micro_batch = mb;
+            if (B % ((long long)mb * dp) != 0) {
+              col.reject(L, "micro_batch*dp does not divide the global batch");
+              continue;
+            }
+            const int micro = B / (mb * dp);
+            for (int zero = 0; zero <= (o.include_zero && dp > 1 ? 3 : 0); ++zero) {
+              L.zero = zero;
+              for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+                L.recompute = rc;
+                std::vector<std::pair<Schedule, int>> scheds = {{Schedule::one_f_one_b, 1}};
+                if (pp > 1) {
+                  scheds.push_back({Schedule::gpipe, 1});
+                  for (int v = 2; v <= o.max_virtual_stages; ++v) {
+                    // Any split into p v chunks of at least one layer (chunk_layers), even or not.
+                    const int units = m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0);
+                    if ((long long)pp * v > units) continue;
+                    if (micro % pp != 0) continue;
+                    scheds.push_back({Schedule::interleaved, v});
+                  }
                 }
-              }
-              for (auto [sch, v] : scheds) {
-                L.schedule = sch, L.virtual_stages = v;
-                // Only what the selected training stack can run (software.json): no interleaved schedule,
-                // selective recompute or ZeRO stage it lacks; the reason names the stack and the feature.
-                if (const std::string why = stack_refusal(base.software, L); !why.empty()) {
-                  col.reject(L, why.substr(why.find(':') + 2, why.find(" (software.json") - why.find(':') - 2));
-                  continue;
-                }
-                c.layout = L;
-                const MemoryBreakdown mem = memory_per_gpu(c);
-                if (mem.total > c.cluster.hbm_bytes && o.only_fitting) {
-                  col.reject(L, "does not fit in " + c.cluster.accelerator + " memory");
-                  continue;
-                }
-                ++r.considered;
-                ++r.evaluated;
-                SearchCandidate sc{L, estimate(c)};
-                kept.push_back(std::move(sc));
-                if (kept.size() >= size_t(o.max_results) * 4 + 8) {
-                  std::nth_element(kept.begin(), kept.begin() + o.max_results, kept.end(), faster);
-                  kept.resize(size_t(o.max_results));
+                for (auto [sch, v] : scheds) {
+                  L.schedule = sch, L.virtual_stages = v;
+                  // Only what the selected training stack can run (software.json): no interleaved schedule,
+                  // selective recompute or ZeRO stage it lacks; the reason names the stack and the feature.
+                  if (const std::string why = stack_refusal(base.software, L); !why.empty()) {
+                    col.reject(L, why.substr(why.find(':') + 2, why.find(" (software.json") - why.find(':') - 2));
+                    continue;
+                  }
+                  c.layout = L;
+                  const MemoryBreakdown mem = memory_per_gpu(c);
+                  if (mem.total > c.cluster.hbm_bytes && o.only_fitting) {
+                    col.reject(L, "does not fit in " + c.cluster.accelerator + " memory");
+                    continue;
+                  }
+                  ++r.considered;
+                  ++r.evaluated;
+                  SearchCandidate sc{L, estimate(c)};
+                  kept.push_back(std::move(sc));
+                  if (kept.size() >= size_t(o.max_results) * 4 + 8) {
+                    std::nth_element(kept.begin(), kept.begin() + o.max_results, kept.end(), faster);
+                    kept.resize(size_t(o.max_results));
+                  }
                 }
               }
             }
           }
         }
-      }
     }
   }
   std::sort(kept.begin(), kept.end(), faster);

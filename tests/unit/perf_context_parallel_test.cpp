@@ -228,3 +228,31 @@ TEST(PerfContextParallel, RefusedWhereItCannotRun) {
     EXPECT_NE(std::string(e.what()).find("tp*cp*pp*dp = 1*8*1*2 = 16"), std::string::npos) << e.what();
   }
 }
+
+TEST(PerfContextParallel, TheSearchProposesItWhereTheStackHasIt) {
+  // 128 sequences of 131,072 tokens on Llama 3's 16,384 GPUs: without context parallelism the only layouts
+  // that fit run one micro-batch a replica (dp 128), a pipeline of one micro-batch at a time; split over cp
+  // ranks the sequences fill a pipeline of 8 or 16 micro-batches, as the paper ran them (Table 4: cp 16).
+  json cfg = {{"model", {{"preset", "llama3-405b"}, {"seq_len", 131072}}},
+              {"cluster", {{"preset", "meta-llama3-2024"}, {"gpus", 16384}}},
+              {"parallel", {{"global_batch", 128}}}};
+  mc::perf::SearchOptions o;
+  o.max_results = 200;
+  const mc::perf::SearchResult r = mc::perf::search(mc::perf::parse_config(catalog(), cfg, "search.json", false), o);
+  ASSERT_FALSE(r.ranked.empty());
+  const mc::perf::Layout& best = r.ranked.front().layout;
+  EXPECT_GT(best.cp, 1);
+  EXPECT_EQ(best.ranks(), 16384);
+  // The same stack with context parallelism switched off: its best is a one-micro-batch pipeline, many
+  // times slower.
+  mc::perf::Config off = mc::perf::parse_config(catalog(), cfg, "search.json", false);
+  off.software.context_parallel = false;
+  const mc::perf::SearchResult without = mc::perf::search(off, o);
+  ASSERT_FALSE(without.ranked.empty());
+  EXPECT_EQ(without.ranked.front().layout.cp, 1);
+  EXPECT_LT(r.ranked.front().estimate.iteration_time_s, 0.5 * without.ranked.front().estimate.iteration_time_s);
+  // A stack without it is never offered it.
+  cfg["software"] = "megatron-lm-2022";
+  const mc::perf::SearchResult m = mc::perf::search(mc::perf::parse_config(catalog(), cfg, "search.json", false), o);
+  for (const auto& c : m.ranked) EXPECT_EQ(c.layout.cp, 1);
+}

@@ -820,11 +820,15 @@ void draw_search(ExplorerState& s) {
   // to unreadable columns.
   const ImGuiTableFlags fl = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                              ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("##perf_search", 11, fl, ImVec2(0, 200))) {
+  // A cp column where the ranking holds context-parallel layouts (only stacks that have it propose them).
+  const bool show_cp = std::any_of(v.search.ranked.begin(), v.search.ranked.end(),
+                                   [](const perf::SearchCandidate& c) { return c.layout.cp > 1; });
+  const int k = show_cp ? 1 : 0;  // columns after tp move right by one
+  if (ImGui::BeginTable("##perf_search", 11 + k, fl, ImVec2(0, 200))) {
     // What a layout achieves first (days, MFU, memory), then what it is: on a projector the table scrolls
     // sideways, and its right edge cut the MFU column ("MF") of a ranking by days and MFU.
-    for (const char* h : {"#", "days", "MFU", "memory", "tp", "pp", "dp", "mb", "ZeRO", "recompute", "schedule"})
-      ImGui::TableSetupColumn(h);
+    for (const char* h : {"#", "days", "MFU", "memory", "tp", "cp", "pp", "dp", "mb", "ZeRO", "recompute", "schedule"})
+      if (show_cp || std::string(h) != "cp") ImGui::TableSetupColumn(h);
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableHeadersRow();
     int rank = 1;
@@ -842,12 +846,13 @@ void draw_search(ExplorerState& s) {
       ImGui::TableSetColumnIndex(2), ImGui::Text("%.0f%%", 100 * c.estimate.mfu);
       ImGui::TableSetColumnIndex(3), ImGui::Text("%s", format_quantity(c.estimate.memory.total, "bytes").c_str());
       ImGui::TableSetColumnIndex(4), ImGui::Text("%d", L.tp);
-      ImGui::TableSetColumnIndex(5), ImGui::Text("%d", L.pp);
-      ImGui::TableSetColumnIndex(6), ImGui::Text("%d", L.dp);
-      ImGui::TableSetColumnIndex(7), ImGui::Text("%d", L.micro_batch);
-      ImGui::TableSetColumnIndex(8), ImGui::Text("%d", L.zero);
-      ImGui::TableSetColumnIndex(9), ImGui::Text("%s", perf::to_string(L.recompute));
-      ImGui::TableSetColumnIndex(10);
+      if (show_cp) ImGui::TableSetColumnIndex(5), ImGui::Text("%d", L.cp);
+      ImGui::TableSetColumnIndex(5 + k), ImGui::Text("%d", L.pp);
+      ImGui::TableSetColumnIndex(6 + k), ImGui::Text("%d", L.dp);
+      ImGui::TableSetColumnIndex(7 + k), ImGui::Text("%d", L.micro_batch);
+      ImGui::TableSetColumnIndex(8 + k), ImGui::Text("%d", L.zero);
+      ImGui::TableSetColumnIndex(9 + k), ImGui::Text("%s", perf::to_string(L.recompute));
+      ImGui::TableSetColumnIndex(10 + k);
       if (L.schedule == perf::Schedule::interleaved)
         ImGui::Text("interl. x%d", L.virtual_stages);
       else
