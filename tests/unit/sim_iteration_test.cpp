@@ -177,42 +177,52 @@ TEST(SimIteration, StragglerSlowsEveryoneAndIsReplicatedCorrectly) {
 TEST(SimIteration, MergingSymmetricReplicasChangesNoAnswer) {
   // The shortcut (one class for all ordinary replicas) against every replica simulated on its own: the
   // iteration time, every GPU's timeline and the bytes on every link (NVLink included: tp rings run only
-  // in the representative replica, the dp collectives in all) must agree.
+  // in the representative replica, the dp collectives in all) must agree. Also with context parallelism:
+  // the 8 replicas are then 4 dp ranks x 2 cp ranks, each cp group gathering its keys and values over the
+  // links in every layer and simulated as one class (a straggler's whole group becomes a class of its own).
   const Topology topo = mc::sim::test::nodes_of_4(8);
   IterationSpec it = mc::sim::test::tp2_pp2_dp8(1.0);
   it.latency = {0, 0};
-  for (const bool with_straggler : {false, true}) {
-    it.stragglers.clear();
-    if (with_straggler) it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
-    it.merge_symmetric_replicas = true;
-    const IterationResult merged = simulate_iteration(topo, it);
-    it.merge_symmetric_replicas = false;
-    const IterationResult each = simulate_iteration(topo, it);
-    EXPECT_EQ(each.workers.size(), size_t(it.dp * it.pp));
-    EXPECT_LT(merged.workers.size(), each.workers.size());
-    EXPECT_NEAR(merged.iteration_s, each.iteration_s, 1e-9 * each.iteration_s) << "straggler " << with_straggler;
-    ASSERT_EQ(merged.link_bytes.size(), each.link_bytes.size());
-    double nvlink_bytes = 0;
-    for (size_t l = 0; l < each.link_bytes.size(); ++l) {
-      EXPECT_NEAR(merged.link_bytes[l], each.link_bytes[l], 1e-9 * std::max(1.0, each.link_bytes[l]))
-          << "link " << l << " (" << to_string(topo.link(int(l)).cls) << "), straggler " << with_straggler;
-      if (topo.link(int(l)).cls == LinkClass::nvlink_up) nvlink_bytes += each.link_bytes[l];
-    }
-    EXPECT_GT(nvlink_bytes, 0);
-    // Any GPU's timeline (its class's stage timeline when merged) equals its own when simulated alone.
-    for (int d = 0; d < it.dp; ++d)
-      for (int st = 0; st < it.pp; ++st) {
-        const auto& a = merged.workers[size_t(merged.replica_class[size_t(d)] * it.pp + st)];
-        const auto& b = each.workers[size_t(each.replica_class[size_t(d)] * it.pp + st)];
-        SCOPED_TRACE("replica " + std::to_string(d) + " stage " + std::to_string(st) + " straggler " +
-                     std::to_string(with_straggler));
-        ASSERT_EQ(a.spans.size(), b.spans.size());
-        for (size_t k = 0; k < a.spans.size(); ++k) {
-          EXPECT_NEAR(a.spans[k].start_s, b.spans[k].start_s, 1e-9) << to_string(a.spans[k].kind) << " #" << k;
-          EXPECT_NEAR(a.spans[k].end_s, b.spans[k].end_s, 1e-9);
-        }
+  for (const int cp : {1, 2})
+    for (const bool with_straggler : {false, true}) {
+      it.cp = cp;
+      it.cp_buffer_bytes = cp > 1 ? 4e6 : 0;
+      it.stragglers.clear();
+      if (with_straggler) it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
+      it.merge_symmetric_replicas = true;
+      const IterationResult merged = simulate_iteration(topo, it);
+      it.merge_symmetric_replicas = false;
+      const IterationResult each = simulate_iteration(topo, it);
+      EXPECT_EQ(each.workers.size(), size_t(it.dp / cp * it.pp));  // a class per replica, or per cp group
+      EXPECT_LT(merged.workers.size(), each.workers.size());
+      if (cp > 1) {
+        EXPECT_EQ(merged.replica_class[4], merged.replica_class[5]) << "a cp group is one class";
+        EXPECT_GT(merged.cp_comm_s, 0.0);
       }
-  }
+      EXPECT_NEAR(merged.iteration_s, each.iteration_s, 1e-9 * each.iteration_s)
+          << "cp " << cp << " straggler " << with_straggler;
+      ASSERT_EQ(merged.link_bytes.size(), each.link_bytes.size());
+      double nvlink_bytes = 0;
+      for (size_t l = 0; l < each.link_bytes.size(); ++l) {
+        EXPECT_NEAR(merged.link_bytes[l], each.link_bytes[l], 1e-9 * std::max(1.0, each.link_bytes[l]))
+            << "link " << l << " (" << to_string(topo.link(int(l)).cls) << "), straggler " << with_straggler;
+        if (topo.link(int(l)).cls == LinkClass::nvlink_up) nvlink_bytes += each.link_bytes[l];
+      }
+      EXPECT_GT(nvlink_bytes, 0);
+      // Any GPU's timeline (its class's stage timeline when merged) equals its own when simulated alone.
+      for (int d = 0; d < it.dp; ++d)
+        for (int st = 0; st < it.pp; ++st) {
+          const auto& a = merged.workers[size_t(merged.replica_class[size_t(d)] * it.pp + st)];
+          const auto& b = each.workers[size_t(each.replica_class[size_t(d)] * it.pp + st)];
+          SCOPED_TRACE("replica " + std::to_string(d) + " stage " + std::to_string(st) + " straggler " +
+                       std::to_string(with_straggler));
+          ASSERT_EQ(a.spans.size(), b.spans.size());
+          for (size_t k = 0; k < a.spans.size(); ++k) {
+            EXPECT_NEAR(a.spans[k].start_s, b.spans[k].start_s, 1e-9) << to_string(a.spans[k].kind) << " #" << k;
+            EXPECT_NEAR(a.spans[k].end_s, b.spans[k].end_s, 1e-9);
+          }
+        }
+    }
 }
 
 TEST(SimIteration, AgreesWithTheAnalyticModelOnMegatronTable1) {
@@ -254,34 +264,6 @@ TEST(SimIteration, AgreesWithTheAnalyticModelOnMegatronTable1) {
     ++checked;
   }
   EXPECT_GE(checked, 7);
-}
-
-TEST(SimIteration, ContextParallelGroupsMergeWithoutChangingTheAnswer) {
-  // The same with context parallelism: the 8 replicas are 4 dp ranks x 2 cp ranks, each cp group gathering
-  // its keys and values over the links in every layer. Simulated one cp group per class (the shortcut off),
-  // or one class for all, or with a straggler whose group becomes a class of its own: the same iteration
-  // and the same bytes on every link.
-  const Topology topo = mc::sim::test::nodes_of_4(8);
-  IterationSpec it = mc::sim::test::tp2_pp2_dp8(1.0);
-  it.latency = {0, 0};
-  it.cp = 2;
-  it.cp_buffer_bytes = 4e6;
-  for (const bool with_straggler : {false, true}) {
-    it.stragglers.clear();
-    if (with_straggler) it.stragglers = {{gpu_id(it, 5, 1, 1), 0.5}};
-    it.merge_symmetric_replicas = true;
-    const IterationResult merged = simulate_iteration(topo, it);
-    it.merge_symmetric_replicas = false;
-    const IterationResult each = simulate_iteration(topo, it);
-    EXPECT_EQ(each.workers.size(), size_t(it.dp / it.cp * it.pp));  // one class per cp group
-    EXPECT_EQ(merged.replica_class[4], merged.replica_class[5]) << "a cp group is one class";
-    EXPECT_NEAR(merged.iteration_s, each.iteration_s, 1e-9 * each.iteration_s) << "straggler " << with_straggler;
-    EXPECT_GT(merged.cp_comm_s, 0.0);
-    ASSERT_EQ(merged.link_bytes.size(), each.link_bytes.size());
-    for (size_t l = 0; l < each.link_bytes.size(); ++l)
-      EXPECT_NEAR(merged.link_bytes[l], each.link_bytes[l], 1e-9 * std::max(1.0, each.link_bytes[l]))
-          << "link " << l << " (" << to_string(topo.link(int(l)).cls) << "), straggler " << with_straggler;
-  }
 }
 
 TEST(SimIteration, TimelineOfAnyGpuIsItsReplicaClassTimeline) {
