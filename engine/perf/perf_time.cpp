@@ -351,9 +351,20 @@ Estimate estimate(const Config& cfg) {
     const long long apart = (long long)L.tp * L.cp * (sw.pipeline_inside_data_parallel ? 1 : L.dp);
     const bool cross_node = apart >= c.gpus_per_node || c.gpus_per_node == 1;
     const bool bc = sw.pipeline_p2p_broadcast;
-    p2p = point_to_point(topo, whole / (sg ? L.tp : 1), cross_node, bc).time_s;
+    // Across an oversubscribed fat-tree: once the job spans more than one leaf, the sends of a stage whose
+    // partners are `apart` GPUs on leave their leaf from as many of its nodes as that span covers (all of a
+    // leaf's when a stage fills whole leaves, Megatron-LM's order on a large machine; one pipeline's stage,
+    // one node or so, in Llama 3's), through uplinks worth leaf_nodes / oversubscription nodes: each sends
+    // at that share of its line rate. The simulator's flows meet the same uplinks (engine/sim topology).
+    Topology send_topo = topo;
+    if (cross_node && topo.oversubscription > 1 && c.nodes > topo.leaf_nodes) {
+      const double out = std::min(std::max(1.0, double(apart) / c.gpus_per_node), double(topo.leaf_nodes));
+      const double slow = std::max(1.0, topo.oversubscription * out / topo.leaf_nodes);
+      send_topo.node_p2p_Bps /= slow, send_topo.node_inter_Bps /= slow;
+    }
+    p2p = point_to_point(send_topo, whole / (sg ? L.tp : 1), cross_node, bc).time_s;
     if (sg) p2p += all_gather(topo, whole, L.tp, tp_per_node, 1).time_s;
-    p2p_back = sw.pipeline_full_gradients ? point_to_point(topo, whole, cross_node, bc).time_s : p2p;
+    p2p_back = sw.pipeline_full_gradients ? point_to_point(send_topo, whole, cross_node, bc).time_s : p2p;
     if (sw.pipeline_blocking_p2p) p2p *= 2, p2p_back *= 2;
   }
   e.p2p_s = p2p;
