@@ -304,7 +304,6 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     L.zero = int(preset->get_or("layout_zero", 0));
     L.sequence_parallel = preset->get_or("layout_sequence_parallel", 0) != 0 && L.tp > 1;
     L.partition_activations = preset->get_or("layout_partition_activations", 0) != 0;
-    L.cp = int(preset->get_or("layout_cp", 1));
   }
   bool dp_given = false;
   if (jp) {

@@ -7,6 +7,7 @@
 #include "catalog/catalog.h"
 #include "perf/collectives.h"
 #include "perf/perf.h"
+#include "perf_helpers.h"
 #include "sim/sim.h"
 #include "sim/sim_config.h"
 #include "test_helpers.h"
@@ -16,6 +17,7 @@
 namespace {
 
 using mc::test::catalog;
+using mc::test::error_of;
 using nlohmann::json;
 
 // A Llama-shaped model on one 8-GPU A100 node, on the one catalog stack with context parallelism.
@@ -200,33 +202,17 @@ TEST(PerfContextParallel, RefusedWhereItCannotRun) {
   json cfg = llama3_long_context();
   cfg["software"] = "megatron-lm-2022";
   cfg["parallel"]["schedule"] = "1f1b";
-  try {
-    mc::perf::estimate_json(catalog(), cfg);
-    ADD_FAILURE() << "cp 16 on Megatron-LM 2022 was accepted";
-  } catch (const mc::LoadError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("cp: "), std::string::npos) << what;
-    EXPECT_NE(what.find("context parallelism"), std::string::npos) << what;
-    EXPECT_NE(what.find("meta-llama3-2024"), std::string::npos) << what;
-  }
+  const std::string stack = error_of(cfg);
+  EXPECT_NE(stack.find("cp: "), std::string::npos) << stack;
+  EXPECT_NE(stack.find("context parallelism"), std::string::npos) << stack;
+  EXPECT_NE(stack.find("meta-llama3-2024"), std::string::npos) << stack;
   // A sequence that does not cut into 2 cp equal chunks.
-  json odd = node_config(8, 1, 32760, 8);
-  try {
-    mc::perf::estimate_json(catalog(), odd);
-    ADD_FAILURE() << "seq_len 32760 over cp 8 was accepted";
-  } catch (const mc::LoadError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("2*cp = 16"), std::string::npos) << what;
-    EXPECT_NE(what.find("seq_len 32760"), std::string::npos) << what;
-  }
+  const std::string odd = error_of(node_config(8, 1, 32760, 8));
+  EXPECT_NE(odd.find("2*cp = 16"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("seq_len 32760"), std::string::npos) << odd;
   // The degrees must multiply to the GPUs, cp included.
-  json wrong = node_config(8, 2, 32768, 8);
-  try {
-    mc::perf::estimate_json(catalog(), wrong);
-    ADD_FAILURE() << "tp 1 x cp 8 x dp 2 on 8 GPUs was accepted";
-  } catch (const mc::LoadError& e) {
-    EXPECT_NE(std::string(e.what()).find("tp*cp*pp*dp = 1*8*1*2 = 16"), std::string::npos) << e.what();
-  }
+  const std::string wrong = error_of(node_config(8, 2, 32768, 8));
+  EXPECT_NE(wrong.find("tp*cp*pp*dp = 1*8*1*2 = 16"), std::string::npos) << wrong;
 }
 
 TEST(PerfContextParallel, TheSearchProposesItWhereTheStackHasIt) {
