@@ -26,10 +26,16 @@ class NativePlatform final : public mc::ui::Platform {
     {
       std::ofstream out(tmp, std::ios::binary);
       out << content;
-      if (!out) { error = "cannot write " + tmp; return ""; }
+      if (!out) {
+        error = "cannot write " + tmp;
+        return "";
+      }
     }
     std::filesystem::rename(tmp, path, ec);  // atomic: never a half-written export
-    if (ec) { error = "cannot rename " + tmp + ": " + ec.message(); return ""; }
+    if (ec) {
+      error = "cannot rename " + tmp + ": " + ec.message();
+      return "";
+    }
     return std::filesystem::absolute(path).string();
   }
   void open_url(const std::string& url) override {
@@ -57,18 +63,34 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) { usage(); std::exit(2); }
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+      }
       return argv[++i];
     };
-    if (a == "--frames") opt.frames = std::atoi(next().c_str());
-    else if (a == "--screenshot") opt.screenshot_path = next();
-    else if (a == "--panel") opt.start_panel = next();
-    else if (a == "--assets") assets = next();
+    if (a == "--frames")
+      opt.frames = std::atoi(next().c_str());
+    else if (a == "--screenshot")
+      opt.screenshot_path = next();
+    else if (a == "--panel")
+      opt.start_panel = next();
+    else if (a == "--assets")
+      assets = next();
     else if (a == "--size") {
       std::string v = next();
-      if (std::sscanf(v.c_str(), "%dx%d", &opt.width, &opt.height) != 2) { usage(); return 2; }
-    } else if (a == "--help" || a == "-h") { usage(); return 0; }
-    else { std::fprintf(stderr, "megacluster-app: unknown option %s\n", a.c_str()); usage(); return 2; }
+      if (std::sscanf(v.c_str(), "%dx%d", &opt.width, &opt.height) != 2) {
+        usage();
+        return 2;
+      }
+    } else if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else {
+      std::fprintf(stderr, "megacluster-app: unknown option %s\n", a.c_str());
+      usage();
+      return 2;
+    }
   }
   if (!opt.screenshot_path.empty() && opt.frames <= 0) opt.frames = 30;
   if (assets.empty()) assets = mc::find_assets_dir(argv[0]);

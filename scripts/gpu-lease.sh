@@ -38,7 +38,7 @@ case "${1:-}" in
     nvidia-smi -L
     "$cli" device --json | tee "$out/device.json"
     echo "== CUDA tests"
-    timeout 200 .lease/native/tests/mc_unit_tests --gtest_filter='Cuda*:TrainDevice*:ReferenceGpt*:TrainTransfer*' \
+    timeout 200 .lease/native/tests/mc_unit_tests --gtest_filter='Cuda*:DeviceConformance*:TrainDevice*:ReferenceGpt*:TrainTransfer*' \
       > "$out/tests.log" 2>&1
     echo "tests: exit $?"
     grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' "$out/tests.log" | tail -40

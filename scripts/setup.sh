@@ -23,7 +23,8 @@ native_pkgs=(build-essential cmake ninja-build pkg-config ccache libsdl2-dev lib
 # Open MPI: `mpirun -np N megacluster train` and tests/mpi (optional in the build; installed so CI runs them).
 native_pkgs+=(openmpi-bin libopenmpi-dev)
 web_pkgs=(emscripten)
-test_pkgs=(chromium xvfb xauth nodejs)
+# clang-format: scripts/format.sh --check, run by scripts/test.sh.
+test_pkgs=(chromium xvfb xauth nodejs clang-format)
 # The fuzz preset (tests/fuzz, scripts/fuzz.sh): clang 14 and its runtime libraries (libFuzzer, ASan, UBSan).
 fuzz_pkgs=(clang libclang-rt-14-dev)
 

@@ -9,6 +9,9 @@ step() { printf '\n==> %s (%ds)\n' "$*" $(( $(date +%s) - start )); }
 step "setup (idempotent)"
 bash scripts/setup.sh all
 
+step "format: every C++ file matches .clang-format (bash scripts/format.sh fixes drift)"
+bash scripts/format.sh --check
+
 step "build: native (app, CLI, tests, benchmarks)"
 cmake --preset native >/dev/null
 cmake --build --preset native

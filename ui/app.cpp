@@ -373,7 +373,14 @@ void App::draw_main(float x, float y, float w, float h) {
         ImGui::Separator();
       }
       draw_chapter_opening(s_, *p);
-      p->draw(s_);
+      if (p->needs_catalog && !s_.catalog) {
+        error_text("The catalog could not be loaded:");
+        wrapped_text(false, "%s", s_.catalog_error.c_str());
+        wrapped_text(false, "Fix the file named above (or restore it from the repository) and restart.");
+        track(s_, p->id + ".catalog_error");
+      } else {
+        p->draw(s_);
+      }
     }
   } catch (const std::exception& e) {
     failure = e.what();

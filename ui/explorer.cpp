@@ -1,3 +1,5 @@
+// explorer.cpp - the explorer's shared state and panel registry (explorer.h): opening panels and tabs,
+// the default configs, the glossary, and the errors every panel reports.
 #include "ui/explorer.h"
 
 #include "core/url_state.h"

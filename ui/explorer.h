@@ -141,6 +141,9 @@ struct Panel {
   // the panel brings it forward itself or has no such widget. A scenario's highlight opens that tab, so a
   // class never looks for an outline on a hidden tab.
   std::function<std::string(const ExplorerState&, const std::string& widget)> tab_of_widget;
+  // It reads the catalog: without one (a file of assets/catalog/ that cannot be read) the frame draws why in
+  // its place, once for every such panel (app.cpp), and never calls draw.
+  bool needs_catalog = false;
 };
 
 std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use

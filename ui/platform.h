@@ -16,7 +16,10 @@ class Platform {
   virtual std::string save_file(const std::string& name, const std::string& content, std::string& error) = 0;
   virtual void open_url(const std::string& url) = 0;
   // Web: query parameters of the page URL (?scenario=...&step=3); native: command-line --KEY VALUE.
-  virtual std::string query_param(const std::string& key) const { (void)key; return ""; }
+  virtual std::string query_param(const std::string& key) const {
+    (void)key;
+    return "";
+  }
   // The address of what is on screen ("?panel=capital/waterfall&scenario=openai-lp-2019&step=2", from
   // core/url_state.h's to_query) as the class moves: web replaces the page URL's query in place
   // (history.replaceState: no reload, no new history entry), so a copied link opens this screen; native has
@@ -28,12 +31,21 @@ class Platform {
   // Storage that outlives the page (web: the browser's localStorage), so a reload resumes the lab's run.
   // Native keeps nothing here (a desktop run is exported as a checkpoint instead): stored() returns "".
   virtual bool persistent() const { return false; }
-  virtual void store(const std::string& key, const std::string& bytes) { (void)key; (void)bytes; }
-  virtual std::string stored(const std::string& key) const { (void)key; return ""; }
+  virtual void store(const std::string& key, const std::string& bytes) {
+    (void)key;
+    (void)bytes;
+  }
+  virtual std::string stored(const std::string& key) const {
+    (void)key;
+    return "";
+  }
   // Long work (ui/jobs.h): runs `work` on a worker thread and returns true, or returns false when this
   // platform has none (the browser build is single-threaded: no SharedArrayBuffer on a plain static host),
   // and the job runner then advances the work a slice per frame instead.
-  virtual bool run_on_worker(std::function<void()> work) { (void)work; return false; }
+  virtual bool run_on_worker(std::function<void()> work) {
+    (void)work;
+    return false;
+  }
 };
 
 }  // namespace mc::ui

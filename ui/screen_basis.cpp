@@ -1,3 +1,5 @@
+// screen_basis.cpp - what each screen assumes about a run, one line each, read from the state
+// (screen_basis.h).
 #include "ui/screen_basis.h"
 
 #include "capital/compute_cost.h"

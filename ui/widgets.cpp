@@ -1,3 +1,4 @@
+// widgets.cpp - the drawing helpers panels share (widgets.h): colours, sourced values, the inspector.
 #include "ui/widgets.h"
 
 #include "core/format.h"

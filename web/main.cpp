@@ -1,5 +1,6 @@
 // web/main.cpp - the browser shell: the shared frame loop under emscripten_set_main_loop, the web
-// Platform (downloads, links, URL parameters), and functions the page and the e2e test call.
+// Platform (downloads, links, URL parameters; its JavaScript is web/platform.js), and functions the page and
+// the e2e test call.
 #include "core/url_state.h"
 #include "ui/platform.h"
 #include "ui/shell/sdl_gl_shell.h"
@@ -14,64 +15,19 @@
 #include <sstream>
 #include <string>
 
-// The EM_JS bodies are JavaScript: clang-format would split its !== and reflow it (docs/TOOLCHAIN.md).
-// clang-format off
-EM_JS(void, js_download, (const char* name, const char* data, int len), {
-  const bytes = HEAPU8.slice(data, data + len);
-  const blob = new Blob([bytes], {type: "application/octet-stream"});
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = UTF8ToString(name);
-  document.body.appendChild(a);
-  a.click();
-  setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
-});
-EM_JS(void, js_open_url, (const char* url), { window.open(UTF8ToString(url), "_blank", "noopener"); });
-EM_JS(char*, js_query_param, (const char* key), {
-  const v = new URLSearchParams(window.location.search).get(UTF8ToString(key)) || "";
-  const n = lengthBytesUTF8(v) + 1;
-  const p = _malloc(n);
-  stringToUTF8(v, p, n);
-  return p;
-});
-EM_JS(char*, js_query_string, (), {
-  const v = window.location.search || "";
-  const n = lengthBytesUTF8(v) + 1;
-  const p = _malloc(n);
-  stringToUTF8(v, p, n);
-  return p;
-});
-// (Compared with != : clang-format splits JavaScript's !== into "!= =", and EM_JS takes no comments.)
-// The address follows the screen in place: replaceState adds no history entry (Back leaves the page, as
-// before) and reloads nothing; the path (a course site's sub-path) and a #fragment stay as they are.
-EM_JS(void, js_set_address, (const char* query), {
-  const u = new URL(window.location.href);
-  u.search = UTF8ToString(query);
-  if (u.href != window.location.href) window.history.replaceState(window.history.state, "", u.href);
-});
-// localStorage holds strings: bytes go in as base64 (a checkpoint of the lab's model is a few hundred KB,
-// well inside the browser's quota). A full quota or disabled storage is reported, never fatal.
-EM_JS(int, js_store, (const char* key, const char* data, int len), {
-  try {
-    const bytes = HEAPU8.subarray(data, data + len);
-    let bin = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-    window.localStorage.setItem("megacluster." + UTF8ToString(key), btoa(bin));
-    return 1;
-  } catch (e) { return 0; }
-});
-EM_JS(char*, js_stored, (const char* key, int* len), {
-  let bin = "";
-  try { bin = atob(window.localStorage.getItem("megacluster." + UTF8ToString(key)) || ""); } catch (e) { bin = ""; }
-  const p = _malloc(bin.length + 1);
-  for (let i = 0; i < bin.length; ++i) HEAPU8[p + i] = bin.charCodeAt(i);
-  HEAP32[len >> 2] = bin.length;
-  return p;
-});
-EM_JS(void, js_fatal, (const char* msg), { if (window.mcShowError) window.mcShowError(UTF8ToString(msg)); });
-EM_JS(int, js_window_width, (), { return window.innerWidth; });
-EM_JS(int, js_window_height, (), { return window.innerHeight; });
-// clang-format on
+// The browser side of the platform, in web/platform.js (linked with --js-library).
+extern "C" {
+void js_download(const char* name, const char* data, int len);
+void js_open_url(const char* url);
+char* js_query_param(const char* key);  // malloc'd; the caller frees it
+char* js_query_string();                // malloc'd; the caller frees it
+void js_set_address(const char* query);
+int js_store(const char* key, const char* data, int len);  // 1 stored, 0 refused (full or disabled)
+char* js_stored(const char* key, int* len);                // malloc'd bytes; *len of them
+void js_fatal(const char* msg);
+int js_window_width();
+int js_window_height();
+}
 
 namespace {
 

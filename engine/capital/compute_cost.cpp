@@ -81,8 +81,9 @@ PlanResult plan(const PlanConfig& cfg) {
   if (by_usd == by_flops) throw std::invalid_argument("give exactly one positive budget: budget_usd or budget_flops");
   if (!(cfg.utilisation > 0 && cfg.utilisation <= 1)) throw std::invalid_argument("utilisation must be in (0, 1]");
   if (!(cfg.gpu_peak_flops_per_s > 0) || !(cfg.rent_usd_per_gpu_hour > 0))
-    throw std::invalid_argument("gpu_peak_flops_per_s and rent_usd_per_gpu_hour must be positive: set them, or start "
-                                "from default_plan_config (the catalog's GPU peak and prices)");
+    throw std::invalid_argument(
+        "gpu_peak_flops_per_s and rent_usd_per_gpu_hour must be positive: set them, or start "
+        "from default_plan_config (the catalog's GPU peak and prices)");
   PlanResult r;
   r.build = build_cost(cfg.build);
   r.usd_per_gpu_hour = cfg.pricing == Pricing::rent ? cfg.rent_usd_per_gpu_hour : r.build.usd_per_gpu_hour;
@@ -129,8 +130,9 @@ json to_json(const PlanConfig& c) {
 
 PlanConfig plan_config_from_json(const json& j, const PlanConfig& base) {
   if (!j.is_object()) throw std::invalid_argument("a plan config must be a JSON object");
-  static const char* kKeys[] = {"budget_usd", "budget_flops", "rule", "gpu", "gpu_peak_flops_per_s", "utilisation",
-                                "pricing", "rent_usd_per_gpu_hour", "cluster_gpus", "build"};
+  static const char* kKeys[] = {"budget_usd",           "budget_flops", "rule",    "gpu",
+                                "gpu_peak_flops_per_s", "utilisation",  "pricing", "rent_usd_per_gpu_hour",
+                                "cluster_gpus",         "build"};
   for (const auto& [k, v] : j.items()) {
     bool known = false;
     for (const char* kk : kKeys) known = known || k == kk;
@@ -145,7 +147,8 @@ PlanConfig plan_config_from_json(const json& j, const PlanConfig& base) {
   c.utilisation = num(j, "utilisation", c.utilisation);
   if (j.contains("pricing")) {
     std::string p = j.at("pricing").get<std::string>();
-    if (p != "rent" && p != "build") throw std::invalid_argument("pricing must be \"rent\" or \"build\", got \"" + p + "\"");
+    if (p != "rent" && p != "build")
+      throw std::invalid_argument("pricing must be \"rent\" or \"build\", got \"" + p + "\"");
     c.pricing = p == "rent" ? Pricing::rent : Pricing::build;
   }
   c.rent_usd_per_gpu_hour = num(j, "rent_usd_per_gpu_hour", c.rent_usd_per_gpu_hour);
@@ -230,8 +233,11 @@ Gpt3Priced gpt3_priced(const Catalog& cat, const PlanConfig& base) {
 
 json to_json(const Gpt3Priced& g) {
   auto at = [](const PricedAt& p) {
-    return json{{"utilisation", p.utilisation}, {"gpu_hours", p.gpu_hours}, {"rent_usd", p.rent_usd},
-                {"build_usd", p.build_usd},     {"days_on_cluster", p.days_on_cluster}};
+    return json{{"utilisation", p.utilisation},
+                {"gpu_hours", p.gpu_hours},
+                {"rent_usd", p.rent_usd},
+                {"build_usd", p.build_usd},
+                {"days_on_cluster", p.days_on_cluster}};
   };
   return {{"flops", g.flops},
           {"published_usd", g.published_usd},

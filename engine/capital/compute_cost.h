@@ -35,11 +35,11 @@ struct BuildConfig {
 };
 
 struct BuildCostBreakdown {
-  double capex_per_gpu_usd = 0;         // GPU + its share of server and network
-  double capex_usd_per_gpu_hour = 0;    // capex / (amortisation_years * hours per year)
-  double power_kW_per_gpu = 0;          // at the wall, PUE included
+  double capex_per_gpu_usd = 0;       // GPU + its share of server and network
+  double capex_usd_per_gpu_hour = 0;  // capex / (amortisation_years * hours per year)
+  double power_kW_per_gpu = 0;        // at the wall, PUE included
   double power_usd_per_gpu_hour = 0;
-  double usd_per_gpu_hour = 0;          // the sum
+  double usd_per_gpu_hour = 0;  // the sum
 };
 BuildCostBreakdown build_cost(const BuildConfig& b);
 
@@ -51,13 +51,13 @@ struct PlanConfig {
   double budget_usd = 0;
   double budget_flops = 0;
   ScalingRule rule = ScalingRule::chinchilla;
-  std::string gpu = "v100-32gb";               // catalog gpus record
-  double gpu_peak_flops_per_s = 0;             // the GPU's dense FP16 tensor peak (gpus table)
-  double utilisation = 0.3;                    // model FLOPs utilisation (assumed; GPT-4 leak: 0.32-0.36)
+  std::string gpu = "v100-32gb";    // catalog gpus record
+  double gpu_peak_flops_per_s = 0;  // the GPU's dense FP16 tensor peak (gpus table)
+  double utilisation = 0.3;         // model FLOPs utilisation (assumed; GPT-4 leak: 0.32-0.36)
   Pricing pricing = Pricing::rent;
-  double rent_usd_per_gpu_hour = 0;            // prices: v100-cloud-reserved
+  double rent_usd_per_gpu_hour = 0;  // prices: v100-cloud-reserved
   BuildConfig build;
-  double cluster_gpus = 0;                     // for the wall-clock days (clusters: azure-openai-2020)
+  double cluster_gpus = 0;  // for the wall-clock days (clusters: azure-openai-2020)
   KaplanConstants kaplan;
   ChinchillaConstants chinchilla;
 };
@@ -67,15 +67,15 @@ struct PlanConfig {
 PlanConfig default_plan_config(const Catalog& cat);
 
 struct PlanResult {
-  Allocation model;               // params, tokens, predicted loss under the rule
-  Allocation chinchilla[3];       // the same budget under Chinchilla's approaches 1, 2, 3 (side by side)
+  Allocation model;          // params, tokens, predicted loss under the rule
+  Allocation chinchilla[3];  // the same budget under Chinchilla's approaches 1, 2, 3 (side by side)
   double flops = 0, pf_days = 0;
   double effective_flops_per_s = 0;  // per GPU
   double gpu_hours = 0;
-  double usd_per_gpu_hour = 0;       // at the chosen pricing
-  double cost_usd = 0;               // at the chosen pricing
+  double usd_per_gpu_hour = 0;                   // at the chosen pricing
+  double cost_usd = 0;                           // at the chosen pricing
   double rent_cost_usd = 0, build_cost_usd = 0;  // both ways, always
-  double days_on_cluster = 0;        // gpu_hours / cluster_gpus / 24
+  double days_on_cluster = 0;                    // gpu_hours / cluster_gpus / 24
   BuildCostBreakdown build;
 };
 // Throws std::invalid_argument if neither or both budgets are positive or a rate is not positive.
@@ -104,10 +104,10 @@ struct PricedAt {
   double gpu_hours = 0, rent_usd = 0, build_usd = 0, days_on_cluster = 0;
 };
 struct Gpt3Priced {
-  double flops = 0;                      // runs table: gpt3-2020 train_flops
+  double flops = 0;  // runs table: gpt3-2020 train_flops
   double published_usd = 0, published_low_usd = 0;
-  double published_flops_per_s = 0;      // Lambda's sustained rate per GPU, the published estimate's assumption
-  double cluster_gpus = 0;               // the machine days_on_cluster counts on
+  double published_flops_per_s = 0;  // Lambda's sustained rate per GPU, the published estimate's assumption
+  double cluster_gpus = 0;           // the machine days_on_cluster counts on
   PricedAt at_published_rate, at_config_rate;
 };
 Gpt3Priced gpt3_priced(const Catalog& cat, const PlanConfig& cfg);

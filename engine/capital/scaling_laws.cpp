@@ -46,9 +46,12 @@ ScalingRule parse_scaling_rule(const std::string& s) {
 
 ChinchillaApproachFit chinchilla_fit(ChinchillaApproach a) {
   switch (a) {
-    case ChinchillaApproach::envelope: return {0.50, kGopherFlops, 67e9};  // Table 2; Table 3's 67B row
-    case ChinchillaApproach::isoflop: return {0.49, kGopherFlops, 70e9};   // Table 2; the Chinchilla model
-    case ChinchillaApproach::parametric: break;
+    case ChinchillaApproach::envelope:
+      return {0.50, kGopherFlops, 67e9};  // Table 2; Table 3's 67B row
+    case ChinchillaApproach::isoflop:
+      return {0.49, kGopherFlops, 70e9};  // Table 2; the Chinchilla model
+    case ChinchillaApproach::parametric:
+      break;
   }
   const ChinchillaConstants c;
   return {chinchilla_a(c), 0, 0};
@@ -56,9 +59,12 @@ ChinchillaApproachFit chinchilla_fit(ChinchillaApproach a) {
 
 const char* to_string(ChinchillaApproach a) {
   switch (a) {
-    case ChinchillaApproach::envelope: return "envelope";
-    case ChinchillaApproach::isoflop: return "isoflop";
-    case ChinchillaApproach::parametric: return "parametric";
+    case ChinchillaApproach::envelope:
+      return "envelope";
+    case ChinchillaApproach::isoflop:
+      return "isoflop";
+    case ChinchillaApproach::parametric:
+      return "parametric";
   }
   return "?";
 }

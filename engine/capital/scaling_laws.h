@@ -20,10 +20,10 @@ double training_flops(double params, double tokens);
 
 // Kaplan et al. 2020 (arXiv:2001.08361), Sec 1.2, eqs. (1.1)-(1.5), and Sec 6.1 eq. (6.1).
 struct KaplanConstants {
-  double alpha_N = 0.076, N_c = 8.8e13;        // eq. (1.1)
-  double alpha_D = 0.095, D_c = 5.4e13;        // eq. (1.2)
+  double alpha_N = 0.076, N_c = 8.8e13;                 // eq. (1.1)
+  double alpha_D = 0.095, D_c = 5.4e13;                 // eq. (1.2)
   double alpha_C_min = 0.050, C_c_min_pf_days = 3.1e8;  // eq. (1.3)
-  double B_star_tokens = 2e8, alpha_B = 0.21;  // eq. (1.4)
+  double B_star_tokens = 2e8, alpha_B = 0.21;           // eq. (1.4)
   // Compute-efficient model size N_opt = N_e * (C_min / PF-day)^p_N (eq. 6.1 and Fig. 14).
   double N_e = 1.3e9, p_N = 0.73;
 };
@@ -31,7 +31,7 @@ double kaplan_loss_N(double params, const KaplanConstants& k = {});
 double kaplan_loss_D(double tokens, const KaplanConstants& k = {});
 double kaplan_loss_C(double flops, const KaplanConstants& k = {});
 double kaplan_loss_ND(double params, double tokens, const KaplanConstants& k = {});  // eq. (1.5)
-double kaplan_critical_batch_tokens(double loss, const KaplanConstants& k = {});    // eq. (1.4)
+double kaplan_critical_batch_tokens(double loss, const KaplanConstants& k = {});     // eq. (1.4)
 
 // Hoffmann et al. 2022 (arXiv:2203.15556), Approach 3: L(N, D) = E + A/N^alpha + B/D^beta (eq. 2 and
 // Sec 3.3), whose minimum under C = 6ND is N_opt = G (C/6)^a, D_opt = G^-1 (C/6)^b with
@@ -56,8 +56,8 @@ double chinchilla_b(const ChinchillaConstants& c = {});
 // paper's own fit used unrounded values; Besiroglu et al. 2024 could not reproduce it).
 enum class ChinchillaApproach { envelope = 1, isoflop = 2, parametric = 3 };
 struct ChinchillaApproachFit {
-  double a;                 // N_opt ~ C^a (Table 2)
-  double anchor_flops;      // the published point the power law passes through (approaches 1 and 2)
+  double a;             // N_opt ~ C^a (Table 2)
+  double anchor_flops;  // the published point the power law passes through (approaches 1 and 2)
   double anchor_params;
 };
 constexpr double kGopherFlops = 5.76e23;  // Hoffmann et al. 2022, Table 3: Gopher's budget

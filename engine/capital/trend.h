@@ -25,8 +25,8 @@ ComputeTrend load_trend(const Catalog& cat, const std::string& anchor_run = "ope
 
 struct RunPoint {
   std::string id, name, kind;
-  std::string date;           // as the catalog gives it ("2020-05")
-  double year = 0, flops = 0;  // year: the middle of that date, decimal, for the chart's x axis
+  std::string date;                      // as the catalog gives it ("2020-05")
+  double year = 0, flops = 0;            // year: the middle of that date, decimal, for the chart's x axis
   const Sourced* flops_value = nullptr;  // into the catalog, for its source and confidence
 };
 // Every record of the runs table with a train_flops value, in year order.

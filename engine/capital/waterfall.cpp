@@ -67,7 +67,8 @@ WaterfallResult run_waterfall(const WaterfallConfig& cfg) {
       wy.to_holder_usd[i] = take;
       r.holder_total_usd[i] += take;
       paid += take;
-      if (r.holder_capped_year[i] == 0 && h.share > 0 && take >= room && distributable > 0) r.holder_capped_year[i] = wy.year;
+      if (r.holder_capped_year[i] == 0 && h.share > 0 && take >= room && distributable > 0)
+        r.holder_capped_year[i] = wy.year;
     }
     wy.to_nonprofit_usd = distributable - paid;
     r.nonprofit_total_usd += wy.to_nonprofit_usd;
@@ -139,7 +140,10 @@ PartnershipConfig default_partnership_config(const Catalog& cat, double usd_per_
 json to_json(const WaterfallConfig& c) {
   json hs = json::array();
   for (const Holder& h : c.holders)
-    hs.push_back({{"name", h.name}, {"kind", h.kind}, {"basis_usd", h.basis_usd}, {"share", h.share},
+    hs.push_back({{"name", h.name},
+                  {"kind", h.kind},
+                  {"basis_usd", h.basis_usd},
+                  {"share", h.share},
                   {"cap_multiple", h.cap_multiple}});
   return {{"holders", hs},
           {"profit_usd", c.profit_usd},
@@ -178,7 +182,9 @@ WaterfallConfig waterfall_config_from_json(const json& j, const WaterfallConfig&
 json to_json(const WaterfallConfig& c, const WaterfallResult& r) {
   json years = json::array();
   for (const WaterfallYear& y : r.years)
-    years.push_back({{"year", y.year}, {"profit_usd", y.profit_usd}, {"to_holders_usd", y.to_holder_usd},
+    years.push_back({{"year", y.year},
+                     {"profit_usd", y.profit_usd},
+                     {"to_holders_usd", y.to_holder_usd},
                      {"to_nonprofit_usd", y.to_nonprofit_usd}});
   json holders = json::array();
   for (size_t i = 0; i < c.holders.size(); ++i) {
@@ -208,7 +214,8 @@ json to_json(const PartnershipConfig& c) {
 }
 
 PartnershipConfig partnership_config_from_json(const json& j, const PartnershipConfig& base) {
-  only(j, {"total_usd", "start_year", "installment_years", "cloud_credit_fraction", "usd_per_gpu_hour", "gpu_flops_per_s"},
+  only(j,
+       {"total_usd", "start_year", "installment_years", "cloud_credit_fraction", "usd_per_gpu_hour", "gpu_flops_per_s"},
        "partnership");
   PartnershipConfig c = base;
   c.total_usd = num(j, "total_usd", c.total_usd);
@@ -235,10 +242,13 @@ PartnershipTotals partnership_totals(const std::vector<PartnershipYear>& years) 
 json to_json(const std::vector<PartnershipYear>& years) {
   json ys = json::array();
   for (const auto& y : years)
-    ys.push_back({{"year", y.year}, {"cash_usd", y.cash_usd}, {"credit_usd", y.credit_usd}, {"gpu_hours", y.gpu_hours},
+    ys.push_back({{"year", y.year},
+                  {"cash_usd", y.cash_usd},
+                  {"credit_usd", y.credit_usd},
+                  {"gpu_hours", y.gpu_hours},
                   {"flops", y.flops}});
   const PartnershipTotals t = partnership_totals(years);
-  return {{"years", ys},       {"cash_usd", t.cash_usd}, {"credit_usd", t.credit_usd}, {"gpu_hours", t.gpu_hours},
+  return {{"years", ys},      {"cash_usd", t.cash_usd},  {"credit_usd", t.credit_usd}, {"gpu_hours", t.gpu_hours},
           {"flops", t.flops}, {"gpu_years", t.gpu_years}};
 }
 

@@ -54,8 +54,8 @@ struct WaterfallYear {
 
 struct WaterfallResult {
   std::vector<WaterfallYear> years;
-  std::vector<double> holder_total_usd;   // cumulative
-  std::vector<int> holder_capped_year;    // first year a holder reached its cap; 0 if never
+  std::vector<double> holder_total_usd;  // cumulative
+  std::vector<int> holder_capped_year;   // first year a holder reached its cap; 0 if never
   double nonprofit_total_usd = 0;
   double profit_total_usd = 0;
 };
@@ -72,8 +72,8 @@ struct PartnershipConfig {
   int start_year = 0;
   int installment_years = 1;
   double cloud_credit_fraction = 0;
-  double usd_per_gpu_hour = 1;          // price the credit is spent at
-  double gpu_flops_per_s = 0;           // sustained per GPU (peak x utilisation)
+  double usd_per_gpu_hour = 1;  // price the credit is spent at
+  double gpu_flops_per_s = 0;   // sustained per GPU (peak x utilisation)
 };
 // `usd_per_gpu_hour` and `gpu_flops_per_s` are the plan's (compute_cost.h): rent, and peak x utilisation.
 PartnershipConfig default_partnership_config(const Catalog& cat, double usd_per_gpu_hour, double gpu_flops_per_s);

@@ -10,16 +10,19 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
-#include <tuple>
 #include <stdexcept>
+#include <tuple>
 
 namespace mc {
 
 const char* to_string(Confidence c) {
   switch (c) {
-    case Confidence::reported: return "reported";
-    case Confidence::inferred: return "inferred";
-    case Confidence::assumed: return "assumed";
+    case Confidence::reported:
+      return "reported";
+    case Confidence::inferred:
+      return "inferred";
+    case Confidence::assumed:
+      return "assumed";
   }
   return "reported";
 }
@@ -82,8 +85,8 @@ std::vector<Source> load_sources(const std::string& path) {
   std::set<std::string> seen;
   for (JsonCursor s : root["sources"].elements()) {
     s.only_keys({"id", "title", "publisher", "date", "url", "note"});
-    Source src{s["id"].string(), s["title"].string(), s.string_or("publisher", ""), s.string_or("date", ""),
-               s.string_or("url", ""), s.string_or("note", "")};
+    Source src{s["id"].string(),        s["title"].string(),    s.string_or("publisher", ""),
+               s.string_or("date", ""), s.string_or("url", ""), s.string_or("note", "")};
     if (!seen.insert(src.id).second) s["id"].fail("duplicate source id \"" + src.id + "\"");
     out.push_back(std::move(src));
   }
@@ -119,7 +122,9 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
     // confidence and note of a value or a sourced text; an unsure one must say how it was obtained.
     auto confidence_and_note = [](const JsonCursor& v, Sourced& s) {
       std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
-      s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
+      s.confidence = c == "reported"   ? Confidence::reported
+                     : c == "inferred" ? Confidence::inferred
+                                       : Confidence::assumed;
       s.note = v.string_or("note", "");
       if (s.confidence != Confidence::reported && s.note.empty())
         v.fail("an " + c + " value needs a \"note\" saying how it was obtained");
@@ -133,7 +138,9 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
       std::tie(ref.line, ref.column) = v.doc().where(v.pointer());
       if (ref.confidence_given) {
         std::string c = v["confidence"].one_of({"reported", "inferred", "assumed"});
-        s.confidence = c == "reported" ? Confidence::reported : c == "inferred" ? Confidence::inferred : Confidence::assumed;
+        s.confidence = c == "reported"   ? Confidence::reported
+                       : c == "inferred" ? Confidence::inferred
+                                         : Confidence::assumed;
       }
       s.note = v.string_or("note", "");
       t.references.push_back(std::move(ref));
@@ -187,8 +194,9 @@ Table load_table(const std::string& path, const std::vector<Source>& sources) {
       } else {
         s.value = v["value"].number();
         if (unit == "year" && s.value != std::floor(s.value))
-          v["value"].fail("a \"year\" field holds a whole year; for a month or a day declare the field with unit "
-                          "\"date\" and write \"YYYY-MM\" or \"YYYY-MM-DD\" as the source gives it");
+          v["value"].fail(
+              "a \"year\" field holds a whole year; for a month or a day declare the field with unit "
+              "\"date\" and write \"YYYY-MM\" or \"YYYY-MM-DD\" as the source gives it");
       }
       s.source = known_source(v["source"]);
       confidence_and_note(v, s);
@@ -282,7 +290,9 @@ void check_text_facts(const Catalog& c) {
           expand_facts(c, v);
         } catch (const std::invalid_argument& e) {
           throw LoadError(t.file, 0, 0, "records/" + std::to_string(i) + "/text/" + json_pointer_escape(k),
-                          std::string(e.what()) + " (write {table/record/key}, or with a format: |PF-days for FLOPs, |words for a count, |percent or |times for a ratio)");
+                          std::string(e.what()) +
+                              " (write {table/record/key}, or with a format: |PF-days for FLOPs, |words for a count, "
+                              "|percent or |times for a ratio)");
         }
       }
 }
@@ -341,13 +351,20 @@ ExpandedText expand_facts(const Catalog& c, const std::string& text, bool marks)
     const Sourced* v = r->find(path.substr(b + 1));
     if (!v) throw std::invalid_argument(where + " names no value of " + t->name + "/" + r->id);
     const std::string unit = t->field(path.substr(b + 1))->unit;
-    if (as.empty()) out.text += display_value(*v, unit);
-    else if (as == "PF-days" && unit == "FLOPs") out.text += format_quantity(v->value / kFlopsPerPfDay, "PF-days");
-    else if (as == "words" && (unit == "count" || unit == "parameters")) out.text += format_in_words(v->value);
-    else if (as == "percent" && unit == "ratio") out.text += format_count(100 * v->value) + "%";
-    else if (as == "times" && unit == "ratio") out.text += format_count(v->value) + "x";
-    else throw std::invalid_argument(where + ": cannot show " + unit + " as \"" + as + "\"");
-    if (marks) out.text += v->confidence == Confidence::inferred ? " ~" : v->confidence == Confidence::assumed ? " ?" : "";
+    if (as.empty())
+      out.text += display_value(*v, unit);
+    else if (as == "PF-days" && unit == "FLOPs")
+      out.text += format_quantity(v->value / kFlopsPerPfDay, "PF-days");
+    else if (as == "words" && (unit == "count" || unit == "parameters"))
+      out.text += format_in_words(v->value);
+    else if (as == "percent" && unit == "ratio")
+      out.text += format_count(100 * v->value) + "%";
+    else if (as == "times" && unit == "ratio")
+      out.text += format_count(v->value) + "x";
+    else
+      throw std::invalid_argument(where + ": cannot show " + unit + " as \"" + as + "\"");
+    if (marks)
+      out.text += v->confidence == Confidence::inferred ? " ~" : v->confidence == Confidence::assumed ? " ?" : "";
     out.facts.push_back(v);
     at = close + 1;
   }
@@ -356,7 +373,8 @@ ExpandedText expand_facts(const Catalog& c, const std::string& text, bool marks)
 }
 
 json to_json(const Sourced& s) {
-  json j = {{"value", s.date.empty() ? json(s.value) : json(s.date)}, {"source", s.source},
+  json j = {{"value", s.date.empty() ? json(s.value) : json(s.date)},
+            {"source", s.source},
             {"confidence", to_string(s.confidence)}};
   if (!s.note.empty()) j["note"] = s.note;
   if (!s.from.empty()) j["from"] = s.from;
@@ -369,8 +387,12 @@ json to_json(const Catalog& c) {
   out["version"] = c.version;
   json srcs = json::array();
   for (const auto& s : c.sources)
-    srcs.push_back({{"id", s.id}, {"title", s.title}, {"publisher", s.publisher}, {"date", s.date},
-                    {"url", s.url}, {"note", s.note}});
+    srcs.push_back({{"id", s.id},
+                    {"title", s.title},
+                    {"publisher", s.publisher},
+                    {"date", s.date},
+                    {"url", s.url},
+                    {"note", s.note}});
   out["sources"] = srcs;
   json tables = json::object();
   for (const auto& t : c.tables) {

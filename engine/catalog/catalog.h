@@ -124,7 +124,8 @@ struct ExpandedText {
   std::vector<const Sourced*> facts;
 };
 // `marks`: each fact that is not reported is followed by its confidence mark, " ~" inferred or " ?" assumed
-// (the marks the UI's tables use, ui/widgets.h confidence_mark), so prose shows how sure a number is as a table cell does.
+// (the marks the UI's tables use, ui/widgets.h confidence_mark), so prose shows how sure a number is as a table cell
+// does.
 ExpandedText expand_facts(const Catalog& c, const std::string& text, bool marks = false);
 
 json to_json(const Catalog& c);

@@ -29,7 +29,7 @@ class Args {
   Args(std::string command, std::vector<std::string> argv, std::string exe_path)
       : command_(std::move(command)), argv_(std::move(argv)), used_(argv_.size(), false), exe_(std::move(exe_path)) {}
 
-  bool flag(const std::string& name);                        // --json
+  bool flag(const std::string& name);                          // --json
   std::optional<std::string> option(const std::string& name);  // --steps 10 or --steps=10
   long long option_int(const std::string& name, long long fallback, long long lo, long long hi);
   double option_double(const std::string& name, double fallback);

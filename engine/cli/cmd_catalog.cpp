@@ -44,8 +44,7 @@ int run_catalog(mc::cli::Args& a) {
       }
     }
   }
-  std::printf("(%zu sources; `megacluster catalog --json` for everything, with notes and URLs)\n",
-              cat.sources.size());
+  std::printf("(%zu sources; `megacluster catalog --json` for everything, with notes and URLs)\n", cat.sources.size());
   return 0;
 }
 

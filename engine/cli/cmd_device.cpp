@@ -1,10 +1,12 @@
 // `megacluster device`: whether CUDA was compiled in and whether a GPU answers.
 #include "cli/cli.h"
 #include "device/device.h"
+#include "device/registry.h"
 
 #include "core/json_doc.h"
 
 #include <cstdio>
+#include <string>
 
 namespace {
 
@@ -13,12 +15,25 @@ int run_device(mc::cli::Args& a) {
   a.finish();
   const mc::DeviceInfo& d = mc::device_info();
   if (as_json) {
-    mc::json j = {{"cuda_compiled", d.cuda_compiled}, {"gpu_available", d.gpu_available},
-                  {"gpu_count", d.gpu_count},         {"gpu_name", d.gpu_name},
-                  {"gpu_memory_bytes", d.gpu_memory_bytes}, {"message", d.message}};
+    mc::json j = {
+        {"cuda_compiled", d.cuda_compiled}, {"gpu_available", d.gpu_available},       {"gpu_count", d.gpu_count},
+        {"gpu_name", d.gpu_name},           {"gpu_memory_bytes", d.gpu_memory_bytes}, {"message", d.message}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s\n", d.message.c_str());
+    // Every kind this build registered (device/registry.h), in the order "auto" tries them.
+    std::printf("devices in this build (config \"device\" / --device; auto takes the first that answers):\n");
+    for (const mc::device::DeviceKind& k : mc::device::device_kinds()) {
+      const mc::device::DeviceProbe& p = mc::device::probe_of(k);
+      std::string precisions;
+      for (mc::device::Precision q : k.precisions)
+        precisions += (precisions.empty() ? "" : ", ") + std::string(mc::device::to_string(q));
+      std::printf(
+          "  %-6s %s%s: %s; products in %s\n", k.name.c_str(), k.summary.c_str(), k.reference ? " (the reference)" : "",
+          p.available ? (std::to_string(p.units) + " found" + (p.hardware.empty() ? "" : ", " + p.hardware)).c_str()
+                      : "none answered",
+          precisions.c_str());
+    }
   }
   return 0;
 }

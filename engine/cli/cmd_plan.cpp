@@ -91,9 +91,10 @@ int run_plan(mc::cli::Args& a) {
     std::printf("  %-26s %8.3f %12s %12s %10.1f\n", names[x["approach"].get<int>() - 1], x["exponent_a"].get<double>(),
                 sci(x["params"].get<double>()).c_str(), sci(x["tokens"].get<double>()).c_str(),
                 x["tokens_per_param"].get<double>());
-  std::printf("  They differ in how the optimum is read off the same training runs: 1 and 2 follow the best runs\n"
-              "  directly; 3 fits a loss surface whose published constants are rounded, and its optimum is very\n"
-              "  sensitive to them (a = 0.452 from the rounded alpha and beta, 0.46 in the paper).\n");
+  std::printf(
+      "  They differ in how the optimum is read off the same training runs: 1 and 2 follow the best runs\n"
+      "  directly; 3 fits a loss surface whose published constants are rounded, and its optimum is very\n"
+      "  sensitive to them (a = 0.452 from the rounded alpha and beta, 0.46 in the paper).\n");
   std::printf("(prices and their sources: `megacluster catalog --table prices`; --json for every field)\n");
   return 0;
 }

@@ -55,7 +55,8 @@ int run_play(mc::cli::Args& a) {
   for (const auto& [qid, v] : answers) {
     bool known = false;
     for (const auto& ans : rep.answers) known = known || ans.question == qid;
-    if (!known) std::fprintf(stderr, "warning: the answers name a question \"%s\" the scenario does not have\n", qid.c_str());
+    if (!known)
+      std::fprintf(stderr, "warning: the answers name a question \"%s\" the scenario does not have\n", qid.c_str());
   }
   mc::json j = mc::scenario::to_json(rep);
   if (report_path) {
@@ -85,7 +86,8 @@ int run_play(mc::cli::Args& a) {
   return rep.passed() ? 0 : 1;
 }
 
-mc::cli::Registrar reg{{"play", "replay a scenario headless: check its expectations and answers, print a report and digest",
+mc::cli::Registrar reg{{"play",
+                        "replay a scenario headless: check its expectations and answers, print a report and digest",
                         "megacluster play SCENARIO.json|ID [--report out.json] [--answers answers.json] [--json] "
                         "[--validate] [--quiet] [--assets DIR]",
                         run_play}};

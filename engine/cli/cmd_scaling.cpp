@@ -2,8 +2,8 @@
 // fits L(C) = a C^b + c, predicts a larger run, trains it and prints prediction against result.
 #include "cli/cli.h"
 #include "core/format.h"
-#include "train/storage/corpus.h"
 #include "train/scaling.h"
+#include "train/storage/corpus.h"
 
 #include <cmath>
 #include <cstdio>
@@ -56,7 +56,8 @@ int run_scaling(mc::cli::Args& a) {
   std::printf("  from L(C)            %.4f  (error %+.1f%%)\n", r.predicted_loss, err(r.predicted_loss));
   std::printf("  from L(N)            %.4f  (error %+.1f%%)\n", r.predicted_loss_params, err(r.predicted_loss_params));
   if (r.c_known)
-    std::printf("  from L(C), c fitted  %.4f  (error %+.1f%%)\n", r.predicted_loss_free_c, err(r.predicted_loss_free_c));
+    std::printf("  from L(C), c fitted  %.4f  (error %+.1f%%)\n", r.predicted_loss_free_c,
+                err(r.predicted_loss_free_c));
   std::printf("trained:               %.4f\n", got);
   return 0;
 }

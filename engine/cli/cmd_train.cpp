@@ -9,14 +9,16 @@
 #include "core/format.h"
 #include "core/json_doc.h"
 #include "core/paths.h"
-#include "device/device.h"
+#include "device/registry.h"
 #include "train/device_peak.h"
+#include "train/run.h"
 #include "train/train.h"
 #if MC_HAVE_MPI
 #include "mpi/mpi_transport.h"
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -55,35 +57,34 @@ void progress_bar(const mc::train::StepResult& r, int total) {
   mc::cli::progress_bar(total > 0 ? double(r.step) / total : 1.0, text);
 }
 
-// On a GPU: the run's model FLOP/s against the card's catalog peak for the precision it ran in
-// ("mfu", "peak_flops", "peak_of": "gpus/<id>/<field>"), or "mfu_note" saying why there is none.
-void add_gpu_mfu(mc::json& out, const std::string& exe_path) {
-  if (out.value("device", "") != "cuda") return;
+// On a device whose probe names catalog hardware (a GPU): the run's model FLOP/s against the card's catalog
+// peak for the precision it ran in, or a note saying why there is none.
+void add_gpu_mfu(mc::train::RunResult& r, const std::string& exe_path) {
+  // Only a device whose probe names catalog hardware has a sourced peak (the CPU names none).
+  const mc::device::DeviceKind* kind = mc::device::find_device_kind(r.device);
+  if (!kind || mc::device::probe_of(*kind).hardware.empty()) return;
+  mc::train::RunMfu m;
   try {
     const mc::Catalog cat = mc::load_catalog(mc::find_assets_dir(exe_path));
-    const mc::DeviceInfo& d = mc::device_info();
-    const mc::Record* gpu = mc::train::gpu_record_for(*cat.table("gpus"), d.gpu_name);
-    if (!gpu) {
-      out["mfu_note"] = d.gpu_name + " is not in assets/catalog/gpus.json, so its peak is not known";
-      return;
-    }
-    mc::device::Precision p;
-    mc::device::parse_precision(out.value("precision", "fp32"), &p);
+    const mc::device::DeviceProbe& d = mc::device::probe_of(*kind);
+    const mc::Record* gpu = mc::train::gpu_record_for(*cat.table("gpus"), d.hardware);
     std::string field;
-    const double peak = mc::train::peak_flops_for(*gpu, p, &field);
-    if (peak <= 0) {
-      out["mfu_note"] = gpu->name + " has no " + field + " in gpus.json";
-      return;
+    const double peak = gpu ? mc::train::peak_flops_for(*gpu, r.options.train.precision, &field) : 0;
+    if (!gpu) {
+      m.note = d.hardware + " is not in assets/catalog/gpus.json, so its peak is not known";
+    } else if (peak <= 0) {
+      m.note = gpu->name + " has no " + field + " in gpus.json";
+    } else {
+      // Virtual workers share the machine's GPUs: the run used min(workers, GPUs) of them.
+      const int used = std::max(1, std::min(int(r.workers.size()), d.units));
+      m.peak_flops = peak * used;
+      m.peak_of = "gpus/" + gpu->id + "/" + field + " x " + std::to_string(used);
+      m.mfu = r.gflops * 1e9 / (peak * used);
     }
-    // Virtual workers share the machine's GPUs: the run used min(workers, GPUs) of them.
-    const int workers = int(out["bytes_sent_per_worker"].size());
-    const int used = std::max(1, std::min(workers, d.gpu_count));
-    out["peak_flops"] = peak * used;
-    out["peak_of"] = "gpus/" + gpu->id + "/" + field + " x " + std::to_string(used);
-    out["mfu"] = out["gflops"].get<double>() * 1e9 / (peak * used);
   } catch (const std::exception& e) {
-    out["mfu_note"] = std::string("the catalog could not be read: ") + e.what();
+    m.note = std::string("the catalog could not be read: ") + e.what();
   }
+  r.mfu = m;
 }
 
 int run_train(mc::cli::Args& a) {
@@ -103,16 +104,20 @@ int run_train(mc::cli::Args& a) {
   a.finish();
   if (pos.size() > 1) throw mc::cli::UsageError("at most one CONFIG.json");
 
-  mc::json cfg = mc::json::object();
+  // The run's options: the defaults, a file's keys (located errors: file:line:column, key) or the benchmark's
+  // shape, then the command-line options laid over them key by key, each source parsed once by the one codec
+  // (train/run.h), so every key's type and range is checked in one place.
+  mc::train::RunOptions opts;
   if (!pos.empty()) {
-    mc::JsonDoc doc = mc::JsonDoc::load(pos[0]);
-    mc::train::parse_config(doc);  // located errors (file:line:column, key) before any override
-    cfg = doc.value();
+    opts = mc::train::parse_run_options(mc::JsonDoc::load(pos[0]).root());
   } else if (bench) {
-    cfg = {{"model", {{"layers", 4}, {"width", 256}, {"heads", 4}, {"context", 256}, {"vocab", 256}}},
-           {"batch", 8},
-           {"steps", 6}};
+    opts = mc::train::parse_run_options(
+        {{"model", {{"layers", 4}, {"width", 256}, {"heads", 4}, {"context", 256}, {"vocab", 256}}},
+         {"batch", 8},
+         {"steps", 6}},
+        "the --bench configuration");
   }
+  mc::json cfg = mc::json::object();  // the options given on the command line, as config keys
   auto set_int = [&](const std::optional<std::string>& v, const char* key, const char* flag, long long lo,
                      long long hi) {
     if (!v) return;
@@ -141,8 +146,9 @@ int run_train(mc::cli::Args& a) {
   }
   if (corpus) cfg["corpus"] = *corpus;
   if (device) {
-    if (*device != "auto" && *device != "cpu" && *device != "cuda")
-      throw mc::cli::UsageError("--device is auto (CUDA when a GPU answers, else the CPU), cpu or cuda");
+    const std::vector<std::string> choices = mc::device::device_choices();
+    if (std::find(choices.begin(), choices.end(), *device) == choices.end())
+      throw mc::cli::UsageError("--device is " + mc::device::device_choices_text());
     cfg["device"] = *device;
   }
   if (precision) {
@@ -170,9 +176,9 @@ int run_train(mc::cli::Args& a) {
   // Across processes? mpirun announces itself in the environment; --mpi asks for MPI with one rank too.
   // Known before validating: under MPI this process holds one worker, not the whole layout's memory.
   const MpiLaunch launch = mpi_launch(force_mpi || mpi_native || mpi_timeout.has_value());
-  mc::train::TrainConfig tc;
+  opts = mc::train::parse_run_options(cfg, "the command-line options", opts);
+  const mc::train::TrainConfig& tc = opts.train;
   try {
-    tc = mc::train::parse_config(cfg, pos.empty() ? "options" : pos[0]);
     mc::train::validate(tc, launch.mpi ? 1 : 0);
   } catch (const std::invalid_argument& e) {
     // Name where the settings came from: the file (with any options laid over it) or the options alone.
@@ -223,10 +229,10 @@ int run_train(mc::cli::Args& a) {
   const bool speak = rank == 0;  // across processes only rank 0 prints (progress, samples, results)
   const bool quiet_here = quiet || !speak;
   const int total = tc.steps;
-  mc::json out;
+  mc::train::RunResult res;
   try {
-    out = mc::train::run_json(
-        cfg,
+    res = mc::train::run(
+        opts,
         [&](const mc::train::StepResult& r) {
           if (!quiet_here) progress_bar(r, total);
         },
@@ -250,66 +256,60 @@ int run_train(mc::cli::Args& a) {
     return 1;
   }
   if (!speak) return 0;
-  add_gpu_mfu(out, a.exe_path());
+  add_gpu_mfu(res, a.exe_path());
   if (transport) {
-    out["mpi_collectives"] = mpi_native ? "mpi-native" : "engine rings over MPI point-to-point";
-    out["nccl"] = nccl_note;
+    res.mpi_collectives = mpi_native ? "mpi-native" : "engine rings over MPI point-to-point";
+    res.nccl = nccl_note;
   }
-  if (out.contains("skipped_checkpoints"))
-    for (const auto& sk : out["skipped_checkpoints"])
-      std::fprintf(stderr, "megacluster train: warning: skipped %s (left on disk until this run saves that step): %s\n",
-                   sk["path"].get<std::string>().c_str(), sk["error"].get<std::string>().c_str());
-  if (out.contains("resumed_from") && !quiet)
-    std::fprintf(stderr, "megacluster train: resumed from %s\n", out["resumed_from"].get<std::string>().c_str());
+  for (const auto& [path, error] : res.skipped_checkpoints)
+    std::fprintf(stderr, "megacluster train: warning: skipped %s (left on disk until this run saves that step): %s\n",
+                 path.c_str(), error.c_str());
+  if (!res.resumed_from.empty() && !quiet)
+    std::fprintf(stderr, "megacluster train: resumed from %s\n", res.resumed_from.c_str());
   if (as_json) {
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", mc::train::to_json(res).dump(2).c_str());
     return 0;
   }
-  const auto& losses = out["losses"];
-  std::printf("trained %d steps: dp %d x tp %d x pp %d, ZeRO-%d, %s, %lld parameters\n", out["steps_run"].get<int>(),
-              tc.parallel.dp, tc.parallel.tp, tc.parallel.pp, tc.parallel.zero,
-              mc::train::to_string(tc.parallel.schedule), out["parameters"].get<long long>());
+  std::printf("trained %d steps: dp %d x tp %d x pp %d, ZeRO-%d, %s, %lld parameters\n", res.steps_run, tc.parallel.dp,
+              tc.parallel.tp, tc.parallel.pp, tc.parallel.zero, mc::train::to_string(tc.parallel.schedule),
+              (long long)res.parameters);
+  const std::vector<double>& losses = res.losses;
   const size_t n = losses.size();
   for (size_t i = 0; i < n; ++i)
     if (i == 0 || i + 1 == n || (i + 1) % std::max<size_t>(1, n / 8) == 0)
-      std::printf("  step %4zu  loss %.4f\n", i + 1, losses[i].get<double>());
-  if (out.contains("corpus_entropy_nats_per_byte"))
-    std::printf("  corpus entropy (the lowest possible loss): %.4f nats/byte\n",
-                out["corpus_entropy_nats_per_byte"].get<double>());
-  std::printf("device: %s (%s), %s products\n", out["device"].get<std::string>().c_str(),
-              out["device_note"].get<std::string>().c_str(), out["precision"].get<std::string>().c_str());
+      std::printf("  step %4zu  loss %.4f\n", i + 1, losses[i]);
+  if (res.corpus_entropy_nats_per_byte > 0)
+    std::printf("  corpus entropy (the lowest possible loss): %.4f nats/byte\n", res.corpus_entropy_nats_per_byte);
+  std::printf("device: %s (%s), %s products\n", res.device.c_str(), res.device_note.c_str(),
+              mc::device::to_string(tc.precision));
   std::printf("host <-> device in the last step: %s in, %s out (the token ids; the loss and norm partials)\n",
-              mc::format_quantity(out["host_to_device_bytes_last_step"].get<double>(), "bytes").c_str(),
-              mc::format_quantity(out["device_to_host_bytes_last_step"].get<double>(), "bytes").c_str());
+              mc::format_quantity(res.host_to_device_bytes_last_step, "bytes").c_str(),
+              mc::format_quantity(res.device_to_host_bytes_last_step, "bytes").c_str());
   std::printf("throughput: %.0f tokens/s (median step: %.0f), %.2f GFLOP/s (%.1f MFLOP/token, sgemm path %s)\n",
-              out["tokens_per_s"].get<double>(), out["tokens_per_s_median_step"].get<double>(),
-              out["gflops"].get<double>(), out["flops_per_token"].get<double>() / 1e6,
-              out["sgemm_path"].get<std::string>().c_str());
-  if (out.contains("mfu"))
-    std::printf("MFU: %.1f%% of %s (%s FLOP/s)\n", 100 * out["mfu"].get<double>(),
-                out["peak_of"].get<std::string>().c_str(),
-                mc::format_quantity(out["peak_flops"].get<double>(), "").c_str());
-  else if (out.contains("mfu_note"))
-    std::printf("MFU: not shown: %s\n", out["mfu_note"].get<std::string>().c_str());
-  if (out.contains("sgemm_gflops"))
-    std::printf("sgemm %dx%dx%d: %.2f GFLOP/s  (training reaches %.0f%% of it)\n", out["sgemm_shape"][0].get<int>(),
-                out["sgemm_shape"][1].get<int>(), out["sgemm_shape"][2].get<int>(), out["sgemm_gflops"].get<double>(),
-                100.0 * out["gflops"].get<double>() / std::max(1e-9, out["sgemm_gflops"].get<double>()));
-  if (out.contains("threads"))
-    std::printf("threads: %d (MC_THREADS, or the CPUs this process may run on)\n", out["threads"].get<int>());
+              res.tokens_per_s, res.tokens_per_s_median_step, res.gflops, res.flops_per_token / 1e6,
+              res.sgemm_path.c_str());
+  if (res.mfu && res.mfu->note.empty())
+    std::printf("MFU: %.1f%% of %s (%s FLOP/s)\n", 100 * res.mfu->mfu, res.mfu->peak_of.c_str(),
+                mc::format_quantity(res.mfu->peak_flops, "").c_str());
+  else if (res.mfu)
+    std::printf("MFU: not shown: %s\n", res.mfu->note.c_str());
+  if (res.sgemm_shape) {
+    const std::array<int, 3>& shape = *res.sgemm_shape;
+    std::printf("sgemm %dx%dx%d: %.2f GFLOP/s  (training reaches %.0f%% of it)\n", shape[0], shape[1], shape[2],
+                res.sgemm_gflops, 100.0 * res.gflops / std::max(1e-9, res.sgemm_gflops));
+    std::printf("threads: %d (MC_THREADS, or the CPUs this process may run on)\n", res.threads);
+  }
   if (transport)
-    std::printf("transport: MPI, %d ranks (one worker each), collectives: %s; NCCL: %s\n", out["ranks"].get<int>(),
-                out["mpi_collectives"].get<std::string>().c_str(), nccl_note.c_str());
+    std::printf("transport: MPI, %d ranks (one worker each), collectives: %s; NCCL: %s\n", res.mpi_ranks,
+                res.mpi_collectives.c_str(), nccl_note.c_str());
   if (tc.parallel.workers() > 1) {
     std::printf("bytes sent per worker in the last step (counted / predicted by the communication model):\n");
-    for (size_t w = 0; w < out["bytes_sent_per_worker"].size(); ++w)
-      std::printf("  worker %2zu  %12s / %12s\n", w,
-                  mc::format_quantity(out["bytes_sent_per_worker"][w].get<double>(), "bytes").c_str(),
-                  mc::format_quantity(out["predicted_bytes_per_worker"][w].get<double>(), "bytes").c_str());
+    for (size_t w = 0; w < res.workers.size(); ++w)
+      std::printf("  worker %2zu  %12s / %12s\n", w, mc::format_quantity(res.workers[w].bytes_sent, "bytes").c_str(),
+                  mc::format_quantity(res.predicted_bytes_per_worker[w], "bytes").c_str());
   }
-  if (out.contains("checkpoints"))
-    std::printf("checkpoint: %s\n", out["checkpoints"].back().get<std::string>().c_str());
-  if (out.contains("sample")) std::printf("sample: %s\n", out["sample"].get<std::string>().c_str());
+  if (!res.checkpoints.empty()) std::printf("checkpoint: %s\n", res.checkpoints.back().c_str());
+  if (opts.sample_bytes > 0) std::printf("sample: %s\n", res.sample.c_str());
   return 0;
 }
 

@@ -22,7 +22,8 @@ int run_validate(mc::cli::Args& a) {
   const std::string data = dir + "/../tests/data/validation/";
   const std::string path = cases ? *cases : data + "public-cases.json";
   if (!mc::file_exists(path))
-    throw mc::cli::UsageError("no cases file at " + path + "; pass --cases PATH (tests/data/validation/public-cases.json)");
+    throw mc::cli::UsageError("no cases file at " + path +
+                              "; pass --cases PATH (tests/data/validation/public-cases.json)");
   if (show) {  // the `megacluster estimate` config a published run becomes
     const std::string runs_path = runs ? *runs : data + "more-public-cases.json";
     const std::string setups_path = setups ? *setups : data + "run-setups.json";
@@ -54,7 +55,9 @@ int run_validate(mc::cli::Args& a) {
   return 0;
 }
 
-mc::cli::Registrar reg{{"validate", "compare the performance model with published measurements (error table)",
-                        "megacluster validate [--markdown] [--cases FILE] [--runs FILE --setups FILE] [--config RUN_ID] [--assets DIR]", run_validate}};
+mc::cli::Registrar reg{
+    {"validate", "compare the performance model with published measurements (error table)",
+     "megacluster validate [--markdown] [--cases FILE] [--runs FILE --setups FILE] [--config RUN_ID] [--assets DIR]",
+     run_validate}};
 
 }  // namespace

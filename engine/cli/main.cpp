@@ -48,7 +48,8 @@ long long Args::option_int(const std::string& name, long long fallback, long lon
     long long x = std::stoll(*v, &pos);
     if (pos != v->size()) throw std::invalid_argument("trailing");
     if (x < lo || x > hi)
-      throw UsageError(name + " " + *v + " is out of range: expected " + std::to_string(lo) + ".." + std::to_string(hi));
+      throw UsageError(name + " " + *v + " is out of range: expected " + std::to_string(lo) + ".." +
+                       std::to_string(hi));
     return x;
   } catch (const UsageError&) {
     throw;
@@ -100,8 +101,9 @@ void progress_bar(double fraction, const std::string& text) {
 
 std::string read_input(const std::string& path, size_t max_bytes) {
   auto too_big = [&](const std::string& name, const std::string& size) {
-    return mc::LoadError(name, 0, 0, "", "the input is " + size + " bytes; a config is at most " +
-                                             std::to_string(max_bytes) + " bytes: is this the right file?");
+    return mc::LoadError(name, 0, 0, "",
+                         "the input is " + size + " bytes; a config is at most " + std::to_string(max_bytes) +
+                             " bytes: is this the right file?");
   };
   if (path == "-") {
     std::string text(max_bytes + 1, '\0');

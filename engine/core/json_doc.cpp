@@ -69,14 +69,21 @@ LoadError::LoadError(std::string f, int l, int c, std::string k, std::string m, 
         os << m;
         return os.str();
       }()),
-      file(std::move(f)), line(l), column(c), key(std::move(k)), message(std::move(m)) {}
+      file(std::move(f)),
+      line(l),
+      column(c),
+      key(std::move(k)),
+      message(std::move(m)) {}
 
 std::string json_pointer_escape(std::string_view key) {
   std::string out;
   for (char ch : key) {
-    if (ch == '~') out += "~0";
-    else if (ch == '/') out += "~1";
-    else out += ch;
+    if (ch == '~')
+      out += "~0";
+    else if (ch == '/')
+      out += "~1";
+    else
+      out += ch;
   }
   return out;
 }
@@ -135,7 +142,10 @@ struct Locator {
       cp = 0;
       for (size_t k = at; k < at + 4; ++k) {
         const char h = s[k];
-        const int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        const int d = h >= '0' && h <= '9'   ? h - '0'
+                      : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                      : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                             : -1;
         if (d < 0) return false;
         cp = cp * 16 + uint32_t(d);
       }
@@ -157,13 +167,28 @@ struct Locator {
           continue;
         }
         switch (e) {
-          case 'b': v += '\b'; break;
-          case 'f': v += '\f'; break;
-          case 'n': v += '\n'; break;
-          case 'r': v += '\r'; break;
-          case 't': v += '\t'; break;
-          case '"': case '\\': case '/': v += e; break;
-          default: v += '\\', v += e;
+          case 'b':
+            v += '\b';
+            break;
+          case 'f':
+            v += '\f';
+            break;
+          case 'n':
+            v += '\n';
+            break;
+          case 'r':
+            v += '\r';
+            break;
+          case 't':
+            v += '\t';
+            break;
+          case '"':
+          case '\\':
+          case '/':
+            v += e;
+            break;
+          default:
+            v += '\\', v += e;
         }
         i += 2;
       } else {
@@ -181,7 +206,10 @@ struct Locator {
     if (c == '{') {
       ++i;
       ws();
-      if (i < s.size() && s[i] == '}') { ++i; return; }
+      if (i < s.size() && s[i] == '}') {
+        ++i;
+        return;
+      }
       std::unordered_map<std::string, size_t> seen;  // this object's keys (unrecorded objects only)
       while (i < s.size()) {
         ws();
@@ -191,8 +219,10 @@ struct Locator {
         const std::string* child = nullptr;
         if (ptr) {
           p = *ptr + "/" + json_pointer_escape(k);
-          if (auto it = out.find(p); it != out.end()) duplicates.push_back({p, at, it->second});
-          else if (record(p, at)) child = &p;
+          if (auto it = out.find(p); it != out.end())
+            duplicates.push_back({p, at, it->second});
+          else if (record(p, at))
+            child = &p;
         }
         if (!child) {
           if (auto [it, fresh] = seen.emplace(k, at); !fresh)
@@ -204,14 +234,20 @@ struct Locator {
         ++i;  // ':'
         value(child, depth + 1);
         ws();
-        if (i < s.size() && s[i] == ',') { ++i; continue; }
+        if (i < s.size() && s[i] == ',') {
+          ++i;
+          continue;
+        }
         ++i;  // '}'
         return;
       }
     } else if (c == '[') {
       ++i;
       ws();
-      if (i < s.size() && s[i] == ']') { ++i; return; }
+      if (i < s.size() && s[i] == ']') {
+        ++i;
+        return;
+      }
       for (size_t n = 0; i < s.size(); ++n) {
         ws();
         std::string p;
@@ -222,15 +258,18 @@ struct Locator {
         }
         value(child, depth + 1);
         ws();
-        if (i < s.size() && s[i] == ',') { ++i; continue; }
+        if (i < s.size() && s[i] == ',') {
+          ++i;
+          continue;
+        }
         ++i;  // ']'
         return;
       }
     } else if (c == '"') {
       str();
     } else {
-      while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
-             s[i] != '\r' && s[i] != '\t')
+      while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' && s[i] != '\r' &&
+             s[i] != '\t')
         ++i;
     }
   }
@@ -267,8 +306,10 @@ JsonDoc JsonDoc::parse(std::string text, std::string file, size_t max_bytes) {
     for (size_t k = 0; k < d.text_.size(); ++k) {
       const char ch = d.text_[k];
       if (in_string) {
-        if (ch == '\\') ++k;
-        else if (ch == '"') in_string = false;
+        if (ch == '\\')
+          ++k;
+        else if (ch == '"')
+          in_string = false;
       } else if (ch == '"') {
         in_string = true;
       } else if (ch == '[' || ch == '{') {
@@ -298,7 +339,8 @@ JsonDoc JsonDoc::parse(std::string text, std::string file, size_t max_bytes) {
     // nlohmann's only out_of_range while parsing: a number beyond a double's range (406, "number overflow
     // parsing '1e400'"). It carries no byte offset: the number is found by its own text.
     std::string msg = e.what(), number;
-    if (auto a = msg.find('\''), b = msg.rfind('\''); a != std::string::npos && b > a) number = msg.substr(a + 1, b - a - 1);
+    if (auto a = msg.find('\''), b = msg.rfind('\''); a != std::string::npos && b > a)
+      number = msg.substr(a + 1, b - a - 1);
     const size_t at = number.empty() ? std::string::npos : d.text_.find(number);
     auto [l, c] = at == std::string::npos ? std::pair<int, int>{0, 0} : d.line_col(at);
     throw LoadError(d.file_, l, c, "",
@@ -384,15 +426,22 @@ JsonCursor JsonDoc::root() const { return JsonCursor(this, "", &root_); }
 
 std::string JsonCursor::type_name(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string \"" + v.get<std::string>().substr(0, 40) + "\"";
-    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "a string \"" + v.get<std::string>().substr(0, 40) + "\"";
+    case json::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "the number " + v.dump();
-    default: return "an unsupported value";
+    case json::value_t::number_float:
+      return "the number " + v.dump();
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -460,9 +509,9 @@ double JsonCursor::number_in(double lo, double hi) const {
 long long JsonCursor::integer() const {
   if (!v_->is_number()) fail_type("an integer");
   const bool too_big = v_->is_number_unsigned() ? v_->get<unsigned long long>() > 9000000000000000ULL
-                       : v_->is_number_integer() ? (v_->get<long long>() > 9000000000000000LL ||
-                                                    v_->get<long long>() < -9000000000000000LL)
-                                                 : std::fabs(v_->get<double>()) > 9.0e15;
+                       : v_->is_number_integer()
+                           ? (v_->get<long long>() > 9000000000000000LL || v_->get<long long>() < -9000000000000000LL)
+                           : std::fabs(v_->get<double>()) > 9.0e15;
   if (too_big && (v_->is_number_integer() || std::floor(v_->get<double>()) == v_->get<double>()))
     fail("value " + v_->dump() + " is out of range: an integer here is at most 9e15 in magnitude");
   if (v_->is_number_integer()) return v_->get<long long>();
@@ -505,6 +554,16 @@ std::string JsonCursor::one_of(std::initializer_list<std::string_view> choices) 
   fail("\"" + s + "\" is not allowed: expected one of " + list);
 }
 
+std::string JsonCursor::one_of(const std::vector<std::string>& choices) const {
+  std::string s = string();
+  std::string list;
+  for (const std::string& c : choices) {
+    if (s == c) return s;
+    list += (list.empty() ? "" : ", ") + c;
+  }
+  fail("\"" + s + "\" is not allowed: expected one of " + list);
+}
+
 double JsonCursor::number_or(std::string_view key, double fallback) const {
   auto c = get(key);
   return c ? c->number() : fallback;
@@ -530,8 +589,7 @@ void JsonCursor::only_keys(const std::vector<std::string>& allowed) const {
     if (!ok) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      doc_->fail(ptr_ + "/" + json_pointer_escape(it.key()),
-                 "unknown key (a typo?): allowed keys here are " + list);
+      doc_->fail(ptr_ + "/" + json_pointer_escape(it.key()), "unknown key (a typo?): allowed keys here are " + list);
     }
   }
 }

@@ -30,13 +30,14 @@ using json = nlohmann::json;
 class LoadError : public std::runtime_error {
  public:
   LoadError(std::string file, int line, int column, std::string key, std::string message);
+
  private:
   LoadError(std::string file, int line, int column, std::string key, std::string message, int /*printable*/);
 
  public:
   const std::string file;
-  const int line;    // 1-based; 0 when unknown
-  const int column;  // 1-based; 0 when unknown
+  const int line;             // 1-based; 0 when unknown
+  const int column;           // 1-based; 0 when unknown
   const std::string key;      // JSON pointer without the leading '/', e.g. "records/3/hbm_bytes"
   const std::string message;  // what was wrong and what to do
 };
@@ -46,11 +47,11 @@ class JsonCursor;
 // Size limits by kind of file (docs/testing.md lists them): a file over its limit is refused before it is
 // parsed, naming its size and the limit. The largest shipped files are ~40 KB (a catalog table) and ~20 KB
 // (a scenario); a checkpoint's header holds one loss per step trained.
-constexpr size_t kMaxConfigBytes = size_t(4) << 20;            // estimate/search/simulate/train configs
-constexpr size_t kMaxScenarioBytes = size_t(4) << 20;          // scenarios, answers files
-constexpr size_t kMaxCatalogBytes = size_t(16) << 20;          // one catalog table or index
+constexpr size_t kMaxConfigBytes = size_t(4) << 20;              // estimate/search/simulate/train configs
+constexpr size_t kMaxScenarioBytes = size_t(4) << 20;            // scenarios, answers files
+constexpr size_t kMaxCatalogBytes = size_t(16) << 20;            // one catalog table or index
 constexpr size_t kMaxCheckpointHeaderBytes = size_t(256) << 20;  // the JSON header of a checkpoint
-constexpr size_t kMaxJsonBytes = size_t(16) << 20;             // any other JSON input (the default)
+constexpr size_t kMaxJsonBytes = size_t(16) << 20;               // any other JSON input (the default)
 // Arrays and objects nested deeper than this are refused (every reader recurses over the value).
 constexpr int kMaxJsonDepth = 128;
 // A located value's JSON pointer is at most this long: a value whose pointer would be longer (long keys,
@@ -81,7 +82,7 @@ class JsonDoc {
   std::string text_;
   json root_;
   std::unordered_map<std::string, size_t> offsets_;  // JSON pointer -> byte offset in text_
-  std::vector<size_t> line_starts_;                   // byte offset where each line begins
+  std::vector<size_t> line_starts_;                  // byte offset where each line begins
   // UTF-8 continuation bytes before each kBlock-byte block: a column is counted in code points in
   // O(kBlock), not O(line length) (a one-line 4 MiB file located value by value was quadratic).
   static constexpr size_t kBlock = 1024;
@@ -110,16 +111,17 @@ class JsonCursor {
   bool has(std::string_view key) const;
   JsonCursor operator[](std::string_view key) const;  // missing key -> LoadError
   std::optional<JsonCursor> get(std::string_view key) const;
-  std::vector<JsonCursor> elements() const;            // array elements (must be an array)
+  std::vector<JsonCursor> elements() const;                       // array elements (must be an array)
   std::vector<std::pair<std::string, JsonCursor>> items() const;  // object members in file order
 
-  double number() const;  // any JSON number; NaN/inf cannot occur in JSON
+  double number() const;                         // any JSON number; NaN/inf cannot occur in JSON
   double number_in(double lo, double hi) const;  // with a range check
-  long long integer() const;  // must be integral
+  long long integer() const;                     // must be integral
   long long integer_in(long long lo, long long hi) const;
   bool boolean() const;
   std::string string() const;
   std::string one_of(std::initializer_list<std::string_view> choices) const;
+  std::string one_of(const std::vector<std::string>& choices) const;  // a list known at run time (a registry's)
 
   double number_or(std::string_view key, double fallback) const;
   long long integer_or(std::string_view key, long long fallback) const;

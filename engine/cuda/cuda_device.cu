@@ -4,10 +4,11 @@
 // kernels before it); nothing else crosses. One object serves every GPU of the machine: bind_worker makes
 // the worker's GPU (worker % GPUs) current for the calling thread, as the workers share them round-robin.
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_probe.h"
 #include "cuda/nccl_collectives.h"
 #include "cuda/op_timer.h"
 #include "cuda/train_kernels.h"
-#include "device/gpu_hooks.h"
+#include "device/registry.h"
 
 #include <cuda_runtime.h>
 
@@ -35,6 +36,7 @@ class CudaDevice final : public device::Device {
     fused_enabled_ = !(a && std::string(a) == "cublas");
   }
   const char* name() const override { return "cuda"; }
+  device::MemorySpace memory_space() const override { return device::MemorySpace::cuda; }
   std::string description() const override {
     return name_ + (gpus_ > 1 ? " (x" + std::to_string(gpus_) + ")" : "") + ", " + device::to_string(precision()) +
            (fused_enabled_ ? ", fused attention" : ", cuBLAS attention");
@@ -179,20 +181,60 @@ class CudaDevice final : public device::Device {
 }  // namespace
 }  // namespace mc::cuda
 
-namespace mc::device {
+// ---- Registration ----
+// CUDA GPUs as a kind of device (device/registry.h): "auto" prefers them when one answers; NCCL serves the
+// collectives in place when the machine has two or more.
+namespace mc::cuda {
+namespace {
 
-std::unique_ptr<Device> open_cuda_device(std::string* why) {
+device::DeviceProbe probe_cuda() {
+  const CudaProbe p = cuda_probe();
+  device::DeviceProbe d;
+  d.available = p.device_count > 0;
+  d.units = p.device_count;
+  d.hardware = p.name;
+  d.memory_bytes = p.memory_bytes;
+  if (d.available) {
+    d.message =
+        "CUDA GPU found: " + p.name + " (" + std::to_string(p.device_count) + " device(s)); GPU kernels enabled";
+    d.label = "CUDA GPU: " + p.name;
+  } else {
+    d.message = "built with CUDA, but no GPU was found (" + p.error + "); using the CPU";
+    d.label = "CPU (no GPU found)";
+  }
+  return d;
+}
+
+std::unique_ptr<device::Device> open_cuda(std::string* why) {
   const CudaProbe p = cuda_probe();
   if (p.device_count <= 0) {
     if (why) *why = "built with CUDA, but no GPU was found (" + p.error + ")";
     return nullptr;
   }
   std::string reason;
-  if (!cuda::available(&reason)) {
+  if (!available(&reason)) {
     if (why) *why = "GPU " + p.name + " found, but the CUDA kernels cannot run: " + reason;
     return nullptr;
   }
-  return std::make_unique<cuda::CudaDevice>(cuda::device_count(), p.name);
+  return std::make_unique<CudaDevice>(device_count(), p.name);
 }
 
-}  // namespace mc::device
+// Built field by field: this file is compiled as C++17 (CMAKE_CUDA_STANDARD), without designated initializers.
+device::DeviceKind cuda_kind() {
+  device::DeviceKind k;
+  k.name = "cuda";
+  k.summary = "CUDA GPUs";
+  k.preference = 100;
+  k.host_memory = false;
+  k.several_per_process = true;
+  k.precisions = {device::Precision::fp32, device::Precision::tf32, device::Precision::bf16};
+  k.probe = probe_cuda;
+  k.open = open_cuda;
+  k.open_collectives = [](std::string* why) { return make_nccl_backend(why); };
+  return k;
+}
+
+const device::DeviceRegistrar registered{cuda_kind()};
+
+}  // namespace
+}  // namespace mc::cuda

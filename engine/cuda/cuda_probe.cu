@@ -1,10 +1,10 @@
 // cuda_probe.cu - the CUDA runtime's device query behind the plain C++ interface of cuda_probe.h (the
 // only place the engine's device detection touches the runtime).
-#include "device/gpu_hooks.h"
+#include "cuda/cuda_probe.h"
 
 #include <cuda_runtime.h>
 
-namespace mc {
+namespace mc::cuda {
 
 CudaProbe cuda_probe() {
   CudaProbe p;
@@ -28,4 +28,4 @@ CudaProbe cuda_probe() {
   return p;
 }
 
-}  // namespace mc
+}  // namespace mc::cuda

@@ -7,7 +7,6 @@
 #include "cuda/dl_open.h"
 #include "cuda/nccl_collectives.h"
 #include "cuda/train_kernels.h"
-#include "device/gpu_hooks.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -78,7 +77,7 @@ class NcclBackend final : public mc::CollectiveBackend {
       }
   }
   const char* name() const override { return "nccl"; }
-  bool serves(const device::Device& d) const override { return std::string(d.name()) == "cuda"; }
+  bool serves(const device::Device& d) const override { return d.memory_space() == device::MemorySpace::cuda; }
   bool reduce_scatter(const std::vector<int>& g, const Bufs& b, size_t n) override {
     return run(Op::reduce_scatter, g, b, n);
   }
@@ -135,15 +134,6 @@ class NcclBackend final : public mc::CollectiveBackend {
 }  // namespace
 
 std::unique_ptr<mc::CollectiveBackend> make_nccl_backend(std::string* why) {
-  return device::open_nccl_collectives(why);
-}
-
-}  // namespace mc::cuda
-
-namespace mc::device {
-
-std::unique_ptr<CollectiveBackend> open_nccl_collectives(std::string* why) {
-  using namespace mc::cuda;
   std::string reason;
   if (!available(&reason)) {
     if (why) *why = "no NCCL collectives: " + reason;
@@ -155,7 +145,7 @@ std::unique_ptr<CollectiveBackend> open_nccl_collectives(std::string* why) {
     return nullptr;
   }
   try {
-    auto b = std::make_unique<mc::cuda::NcclBackend>(load_nccl(), gpus);
+    auto b = std::make_unique<NcclBackend>(load_nccl(), gpus);
     if (why) *why = "NCCL over " + std::to_string(gpus) + " GPUs (worker w on GPU w % " + std::to_string(gpus) + ")";
     return b;
   } catch (const std::exception& e) {
@@ -164,4 +154,4 @@ std::unique_ptr<CollectiveBackend> open_nccl_collectives(std::string* why) {
   }
 }
 
-}  // namespace mc::device
+}  // namespace mc::cuda

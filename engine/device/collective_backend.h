@@ -37,10 +37,4 @@ class CollectiveBackend {
   virtual bool all_reduce(const std::vector<int>& group, const Bufs& bufs, size_t n) = 0;
 };
 
-namespace device {
-// NCCL in place on the machine's GPUs when this build has CUDA and it has two or more; otherwise nullptr
-// and *why says why (the engine's rings on the device are used).
-std::unique_ptr<CollectiveBackend> open_gpu_collectives(std::string* why = nullptr);
-}  // namespace device
-
 }  // namespace mc

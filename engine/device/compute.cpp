@@ -1,8 +1,5 @@
-// compute.cpp - the device interface's plain helpers (precision names and rounding) and the choice of the
-// GPU implementation when this build has one (compute.h).
+// compute.cpp - the device interface's plain helpers: precision names and rounding (compute.h).
 #include "device/compute.h"
-
-#include "device/gpu_hooks.h"
 
 #include <cmath>
 #include <cstring>
@@ -43,24 +40,6 @@ float round_to(Precision p, float x) {
   float r;
   std::memcpy(&r, &u, sizeof r);
   return r;
-}
-
-std::unique_ptr<Device> open_gpu_device(std::string* why) {
-#ifdef MC_HAVE_CUDA
-  return open_cuda_device(why);
-#else
-  if (why) *why = "built without CUDA (nvcc was not found at configure time)";
-  return nullptr;
-#endif
-}
-
-std::unique_ptr<CollectiveBackend> open_gpu_collectives(std::string* why) {
-#ifdef MC_HAVE_CUDA
-  return open_nccl_collectives(why);
-#else
-  if (why) *why = "built without CUDA: the collectives are the engine's own rings";
-  return nullptr;
-#endif
 }
 
 }  // namespace mc::device

@@ -12,7 +12,8 @@
 // Shapes and semantics of the kernels are those of the CPU reference (engine/train/kernels/ops.h):
 // N = rows (tokens of a micro-batch), C = width, Hl = local heads, hs = head size, V = vocabulary.
 //
-// Sections: DPtr and Raw; Transfers (the edge's counters); Precision; Device; Buffer.
+// Sections: DPtr and Raw; Transfers (the edge's counters); Precision; Device; Buffer. Which devices a build
+// has, and how one is chosen: device/registry.h.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,7 @@
 
 namespace mc::device {
 
-// [SECTION] DPtr ---------------------------------------------------------------------------------------
+// ---- DPtr ----
 template <class T>
 class DPtr {
  public:
@@ -64,7 +65,7 @@ struct Raw {
   }
 };
 
-// [SECTION] Transfers ----------------------------------------------------------------------------------
+// ---- Transfers ----
 // What crossed the host/device edge (and moved inside the device) since the last reset. A training step
 // sends the batch's token ids in and brings the loss and gradient-norm partials out; everything else
 // stays on the device (tests/unit/train_transfer_test.cpp holds the trainer to it).
@@ -73,7 +74,7 @@ struct Transfers {
   double h2d_copies = 0, d2h_copies = 0;
 };
 
-// [SECTION] Precision ----------------------------------------------------------------------------------
+// ---- Precision ----
 // The matrix products' arithmetic, as frameworks of the era offered it; master weights, optimizer state,
 // LayerNorm, softmax and every reduction stay fp32 (mixed precision, Micikevicius et al. 2018):
 //  fp32 - IEEE single precision inputs and products.
@@ -90,14 +91,21 @@ bool parse_precision(const std::string& s, Precision* out);
 // Rounds x to the precision's input format (round to nearest, ties to even; NaN and infinity kept).
 float round_to(Precision p, float x);
 
-// [SECTION] Device -------------------------------------------------------------------------------------
+// ---- Device ----
+// The address space a device's DPtrs point into: host memory (the CPU reference) or CUDA device memory
+// (what NCCL and CUDA-aware transports read in place). A new kind of memory is a new value here.
+enum class MemorySpace { host, cuda };
+
 class Device {
  public:
   virtual ~Device() = default;
-  virtual const char* name() const = 0;         // "cpu" or "cuda"
+  virtual const char* name() const = 0;         // its kind's name in the registry (device/registry.h)
   virtual std::string description() const = 0;  // what it is, for the lab's status line
+  // Where its memory lives, so a collective backend can tell whether it may work on the buffers in place
+  // without testing the device's name.
+  virtual MemorySpace memory_space() const = 0;
   // Whether device memory is host memory (the CPU reference): MPI's own collectives may then read it.
-  virtual bool host_addressable() const { return false; }
+  bool host_addressable() const { return memory_space() == MemorySpace::host; }
   // Where virtual worker `worker`'s next calls run (a workstation's GPUs share the workers).
   virtual void bind_worker(int worker) { (void)worker; }
   virtual void synchronize() {}
@@ -211,7 +219,7 @@ class Device {
   Precision precision_ = Precision::fp32;
 };
 
-// [SECTION] Buffer -------------------------------------------------------------------------------------
+// ---- Buffer ----
 // One allocation on a device, freed with it. Move-only.
 template <class T>
 class Buffer {
@@ -254,9 +262,5 @@ class Buffer {
   DPtr<T> ptr_;
   int64_t n_ = 0;
 };
-
-// The GPU, when this build has CUDA and one answers (engine/cuda/cuda_device.cu); otherwise nullptr and
-// *why says why. One object serves every GPU of the machine (bind_worker picks the worker's).
-std::unique_ptr<Device> open_gpu_device(std::string* why = nullptr);
 
 }  // namespace mc::device

@@ -1,37 +1,33 @@
-// device.cpp - probes once which compute device the engine uses (device.h): a CUDA GPU when this build has
-// CUDA and one answers, otherwise the CPU, with the reason.
+// device.cpp - the one-line summary of the compute devices (device.h), from the registry's probes.
 #include "device/device.h"
 
-#include "device/gpu_hooks.h"
+#include "device/registry.h"
 
 namespace mc {
 
-static DeviceInfo probe() {
+static DeviceInfo summarise() {
   DeviceInfo d;
-#ifdef MC_HAVE_CUDA
-  d.cuda_compiled = true;
-  CudaProbe p = cuda_probe();
-  d.gpu_count = p.device_count;
-  d.gpu_available = p.device_count > 0;
-  d.gpu_name = p.name;
-  d.gpu_memory_bytes = p.memory_bytes;
-  if (d.gpu_available) {
-    d.message =
-        "CUDA GPU found: " + d.gpu_name + " (" + std::to_string(d.gpu_count) + " device(s)); GPU kernels enabled";
-    d.label = "CUDA GPU: " + d.gpu_name;
-  } else {
-    d.message = "built with CUDA, but no GPU was found (" + p.error + "); using the CPU";
-    d.label = "CPU (no GPU found)";
+  // The registry lists the highest preference first: the first accelerator is the one "auto" tries first.
+  for (const device::DeviceKind& k : device::device_kinds()) {
+    if (k.reference) continue;
+    const device::DeviceProbe& p = device::probe_of(k);
+    d.cuda_compiled = true;
+    d.gpu_available = p.available;
+    d.gpu_count = p.units;
+    d.gpu_name = p.hardware;
+    d.gpu_memory_bytes = p.memory_bytes;
+    d.message = p.message;
+    d.label = p.label;
+    return d;
   }
-#else
-  d.message = "built without CUDA (nvcc was not found at configure time); using the CPU";
-  d.label = "CPU";
-#endif
+  const device::DeviceProbe& p = device::probe_of(device::reference_device_kind());
+  d.message = p.message;
+  d.label = p.label;
   return d;
 }
 
 const DeviceInfo& device_info() {
-  static const DeviceInfo info = probe();
+  static const DeviceInfo info = summarise();
   return info;
 }
 

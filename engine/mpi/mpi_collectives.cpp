@@ -107,7 +107,7 @@ class NcclRanks final : public CollectiveBackend {
   NcclRanks(MpiTransport& t, Comm_t world, SplitFn split, AllReduceFn ar, ReduceScatterFn rs, AllGatherFn ag)
       : t_(t), world_(world), split_(split), all_reduce_(ar), reduce_scatter_(rs), all_gather_(ag) {}
   const char* name() const override { return "nccl-ranks"; }
-  bool serves(const device::Device& d) const override { return std::string(d.name()) == "cuda"; }
+  bool serves(const device::Device& d) const override { return d.memory_space() == device::MemorySpace::cuda; }
   bool reduce_scatter(const std::vector<int>& g, const Bufs& b, size_t n) override {
     return run(g, b, n, [&](float* d, size_t chunk, int i, Comm_t c) {
       return reduce_scatter_(d, d + size_t(i) * chunk, chunk, kFloat32, kSum, c, kLegacyStream);

@@ -1,13 +1,15 @@
 // mpi_transport.cpp - see mpi_transport.h.
 //
-// [SECTION] launcher detection and the MPI session
-// [SECTION] waiting with a deadline (the heartbeat) and stopping the gang
-// [SECTION] MpiTransport: point-to-point, ring steps, gathers
-// [SECTION] the gang's SIGTERM handler
+// Sections:
+//   launcher detection and the MPI session
+//   waiting with a deadline (the heartbeat) and stopping the gang
+//   MpiTransport: point-to-point, ring steps, gathers
+//   the gang's SIGTERM handler
 #include "mpi/mpi_transport.h"
 
 #include <mpi.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -15,11 +17,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <thread>
-#include <unistd.h>
 
 namespace mc::mpi {
 
-// [SECTION] launcher detection and the MPI session -----------------------------------------------------
+// ---- launcher detection and the MPI session ----
 
 Launch launched() {
   // Open MPI's mpirun, then PMI/PMIx launchers (MPICH's hydra, Slurm's srun).
@@ -52,7 +53,7 @@ void Session::abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 namespace {
 
-// [SECTION] waiting with a deadline (the heartbeat) and stopping the gang ------------------------------
+// ---- waiting with a deadline (the heartbeat) and stopping the gang ----
 
 // What the signal handler and the timeout messages print: kept in fixed buffers, written by the
 // transport as the run goes (the handler may only use async-signal-safe calls such as write(2)).
@@ -75,8 +76,8 @@ std::string mpi_error(int rc) {
 // (mpirun ends every other rank; never a hang).
 [[noreturn]] void stop_gang(int peer, const std::string& what) {
   const std::string restart = g_checkpoint[0] ? std::string("Last sound checkpoint: ") + g_checkpoint +
-                                                   ". Restart with the same command and --resume."
-                                             : std::string("This run has no checkpoint yet (--checkpoint DIR).");
+                                                    ". Restart with the same command and --resume."
+                                              : std::string("This run has no checkpoint yet (--checkpoint DIR).");
   std::fprintf(stderr, "megacluster train: rank %d of %d: %s%s%s; the gang stops (all ranks). %s\n", g_rank, g_size,
                what.c_str(), peer >= 0 ? " (rank " : "", peer >= 0 ? (std::to_string(peer) + ")").c_str() : "",
                restart.c_str());
@@ -110,7 +111,7 @@ void wait_all(MPI_Request* req, int n, int peer, double timeout_s, const char* w
 
 }  // namespace
 
-// [SECTION] MpiTransport: point-to-point, ring steps, gathers ------------------------------------------
+// ---- MpiTransport: point-to-point, ring steps, gathers ----
 
 struct MpiTransport::Impl {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -156,7 +157,8 @@ void MpiTransport::note_checkpoint(const std::string& path) {
 
 void MpiTransport::send(int dst, int tag, const void* data, size_t bytes) {
   impl_->reap();
-  Impl::Pending p{MPI_REQUEST_NULL, std::vector<char>(static_cast<const char*>(data), static_cast<const char*>(data) + bytes), dst};
+  Impl::Pending p{MPI_REQUEST_NULL,
+                  std::vector<char>(static_cast<const char*>(data), static_cast<const char*>(data) + bytes), dst};
   impl_->pending.push_back(std::move(p));
   Impl::Pending& q = impl_->pending.back();
   check(MPI_Isend(q.data.data(), int(bytes), MPI_BYTE, dst, mpi_tag(tag), impl_->comm, &q.req), dst, "MPI_Isend");
@@ -244,7 +246,7 @@ std::vector<std::string> MpiTransport::all_gather(const std::string& mine) {
   return all;
 }
 
-// [SECTION] the gang's SIGTERM handler ---------------------------------------------------------------
+// ---- the gang's SIGTERM handler ----
 
 namespace {
 
@@ -293,7 +295,8 @@ void on_terminate(int sig) {
       ++dead;
     }
   }
-  if (dead == 0) l.add(": another rank stopped (its message is above), died on another host, or the job was interrupted");
+  if (dead == 0)
+    l.add(": another rank stopped (its message is above), died on another host, or the job was interrupted");
   if (g_checkpoint[0]) {
     l.add(". Last sound checkpoint: ");
     l.add(g_checkpoint);

@@ -1,3 +1,4 @@
+// fit_layout.cpp - the nearest parallel layout a machine of a given size can run (fit_layout.h).
 #include "perf/fit_layout.h"
 
 #include <algorithm>

@@ -27,9 +27,9 @@ namespace mc::scenario {
 // ui/scenario_bindings.cpp, and a test fails when a kind has no binding). Adding a kind is one entry here
 // and one binding there.
 struct ConfigKind {
-  const char* name;     // "plan": the key in PlayState::configs and a "set" action's "config"
-  const char* panel;    // "capital": the panel (optionally "panel/tab") that shows this config
-  const char* summary;  // what the config drives
+  const char* name;                  // "plan": the key in PlayState::configs and a "set" action's "config"
+  const char* panel;                 // "capital": the panel (optionally "panel/tab") that shows this config
+  const char* summary;               // what the config drives
   std::vector<std::string> actions;  // the actions that run the engine on it; their results are what the
                                      // panel shows (the last one's, when a step runs several)
 };
@@ -45,7 +45,8 @@ struct PlayState {
   json results = json::object();
   // Per config kind, exactly what the last engine call on it received beyond the config: {"config": ...,
   // "seed": N, "run_days": D} for "simulate", {"config": ..., "base": ...} for "train" (the config
-  // with steps, seed and device filled in, and the scenario's config it was made from). A panel shown beside the narration repeats that call, so its numbers are the narration's.
+  // with steps, seed and device filled in, and the scenario's config it was made from). A panel shown beside the
+  // narration repeats that call, so its numbers are the narration's.
   json engine_calls = json::object();
   std::string focus_panel;       // panel id the UI should show
   std::string highlight_widget;  // tracked widget id to outline
@@ -61,7 +62,7 @@ struct ActionContext {
   PlayState* state = nullptr;
   unsigned long long seed = 1;           // scenario seed mixed with the step and action index
   unsigned long long scenario_seed = 1;  // the scenario's own seed (for runs that must be comparable)
-  std::vector<std::string> produced;  // result names written by this step
+  std::vector<std::string> produced;     // result names written by this step
 };
 
 struct ActionDef {

@@ -12,23 +12,40 @@ namespace {
 
 std::string fmt_number(double x, const std::string& how) {
   char buf[64];
-  if (how == "usd") return format_usd(x);  // as the panels write money
-  else if (how == "pct") return format_percent(x);  // as the panels write utilisation
-  else if (how == "s") return format_seconds(x);     // as the panels write durations
-  else if (how == "count") return format_count(x);   // 3 digits, separators: "1,040,000", as PF-days print
-  else if (how == "pct0") std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);  // a leaked or rough figure: "34%"
-  else if (how == "int") return with_thousands(x);  // thousands separators: 300000 -> "300,000"
-  else if (how == "n") return format_in_words(x);  // counts in words people read: "1.5 billion"
-  else if (how == "year") std::snprintf(buf, sizeof buf, "%.0f", x);  // 2029, never "2,029"
-  else if (how == "sci") std::snprintf(buf, sizeof buf, "%.3g", x);
-  else if (how == "f1") std::snprintf(buf, sizeof buf, "%.1f", x);
-  else if (how == "f2") std::snprintf(buf, sizeof buf, "%.2f", x);
-  else if (how == "f3") std::snprintf(buf, sizeof buf, "%.3f", x);
-  else if (how == "f4") std::snprintf(buf, sizeof buf, "%.4f", x);  // a loss as the lab writes it
-  else if (how == "gib") return format_gib(x);  // as the panels write memory
-  else if (how == "days") std::snprintf(buf, sizeof buf, "%.1f days", x);
-  else if (how == "x") std::snprintf(buf, sizeof buf, "%.3gx", x);
-  else return format_si(x, 3);
+  if (how == "usd")
+    return format_usd(x);  // as the panels write money
+  else if (how == "pct")
+    return format_percent(x);  // as the panels write utilisation
+  else if (how == "s")
+    return format_seconds(x);  // as the panels write durations
+  else if (how == "count")
+    return format_count(x);  // 3 digits, separators: "1,040,000", as PF-days print
+  else if (how == "pct0")
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);  // a leaked or rough figure: "34%"
+  else if (how == "int")
+    return with_thousands(x);  // thousands separators: 300000 -> "300,000"
+  else if (how == "n")
+    return format_in_words(x);  // counts in words people read: "1.5 billion"
+  else if (how == "year")
+    std::snprintf(buf, sizeof buf, "%.0f", x);  // 2029, never "2,029"
+  else if (how == "sci")
+    std::snprintf(buf, sizeof buf, "%.3g", x);
+  else if (how == "f1")
+    std::snprintf(buf, sizeof buf, "%.1f", x);
+  else if (how == "f2")
+    std::snprintf(buf, sizeof buf, "%.2f", x);
+  else if (how == "f3")
+    std::snprintf(buf, sizeof buf, "%.3f", x);
+  else if (how == "f4")
+    std::snprintf(buf, sizeof buf, "%.4f", x);  // a loss as the lab writes it
+  else if (how == "gib")
+    return format_gib(x);  // as the panels write memory
+  else if (how == "days")
+    std::snprintf(buf, sizeof buf, "%.1f days", x);
+  else if (how == "x")
+    std::snprintf(buf, sizeof buf, "%.3gx", x);
+  else
+    return format_si(x, 3);
   return buf;
 }
 
@@ -92,7 +109,8 @@ std::string render_narration(const std::string& text, const json& results, std::
     out += text.substr(i, open - i);
     std::string ref = text.substr(open + 2, close - open - 2), how = "si";
     if (auto bar = ref.find('|'); bar != std::string::npos) how = ref.substr(bar + 1), ref = ref.substr(0, bar);
-    if (const json* v = lookup_result(results, ref)) out += value_text(*v, how);
+    if (const json* v = lookup_result(results, ref))
+      out += value_text(*v, how);
     else {
       out += "{{" + ref + "}}";
       if (missing) missing->push_back(ref);
@@ -168,13 +186,18 @@ void Player::run_step(int i) {
     } else {
       const double a = v->get<double>();
       x.actual = fmt_number(a, "sci");
-      if (e.op == "between") x.passed = a >= e.lo && a <= e.hi;
-      else if (e.op == "equals") x.passed = std::fabs(a - e.lo) <= e.hi * std::max(std::fabs(e.lo), 1e-300);
-      else if (e.op == "less_than") x.passed = a < e.lo;
-      else if (e.op == "greater_than") x.passed = a > e.lo;
+      if (e.op == "between")
+        x.passed = a >= e.lo && a <= e.hi;
+      else if (e.op == "equals")
+        x.passed = std::fabs(a - e.lo) <= e.hi * std::max(std::fabs(e.lo), 1e-300);
+      else if (e.op == "less_than")
+        x.passed = a < e.lo;
+      else if (e.op == "greater_than")
+        x.passed = a > e.lo;
       else {
         const json* w = lookup_result(state_.results, e.other);
-        if (!w || !w->is_number()) x.actual += " (no numeric result \"" + e.other + "\")";
+        if (!w || !w->is_number())
+          x.actual += " (no numeric result \"" + e.other + "\")";
         else {
           x.actual += " vs " + fmt_number(w->get<double>(), "sci");
           x.passed = e.op == "less_than_result" ? a < w->get<double>() : a > w->get<double>();
@@ -219,8 +242,10 @@ bool Player::advance_time(double dt_s, double default_step_s) {
   }
   const double dwell = state_.wait_s > 0 ? state_.wait_s : default_step_s;
   if (elapsed_s_ >= dwell) {
-    if (finished()) playing_ = false;
-    else return true;
+    if (finished())
+      playing_ = false;
+    else
+      return true;
   }
   return false;
 }
@@ -246,17 +271,22 @@ Report Player::report(const std::map<std::string, json>& answers) const {
       a.question = q.id;
       double expected = 0;
       bool numeric = q.choices.empty();
-      if (!numeric) a.expected = std::to_string(q.answer_index) + " (" + q.choices[size_t(q.answer_index)] + ")";
-      else if (q.answer_value) expected = *q.answer_value;
-      else if (const json* v = lookup_result(state_.results, q.answer_result); v && v->is_number()) expected = v->get<double>();
+      if (!numeric)
+        a.expected = std::to_string(q.answer_index) + " (" + q.choices[size_t(q.answer_index)] + ")";
+      else if (q.answer_value)
+        expected = *q.answer_value;
+      else if (const json* v = lookup_result(state_.results, q.answer_result); v && v->is_number())
+        expected = v->get<double>();
       if (numeric) a.expected = fmt_number(expected, "sci") + " +/- " + fmt_number(100 * q.tolerance, "f1") + "%";
       auto it = answers.find(q.id);
       if (it != answers.end()) {
         a.answered = true;
         a.given = it->second.dump();
-        if (!numeric) a.correct = it->second.is_number_integer() && it->second.get<int>() == q.answer_index;
-        else a.correct = it->second.is_number() &&
-                         std::fabs(it->second.get<double>() - expected) <= q.tolerance * std::fabs(expected);
+        if (!numeric)
+          a.correct = it->second.is_number_integer() && it->second.get<int>() == q.answer_index;
+        else
+          a.correct = it->second.is_number() &&
+                      std::fabs(it->second.get<double>() - expected) <= q.tolerance * std::fabs(expected);
         ++r.answered;
         if (a.correct) ++r.correct;
       }
@@ -271,17 +301,33 @@ json to_json(const Report& r) {
     json ex = json::array();
     for (const auto& e : s.expectations)
       ex.push_back({{"expect", e.text}, {"passed", e.passed}, {"actual", e.actual}, {"at", e.pointer}});
-    steps.push_back({{"step", s.id}, {"title", s.title}, {"narration", s.narration}, {"errors", s.errors},
-                     {"expectations", ex}, {"results", s.results}, {"passed", s.passed()}});
+    steps.push_back({{"step", s.id},
+                     {"title", s.title},
+                     {"narration", s.narration},
+                     {"errors", s.errors},
+                     {"expectations", ex},
+                     {"results", s.results},
+                     {"passed", s.passed()}});
   }
   json answers = json::array();
   for (const auto& a : r.answers)
-    answers.push_back({{"question", a.question}, {"answered", a.answered}, {"given", a.given},
-                       {"expected", a.expected}, {"correct", a.correct}});
-  return {{"scenario", r.scenario_id}, {"title", r.title}, {"file", r.file}, {"passed", r.passed()},
-          {"expectations", r.expectations_total}, {"expectations_failed", r.expectations_failed},
-          {"errors", r.errors}, {"answered", r.answered}, {"correct", r.correct}, {"digest", r.digest},
-          {"steps", steps}, {"answers", answers}};
+    answers.push_back({{"question", a.question},
+                       {"answered", a.answered},
+                       {"given", a.given},
+                       {"expected", a.expected},
+                       {"correct", a.correct}});
+  return {{"scenario", r.scenario_id},
+          {"title", r.title},
+          {"file", r.file},
+          {"passed", r.passed()},
+          {"expectations", r.expectations_total},
+          {"expectations_failed", r.expectations_failed},
+          {"errors", r.errors},
+          {"answered", r.answered},
+          {"correct", r.correct},
+          {"digest", r.digest},
+          {"steps", steps},
+          {"answers", answers}};
 }
 
 std::map<std::string, json> load_answers(const std::string& path) {

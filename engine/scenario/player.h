@@ -27,10 +27,10 @@ struct ExpectationOutcome {
 struct StepOutcome {
   int index = -1;
   std::string id, title;
-  std::string narration;               // with {{result|format}} filled in from engine results
-  std::vector<std::string> errors;     // actions that failed, narration references that did not resolve
+  std::string narration;            // with {{result|format}} filled in from engine results
+  std::vector<std::string> errors;  // actions that failed, narration references that did not resolve
   std::vector<ExpectationOutcome> expectations;
-  json results = json::object();       // the results this step produced (name -> value)
+  json results = json::object();  // the results this step produced (name -> value)
   bool passed() const;
 };
 
@@ -63,10 +63,10 @@ class Player {
   const StepOutcome* outcome() const { return current_ >= 0 ? &outcomes_[size_t(current_)] : nullptr; }
   const std::vector<StepOutcome>& outcomes() const { return outcomes_; }
 
-  void restart();          // back before the first step, initial state
-  bool next();             // run the next step; false if at the end
-  void previous();         // back one step (replays from the start)
-  void jump(int step);     // run steps 0..step (replays from the start); clamps
+  void restart();       // back before the first step, initial state
+  bool next();          // run the next step; false if at the end
+  void previous();      // back one step (replays from the start)
+  void jump(int step);  // run steps 0..step (replays from the start); clamps
   void play() { playing_ = true; }
   void pause() { playing_ = false; }
   bool playing() const { return playing_; }
@@ -92,10 +92,11 @@ class Player {
   double elapsed_s_ = 0;
 };
 
-// "{{plan.params|si}} parameters" -> "32.2 G parameters". Formats: si (default), usd, pct, pct0 (whole percent), int, year, sci,
-// f1, f2, f3, f4, days, x (multiple), s (seconds as the panels write them: "89.03 s"), count (3 digits with
+// "{{plan.params|si}} parameters" -> "32.2 G parameters". Formats: si (default), usd, pct, pct0 (whole percent), int,
+// year, sci, f1, f2, f3, f4, days, x (multiple), s (seconds as the panels write them: "89.03 s"), count (3 digits with
 // separators, as PF-days print: "1,040,000"),
-// n (1.5 billion), int (300,000 with separators), gib (bytes in GiB). Unresolved references are left visible and listed in `missing`.
+// n (1.5 billion), int (300,000 with separators), gib (bytes in GiB). Unresolved references are left visible and listed
+// in `missing`.
 std::string render_narration(const std::string& text, const json& results, std::vector<std::string>* missing);
 // The formats above, for load-time checks ("si, usd, ..."), and whether `how` is one of them.
 const std::vector<std::string>& narration_formats();

@@ -1,6 +1,6 @@
 // iteration.cpp - the discrete-event engine of one iteration (see iteration.h for the model).
 //
-// [SECTION] classes of replicas   [SECTION] op streams   [SECTION] engine   [SECTION] results
+// Sections: classes of replicas; op streams; engine; work estimate; results.
 #include "sim/iteration.h"
 
 #include <algorithm>
@@ -251,7 +251,7 @@ class Engine {
   size_t total_ops_ = 1;
 };
 
-// [SECTION] classes of replicas ---------------------------------------------------------------------
+// ---- classes of replicas ----
 
 void Engine::build_classes() {
   std::vector<char> special(size_t(s_.dp), s_.merge_symmetric_replicas ? 0 : 1);
@@ -313,7 +313,7 @@ void Engine::build_classes() {
   }
 }
 
-// [SECTION] op streams ------------------------------------------------------------------------------
+// ---- op streams ----
 
 void Engine::build_ops(Worker& w) {
   const int p = s_.pp, v = s_.schedule == PipeSchedule::interleaved ? s_.virtual_stages : 1;
@@ -503,7 +503,7 @@ void Engine::build_ops(Worker& w) {
                            std::to_string(w.stage));
 }
 
-// [SECTION] engine ----------------------------------------------------------------------------------
+// ---- engine ----
 
 void Engine::advance(int wi, double now) {
   Worker& w = workers_[size_t(wi)];
@@ -1046,7 +1046,7 @@ void Engine::throw_over_budget() const {
                            std::to_string(int(progress() * 100)) + "% of the iteration" + over_budget_advice());
 }
 
-// [SECTION] work estimate -----------------------------------------------------------------------------
+// ---- work estimate ----
 //
 // The work (iteration.h: FlowNet::work + kWorkPerEvent per event) the built op streams and cached phases
 // imply, counted before the first event from what the engine will do with them:
@@ -1148,7 +1148,7 @@ double Engine::estimate_work() {
   return solver + double(kWorkPerEvent) * events;
 }
 
-// [SECTION] results ---------------------------------------------------------------------------------
+// ---- results ----
 
 void Engine::finish() {
   for (size_t wi = 0; wi < workers_.size(); ++wi)

@@ -2,8 +2,8 @@
 // (the estimate's figures for it, the per-GPU timelines, link utilisation, the critical path) and the
 // run, the sliced Simulation, the benchmark and the Chrome trace. The report's JSON is in sim_report.cpp.
 //
-// Index: spans, link names and capped series | links_report | make_report (the report of an iteration
-// and its run) | [SECTION] sliced simulation (Simulation, simulate, simulate_json) | bench_iteration |
+// Sections: spans, link names and capped series | links_report | make_report (the report of an iteration
+// and its run) | sliced simulation (Simulation, simulate, simulate_json) | bench_iteration |
 // simulate_trace_json.
 #include "sim/sim.h"
 
@@ -289,7 +289,7 @@ SimReport make_report(const Catalog& cat, const Resolved& r, const Topology& top
 
 }  // namespace
 
-// [SECTION] sliced simulation -----------------------------------------------------------------------
+// ---- sliced simulation ----
 
 struct Simulation::Impl {
   const Catalog* cat = nullptr;

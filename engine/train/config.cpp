@@ -1,8 +1,11 @@
-// config.cpp - reading, writing and checking a training configuration.
-#include "core/json_doc.h"
+// config.cpp - reading, writing and checking a training configuration (train.h) and the run around it
+// (run.h's RunOptions): one parser for every key.
 #include "core/format.h"
-#include "train/train.h"
+#include "core/json_doc.h"
+#include "device/registry.h"
 #include "train/model/worker.h"
+#include "train/run.h"
+#include "train/train.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -14,15 +17,35 @@ namespace mc::train {
 
 namespace {
 
-const std::vector<std::string> kRootKeys = {"model", "optim", "dp", "tp", "pp", "zero", "micro_batches", "schedule",
-                                            "batch", "steps", "seed", "memory_limit_bytes", "corpus", "checkpoint",
-                                            "checkpoint_every", "resume", "bench", "sample_bytes", "sample_every", "device",
+const std::vector<std::string> kRootKeys = {"model",
+                                            "optim",
+                                            "dp",
+                                            "tp",
+                                            "pp",
+                                            "zero",
+                                            "micro_batches",
+                                            "schedule",
+                                            "batch",
+                                            "steps",
+                                            "seed",
+                                            "memory_limit_bytes",
+                                            "corpus",
+                                            "checkpoint",
+                                            "checkpoint_every",
+                                            "resume",
+                                            "bench",
+                                            "sample_bytes",
+                                            "sample_every",
+                                            "device",
                                             "precision"};
 
-TrainConfig parse_cursor(const JsonCursor& root) {
+// Every key of a training config read over `base`, each with its type and range: the one place they are
+// written (parse_config and parse_run_options both come here).
+RunOptions parse_cursor(const JsonCursor& root, const RunOptions& base) {
   if (!root.is_object()) root.fail("a training config must be a JSON object");
   root.only_keys(kRootKeys);
-  TrainConfig c;
+  RunOptions o = base;
+  TrainConfig& c = o.train;
   if (auto m = root.get("model")) {
     m->only_keys({"vocab", "context", "layers", "width", "heads"});
     c.model.vocab = int(m->integer_or("vocab", c.model.vocab));
@@ -54,29 +77,43 @@ TrainConfig parse_cursor(const JsonCursor& root) {
   if (auto v = root.get("steps")) c.steps = int(v->integer_in(0, 10000000));
   if (auto v = root.get("seed")) c.seed = uint64_t(v->integer_in(0, (1ll << 53)));
   if (auto v = root.get("memory_limit_bytes")) c.memory_limit_bytes = v->number_in(1, 1e15);
-  if (auto v = root.get("device")) c.device = v->one_of({"auto", "cpu", "cuda"});
+  if (auto v = root.get("device")) c.device = v->one_of(device::device_choices());
   if (auto v = root.get("precision")) device::parse_precision(v->one_of({"fp32", "tf32", "bf16"}), &c.precision);
-  // Keys of the run around the model (run_json reads them): checked here so that a wrong type or range
-  // is a located error, not a JSON library exception later.
-  if (auto v = root.get("sample_every")) (void)v->integer_in(0, 10000000);
-  if (auto v = root.get("sample_bytes")) (void)v->integer_in(0, 100000);
-  if (auto v = root.get("checkpoint_every")) (void)v->integer_in(0, 10000000);
-  if (auto v = root.get("resume")) (void)v->boolean();
-  if (auto v = root.get("bench")) (void)v->boolean();
-  if (auto v = root.get("corpus")) (void)v->string();
-  if (auto v = root.get("checkpoint")) (void)v->string();
-  return c;
+  // Keys of the run around the model (run.h's RunOptions).
+  if (auto v = root.get("sample_every")) o.sample_every = int(v->integer_in(0, 10000000));
+  if (auto v = root.get("sample_bytes")) o.sample_bytes = int(v->integer_in(0, 100000));
+  if (auto v = root.get("checkpoint_every")) o.checkpoint_every = int(v->integer_in(0, 10000000));
+  if (auto v = root.get("resume")) o.resume = v->boolean();
+  if (auto v = root.get("bench")) o.bench = v->boolean();
+  if (auto v = root.get("corpus")) o.corpus = v->string();
+  if (auto v = root.get("checkpoint")) o.checkpoint = v->string();
+  return o;
 }
 
 }  // namespace
 
-TrainConfig parse_config(const nlohmann::json& j, const std::string& file) {
-  JsonDoc doc = JsonDoc::parse(j.dump(2), file);
-  return parse_cursor(doc.root());
+TrainConfig parse_config(const nlohmann::json& j, const std::string& file) { return parse_run_options(j, file).train; }
+TrainConfig parse_config(const JsonDoc& doc) { return parse_cursor(doc.root(), {}).train; }
+TrainConfig parse_config(const JsonCursor& at) { return parse_cursor(at, {}).train; }
+
+RunOptions parse_run_options(const JsonCursor& at, const RunOptions& base) { return parse_cursor(at, base); }
+RunOptions parse_run_options(const nlohmann::json& j, const std::string& file, const RunOptions& base) {
+  const JsonDoc doc = JsonDoc::parse(j.dump(2), file);
+  return parse_cursor(doc.root(), base);
 }
 
-TrainConfig parse_config(const JsonDoc& doc) { return parse_cursor(doc.root()); }
-TrainConfig parse_config(const JsonCursor& at) { return parse_cursor(at); }
+nlohmann::json to_json(const RunOptions& o) {
+  nlohmann::json j = to_json(o.train);
+  j["device"] = o.train.device;
+  j["corpus"] = o.corpus;
+  j["checkpoint"] = o.checkpoint;
+  j["checkpoint_every"] = o.checkpoint_every;
+  j["resume"] = o.resume;
+  j["bench"] = o.bench;
+  j["sample_bytes"] = o.sample_bytes;
+  j["sample_every"] = o.sample_every;
+  return j;
+}
 
 nlohmann::json to_json(const TrainConfig& c) {
   return {{"model",
@@ -139,14 +176,17 @@ void validate(const TrainConfig& c, int workers_in_this_process) {
   auto bad = [](const std::string& s) { throw std::invalid_argument(s); };
   if (p.dp < 1 || p.tp < 1 || p.pp < 1) bad("dp, tp and pp must be at least 1");
   if (p.workers() > 64) bad("dp x tp x pp = " + std::to_string(p.workers()) + " workers; the lab runs at most 64");
-  if (m.width % m.heads != 0) bad("width " + std::to_string(m.width) + " must be a multiple of heads " + std::to_string(m.heads));
+  if (m.width % m.heads != 0)
+    bad("width " + std::to_string(m.width) + " must be a multiple of heads " + std::to_string(m.heads));
   if (m.heads % p.tp != 0)
-    bad("tensor parallelism splits attention by heads: heads (" + std::to_string(m.heads) + ") must be a multiple of tp (" +
-        std::to_string(p.tp) + ")");
+    bad("tensor parallelism splits attention by heads: heads (" + std::to_string(m.heads) +
+        ") must be a multiple of tp (" + std::to_string(p.tp) + ")");
   if (m.layers < p.pp)
-    bad("pp = " + std::to_string(p.pp) + " stages need at least as many layers (the model has " + std::to_string(m.layers) + ")");
+    bad("pp = " + std::to_string(p.pp) + " stages need at least as many layers (the model has " +
+        std::to_string(m.layers) + ")");
   if (c.batch % p.dp != 0)
-    bad("the global batch (" + std::to_string(c.batch) + " sequences) must be a multiple of dp (" + std::to_string(p.dp) + ")");
+    bad("the global batch (" + std::to_string(c.batch) + " sequences) must be a multiple of dp (" +
+        std::to_string(p.dp) + ")");
   const int mb = p.micro_batches > 0 ? p.micro_batches : p.pp;
   if ((c.batch / p.dp) % mb != 0)
     bad("each dp rank's " + std::to_string(c.batch / p.dp) + " sequences must split into " + std::to_string(mb) +
@@ -169,9 +209,9 @@ void validate(const TrainConfig& c, int workers_in_this_process) {
   const int here = workers_in_this_process > 0 ? std::min(workers_in_this_process, p.workers()) : p.workers();
   const double total = need * here, have = machine_memory_bytes();
   if (have > 0 && total > 0.9 * have)
-    bad("this run needs about " + format_quantity(total, "bytes") + " for its " + std::to_string(here) +
-        " workers (" + format_quantity(need, "bytes") + " each), and this machine has " +
-        format_quantity(have, "bytes") + " of memory in all: use a smaller model, batch or context");
+    bad("this run needs about " + format_quantity(total, "bytes") + " for its " + std::to_string(here) + " workers (" +
+        format_quantity(need, "bytes") + " each), and this machine has " + format_quantity(have, "bytes") +
+        " of memory in all: use a smaller model, batch or context");
 }
 
 double machine_memory_bytes() {

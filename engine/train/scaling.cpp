@@ -86,7 +86,8 @@ TrainConfig run_config(const ScalingConfig& s, int width) {
 }  // namespace
 
 ScalingSweep::ScalingSweep(ScalingConfig cfg, std::string corpus) : s_(std::make_unique<State>()) {
-  if (cfg.widths.size() < 3) throw std::invalid_argument("the scaling sweep needs at least 3 sizes to fit 3 parameters");
+  if (cfg.widths.size() < 3)
+    throw std::invalid_argument("the scaling sweep needs at least 3 sizes to fit 3 parameters");
   for (int w : cfg.widths)
     if (w % cfg.heads != 0) throw std::invalid_argument("every width must be a multiple of heads");
   s_->cfg = std::move(cfg);
@@ -151,8 +152,8 @@ void ScalingSweep::advance(int steps) {
         // fit c only because they do not know it).
         const double lmin = *std::min_element(l.begin(), l.end());
         s.result.c_known = s.result.entropy_floor > 0 && s.result.entropy_floor < lmin;
-        s.result.fit_compute = s.result.c_known ? fit_power_law_given_c(c, l, s.result.entropy_floor)
-                                                : s.result.fit_compute_free_c;
+        s.result.fit_compute =
+            s.result.c_known ? fit_power_law_given_c(c, l, s.result.entropy_floor) : s.result.fit_compute_free_c;
         s.result.fit_params =
             s.result.c_known ? fit_power_law_given_c(n, l, s.result.entropy_floor) : fit_power_law(n, l);
         s.result.fitted = true;
@@ -192,7 +193,8 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
   for (const auto& [k, v] : j.items())
     if (k != "quick" && k != "widths" && k != "predict_width" && k != "layers" && k != "heads" && k != "context" &&
         k != "batch" && k != "steps" && k != "seed" && k != "corpus" && k != "train_target")
-      throw std::invalid_argument(what + ": unknown key \"" + k + "\"; expected quick, widths, predict_width, layers, "
+      throw std::invalid_argument(what + ": unknown key \"" + k +
+                                  "\"; expected quick, widths, predict_width, layers, "
                                   "heads, context, batch, steps, seed, corpus, train_target");
   if (j.contains("corpus") && !j["corpus"].is_string()) throw bad("corpus", "an id of assets/corpus/index.json");
   if (j.contains("widths")) {
@@ -211,7 +213,8 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
   integer("batch", 1, 256, c.batch);
   integer("steps", 1, 100000, c.steps);
   if (j.contains("train_target")) {
-    if (!j["train_target"].is_boolean()) throw bad("train_target", "true (train the larger model) or false (predict only)");
+    if (!j["train_target"].is_boolean())
+      throw bad("train_target", "true (train the larger model) or false (predict only)");
     c.train_target = j["train_target"].get<bool>();
   }
   if (j.contains("seed")) {
@@ -222,8 +225,14 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
 }
 
 nlohmann::json to_json(const ScalingConfig& c) {
-  return {{"widths", c.widths}, {"predict_width", c.predict_width}, {"layers", c.layers}, {"heads", c.heads},
-          {"context", c.context}, {"batch", c.batch}, {"steps", c.steps}, {"seed", c.seed},
+  return {{"widths", c.widths},
+          {"predict_width", c.predict_width},
+          {"layers", c.layers},
+          {"heads", c.heads},
+          {"context", c.context},
+          {"batch", c.batch},
+          {"steps", c.steps},
+          {"seed", c.seed},
           {"train_target", c.train_target}};
 }
 
@@ -252,7 +261,9 @@ nlohmann::json to_json(const ScalingResult& r) {
                    {"non_embedding_params", p.non_embedding_params},
                    {"compute_flops", p.compute_flops},
                    {"loss", p.loss}});
-  auto fit = [](const PowerLawFit& f) { return nlohmann::json{{"a", f.a}, {"b", f.b}, {"c", f.c}, {"rms_error", f.rms_error}}; };
+  auto fit = [](const PowerLawFit& f) {
+    return nlohmann::json{{"a", f.a}, {"b", f.b}, {"c", f.c}, {"rms_error", f.rms_error}};
+  };
   nlohmann::json j = {{"points", pts},
                       {"fit_compute", fit(r.fit_compute)},
                       {"fit_params", fit(r.fit_params)},

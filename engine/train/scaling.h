@@ -43,25 +43,25 @@ PowerLawFit fit_power_law_given_c(const std::vector<double>& x, const std::vecto
 struct ScalingPoint {
   int width = 0;
   int64_t params = 0, non_embedding_params = 0;
-  double compute_flops = 0;  // 6 N D + attention over the run (flops_per_token x tokens)
-  double loss = 0;           // held-out loss at the end
-  std::vector<double> curve; // training losses
+  double compute_flops = 0;   // 6 N D + attention over the run (flops_per_token x tokens)
+  double loss = 0;            // held-out loss at the end
+  std::vector<double> curve;  // training losses
 };
 
 struct ScalingResult {
-  std::vector<ScalingPoint> points;      // the sweep, in order
+  std::vector<ScalingPoint> points;  // the sweep, in order
   // L(C) and L(N). When the corpus's entropy is known (the built-in language) c is that entropy, the
   // true irreducible loss, and only a and b are fitted; otherwise c is fitted too.
   PowerLawFit fit_compute, fit_params;
-  PowerLawFit fit_compute_free_c;        // L(C) with c fitted as well (what a real lab has to do)
-  bool c_known = false;                  // fit_compute / fit_params use c = entropy_floor
-  ScalingPoint target;                   // the larger run (loss filled in once trained)
-  double predicted_loss = 0;             // from L(C) before the target trained
-  double predicted_loss_params = 0;      // from L(N), the same moment
-  double predicted_loss_free_c = 0;      // from fit_compute_free_c
-  double entropy_floor = 0;              // ScalingConfig::corpus_entropy_nats_per_byte (0: unknown)
-  bool fitted = false, done = false;     // done: the sweep ran as configured (with or without the target)
-  bool target_trained = false;           // target.loss is the trained model's
+  PowerLawFit fit_compute_free_c;     // L(C) with c fitted as well (what a real lab has to do)
+  bool c_known = false;               // fit_compute / fit_params use c = entropy_floor
+  ScalingPoint target;                // the larger run (loss filled in once trained)
+  double predicted_loss = 0;          // from L(C) before the target trained
+  double predicted_loss_params = 0;   // from L(N), the same moment
+  double predicted_loss_free_c = 0;   // from fit_compute_free_c
+  double entropy_floor = 0;           // ScalingConfig::corpus_entropy_nats_per_byte (0: unknown)
+  bool fitted = false, done = false;  // done: the sweep ran as configured (with or without the target)
+  bool target_trained = false;        // target.loss is the trained model's
 };
 
 // The sweep as a resumable job: the UI advances it a few steps per frame, the CLI runs it to the end.

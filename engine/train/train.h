@@ -29,7 +29,7 @@
 namespace mc {
 class JsonDoc;
 class JsonCursor;
-}
+}  // namespace mc
 
 namespace mc::train {
 
@@ -39,6 +39,7 @@ struct ModelConfig {
   int layers = 2;    // L
   int width = 64;    // C
   int heads = 4;     // H
+  friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
 
 // AdamW (Loshchilov & Hutter 2019) with linear warm-up then cosine decay to min_lr_fraction * lr
@@ -50,6 +51,7 @@ struct OptimConfig {
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double weight_decay = 0.1;  // on matrices only (not LayerNorm gains, biases)
   double clip_norm = 1.0;     // <= 0: no clipping
+  friend bool operator==(const OptimConfig&, const OptimConfig&) = default;
 };
 
 enum class Schedule { gpipe, one_f_one_b };
@@ -57,35 +59,37 @@ const char* to_string(Schedule s);
 
 struct ParallelConfig {
   int dp = 1, tp = 1, pp = 1;
-  int zero = 0;            // ZeRO stage 0-3 over the dp ranks (Rajbhandari et al. 2020)
-  int micro_batches = 0;   // per dp rank per step; 0 = pp (or 1 without pipeline)
+  int zero = 0;           // ZeRO stage 0-3 over the dp ranks (Rajbhandari et al. 2020)
+  int micro_batches = 0;  // per dp rank per step; 0 = pp (or 1 without pipeline)
   Schedule schedule = Schedule::one_f_one_b;
   int workers() const { return dp * tp * pp; }
+  friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;
 };
 
 struct TrainConfig {
   ModelConfig model;
   OptimConfig optim;
   ParallelConfig parallel;
-  int batch = 8;             // global batch in sequences; the same whatever the layout
-  int steps = 50;            // total optimizer steps (also the length of the cosine schedule)
+  int batch = 8;   // global batch in sequences; the same whatever the layout
+  int steps = 50;  // total optimizer steps (also the length of the cosine schedule)
   uint64_t seed = 1;
   double memory_limit_bytes = 2.0 * (1ull << 30);  // per worker; larger runs are refused
-  // Where the workers' state lives and the kernels run (device/compute.h): "auto" = the GPU when this
-  // build has CUDA and one answers, else the CPU reference; "cpu"; "cuda" (refused with the reason when
-  // no GPU can be used). Not part of to_json(): it changes where the arithmetic runs, not the run (a
-  // checkpoint resumes on any).
+  // Where the workers' state lives and the kernels run: "auto" = the registered device of the highest
+  // preference that answers (a CUDA GPU), else the CPU reference; or a registered kind's name
+  // (device/registry.h; a kind that cannot open is refused with the reason). Not part of to_json(): it
+  // changes where the arithmetic runs, not the run (a checkpoint resumes on any).
   std::string device = "auto";
   // The matrix products' arithmetic (device/compute.h: fp32, tf32 or bf16 inputs, fp32 accumulation and
   // master weights). Part of to_json(); a checkpoint resumes in any precision (its weights are fp32).
   device::Precision precision = device::Precision::fp32;
+  friend bool operator==(const TrainConfig&, const TrainConfig&) = default;
 };
 
 // Reads a config object (keys as in TrainConfig: "model": {...}, "optim": {...}, "dp", "tp", "pp",
 // "zero", "micro_batches", "schedule": "gpipe"|"1f1b", "batch", "steps", "seed", "memory_limit_bytes").
 // Throws LoadError naming the key for a bad value. `file` is used in messages.
 TrainConfig parse_config(const nlohmann::json& j, const std::string& file = "config");
-TrainConfig parse_config(const JsonDoc& doc);  // errors carry the file's line and column
+TrainConfig parse_config(const JsonDoc& doc);    // errors carry the file's line and column
 TrainConfig parse_config(const JsonCursor& at);  // a config inside a larger document (a checkpoint header)
 // Bytes one worker needs (weights, gradients, optimizer, activations of the micro-batches in flight).
 double estimate_worker_bytes(const TrainConfig& c);
@@ -112,11 +116,11 @@ struct WorkerMemory {
 };
 
 struct StepResult {
-  int step = 0;         // 1-based index of the step just taken
-  double loss = 0;      // mean cross-entropy (nats per byte) over the global batch
+  int step = 0;     // 1-based index of the step just taken
+  double loss = 0;  // mean cross-entropy (nats per byte) over the global batch
   double lr = 0;
-  double grad_norm = 0; // before clipping
-  double seconds = 0;   // wall time of the step
+  double grad_norm = 0;  // before clipping
+  double seconds = 0;    // wall time of the step
 };
 
 // One executed pipeline op, for the schedule view: stage, micro-batch, forward or backward, clock tick.
@@ -142,10 +146,10 @@ class Trainer {
 
   // The whole model as one worker would hold it (gathered from the shards; reads, does not communicate).
   std::vector<float> full_parameters() const;
-  int64_t parameter_count() const;                 // full model
-  double flops_per_token() const;                  // 6N + attention (Kaplan et al. 2020, Table 1)
+  int64_t parameter_count() const;  // full model
+  double flops_per_token() const;   // 6N + attention (Kaplan et al. 2020, Table 1)
   std::string sample(int n_bytes, double temperature, uint64_t seed, const std::string& prompt = "") const;
-  double eval_loss(int batches = 4) const;         // on fixed held-out windows
+  double eval_loss(int batches = 4) const;  // on fixed held-out windows
 
   const Comm& comm() const;
   // Runs the ring collectives' arithmetic on `b` from now on (nullptr: the engine's own rings). The
@@ -189,7 +193,8 @@ std::string latest_checkpoint(const std::string& dir);
 std::vector<std::string> list_checkpoints(const std::string& dir);
 
 // What `megacluster train --json` prints for this config (same keys as TrainConfig plus "corpus": "path"
-// or "default", "checkpoint", "checkpoint_every", "resume", "bench"). Throws like parse_config/validate.
+// or "default", "checkpoint", "checkpoint_every", "resume", "bench"): to_json(run(parse_run_options(config)))
+// (train/run.h, where the run's options and result are plain data). Throws like parse_config/validate.
 // With "resume" it loads the newest checkpoint that is sound; newer truncated or corrupt files are left on
 // disk (a later save at the same step replaces them) and listed in "skipped_checkpoints" (path, error), so
 // nothing is skipped silently. A sound checkpoint of another configuration, or one already past "steps",

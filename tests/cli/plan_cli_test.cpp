@@ -23,7 +23,8 @@ TEST(PlanCli, ChinchillaRuleReproducesThePapersHeadlineAndShowsAllThreeApproache
   EXPECT_NEAR(j["params"].get<double>(), 67e9, 0.02 * 67e9);
   EXPECT_NEAR(j["tokens"].get<double>(), 1.43e12, 0.05 * 1.43e12);
   EXPECT_NEAR(6 * j["params"].get<double>() * j["tokens"].get<double>(), 5.76e23, 1e-6 * 5.76e23);
-  for (const char* k : {"params", "tokens", "flops", "predicted_loss", "gpu_hours", "cost_usd"}) EXPECT_TRUE(j.contains(k)) << k;
+  for (const char* k : {"params", "tokens", "flops", "predicted_loss", "gpu_hours", "cost_usd"})
+    EXPECT_TRUE(j.contains(k)) << k;
   const auto& a = j["chinchilla_approaches"];
   ASSERT_EQ(a.size(), 3u);
   EXPECT_NEAR(a[1]["params"].get<double>(), 70e9, 0.02 * 70e9);  // approach 2: the Chinchilla model

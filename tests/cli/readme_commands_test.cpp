@@ -63,7 +63,8 @@ std::vector<Example> readme_examples() {
 
 // Paths in the examples are relative to the repository root.
 std::string rooted(std::string args) {
-  for (size_t at = 0; (at = args.find("assets/", at)) != std::string::npos; at += 7 + std::string(MC_SOURCE_DIR).size() + 1)
+  for (size_t at = 0; (at = args.find("assets/", at)) != std::string::npos;
+       at += 7 + std::string(MC_SOURCE_DIR).size() + 1)
     if (at == 0 || args[at - 1] == ' ') args.insert(at, std::string(MC_SOURCE_DIR) + "/");
   return args;
 }
@@ -94,8 +95,8 @@ TEST(ReadmeCommands, EveryCommandShownRunsAndPrintsWhatItsCommentSays) {
     ASSERT_NE(it, promised.end()) << "README.md:" << ex.line << ": no expectation for `megacluster " << cmd
                                   << "`: add what its output promises to this test";
     for (const std::string& key : it->second)
-      EXPECT_NE(r.out.find(key), std::string::npos) << "README.md:" << ex.line << ": `megacluster " << ex.args
-                                                   << "` printed no \"" << key << "\"";
+      EXPECT_NE(r.out.find(key), std::string::npos)
+          << "README.md:" << ex.line << ": `megacluster " << ex.args << "` printed no \"" << key << "\"";
     if (!r.out.empty() && r.out[0] == '{') EXPECT_NO_THROW((void)nlohmann::json::parse(r.out)) << ex.args;
     ++ran[cmd];
   }

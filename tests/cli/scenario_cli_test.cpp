@@ -50,7 +50,8 @@ TEST(PlayCli, FailedExpectationExitsOne) {
 }
 
 TEST(PlayCli, AnswersAreMarked) {
-  const std::string right = testing::TempDir() + "mc_answers_right.json", wrong = testing::TempDir() + "mc_answers_wrong.json";
+  const std::string right = testing::TempDir() + "mc_answers_right.json",
+                    wrong = testing::TempDir() + "mc_answers_wrong.json";
   std::ofstream(right) << R"({"q-mc": 1})";
   std::ofstream(wrong) << R"({"q-mc": 0, "q-num": 1})";
   EXPECT_EQ(run_cli("play --quiet --answers " + right + " " + kData + "quiz.json").code, 0);

@@ -123,7 +123,8 @@ TEST(SimCli, BenchRefusesOptionsItWouldIgnore) {
 }
 
 TEST(SimCli, ShippedBenchConfigIsValid) {
-  auto r = run_cli(std::string("simulate ") + MC_SOURCE_DIR + "/assets/configs/simulate.json --bench --repeat 1 --json");
+  auto r =
+      run_cli(std::string("simulate ") + MC_SOURCE_DIR + "/assets/configs/simulate.json --bench --repeat 1 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpus"], 9984);

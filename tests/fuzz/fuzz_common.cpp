@@ -1,9 +1,9 @@
 // fuzz_common.cpp - the scratch file of fuzz_common.h.
 #include "fuzz_common.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 
 namespace mc::fuzz {
 

@@ -28,8 +28,7 @@ MC_FUZZ_TARGET(perf_config) {
     o.max_micro_batch = 4;  // fewer choices per layout than the CLI's search: one execution stays fast
     o.max_virtual_stages = 2;
     const mc::perf::SearchResult r = mc::perf::search(c, o);
-    if (r.ranked.size() > 3 || r.rejected.size() > 3)
-      mc::fuzz::finding("search kept more than it was asked to");
+    if (r.ranked.size() > 3 || r.rejected.size() > 3) mc::fuzz::finding("search kept more than it was asked to");
     (void)mc::perf::to_json(r, c).dump();
   });
   return 0;

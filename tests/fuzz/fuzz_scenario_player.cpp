@@ -4,13 +4,13 @@
 // at most kMaxSteps steps are run, and the actions that run the engine for long (the training lab's
 // "train" and "scaling", "simulate", "search") are replaced by versions that check their config the same
 // way, simulate a capped number of events and search fewer micro-batch and schedule choices. The other
-// actions (estimate, plan, waterfall, ...) run as shipped. Invariants: a step's failure is reported in its outcome (the player never throws), the
-// report counts what the outcomes hold, and replaying gives the same digest (determinism).
+// actions (estimate, plan, waterfall, ...) run as shipped. Invariants: a step's failure is reported in its outcome (the
+// player never throws), the report counts what the outcomes hold, and replaying gives the same digest (determinism).
 #include "fuzz_common.h"
+#include "perf/perf.h"
 #include "scenario/actions.h"
 #include "scenario/player.h"
 #include "scenario/scenario.h"
-#include "perf/perf.h"
 #include "sim/sim.h"
 #include "train/scaling.h"
 #include "train/train.h"
@@ -80,8 +80,8 @@ mc::scenario::Report play(const mc::scenario::Scenario& s) {
 
 MC_FUZZ_TARGET(scenario_player) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  const mc::scenario::ParseResult r = mc::scenario::parse_scenario_text(text, "fuzz-scenario.json", bounded_actions(),
-                                                                        &mc::fuzz::catalog());
+  const mc::scenario::ParseResult r =
+      mc::scenario::parse_scenario_text(text, "fuzz-scenario.json", bounded_actions(), &mc::fuzz::catalog());
   if (!r.ok()) return 0;
   try {
     const mc::scenario::Report a = play(*r.scenario);

@@ -2,15 +2,18 @@
 // reference: the in-process lab, itself tested against one worker). Registered only when the build found
 // MPI; the environment Open MPI needs as root is set on these tests' own mpirun command lines (mpirun()).
 //
-// [SECTION] running commands
-// [SECTION] the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3
-// [SECTION] wrong rank counts and MPI's native collectives
-// [SECTION] checkpoints across process counts, shards
-// [SECTION] gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run;
+// Sections:
+//   running commands
+//   the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3
+//   wrong rank counts and MPI's native collectives
+//   checkpoints across process counts, shards
+//   gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run;
 //           a hung rank (SIGSTOP) stops the gang after --mpi-timeout
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -21,15 +24,13 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-// [SECTION] running commands -------------------------------------------------------------------------
+// ---- running commands ----
 
 struct Result {
   int rc = -1;
@@ -96,7 +97,7 @@ json numbers(const json& j) {
   return out;
 }
 
-// [SECTION] the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3 --------------
+// ---- the same numbers as one process: 2, 4 and 8 ranks, dp x tp x pp, ZeRO-1/2/3 ----
 
 struct Layout {
   int ranks;
@@ -127,20 +128,19 @@ TEST_P(SameAsOneProcess, LossesBytesAndMemoryEqualBitForBit) {
         << "worker " << w;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, SameAsOneProcess,
-    ::testing::Values(Layout{2, "--dp 2"}, Layout{2, "--pp 2"}, Layout{2, "--dp 2 --zero 2"},
-                      Layout{4, "--dp 2 --tp 2"}, Layout{4, "--tp 2 --pp 2 --schedule gpipe"},
-                      Layout{4, "--dp 2 --pp 2 --zero 1"}, Layout{4, "--dp 2 --tp 2 --zero 3"},
-                      Layout{8, "--dp 2 --tp 2 --pp 2"}, Layout{8, "--dp 4 --tp 2 --zero 3"}),
-    [](const ::testing::TestParamInfo<Layout>& i) {
-      std::string n = std::to_string(i.param.ranks) + "ranks";
-      for (const char* c = i.param.args; *c; ++c)
-        if (std::isalnum(static_cast<unsigned char>(*c))) n += *c;
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Layouts, SameAsOneProcess,
+                         ::testing::Values(Layout{2, "--dp 2"}, Layout{2, "--pp 2"}, Layout{2, "--dp 2 --zero 2"},
+                                           Layout{4, "--dp 2 --tp 2"}, Layout{4, "--tp 2 --pp 2 --schedule gpipe"},
+                                           Layout{4, "--dp 2 --pp 2 --zero 1"}, Layout{4, "--dp 2 --tp 2 --zero 3"},
+                                           Layout{8, "--dp 2 --tp 2 --pp 2"}, Layout{8, "--dp 4 --tp 2 --zero 3"}),
+                         [](const ::testing::TestParamInfo<Layout>& i) {
+                           std::string n = std::to_string(i.param.ranks) + "ranks";
+                           for (const char* c = i.param.args; *c; ++c)
+                             if (std::isalnum(static_cast<unsigned char>(*c))) n += *c;
+                           return n;
+                         });
 
-// [SECTION] wrong rank counts and MPI's native collectives --------------------------------------------
+// ---- wrong rank counts and MPI's native collectives ----
 
 TEST(MpiTrain, WrongRankCountIsRefusedOnceNamingTheFix) {
   const fs::path dir = scratch("wrong");
@@ -167,7 +167,7 @@ TEST(MpiTrain, NativeCollectivesCountTheRingAndStayClose) {
     EXPECT_NEAR(a["losses"][i].get<double>(), b["losses"][i].get<double>(), 1e-4) << "step " << i + 1;
 }
 
-// [SECTION] checkpoints across process counts, shards ------------------------------------------------------------
+// ---- checkpoints across process counts, shards ----
 
 // A run of 8 steps saved at step 4 by `writer`, resumed from step 4 by `reader` (the step-8 file removed),
 // finishes with the losses of an uninterrupted run.
@@ -209,7 +209,8 @@ TEST(MpiTrain, EachRankWritesItsShardAndADamagedShardIsSkippedByAll) {
   EXPECT_EQ(files("ckpt-", ".tmp").size(), 0u);
   const std::vector<std::string> step8 = files("ckpt-00000008.", ".mcsh");
   ASSERT_EQ(step8.size(), 4u);  // one shard per rank
-  for (int w = 0; w < 4; ++w) EXPECT_NE(step8[size_t(w)].find(".w0000" + std::to_string(w) + ".mcsh"), std::string::npos);
+  for (int w = 0; w < 4; ++w)
+    EXPECT_NE(step8[size_t(w)].find(".w0000" + std::to_string(w) + ".mcsh"), std::string::npos);
   {  // damage rank 3's shard of step 8
     std::fstream f(ck / step8[3], std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(100);
@@ -236,7 +237,7 @@ TEST(MpiTrain, ResumingWithAnotherLayoutIsRefusedNamingWhy) {
   EXPECT_NE(r.err.find("tp: checkpoint 2, this run 1"), std::string::npos) << r.err;
 }
 
-// [SECTION] gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run ------
+// ---- gang failure: SIGKILL one rank, the others stop naming it, --resume finishes the same run ----
 
 // The pid of MPI rank `rank` among mpirun's children (its environment says OMPI_COMM_WORLD_RANK).
 pid_t rank_pid(pid_t mpirun_pid, int rank) {
@@ -251,7 +252,8 @@ pid_t rank_pid(pid_t mpirun_pid, int rank) {
     std::string env = slurp((e.path() / "environ").string());
     for (char& c : env)
       if (c == '\0') c = '\n';
-    if (env.find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") != std::string::npos) return pid_t(std::stol(name));
+    if (env.find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") != std::string::npos)
+      return pid_t(std::stol(name));
   }
   return -1;
 }
@@ -276,7 +278,8 @@ TEST(MpiTrain, KilledRankStopsTheGangNamingItAndResumeFinishesTheSameRun) {
   // Wait for the checkpoint of step 20, then SIGKILL rank 2 mid-run.
   const auto t0 = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  while (!fs::exists(ck / "ckpt-00000020.mcck") && since() < 60) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (!fs::exists(ck / "ckpt-00000020.mcck") && since() < 60)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(fs::exists(ck / "ckpt-00000020.mcck")) << slurp(err);
   const pid_t victim = rank_pid(child, 2);
   ASSERT_GT(victim, 0) << "rank 2 not found among mpirun's children";
@@ -344,7 +347,8 @@ TEST(MpiTrain, HungRankStopsTheGangAfterTheTimeout) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  while (!fs::exists(ck / "ckpt-00000010.mcck") && since() < 60) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (!fs::exists(ck / "ckpt-00000010.mcck") && since() < 60)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(fs::exists(ck / "ckpt-00000010.mcck")) << slurp(err);
   const pid_t victim = rank_pid(child, 2);
   ASSERT_GT(victim, 0);

@@ -71,7 +71,9 @@ TEST(CapitalFacts, TimelinePrintsGpt3ComputeAsTheChartDoes) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "story"});
   for (int i = 0; i < 3; ++i) h.frame(app);
-  EXPECT_NE(h.text.find("175 billion parameters, 300 billion tokens, 3,640 PF-days, on V100s"), std::string::npos) << h.text;
-  EXPECT_NE(h.text.find("More than 285,000 CPU cores, 10,000 GPUs, 400 Gb/s per GPU server"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("175 billion parameters, 300 billion tokens, 3,640 PF-days, on V100s"), std::string::npos)
+      << h.text;
+  EXPECT_NE(h.text.find("More than 285,000 CPU cores, 10,000 GPUs, 400 Gb/s per GPU server"), std::string::npos)
+      << h.text;
   EXPECT_EQ(h.text.find("{"), std::string::npos) << "an unexpanded fact: " << h.text;
 }

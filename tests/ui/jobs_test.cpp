@@ -109,7 +109,8 @@ TEST(JobRunner, SlicedSimulationIsTheOneShotSimulation) {
   o.include_critical_path_steps = true;
   o.include_link_series = false;
   nlohmann::json want = mc::sim::simulate_json(cat, config, o), got = mc::sim::to_json(*job->result);
-  for (auto* j : {&want, &got}) (*j)["sim"].erase("wall_s"), (*j)["sim"].erase("events_per_s"), (*j)["run"].erase("wall_s");
+  for (auto* j : {&want, &got})
+    (*j)["sim"].erase("wall_s"), (*j)["sim"].erase("events_per_s"), (*j)["run"].erase("wall_s");
   EXPECT_EQ(got, want);
 }
 

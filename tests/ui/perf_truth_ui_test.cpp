@@ -65,7 +65,8 @@ TEST(PerfTruth, HeadlineNamesModelAndHardwareFlops) {
                    "recompute": "full"}})"));
   const auto& v = app.state().perf;
   ASSERT_TRUE(v.valid) << v.error;
-  const std::regex re(R"(model FLOPs (\d+) TFLOP/s per GPU \(MFU (\d+\.\d)%\); with full recompute the GPUs do (\d+) TFLOP/s \(HFU (\d+\.\d)%\))");
+  const std::regex re(
+      R"(model FLOPs (\d+) TFLOP/s per GPU \(MFU (\d+\.\d)%\); with full recompute the GPUs do (\d+) TFLOP/s \(HFU (\d+\.\d)%\))");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(h.text, m, re)) << h.text;
   const double model = std::stod(m[1]), mfu = std::stod(m[2]), hw = std::stod(m[3]), hfu = std::stod(m[4]);
@@ -127,7 +128,8 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   cfg["software"] = "megatron-lm-2021";
   show(h, app, cfg);
   bool interleaved = false;
-  for (const auto& c : app.state().perf.search.ranked) interleaved |= c.layout.schedule == mc::perf::Schedule::interleaved;
+  for (const auto& c : app.state().perf.search.ranked)
+    interleaved |= c.layout.schedule == mc::perf::Schedule::interleaved;
   EXPECT_TRUE(interleaved);
   // Megatron-LM (2021)'s own interleaved layout, compared on every stack: Megatron-LM v1.0 and OpenAI's 2020
   // code "cannot run it".
@@ -168,16 +170,19 @@ TEST(PerfTruth, NetworkOverrideIsShownWithItsFabric) {
                    "recompute": "full"}})");
   show(h, app, cfg);
   ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
-  EXPECT_NE(h.text.find("Network: 25 Gb/s per node (set here; the preset has 400) over InfiniBand EDR"), std::string::npos)
+  EXPECT_NE(h.text.find("Network: 25 Gb/s per node (set here; the preset has 400) over InfiniBand EDR"),
+            std::string::npos)
       << h.text;
   EXPECT_NE(h.text.find("collectives at 97% of it"), std::string::npos) << h.text;
-  EXPECT_NE(h.text.find("25 Gb/s is less than one InfiniBand EDR (fat-tree) link (100 Gb/s)"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("25 Gb/s is less than one InfiniBand EDR (fat-tree) link (100 Gb/s)"), std::string::npos)
+      << h.text;
   const double t_ib = app.state().perf.estimate.iteration_time_s;
   cfg["cluster"]["fabric"] = "ethernet-25g-tcp";
   show(h, app, cfg);
   ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
   EXPECT_NE(h.text.find("over Commodity Ethernet, 25 Gb/s per node (NCCL over TCP sockets), collectives at 50% of it"),
-            std::string::npos) << h.text;
+            std::string::npos)
+      << h.text;
   EXPECT_EQ(h.text.find("is less than one"), std::string::npos) << h.text;
   EXPECT_GT(app.state().perf.estimate.iteration_time_s, t_ib) << "Ethernet kept InfiniBand's efficiency";
 }

@@ -2,9 +2,9 @@
 // browser must never freeze or die on any input: the UI shows the refusal"). The panel runs the same
 // sim::Simulation the web page slices per frame; a config past the simulator's work budget is refused by
 // the engine before anything is built, and the panel shows that message instead of a result.
+#include "tests/ui/headless.h"
 #include "ui/app.h"
 #include "ui/explorer.h"
-#include "tests/ui/headless.h"
 
 #include <gtest/gtest.h>
 

@@ -43,9 +43,15 @@ TEST(CapitalCost, DollarsAndFlopsRoundTrip) {
 
 TEST(CapitalCost, BuildCostScalesAsItsParts) {
   // The inputs stated here (the arithmetic is under test, not the catalog's prices).
-  const BuildConfig given{.gpu_price_usd = 10000, .server_price_usd = 50000, .network_per_server_usd = 20000,
-                          .gpus_per_server = 8, .gpu_power_W = 300, .server_power_W = 1500, .pue = 1.2,
-                          .usd_per_kWh = 0.07, .amortisation_years = 4};
+  const BuildConfig given{.gpu_price_usd = 10000,
+                          .server_price_usd = 50000,
+                          .network_per_server_usd = 20000,
+                          .gpus_per_server = 8,
+                          .gpu_power_W = 300,
+                          .server_power_W = 1500,
+                          .pue = 1.2,
+                          .usd_per_kWh = 0.07,
+                          .amortisation_years = 4};
   BuildConfig b = given;
   BuildCostBreakdown base = build_cost(b);
   b.pue *= 2;

@@ -14,7 +14,6 @@ namespace {
 
 using namespace mc::capital;
 
-
 TEST(CapitalScaling, PetaflopDay) { EXPECT_PUBLISHED(kFlopsPerPfDay, "gpt3-pf-day-unit", "pf_day"); }
 
 TEST(CapitalScaling, Gpt3Compute) {
@@ -31,7 +30,8 @@ TEST(CapitalScaling, KaplanPowerLaws) {
   EXPECT_PUBLISHED(kaplan_loss_C(pf_days_to_flops(3640)), "kaplan-power-laws", "L(C_min=3640 PF-days)");
   EXPECT_PUBLISHED(kaplan_critical_batch_tokens(2.0), "kaplan-power-laws", "B_crit(L=2.0)");
   // Doubling N multiplies L(N) by 2^-alpha_N (~0.95, Sec. 1.2).
-  EXPECT_PUBLISHED(kaplan_loss_N(2e9) / kaplan_loss_N(1e9), "kaplan-power-laws", "loss factor for doubling N (2^-alpha_N)");
+  EXPECT_PUBLISHED(kaplan_loss_N(2e9) / kaplan_loss_N(1e9), "kaplan-power-laws",
+                   "loss factor for doubling N (2^-alpha_N)");
   // eq. (1.5) reduces to eq. (1.1) when data is unlimited.
   EXPECT_NEAR(kaplan_loss_ND(1e9, 1e30), kaplan_loss_N(1e9), 1e-9);
 }

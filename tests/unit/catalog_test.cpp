@@ -21,7 +21,6 @@ const std::string kAssets = std::string(MC_SOURCE_DIR) + "/assets";
 
 using mc::test::catalog;
 
-
 }  // namespace
 
 TEST(Catalog, LoadsEveryTableAndSource) {
@@ -43,18 +42,30 @@ TEST(Catalog, LoadsEveryTableAndSource) {
 
 TEST(Catalog, GpuPeaksMatchTheDatasheets) {
   const mc::Table& g = *catalog().table("gpus");
-  EXPECT_DOUBLE_EQ(g.find("v100-32gb")->get("peak_fp16_tensor_flops"), mc::test::published_value("hw-v100-sxm2", "fp16_tensor_peak") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("peak_fp32_flops"), mc::test::published_value("hw-v100-sxm2", "fp32_peak") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-v100-sxm2", "hbm2_bandwidth"));
-  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("nvlink_bandwidth_GBps"), mc::test::published_value("hw-v100-sxm2", "nvlink_total_bidirectional"));
-  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("peak_fp16_tensor_flops"), mc::test::published_value("hw-p100-sxm2", "fp16_peak") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-p100-sxm2", "hbm2_bandwidth"));
-  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("peak_bf16_tensor_flops"), mc::test::published_value("hw-a100", "fp16_bf16_tensor_dense") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("a100-40gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-a100", "hbm_bandwidth_40GB"));
-  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-a100", "hbm_bandwidth_80GB_SXM"));
-  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("peak_bf16_tensor_flops"), mc::test::published_value("hw-h100-sxm", "bf16_tensor_dense") * 1e12);
-  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("hbm_bandwidth_GBps"), mc::test::published_value("hw-h100-sxm", "hbm3_bandwidth") * 1000);
-  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("nvlink_bandwidth_GBps"), mc::test::published_value("hw-h100-sxm", "nvlink_total_bidirectional"));
+  EXPECT_DOUBLE_EQ(g.find("v100-32gb")->get("peak_fp16_tensor_flops"),
+                   mc::test::published_value("hw-v100-sxm2", "fp16_tensor_peak") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("peak_fp32_flops"),
+                   mc::test::published_value("hw-v100-sxm2", "fp32_peak") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("hbm_bandwidth_GBps"),
+                   mc::test::published_value("hw-v100-sxm2", "hbm2_bandwidth"));
+  EXPECT_DOUBLE_EQ(g.find("v100-16gb")->get("nvlink_bandwidth_GBps"),
+                   mc::test::published_value("hw-v100-sxm2", "nvlink_total_bidirectional"));
+  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("peak_fp16_tensor_flops"),
+                   mc::test::published_value("hw-p100-sxm2", "fp16_peak") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("p100-16gb")->get("hbm_bandwidth_GBps"),
+                   mc::test::published_value("hw-p100-sxm2", "hbm2_bandwidth"));
+  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("peak_bf16_tensor_flops"),
+                   mc::test::published_value("hw-a100", "fp16_bf16_tensor_dense") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("a100-40gb")->get("hbm_bandwidth_GBps"),
+                   mc::test::published_value("hw-a100", "hbm_bandwidth_40GB"));
+  EXPECT_DOUBLE_EQ(g.find("a100-80gb")->get("hbm_bandwidth_GBps"),
+                   mc::test::published_value("hw-a100", "hbm_bandwidth_80GB_SXM"));
+  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("peak_bf16_tensor_flops"),
+                   mc::test::published_value("hw-h100-sxm", "bf16_tensor_dense") * 1e12);
+  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("hbm_bandwidth_GBps"),
+                   mc::test::published_value("hw-h100-sxm", "hbm3_bandwidth") * 1000);
+  EXPECT_DOUBLE_EQ(g.find("h100-80gb")->get("nvlink_bandwidth_GBps"),
+                   mc::test::published_value("hw-h100-sxm", "nvlink_total_bidirectional"));
 }
 
 TEST(Catalog, TheAzureSupercomputerAsAnnounced) {
@@ -62,8 +73,10 @@ TEST(Catalog, TheAzureSupercomputerAsAnnounced) {
   const mc::Record* cl = c.table("clusters")->find("azure-openai-2020");
   ASSERT_NE(cl, nullptr);
   EXPECT_DOUBLE_EQ(cl->get("gpus"), mc::test::published_value("hw-openai-azure-supercomputer-2020", "gpus"));
-  EXPECT_DOUBLE_EQ(cl->get("cpu_cores"), mc::test::published_value("hw-openai-azure-supercomputer-2020", "cpu_cores (>)"));
-  EXPECT_DOUBLE_EQ(cl->get("network_per_server_Gbps"), mc::test::published_value("hw-openai-azure-supercomputer-2020", "network_per_gpu_server"));
+  EXPECT_DOUBLE_EQ(cl->get("cpu_cores"),
+                   mc::test::published_value("hw-openai-azure-supercomputer-2020", "cpu_cores (>)"));
+  EXPECT_DOUBLE_EQ(cl->get("network_per_server_Gbps"),
+                   mc::test::published_value("hw-openai-azure-supercomputer-2020", "network_per_gpu_server"));
   // GPUs per server is not public: it must be marked assumed, never reported.
   const mc::Record* srv = c.table("systems")->find("azure-openai-2020-server");
   EXPECT_EQ(srv->find("gpus_per_node")->confidence, mc::Confidence::assumed);
@@ -319,7 +332,8 @@ TEST(CatalogOneFact, Gpt3ComputeReadsAsThePaperPrintsIt) {
 // Prose names facts rather than typing them: the timeline's numbers are the catalog's, with confidences.
 TEST(CatalogTextFacts, SummariesPrintTheCatalogsValues) {
   const mc::Catalog& c = catalog();
-  const mc::ExpandedText e = mc::expand_facts(c, c.table("events")->find("supercomputer")->text_or("summary", ""), true);
+  const mc::ExpandedText e =
+      mc::expand_facts(c, c.table("events")->find("supercomputer")->text_or("summary", ""), true);
   EXPECT_EQ(e.text.substr(0, 50), "More than 285,000 CPU cores, 10,000 GPUs, 400 Gb/s") << e.text;
   ASSERT_EQ(e.facts.size(), 3u);
   EXPECT_EQ(e.facts[1], c.table("clusters")->find("azure-openai-2020")->find("gpus"));
@@ -348,7 +362,8 @@ TEST(CatalogTextFacts, SummariesPrintTheCatalogsValues) {
       if (open == std::string::npos) break;
       at = summary.find('}', open) + 1;
     }
-    for (const char* name : {"GPT-4", "GPT-3", "GPT-2", "GPT-1", "A100", "V100", "P100", "DGX-1", "TPU v3", "FP16", "H100"})
+    for (const char* name :
+         {"GPT-4", "GPT-3", "GPT-2", "GPT-1", "A100", "V100", "P100", "DGX-1", "TPU v3", "FP16", "H100"})
       for (size_t k = prose.find(name); k != std::string::npos; k = prose.find(name)) prose.erase(k, std::strlen(name));
     EXPECT_EQ(prose.find_first_of("0123456789"), std::string::npos)
         << r.id << ": a number typed into the summary (name it as {table/record/key}): " << summary;
@@ -394,7 +409,8 @@ TEST(CatalogErrors, ScaledReferenceNeedsANote) {
 
 TEST(CatalogErrors, ProseNamingNoFact) {
   mc::Catalog c = catalog();
-  c.tables.push_back(mc::load_table(std::string(MC_TEST_DATA) + "/bad_catalog/fact_in_text_names_nothing.json", c.sources));
+  c.tables.push_back(
+      mc::load_table(std::string(MC_TEST_DATA) + "/bad_catalog/fact_in_text_names_nothing.json", c.sources));
   try {
     mc::check_text_facts(c);
     ADD_FAILURE() << "accepted";

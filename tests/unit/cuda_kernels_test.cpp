@@ -1,11 +1,15 @@
 // The CUDA device against the CPU reference device (device/compute.h; engine/train/kernels/cpu_device.cpp),
 // kernel by kernel and for a whole transformer-block step, through a host-vector adapter of the device
-// interface (HostOps below: upload, run, download). Without a GPU, or in a
-// build without CUDA, the GPU tests skip with the probe's reason. What can be checked without a GPU runs
-// everywhere: the row-major -> column-major cuBLAS argument mapping (against a BLAS-semantics reference),
-// the CPU table, and the whole-step harness itself (against finite differences), so a GPU run compares
-// the GPU with a harness already known to be right.
+// interface (HostOps, device_host_ops.h: upload, run, download). The GPU is the first registered device kind
+// other than the reference that opens (device/registry.h); without one, or in a build without CUDA, the GPU
+// tests skip with the kinds' reasons. What can be checked without a GPU runs everywhere: the row-major ->
+// column-major cuBLAS argument mapping (against a BLAS-semantics reference), the CPU table, and the
+// whole-step harness itself (against finite differences), so a GPU run compares the GPU with a harness
+// already known to be right. Every device, the CPU included, is also held to naive references kernel by
+// kernel in device_conformance_test.cpp.
 #include "cuda/train_kernels.h"  // plain C++ (no CUDA types): the mapping helpers are tested in every build
+#include "device/registry.h"
+#include "device_host_ops.h"
 #include "train/kernels/cpu_device.h"
 #include "train/kernels/gemm.h"
 #include "train/kernels/ops.h"
@@ -17,148 +21,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <random>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
 
-using Vec = std::vector<float>;
-using mc::device::Buffer;
 using mc::device::Device;
-using mc::device::DPtr;
-
-// The device interface on host vectors, for comparing two devices on the same inputs: each call uploads
-// its inputs, runs the kernel on the device, and downloads its outputs (accumulated outputs go both ways).
-class HostOps {
- public:
-  explicit HostOps(Device& d) : d_(d) {}
-  Device& device() const { return d_; }
-  const char* name() const { return d_.name(); }
-
-  void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
-                         int C) {
-    Call k(d_);
-    d_.layernorm_forward(k.out(out, N * C), k.out(mean, N), k.out(rstd, N), k.in(x, N * C), k.in(w, C), k.in(b, C), N,
-                         C);
-  }
-  void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
-                          const float* mean, const float* rstd, int N, int C) {
-    Call k(d_);
-    d_.layernorm_backward(k.inout(dx, N * C), k.inout(dw, C), k.inout(db, C), k.in(dout, N * C), k.in(x, N * C),
-                          k.in(w, C), k.in(mean, N), k.in(rstd, N), N, C);
-  }
-  void gelu_forward(float* out, const float* x, int64_t n) {
-    Call k(d_);
-    d_.gelu_forward(k.out(out, n), k.in(x, n), n);
-  }
-  void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
-    Call k(d_);
-    d_.gelu_backward(k.out(dx, n), k.in(x, n), k.in(dout, n), n);
-  }
-  // att: the device's attention state (B*Hl*T*T floats for both devices here), kept on the host between.
-  void attention_forward(float* out, float* att, const float* qkv, int B, int T, int Hl, int hs) {
-    Call k(d_);
-    d_.attention_forward(k.out(out, int64_t(B) * T * Hl * hs), k.out(att, d_.attention_state_floats(B, T, Hl, hs)),
-                         k.in(qkv, int64_t(B) * T * 3 * Hl * hs), B, T, Hl, hs);
-  }
-  // out: the forward's output (the fused backward's row term needs it).
-  void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* att, int B,
-                          int T, int Hl, int hs) {
-    Call k(d_);
-    const int64_t D = int64_t(Hl) * hs;
-    d_.attention_backward(k.out(dqkv, int64_t(B) * T * 3 * D), k.in(dout, int64_t(B) * T * D),
-                          k.in(qkv, int64_t(B) * T * 3 * D), k.in(out, int64_t(B) * T * D),
-                          k.in(att, d_.attention_state_floats(B, T, Hl, hs)), B, T, Hl, hs);
-  }
-  // Whether this device keeps the (T,T) probabilities as its attention state (the fused GPU path does not).
-  bool keeps_probabilities(int B, int T, int Hl, int hs) const {
-    return d_.attention_state_floats(B, T, Hl, hs) == int64_t(B) * Hl * T * T;
-  }
-  void linear_forward(float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
-    Call k(d_);
-    d_.linear_forward(k.out(y, int64_t(N) * M), k.in(x, int64_t(N) * K), k.in(w, int64_t(K) * M), k.in(bias, M), N, K,
-                      M);
-  }
-  void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w, int N, int K,
-                       int M, bool accumulate_dx) {
-    Call k(d_);
-    const DPtr<float> ddx = accumulate_dx ? k.inout(dx, int64_t(N) * K) : k.out(dx, int64_t(N) * K);
-    d_.linear_backward(ddx, k.inout(dw, int64_t(K) * M), k.inout(db, M), k.in(dy, int64_t(N) * M),
-                       k.in(x, int64_t(N) * K), k.in(w, int64_t(K) * M), N, K, M, accumulate_dx);
-  }
-  double softmax_xent_forward(float* logits, const int32_t* targets, int N, int V) {
-    Call k(d_);
-    Buffer<double> loss(d_, 1);
-    Buffer<int32_t> t(d_, N);
-    d_.upload(t.ptr(), targets, N);
-    d_.softmax_xent_forward(k.inout(logits, int64_t(N) * V), t.ptr(), loss.ptr(), N, V);
-    double l = 0;
-    k.finish();
-    d_.download(&l, DPtr<const double>(loss.ptr()), 1);
-    return l;
-  }
-  void softmax_xent_backward(float* probs, const int32_t* targets, int N, int V, float scale) {
-    Call k(d_);
-    Buffer<int32_t> t(d_, N);
-    d_.upload(t.ptr(), targets, N);
-    d_.softmax_xent_backward(k.inout(probs, int64_t(N) * V), t.ptr(), N, V, scale);
-  }
-  void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
-             bool accumulate) {
-    Call k(d_);
-    d_.sgemm(ta, tb, M, N, K, k.in(A, mc::cuda::rowmajor_span(ta ? K : M, ta ? M : K, lda)), lda,
-             k.in(B, mc::cuda::rowmajor_span(tb ? N : K, tb ? K : N, ldb)), ldb,
-             k.inout(C, mc::cuda::rowmajor_span(M, N, ldc)), ldc, accumulate);
-  }
-  void adamw(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2, float c1, float c2,
-             float eps, float wd, float cs) {
-    Call k(d_);
-    d_.adamw(k.inout(p, n), k.in(g, n), k.inout(m, n), k.inout(v, n), n, lr, b1, b2, c1, c2, eps, wd, cs);
-  }
-
- private:
-  Device& d_;
-  // One call's buffers: inputs uploaded now, outputs downloaded when the call ends.
-  class Call {
-   public:
-    explicit Call(Device& d) : d_(d) {}
-    ~Call() { finish(); }
-    DPtr<const float> in(const float* h, int64_t n) {
-      if (!h) return nullptr;
-      bufs_.emplace_back(d_, n);
-      d_.upload(bufs_.back().ptr(), h, n);
-      return bufs_.back().ptr();
-    }
-    DPtr<float> out(float* h, int64_t n) {
-      if (!h) return nullptr;
-      bufs_.emplace_back(d_, n);
-      back_.push_back({h, bufs_.back().ptr(), n});
-      return bufs_.back().ptr();
-    }
-    DPtr<float> inout(float* h, int64_t n) {
-      if (!h) return nullptr;
-      const DPtr<float> p = out(h, n);
-      d_.upload(p, h, n);
-      return p;
-    }
-    void finish() {
-      for (const Back& b : back_) d_.download(b.host, DPtr<const float>(b.dev), b.n);
-      back_.clear();
-    }
-
-   private:
-    struct Back {
-      float* host;
-      DPtr<float> dev;
-      int64_t n;
-    };
-    Device& d_;
-    std::vector<Buffer<float>> bufs_;
-    std::vector<Back> back_;
-  };
-};
+using mc::test::expect_close;
+using mc::test::HostOps;
+using mc::test::Rand;
+using mc::test::Vec;
 
 float bias_correction(double beta, int t) { return float(1.0 / (1.0 - std::pow(beta, double(t)))); }
 
@@ -167,49 +41,26 @@ mc::train::CpuDevice& cpu_device() {
   return d;
 }
 
-// Seeded, and the same numbers on every standard library (mt19937's output is specified; the
-// distributions are not, so the conversion is done by hand).
-struct Rand {
-  std::mt19937 g;
-  explicit Rand(uint32_t seed) : g(seed) {}
-  float uniform(float lo, float hi) { return lo + (hi - lo) * float(g() >> 8) * (1.0f / 16777216.0f); }
-  Vec vec(size_t n, float lo = -1.0f, float hi = 1.0f) {
-    Vec v(n);
-    for (float& x : v) x = uniform(lo, hi);
-    return v;
+// The first registered kind other than the reference (the CPU) that opens a device, or nullptr and *why
+// listing each kind's reason (no GPU, no driver, cuBLAS not loadable; none registered: built without CUDA).
+std::unique_ptr<Device> open_gpu(std::string* why) {
+  std::string reasons;
+  for (const mc::device::DeviceKind& k : mc::device::device_kinds()) {
+    if (k.reference) continue;
+    std::string r;
+    if (std::unique_ptr<Device> d = k.open(&r)) return d;
+    reasons += (reasons.empty() ? "" : "; ") + k.name + ": " + (r.empty() ? "refused without a reason" : r);
   }
-  std::vector<int32_t> ints(size_t n, int hi) {
-    std::vector<int32_t> v(n);
-    for (int32_t& x : v) x = int32_t(g() % uint32_t(hi));
-    return v;
-  }
-};
-
-// Every element within atol + rtol * |ref|; the worst errors are printed as the figures measured.
-void expect_close(const Vec& ref, const Vec& got, float atol, float rtol, const std::string& what) {
-  ASSERT_EQ(ref.size(), got.size()) << what;
-  double max_abs = 0, max_rel = 0;
-  size_t bad = 0, first_bad = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double d = std::fabs(double(ref[i]) - double(got[i]));
-    max_abs = std::max(max_abs, d);
-    if (std::fabs(ref[i]) > 1e-6f) max_rel = std::max(max_rel, d / std::fabs(double(ref[i])));
-    if (!(d <= atol + rtol * std::fabs(double(ref[i])))) {
-      if (bad++ == 0) first_bad = i;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << ref.size() << " elements out of tolerance (atol " << atol
-                     << ", rtol " << rtol << "); first at " << first_bad << ": cpu " << ref[first_bad] << " gpu "
-                     << got[first_bad];
-  std::printf("    %-28s n=%-8zu max abs err %.3g, max rel err %.3g\n", what.c_str(), ref.size(), max_abs, max_rel);
+  *why = reasons.empty() ? "no device kind other than the CPU reference is registered (built without CUDA)" : reasons;
+  return nullptr;
 }
 
-// The GPU device or a skip with the reason (no GPU, no driver, built without CUDA, cuBLAS not loadable).
-#define REQUIRE_GPU(var)                                                             \
-  std::string why_##var;                                                             \
-  const std::unique_ptr<Device> var##_dev = mc::device::open_gpu_device(&why_##var); \
-  if (!var##_dev) GTEST_SKIP() << why_##var;                                         \
-  HostOps var##_ops(*var##_dev);                                                     \
+// The GPU device or a skip with the reason.
+#define REQUIRE_GPU(var)                                          \
+  std::string why_##var;                                          \
+  const std::unique_ptr<Device> var##_dev = open_gpu(&why_##var); \
+  if (!var##_dev) GTEST_SKIP() << why_##var;                      \
+  HostOps var##_ops(*var##_dev);                                  \
   HostOps* var = &var##_ops;
 
 // ---- runs everywhere ----------------------------------------------------------------------------------
@@ -261,16 +112,32 @@ TEST(CudaHostLogic, RowMajorGemmMapsOntoColumnMajorCublas) {
 }
 
 TEST(CudaHostLogic, DevicesAreNamedOrExplained) {
+  // The reference always opens, as "cpu"; every other registered kind either opens a device that carries its
+  // kind's name or says why not.
   EXPECT_STREQ(cpu_device().name(), "cpu");
-  std::string why;
-  const std::unique_ptr<Device> gpu = mc::device::open_gpu_device(&why);
-  if (gpu) {
-    EXPECT_STREQ(gpu->name(), "cuda");
-    std::printf("    gpu device: %s\n", gpu->description().c_str());
-  } else {
-    EXPECT_FALSE(why.empty());  // the reason the CPU is used
-    std::printf("    no gpu device: %s\n", why.c_str());
+  const mc::device::DeviceKind& ref = mc::device::reference_device_kind();
+  EXPECT_TRUE(ref.reference);
+  std::string ref_why;
+  const std::unique_ptr<Device> ref_dev = ref.open(&ref_why);
+  ASSERT_NE(ref_dev, nullptr) << "the reference refused: " << ref_why;
+  EXPECT_STREQ(ref_dev->name(), "cpu");
+  EXPECT_EQ(ref.name, "cpu");
+  int others = 0;
+  for (const mc::device::DeviceKind& k : mc::device::device_kinds()) {
+    if (k.reference) continue;
+    ++others;
+    EXPECT_EQ(mc::device::find_device_kind(k.name), &k) << k.name;
+    std::string why;
+    const std::unique_ptr<Device> dev = k.open(&why);
+    if (dev) {
+      EXPECT_EQ(std::string(dev->name()), k.name);
+      std::printf("    %s device: %s\n", k.name.c_str(), dev->description().c_str());
+    } else {
+      EXPECT_FALSE(why.empty()) << k.name << " refused without a reason";  // the reason the CPU is used
+      std::printf("    no %s device: %s\n", k.name.c_str(), why.c_str());
+    }
   }
+  if (others == 0) std::printf("    no device kind other than the CPU reference is registered\n");
 }
 
 TEST(CudaHostLogic, AdamWReferenceFollowsTheFormula) {

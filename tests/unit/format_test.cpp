@@ -8,11 +8,11 @@
 #include <limits>
 
 TEST(FormatQuantity, BytesUseBinaryUnitsOnlyForPowerOfTwoSizes) {
-  EXPECT_EQ(mc::format_quantity(34359738368.0, "bytes"), "32 GiB");      // V100 32 GB HBM2 = 2^35 bytes
-  EXPECT_EQ(mc::format_quantity(85899345920.0, "bytes"), "80 GiB");      // A100 80 GB
-  EXPECT_EQ(mc::format_quantity(721554505728.0, "bytes"), "672 GiB");    // Azure NDv2 host memory
-  EXPECT_EQ(mc::format_quantity(1.5e12, "bytes"), "1.5 TB");             // DGX-2 host memory, decimal
-  EXPECT_EQ(mc::format_quantity(30e12, "bytes"), "30 TB");               // DGX-2 NVMe, decimal
+  EXPECT_EQ(mc::format_quantity(34359738368.0, "bytes"), "32 GiB");    // V100 32 GB HBM2 = 2^35 bytes
+  EXPECT_EQ(mc::format_quantity(85899345920.0, "bytes"), "80 GiB");    // A100 80 GB
+  EXPECT_EQ(mc::format_quantity(721554505728.0, "bytes"), "672 GiB");  // Azure NDv2 host memory
+  EXPECT_EQ(mc::format_quantity(1.5e12, "bytes"), "1.5 TB");           // DGX-2 host memory, decimal
+  EXPECT_EQ(mc::format_quantity(30e12, "bytes"), "30 TB");             // DGX-2 NVMe, decimal
   EXPECT_EQ(mc::format_quantity(2.0 * 1024 * 1024, "bytes"), "2 MiB");
   EXPECT_EQ(mc::format_quantity(2.5e6, "bytes"), "2.5 MB");
   EXPECT_EQ(mc::format_quantity(512, "bytes"), "512 bytes");

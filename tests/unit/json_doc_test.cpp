@@ -107,7 +107,7 @@ std::string load_error(const std::string& text, const std::function<void(const m
 
 TEST(JsonDocCrafted, DuplicateKeysAreRefusedWithBothPlaces) {
   const std::string e = load_error("{\"a\": 1,\n \"b\": 2,\n \"a\": 3}");
-  EXPECT_NE(e.find("crafted.json:3:2"), std::string::npos) << e;      // the second "a"
+  EXPECT_NE(e.find("crafted.json:3:2"), std::string::npos) << e;           // the second "a"
   EXPECT_NE(e.find("first at line 1, column 2"), std::string::npos) << e;  // the first
   EXPECT_NE(e.find("appears twice"), std::string::npos) << e;
   EXPECT_EQ(load_error("{\"a\": {\"x\": 1}, \"b\": {\"x\": 2}}"), "");  // same key in two objects is fine
@@ -246,7 +246,7 @@ TEST(JsonDocCrafted, ColumnsCountCodePointsOnLongLines) {
     std::string text = "{\"note\": \"";
     for (size_t i = 0; i < n; ++i) text += i % 3 ? "\xc3\xa9" : "a";  // 'e' with an acute accent: 2 bytes
     text += "\", \"x\": \"seven\"}";
-    size_t code_points_before_x = 0;  // an independent count: bytes that start a code point
+    size_t code_points_before_x = 0;         // an independent count: bytes that start a code point
     const size_t x_at = text.find("\"x\"");  // a value is located at its key
     for (size_t k = 0; k < x_at; ++k) code_points_before_x += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80;
     const JsonDoc doc = JsonDoc::parse(text, "long.json");

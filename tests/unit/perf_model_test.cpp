@@ -1,9 +1,9 @@
 // perf_model_test.cpp - the arithmetic of the performance model against published numbers
 // (tests/data/validation/public-cases.json) and against independent derivations.
+#include "capital/scaling_laws.h"
 #include "catalog/catalog.h"
 #include "perf/comm_volume.h"
 #include "perf/perf.h"
-#include "capital/scaling_laws.h"
 #include "test_helpers.h"
 
 #include <gtest/gtest.h>
@@ -33,8 +33,8 @@ mc::perf::ModelSpec preset(const std::string& id) {
 }  // namespace
 
 TEST(PerfModel, Gpt3ParamsAndComputeOfAllEightModels) {
-  for (const char* id : {"gpt3-small", "gpt3-medium", "gpt3-large", "gpt3-xl", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b",
-                         "gpt3-175b"}) {
+  for (const char* id :
+       {"gpt3-small", "gpt3-medium", "gpt3-large", "gpt3-xl", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b"}) {
     const std::string cid = std::string(id) + "-config-and-compute";
     const mc::perf::ModelSpec m = preset(id);
     const double n = mc::perf::param_count(m);
@@ -62,7 +62,7 @@ TEST(PerfModel, PfDayAndStepsOfGpt3) {
   expect_published_at("gpt3-pf-day-unit", "pf_day", mc::kFlopsPerPfDay);
   const mc::Record* r = catalog().table("models")->find("gpt3-175b");
   expect_published_at("gpt3-training-hparams", "steps_at_full_batch_175b (upper bound, ignores batch ramp)",
-                   r->get("tokens") / (r->get("global_batch") * r->get("seq_len")));
+                      r->get("tokens") / (r->get("global_batch") * r->get("seq_len")));
 }
 
 TEST(PerfModel, MegatronEq2AgreesWithTheExactCount) {
@@ -93,11 +93,16 @@ TEST(PerfModel, KorthikantiActivationFormulas) {
   const int t = in["t"];
   using mc::perf::Recompute;
   const std::string id = "korthikanti-activation-formulas-gpt3";
-  expect_published_at(id, "no_parallelism sbh(34+5as/h)", mc::perf::activation_bytes_per_layer(m, 1, 1, false, Recompute::none));
-  expect_published_at(id, "tensor_parallel sbh(10+24/t+5as/(ht))", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::none));
-  expect_published_at(id, "tensor+sequence_parallel sbh(34/t+5as/(ht))", mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::none));
-  expect_published_at(id, "tensor_parallel+selective sbh(10+24/t)", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::selective));
-  expect_published_at(id, "tensor+sequence+selective sbh(34/t)", mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::selective));
+  expect_published_at(id, "no_parallelism sbh(34+5as/h)",
+                      mc::perf::activation_bytes_per_layer(m, 1, 1, false, Recompute::none));
+  expect_published_at(id, "tensor_parallel sbh(10+24/t+5as/(ht))",
+                      mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::none));
+  expect_published_at(id, "tensor+sequence_parallel sbh(34/t+5as/(ht))",
+                      mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::none));
+  expect_published_at(id, "tensor_parallel+selective sbh(10+24/t)",
+                      mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::selective));
+  expect_published_at(id, "tensor+sequence+selective sbh(34/t)",
+                      mc::perf::activation_bytes_per_layer(m, 1, t, true, Recompute::selective));
   expect_published_at(id, "full_recompute 2sbh", mc::perf::activation_bytes_per_layer(m, 1, t, false, Recompute::full));
   // Linear in the micro-batch.
   EXPECT_DOUBLE_EQ(mc::perf::activation_bytes_per_layer(m, 4, t, true, Recompute::none),
@@ -113,16 +118,17 @@ TEST(PerfModel, ZeroMemoryTable1) {
       expect_published_at("zero-table1-7p5b", "stage" + std::to_string(stage) + "_Nd" + std::to_string(nd), gb);
     }
   expect_published_at("zero-fig1-7p5b-nd64", "baseline_DP",
-                   mc::perf::zero_model_state_bytes(psi, 64, 0, mc::perf::Precision::fp16).total / 1e9);
+                      mc::perf::zero_model_state_bytes(psi, 64, 0, mc::perf::Precision::fp16).total / 1e9);
 }
 
 TEST(PerfModel, PipelineBubbles) {
   const auto& in = mc::test::public_case("megatron21-pipeline-bubble")["inputs"];
   const int p = in["p"], m = in["m"], v = in["v"];
   using mc::perf::Schedule;
-  expect_published_at("megatron21-pipeline-bubble", "bubble_over_ideal (p-1)/m", mc::perf::bubble_over_ideal(Schedule::one_f_one_b, p, m, 1));
+  expect_published_at("megatron21-pipeline-bubble", "bubble_over_ideal (p-1)/m",
+                      mc::perf::bubble_over_ideal(Schedule::one_f_one_b, p, m, 1));
   expect_published_at("megatron21-pipeline-bubble", "bubble_over_ideal_interleaved (p-1)/(v m)",
-                   mc::perf::bubble_over_ideal(Schedule::interleaved, p, m, v));
+                      mc::perf::bubble_over_ideal(Schedule::interleaved, p, m, v));
   const double f = mc::perf::bubble_over_ideal(Schedule::gpipe, p, m, 1);
   expect_published_at("megatron21-pipeline-bubble", "bubble_over_total (p-1)/(m+p-1)", f / (1 + f));
 }
@@ -132,17 +138,20 @@ TEST(PerfModel, CommVolumesOfMegatronAndZero) {
   const double b = in["b"], s = in["s"], h = in["h"];
   const int t = in["t"];
   expect_published_at("megatron21-comm-volumes", "tp_allreduce_volume_per_layer",
-                   mc::perf::tp_layer_volume(b, s, h, 1, t, false).bytes_sent_per_rank);
-  expect_published_at("megatron21-comm-volumes", "pp_p2p_volume_per_microbatch", mc::perf::pp_boundary_bytes(b, s, h, 1));
-  expect_published_at("megatron21-comm-volumes", "pp_p2p_with_scatter_gather", mc::perf::pp_boundary_bytes(b, s, h, 1) / t);
+                      mc::perf::tp_layer_volume(b, s, h, 1, t, false).bytes_sent_per_rank);
+  expect_published_at("megatron21-comm-volumes", "pp_p2p_volume_per_microbatch",
+                      mc::perf::pp_boundary_bytes(b, s, h, 1));
+  expect_published_at("megatron21-comm-volumes", "pp_p2p_with_scatter_gather",
+                      mc::perf::pp_boundary_bytes(b, s, h, 1) / t);
   // ZeRO Sec. 7: in units of Psi with the ring factor (N_d-1)/N_d taken out.
   const int nd = 16;
   const double ring = double(nd - 1) / nd;
-  expect_published_at("zero-communication-volume", "baseline_DP_allreduce", mc::perf::dp_gradient_volume(1, 1, nd, 0).bytes_sent_per_rank / ring);
+  expect_published_at("zero-communication-volume", "baseline_DP_allreduce",
+                      mc::perf::dp_gradient_volume(1, 1, nd, 0).bytes_sent_per_rank / ring);
   expect_published_at("zero-communication-volume", "P_os+g (reduce-scatter + all-gather)",
-                   mc::perf::dp_gradient_volume(1, 1, nd, 2).bytes_sent_per_rank / ring);
+                      mc::perf::dp_gradient_volume(1, 1, nd, 2).bytes_sent_per_rank / ring);
   expect_published_at("zero-communication-volume", "P_os+g+p (2 all-gathers + reduce-scatter)",
-                   mc::perf::dp_gradient_volume(1, 1, nd, 3).bytes_sent_per_rank / ring);
+                      mc::perf::dp_gradient_volume(1, 1, nd, 3).bytes_sent_per_rank / ring);
   // NCCL: all-reduce = reduce-scatter + all-gather, in volume and message count.
   const auto ar = mc::perf::ring_all_reduce(1e6, 8), rs = mc::perf::ring_reduce_scatter(1e6, 8);
   EXPECT_DOUBLE_EQ(ar.bytes_sent_per_rank, 2 * rs.bytes_sent_per_rank);
@@ -177,7 +186,8 @@ TEST(PerfScaling, KaplanAndChinchillaLaws) {
   k.alpha_B = ki["alpha_B"], k.B_star_tokens = ki["B_star_tokens"];
   expect_published_at("kaplan-power-laws", "L(N=1e9)", kaplan_loss_N(ki["example_N"], k));
   expect_published_at("kaplan-power-laws", "L(D=3e11)", kaplan_loss_D(ki["example_D"], k));
-  expect_published_at("kaplan-power-laws", "L(C_min=3640 PF-days)", kaplan_loss_C(pf_days_to_flops(ki["example_C_pf_days"]), k));
+  expect_published_at("kaplan-power-laws", "L(C_min=3640 PF-days)",
+                      kaplan_loss_C(pf_days_to_flops(ki["example_C_pf_days"]), k));
   expect_published_at("kaplan-power-laws", "B_crit(L=2.0)", kaplan_critical_batch_tokens(ki["example_L_for_Bcrit"], k));
   // L(N, D) tends to L(N) with unlimited data and to L(D) with unlimited parameters (eq. 1.5).
   EXPECT_NEAR(kaplan_loss_ND(1e9, 1e30, k), kaplan_loss_N(1e9, k), 1e-9);

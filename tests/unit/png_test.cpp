@@ -15,8 +15,8 @@ TEST(Png, DecodesToTheSamePixels) {
     for (size_t i = 0; i < px.size(); ++i) px[i] = uint8_t((i * 37 + i / 7) & 0xFF);
     const std::string png = mc::png_encode_rgba(w, h, px.data());
     int dw = 0, dh = 0, ch = 0;
-    unsigned char* back = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), int(png.size()),
-                                                &dw, &dh, &ch, 4);
+    unsigned char* back =
+        stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), int(png.size()), &dw, &dh, &ch, 4);
     ASSERT_NE(back, nullptr) << stbi_failure_reason();
     EXPECT_EQ(dw, w);
     EXPECT_EQ(dh, h);

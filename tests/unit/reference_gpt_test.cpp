@@ -1,5 +1,5 @@
 // The training math checked from outside the codebase: the reference pass (engine/train/model/reference_gpt.cpp)
-// and the production path (stage.cpp + ops.cpp through the OpsBackend table) against loss, logits and
+// and the production path (stage.cpp on a compute device, device/compute.h) against loss, logits and
 // gradients that PyTorch's autograd computed (tests/data/golden/reference_gpt.json, written by
 // scripts/golden_reference_gpt.py), and against each other on the lab's own model size. A perturbed copy
 // of each kernel must make the production path miss the golden file: the comparison has teeth.
@@ -7,6 +7,8 @@
 #include "train/kernels/cpu_device.h"
 #include "train/model/worker.h"
 #include "train_helpers.h"
+
+#include "device/registry.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -252,7 +254,7 @@ namespace {
 // The GPU device (device/compute.h) against the same golden file, on a machine where it can run.
 TEST(ReferenceGpt, CudaKernelsMatchPyTorchAutograd) {
   std::string why;
-  const std::unique_ptr<mc::device::Device> gpu = mc::device::open_gpu_device(&why);
+  const std::unique_ptr<mc::device::Device> gpu = mc::device::open_kind("cuda", &why);
   if (!gpu) GTEST_SKIP() << "no GPU device here: " << why;
   Golden g;
   EXPECT_LT(golden_miss(g, *gpu), 1.0);

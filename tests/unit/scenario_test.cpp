@@ -3,8 +3,8 @@
 // with the file, line, column, step and key.
 #include "catalog/catalog.h"
 #include "core/paths.h"
-#include "test_helpers.h"
 #include "scenario/player.h"
+#include "test_helpers.h"
 #include "train/scaling.h"
 
 #include <gtest/gtest.h>
@@ -54,7 +54,8 @@ TEST_P(ShippedReplay, PassesItsExpectationsWithTheFixedDigest) {
   Report r = p.report();
   for (const auto& st : r.steps) {
     for (const auto& e : st.errors) ADD_FAILURE() << GetParam() << " step " << st.id << ": " << e;
-    for (const auto& e : st.expectations) EXPECT_TRUE(e.passed) << GetParam() << " step " << st.id << ": " << e.text << " got " << e.actual;
+    for (const auto& e : st.expectations)
+      EXPECT_TRUE(e.passed) << GetParam() << " step " << st.id << ": " << e.text << " got " << e.actual;
     EXPECT_EQ(st.narration.find("{{"), std::string::npos) << st.narration;
   }
   auto it = kDigests.find(GetParam());
@@ -143,8 +144,9 @@ TEST(ScenarioPlayer, AnswersAreChecked) {
 TEST(ScenarioNarration, FillsResultsAndReportsMissingOnes) {
   mc::json r = {{"plan", {{"params", 2.45e10}, {"cost_usd", 4.6e6}, {"share", 0.953}}}, {"n", 300000}};
   std::vector<std::string> missing;
-  EXPECT_EQ(render_narration("{{plan.params|n}} for {{plan.cost_usd|usd}}, {{plan.share|pct}}, {{n|int}}x", r, &missing),
-            "24.5 billion for $4.6M, 95.3%, 300,000x");
+  EXPECT_EQ(
+      render_narration("{{plan.params|n}} for {{plan.cost_usd|usd}}, {{plan.share|pct}}, {{n|int}}x", r, &missing),
+      "24.5 billion for $4.6M, 95.3%, 300,000x");
   EXPECT_TRUE(missing.empty());
   EXPECT_EQ(render_narration("{{plan.nope}}", r, &missing), "{{plan.nope}}");
   ASSERT_EQ(missing.size(), 1u);
@@ -162,8 +164,8 @@ TEST(ScenarioDigest, IgnoresKeyOrderAndLastBitsButNotValues) {
 
 struct BrokenCase {
   const char* file;
-  const char* key;     // JSON pointer of the offending value (without the leading '/')
-  const char* words;   // part of the message
+  const char* key;    // JSON pointer of the offending value (without the leading '/')
+  const char* words;  // part of the message
   bool names_step;
 };
 
@@ -211,9 +213,10 @@ TEST(BrokenScenarioSyntax, NamesLineAndColumn) {
 TEST(BrokenScenario, ReportsEveryProblemAtOnceEachLocated) {
   ParseResult r = load_scenario(kBroken + "/several_problems.json", default_actions(), &catalog());
   ASSERT_EQ(r.errors.size(), 4u) << r.message();
-  const std::vector<std::pair<std::string, std::string>> want = {
-      {"minutes", "out of range"}, {"sources/0", "unknown source"},
-      {"steps/0/actions/0/do", "unknown action"}, {"steps/1/actions/0/value", "wrong type"}};
+  const std::vector<std::pair<std::string, std::string>> want = {{"minutes", "out of range"},
+                                                                 {"sources/0", "unknown source"},
+                                                                 {"steps/0/actions/0/do", "unknown action"},
+                                                                 {"steps/1/actions/0/value", "wrong type"}};
   for (size_t i = 0; i < want.size(); ++i) {
     const mc::LoadError& e = r.errors[i];
     EXPECT_NE(e.file.find("several_problems.json"), std::string::npos) << e.what();
@@ -284,7 +287,8 @@ TEST(BrokenScenarioText, APointerIsCheckedWhereItIsRead) {
 }
 
 TEST(BrokenScenarioText, NeverThrows) {
-  for (const char* text : {"", "[]", "{\"format\": 1}", "{\"format\": \"megacluster-scenario\", \"version\": 99}", "nul"}) {
+  for (const char* text :
+       {"", "[]", "{\"format\": 1}", "{\"format\": \"megacluster-scenario\", \"version\": 99}", "nul"}) {
     ParseResult r = parse_scenario_text(text, "x.json", default_actions(), &catalog());
     EXPECT_FALSE(r.ok()) << text;
   }

@@ -243,7 +243,7 @@ TEST(SimFlowNet, ACappedGroupLeavesTheRestToOthers) {
   EXPECT_NEAR(done[2], 4e9 / 80e9, 1e-12);
 }
 
-// [SECTION] utilisation over time of the hottest links ---------------------------------------------------
+// ---- utilisation over time of the hottest links ----
 
 namespace {
 

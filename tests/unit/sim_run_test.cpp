@@ -1,7 +1,7 @@
 // The run simulator: Young/Daly against the published case, determinism given a seed, failure counts
 // against the Poisson mean, and the data pipeline starving the GPUs.
-#include "sim/run.h"
 #include "catalog/catalog.h"
+#include "sim/run.h"
 #include "sim/sim.h"
 #include "test_helpers.h"
 
@@ -68,7 +68,8 @@ TEST(SimRun, FailureCountMatchesThePoissonMean) {
     sum += r.interruptions;
     double down = 0;
     for (const auto& e : r.events)
-      if (e.kind == RunEvent::failure) down += s.failures.detection_s + s.failures.reschedule_s + s.failures.restart_s + r.checkpoint_read_s;
+      if (e.kind == RunEvent::failure)
+        down += s.failures.detection_s + s.failures.reschedule_s + s.failures.restart_s + r.checkpoint_read_s;
     up += r.days * 86400 - down;
   }
   const double expected = rate_per_s * up / seeds, got = sum / seeds;
@@ -93,7 +94,7 @@ TEST(SimRun, NoFailuresMeansGoodputIsOneMinusCheckpoints) {
 TEST(SimRun, TooFewCoresStarveTheGpus) {
   RunSpec s = month();
   s.failures = {};
-  s.cpu_cores = 10;  // 10 cores x 2e5 tokens/s = 2e6 tokens/s < 3.2e6 tokens per 20 s iteration? no: 1.6 s
+  s.cpu_cores = 10;               // 10 cores x 2e5 tokens/s = 2e6 tokens/s < 3.2e6 tokens per 20 s iteration? no: 1.6 s
   s.tokens_per_s_per_core = 2e3;  // 2e4 tokens/s: 160 s per iteration's tokens
   const RunResult r = simulate_run(s);
   EXPECT_NEAR(r.data_iteration_s, 3.2e6 / 2e4, 1e-9);
@@ -104,8 +105,8 @@ TEST(SimRun, TooFewCoresStarveTheGpus) {
 TEST(SimRun, TooLittleReadBandwidthStarvesTheGpus) {
   RunSpec s = month();
   s.failures = {};
-  s.data_read_Bps = 1e6;   // 1 MB/s for the whole dataset stream
-  s.bytes_per_token = 4;   // 3.2e6 tokens x 4 bytes = 12.8 MB per iteration: 12.8 s of reading
+  s.data_read_Bps = 1e6;  // 1 MB/s for the whole dataset stream
+  s.bytes_per_token = 4;  // 3.2e6 tokens x 4 bytes = 12.8 MB per iteration: 12.8 s of reading
   s.iteration_s = 10;
   const RunResult r = simulate_run(s);
   EXPECT_NEAR(r.data_iteration_s, 3.2e6 * 4 / 1e6, 1e-9);
@@ -123,7 +124,11 @@ TEST(SimRun, CancelStopsEarlyAndSaysSo) {
   std::atomic<bool> cancel{false};
   int calls = 0;
   const RunResult r = simulate_run(
-      s, [&](double) { if (++calls == 2) cancel = true; }, &cancel);
+      s,
+      [&](double) {
+        if (++calls == 2) cancel = true;
+      },
+      &cancel);
   EXPECT_TRUE(r.cancelled);
   EXPECT_LT(r.days, 3650);
   const RunResult full = simulate_run(s);
@@ -136,11 +141,12 @@ TEST(SimRun, ShardedCheckpointsWriteFasterWhenStorageIsNotTheBottleneck) {
   // pipeline change is how many nodes write their shard in parallel. With many storage accounts the
   // writers' NICs bound the write, so sharding the optimizer state over dp (ZeRO >= 1) writes faster.
   const mc::Catalog& cat = mc::test::catalog();
-  mc::json cfg = {{"model", {{"preset", "gpt3-175b"}}},
-                  {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 9984}}},
-                  {"parallel", {{"tp", 8}, {"pp", 16}, {"dp", 78}, {"micro_batch", 1}, {"global_batch", 1560},
-                                {"recompute", "full"}}},
-                  {"checkpoint", {{"storage_accounts", 1000}}}};
+  mc::json cfg = {
+      {"model", {{"preset", "gpt3-175b"}}},
+      {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 9984}}},
+      {"parallel",
+       {{"tp", 8}, {"pp", 16}, {"dp", 78}, {"micro_batch", 1}, {"global_batch", 1560}, {"recompute", "full"}}},
+      {"checkpoint", {{"storage_accounts", 1000}}}};
   SimOptions o;
   o.timeline_gpu = -1;
   o.include_link_series = false;

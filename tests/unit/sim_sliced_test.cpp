@@ -25,8 +25,14 @@ void drop_wall_times(json& j) {
 const json kConfig = {{"model", {{"preset", "gpt3-2.7b"}}},
                       {"cluster", {{"preset", "azure-openai-2020"}, {"gpus", 64}}},
                       {"parallel",
-                       {{"tp", 2}, {"pp", 2}, {"dp", 16}, {"micro_batch", 1}, {"global_batch", 128}, {"zero", 3},
-                        {"schedule", "interleaved"}, {"virtual_stages", 2}}},
+                       {{"tp", 2},
+                        {"pp", 2},
+                        {"dp", 16},
+                        {"micro_batch", 1},
+                        {"global_batch", 128},
+                        {"zero", 3},
+                        {"schedule", "interleaved"},
+                        {"virtual_stages", 2}}},
                       {"stragglers", {{{"gpu", 21}, {"speed", 0.7}}}},
                       {"degraded_links", {{{"node", 5}, {"bandwidth_fraction", 0.3}}}}};
 

@@ -46,9 +46,7 @@ struct Published {
   bool relative = true;
   // The distance allowed from `value`: the case's tolerance, plus 1e-9 relative (1e-12 absolute) so an
   // exact quantity (tolerance 0) survives the last bits of floating point.
-  double allowed() const {
-    return relative ? (tolerance + 1e-9) * std::fabs(value) : tolerance + 1e-12;
-  }
+  double allowed() const { return relative ? (tolerance + 1e-9) * std::fabs(value) : tolerance + 1e-12; }
 };
 
 // One expected quantity of one case; throws std::out_of_range naming both when it is absent.
@@ -83,8 +81,8 @@ inline void expect_published(double got, const std::string& id, const std::strin
 }  // namespace mc::test
 
 // A macro so that a failure points at the test's line, not this header's.
-#define EXPECT_PUBLISHED(actual, id, quantity) \
-  do {                                         \
-    SCOPED_TRACE(std::string(id) + " / " + (quantity)); \
+#define EXPECT_PUBLISHED(actual, id, quantity)                \
+  do {                                                        \
+    SCOPED_TRACE(std::string(id) + " / " + (quantity));       \
     ::mc::test::expect_published((actual), (id), (quantity)); \
   } while (0)

@@ -1,7 +1,7 @@
 // test_helpers_test.cpp - the shared check against published numbers fails, naming what is missing, when a
 // case or quantity is not in the validation file (it used to skip, so a renamed case passed silently).
-#include "core/units.h"
 #include "test_helpers.h"
+#include "core/units.h"
 
 #include <gtest/gtest-spi.h>
 

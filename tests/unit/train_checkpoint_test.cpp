@@ -25,7 +25,8 @@ TrainConfig small(int dp, int tp, int pp, int zero) {
 }
 
 std::string fresh_dir(const std::string& name) {
-  const std::string d = testing::TempDir() + "mc_train_ckpt_" + name + "_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed());
+  const std::string d = testing::TempDir() + "mc_train_ckpt_" + name + "_" +
+                        std::to_string(::testing::UnitTest::GetInstance()->random_seed());
   fs::remove_all(d);
   return d;
 }
@@ -270,11 +271,16 @@ TEST(TrainCheckpoint, CraftedHeaderFieldsAreRefusedLocated) {
     f << out;
   };
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
-      {"step", "9e99", "out of range"},  {"step", "-5", "out of range"},
-      {"step", "1099511627776", "out of range"}, {"step", "1", "holds 2 losses for 1 steps"},
-      {"data_rng", "\"12ab\"", "decimal digits"}, {"data_rng", "\"99999999999999999999\"", "2^64"},
-      {"losses", "{\"a\": 1}", "list of numbers"}, {"losses", "[1, \"x\"]", "expected a number"},
-      {"config", "[]", "must be a JSON object"}, {"config", "{\"dp\": 0}", "out of range"},
+      {"step", "9e99", "out of range"},
+      {"step", "-5", "out of range"},
+      {"step", "1099511627776", "out of range"},
+      {"step", "1", "holds 2 losses for 1 steps"},
+      {"data_rng", "\"12ab\"", "decimal digits"},
+      {"data_rng", "\"99999999999999999999\"", "2^64"},
+      {"losses", "{\"a\": 1}", "list of numbers"},
+      {"losses", "[1, \"x\"]", "expected a number"},
+      {"config", "[]", "must be a JSON object"},
+      {"config", "{\"dp\": 0}", "out of range"},
       {"config", "{\"model\": {\"vocab\": 256}, \"colour\": 1}", "colour"},
   };
   for (const auto& [key, value, expect] : cases) {

@@ -7,6 +7,8 @@
 #include "train/kernels/cpu_device.h"
 #include "train/train.h"
 
+#include "device/registry.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -160,9 +162,11 @@ TEST(CollectiveBackend, WorkersShareGpusRoundRobinOneRankPerGpu) {
 
 TEST(CollectiveBackend, NcclOnTwoGpusMatchesTheEnginesRing) {
   std::string why;
-  std::unique_ptr<CollectiveBackend> nccl = mc::device::open_gpu_collectives(&why);
+  const mc::device::DeviceKind* cuda = mc::device::find_device_kind("cuda");
+  if (!cuda) GTEST_SKIP() << "no CUDA device in this build";
+  std::unique_ptr<CollectiveBackend> nccl = cuda->open_collectives(&why);
   if (!nccl) GTEST_SKIP() << why;
-  std::unique_ptr<mc::device::Device> gpu = mc::device::open_gpu_device(&why);
+  std::unique_ptr<mc::device::Device> gpu = cuda->open(&why);
   ASSERT_TRUE(gpu) << why;
   const int p = 2;
   const size_t n = 1 << 12;

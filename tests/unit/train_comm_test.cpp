@@ -1,11 +1,11 @@
 // The virtual network's collectives compute the right sums and send what NCCL's ring algorithms send.
 #include "core/json_doc.h"
+#include "device_test_util.h"
 #include "perf/comm_volume.h"
 #include "train/parallel/comm.h"
+#include "train/parallel/trainer_impl.h"
 #include "train/storage/corpus.h"
 #include "train/train.h"
-#include "train/parallel/trainer_impl.h"
-#include "device_test_util.h"
 
 #include <gtest/gtest.h>
 

@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <fstream>
 #include <regex>
-#include <unistd.h>
 
 namespace {
 
@@ -95,7 +95,8 @@ TEST(TrainCorpus, BrokenLanguageFilesGiveLocatedErrors) {
   ASSERT_FALSE(good.empty());
   EXPECT_EQ(language_error(good), "");
   // Probabilities that do not sum to 1: the error names the word's "next" list and where it is.
-  std::string bad = std::regex_replace(good, std::regex("\"p\": 0\\.1\\}"), "\"p\": 0.2}", std::regex_constants::format_first_only);
+  std::string bad =
+      std::regex_replace(good, std::regex("\"p\": 0\\.1\\}"), "\"p\": 0.2}", std::regex_constants::format_first_only);
   std::string e = language_error(bad);
   EXPECT_NE(e.find("lang.json:6:"), std::string::npos) << e;
   EXPECT_NE(e.find("key \"words/0/next\""), std::string::npos) << e;
@@ -147,7 +148,8 @@ TEST(TrainCorpus, UserFilesAreCheckedForUtf8AndLength) {
     resolve_corpus("/nonexistent/corpus.txt", kAssets);
     ADD_FAILURE();
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/corpus.txt: no such corpus file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/corpus.txt: no such corpus file"), std::string::npos)
+        << e.what();
   }
   try {
     resolve_corpus("novel", kAssets);
@@ -169,11 +171,11 @@ TEST(TrainCorpus, UserFilesAreCheckedForUtf8AndLength) {
 TEST(TrainCorpus, Utf8ValidatorFollowsRfc3629) {
   EXPECT_EQ(first_invalid_utf8("plain ascii"), std::string::npos);
   EXPECT_EQ(first_invalid_utf8("\xE2\x82\xAC \xF0\x9F\x98\x80"), std::string::npos);  // euro sign, emoji
-  EXPECT_EQ(first_invalid_utf8("ab\xC0\xAF"), 2u);          // overlong '/'
-  EXPECT_EQ(first_invalid_utf8("a\xED\xA0\x80"), 1u);       // UTF-16 surrogate
-  EXPECT_EQ(first_invalid_utf8("a\xF4\x90\x80\x80"), 1u);   // above U+10FFFF
-  EXPECT_EQ(first_invalid_utf8("abc\xE2\x82"), 3u);         // truncated
-  EXPECT_EQ(first_invalid_utf8("\x80"), 0u);                // lone continuation byte
+  EXPECT_EQ(first_invalid_utf8("ab\xC0\xAF"), 2u);                                    // overlong '/'
+  EXPECT_EQ(first_invalid_utf8("a\xED\xA0\x80"), 1u);                                 // UTF-16 surrogate
+  EXPECT_EQ(first_invalid_utf8("a\xF4\x90\x80\x80"), 1u);                             // above U+10FFFF
+  EXPECT_EQ(first_invalid_utf8("abc\xE2\x82"), 3u);                                   // truncated
+  EXPECT_EQ(first_invalid_utf8("\x80"), 0u);                                          // lone continuation byte
 }
 
 }  // namespace

@@ -165,7 +165,8 @@ TEST(TrainParallel, ZeroMemoryShrinksAsThePaperSays) {
       const double psi = double(t.parameter_count() + (nd - t.parameter_count() % nd) % nd);  // padded to Nd
       double psi_units = 0;  // ZeRO-2/3 pad every unit (worker.h's ParamUnit)
       for (double u : unit_floats(c.model, nd)) psi_units += u;
-      const double expect[4] = {16 * psi, 8 * psi + 8 * psi / nd, 4 * psi_units + 12 * psi_units / nd, 16 * psi_units / nd};
+      const double expect[4] = {16 * psi, 8 * psi + 8 * psi / nd, 4 * psi_units + 12 * psi_units / nd,
+                                16 * psi_units / nd};
       for (const WorkerMemory& m : t.memory())
         EXPECT_DOUBLE_EQ(m.persistent_bytes(), expect[z]) << "stage " << z << " width " << c.model.width;
     }
@@ -208,7 +209,8 @@ TEST(TrainParallel, PredictionUsesThePerfModel) {
       Trainer t(c, default_corpus());
       const double psi_flat = double(t.parameter_count() + (4 - t.parameter_count() % 4) % 4);
       const double psi = z == 1 ? psi_flat : psi_units;
-      EXPECT_DOUBLE_EQ(t.predicted_bytes_per_worker()[0], mc::perf::dp_gradient_volume(psi, 4, 4, z).bytes_sent_per_rank)
+      EXPECT_DOUBLE_EQ(t.predicted_bytes_per_worker()[0],
+                       mc::perf::dp_gradient_volume(psi, 4, 4, z).bytes_sent_per_rank)
           << "stage " << z;
     }
   }

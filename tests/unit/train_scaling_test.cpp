@@ -1,7 +1,7 @@
 // The scaling sweep's power-law fits (engine/train/scaling.h) against exact synthetic data, and where the
 // sweep's irreducible loss comes from.
-#include "train/storage/corpus.h"
 #include "train/scaling.h"
+#include "train/storage/corpus.h"
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,8 @@
 // equals the textbook full-square formula computed in double.
 #include "train/kernels/gemm.h"
 #include "train/kernels/ops.h"
-#include "train/train.h"
 #include "train/model/worker.h"
+#include "train/train.h"
 
 #include <gtest/gtest.h>
 
@@ -115,7 +115,9 @@ void reference_attention(const std::vector<float>& qkv, const std::vector<float>
                          int b, std::vector<double>& y, std::vector<double>& dq, std::vector<double>& dk,
                          std::vector<double>& dv) {
   const int D = H * hs;
-  auto at = [&](int t, int part, int e) { return double(qkv[(size_t(b) * T + size_t(t)) * 3 * D + size_t(part * D + h * hs + e)]); };
+  auto at = [&](int t, int part, int e) {
+    return double(qkv[(size_t(b) * T + size_t(t)) * 3 * D + size_t(part * D + h * hs + e)]);
+  };
   auto g = [&](int t, int e) { return double(dy[(size_t(b) * T + size_t(t)) * D + size_t(h * hs + e)]); };
   std::vector<double> P(size_t(T) * T, 0.0), dP(size_t(T) * T, 0.0);
   y.assign(size_t(T) * hs, 0.0);
@@ -166,7 +168,8 @@ TEST(TrainThreads, BlockCausalAttentionMatchesTheFullSquare) {
       reference_attention(qkv, dy, T, hs, H, h, b, ry, rdq, rdk, rdv);
       for (int t = 0; t < T; ++t) {
         // Above the diagonal att holds exact zeros (every backend may read the whole square).
-        for (int j = t + 1; j < T; ++j) ASSERT_EQ(att[((size_t(b) * H + size_t(h)) * T + size_t(t)) * T + size_t(j)], 0.0f);
+        for (int j = t + 1; j < T; ++j)
+          ASSERT_EQ(att[((size_t(b) * H + size_t(h)) * T + size_t(t)) * T + size_t(j)], 0.0f);
         for (int e = 0; e < hs; ++e) {
           const size_t row = (size_t(b) * T + size_t(t)) * 3 * D + size_t(h * hs + e);
           EXPECT_NEAR(y[(size_t(b) * T + size_t(t)) * D + size_t(h * hs + e)], ry[size_t(t) * hs + size_t(e)], 1e-4);

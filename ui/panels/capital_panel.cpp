@@ -365,10 +365,6 @@ void draw_partnership(ExplorerState& s, const Catalog& cat, capital::Partnership
 }
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   const Catalog& cat = *s.catalog;
   CapitalView& v = s.capital;
   capital::PlanConfig plan;
@@ -433,7 +429,8 @@ PanelRegistrar reg{Panel{.id = "capital",
                            if (w == "capital.waterfall") return "waterfall";
                            if (w == "capital.partnership") return "partnership";
                            return "plan";  // its budget, utilisation, plan and Chinchilla's table
-                         }}};
+                         },
+                         .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

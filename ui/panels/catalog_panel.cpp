@@ -27,12 +27,6 @@ void export_table(ExplorerState& s, const Table& t, bool as_json) {
 }
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "The catalog could not be loaded:");
-    wrapped_text(false, "%s", s.catalog_error.c_str());
-    wrapped_text(false, "Fix the file named above (or restore it from the repository) and restart.");
-    return;
-  }
   const Catalog& cat = *s.catalog;
   wrapped_text(false,
                "The hardware of the era, as its makers and users published it. Click a column to sort, "
@@ -162,7 +156,8 @@ PanelRegistrar reg{Panel{.id = "catalog",
                            for (const auto& t : s.catalog->tables)
                              if (t.find(id)) return t.name;
                            return "";
-                         }}};
+                         },
+                         .needs_catalog = true}};
 
 // Its tabs for an address (?panel=catalog/systems): the catalog's tables.
 std::vector<std::string> table_names(const ExplorerState& s) {

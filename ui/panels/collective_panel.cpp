@@ -381,10 +381,6 @@ void draw_figures(ExplorerState& s, const sim::CollectiveAnimation& a) {
 // ---- the panel ----------------------------------------------------------------------------------------
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   wrapped_text(false,
                "How GPUs combine their gradients: every chunk below moves when the flow simulator says it does, "
                "on the links of the Run chapter's cluster. A ring passes one piece of the buffer to the next GPU "
@@ -421,7 +417,8 @@ PanelRegistrar reg{
           .draw = draw,
           .summary = "One all-reduce, reduce-scatter, all-gather or send, chunk by chunk on the cluster's links",
           .tabs = {},
-          .tab_of_widget = nullptr}};
+          .tab_of_widget = nullptr,
+          .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -1,3 +1,5 @@
+// lab_charts.cpp - the training lab's drawings (lab_charts.h): loss curves, memory bars, the pipeline
+// schedule, the message graph and the scaling sweep.
 #include "ui/panels/lab_charts.h"
 
 #include "core/format.h"

@@ -3,8 +3,12 @@
 // curves of every layout tried overlaid, text the model writes, each worker's memory, the messages
 // between workers in the last step with the bytes the communication model predicted, and the
 // predictable-scaling sweep. All numbers come from engine/train (the code behind `megacluster train`).
+//
+// Sections: the run (the trainer and the sweep, advanced a slice at a time); exports, and the run kept
+// across page reloads; drawing (controls, the loss chart, the train and scaling tabs); the registration and
+// the corpus a user drops on the window.
 #include "core/format.h"
-#include "device/device.h"
+#include "device/registry.h"
 #include "train/device_peak.h"
 #include "train/report.h"
 #include "train/storage/corpus.h"
@@ -27,6 +31,8 @@
 
 namespace mc::ui {
 namespace {
+
+// ---- the run ----
 
 std::string layout_label(const nlohmann::json& c) {
   char buf[128];
@@ -373,6 +379,8 @@ void restore(ExplorerState& s, LabView& v) {
   }
 }
 
+// ---- drawing ----
+
 void draw_controls(ExplorerState& s, LabView& v) {
   nlohmann::json& c = v.config;
   // One row of fields that wraps onto the next line when the panel is narrow (a projector).
@@ -512,20 +520,22 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
                  format_quantity(tokens / std::max(med, 1e-9), "").c_str(), med * 1e3, sorted.size());
     track(s, "lab.speed");
-    if (t.kernels == "cuda" && s.catalog) {
-      // MFU against the card's sourced peak for this precision (train/device_peak.h), as `train` prints it.
-      const DeviceInfo& d = device_info();
+    const device::DeviceKind* kind = device::find_device_kind(t.kernels);
+    const device::DeviceProbe* probe = kind ? &device::probe_of(*kind) : nullptr;
+    if (probe && !probe->hardware.empty() && s.catalog) {
+      // MFU against the card's sourced peak for this precision (train/device_peak.h), as `train` prints it;
+      // only a device whose probe names catalog hardware has one (the CPU names none).
       const Table* gpus = s.catalog->table("gpus");
-      const Record* gpu = gpus ? train::gpu_record_for(*gpus, d.gpu_name) : nullptr;
+      const Record* gpu = gpus ? train::gpu_record_for(*gpus, probe->hardware) : nullptr;
       std::string field;
       const double peak = gpu ? train::peak_flops_for(*gpu, t.config.precision, &field) : 0;
-      const int used = std::max(1, std::min(t.config.parallel.workers(), d.gpu_count));
+      const int used = std::max(1, std::min(t.config.parallel.workers(), probe->units));
       if (peak > 0)
         wrapped_text(false, "MFU %s of %d x %s's %s peak (%s FLOP/s each; gpus.json)",
                      format_percent(tokens / std::max(med, 1e-9) * t.flops_per_token / (peak * used)).c_str(), used,
                      gpu->name.c_str(), device::to_string(t.config.precision), format_quantity(peak, "").c_str());
       else
-        wrapped_text(true, "MFU not shown: %s's %s peak is not in assets/catalog/gpus.json", d.gpu_name.c_str(),
+        wrapped_text(true, "MFU not shown: %s's %s peak is not in assets/catalog/gpus.json", probe->hardware.c_str(),
                      device::to_string(t.config.precision));
     }
     if (t.config.parallel.workers() > 1) {
@@ -806,6 +816,8 @@ void draw(ExplorerState& s) {
   }
   serve_checkpoints(s, v);
 }
+
+// ---- the registration, and a corpus dropped on the window ----
 
 bool open_corpus(ExplorerState& s, const std::string& name, const std::string& content) {
   if (name.size() < 4 || name.substr(name.size() - 4) != ".txt") return false;

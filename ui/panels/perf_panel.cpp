@@ -2,6 +2,9 @@
 // see memory per GPU against HBM, where the iteration time goes, the pipeline schedule of one
 // iteration, throughput, days and dollars, and the ranked layouts of the search. Every number comes from
 // engine/perf (the same code as `megacluster estimate` and `megacluster search`).
+//
+// Sections: recomputation (the estimate, the search job); controls (presets, sliders, the network);
+// results (price, stacks, memory and time); search (the ranked layouts); draw and the registration.
 #include "catalog/accelerator.h"
 #include "core/format.h"
 #include "perf/fit_layout.h"
@@ -764,6 +767,8 @@ void draw_results(ExplorerState& s) {
   track(s, "perf.gantt");
 }
 
+// ---- search ----
+
 void apply_layout(PerfView& v, const perf::Layout& L) {
   json& par = v.config["parallel"];
   par["tp"] = L.tp, par["pp"] = L.pp, par["dp"] = L.dp, par["micro_batch"] = L.micro_batch;
@@ -871,11 +876,9 @@ void draw_search(ExplorerState& s) {
   }
 }
 
+// ---- draw and the registration ----
+
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   // A scenario may hand over a config with sections left out (a search config has no "parallel"): the
   // widgets read each section, so make every one an object (the engine fills in the defaults).
   if (!s.perf.config.is_object()) s.perf.config = json::object();
@@ -908,7 +911,8 @@ PanelRegistrar reg{{.id = "perf",
                     .draw = draw,
                     .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
                     .tabs = {},
-                    .tab_of_widget = nullptr}};
+                    .tab_of_widget = nullptr,
+                    .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

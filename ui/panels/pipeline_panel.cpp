@@ -251,10 +251,6 @@ void draw_figures(ExplorerState& s, const sim::PipelineAnimation& a) {
 // ---- the panel ----------------------------------------------------------------------------------------
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   wrapped_text(false,
                "How a pipeline fills and drains: every block below appears when the iteration simulator runs it, "
                "on the per-layer times of the model and cluster in use (the Run chapter's, or a scenario's), one "
@@ -285,7 +281,8 @@ PanelRegistrar reg{Panel{.id = "pipeline",
                          .draw = draw,
                          .summary = "GPipe, 1F1B or interleaved, micro-batch by micro-batch; the bubble as it forms",
                          .tabs = {},
-                         .tab_of_widget = nullptr}};
+                         .tab_of_widget = nullptr,
+                         .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -182,10 +182,6 @@ void draw_run_error(ExplorerState& s) {
 }
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   poll(s);
   SimView& v = s.sim;
   wrapped_text(false,
@@ -269,7 +265,8 @@ PanelRegistrar reg{{.id = "run",
                     .draw = draw,
                     .summary = "a month of training with failures, restarts, checkpoints and the data pipeline",
                     .tabs = {},
-                    .tab_of_widget = nullptr}};
+                    .tab_of_widget = nullptr,
+                    .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

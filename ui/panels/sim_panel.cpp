@@ -572,10 +572,6 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
 }
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   poll(s);
   SimView& v = s.sim;
   wrapped_text(false,
@@ -676,7 +672,8 @@ PanelRegistrar reg{{.id = "sim",
                     .tabs = {"timeline", "links"},
                     .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
                       return w == "sim.hot_links" || w == "sim.link_series" || w == "sim.heatmap" ? "links" : "";
-                    }}};
+                    },
+                    .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

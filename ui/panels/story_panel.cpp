@@ -149,10 +149,6 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
 }
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   const Catalog& cat = *s.catalog;
   wrapped_text(false,
                "From one donated box to a machine built for one customer: the events of the story, and the "
@@ -180,7 +176,8 @@ PanelRegistrar reg{Panel{.id = "story",
                          .draw = draw,
                          .summary = "Timeline 2016-2022 and the AI-and-Compute chart, every fact with its source",
                          .tabs = {},
-                         .tab_of_widget = nullptr}};
+                         .tab_of_widget = nullptr,
+                         .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

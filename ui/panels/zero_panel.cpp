@@ -231,10 +231,6 @@ void draw_figures(ExplorerState& s, const sim::ZeroAnimation& a, const sim::Zero
 // ---- the panel ------------------------------------------------------------------------------------------
 
 void draw(ExplorerState& s) {
-  if (!s.catalog) {
-    wrapped_text(false, "The catalog could not be loaded: %s", s.catalog_error.c_str());
-    return;
-  }
   wrapped_text(false,
                "What ZeRO keeps on each GPU and what it moves, one layer at a time, as the simulator runs one "
                "training step: with stage 3 a layer's weights are gathered just before it computes and dropped "
@@ -267,7 +263,8 @@ PanelRegistrar reg{Panel{.id = "zero",
                          .draw = draw,
                          .summary = "One ZeRO step: what each GPU holds, gathers and scatters, and its memory",
                          .tabs = {},
-                         .tab_of_widget = nullptr}};
+                         .tab_of_widget = nullptr,
+                         .needs_catalog = true}};
 
 }  // namespace
 }  // namespace mc::ui

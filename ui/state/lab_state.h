@@ -53,8 +53,8 @@ struct LabView {
   // The default, a model small enough that a step takes a few milliseconds so training runs inside the
   // frame loop, is assets/configs/train.json (the App loads it).
   nlohmann::json config = nlohmann::json::object();
-  bool running = true;         // train a few steps every frame (the lab starts live when opened)
-  bool step_once = false;      // one step on the next frame (the Step button; scenarios may set it)
+  bool running = true;     // train a few steps every frame (the lab starts live when opened)
+  bool step_once = false;  // one step on the next frame (the Step button; scenarios may set it)
   // Replay of the last step's messages (report.messages, in the order they were sent): the position in
   // messages (the integer part the message in flight, the fraction how far it has gone), -1 = not
   // replaying (the graph shows the step's totals). Training pauses while it replays, so the step stays.
@@ -73,10 +73,10 @@ struct LabView {
   // The values each layout control offers (lab_valid_values), computed for the config dumped in choices_for.
   std::string choices_for;
   std::map<std::string, std::vector<int>> choices;
-  std::vector<LabCurve> curves;             // earlier runs, overlaid on the current one
+  std::vector<LabCurve> curves;  // earlier runs, overlaid on the current one
   int sample_every = 50;
   bool log_axis = true;
-  bool export_requested = false;            // Export trained model, waiting for the job's checkpoint
+  bool export_requested = false;  // Export trained model, waiting for the job's checkpoint
 
   // The run kept across page reloads (Platform::persistent, the web build): saved every persist_every_s
   // while it changes and at once when it pauses, restored once when the lab first draws. A second: a
@@ -87,15 +87,15 @@ struct LabView {
   int persisted_step = -1;
   bool persisted_running = false;
   bool restore_checked = false;
-  std::string resume_note;       // "resumed at step 120 from the browser's storage"
+  std::string resume_note;  // "resumed at step 120 from the browser's storage"
 
   // The training text: a built-in corpus of assets/corpus/index.json (corpus_id) or a dropped file
   // (corpus_id empty). Loaded on first use, and again when the combo picks another built-in.
   std::string corpus_id = "synthetic";
   std::string corpus_name;
-  std::string corpus_text;           // empty: not loaded yet
-  double corpus_entropy = 0;         // nats/byte when the text's entropy is known (the synthetic language), else 0
-  std::string corpus_error;          // why the corpus could not be loaded
+  std::string corpus_text;    // empty: not loaded yet
+  double corpus_entropy = 0;  // nats/byte when the text's entropy is known (the synthetic language), else 0
+  std::string corpus_error;   // why the corpus could not be loaded
   std::vector<train::CorpusEntry> corpora;  // the built-in list, read once
 
   // The scaling sweep, advanced by sweep_job while sweep_running (the user's wish: Pause clears it).

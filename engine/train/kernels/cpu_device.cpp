@@ -4,6 +4,7 @@
 // when the trainer moved onto the device interface.
 #include "train/kernels/cpu_device.h"
 
+#include "device/registry.h"
 #include "train/kernels/gemm.h"
 #include "train/kernels/ops.h"
 
@@ -250,5 +251,32 @@ void CpuDevice::adamw(DPtr<float> params, DPtr<const float> grads, DPtr<float> m
 }
 
 std::unique_ptr<device::Device> make_cpu_device() { return std::make_unique<CpuDevice>(); }
+
+namespace {
+
+// The reference device: always there, the fallback of "auto", what every other kind is checked against.
+device::DeviceProbe probe_cpu() {
+  device::DeviceProbe p;
+  p.available = true;
+  p.units = 1;
+  p.message = "this build has no GPU device (CUDA kernels need nvcc at configure time); using the CPU";
+  p.label = "CPU";
+  return p;
+}
+
+const device::DeviceRegistrar registered{device::DeviceKind{
+    .name = "cpu",
+    .summary = "CPU",
+    .preference = 0,
+    .reference = true,
+    .host_memory = true,
+    .several_per_process = false,
+    .precisions = {device::Precision::fp32, device::Precision::tf32, device::Precision::bf16},
+    .probe = probe_cpu,
+    .open = [](std::string*) -> std::unique_ptr<device::Device> { return make_cpu_device(); },
+    .open_collectives = {},
+}};
+
+}  // namespace
 
 }  // namespace mc::train

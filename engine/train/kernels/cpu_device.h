@@ -15,7 +15,7 @@ class CpuDevice : public device::Device {
  public:
   const char* name() const override { return "cpu"; }
   std::string description() const override;
-  bool host_addressable() const override { return true; }
+  device::MemorySpace memory_space() const override { return device::MemorySpace::host; }
 
   device::DPtr<char> allocate_bytes(int64_t bytes) override;
   void free_bytes(device::DPtr<char> p) override;
@@ -72,7 +72,8 @@ class CpuDevice : public device::Device {
   int64_t round_cap_[3] = {0, 0, 0};
 };
 
-// A fresh CPU device (each trainer owns one, so its transfer counters are its own).
+// A fresh CPU device (each trainer owns one, so its transfer counters are its own). The registry opens the
+// same ("cpu", registered in cpu_device.cpp); tests that compare against the reference call this directly.
 std::unique_ptr<device::Device> make_cpu_device();
 
 }  // namespace mc::train

@@ -86,7 +86,6 @@ void lanewise(float* x, int64_t n, F f) {
 void exp_inplace(float* x, int64_t n) { lanewise(x, n, exp4); }
 void tanh_inplace(float* x, int64_t n) { lanewise(x, n, tanh4); }
 
-
 namespace {
 
 // GELU's tanh form (Hendrycks & Gimpel 2016, "Gaussian Error Linear Units", eq. after 2):
@@ -101,9 +100,7 @@ inline v128_t mul(v128_t a, v128_t b) { return wasm_f32x4_mul(a, b); }
 inline v128_t add(v128_t a, v128_t b) { return wasm_f32x4_add(a, b); }
 
 // tanh(k (x + c x x x)), with the products in ops.cpp's order: ((c x) x) x.
-inline v128_t gelu_tanh(v128_t x) {
-  return tanh4(mul(splat(kGeluK), add(x, mul(mul(mul(splat(kGeluC), x), x), x))));
-}
+inline v128_t gelu_tanh(v128_t x) { return tanh4(mul(splat(kGeluK), add(x, mul(mul(mul(splat(kGeluC), x), x), x)))); }
 
 inline v128_t gelu4(v128_t x) { return mul(mul(splat(0.5f), x), add(splat(1.0f), gelu_tanh(x))); }
 

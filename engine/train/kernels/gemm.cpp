@@ -22,8 +22,8 @@
 #include <string>
 #ifndef __EMSCRIPTEN__
 #include <atomic>
-#include <exception>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #if defined(__linux__)
@@ -41,11 +41,11 @@ namespace mc::train {
 // defines MC_TRAIN_HAVE_AVX2; this file stays at the baseline ISA and picks the AVX2 code at run time.
 #if defined(MC_TRAIN_HAVE_AVX2)
 namespace avx2 {
-void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
-           int ldc, bool accumulate);
+void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+           bool accumulate);
 void tanh_inplace(float* x, int64_t n);
 void exp_inplace(float* x, int64_t n);
-}
+}  // namespace avx2
 static bool use_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return yes;
@@ -110,9 +110,7 @@ class Pool {
   ~Pool() {
     stop_.store(true);
     gen_.fetch_add(1);
-    {
-      std::lock_guard<std::mutex> l(m_);
-    }
+    { std::lock_guard<std::mutex> l(m_); }
     cv_.notify_all();
     for (auto& t : helpers_) t.join();
   }
@@ -136,8 +134,10 @@ class Pool {
     work();
     // Always wait for the helpers, even after a task threw: they use the caller's task and context.
     for (int spin = 0; active_.load(std::memory_order_acquire) != 0; ++spin)
-      if (spin < 4000) cpu_relax();
-      else std::this_thread::yield();
+      if (spin < 4000)
+        cpu_relax();
+      else
+        std::this_thread::yield();
     if (error_) std::rethrow_exception(error_);  // the first task that threw, on the caller's thread
     return true;
   }
@@ -259,8 +259,8 @@ void sgemm_serial(bool ta, bool tb, int M, int N, int K, const float* A, int lda
   sgemm_one(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 }
 
-void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
-           int ldc, bool accumulate) {
+void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+           bool accumulate) {
   if (M <= 0 || N <= 0) return;
 #if defined(__wasm_simd128__)
   // The web build has one thread, so pieces would only repack the operand they share once per piece; the

@@ -11,8 +11,8 @@ namespace mc::train {
 // (elements between rows). op(X) = X^T when the flag is set (then X is stored K x M or N x K).
 // A large product is cut into pieces of C chosen from the shape alone and the pieces run on the pool, so
 // the result is the same bit for bit whatever the thread count.
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-           float* C, int ldc, bool accumulate);
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+           int ldc, bool accumulate);
 // The same product on the calling thread only, in one piece (for small products inside a parallel task).
 void sgemm_serial(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
                   float* C, int ldc, bool accumulate);
@@ -43,7 +43,8 @@ void parallel_for(int n, void (*task)(void* ctx, int i), void* ctx);
 template <class F>
 void parallel_for(int n, F&& f) {
   using G = std::remove_reference_t<F>;
-  parallel_for(n, [](void* c, int i) { (*static_cast<G*>(c))(i); }, const_cast<void*>(static_cast<const void*>(&f)));
+  parallel_for(
+      n, [](void* c, int i) { (*static_cast<G*>(c))(i); }, const_cast<void*>(static_cast<const void*>(&f)));
 }
 
 // [begin, end) of piece i when `total` items are cut into `pieces` near-equal pieces of whole `quantum`s.

@@ -25,8 +25,8 @@ namespace {
 #include "train/kernels/gemm_impl.inc"
 }
 
-void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
-           int ldc, bool accumulate) {
+void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+           bool accumulate) {
   sgemm_body(ta, tb, M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 }
 void tanh_inplace(float* x, int64_t n) { tanh_body(x, n); }

@@ -28,11 +28,11 @@
 namespace mc::train::wasm {
 namespace {
 
-constexpr int kMr = 5;    // rows of C per micro-kernel
-constexpr int kNr = 8;    // columns of C per micro-kernel (two f32x4)
-constexpr int kKc = 256;  // depth of one slice: a packed A panel (5 KiB) + B panel (8 KiB) stay in L1
-constexpr int kMc = 80;   // rows of op(A) packed at once (80 KiB, L2), a multiple of kMr
-constexpr int kNc = 1024; // columns of op(B) packed at once (1 MiB at kKc = 256)
+constexpr int kMr = 5;     // rows of C per micro-kernel
+constexpr int kNr = 8;     // columns of C per micro-kernel (two f32x4)
+constexpr int kKc = 256;   // depth of one slice: a packed A panel (5 KiB) + B panel (8 KiB) stay in L1
+constexpr int kMc = 80;    // rows of op(A) packed at once (80 KiB, L2), a multiple of kMr
+constexpr int kNc = 1024;  // columns of op(B) packed at once (1 MiB at kKc = 256)
 
 // Four rows of four floats (src[r] + k .. k+3) transposed: out[j] = (src[0][k+j], .., src[3][k+j]). Packing
 // a row-major op(A) or a transposed op(B) is this 4 x 4 transpose; by shuffles it is ~8x faster than the
@@ -191,8 +191,8 @@ void edge_kernel(int kc, const float* pa, const float* pb, float* C, int ldc, in
 
 }  // namespace
 
-void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
-           int ldc, bool accumulate) {
+void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+           bool accumulate) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     if (!accumulate)
@@ -220,8 +220,10 @@ void sgemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const
           for (int ir = 0; ir < mc; ir += kMr) {
             const int mr = std::min(kMr, mc - ir);
             float* c = C + int64_t(i0 + ir) * ldc + j0 + jr;
-            if (mr == kMr && nr == kNr) micro_kernel(kc, apack.data() + int64_t(ir) * kc, pb, c, ldc, add);
-            else edge_kernel(kc, apack.data() + int64_t(ir) * kc, pb, c, ldc, mr, nr, add);
+            if (mr == kMr && nr == kNr)
+              micro_kernel(kc, apack.data() + int64_t(ir) * kc, pb, c, ldc, add);
+            else
+              edge_kernel(kc, apack.data() + int64_t(ir) * kc, pb, c, ldc, mr, nr, add);
           }
         }
       }

@@ -12,8 +12,8 @@ namespace mc::train::wasm {
 // Exactly mc::train::sgemm's contract (gemm.h): C(M,N) = op(A) op(B), or C += ... when accumulate;
 // row-major with leading dimensions. Each element of C is summed in an order fixed by K alone (blocks of
 // kKc, each from zero in k order, then added to C), so results repeat bit for bit.
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-           float* C, int ldc, bool accumulate);
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float* C,
+           int ldc, bool accumulate);
 
 // Element-wise exp and tanh in place; every element's result depends only on its value (no position- or
 // alignment-dependent tails: the last partial vector goes through the same code via a padded copy).

@@ -114,9 +114,10 @@ Layout make_layout(const ModelConfig& m, int tp, int tp_rank, int pp, int pp_ran
 
 int Layout::unit_of(int64_t offset) const {
   // Units are few (layers + 2) and in order: the last one that begins at or before the offset.
-  auto it = std::upper_bound(units.begin(), units.end(), offset,
-                             [](int64_t o, const ParamUnit& u) { return o < u.begin; });
-  if (it == units.begin() || offset >= padded) throw std::logic_error("offset " + std::to_string(offset) + " is outside the layout");
+  auto it =
+      std::upper_bound(units.begin(), units.end(), offset, [](int64_t o, const ParamUnit& u) { return o < u.begin; });
+  if (it == units.begin() || offset >= padded)
+    throw std::logic_error("offset " + std::to_string(offset) + " is outside the layout");
   return int(it - units.begin()) - 1;
 }
 
@@ -124,7 +125,8 @@ DPtr<float> Worker::P(int64_t offset) const {
   if (n_params > 0) return params + offset;
   const int u = lay.unit_of(offset);
   if (size_t(u) >= unit_params.size() || unit_params[size_t(u)].empty())
-    throw std::logic_error("worker " + std::to_string(id) + " read unit " + std::to_string(u) + "'s parameters before gathering them");
+    throw std::logic_error("worker " + std::to_string(id) + " read unit " + std::to_string(u) +
+                           "'s parameters before gathering them");
   return unit_params[size_t(u)].ptr() + (offset - lay.units[size_t(u)].begin);
 }
 
@@ -132,7 +134,8 @@ DPtr<float> Worker::G(int64_t offset) {
   if (n_grads > 0) return grads + offset;
   const int u = lay.unit_of(offset);
   if (size_t(u) >= unit_grads.size() || unit_grads[size_t(u)].empty())
-    throw std::logic_error("worker " + std::to_string(id) + " wrote unit " + std::to_string(u) + "'s gradients outside its backward");
+    throw std::logic_error("worker " + std::to_string(id) + " wrote unit " + std::to_string(u) +
+                           "'s gradients outside its backward");
   return unit_grads[size_t(u)].ptr() + (offset - lay.units[size_t(u)].begin);
 }
 
@@ -217,8 +220,10 @@ std::vector<float> init_full_model(const ModelConfig& m, uint64_t seed) {
     const bool proj = t.name.find("proj_w") != std::string::npos;
     for (int64_t i = 0; i < t.size(); ++i) {
       float v = 0;
-      if (gain) v = 1.0f;
-      else if (!bias) v = float(rng.normal() * (proj ? proj_std : 0.02));
+      if (gain)
+        v = 1.0f;
+      else if (!bias)
+        v = float(rng.normal() * (proj ? proj_std : 0.02));
       p[size_t(t.offset + i)] = v;
     }
   }

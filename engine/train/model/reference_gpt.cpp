@@ -112,14 +112,14 @@ struct Block {
 
 // What one block keeps from its forward pass for its backward pass.
 struct BlockActs {
-  Vec x;                 // (N,C)    input of the block (the residual stream)
+  Vec x;  // (N,C)    input of the block (the residual stream)
   Vec ln1, ln1_hat, ln1_rstd;
-  Vec qkv;               // (N,3C)
-  Vec att;               // (B,H,T,T) softmax probabilities, 0 above the diagonal
-  Vec atty;              // (N,C)    attention output, heads side by side
-  Vec x2;                // (N,C)    x + attention branch
+  Vec qkv;   // (N,3C)
+  Vec att;   // (B,H,T,T) softmax probabilities, 0 above the diagonal
+  Vec atty;  // (N,C)    attention output, heads side by side
+  Vec x2;    // (N,C)    x + attention branch
   Vec ln2, ln2_hat, ln2_rstd;
-  Vec fc, ge;            // (N,4C)   before and after GELU
+  Vec fc, ge;  // (N,4C)   before and after GELU
 };
 
 }  // namespace
@@ -131,12 +131,13 @@ Pass forward_backward(const ModelConfig& m, const std::vector<float>& params, co
   const int hs = C / H, N = B * T;
   const Layout lay = make_layout(m, 1, 0, 1, 0, 1);
   if (params.size() != size_t(lay.size))
-    throw std::invalid_argument("reference GPT: " + std::to_string(params.size()) + " parameters given, the config has " +
-                                std::to_string(lay.size));
+    throw std::invalid_argument("reference GPT: " + std::to_string(params.size()) +
+                                " parameters given, the config has " + std::to_string(lay.size));
   if (tokens.size() != size_t(B) * (T + 1))
     throw std::invalid_argument("reference GPT: tokens must be B rows of context + 1");
   for (int32_t tok : tokens)
-    if (tok < 0 || tok >= V) throw std::invalid_argument("reference GPT: token " + std::to_string(tok) + " outside the vocabulary");
+    if (tok < 0 || tok >= V)
+      throw std::invalid_argument("reference GPT: token " + std::to_string(tok) + " outside the vocabulary");
 
   const Vec p(params.begin(), params.end());  // double copies of the weights
   Pass out;

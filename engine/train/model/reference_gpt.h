@@ -1,8 +1,8 @@
 // reference_gpt.h - the lab's GPT once more, written to be read top to bottom: one worker, one
 // micro-batch, plain loops in double precision, no threads, no kernels table, no parallel layout.
 //
-// It is the yardstick for the production path (stage.cpp + ops.cpp, and the CUDA kernels through the
-// same OpsBackend table): tests/unit/reference_gpt_test.cpp checks
+// It is the yardstick for the production path (stage.cpp on a compute device: the CPU reference's ops.cpp,
+// or the CUDA kernels, through device/compute.h): tests/unit/reference_gpt_test.cpp checks
 //   1. this file against a golden file of loss, logits and gradients that PyTorch computed
 //      (tools/golden/reference_gpt_golden.py; tests/data/golden/reference_gpt.json), and
 //   2. the production path against this file and against the same golden file,

@@ -1,10 +1,11 @@
 // comm.cpp - see comm.h: the counters, the mailboxes, the ring and tree collectives, and (with a
 // Transport) each process's part of them.
 //
-// [SECTION] counting            count_sent / count_received: one process counts both ends, else its own
-// [SECTION] point to point      send / recv / has (envelopes only across processes)
-// [SECTION] rings               reduce_scatter, all_gather, all_reduce; ring_part across processes
-// [SECTION] tree                tree_all_reduce; tree_part across processes
+// Sections:
+//   counting            count_sent / count_received: one process counts both ends, else its own
+//   point to point      send / recv / has (envelopes only across processes)
+//   rings               reduce_scatter, all_gather, all_reduce; ring_part across processes
+//   tree                tree_all_reduce; tree_part across processes
 #include "train/parallel/comm.h"
 
 #include <cstring>
@@ -50,7 +51,7 @@ double LinkCounters::data_messages() const { return sum_but_control(messages); }
 Comm::Comm(int workers)
     : inbox_(size_t(workers)), pool_(size_t(workers)), counters_(size_t(workers)), step_(size_t(workers)) {}
 
-// [SECTION] counting ---------------------------------------------------------------------------------
+// ---- counting ----
 
 void Comm::count_sent(int src, int dst, double bytes, Traffic t) {
   for (auto* c : {&counters_[size_t(src)], &step_[size_t(src)]}) {
@@ -76,7 +77,7 @@ void Comm::count(int src, int dst, double bytes, Traffic t) {
   if (!transport_) count_received(dst, bytes);
 }
 
-// [SECTION] point to point --------------------------------------------------------------------------
+// ---- point to point ----
 
 device::Buffer<float> Comm::take(int dst, size_t n) {
   if (!dev_) throw std::logic_error("Comm: no device set (Comm::set_device) before the first message");
@@ -199,7 +200,7 @@ void Comm::begin_step() {
   for (auto& c : step_) c = WorkerCounters{};
 }
 
-// [SECTION] rings ------------------------------------------------------------------------------------
+// ---- rings ----
 
 void Comm::count_ring(const std::vector<int>& g, size_t chunk, Traffic t) {
   const int p = int(g.size());
@@ -319,7 +320,7 @@ void Comm::all_reduce(const std::vector<int>& g, const Bufs& bufs, size_t n, Tra
   all_gather(g, bufs, n, t);
 }
 
-// [SECTION] tree -------------------------------------------------------------------------------------
+// ---- tree ----
 
 void Comm::tree_all_reduce(const std::vector<int>& g, const std::vector<double*>& bufs, size_t n, Traffic t) {
   const int p = int(g.size());

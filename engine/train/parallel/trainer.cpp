@@ -11,8 +11,8 @@
 // optimizer_step (global-norm clipping and AdamW on the owned ranges); Trainer::step.
 #include "train/parallel/trainer_impl.h"
 
+#include "device/registry.h"
 #include "perf/comm_volume.h"
-#include "train/kernels/cpu_device.h"
 #include "train/kernels/gemm.h"
 
 #include <algorithm>
@@ -65,28 +65,17 @@ Trainer::Trainer(TrainConfig cfg, std::string corpus, Transport* transport) : im
   s.comm = Comm(pc.workers());
   s.comm.set_transport(transport);
   if (transport && transport->collectives()) s.comm.set_collective_backend(transport->collectives());
-  // The device: chosen once for the whole run; every worker's state lives on it from here on.
-  if (cfg.device != "cpu") {
-    std::string why;
-    s.dev = device::open_gpu_device(&why);
-    if (s.dev) {
-      s.dev_note = std::string(s.dev->name()) + ": " + s.dev->description();
-    } else if (cfg.device == "cuda") {
-      throw std::invalid_argument("device \"cuda\" was asked for, but the GPU cannot be used: " + why +
-                                  "; use \"device\": \"auto\" (or --device auto) to fall back to the CPU");
-    } else {
-      s.dev_note = why + "; using the CPU";
-    }
-  } else {
-    s.dev_note = "cpu: requested";
-  }
-  if (!s.dev) s.dev = make_cpu_device();
+  // The device: chosen once for the whole run (device/registry.h); every worker's state lives on it from here on.
+  device::OpenedDevice opened = device::open_device(cfg.device);
+  s.dev = std::move(opened.device);
+  s.dev_note = std::move(opened.note);
   s.dev->set_precision(cfg.precision);
   s.comm.set_device(s.dev.get());
-  if (std::string(s.dev->name()) != "cpu" && pc.workers() > 1 && !transport) {
-    // Several GPUs: workers share them round-robin and the ring collectives run through NCCL in place.
+  if (opened.kind->open_collectives && pc.workers() > 1 && !transport) {
+    // Several workers on one kind that has in-place collectives (NCCL over a workstation's GPUs): the workers
+    // share its units round-robin and the ring collectives run through it.
     std::string why;
-    s.collectives = device::open_gpu_collectives(&why);
+    s.collectives = opened.kind->open_collectives(&why);
     if (s.collectives) s.comm.set_collective_backend(s.collectives.get());
     s.dev_note += "; " + why;
   }

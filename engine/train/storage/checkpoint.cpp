@@ -18,10 +18,11 @@
 // both modes (each process loads the workers it runs), so a run continues with another number of
 // processes: an MPI run's checkpoint resumes in one process and the other way round.
 //
-// [SECTION] bytes, readers, identity and atomic writes
-// [SECTION] saving: one file, or shards and a manifest across processes
-// [SECTION] loading: every worker this process runs; across processes all ranks agree
-// [SECTION] finding checkpoints
+// Sections:
+//   bytes, readers, identity and atomic writes
+//   saving: one file, or shards and a manifest across processes
+//   loading: every worker this process runs; across processes all ranks agree
+//   finding checkpoints
 #include "core/json_doc.h"
 #include "train/parallel/trainer_impl.h"
 
@@ -40,7 +41,7 @@
 
 namespace mc::train {
 
-// [SECTION] bytes, readers, identity and atomic writes -----------------------------------------------
+// ---- bytes, readers, identity and atomic writes ----
 
 namespace {
 
@@ -96,8 +97,9 @@ struct Reader {
   std::vector<float> floats(size_t expected, const char* what) {
     const uint64_t n = get<uint64_t>();
     if (n != expected)
-      throw std::runtime_error(file + ": checkpoint " + what + " has " + std::to_string(n) + " values, this run expects " +
-                               std::to_string(expected) + " (a different model or layout)");
+      throw std::runtime_error(file + ": checkpoint " + what + " has " + std::to_string(n) +
+                               " values, this run expects " + std::to_string(expected) +
+                               " (a different model or layout)");
     need(n * sizeof(float));
     std::vector<float> v(n);
     if (n > 0) std::memcpy(v.data(), s.data() + pos, n * sizeof(float));
@@ -138,8 +140,10 @@ std::string identity_diff(const nlohmann::json& saved, const nlohmann::json& now
     if (a == b) continue;
     const std::string key = prefix.empty() ? k : prefix + "." + k;
     const std::string sub = a.is_object() && b.is_object() ? identity_diff(a, b, key) : std::string();
-    if (!sub.empty()) out += (out.empty() ? "" : "; ") + sub;
-    else add(key, a, b);
+    if (!sub.empty())
+      out += (out.empty() ? "" : "; ") + sub;
+    else
+      add(key, a, b);
   }
   return out;
 }
@@ -182,7 +186,7 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
-// [SECTION] saving: one file, or shards and a manifest across processes --------------------------------
+// ---- saving: one file, or shards and a manifest across processes ----
 
 std::string Trainer::save_checkpoint(const std::string& dir) const {
   const Impl& s = *impl_;
@@ -269,7 +273,8 @@ std::string Trainer::save_checkpoint(const std::string& dir) const {
       std::error_code ec;
       for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
         const std::string n = e.path().filename().string();
-        if (n.rfind(prefix, 0) == 0 && n.size() > 5 && n.substr(n.size() - 5) == ".mcsh" && n.find(mine) == std::string::npos)
+        if (n.rfind(prefix, 0) == 0 && n.size() > 5 && n.substr(n.size() - 5) == ".mcsh" &&
+            n.find(mine) == std::string::npos)
           std::filesystem::remove(e.path(), ec);
       }
     } catch (const std::exception& e) {
@@ -282,7 +287,7 @@ std::string Trainer::save_checkpoint(const std::string& dir) const {
   return path;
 }
 
-// [SECTION] loading: every worker this process runs; across processes all ranks agree --------------------
+// ---- loading: every worker this process runs; across processes all ranks agree ----
 
 namespace {
 
@@ -301,12 +306,13 @@ void load_file(Trainer::Impl& s, const std::string& path) {
                              " for ZeRO-2/3 runs (they now shard the model layer by layer); restart the run in "
                              "another --checkpoint directory, or resume with the build that wrote it");
   if (version != kVersion && version != 1 && version != kManifestVersion)
-    throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) + ", this build reads versions 1 to " +
-                             std::to_string(kManifestVersion));
+    throw std::runtime_error(path + ": checkpoint version " + std::to_string(version) +
+                             ", this build reads versions 1 to " + std::to_string(kManifestVersion));
   uint64_t stored;
   std::memcpy(&stored, data.data() + data.size() - 8, 8);
   if (stored != fnv1a(data, data.size() - 8))
-    throw std::runtime_error(path + ": checkpoint checksum mismatch (the file is truncated or corrupt); it was refused, "
+    throw std::runtime_error(path +
+                             ": checkpoint checksum mismatch (the file is truncated or corrupt); it was refused, "
                              "nothing was loaded; resume from an earlier ckpt-*.mcck or delete this one");
   const uint64_t hlen = r.get<uint64_t>();
   r.need(hlen);
@@ -319,7 +325,8 @@ void load_file(Trainer::Impl& s, const std::string& path) {
   const int saved_step = int(hroot["step"].integer_in(0, 1 << 30));
   std::vector<double> saved_losses;
   const JsonCursor jl = hroot["losses"];
-  if (!jl.is_array()) jl.fail("losses is a list of numbers, one per step trained; the file is not one this program wrote");
+  if (!jl.is_array())
+    jl.fail("losses is a list of numbers, one per step trained; the file is not one this program wrote");
   for (const JsonCursor& x : jl.elements()) saved_losses.push_back(x.number());
   if (saved_losses.size() > size_t(saved_step))
     jl.fail("holds " + std::to_string(saved_losses.size()) + " losses for " + std::to_string(saved_step) +
@@ -423,14 +430,15 @@ void Trainer::load_checkpoint(const std::string& path) {
   const std::vector<std::string> all = s.transport->all_gather(mine);
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].empty()) continue;
-    const std::string what = (r == size_t(s.me()) ? std::string() : "rank " + std::to_string(r) + ": ") + all[r].substr(1);
+    const std::string what =
+        (r == size_t(s.me()) ? std::string() : "rank " + std::to_string(r) + ": ") + all[r].substr(1);
     if (all[r][0] == 'M') throw CheckpointMismatch(what);
     throw std::runtime_error(what);
   }
   s.transport->note_checkpoint(path);
 }
 
-// [SECTION] finding checkpoints ----------------------------------------------------------------------
+// ---- finding checkpoints ----
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::error_code ec;

@@ -8,13 +8,13 @@
 
 #include "core/json_doc.h"
 #include "core/paths.h"
-#include "train/train.h"
 #include "train/model/worker.h"
+#include "train/train.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -100,8 +100,7 @@ SyntheticLanguage make_synthetic_language(uint64_t seed, int n) {
 }
 
 SyntheticLanguage load_synthetic_language(const std::string& path) {
-  if (!file_exists(path))
-    throw std::runtime_error(path + ": the synthetic language file is missing. " + kAssetsFix);
+  if (!file_exists(path)) throw std::runtime_error(path + ": the synthetic language file is missing. " + kAssetsFix);
   const JsonDoc doc = JsonDoc::load(path);
   const JsonCursor root = doc.root();
   root.only_keys({"title", "source", "note", "words"});
@@ -166,7 +165,8 @@ SyntheticLanguage load_synthetic_language(const std::string& path) {
   const auto from0 = reach(true), to0 = reach(false);
   for (int k = 0; k < n; ++k)
     if (!from0[size_t(k)] || !to0[size_t(k)])
-      words[size_t(k)].fail(std::string("this word can ") + (from0[size_t(k)] ? "not lead back to" : "never be reached from") +
+      words[size_t(k)].fail(std::string("this word can ") +
+                            (from0[size_t(k)] ? "not lead back to" : "never be reached from") +
                             " the first word: the chain must be irreducible for its entropy to be the text's");
   L.stationary = stationary_distribution(L.next);
   // Entropy rate of a stationary Markov chain: H = sum_i pi_i H(next | i) (Cover & Thomas 2006, Thm. 4.2.4).
@@ -259,10 +259,14 @@ size_t first_invalid_utf8(const std::string& s) {
     // exclude overlong forms (E0, F0), surrogates (ED) and code points above U+10FFFF (F4).
     int len = 0;
     unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    else return i;
+    if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+      len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+      len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else
+      return i;
     if (i + size_t(len) > n) return i;
     const unsigned c1 = uint8_t(s[i + 1]);
     if (c1 < lo || c1 > hi) return i;
@@ -296,11 +300,12 @@ void check_corpus_text(const std::string& text, const std::string& name) {
   }
   if (controls * 100 > text.size())
     throw std::runtime_error(name + ": not text: " + std::to_string(controls) + " of its " +
-                             std::to_string(text.size()) + " bytes are control characters (binary data). Give a UTF-8 "
+                             std::to_string(text.size()) +
+                             " bytes are control characters (binary data). Give a UTF-8 "
                              "text file");
   if (text.size() < kMinCorpusBytes)
-    throw std::runtime_error(name + ": a corpus needs at least " + std::to_string(kMinCorpusBytes) + " bytes of text, this has " +
-                             std::to_string(text.size()) + ". Use a longer file");
+    throw std::runtime_error(name + ": a corpus needs at least " + std::to_string(kMinCorpusBytes) +
+                             " bytes of text, this has " + std::to_string(text.size()) + ". Use a longer file");
 }
 
 Corpus resolve_corpus(const std::string& id_or_path, const std::string& assets_dir) {
@@ -319,7 +324,8 @@ Corpus resolve_corpus(const std::string& id_or_path, const std::string& assets_d
         c.text = generate_text(L, it->generate_bytes, it->generate_seed);
         c.entropy_nats_per_byte = L.entropy_nats_per_byte();
       } else {
-        if (!file_exists(c.path)) throw std::runtime_error(c.path + ": the built-in corpus \"" + c.id + "\" is missing. " + kAssetsFix);
+        if (!file_exists(c.path))
+          throw std::runtime_error(c.path + ": the built-in corpus \"" + c.id + "\" is missing. " + kAssetsFix);
         c.text = read_file(c.path, kAssetsFix);
       }
       check_corpus_text(c.text, c.path);
@@ -328,7 +334,8 @@ Corpus resolve_corpus(const std::string& id_or_path, const std::string& assets_d
     if (!file_exists(arg)) {
       std::string ids;
       for (const auto& e : entries) ids += (ids.empty() ? "" : ", ") + e.id;
-      throw std::runtime_error("\"" + arg + "\" is neither a built-in corpus (" + ids + ") nor a file: give one of those ids or "
+      throw std::runtime_error("\"" + arg + "\" is neither a built-in corpus (" + ids +
+                               ") nor a file: give one of those ids or "
                                "the path of a UTF-8 text file");
     }
   }
@@ -337,12 +344,15 @@ Corpus resolve_corpus(const std::string& id_or_path, const std::string& assets_d
   {
     std::error_code ec;
     if (std::filesystem::is_directory(arg, ec))
-      throw std::runtime_error(arg + ": is a directory, not a text file. Give the path of a UTF-8 text file inside it "
+      throw std::runtime_error(arg +
+                               ": is a directory, not a text file. Give the path of a UTF-8 text file inside it "
                                "(at least 1 KiB), or a built-in corpus id (synthetic, story)");
   }
   if (!file_exists(arg))
-    throw std::runtime_error(arg + ": no such corpus file. Give the path of a UTF-8 text file (at least 1 KiB), or a built-in "
-                             "corpus id (see assets/corpus/index.json: synthetic, story)");
+    throw std::runtime_error(
+        arg +
+        ": no such corpus file. Give the path of a UTF-8 text file (at least 1 KiB), or a built-in "
+        "corpus id (see assets/corpus/index.json: synthetic, story)");
   c.text = read_file(arg, "Check the permissions");
   check_corpus_text(c.text, arg);
   return c;

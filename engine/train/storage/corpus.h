@@ -43,13 +43,13 @@ std::string generate_text(const SyntheticLanguage& lang, size_t bytes, uint64_t 
 
 // One entry of assets/corpus/index.json.
 struct CorpusEntry {
-  std::string id;     // "synthetic", "story": what `--corpus` and the lab's combo take
-  std::string file;   // relative to assets/corpus/
-  std::string kind;   // "markov_language" (text generated from the chain) or "text" (the file is the text)
+  std::string id;    // "synthetic", "story": what `--corpus` and the lab's combo take
+  std::string file;  // relative to assets/corpus/
+  std::string kind;  // "markov_language" (text generated from the chain) or "text" (the file is the text)
   std::string title, description, license;
-  std::string entropy_source;    // markov_language only: how the entropy is known
-  size_t generate_bytes = 0;     // markov_language only: how much text to generate ...
-  uint64_t generate_seed = 0;    // ... and from which seed
+  std::string entropy_source;  // markov_language only: how the entropy is known
+  size_t generate_bytes = 0;   // markov_language only: how much text to generate ...
+  uint64_t generate_seed = 0;  // ... and from which seed
 };
 
 // The corpora listed in <assets_dir>/corpus/index.json (assets_dir empty: find_assets_dir()).
@@ -58,9 +58,9 @@ std::vector<CorpusEntry> list_corpora(const std::string& assets_dir = "");
 
 // A training text and what is known about it.
 struct Corpus {
-  std::string id;     // the built-in id, or "" for a user file
-  std::string name;   // for people: the entry's title, or the file name
-  std::string path;   // the file read
+  std::string id;    // the built-in id, or "" for a user file
+  std::string name;  // for people: the entry's title, or the file name
+  std::string path;  // the file read
   std::string text;
   double entropy_nats_per_byte = 0;  // the true irreducible loss when known (the synthetic language), else 0
 };
