@@ -40,27 +40,33 @@ std::vector<double> bytes_sent_in_first(const TrainerReport& r, size_t k) {
   return sent;
 }
 
+nlohmann::json to_json(const WorkerMemory& m) {
+  return {{"params_bytes", m.params_bytes},
+          {"grads_bytes", m.grads_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"activations_peak_bytes", m.activations_peak_bytes},
+          {"transient_peak_bytes", m.transient_peak_bytes}};
+}
+
+void add_losses(nlohmann::json& out, const std::vector<double>& losses) {
+  out["losses"] = losses;
+  if (losses.empty()) return;
+  out["first_loss"] = losses.front();
+  out["last_loss"] = losses.back();
+  const size_t n = std::min<size_t>(5, losses.size());
+  double sum = 0;
+  for (size_t i = losses.size() - n; i < losses.size(); ++i) sum += losses[i];
+  out["final_loss"] = sum / double(n);
+}
+
 nlohmann::json to_json(const TrainerReport& r) {
   nlohmann::json out;
   out["parameters"] = r.parameters;
   out["flops_per_token"] = r.flops_per_token;
   out["step"] = r.step;
-  out["losses"] = r.losses;
-  if (!r.losses.empty()) {
-    out["first_loss"] = r.losses.front();
-    out["last_loss"] = r.losses.back();
-    const size_t n = std::min<size_t>(5, r.losses.size());
-    double sum = 0;
-    for (size_t i = r.losses.size() - n; i < r.losses.size(); ++i) sum += r.losses[i];
-    out["final_loss"] = sum / double(n);
-  }
+  add_losses(out, r.losses);
   nlohmann::json mem = nlohmann::json::array();
-  for (const WorkerMemory& m : r.memory)
-    mem.push_back({{"params_bytes", m.params_bytes},
-                   {"grads_bytes", m.grads_bytes},
-                   {"optimizer_bytes", m.optimizer_bytes},
-                   {"activations_peak_bytes", m.activations_peak_bytes},
-                   {"transient_peak_bytes", m.transient_peak_bytes}});
+  for (const WorkerMemory& m : r.memory) mem.push_back(to_json(m));
   out["memory_per_worker"] = mem;
   return out;
 }

@@ -51,4 +51,11 @@ std::vector<double> bytes_sent_in_first(const TrainerReport& r, size_t k);
 // last five), "memory_per_worker"}: the part of `megacluster train --json` that describes the trainer.
 nlohmann::json to_json(const TrainerReport& r);
 
+// One worker's memory as every JSON output writes it: {"params_bytes", "grads_bytes", "optimizer_bytes",
+// "activations_peak_bytes", "transient_peak_bytes"}.
+nlohmann::json to_json(const WorkerMemory& m);
+// "losses" and, when there is one, "first_loss", "last_loss" and "final_loss" (the mean of the last five)
+// into `out`: how `train --json` and the report summarise a loss curve.
+void add_losses(nlohmann::json& out, const std::vector<double>& losses);
+
 }  // namespace mc::train

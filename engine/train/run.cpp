@@ -68,14 +68,6 @@ std::vector<RunWorker> decode_workers(const nlohmann::json& stats) {
   return out;
 }
 
-nlohmann::json memory_json(const WorkerMemory& m) {
-  return {{"params_bytes", m.params_bytes},
-          {"grads_bytes", m.grads_bytes},
-          {"optimizer_bytes", m.optimizer_bytes},
-          {"activations_peak_bytes", m.activations_peak_bytes},
-          {"transient_peak_bytes", m.transient_peak_bytes}};
-}
-
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -207,15 +199,7 @@ nlohmann::json to_json(const RunResult& r) {
   out["flops_per_token"] = r.flops_per_token;
   out["steps_run"] = r.steps_run;
   out["step"] = r.step;
-  out["losses"] = r.losses;
-  if (!r.losses.empty()) {
-    out["first_loss"] = r.losses.front();
-    out["last_loss"] = r.losses.back();
-    const size_t n = std::min<size_t>(5, r.losses.size());  // the mean of the last five
-    double sum = 0;
-    for (size_t i = r.losses.size() - n; i < r.losses.size(); ++i) sum += r.losses[i];
-    out["final_loss"] = sum / double(n);
-  }
+  add_losses(out, r.losses);
   out["wall_s"] = r.wall_s;
   out["tokens_per_s"] = r.tokens_per_s;
   out["step_seconds"] = r.step_seconds;
@@ -228,7 +212,7 @@ nlohmann::json to_json(const RunResult& r) {
     sent.push_back(w.bytes_sent);
     msgs.push_back(w.messages_sent);
     ctl.push_back(w.control_bytes);
-    mem.push_back(memory_json(w.memory));
+    mem.push_back(to_json(w.memory));
     wire.push_back(w.wire_bytes);
     for (const RunLink& l : w.links) {
       nlohmann::json by = nlohmann::json::object();

@@ -3,6 +3,7 @@
 #include "train/parallel/trainer_impl.h"
 
 #include "perf/comm_volume.h"
+#include "train/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -263,12 +264,7 @@ nlohmann::json Trainer::gathered_worker_stats() const {
                           {"control_bytes", c.bytes_sent[int(Traffic::control)]},
                           {"bytes_received", c.bytes_received},
                           {"wire_bytes", s.transport ? s.last_step_wire_bytes : 0.0},
-                          {"memory",
-                           {{"params_bytes", m.params_bytes},
-                            {"grads_bytes", m.grads_bytes},
-                            {"optimizer_bytes", m.optimizer_bytes},
-                            {"activations_peak_bytes", m.activations_peak_bytes},
-                            {"transient_peak_bytes", m.transient_peak_bytes}}},
+                          {"memory", to_json(m)},
                           {"links", links}};
   };
   nlohmann::json out = nlohmann::json::array();
