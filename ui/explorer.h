@@ -144,6 +144,9 @@ struct Panel {
   // It reads the catalog: without one (a file of assets/catalog/ that cannot be read) the frame draws why in
   // its place, once for every such panel (app.cpp), and never calls draw.
   bool needs_catalog = false;
+  // Whether it is still computing what it shows (a job, or work it starts when drawn), while it is the panel
+  // on screen: a scenario's narration waits for it and tests wait on it (panels_busy). Unset: never busy.
+  std::function<bool(const ExplorerState&)> busy;
 };
 
 std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use

@@ -299,17 +299,9 @@ const std::vector<ConfigBinding>& config_bindings() {
 
 bool panels_busy(const ExplorerState& s) {
   if (s.scenarios.job) return true;  // a scenario step computing, whatever panel is shown
-  // Panels compute while they are shown: only the active one can be waited for.
-  const LabView& l = s.lab;
-  // A config the lab has not built a run for yet (it builds it when drawn) is still to be trained.
-  if (s.active_panel == "lab")
-    return l.train_job || (l.running && l.built_for != l.config.dump()) ||
-           (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) || l.sweep_job ||
-           (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
-  if (s.active_panel == "run") return s.sim.run_job || s.sim.run_requested;
-  if (s.active_panel == "sim") return bool(s.sim.iteration_job);
-  if (s.active_panel == "perf") return bool(s.perf.search_job);
-  return false;
+  // Panels compute while they are shown: only the active one can be waited for. Each says how (Panel::busy).
+  const Panel* p = find_panel(s.active_panel);
+  return p && p->busy && p->busy(s);
 }
 
 const ConfigBinding* find_config_binding(const std::string& kind) {

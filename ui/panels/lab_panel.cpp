@@ -846,7 +846,16 @@ PanelRegistrar reg{Panel{.id = "lab",
                          .tabs = {"train", "scaling"},
                          .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
                            return w == "lab.sweep" || w.rfind("lab.scaling", 0) == 0 ? "scaling" : "train";
-                         }}};
+                         },
+                         .busy =
+                             [](const ExplorerState& s) {
+                               // A config the lab has not built a run for yet (it builds it when drawn) is still to be
+                               // trained.
+                               const LabView& l = s.lab;
+                               return l.train_job || (l.running && l.built_for != l.config.dump()) ||
+                                      (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) ||
+                                      l.sweep_job || (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
+                             }}};
 FileHandlerRegistrar corpus_reg{FileHandler{.id = "lab.corpus", .open = open_corpus}};
 
 }  // namespace

@@ -912,7 +912,8 @@ PanelRegistrar reg{{.id = "perf",
                     .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
                     .tabs = {},
                     .tab_of_widget = nullptr,
-                    .needs_catalog = true}};
+                    .needs_catalog = true,
+                    .busy = [](const ExplorerState& s) { return bool(s.perf.search_job); }}};
 
 }  // namespace
 }  // namespace mc::ui

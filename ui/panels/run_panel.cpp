@@ -266,7 +266,8 @@ PanelRegistrar reg{{.id = "run",
                     .summary = "a month of training with failures, restarts, checkpoints and the data pipeline",
                     .tabs = {},
                     .tab_of_widget = nullptr,
-                    .needs_catalog = true}};
+                    .needs_catalog = true,
+                    .busy = [](const ExplorerState& s) { return s.sim.run_job || s.sim.run_requested; }}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -673,7 +673,8 @@ PanelRegistrar reg{{.id = "sim",
                     .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
                       return w == "sim.hot_links" || w == "sim.link_series" || w == "sim.heatmap" ? "links" : "";
                     },
-                    .needs_catalog = true}};
+                    .needs_catalog = true,
+                    .busy = [](const ExplorerState& s) { return bool(s.sim.iteration_job); }}};
 
 }  // namespace
 }  // namespace mc::ui
