@@ -28,11 +28,12 @@ int run_device(mc::cli::Args& a) {
       std::string precisions;
       for (mc::device::Precision q : k.precisions)
         precisions += (precisions.empty() ? "" : ", ") + std::string(mc::device::to_string(q));
-      std::printf(
-          "  %-6s %s%s: %s; products in %s\n", k.name.c_str(), k.summary.c_str(), k.reference ? " (the reference)" : "",
-          p.available ? (std::to_string(p.units) + " found" + (p.hardware.empty() ? "" : ", " + p.hardware)).c_str()
-                      : "none answered",
-          precisions.c_str());
+      const std::string found = p.available
+                                    ? std::to_string(p.units) + " found" + (p.hardware.empty() ? "" : ", " + p.hardware)
+                                    : "none answered";
+      std::printf("  %-6s %s%s: %s; %s memory%s; products in %s\n", k.name.c_str(), k.summary.c_str(),
+                  k.reference ? " (the reference)" : "", found.c_str(), k.host_memory ? "host" : "device",
+                  k.several_per_process ? ", several units per process" : "", precisions.c_str());
     }
   }
   return 0;

@@ -115,7 +115,7 @@ OpenedDevice open_device(const std::string& choice) {
 std::unique_ptr<Device> open_kind(std::string_view name, std::string* why) {
   const DeviceKind* k = find_device_kind(name);
   if (!k) {
-    if (why) *why = "no device \"" + std::string(name) + "\" in this build (it has " + device_choices_text() + ")";
+    if (why) *why = "device \"" + std::string(name) + "\" is not in this build; it has " + device_choices_text();
     return nullptr;
   }
   return k->open(why);

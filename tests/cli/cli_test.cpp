@@ -98,6 +98,22 @@ TEST(Cli, DeviceReportsCpuFallback) {
   if (!j["gpu_available"].get<bool>()) EXPECT_NE(j["message"].get<std::string>().find("CPU"), std::string::npos);
 }
 
+// Without --json it lists every kind the build registered (device/registry.h), the reference among them,
+// with what each can do.
+TEST(Cli, DeviceListsTheKindsThisBuildHas) {
+  CliRun r = run_cli("device");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  cpu    CPU (the reference): 1 found; host memory; products in fp32, tf32, bf16"),
+            std::string::npos)
+      << r.out;
+#if MC_HAVE_CUDA
+  EXPECT_NE(r.out.find("  cuda   CUDA GPUs: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device memory, several units per process"), std::string::npos) << r.out;
+#else
+  EXPECT_EQ(r.out.find("cuda "), std::string::npos) << r.out;
+#endif
+}
+
 TEST(Cli, LongCommandsDrawOneSharedProgressBarOnStderr) {
   // play and simulate --run both use cli::progress_bar: the bar ends full, on stderr, never on stdout.
   CliRun play = run_cli("play dgx1-2016");

@@ -76,6 +76,19 @@ TEST(UiSmoke, BrokenCatalogIsShownNotFatal) {
   EXPECT_FALSE(app.state().catalog.has_value());
   EXPECT_NE(app.state().catalog_error.find("cannot open"), std::string::npos);
   for (int i = 0; i < 3; ++i) h.frame(app);
+  // Every panel that reads the catalog shows why it cannot, in its place (the frame draws it once for all,
+  // Panel::needs_catalog), and none of them is drawn or throws.
+  int needing = 0;
+  for (const mc::ui::Panel& p : mc::ui::panel_registry()) {
+    if (!p.needs_catalog) continue;
+    ++needing;
+    ASSERT_TRUE(mc::ui::open_panel(app.state(), p.id)) << p.id;
+    h.frame(app);
+    h.frame(app);
+    EXPECT_TRUE(app.state().widget_rects.count(p.id + ".catalog_error")) << p.id << " does not say why it is empty";
+    EXPECT_FALSE(app.state().panel_errors.count(p.id)) << p.id << ": " << app.state().panel_errors[p.id];
+  }
+  EXPECT_GE(needing, 9);
 }
 
 TEST(UiSmoke, AFileNobodyOpensIsReportedInTheStatusLine) {

@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +32,35 @@ TrainConfig small(const std::string& device) {
   c.seed = 3;
   c.device = device;
   return c;
+}
+
+// Each registered kind is what its registration says: a device it opens carries its name and its kind of
+// memory, the reference opens always, and "auto" is offered before every name.
+TEST(TrainDevice, EveryRegisteredKindIsWhatItsRegistrationSays) {
+  const auto& kinds = mc::device::device_kinds();
+  ASSERT_FALSE(kinds.empty());
+  EXPECT_TRUE(kinds.back().reference) << "the reference is tried last by auto";
+  EXPECT_EQ(mc::device::reference_device_kind().name, "cpu");
+  EXPECT_EQ(mc::device::device_choices().front(), "auto");
+  EXPECT_EQ(mc::device::device_choices().size(), kinds.size() + 1);
+  for (const mc::device::DeviceKind& k : kinds) {
+    EXPECT_EQ(mc::device::find_device_kind(k.name), &k);
+    EXPECT_FALSE(k.precisions.empty()) << k.name;
+    std::string why;
+    const std::unique_ptr<mc::device::Device> d = k.open(&why);
+    if (k.reference) ASSERT_TRUE(d) << "the reference must always open: " << why;
+    if (!d) {
+      EXPECT_FALSE(why.empty()) << k.name << " neither opened nor said why";
+      continue;
+    }
+    EXPECT_EQ(d->name(), k.name);
+    EXPECT_EQ(d->host_addressable(), k.host_memory) << k.name;
+    EXPECT_TRUE(mc::device::probe_of(k).available) << k.name << " opened though its probe found none";
+  }
+  EXPECT_EQ(mc::device::find_device_kind("tpu"), nullptr);
+  std::string why;
+  EXPECT_EQ(mc::device::open_kind("tpu", &why), nullptr);
+  EXPECT_NE(why.find("not in this build"), std::string::npos) << why;
 }
 
 TEST(TrainDevice, CpuAndAutoWithoutGpuAreTheSameRunBitForBit) {
