@@ -3,6 +3,7 @@
 
 #include "core/format.h"
 #include "device/device.h"
+#include "ui/address.h"
 #include "ui/scenario_bindings.h"
 #include "ui/widgets.h"
 
@@ -37,6 +38,7 @@ App::App(AppConfig cfg) {
     s_.catalog_error = e.what();
   }
   load_default_configs(s_);
+  remember_fresh_parts(s_);
   load_glossary(s_);
   if (!cfg.start_panel.empty()) {  // after the catalog: its tables are tabs
     UrlState start;
@@ -54,16 +56,8 @@ void App::open_address(const UrlState& url) {
       open_panel(s_, url.panel);
   }
   s_.presenter = url.present;
-  // The edited "Train a transformer" config a link carries: its differences from the panel's default.
-  if (!url.edits.empty()) {
-    const auto base = s_.default_configs.find("estimate");
-    try {
-      s_.perf.config =
-          apply_config_edits(base == s_.default_configs.end() ? nlohmann::json::object() : base->second, url.edits);
-    } catch (const std::invalid_argument& e) {
-      problems.push_back(std::string("edits= was ignored: ") + e.what());
-    }
-  }
+  // What the link's chapters held: each part's differences from a fresh page's (ui/address.h).
+  for (std::string& p : open_address_edits(s_, url.edits)) problems.push_back(std::move(p));
   ScenarioView& v = s_.scenarios;
   if (!url.scenario.empty()) {
     v.request_id = url.scenario;
@@ -85,13 +79,9 @@ UrlState App::address() const {
     u.step = v.player->current();
   }
   u.present = s_.presenter;  // a link copied while presenting opens presenting
-  // Outside a scenario (whose step sets the configs), the class's edits of "Train a transformer" travel
-  // with the link; a config the address cannot hold is left out rather than written wrong.
-  if (u.scenario.empty())
-    if (const auto base = s_.default_configs.find("estimate"); base != s_.default_configs.end()) try {
-        u.edits = encode_config_edits(base->second, s_.perf.config);
-      } catch (const std::invalid_argument&) {
-      }
+  // Outside a scenario (whose step sets the configs), what the class changed in every chapter travels with
+  // the link.
+  if (u.scenario.empty()) u.edits = address_edits(s_);
   return u;
 }
 

@@ -147,6 +147,11 @@ void load_default_configs(ExplorerState& s) {
   }
 }
 
+nlohmann::json default_config(const ExplorerState& s, const std::string& name) {
+  const auto it = s.default_configs.find(name);
+  return it == s.default_configs.end() ? nlohmann::json::object() : it->second;
+}
+
 void load_glossary(ExplorerState& s) {
   const std::string path = s.assets_dir + "/glossary.json";
   try {

@@ -81,6 +81,9 @@ struct ExplorerState {
   ZeroView zero;              // "ZeRO, layer by layer": one ZeRO step from the simulator
   // assets/configs/{estimate,simulate,train}.json as read at start: what a fresh page's panels hold.
   std::map<std::string, nlohmann::json> default_configs;
+  // Each address part's state on a fresh page (AddressPart::fresh), made once when the app starts: it depends
+  // only on the catalog and the default configs, and the address is written every frame.
+  std::map<std::string, nlohmann::json> fresh_parts;
 
   // Scenario narration dock (filled by the scenario player).
   std::string narration_title, narration_markdown;
@@ -130,6 +133,20 @@ struct ExplorerState {
   bool capture_text = false;          // tests: log each window's text to the clipboard callback (app.cpp)
 };
 
+// One part of the page's address (ui/address.h): what a panel holds, written as its differences from what a
+// fresh page's panel holds under ?edits.<id>=, so a copied link reopens the chapter as it was. Each panel
+// lists its parts in its own registration.
+struct AddressPart {
+  std::string id;  // "simulate": the edits.simulate= parameter
+  // What a fresh page's panel holds and what it holds now, in one JSON form (the panel's codec); fresh is null
+  // when the panel cannot say (no catalog to take its defaults from), and the part is then left out; held is
+  // null while the panel holds what a fresh page's does (it has not been drawn).
+  std::function<nlohmann::json(const ExplorerState&)> fresh, held;
+  // Makes the panel hold `config` (fresh's form, a link's edits applied). Throws std::exception saying what
+  // is wrong with it (a LoadError naming the key), and then changes nothing.
+  std::function<void(ExplorerState&, const nlohmann::json& config)> open;
+};
+
 struct Panel {
   std::string id, title;
   Chapter chapter = Chapter::cluster;
@@ -147,6 +164,8 @@ struct Panel {
   // Whether it is still computing what it shows (a job, or work it starts when drawn), while it is the panel
   // on screen: a scenario's narration waits for it and tests wait on it (panels_busy). Unset: never busy.
   std::function<bool(const ExplorerState&)> busy;
+  // What of it travels in the page's address (AddressPart), in the order the parts open.
+  std::vector<AddressPart> address;
 };
 
 std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use
@@ -174,6 +193,9 @@ std::string settled_tab(const ExplorerState& s, const std::string& panel_and_tab
 // A file that cannot be read leaves its panel's config empty (the panel then says what is missing) and
 // names the file, line and column in `s.status`.
 void load_default_configs(ExplorerState& s);
+// The default config `name` as read at start (assets/configs/NAME.json); an empty object when it could not be
+// read.
+nlohmann::json default_config(const ExplorerState& s, const std::string& name);
 // assets/glossary.json into s.glossary and s.chapter_openings (App's constructor calls it).
 void load_glossary(ExplorerState& s);
 

@@ -41,31 +41,22 @@ json config_for_panel(const std::string& kind, const json& config, const json& c
 namespace {
 
 // The capital panel computes on every frame from its configs; what it shows is these engine calls on them
-// (capital_panel.cpp makes the same calls with the same defaults).
-capital::PlanConfig panel_plan(const ExplorerState& s) {
-  capital::PlanConfig c = capital::plan_config_from_json(s.capital.plan, capital::default_plan_config(*s.catalog));
-  if (c.budget_usd <= 0 && c.budget_flops <= 0) c.budget_usd = 1e7;  // the panel's budget when none is set
-  return c;
-}
-
+// (capital_state.h: the same configs the panel computes with).
 json shown_plan(const ExplorerState& s) {
   if (!s.catalog || !s.capital.error.empty()) return nullptr;
-  return capital::to_json(capital::plan(panel_plan(s)));
+  return capital::to_json(capital::plan(capital_plan(*s.catalog, s.capital)));
 }
 
 json shown_waterfall(const ExplorerState& s) {
   if (!s.catalog || !s.capital.error.empty()) return nullptr;
-  const capital::WaterfallConfig c =
-      capital::waterfall_config_from_json(s.capital.waterfall, capital::default_waterfall_config(*s.catalog));
+  const capital::WaterfallConfig c = capital_waterfall(*s.catalog, s.capital);
   return capital::to_json(c, capital::run_waterfall(c));
 }
 
 json shown_partnership(const ExplorerState& s) {
   if (!s.catalog || !s.capital.error.empty()) return nullptr;
-  const capital::PlanConfig plan = panel_plan(s);
-  const capital::PartnershipConfig part = capital::default_partnership_config(
-      *s.catalog, plan.rent_usd_per_gpu_hour, plan.gpu_peak_flops_per_s * plan.utilisation);
-  return capital::to_json(capital::run_partnership(capital::partnership_config_from_json(s.capital.partnership, part)));
+  const capital::PlanConfig plan = capital_plan(*s.catalog, s.capital);
+  return capital::to_json(capital::run_partnership(capital_partnership(*s.catalog, s.capital, plan)));
 }
 
 // The perf panel's cached estimate, when it belongs to the config shown.
@@ -97,12 +88,6 @@ json shown_sweep(const ExplorerState& s) {
   return train::sweep_summary_json(v.sweep_shown.result);
 }
 
-// The config a fresh page's panel starts from (assets/configs/NAME.json; empty when it could not be read).
-json default_config(const ExplorerState& s, const std::string& name) {
-  const auto it = s.default_configs.find(name);
-  return it == s.default_configs.end() ? json::object() : it->second;
-}
-
 void set_lab_corpus(LabView& v, const std::string& corpus) {
   if (corpus == v.corpus_id) return;  // the run uses the scenario's text, which the lab then shows
   v.corpus_id = corpus;
@@ -113,16 +98,15 @@ void set_lab_corpus(LabView& v, const std::string& corpus) {
 
 // The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
 // view, which then makes the same animation; what it shows is the same figures function at its moment.
+// The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
+// engine call's filled-in config) or the one it names (a scenario's own config).
+
 void apply_collective(ExplorerState& s, const json& c, const json&) {
   CollectiveView& v = s.collective;
-  const std::string kind = c.value("collective", std::string("all-reduce"));
-  for (auto k : {sim::CollectiveKind::all_reduce, sim::CollectiveKind::reduce_scatter, sim::CollectiveKind::all_gather,
-                 sim::CollectiveKind::send})
-    if (kind == scenario::collective_kind_name(k)) v.kind = k;
-  v.algorithm = sim::algorithm_from_string(c.value("algorithm", std::string("ring")));
-  v.gpus = c.value("gpus", v.gpus);
-  v.first_gpu = c.value("first_gpu", v.first_gpu);
-  v.message_MiB = c.value("message_bytes", v.message_MiB * 1024 * 1024) / (1024.0 * 1024.0);
+  sim::CollectiveSettings base = v.settings;
+  base.kind = sim::CollectiveKind::all_reduce;  // what a config without them means
+  base.algorithm = sim::Algorithm::ring;
+  v.settings = sim::parse_settings_json(c, "the collective config", base, {"t_s", "machine", "machine_of"});
   v.machine = c.value("machine", json());
   v.pending_t_s = c.value("t_s", 0.0);
   v.playing = false;
@@ -131,13 +115,10 @@ void apply_collective(ExplorerState& s, const json& c, const json&) {
 json current_collective(const ExplorerState& s) {
   const CollectiveView& v = s.collective;
   if (v.machine.is_null()) return json::object();  // the panel's own: nothing a scenario set
-  return {{"collective", scenario::collective_kind_name(v.kind)},
-          {"algorithm", scenario::algorithm_name(v.algorithm)},
-          {"gpus", v.gpus},
-          {"first_gpu", v.first_gpu},
-          {"message_bytes", v.message_MiB * 1024 * 1024},
-          {"t_s", v.pending_t_s >= 0 ? v.pending_t_s : v.t_s},
-          {"machine", v.machine}};
+  json c = sim::to_json(v.settings);
+  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  c["machine"] = v.machine;
+  return c;
 }
 
 json shown_collective(const ExplorerState& s) {
@@ -148,11 +129,10 @@ json shown_collective(const ExplorerState& s) {
 
 void apply_pipeline(ExplorerState& s, const json& c, const json&) {
   PipelineView& v = s.pipeline;
-  v.schedule = sim::schedule_from_string(c.value("schedule", std::string("1f1b")));
-  v.stages = c.value("stages", v.stages);
-  v.micro_batches = c.value("micro_batches", v.micro_batches);
-  v.virtual_stages = c.value("virtual_stages", v.virtual_stages);
-  v.followed = c.value("follow", 0) - 1;
+  sim::PipelineSettings base = v.settings;
+  base.schedule = int(sim::PipeSchedule::one_f_one_b);  // what a config without them means
+  base.follow = 0;
+  v.settings = sim::parse_settings_json(c, "the pipeline config", base, {"t_s", "machine", "machine_of"});
   v.config = c.value("machine", json());
   v.pending_t_s = c.value("t_s", 0.0);
   v.playing = false;
@@ -161,13 +141,10 @@ void apply_pipeline(ExplorerState& s, const json& c, const json&) {
 json current_pipeline(const ExplorerState& s) {
   const PipelineView& v = s.pipeline;
   if (v.config.is_null()) return json::object();
-  return {{"schedule", sim::schedule_name(v.schedule)},
-          {"stages", v.stages},
-          {"micro_batches", v.micro_batches},
-          {"virtual_stages", v.virtual_stages},
-          {"follow", v.followed + 1},
-          {"t_s", v.pending_t_s >= 0 ? v.pending_t_s : v.t_s},
-          {"machine", v.config}};
+  json c = sim::to_json(v.settings);
+  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  c["machine"] = v.config;
+  return c;
 }
 
 json shown_pipeline(const ExplorerState& s) {
@@ -178,25 +155,16 @@ json shown_pipeline(const ExplorerState& s) {
 
 void apply_zero(ExplorerState& s, const json& c, const json&) {
   ZeroView& v = s.zero;
-  v.stage = c.value("stage", v.stage);
-  v.gpus = c.value("gpus", v.gpus);
-  v.micro_batches = c.value("micro_batches", v.micro_batches);
-  v.model = c.value("model", v.model);
-  v.cluster = c.value("cluster", v.cluster);
-  v.software = c.value("software", v.software);
+  v.settings = sim::parse_settings_json(c, "the zero config", v.settings, {"t_s", "machine", "machine_of"});
   v.pending_t_s = c.value("t_s", 0.0);
   v.playing = false;
 }
 
 json current_zero(const ExplorerState& s) {
   const ZeroView& v = s.zero;
-  return {{"stage", v.stage},
-          {"gpus", v.gpus},
-          {"micro_batches", v.micro_batches},
-          {"model", v.model},
-          {"cluster", v.cluster},
-          {"software", v.software},
-          {"t_s", v.pending_t_s >= 0 ? v.pending_t_s : v.t_s}};
+  json c = sim::to_json(v.settings);
+  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  return c;
 }
 
 json shown_zero(const ExplorerState& s) {

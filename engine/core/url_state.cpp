@@ -105,7 +105,7 @@ UrlState parse_url_state(std::string_view query) {
   std::string step_text;
   bool have_step = false;
   // As URLSearchParams.get: the first occurrence of a key wins.
-  bool seen_panel = false, seen_scenario = false, seen_present = false, seen_edits = false;
+  bool seen_panel = false, seen_scenario = false, seen_present = false;
   for (const auto& [k, v] : parse_query(query)) {
     if (k == "panel" && !seen_panel) {
       seen_panel = true;
@@ -131,13 +131,26 @@ UrlState parse_url_state(std::string_view query) {
         st.present = true;  // "?present" alone too
       else if (v != "0" && v != "false" && v != "no")
         st.problems.push_back("present=" + quoted(v) + " is not on or off; use present=1 (or present=0)");
-    } else if (k == "edits" && !seen_edits) {
-      seen_edits = true;
+    } else if (k == "edits" || k.rfind("edits.", 0) == 0) {
+      // edits.PART=...: one part of the explorer's state (a panel's config) as its differences from a fresh
+      // page's; a bare edits= is the "Train a transformer" config's, as links wrote it before every part
+      // travelled.
+      const std::string part = k == "edits" ? std::string("estimate") : k.substr(6);
+      bool seen = false;
+      for (const auto& e : st.edits) seen = seen || e.first == part;
+      if (seen) continue;
+      if (!plain_id(part, false) || part.size() > 32 || part.find('.') != std::string::npos) {
+        st.problems.push_back("edits." + quoted(part) +
+                              " was ignored: it names no part of the explorer's state; copy the link again from "
+                              "the explorer");
+        continue;
+      }
+      if (v.empty()) continue;  // nothing changed: as if absent
       try {
         (void)apply_config_edits(nlohmann::json::object(), v);  // the syntax; the app applies it to its base
-        st.edits = v;
+        st.edits.emplace_back(part, v);
       } catch (const std::invalid_argument& e) {
-        st.problems.push_back("edits=" + quoted(v) + " was ignored: " + e.what() +
+        st.problems.push_back(k + "=" + quoted(v) + " was ignored: " + e.what() +
                               "; copy the link again from the explorer");
       }
     } else if (k == "step" && !have_step) {
@@ -163,7 +176,7 @@ UrlState parse_url_state(std::string_view query) {
 std::string to_query(const UrlState& s) {
   std::string q;
   // Appended piece by piece: gcc 12 warns (-Wrestrict, a false positive) on one chained operator+ here.
-  auto add = [&](const char* k, const std::string& v, std::string_view keep_also = "") {
+  auto add = [&](const std::string& k, const std::string& v, std::string_view keep_also = "") {
     q += q.empty() ? '?' : '&';
     q += k;
     q += '=';
@@ -173,7 +186,8 @@ std::string to_query(const UrlState& s) {
   if (!s.scenario.empty()) add("scenario", s.scenario);
   if (!s.scenario.empty() && s.step >= 0) add("step", std::to_string(s.step + 1));
   if (s.present) add("present", "1");
-  if (!s.edits.empty()) add("edits", s.edits, ",:");
+  for (const auto& [part, e] : s.edits)
+    if (!e.empty()) add("edits." + part, e, ",:");
   return q;
 }
 

@@ -22,9 +22,11 @@ struct UrlState {
   std::string scenario;  // a shipped scenario's id; "" = none
   int step = -1;         // 0-based step of that scenario; -1 = the start
   bool present = false;  // ?present=1: presenter mode (larger type, narration first)
-  // ?edits=parallel.tp:4,cluster.gpus:256: an edited panel config, as its differences from the panel's
-  // default (encode_config_edits); "" = the default. Checked for syntax here; the app applies it.
-  std::string edits;
+  // ?edits.estimate=parallel.tp:4,cluster.gpus:256&edits.simulate=...: each part of the explorer's state a
+  // person changed (a panel's config, keyed by the part's id), as its differences from a fresh page's
+  // (encode_config_edits), in the order given; a bare ?edits= is the "estimate" part. Checked for syntax
+  // here; the app knows the parts and applies them.
+  std::vector<std::pair<std::string, std::string>> edits;
   std::vector<std::string> problems;  // parameters that were ignored, each with the reason and the fix
   // A scenario= value that is not an id (decoded, at most 64 bytes): the app names the real ids nearest it,
   // which only the scenario gallery knows.

@@ -11,9 +11,6 @@
 namespace mc::scenario {
 namespace {
 
-constexpr const char* kCollectiveNames[] = {"all-reduce", "reduce-scatter", "all-gather", "send"};
-constexpr const char* kAlgorithmNames[] = {"ring", "tree", "hierarchical"};
-
 void validate_as(const JsonCursor& a) {
   if (auto as = a.get("as")) {
     std::string n = as->string();
@@ -37,47 +34,19 @@ void validate_machine(const JsonCursor& s) {
   if (s.has("machine_of")) (void)s["machine_of"].one_of({"simulate", "estimate"});
 }
 
+// The settings an action may give: each animation's own (sim/animation_settings.h: their limits are the
+// views' too), and for the two that animate a config's machine, which one.
 void validate_collective_settings(const JsonCursor& s) {
-  if (!s.is_object()) s.fail("\"settings\" is an object: collective, algorithm, gpus, first_gpu, message_bytes");
-  for (const auto& [k, v] : s.items())
-    if (k != "collective" && k != "algorithm" && k != "gpus" && k != "first_gpu" && k != "message_bytes" &&
-        k != "machine_of")
-      v.fail("unknown setting \"" + k +
-             "\"; expected collective, algorithm, gpus, first_gpu, message_bytes, machine_of");
-  if (s.has("collective")) (void)s["collective"].one_of({"all-reduce", "reduce-scatter", "all-gather", "send"});
-  if (s.has("algorithm")) (void)s["algorithm"].one_of({"ring", "tree", "hierarchical"});
-  if (s.has("gpus")) (void)s["gpus"].integer_in(2, 16);
-  if (s.has("first_gpu")) (void)s["first_gpu"].integer_in(0, 1 << 20);
-  if (s.has("message_bytes")) (void)s["message_bytes"].number_in(1, 64.0 * (1LL << 30));
+  (void)sim::parse_collective_settings(s, {}, {"machine_of"});
   validate_machine(s);
 }
 
 void validate_pipeline_settings(const JsonCursor& s) {
-  if (!s.is_object()) s.fail("\"settings\" is an object: schedule, stages, micro_batches, virtual_stages, follow");
-  for (const auto& [k, v] : s.items())
-    if (k != "schedule" && k != "stages" && k != "micro_batches" && k != "virtual_stages" && k != "follow" &&
-        k != "machine_of")
-      v.fail("unknown setting \"" + k +
-             "\"; expected schedule, stages, micro_batches, virtual_stages, follow, machine_of");
-  if (s.has("schedule")) (void)s["schedule"].one_of({"gpipe", "1f1b", "interleaved"});
-  if (s.has("stages")) (void)s["stages"].integer_in(1, sim::kMaxAnimatedStages);
-  if (s.has("micro_batches")) (void)s["micro_batches"].integer_in(1, sim::kMaxAnimatedMicroBatches);
-  if (s.has("virtual_stages")) (void)s["virtual_stages"].integer_in(1, 8);
-  if (s.has("follow")) (void)s["follow"].integer_in(0, sim::kMaxAnimatedMicroBatches);
+  (void)sim::parse_pipeline_settings(s, {}, {"machine_of"});
   validate_machine(s);
 }
 
-void validate_zero_settings(const JsonCursor& s) {
-  if (!s.is_object()) s.fail("\"settings\" is an object: stage, gpus, micro_batches, model, cluster, software");
-  for (const auto& [k, v] : s.items())
-    if (k != "stage" && k != "gpus" && k != "micro_batches" && k != "model" && k != "cluster" && k != "software")
-      v.fail("unknown setting \"" + k + "\"; expected stage, gpus, micro_batches, model, cluster, software");
-  if (s.has("stage")) (void)s["stage"].integer_in(0, 3);
-  if (s.has("gpus")) (void)s["gpus"].integer_in(2, 64);
-  if (s.has("micro_batches")) (void)s["micro_batches"].integer_in(1, 4);
-  for (const char* k : {"model", "cluster", "software"})
-    if (s.has(k)) (void)s[k].string();
-}
+void validate_zero_settings(const JsonCursor& s) { (void)sim::parse_zero_settings(s); }
 
 // The scenario's config with the action's settings merged in, and the machine's config it names.
 json& merged(const json& a, ActionContext& ctx, const char* kind) {
@@ -106,9 +75,6 @@ void open(ActionContext& ctx, const json& a, const char* kind, json filled, cons
 }
 
 }  // namespace
-
-const char* collective_kind_name(sim::CollectiveKind k) { return kCollectiveNames[int(k)]; }
-const char* algorithm_name(sim::Algorithm a) { return kAlgorithmNames[int(a)]; }
 
 json collective_figures(const sim::CollectiveAnimation& a, double t) {
   const sim::AnimationFrame f = sim::frame_at(a, t);
@@ -191,37 +157,30 @@ void add_animation(ActionRegistry& reg, const char* kind, const char* title, voi
 
 Opened animate_collective_action(const json& a, const json& c, ActionContext& ctx) {
   const json& m = machine(c, ctx, "collective");
+  const sim::CollectiveSettings set =
+      sim::parse_settings_json<sim::CollectiveSettings>(c, "the collective config", {}, {"machine_of"});
   sim::CollectiveAnimationSpec s;
   s.topology = sim::topology_of_config(*ctx.catalog, m);
-  const std::string kind = c.value("collective", std::string("all-reduce"));
-  for (int k = 0; k < 4; ++k)
-    if (kind == kCollectiveNames[k]) s.kind = sim::CollectiveKind(k);
-  s.algorithm = sim::algorithm_from_string(c.value("algorithm", std::string("ring")));
-  s.gpus = c.value("gpus", 16);
-  s.first_gpu = c.value("first_gpu", 0);
-  s.message_bytes = c.value("message_bytes", 64.0 * 1024 * 1024);
+  s.kind = set.kind;
+  s.algorithm = set.algorithm;
+  s.gpus = set.gpus;
+  s.first_gpu = set.first_gpu;
+  s.message_bytes = set.message_bytes;
   const sim::CollectiveAnimation anim = sim::animate_collective(s);
   const double t = moment(a, anim.total_s);
-  return {{{"collective", collective_kind_name(s.kind)},
-           {"algorithm", algorithm_name(s.algorithm)},
-           {"gpus", s.gpus},
-           {"first_gpu", s.first_gpu},
-           {"message_bytes", s.message_bytes},
-           {"t_s", t},
-           {"machine", m}},
-          collective_figures(anim, t)};
+  json filled = sim::to_json(set);
+  filled["t_s"] = t;
+  filled["machine"] = m;
+  return {std::move(filled), collective_figures(anim, t)};
 }
 
 Opened animate_pipeline_action(const json& a, const json& c, ActionContext& ctx) {
   const json& m = machine(c, ctx, "pipeline");
-  sim::PipelineSettings set;
-  if (c.contains("schedule")) set.schedule = int(sim::schedule_from_string(c.at("schedule")));
-  set.stages = c.value("stages", 0);
-  set.micro_batches = c.value("micro_batches", 0);
-  set.virtual_stages = c.value("virtual_stages", 0);
+  const sim::PipelineSettings set =
+      sim::parse_settings_json<sim::PipelineSettings>(c, "the pipeline config", {}, {"machine_of"});
   const sim::PipelineAnimation anim = sim::animate_pipeline(sim::pipeline_spec_of_config(*ctx.catalog, m, set));
   const double t = moment(a, anim.total_s);
-  const int follow = c.value("follow", 0);
+  const int follow = set.follow;
   if (follow > anim.micro_batches)
     throw std::runtime_error("follow " + std::to_string(follow) + ": the pipeline has only " +
                              std::to_string(anim.micro_batches) + " micro-batches");
@@ -236,24 +195,17 @@ Opened animate_pipeline_action(const json& a, const json& c, ActionContext& ctx)
 }
 
 Opened animate_zero_action(const json& a, const json& c, ActionContext& ctx) {
+  const sim::ZeroSettings set = sim::parse_settings_json<sim::ZeroSettings>(c, "the zero config", {});
   sim::ZeroAnimationSpec spec;
-  spec.stage = c.value("stage", 3);
-  spec.gpus = c.value("gpus", 8);
-  spec.micro_batches = c.value("micro_batches", 1);
-  const std::string model = c.value("model", std::string("gpt3-2.7b"));
-  const std::string cluster = c.value("cluster", std::string("azure-openai-2020"));
-  const std::string software = c.value("software", std::string("deepspeed-2022"));
-  spec.config = {{"model", {{"preset", model}}}, {"cluster", {{"preset", cluster}}}, {"software", software}};
+  spec.stage = set.stage;
+  spec.gpus = set.gpus;
+  spec.micro_batches = set.micro_batches;
+  spec.config = sim::zero_config(set);
   const sim::ZeroAnimation anim = sim::animate_zero(*ctx.catalog, spec);
   const double t = moment(a, anim.iteration_s);
-  return {{{"stage", spec.stage},
-           {"gpus", spec.gpus},
-           {"micro_batches", spec.micro_batches},
-           {"model", model},
-           {"cluster", cluster},
-           {"software", software},
-           {"t_s", t}},
-          zero_figures(anim, t)};
+  json filled = sim::to_json(set);
+  filled["t_s"] = t;
+  return {std::move(filled), zero_figures(anim, t)};
 }
 }  // namespace
 

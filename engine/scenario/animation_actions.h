@@ -18,6 +18,7 @@
 #pragma once
 
 #include "scenario/actions.h"
+#include "sim/animation_settings.h"
 #include "sim/collective_animation.h"
 #include "sim/pipeline_animation.h"
 #include "sim/zero_animation.h"
@@ -31,9 +32,5 @@ void register_animation_actions(ActionRegistry& reg);
 json collective_figures(const sim::CollectiveAnimation& a, double t_s);
 json pipeline_figures(const sim::PipelineAnimation& a, double t_s);
 json zero_figures(const sim::ZeroAnimation& a, double t_s);
-
-// The engine names of the settings ("all-reduce", "ring", "1f1b"), both ways.
-const char* collective_kind_name(sim::CollectiveKind k);
-const char* algorithm_name(sim::Algorithm a);
 
 }  // namespace mc::scenario

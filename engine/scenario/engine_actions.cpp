@@ -80,7 +80,7 @@ void register_engine_actions(ActionRegistry& reg) {
            {"as", "run_days"},
            [](const JsonCursor& a, const Catalog*) {
              validate_as(a);
-             if (a.has("run_days")) (void)a["run_days"].number_in(0, 400);
+             if (a.has("run_days")) (void)a["run_days"].number_in(0, sim::kMaxRunDays);
            },
            [](const json& a, ActionContext& ctx) {
              const Catalog& cat = need_catalog(ctx, "simulate");

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "sim/animation_settings.h"
 #include "sim/iteration.h"
 #include "sim/topology.h"
 
@@ -39,8 +40,8 @@ struct PipelineAnimationSpec {
   TopologySpec topology;    // nodes raised to hold tp * pp GPUs
   IterationSpec iteration;  // dp is forced to 1 and the optimizer to 0: one replica's pipeline
 };
-constexpr int kMaxAnimatedStages = 32;
-constexpr int kMaxAnimatedMicroBatches = 64;
+constexpr int kMaxAnimatedStages = PipelineSettings::kStages.max;
+constexpr int kMaxAnimatedMicroBatches = PipelineSettings::kMicroBatches.max;
 
 enum class PipeBlockKind : uint8_t { forward, backward, send, idle };
 const char* to_string(PipeBlockKind k);
@@ -72,10 +73,6 @@ PipelineAnimation animate_pipeline(const PipelineAnimationSpec& spec);
 // The layers are split over the stages or chunks as engine/perf splits them for that layout (perf.h
 // stage_layers / chunk_layers: uneven when they do not divide, the config's layers_per_stage when it has
 // one per stage). Throws LoadError for a config the simulator refuses.
-struct PipelineSettings {
-  int schedule = -1;  // a PipeSchedule, -1: the config's
-  int stages = 0, micro_batches = 0, virtual_stages = 0;
-};
 PipelineAnimationSpec pipeline_spec_of_config(const Catalog& cat, const nlohmann::json& simulate_config,
                                               const PipelineSettings& settings = {});
 PipeSchedule schedule_from_string(const std::string& s);  // "gpipe", "1f1b", "interleaved"; throws otherwise

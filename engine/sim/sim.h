@@ -42,8 +42,12 @@
 
 namespace mc::sim {
 
+// The longest run simulated (the run panel's slider and a scenario's "run_days" alike): more than a year of
+// wall-clock time, beyond any run the catalog holds.
+constexpr double kMaxRunDays = 400;
+
 struct SimOptions {
-  double run_days = 0;  // > 0: also simulate a run of at most this many wall-clock days
+  double run_days = 0;  // > 0: also simulate a run of at most this many wall-clock days (kMaxRunDays)
   unsigned long long seed = 1;
   int timeline_gpu = 0;            // GPU whose timeline is returned in "sim.timeline" (any GPU; -1 = none)
   std::vector<int> timeline_gpus;  // more GPUs, returned in "sim.timelines" (the panel's Gantt rows)

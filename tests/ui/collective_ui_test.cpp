@@ -16,7 +16,7 @@ TEST(CollectiveUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
     mc::test::NullPlatform platform;
     mc::ui::App app({mc::test::assets(), &platform, "collective"});
     auto& s = app.state();
-    s.collective.gpus = 16;  // two servers of the default cluster: NVLink and the NICs
+    s.collective.settings.gpus = 16;  // two servers of the default cluster: NVLink and the NICs
     h.frame(app);
     h.frame(app);
     ASSERT_TRUE(s.collective.error.empty()) << s.collective.error;
@@ -59,8 +59,8 @@ TEST(CollectiveUi, ARefusedSettingIsSaidInThePanel) {
   mc::test::NullPlatform platform;
   mc::ui::App app({mc::test::assets(), &platform, "collective"});
   auto& s = app.state();
-  s.collective.algorithm = mc::sim::Algorithm::hierarchical;
-  s.collective.gpus = 12;  // a server and a half: hierarchical needs whole servers
+  s.collective.settings.algorithm = mc::sim::Algorithm::hierarchical;
+  s.collective.settings.gpus = 12;  // a server and a half: hierarchical needs whole servers
   h.frame(app);
   h.frame(app);
   EXPECT_FALSE(s.collective.anim.has_value());

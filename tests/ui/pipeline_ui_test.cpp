@@ -19,14 +19,14 @@ TEST(PipelineUi, StepVisitsTheTimelinesEventsAndTheFiguresAreTheEngines) {
       mc::test::NullPlatform platform;
       mc::ui::App app({mc::test::assets(), &platform, "pipeline"});
       auto& s = app.state();
-      s.pipeline.schedule = sch;
+      s.pipeline.settings.schedule = int(sch);
       h.frame(app);
       h.frame(app);
       ASSERT_TRUE(s.pipeline.error.empty()) << s.pipeline.error;
       ASSERT_TRUE(s.pipeline.anim.has_value());
       const mc::sim::PipelineAnimation& a = *s.pipeline.anim;
-      EXPECT_EQ(a.stages, s.pipeline.stages);
-      EXPECT_EQ(a.micro_batches, s.pipeline.micro_batches);
+      EXPECT_EQ(a.stages, s.pipeline.settings.stages);
+      EXPECT_EQ(a.micro_batches, s.pipeline.settings.micro_batches);
       EXPECT_TRUE(mc::test::overflowing_windows().empty()) << mc::test::overflowing_windows().front();
 
       // ">" walks the timeline's events one by one, to the end of the iteration.
@@ -84,7 +84,7 @@ TEST(PipelineUi, AClickFollowsTheMicroBatchUnderIt) {
   const float row_h = (r.h - ImGui::GetTextLineHeightWithSpacing() - 4 - 8) / float(a.stages);
   const double mid = 0.5 * (b.t_start_s + b.t_end_s);
   mc::test::click_at(h, app, ImVec2(r.x + label_w + float(mid / a.total_s) * plot_w, r.y + 4 + row_h * 0.5f));
-  EXPECT_EQ(s.pipeline.followed, b.micro_batch);
+  EXPECT_EQ(s.pipeline.settings.follow, b.micro_batch + 1);
   h.frame(app);
   EXPECT_NE(h.text.find("Following micro-batch 1:"), std::string::npos) << h.text;
 }
@@ -95,8 +95,8 @@ TEST(PipelineUi, ARefusedSettingIsSaidInThePanelWithItsControl) {
     mc::test::NullPlatform platform;
     mc::ui::App app({mc::test::assets(), &platform, "pipeline"});
     auto& s = app.state();
-    s.pipeline.schedule = mc::sim::PipeSchedule::interleaved;
-    s.pipeline.micro_batches = 6;  // Megatron-LM's interleaving runs micro-batches in groups of p = 4
+    s.pipeline.settings.schedule = int(mc::sim::PipeSchedule::interleaved);
+    s.pipeline.settings.micro_batches = 6;  // Megatron-LM's interleaving runs micro-batches in groups of p = 4
     h.frame(app);
     h.frame(app);
     EXPECT_FALSE(s.pipeline.anim.has_value());

@@ -54,14 +54,14 @@ TEST(ZeroUi, AStepThatDoesNotFitSaysWhatToChange) {
   mc::test::NullPlatform platform;
   mc::ui::App app({mc::test::assets(), &platform, "zero"});
   auto& s = app.state();
-  s.zero.stage = 0;  // GPT-3 2.7B with plain data parallelism: 16 bytes a parameter, 42 GB, on 32 GB V100s
+  s.zero.settings.stage = 0;  // GPT-3 2.7B with plain data parallelism: 16 bytes a parameter, 42 GB, on 32 GB V100s
   h.frame(app);
   h.frame(app);
   ASSERT_TRUE(s.zero.anim.has_value()) << s.zero.error;
   EXPECT_GT(s.zero.anim->peak_bytes, s.zero.anim->hbm_bytes);
   EXPECT_NE(h.text.find("does not fit in the GPU's"), std::string::npos) << h.text;
   EXPECT_NE(h.text.find("choose a higher ZeRO stage or more GPUs"), std::string::npos);
-  s.zero.stage = 3;
+  s.zero.settings.stage = 3;
   h.frame(app);
   h.frame(app);
   EXPECT_NE(h.text.find("The peak fits"), std::string::npos) << h.text;

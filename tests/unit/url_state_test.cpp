@@ -148,9 +148,9 @@ TEST(UrlState, AnEditedConfigIsItsDifferencesAndReadsBack) {
   mc::UrlState s;
   s.panel = "perf";
   s.present = true;
-  s.edits = e;
+  s.edits = {{"estimate", e}};
   const std::string q = mc::to_query(s);
-  EXPECT_EQ(q.find("?panel=perf&present=1&edits=cluster.price_per_gpu_hour_usd:2.5,parallel.dp:16"), 0u) << q;
+  EXPECT_EQ(q.find("?panel=perf&present=1&edits.estimate=cluster.price_per_gpu_hour_usd:2.5,parallel.dp:16"), 0u) << q;
   const mc::UrlState back = mc::parse_url_state(q);
   EXPECT_TRUE(back.problems.empty()) << back.problems.front();
   EXPECT_EQ(back, s);
@@ -176,7 +176,7 @@ TEST(UrlState, MalformedEditsAreRefusedWithAReason) {
     SCOPED_TRACE(c.query);
     const mc::UrlState s = mc::parse_url_state(c.query);
     EXPECT_EQ(s.panel, "perf");
-    EXPECT_EQ(s.edits, "");
+    EXPECT_TRUE(s.edits.empty());
     ASSERT_EQ(s.problems.size(), 1u);
     EXPECT_NE(s.problems[0].find(c.says), std::string::npos) << s.problems[0];
     EXPECT_NE(s.problems[0].find("copy the link again"), std::string::npos) << s.problems[0];
@@ -185,4 +185,23 @@ TEST(UrlState, MalformedEditsAreRefusedWithAReason) {
   }
   EXPECT_THROW(mc::apply_config_edits(nlohmann::json::object(), std::string(mc::kMaxEditsBytes + 1, 'a')),
                std::invalid_argument);
+}
+
+// Every part of the explorer's state travels under its own edits.PART parameter, in the order given; a bare
+// edits= (the links of before) is the "estimate" part's; a part named twice keeps the first; a part name that
+// is not a plain word is refused with the fix, and the rest of the link opens.
+TEST(UrlState, EachPartOfTheStateHasItsOwnEdits) {
+  const mc::UrlState s = mc::parse_url_state(
+      "?panel=run&edits.simulate=cluster.nic_gbps:100&edits.run=days:60&edits=parallel.tp:4"
+      "&edits.run=days:5&edits.simulate.x=a:1&edits.zero=");
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"simulate", "cluster.nic_gbps:100"}, {"run", "days:60"}, {"estimate", "parallel.tp:4"}};
+  EXPECT_EQ(s.edits, want);
+  ASSERT_EQ(s.problems.size(), 1u) << "edits.zero= is empty: nothing changed, nothing to say";
+  EXPECT_NE(s.problems[0].find("edits.\"simulate.x\" was ignored"), std::string::npos) << s.problems[0];
+  EXPECT_NE(s.problems[0].find("copy the link again"), std::string::npos) << s.problems[0];
+  // Written back in the same order, each under its own name, and read back the same.
+  const std::string q = mc::to_query(s);
+  EXPECT_EQ(q, "?panel=run&edits.simulate=cluster.nic_gbps:100&edits.run=days:60&edits.estimate=parallel.tp:4");
+  EXPECT_EQ(mc::parse_url_state(q).edits, want);
 }

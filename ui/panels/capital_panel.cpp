@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace mc::ui {
 namespace {
@@ -59,7 +60,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   double budget = c.budget_usd > 0 ? c.budget_usd : 0;
   bool by_flops = c.budget_flops > 0;
   if (ImGui::RadioButton("Budget in dollars", !by_flops))
-    by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : 1e7;
+    by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : kCapitalBudgetUsd;
   ImGui::SameLine();
   if (ImGui::RadioButton("Budget in FLOPs", by_flops))
     by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : gpt3_flops(cat);
@@ -364,6 +365,40 @@ void draw_partnership(ExplorerState& s, const Catalog& cat, capital::Partnership
   }
 }
 
+// The capital configs a fresh page's panel computes with, as the view holds them: what a link's parts are
+// differences from. Null without the catalog, whose prices and holders are the defaults. The partnership's
+// follow the fresh plan: the panel fixes them from the plan it draws first, and later plans leave them.
+nlohmann::json fresh_capital(const ExplorerState& s, std::string_view which) {
+  if (!s.catalog) return nullptr;
+  const CapitalView fresh;
+  const capital::PlanConfig plan = capital_plan(*s.catalog, fresh);
+  if (which == "plan") return capital::to_json(plan);
+  if (which == "waterfall") return capital::to_json(capital_waterfall(*s.catalog, fresh));
+  return capital::to_json(capital_partnership(*s.catalog, fresh, plan));
+}
+
+// A link's capital config: refused whole (LoadError naming the key) unless the panel's codec reads it.
+AddressPart capital_part(const char* which, nlohmann::json CapitalView::*member) {
+  return {which, [which](const ExplorerState& s) { return fresh_capital(s, which); },
+          [member](const ExplorerState& s) {
+            const nlohmann::json& held = s.capital.*member;
+            return held.empty() ? nlohmann::json() : held;  // never drawn: as a fresh page's
+          },
+          [member](ExplorerState& s, const nlohmann::json& c) {
+            CapitalView next = s.capital;
+            // All three held as a fresh page's panel holds them once drawn, so a part the link leaves out is the
+            // fresh one even where its defaults would follow another part (the partnership's, the plan's).
+            for (auto [m, id] : {std::pair{&CapitalView::plan, "plan"}, std::pair{&CapitalView::waterfall, "waterfall"},
+                                 std::pair{&CapitalView::partnership, "partnership"}})
+              if ((next.*m).empty()) next.*m = fresh_capital(s, id);
+            next.*member = c;
+            const capital::PlanConfig plan = capital_plan(*s.catalog, next);  // each throws for what it refuses
+            (void)capital_waterfall(*s.catalog, next);
+            (void)capital_partnership(*s.catalog, next, plan);
+            s.capital = std::move(next);
+          }};
+}
+
 void draw(ExplorerState& s) {
   const Catalog& cat = *s.catalog;
   CapitalView& v = s.capital;
@@ -371,12 +406,9 @@ void draw(ExplorerState& s) {
   capital::WaterfallConfig wf;
   capital::PartnershipConfig part;
   try {
-    plan = capital::plan_config_from_json(v.plan, capital::default_plan_config(cat));
-    if (plan.budget_usd <= 0 && plan.budget_flops <= 0) plan.budget_usd = 1e7;
-    wf = capital::waterfall_config_from_json(v.waterfall, capital::default_waterfall_config(cat));
-    part = capital::partnership_config_from_json(
-        v.partnership, capital::default_partnership_config(cat, plan.rent_usd_per_gpu_hour,
-                                                           plan.gpu_peak_flops_per_s * plan.utilisation));
+    plan = capital_plan(cat, v);
+    wf = capital_waterfall(cat, v);
+    part = capital_partnership(cat, v, plan);
     v.error.clear();
   } catch (const std::exception& e) {
     v.error = e.what();
@@ -417,20 +449,41 @@ void draw(ExplorerState& s) {
   }
 }
 
-PanelRegistrar reg{Panel{.id = "capital",
-                         .title = "Capital",
-                         .chapter = Chapter::capital,
-                         .order = 10,
-                         .draw = draw,
-                         .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall",
-                         .tabs = {"plan", "rent_vs_build", "waterfall", "partnership"},
-                         .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
-                           if (w == "capital.rent_vs_build" || w == "capital.gpt3") return "rent_vs_build";
-                           if (w == "capital.waterfall") return "waterfall";
-                           if (w == "capital.partnership") return "partnership";
-                           return "plan";  // its budget, utilisation, plan and Chinchilla's table
-                         },
-                         .needs_catalog = true}};
+PanelRegistrar reg{
+    Panel{.id = "capital",
+          .title = "Capital",
+          .chapter = Chapter::capital,
+          .order = 10,
+          .draw = draw,
+          .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall",
+          .tabs = {"plan", "rent_vs_build", "waterfall", "partnership"},
+          .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+            if (w == "capital.rent_vs_build" || w == "capital.gpt3") return "rent_vs_build";
+            if (w == "capital.waterfall") return "waterfall";
+            if (w == "capital.partnership") return "partnership";
+            return "plan";  // its budget, utilisation, plan and Chinchilla's table
+          },
+          .needs_catalog = true,
+          .address = {capital_part("plan", &CapitalView::plan), capital_part("waterfall", &CapitalView::waterfall),
+                      capital_part("partnership", &CapitalView::partnership)}}};
 
 }  // namespace
+
+capital::PlanConfig capital_plan(const Catalog& cat, const CapitalView& v) {
+  capital::PlanConfig c = capital::plan_config_from_json(v.plan, capital::default_plan_config(cat));
+  if (c.budget_usd <= 0 && c.budget_flops <= 0) c.budget_usd = kCapitalBudgetUsd;
+  return c;
+}
+
+capital::WaterfallConfig capital_waterfall(const Catalog& cat, const CapitalView& v) {
+  return capital::waterfall_config_from_json(v.waterfall, capital::default_waterfall_config(cat));
+}
+
+capital::PartnershipConfig capital_partnership(const Catalog& cat, const CapitalView& v,
+                                               const capital::PlanConfig& plan) {
+  return capital::partnership_config_from_json(
+      v.partnership, capital::default_partnership_config(cat, plan.rent_usd_per_gpu_hour,
+                                                         plan.gpu_peak_flops_per_s * plan.utilisation));
+}
+
 }  // namespace mc::ui

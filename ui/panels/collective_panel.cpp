@@ -41,9 +41,8 @@ const nlohmann::json& cluster_config(const ExplorerState& s) {
 void refresh(ExplorerState& s) {
   CollectiveView& v = s.collective;
   const nlohmann::json& cfg = cluster_config(s);
-  const std::string key = std::to_string(int(v.kind)) + "/" + std::to_string(int(v.algorithm)) + "/" +
-                          std::to_string(v.gpus) + "/" + std::to_string(v.first_gpu) + "/" +
-                          std::to_string(v.message_MiB) + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : "");
+  const sim::CollectiveSettings& set = v.settings;
+  const std::string key = sim::to_json(set).dump() + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : "");
   if (key != v.key) {
     v.key = key;
     v.anim.reset();
@@ -52,11 +51,11 @@ void refresh(ExplorerState& s) {
     try {
       sim::CollectiveAnimationSpec spec;
       spec.topology = sim::topology_of_config(*s.catalog, cfg);
-      spec.kind = v.kind;
-      spec.algorithm = v.algorithm;
-      spec.gpus = v.gpus;
-      spec.first_gpu = v.first_gpu;
-      spec.message_bytes = v.message_MiB * 1024 * 1024;
+      spec.kind = set.kind;
+      spec.algorithm = set.algorithm;
+      spec.gpus = set.gpus;
+      spec.first_gpu = set.first_gpu;
+      spec.message_bytes = set.message_bytes;
       v.anim = sim::animate_collective(spec);
     } catch (const std::exception& e) {
       v.error = e.what();
@@ -319,7 +318,8 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, ImVec2 si
 // ---- the controls and figures ------------------------------------------------------------------------
 
 void draw_controls(ExplorerState& s) {
-  CollectiveView& v = s.collective;
+  using S = sim::CollectiveSettings;
+  S& v = s.collective.settings;
   int kind = int(std::find(std::begin(kKindValues), std::end(kKindValues), v.kind) - std::begin(kKindValues));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
   if (ImGui::Combo("collective", &kind, kKinds, IM_ARRAYSIZE(kKinds))) v.kind = kKindValues[kind];
@@ -337,15 +337,23 @@ void draw_controls(ExplorerState& s) {
   if (v.kind == sim::CollectiveKind::send) {
     ImGui::TextDisabled("from GPU %d to GPU %d", v.first_gpu, v.first_gpu + v.gpus - 1);
   }
-  slider_int_clamped("GPUs", v.gpus, 2, 16);
+  slider_int_clamped("GPUs", v.gpus, S::kGpus.min, S::kGpus.max);
   track(s, "collective.gpus");
   same_line_if_fits_item("message");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  float mib = float(v.message_MiB);
+  constexpr double kMiB = 1024.0 * 1024;
+  float mib = float(v.message_bytes / kMiB);
   // In the unit its source uses too: Megatron-LM's bucket is 80 MB (decimal), which is 76 MiB.
   char fmt[48];
-  std::snprintf(fmt, sizeof fmt, "%.0f MB (%%.0f MiB)", v.message_MiB * 1024 * 1024 / 1e6);
-  if (ImGui::SliderFloat("message", &mib, 1, 1024, fmt, ImGuiSliderFlags_Logarithmic)) v.message_MiB = std::round(mib);
+  if (v.message_bytes >= 1e6)
+    std::snprintf(fmt, sizeof fmt, "%.0f MB (%%.0f MiB)", v.message_bytes / 1e6);
+  else
+    std::snprintf(fmt, sizeof fmt, "%.0f kB (%%.3f MiB)", v.message_bytes / 1e3);
+  if (ImGui::SliderFloat(
+          "message", &mib, float(S::kMinMessageBytes / kMiB), float(S::kMaxMessageBytes / kMiB), fmt,
+          ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoRoundToFormat | ImGuiSliderFlags_AlwaysClamp))
+    // Whole MiB, or whole KiB below one MiB: the sizes a person types and reads.
+    v.message_bytes = mib >= 1 ? std::round(mib) * kMiB : std::max(1.0, std::round(mib * 1024.0)) * 1024.0;
   track(s, "collective.message");
 }
 
@@ -418,7 +426,13 @@ PanelRegistrar reg{
           .summary = "One all-reduce, reduce-scatter, all-gather or send, chunk by chunk on the cluster's links",
           .tabs = {},
           .tab_of_widget = nullptr,
-          .needs_catalog = true}};
+          .needs_catalog = true,
+          .address = {{"collective", [](const ExplorerState&) { return sim::to_json(sim::CollectiveSettings{}); },
+                       [](const ExplorerState& s) { return sim::to_json(s.collective.settings); },
+                       [](ExplorerState& s, const nlohmann::json& c) {
+                         s.collective.settings =
+                             sim::parse_settings_json<sim::CollectiveSettings>(c, "the link's collective settings", {});
+                       }}}}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -356,6 +356,9 @@ void restore(ExplorerState& s, LabView& v) {
     nlohmann::json cfg = j.at("config");
     const std::string corpus = cfg.value("corpus", std::string("synthetic"));
     cfg.erase("corpus");
+    // A link that says what the lab trains is obeyed: the kept run only resumes when it is that run (a reload
+    // of the same address), never in place of another one.
+    if (v.config_from_link && (cfg != v.config || corpus != v.corpus_id)) return;
     if (corpus != v.corpus_id) v.corpus_id = corpus, v.corpus_text.clear(), v.corpus_error.clear();
     ensure_corpus(s, v);
     v.config = cfg;
@@ -837,6 +840,29 @@ bool open_corpus(ExplorerState& s, const std::string& name, const std::string& c
   return true;
 }
 
+// The lab's config in the page's address, with its built-in corpus when it is not the default (a dropped file
+// cannot travel in a link).
+nlohmann::json held_lab_config(const ExplorerState& s) {
+  nlohmann::json c = s.lab.config;
+  if (!s.lab.corpus_id.empty() && s.lab.corpus_id != LabView().corpus_id) c["corpus"] = s.lab.corpus_id;
+  return c;
+}
+
+void open_lab_config(ExplorerState& s, const nlohmann::json& link) {
+  nlohmann::json c = link;
+  std::string corpus = LabView().corpus_id;
+  if (c.contains("corpus")) {
+    if (!c["corpus"].is_string()) throw std::runtime_error("the lab's \"corpus\" is the id of a built-in corpus");
+    corpus = c["corpus"].get<std::string>();
+    c.erase("corpus");
+  }
+  (void)train::parse_config(c, "the link's lab config");  // a key, type or range the trainer refuses: said now
+  LabView& v = s.lab;
+  if (corpus != v.corpus_id) v.corpus_id = corpus, v.corpus_text.clear(), v.corpus_error.clear();
+  v.config = std::move(c);
+  v.config_from_link = true;
+}
+
 PanelRegistrar reg{Panel{.id = "lab",
                          .title = "Training lab",
                          .chapter = Chapter::lab,
@@ -855,7 +881,9 @@ PanelRegistrar reg{Panel{.id = "lab",
                                return l.train_job || (l.running && l.built_for != l.config.dump()) ||
                                       (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) ||
                                       l.sweep_job || (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
-                             }}};
+                             },
+                         .address = {{"train", [](const ExplorerState& s) { return default_config(s, "train"); },
+                                      held_lab_config, open_lab_config}}}};
 FileHandlerRegistrar corpus_reg{FileHandler{.id = "lab.corpus", .open = open_corpus}};
 
 }  // namespace

@@ -913,7 +913,11 @@ PanelRegistrar reg{{.id = "perf",
                     .tabs = {},
                     .tab_of_widget = nullptr,
                     .needs_catalog = true,
-                    .busy = [](const ExplorerState& s) { return bool(s.perf.search_job); }}};
+                    .busy = [](const ExplorerState& s) { return bool(s.perf.search_job); },
+                    // The config the student edited, as its differences from the shipped default.
+                    .address = {{"estimate", [](const ExplorerState& s) { return default_config(s, "estimate"); },
+                                 [](const ExplorerState& s) { return s.perf.config; },
+                                 [](ExplorerState& s, const nlohmann::json& c) { s.perf.config = c; }}}}};
 
 }  // namespace
 }  // namespace mc::ui

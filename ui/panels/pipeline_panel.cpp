@@ -38,24 +38,20 @@ const nlohmann::json& pipeline_config(const ExplorerState& s) {
 void refresh(ExplorerState& s) {
   PipelineView& v = s.pipeline;
   const nlohmann::json& cfg = pipeline_config(s);
-  const std::string key = std::to_string(int(v.schedule)) + "/" + std::to_string(v.stages) + "/" +
-                          std::to_string(v.micro_batches) + "/" + std::to_string(v.virtual_stages) + "/" + cfg.dump();
+  sim::PipelineSettings shape = v.settings;
+  shape.follow = 0;  // following a micro-batch does not change the animation (nor restart it)
+  const std::string key = sim::to_json(shape).dump() + "/" + cfg.dump();
   if (key != v.key) {
     v.key = key;
     v.anim.reset();
     v.error.clear();
     v.t_s = 0;
     try {
-      sim::PipelineSettings set;
-      set.schedule = int(v.schedule);
-      set.stages = v.stages;
-      set.micro_batches = v.micro_batches;
-      set.virtual_stages = v.virtual_stages;
-      v.anim = sim::animate_pipeline(sim::pipeline_spec_of_config(*s.catalog, cfg, set));
+      v.anim = sim::animate_pipeline(sim::pipeline_spec_of_config(*s.catalog, cfg, shape));
     } catch (const std::exception& e) {
       v.error = e.what();
     }
-    if (v.anim && v.followed >= v.anim->micro_batches) v.followed = -1;
+    if (v.anim && v.settings.follow > v.anim->micro_batches) v.settings.follow = 0;
   }
   if (v.anim && v.pending_t_s >= 0) {  // a scenario's moment, once its animation exists
     v.t_s = std::min(v.pending_t_s, v.anim->total_s);
@@ -120,9 +116,10 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
     if (stage >= 0 && stage < a.stages)
       for (const sim::PipeBlock& b : a.rows[size_t(stage)])
         if (b.micro_batch >= 0 && b.t_start_s <= at && at < b.t_end_s)
-          v.followed = v.followed == b.micro_batch ? -1 : b.micro_batch;
+          v.settings.follow = v.settings.follow == b.micro_batch + 1 ? 0 : b.micro_batch + 1;
   }
 
+  const int followed = v.settings.follow - 1;
   for (int st = 0; st < a.stages; ++st) {
     const float y0 = g.p0.y + 4 + g.row_h * float(st), y1 = y0 + g.row_h - 2;
     const std::string label = "stage " + std::to_string(st);
@@ -130,7 +127,7 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
     dl->AddLine(ImVec2(g.x(0), y1 + 1), ImVec2(g.x(g.total_s), y1 + 1), dim);
     for (const sim::PipeBlock& b : a.rows[size_t(st)]) {
       if (b.t_start_s >= t) break;  // blocks appear as time reaches them
-      const bool other = v.followed >= 0 && b.micro_batch != v.followed;
+      const bool other = followed >= 0 && b.micro_batch != followed;
       const float x0 = g.x(b.t_start_s), x1 = g.x(std::min(b.t_end_s, t));
       if (b.kind == sim::PipeBlockKind::send) {  // a thin band: the stage's stream is busy sending
         const float ym = 0.5f * (y0 + y1), hh = std::max(2.0f, g.row_h * 0.12f);
@@ -138,11 +135,11 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
         continue;
       }
       if (b.kind == sim::PipeBlockKind::idle) {
-        draw_idle(dl, ImVec2(x0, y0), ImVec2(x1, y1), v.followed >= 0);
+        draw_idle(dl, ImVec2(x0, y0), ImVec2(x1, y1), followed >= 0);
         continue;
       }
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1), y1), block_colour(b, other));
-      if (v.followed == b.micro_batch) dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), text, 0, 0, 2);
+      if (followed == b.micro_batch) dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), text, 0, 0, 2);
       // Micro-batches are numbered from 1 as in the papers' figures; a second chunk gets a prime per chunk.
       std::string name = std::to_string(b.micro_batch + 1) + std::string(size_t(b.chunk), '\'');
       const ImVec2 ts = ImGui::CalcTextSize(name.c_str());
@@ -167,25 +164,27 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
 // ---- the controls and figures ------------------------------------------------------------------------
 
 void draw_controls(ExplorerState& s) {
-  PipelineView& v = s.pipeline;
+  using S = sim::PipelineSettings;
+  S& v = s.pipeline.settings;
+  sim::PipeSchedule schedule = sim::PipeSchedule(v.schedule);
   int sch =
-      int(std::find(std::begin(kScheduleValues), std::end(kScheduleValues), v.schedule) - std::begin(kScheduleValues));
+      int(std::find(std::begin(kScheduleValues), std::end(kScheduleValues), schedule) - std::begin(kScheduleValues));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::Combo("schedule", &sch, kSchedules, IM_ARRAYSIZE(kSchedules))) v.schedule = kScheduleValues[sch];
+  if (ImGui::Combo("schedule", &sch, kSchedules, IM_ARRAYSIZE(kSchedules))) v.schedule = int(kScheduleValues[sch]);
   glossary_tooltip("1F1B");
   track(s, "pipeline.schedule");
   same_line_if_fits_item("stages");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-  slider_int_clamped("stages", v.stages, 2, 16);
+  slider_int_clamped("stages", v.stages, S::kStages.min, S::kStages.max);
   track(s, "pipeline.stages");
   same_line_if_fits_item("micro-batches");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-  slider_int_clamped("micro-batches", v.micro_batches, 1, sim::kMaxAnimatedMicroBatches);  // as far as the engine goes
+  slider_int_clamped("micro-batches", v.micro_batches, S::kMicroBatches.min, S::kMicroBatches.max);
   track(s, "pipeline.micro_batches");
-  if (v.schedule == sim::PipeSchedule::interleaved) {
+  if (v.schedule == int(sim::PipeSchedule::interleaved)) {
     same_line_if_fits_item("virtual stages");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-    slider_int_clamped("virtual stages", v.virtual_stages, 1, 4);
+    slider_int_clamped("virtual stages", v.virtual_stages, S::kVirtualStages.min, S::kVirtualStages.max);
     track(s, "pipeline.virtual_stages");
   }
 }
@@ -233,16 +232,17 @@ void draw_figures(ExplorerState& s, const sim::PipelineAnimation& a) {
                "1F1B: Narayanan et al. 2021; interleaved: Narayanan et al. SC21 Sec. 2.2); the timeline also "
                "has the sends, the output layer on the last stage and uneven stages.");
   end_tracked(s, "pipeline.rule");
-  if (v.followed >= 0) {
+  const int followed = v.settings.follow - 1;
+  if (followed >= 0) {
     double first = a.total_s, last = 0;
     for (const auto& row : a.rows)
       for (const sim::PipeBlock& b : row)
-        if (b.micro_batch == v.followed && b.kind != sim::PipeBlockKind::idle) {
+        if (b.micro_batch == followed && b.kind != sim::PipeBlockKind::idle) {
           first = std::min(first, b.t_start_s);
           last = std::max(last, b.t_end_s);
         }
     wrapped_text(false, "Following micro-batch %d: from %s to %s through every stage (click it again to stop).",
-                 v.followed + 1, format_seconds(first).c_str(), format_seconds(last).c_str());
+                 followed + 1, format_seconds(first).c_str(), format_seconds(last).c_str());
   } else {
     wrapped_text(true, "Click a block to follow its micro-batch through every stage.");
   }
@@ -274,15 +274,22 @@ void draw(ExplorerState& s) {
   draw_figures(s, a);
 }
 
-PanelRegistrar reg{Panel{.id = "pipeline",
-                         .title = "Pipeline in motion",
-                         .chapter = Chapter::parallelism,
-                         .order = 25,
-                         .draw = draw,
-                         .summary = "GPipe, 1F1B or interleaved, micro-batch by micro-batch; the bubble as it forms",
-                         .tabs = {},
-                         .tab_of_widget = nullptr,
-                         .needs_catalog = true}};
+PanelRegistrar reg{
+    Panel{.id = "pipeline",
+          .title = "Pipeline in motion",
+          .chapter = Chapter::parallelism,
+          .order = 25,
+          .draw = draw,
+          .summary = "GPipe, 1F1B or interleaved, micro-batch by micro-batch; the bubble as it forms",
+          .tabs = {},
+          .tab_of_widget = nullptr,
+          .needs_catalog = true,
+          .address = {{"pipeline", [](const ExplorerState&) { return sim::to_json(sim::kPipelineViewStart); },
+                       [](const ExplorerState& s) { return sim::to_json(s.pipeline.settings); },
+                       [](ExplorerState& s, const nlohmann::json& c) {
+                         s.pipeline.settings = sim::parse_settings_json<sim::PipelineSettings>(
+                             c, "the link's pipeline settings", sim::kPipelineViewStart);
+                       }}}}};
 
 }  // namespace
 }  // namespace mc::ui

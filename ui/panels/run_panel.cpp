@@ -4,6 +4,8 @@
 // pipeline that can starve the GPUs. Elapsed time on one axis with failures and checkpoints marked,
 // goodput and the dollars. Uses the iteration panel's config (s.sim.config) and its simulated iteration.
 #include "core/format.h"
+#include "core/json_doc.h"
+#include "sim/sim.h"
 #include "ui/explorer.h"
 #include "ui/screen_basis.h"
 #include "ui/widgets.h"
@@ -16,6 +18,8 @@
 
 namespace mc::ui {
 namespace {
+
+constexpr int kMaxSeed = 1 << 30;  // what the seed field takes (an int's worth a person can type)
 
 using nlohmann::json;
 
@@ -56,12 +60,25 @@ void poll(ExplorerState& s) {
   }
 }
 
+// The run's length and seed in the page's address (the machine is the "simulate" part, the iteration panel's).
+json run_settings(const SimView& v) { return {{"days", v.run_days}, {"seed", v.seed}}; }
+
+void open_run_settings(ExplorerState& s, const json& c) {
+  const JsonDoc doc = JsonDoc::parse(c.dump(2), "the link's run settings");
+  const JsonCursor at = doc.root();
+  at.only_keys({"days", "seed"});
+  const double days = at["days"].number_in(1, sim::kMaxRunDays);
+  s.sim.seed = (unsigned long long)at["seed"].integer_in(0, kMaxSeed);
+  s.sim.run_days = days;
+}
+
 void knobs(ExplorerState& s) {
   SimView& v = s.sim;
   json& c = v.config;
   ImGui::PushItemWidth(160);
   float days = float(v.run_days);
-  if (ImGui::SliderFloat("days at most", &days, 1, 365, "%.0f", ImGuiSliderFlags_Logarithmic)) v.run_days = days;
+  if (ImGui::SliderFloat("days at most", &days, 1, float(sim::kMaxRunDays), "%.0f", ImGuiSliderFlags_Logarithmic))
+    v.run_days = days;
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "The run stops when the model has seen its training tokens, or after this many days of\n"
@@ -69,7 +86,7 @@ void knobs(ExplorerState& s) {
   track(s, "run.days");
   same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("seed").x);
   int seed = int(v.seed);
-  if (input_int_clamped("seed", seed, 0, 1 << 30)) v.seed = (unsigned long long)seed;
+  if (input_int_clamped("seed", seed, 0, kMaxSeed)) v.seed = (unsigned long long)seed;
   track(s, "run.seed");
   // Read without writing: an empty section added here would change the iteration's cache key and make
   // the iteration panel simulate again for nothing. Sections are written only when a knob moves.
@@ -267,7 +284,9 @@ PanelRegistrar reg{{.id = "run",
                     .tabs = {},
                     .tab_of_widget = nullptr,
                     .needs_catalog = true,
-                    .busy = [](const ExplorerState& s) { return s.sim.run_job || s.sim.run_requested; }}};
+                    .busy = [](const ExplorerState& s) { return s.sim.run_job || s.sim.run_requested; },
+                    .address = {{"run", [](const ExplorerState&) { return run_settings(SimView{}); },
+                                 [](const ExplorerState& s) { return run_settings(s.sim); }, open_run_settings}}}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -674,7 +674,11 @@ PanelRegistrar reg{{.id = "sim",
                       return w == "sim.hot_links" || w == "sim.link_series" || w == "sim.heatmap" ? "links" : "";
                     },
                     .needs_catalog = true,
-                    .busy = [](const ExplorerState& s) { return bool(s.sim.iteration_job); }}};
+                    .busy = [](const ExplorerState& s) { return bool(s.sim.iteration_job); },
+                    // The simulated machine and its faults (the run panel shares it).
+                    .address = {{"simulate", [](const ExplorerState& s) { return default_config(s, "simulate"); },
+                                 [](const ExplorerState& s) { return s.sim.config; },
+                                 [](ExplorerState& s, const nlohmann::json& c) { s.sim.config = c; }}}}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -23,8 +23,7 @@ namespace {
 
 void refresh(ExplorerState& s) {
   ZeroView& v = s.zero;
-  const std::string key = std::to_string(v.stage) + "/" + std::to_string(v.gpus) + "/" +
-                          std::to_string(v.micro_batches) + "/" + v.model + "/" + v.cluster + "/" + v.software;
+  const std::string key = sim::to_json(v.settings).dump();
   if (key == v.key) {
     if (v.anim && v.pending_t_s >= 0) v.t_s = std::min(v.pending_t_s, v.anim->iteration_s), v.pending_t_s = -1;
     return;
@@ -35,10 +34,10 @@ void refresh(ExplorerState& s) {
   v.t_s = 0;
   try {
     sim::ZeroAnimationSpec spec;
-    spec.config = {{"model", {{"preset", v.model}}}, {"cluster", {{"preset", v.cluster}}}, {"software", v.software}};
-    spec.stage = v.stage;
-    spec.gpus = v.gpus;
-    spec.micro_batches = v.micro_batches;
+    spec.config = sim::zero_config(v.settings);
+    spec.stage = v.settings.stage;
+    spec.gpus = v.settings.gpus;
+    spec.micro_batches = v.settings.micro_batches;
     v.anim = sim::animate_zero(*s.catalog, spec);
     if (v.pending_t_s >= 0) v.t_s = std::min(v.pending_t_s, v.anim->iteration_s), v.pending_t_s = -1;
   } catch (const std::exception& e) {
@@ -161,8 +160,9 @@ float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
 // ---- controls and figures -------------------------------------------------------------------------------
 
 void draw_controls(ExplorerState& s) {
-  ZeroView& v = s.zero;
-  for (int k = 0; k <= 3; ++k) {
+  using S = sim::ZeroSettings;
+  S& v = s.zero.settings;
+  for (int k = S::kStage.min; k <= S::kStage.max; ++k) {
     if (k) ImGui::SameLine();
     const std::string label = k == 0 ? "no ZeRO" : "ZeRO-" + std::to_string(k);
     if (ImGui::RadioButton(label.c_str(), v.stage == k)) v.stage = k;
@@ -170,11 +170,11 @@ void draw_controls(ExplorerState& s) {
   track(s, "zero.stage");
   same_line_if_fits_item("GPUs");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  slider_int_clamped("GPUs", v.gpus, 2, 64);
+  slider_int_clamped("GPUs", v.gpus, S::kGpus.min, S::kGpus.max);
   track(s, "zero.gpus");
   same_line_if_fits_item("micro-batches");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  slider_int_clamped("micro-batches", v.micro_batches, 1, 4);
+  slider_int_clamped("micro-batches", v.micro_batches, S::kMicroBatches.min, S::kMicroBatches.max);
   track(s, "zero.micro_batches");
 }
 
@@ -220,8 +220,8 @@ void draw_figures(ExplorerState& s, const sim::ZeroAnimation& a, const sim::Zero
     return r ? r->name : id;
   };
   wrapped_text(true, "ZeRO-%d (Rajbhandari et al. 2020, Sec. 5): %s, N = %d. %s on %s, run by %s.", a.spec.stage,
-               rule[a.spec.stage], n, name_of("models", s.zero.model).c_str(),
-               name_of("clusters", s.zero.cluster).c_str(), name_of("software", a.software).c_str());
+               rule[a.spec.stage], n, name_of("models", s.zero.settings.model).c_str(),
+               name_of("clusters", s.zero.settings.cluster).c_str(), name_of("software", a.software).c_str());
   wrapped_text(true,
                "Layers: green = GPU 0 holds the full weights, light green = being gathered, purple = gradients "
                "being reduce-scattered, outlined = computing (blue forward, orange backward). Bars: weights, "
@@ -264,7 +264,13 @@ PanelRegistrar reg{Panel{.id = "zero",
                          .summary = "One ZeRO step: what each GPU holds, gathers and scatters, and its memory",
                          .tabs = {},
                          .tab_of_widget = nullptr,
-                         .needs_catalog = true}};
+                         .needs_catalog = true,
+                         .address = {{"zero", [](const ExplorerState&) { return sim::to_json(sim::ZeroSettings{}); },
+                                      [](const ExplorerState& s) { return sim::to_json(s.zero.settings); },
+                                      [](ExplorerState& s, const nlohmann::json& c) {
+                                        s.zero.settings = sim::parse_settings_json<sim::ZeroSettings>(
+                                            c, "the link's ZeRO settings", {});
+                                      }}}}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -3,6 +3,9 @@
 // the panel recomputes on the next frame. Empty objects mean "the defaults, with prices from the catalog".
 #pragma once
 
+#include "capital/compute_cost.h"
+#include "capital/waterfall.h"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -15,5 +18,17 @@ struct CapitalView {
   nlohmann::json partnership = nlohmann::json::object();  // capital::PartnershipConfig keys
   std::string error;                                      // why a config was refused
 };
+
+// The budget the panel plans with when a plan has none: $10M, a seed round of the time, small enough that the
+// slider's whole range (thousands to a hundred billion dollars) sits either side of it.
+constexpr double kCapitalBudgetUsd = 1e7;
+
+// The configs the panel computes with: each of the view's JSON over the catalog's defaults; a plan with no
+// budget gets kCapitalBudgetUsd. Throw LoadError naming the key for a config the codec refuses.
+capital::PlanConfig capital_plan(const Catalog& cat, const CapitalView& v);
+capital::WaterfallConfig capital_waterfall(const Catalog& cat, const CapitalView& v);
+// The partnership's defaults price GPU-hours at `plan`'s rent and deliver its sustained FLOP/s.
+capital::PartnershipConfig capital_partnership(const Catalog& cat, const CapitalView& v,
+                                               const capital::PlanConfig& plan);
 
 }  // namespace mc::ui

@@ -3,6 +3,7 @@
 // a setting changes, so a scenario sets these fields and the view follows.
 #pragma once
 
+#include "sim/animation_settings.h"
 #include "sim/collective_animation.h"
 
 #include <nlohmann/json.hpp>
@@ -13,11 +14,8 @@
 namespace mc::ui {
 
 struct CollectiveView {
-  sim::CollectiveKind kind = sim::CollectiveKind::all_reduce;
-  sim::Algorithm algorithm = sim::Algorithm::ring;
-  int gpus = 16;      // two servers of the era's 8-GPU machines: NVLink inside, the NICs between
-  int first_gpu = 0;  // where the group starts on the cluster (8: the second server of 8 GPUs)
-  double message_MiB = 64;
+  // What the view animates (its defaults and limits are the engine's, shared with the scenario action).
+  sim::CollectiveSettings settings;
   // Playback: the call's simulated time `t_s`, advanced by wall time x speed x (total / kSecondsPerCall),
   // so one call takes kSecondsPerCall seconds at speed 1 however long it lasts on the machine.
   double t_s = 0;

@@ -87,7 +87,8 @@ struct LabView {
   int persisted_step = -1;
   bool persisted_running = false;
   bool restore_checked = false;
-  std::string resume_note;  // "resumed at step 120 from the browser's storage"
+  bool config_from_link = false;  // the page's address set `config`: a kept run of another config stays kept
+  std::string resume_note;        // "resumed at step 120 from the browser's storage"
 
   // The training text: a built-in corpus of assets/corpus/index.json (corpus_id) or a dropped file
   // (corpus_id empty). Loaded on first use, and again when the combo picks another built-in.

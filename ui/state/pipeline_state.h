@@ -14,11 +14,9 @@
 namespace mc::ui {
 
 struct PipelineView {
-  sim::PipeSchedule schedule = sim::PipeSchedule::one_f_one_b;
-  int stages = 4;  // a teaching size: every block stays wide enough to read its micro-batch
-  int micro_batches = 8;
-  int virtual_stages = 2;  // interleaved only
-  int followed = -1;       // the micro-batch clicked, highlighted through every stage (-1: none)
+  // What the view animates, every setting given (its defaults and limits are the engine's, shared with the
+  // scenario action); settings.follow is the micro-batch clicked, highlighted through every stage.
+  sim::PipelineSettings settings = sim::kPipelineViewStart;
   // Playback: the iteration's simulated time `t_s`, advanced by wall time x speed x (total /
   // kSecondsPerIteration), so one iteration takes that long at speed 1 however long it lasts.
   double t_s = 0;
