@@ -130,7 +130,7 @@ json shown_collective(const ExplorerState& s) {
 void apply_pipeline(ExplorerState& s, const json& c, const json&) {
   PipelineView& v = s.pipeline;
   sim::PipelineSettings base = v.settings;
-  base.schedule = int(sim::PipeSchedule::one_f_one_b);  // what a config without them means
+  base.schedule = int(PipeSchedule::one_f_one_b);  // what a config without them means
   base.follow = 0;
   v.settings = sim::parse_settings_json(c, "the pipeline config", base, {"t_s", "machine", "machine_of"});
   v.config = c.value("machine", json());

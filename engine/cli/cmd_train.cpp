@@ -271,7 +271,7 @@ int run_train(mc::cli::Args& a) {
     return 0;
   }
   std::printf("trained %d steps: dp %d x tp %d x pp %d, ZeRO-%d, %s, %lld parameters\n", res.steps_run, tc.parallel.dp,
-              tc.parallel.tp, tc.parallel.pp, tc.parallel.zero, mc::train::to_string(tc.parallel.schedule),
+              tc.parallel.tp, tc.parallel.pp, tc.parallel.zero, mc::schedule_name(tc.parallel.schedule),
               (long long)res.parameters);
   const std::vector<double>& losses = res.losses;
   const size_t n = losses.size();

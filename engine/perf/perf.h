@@ -19,6 +19,7 @@
 
 #include "catalog/catalog.h"
 #include "core/json_doc.h"
+#include "core/pipeline_schedule.h"
 #include "core/units.h"
 
 #include <string>
@@ -154,7 +155,6 @@ struct Software {
   int max_zero_stage_pipeline = 3;   // ... together with pipeline parallelism (DeepSpeed's engine: 1)
 };
 
-enum class Schedule { gpipe, one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
 // Pipeline stage work besides the transformer layers: the embedding (first stage) and the output layer
 // (last stage) as extra work on top of their layers (Megatron-LM), or counted as one layer each when the
@@ -164,7 +164,6 @@ enum class EmbeddingStages { extra, as_layers };
 // fp16 / bf16 mixed precision (2-byte weights, gradients and activations, fp32 master weights; Micikevicius
 // et al. 2018), fp32, and tf32 (fp32 storage everywhere, products on TF32 tensor cores; A100 whitepaper).
 enum class Precision { fp16, bf16, fp32, tf32 };
-const char* to_string(Schedule s);
 const char* to_string(Recompute r);
 const char* to_string(Precision p);
 // Weights, gradients and activations stored in 4 bytes (fp32 and tf32) rather than 2.
@@ -184,7 +183,7 @@ struct Layout {
   int cp = 1;
   int micro_batch = 1;     // sequences per micro-batch
   int global_batch = 512;  // sequences per iteration
-  Schedule schedule = Schedule::one_f_one_b;
+  PipeSchedule schedule = PipeSchedule::one_f_one_b;
   int virtual_stages = 1;  // model chunks per pipeline rank (interleaved only)
   int zero = 0;            // ZeRO stage 0-3 over the data-parallel group
   Recompute recompute = Recompute::none;
@@ -368,7 +367,7 @@ double activation_bytes_per_layer(const ModelSpec& m, double micro_batch, int tp
 MemoryBreakdown zero_model_state_bytes(double params, int dp, int zero_stage, Precision p);
 // Fraction of ideal time spent in the bubble: (p-1)/m (GPipe, 1F1B), (p-1)/(v m) interleaved
 // (Narayanan et al. 2021, Sec. 2.2).
-double bubble_over_ideal(Schedule s, int p, int m, int v);
+double bubble_over_ideal(PipeSchedule s, int p, int m, int v);
 MemoryBreakdown memory_per_gpu(const Config& c);
 
 // ---- the estimate -----------------------------------------------------------------------------------
@@ -421,7 +420,7 @@ std::vector<PipelineOp> pipeline_timeline(const Config& c, const Estimate& e, in
 // The end of the same replay for p ranks, m micro-batches and v chunks per rank, with each virtual stage's
 // (chunk * p + rank) forward and backward time and transfers of comm_s: what estimate() takes as ideal time
 // plus bubble when the interleaved chunks are uneven.
-double pipeline_end_s(Schedule s, int p, int m, int v, const std::vector<double>& forward_s,
+double pipeline_end_s(PipeSchedule s, int p, int m, int v, const std::vector<double>& forward_s,
                       const std::vector<double>& backward_s, double comm_s = 0);
 
 // ---- the layout search ------------------------------------------------------------------------------

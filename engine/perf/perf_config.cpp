@@ -293,9 +293,9 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     L.pp = int(preset->get_or("layout_pp", 1));
     L.micro_batch = int(preset->get_or("layout_micro_batch", 1));
     const std::string sch = preset->text_or("layout_schedule", "1f1b");
-    L.schedule = sch == "gpipe"         ? Schedule::gpipe
-                 : sch == "interleaved" ? Schedule::interleaved
-                                        : Schedule::one_f_one_b;
+    L.schedule = sch == "gpipe"         ? PipeSchedule::gpipe
+                 : sch == "interleaved" ? PipeSchedule::interleaved
+                                        : PipeSchedule::one_f_one_b;
     L.virtual_stages = int(preset->get_or("layout_virtual_stages", 1));
     if (preset->text_or("layout_embedding_stages", "extra") == "as-layers")
       L.embedding_stages = EmbeddingStages::as_layers;
@@ -319,7 +319,9 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     if (auto v = jp->get("global_batch")) L.global_batch = positive_int(*v, 1 << 26);
     if (auto v = jp->get("schedule")) {
       std::string s = v->one_of({"gpipe", "1f1b", "interleaved"});
-      L.schedule = s == "gpipe" ? Schedule::gpipe : s == "1f1b" ? Schedule::one_f_one_b : Schedule::interleaved;
+      L.schedule = s == "gpipe"  ? PipeSchedule::gpipe
+                   : s == "1f1b" ? PipeSchedule::one_f_one_b
+                                 : PipeSchedule::interleaved;
     }
     if (auto v = jp->get("virtual_stages")) L.virtual_stages = positive_int(*v, 1024);
     if (auto v = jp->get("zero")) L.zero = int(v->integer_in(0, 3));
@@ -408,7 +410,7 @@ std::string stack_refusal(const Software& sw, const Layout& L) {
   if (L.tp > 1 && !sw.tensor_parallel)
     return "tp: " + who + " has no tensor parallelism (Shoeybi et al. 2019): it shards data-parallel replicas" + fix;
   if (L.pp > 1 && !sw.pipeline_parallel) return "pp: " + who + " has no pipeline parallelism" + fix;
-  if (L.schedule == Schedule::interleaved && L.pp > 1 && !sw.interleaved_schedule)
+  if (L.schedule == PipeSchedule::interleaved && L.pp > 1 && !sw.interleaved_schedule)
     return "schedule: " + who + " has no interleaved pipeline schedule (Narayanan et al. 2021 introduced it)" + fix;
   if (L.recompute == Recompute::selective && !sw.selective_recompute)
     return "recompute: " + who +
@@ -481,7 +483,7 @@ std::vector<std::string> layout_problems(const Config& c) {
   // a stage needs at least one layer, or with the embedding/output layer counted as layers, one unit.
   if (L.pp > m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0))
     out.push_back("pp " + s(L.pp) + " is more stages than the " + s(m.layers) + " layers can fill");
-  if (L.schedule == Schedule::interleaved && L.pp > 1) {
+  if (L.schedule == PipeSchedule::interleaved && L.pp > 1) {
     // Any layer count splits into the p v model chunks (chunk_layers), each with at least one layer, or
     // with the embedding and the output layer taking a slot each (as-layers; Llama 3 405B's first and last
     // chunk), one unit. An explicit per-stage list may leave those two end chunks without layers.
@@ -586,7 +588,7 @@ json to_json(const Estimate& e, const Config& c) {
                  {"micro_batch", L.micro_batch},
                  {"global_batch", L.global_batch},
                  {"micro_batches", L.micro_batches()},
-                 {"schedule", to_string(L.schedule)},
+                 {"schedule", schedule_name(L.schedule)},
                  {"virtual_stages", L.virtual_stages},
                  {"zero", L.zero},
                  {"recompute", to_string(L.recompute)},

@@ -7,17 +7,6 @@
 
 namespace mc::perf {
 
-const char* to_string(Schedule s) {
-  switch (s) {
-    case Schedule::gpipe:
-      return "gpipe";
-    case Schedule::one_f_one_b:
-      return "1f1b";
-    case Schedule::interleaved:
-      return "interleaved";
-  }
-  return "?";
-}
 const char* to_string(Recompute r) {
   switch (r) {
     case Recompute::none:
@@ -156,10 +145,10 @@ MemoryBreakdown zero_model_state_bytes(double params, int dp, int zero_stage, Pr
 
 // Narayanan et al. 2021, Sec. 2.2.1 (GPipe and PipeDream-Flush/1F1B): bubble / ideal = (p-1)/m;
 // Sec. 2.2.2 (interleaved with v chunks per rank): (p-1)/(v m).
-double bubble_over_ideal(Schedule s, int p, int m, int v) {
+double bubble_over_ideal(PipeSchedule s, int p, int m, int v) {
   if (p <= 1 || m <= 0) return 0;
   const double base = double(p - 1) / m;
-  return s == Schedule::interleaved ? base / std::max(1, v) : base;
+  return s == PipeSchedule::interleaved ? base / std::max(1, v) : base;
 }
 
 namespace {
@@ -175,7 +164,7 @@ std::vector<int> balanced(int units, int n) {
 }
 
 int chunks_of(const Layout& L) {
-  return L.schedule == Schedule::interleaved && L.pp > 1 ? std::max(1, L.virtual_stages) : 1;
+  return L.schedule == PipeSchedule::interleaved && L.pp > 1 ? std::max(1, L.virtual_stages) : 1;
 }
 }  // namespace
 
@@ -232,32 +221,32 @@ namespace {
 double in_flight(const Layout& L, int i) {
   const double p = L.pp, m = L.micro_batches();
   switch (L.schedule) {
-    case Schedule::gpipe:
+    case PipeSchedule::gpipe:
       return m;
-    case Schedule::one_f_one_b:
+    case PipeSchedule::one_f_one_b:
       return std::min(p - i, m);
-    case Schedule::interleaved:
+    case PipeSchedule::interleaved:
       return std::min(p - i, m) * (1 + (p - 1) / (p * std::max(1, L.virtual_stages)));
   }
   return m;
 }
 
 // Activations at the peak of rank i under the interleaved schedule, counted op by op: Megatron-LM's
-// forward_backward_pipelining_with_interleaving runs (p - i - 1) 2 + (v - 1) p warm-up chunk forwards and one
-// more before its first backward, the k-th of chunk (k mod p v) / p (perf_timeline.cpp interleaved_op). With
-// equal chunks on the first rank that is p v + p - 1 chunks: p (1 + (p-1)/(p v)) stages' worth (Korthikanti
-// et al. 2022, Sec. 4.2.3); with uneven chunks each held forward counts its own chunk's layers.
+// forward_backward_pipelining_with_interleaving runs its warm-up chunk forwards and one more before its first
+// backward (core/pipeline_schedule.h: (p - i - 1) 2 + (v - 1) p of them, all m v when m = p). With equal chunks
+// on the first rank that is p v + p - 1 chunks: p (1 + (p-1)/(p v)) stages' worth (Korthikanti et al. 2022,
+// Sec. 4.2.3); with uneven chunks each held forward counts its own chunk's layers.
 struct InFlight {
   double layer_activations = 0;  // sum over the held chunk forwards of their layers
   double first_chunk = 0;        // held forwards of chunk 0 (the embedding's, on the first rank)
 };
 InFlight interleaved_in_flight(const Layout& L, const std::vector<int>& chunks, int i) {
   const int p = L.pp, v = chunks_of(L);
-  const long long total = (long long)L.micro_batches() * v;
-  const long long held = std::min(total, (long long)(p - i - 1) * 2 + (long long)(v - 1) * p + 1);
+  const int m = int(L.micro_batches()), total = m * v;
+  const int held = std::min(total, warmup_forwards(PipeSchedule::interleaved, p, i, m, v) + 1);
   InFlight f;
-  for (long long k = 0; k < held; ++k) {
-    const int chunk = int((k % (p * v)) / p);
+  for (int k = 0; k < held; ++k) {
+    const int chunk = nth_forward(PipeSchedule::interleaved, p, v, k).chunk;
     f.layer_activations += chunks[size_t(chunk) * size_t(p) + size_t(i)];
     f.first_chunk += chunk == 0 ? 1 : 0;
   }

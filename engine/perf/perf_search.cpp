@@ -108,15 +108,15 @@ SearchResult search(const Config& base, const SearchOptions& o) {
               L.zero = zero;
               for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
                 L.recompute = rc;
-                std::vector<std::pair<Schedule, int>> scheds = {{Schedule::one_f_one_b, 1}};
+                std::vector<std::pair<PipeSchedule, int>> scheds = {{PipeSchedule::one_f_one_b, 1}};
                 if (pp > 1) {
-                  scheds.push_back({Schedule::gpipe, 1});
+                  scheds.push_back({PipeSchedule::gpipe, 1});
                   for (int v = 2; v <= o.max_virtual_stages; ++v) {
                     // Any split into p v chunks of at least one layer (chunk_layers), even or not.
                     const int units = m.layers + (L.embedding_stages == EmbeddingStages::as_layers ? 2 : 0);
                     if ((long long)pp * v > units) continue;
                     if (micro % pp != 0) continue;
-                    scheds.push_back({Schedule::interleaved, v});
+                    scheds.push_back({PipeSchedule::interleaved, v});
                   }
                 }
                 for (auto [sch, v] : scheds) {
@@ -195,7 +195,7 @@ json to_json(const SearchResult& r, const Config& c) {
                         {"micro_batch", x.layout.micro_batch},
                         {"zero", x.layout.zero},
                         {"recompute", to_string(x.layout.recompute)},
-                        {"schedule", to_string(x.layout.schedule)},
+                        {"schedule", schedule_name(x.layout.schedule)},
                         {"virtual_stages", x.layout.virtual_stages},
                         {"reason", x.reason}});
   json reasons = json::object();

@@ -222,7 +222,7 @@ Estimate estimate(const Config& cfg) {
   // layer and the pipeline (sq below); only the attention sees all s keys (layer_times).
   const double cp = std::max(1, L.cp), sq = s / cp;
   const int micro = L.micro_batches();
-  const int v = L.schedule == Schedule::interleaved ? std::max(1, L.virtual_stages) : 1;
+  const int v = L.schedule == PipeSchedule::interleaved ? std::max(1, L.virtual_stages) : 1;
   e.stage_layers = stage_layers(m, L);
   const int p = int(e.stage_layers.size());
 

@@ -149,9 +149,9 @@ std::vector<ValidationRow> validate_cases(const Catalog& cat, const std::string&
             T * scaled / (in.at("num_gpus_n").get<double>() * in.at("achieved_flops_per_gpu_X").get<double>()) / 86400);
     } else if (id == "megatron21-pipeline-bubble") {
       const int p = in.at("p"), m = in.at("m"), v = in.at("v");
-      x.add("bubble_over_ideal (p-1)/m", bubble_over_ideal(Schedule::one_f_one_b, p, m, 1));
-      x.add("bubble_over_ideal_interleaved (p-1)/(v m)", bubble_over_ideal(Schedule::interleaved, p, m, v));
-      const double f = bubble_over_ideal(Schedule::gpipe, p, m, 1);
+      x.add("bubble_over_ideal (p-1)/m", bubble_over_ideal(PipeSchedule::one_f_one_b, p, m, 1));
+      x.add("bubble_over_ideal_interleaved (p-1)/(v m)", bubble_over_ideal(PipeSchedule::interleaved, p, m, v));
+      const double f = bubble_over_ideal(PipeSchedule::gpipe, p, m, 1);
       x.add("bubble_over_total (p-1)/(m+p-1)", f / (1 + f));
     } else if (id == "megatron21-comm-volumes") {
       const double b = in.at("b"), s = in.at("s"), h = in.at("h");

@@ -184,7 +184,7 @@ Opened animate_pipeline_action(const json& a, const json& c, ActionContext& ctx)
   if (follow > anim.micro_batches)
     throw std::runtime_error("follow " + std::to_string(follow) + ": the pipeline has only " +
                              std::to_string(anim.micro_batches) + " micro-batches");
-  return {{{"schedule", sim::schedule_name(anim.spec.iteration.schedule)},
+  return {{{"schedule", schedule_name(anim.spec.iteration.schedule)},
            {"stages", anim.stages},
            {"micro_batches", anim.micro_batches},
            {"virtual_stages", anim.virtual_stages},

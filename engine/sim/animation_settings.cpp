@@ -1,8 +1,7 @@
 // animation_settings.cpp - the animations' settings: defaults, limits and codecs (animation_settings.h).
 #include "sim/animation_settings.h"
 
-#include "sim/iteration.h"
-#include "sim/pipeline_animation.h"
+#include "core/pipeline_schedule.h"
 
 #include <type_traits>
 

@@ -341,11 +341,11 @@ void Engine::build_ops(Worker& w) {
   std::vector<Z3Item>& items = z3_items_[size_t(w.stage)];
   const bool record = items.empty();  // the first worker of the stage records, the others issue the same
   int z3n = 0, last_async = -1;
-  auto z3_new = [&](double bytes, double count, bool reduce, int unit, const SchedOp& so, bool bwd) {
+  auto z3_new = [&](double bytes, double count, bool reduce, int unit, const PipeOp& so, bool bwd) {
     if (record) items.push_back({bytes, count, reduce, unit, so.micro_batch, bwd});
     return z3n++;
   };
-  auto push = [&](OpType t, SpanKind k, const SchedOp& so, int a, int vs) {
+  auto push = [&](OpType t, SpanKind k, const PipeOp& so, int a, int vs) {
     w.ops.push_back({t, k, 0, so.micro_batch, so.chunk, a, vs});
   };
   // One pass of a chunk: its units in order (the rest first in the forward, last in the backward), each
@@ -355,7 +355,7 @@ void Engine::build_ops(Worker& w) {
   // gather_layer). The backward gathers a layer twice when the stack regathers for the recomputed forward
   // (perf_time.cpp bwd_gathers) and, when it reduces every micro-batch, reduce-scatters the layer's
   // gradients after it: the open_reduce share blocking, the rest behind the backward (bwd_reduces).
-  auto pass = [&](const SchedOp& so, int vs, bool bwd, double fx, double lx) {
+  auto pass = [&](const PipeOp& so, int vs, bool bwd, double fx, double lx) {
     const int lpc = chunk_layer_count(vs);
     std::vector<int> units;  // layer index, -1 for the rest
     const bool rest = zero3 && so.chunk == 0 && rest_b > 0;
@@ -431,7 +431,7 @@ void Engine::build_ops(Worker& w) {
     const int vs = w.stage;
     const double fx = vs == 0 ? s_.first_stage_extra_s : 0, lx = vs == V_ - 1 ? s_.last_stage_extra_s : 0;
     for (const PipeCmd& c : deepspeed_schedule(p, w.stage, m)) {
-      const SchedOp so{c.micro_batch, 0, c.kind == PipeCmd::backward};
+      const PipeOp so{c.micro_batch, 0, c.kind == PipeCmd::backward};
       switch (c.kind) {
         case PipeCmd::recv_act:
           w.ops.push_back({OpType::recv, SpanKind::pp_wait, 0, so.micro_batch, 0, 0, vs});
@@ -455,7 +455,7 @@ void Engine::build_ops(Worker& w) {
       }
     }
   } else {
-    for (const SchedOp& so : stage_schedule(s_.schedule, p, w.stage, m, v)) {
+    for (const PipeOp& so : stage_order(s_.schedule, p, w.stage, m, v)) {
       const int vs = so.chunk * p + w.stage;
       const bool first = vs == 0, last = vs == V_ - 1;
       const double fx = first ? s_.first_stage_extra_s : 0, lx = last ? s_.last_stage_extra_s : 0;
@@ -479,7 +479,7 @@ void Engine::build_ops(Worker& w) {
   // one unit after another (perf_time.cpp end_reduce, exposed), before the optimizer.
   if (zero3 && !z.reduce_each_microbatch)
     for (int c = 0; c < v; ++c) {
-      const SchedOp so{-1, c, true};
+      const PipeOp so{-1, c, true};
       for (int l = 0; l < chunk_layer_count(c * p + w.stage); ++l) {
         last_async = z3_new(layer_b, per_layer, true, l, so, true);
         push(OpType::z3_issue, SpanKind::dp_comm, so, last_async, c * p + w.stage);

@@ -21,6 +21,7 @@
 // of all its replicas, so link sharing is exact. Any GPU's timeline is its class's stage timeline.
 #pragma once
 
+#include "core/pipeline_schedule.h"
 #include "sim/collectives.h"
 #include "sim/topology.h"
 
@@ -30,8 +31,6 @@
 #include <vector>
 
 namespace mc::sim {
-
-enum class PipeSchedule { gpipe, one_f_one_b, interleaved };
 
 struct IterationSpec {
   int tp = 1, pp = 1, dp = 1;
@@ -229,11 +228,6 @@ struct IterationResult {
 };
 
 // Ops of one stage in schedule order: (micro_batch, chunk, backward?) - exposed for tests.
-struct SchedOp {
-  int micro_batch, chunk;
-  bool backward;
-};
-std::vector<SchedOp> stage_schedule(PipeSchedule s, int pp, int stage, int m, int v);
 
 // DeepSpeed's TrainSchedule (deepspeed/runtime/pipe/schedule.py) for one stage: 2 (m + p - 1) lockstep
 // steps, forward and backward alternating with the stage's parity; each step sends the previous step's

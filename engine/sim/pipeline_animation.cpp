@@ -174,9 +174,7 @@ PipelineAnimationSpec pipeline_spec_of_config(const Catalog& cat, const nlohmann
   // The layers of the layout asked for, split as the analytic model splits them.
   L.pp = it.pp;
   L.virtual_stages = it.virtual_stages;
-  L.schedule = it.schedule == PipeSchedule::gpipe         ? perf::Schedule::gpipe
-               : it.schedule == PipeSchedule::one_f_one_b ? perf::Schedule::one_f_one_b
-                                                          : perf::Schedule::interleaved;
+  L.schedule = it.schedule;
   if (int(L.layers_per_stage.size()) != L.pp) L.layers_per_stage.clear();
   it.stage_layers.clear();
   it.chunk_layers.clear();
@@ -187,25 +185,6 @@ PipelineAnimationSpec pipeline_spec_of_config(const Catalog& cat, const nlohmann
       it.stage_layers = perf::stage_layers(r.cfg.model, L);
   }
   return {r.topo, it};
-}
-
-PipeSchedule schedule_from_string(const std::string& s) {
-  if (s == "gpipe") return PipeSchedule::gpipe;
-  if (s == "1f1b") return PipeSchedule::one_f_one_b;
-  if (s == "interleaved") return PipeSchedule::interleaved;
-  throw std::invalid_argument("unknown schedule \"" + s + "\"; expected gpipe, 1f1b or interleaved");
-}
-
-const char* schedule_name(PipeSchedule s) {
-  switch (s) {
-    case PipeSchedule::gpipe:
-      return "gpipe";
-    case PipeSchedule::one_f_one_b:
-      return "1f1b";
-    case PipeSchedule::interleaved:
-      return "interleaved";
-  }
-  return "?";
 }
 
 double idle_until(const PipelineAnimation& a, int stage, double t) {

@@ -75,8 +75,6 @@ PipelineAnimation animate_pipeline(const PipelineAnimationSpec& spec);
 // one per stage). Throws LoadError for a config the simulator refuses.
 PipelineAnimationSpec pipeline_spec_of_config(const Catalog& cat, const nlohmann::json& simulate_config,
                                               const PipelineSettings& settings = {});
-PipeSchedule schedule_from_string(const std::string& s);  // "gpipe", "1f1b", "interleaved"; throws otherwise
-const char* schedule_name(PipeSchedule s);                // the same names back
 
 // What the view draws at time t: per stage the block in progress (index into rows[stage], -1 at the end)
 // and idle so far; the bubble so far = sum idle / (stages x t).

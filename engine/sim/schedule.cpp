@@ -1,50 +1,11 @@
-// schedule.cpp - the order in which one pipeline stage runs its forward and backward passes.
+// schedule.cpp - DeepSpeed's lockstep pipeline commands for one stage, and the simulator's span names and GPU
+// coordinates (the stage orders of the schedules are core/pipeline_schedule.h's).
 #include "sim/iteration.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace mc::sim {
-
-std::vector<SchedOp> stage_schedule(PipeSchedule s, int p, int stage, int m, int v) {
-  std::vector<SchedOp> out;
-  if (p < 1 || m < 1 || stage < 0 || stage >= p) throw std::invalid_argument("stage_schedule: bad sizes");
-  if (s == PipeSchedule::gpipe) {
-    // GPipe (Huang et al. 2019): every micro-batch forward, then every backward.
-    for (int i = 0; i < m; ++i) out.push_back({i, 0, false});
-    for (int i = 0; i < m; ++i) out.push_back({i, 0, true});
-    return out;
-  }
-  if (s == PipeSchedule::one_f_one_b || v <= 1) {
-    // PipeDream-Flush / 1F1B (Narayanan et al. 2021, Sec. 2.2.1, Fig. 4 top): p - s - 1 warm-up
-    // forwards, then alternate one forward and one backward, then drain the backwards.
-    const int warm = std::min(p - stage - 1, m);
-    for (int i = 0; i < warm; ++i) out.push_back({i, 0, false});
-    for (int i = 0; i < m - warm; ++i) {
-      out.push_back({warm + i, 0, false});
-      out.push_back({i, 0, true});
-    }
-    for (int i = m - warm; i < m; ++i) out.push_back({i, 0, true});
-    return out;
-  }
-  // Interleaved 1F1B (Narayanan et al. 2021, Sec. 2.2.2, Fig. 4 bottom), as Megatron-LM's
-  // forward_backward_pipelining_with_interleaving orders it: micro-batches go through model chunks in
-  // groups of p; warm-up is 2 (p - s - 1) + (v - 1) p forwards.
-  if (m % p != 0) throw std::invalid_argument("interleaved schedule needs micro-batches divisible by pp");
-  const int total = m * v;
-  auto fwd = [&](int k) { return SchedOp{(k / (p * v)) * p + k % p, (k / p) % v, false}; };
-  auto bwd = [&](int k) { return SchedOp{(k / (p * v)) * p + k % p, v - 1 - (k / p) % v, true}; };
-  int warm = (p - stage - 1) * 2 + (v - 1) * p;
-  if (m == p) warm = total;  // Megatron: all warm-up when there are exactly p micro-batches
-  warm = std::min(warm, total);
-  for (int k = 0; k < warm; ++k) out.push_back(fwd(k));
-  for (int k = 0; k < total - warm; ++k) {
-    out.push_back(fwd(warm + k));
-    out.push_back(bwd(k));
-  }
-  for (int k = total - warm; k < total; ++k) out.push_back(bwd(k));
-  return out;
-}
 
 std::vector<PipeCmd> deepspeed_schedule(int p, int stage, int m) {
   if (p < 1 || m < 1 || stage < 0 || stage >= p) throw std::invalid_argument("deepspeed_schedule: bad sizes");

@@ -255,13 +255,11 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   it.cp = L.cp;
   it.pp_inside_dp = c.software.pipeline_inside_data_parallel;
   it.micro_batches = L.micro_batches();
-  it.schedule = L.schedule == perf::Schedule::gpipe         ? PipeSchedule::gpipe
-                : L.schedule == perf::Schedule::one_f_one_b ? PipeSchedule::one_f_one_b
-                                                            : PipeSchedule::interleaved;
+  it.schedule = L.schedule;
   const int v = it.schedule == PipeSchedule::interleaved ? std::max(1, L.virtual_stages) : 1;
   it.virtual_stages = v;
   it.layers = c.model.layers;
-  if (L.schedule != perf::Schedule::interleaved)
+  if (L.schedule != PipeSchedule::interleaved)
     it.stage_layers = e.stage_layers;
   else if (int(e.chunk_layers.size()) == L.pp * v)
     it.chunk_layers = e.chunk_layers;

@@ -72,7 +72,7 @@ RunOptions parse_cursor(const JsonCursor& root, const RunOptions& base) {
   if (auto v = root.get("zero")) c.parallel.zero = int(v->integer_in(0, 3));
   if (auto v = root.get("micro_batches")) c.parallel.micro_batches = int(v->integer_in(0, 4096));
   if (auto v = root.get("schedule"))
-    c.parallel.schedule = v->one_of({"gpipe", "1f1b"}) == "gpipe" ? Schedule::gpipe : Schedule::one_f_one_b;
+    c.parallel.schedule = v->one_of({"gpipe", "1f1b"}) == "gpipe" ? PipeSchedule::gpipe : PipeSchedule::one_f_one_b;
   if (auto v = root.get("batch")) c.batch = int(v->integer_in(1, 65536));
   if (auto v = root.get("steps")) c.steps = int(v->integer_in(0, 10000000));
   if (auto v = root.get("seed")) c.seed = uint64_t(v->integer_in(0, (1ll << 53)));
@@ -136,7 +136,7 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"pp", c.parallel.pp},
           {"zero", c.parallel.zero},
           {"micro_batches", c.parallel.micro_batches},
-          {"schedule", to_string(c.parallel.schedule)},
+          {"schedule", schedule_name(c.parallel.schedule)},
           {"batch", c.batch},
           {"steps", c.steps},
           {"seed", c.seed},
@@ -166,7 +166,7 @@ double estimate_worker_bytes(const TrainConfig& c) {
   }
   const double per_layer = N * C * 4 + N * 3 * Dl + B * Hl * T * T + N * Dl + 2 * N * Fl + 4 * N;
   const double per_mb = (per_layer * lay.layers + N * V + 2 * N * C + 2 * N) * 4;  // + lnf's mean and rstd
-  const double in_flight = p.schedule == Schedule::gpipe ? mbatches : std::min(p.pp, mbatches);
+  const double in_flight = p.schedule == PipeSchedule::gpipe ? mbatches : std::min(p.pp, mbatches);
   return state + per_mb * in_flight;
 }
 

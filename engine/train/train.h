@@ -14,6 +14,7 @@
 // ranks are neighbours, as Megatron-LM places them inside one server).
 #pragma once
 
+#include "core/pipeline_schedule.h"
 #include "device/compute.h"
 #include "train/parallel/comm.h"
 
@@ -54,14 +55,11 @@ struct OptimConfig {
   friend bool operator==(const OptimConfig&, const OptimConfig&) = default;
 };
 
-enum class Schedule { gpipe, one_f_one_b };
-const char* to_string(Schedule s);
-
 struct ParallelConfig {
   int dp = 1, tp = 1, pp = 1;
-  int zero = 0;           // ZeRO stage 0-3 over the dp ranks (Rajbhandari et al. 2020)
-  int micro_batches = 0;  // per dp rank per step; 0 = pp (or 1 without pipeline)
-  Schedule schedule = Schedule::one_f_one_b;
+  int zero = 0;                                       // ZeRO stage 0-3 over the dp ranks (Rajbhandari et al. 2020)
+  int micro_batches = 0;                              // per dp rank per step; 0 = pp (or 1 without pipeline)
+  PipeSchedule schedule = PipeSchedule::one_f_one_b;  // gpipe or 1f1b (the lab runs no interleaving)
   int workers() const { return dp * tp * pp; }
   friend bool operator==(const ParallelConfig&, const ParallelConfig&) = default;
 };

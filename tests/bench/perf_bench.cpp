@@ -21,7 +21,7 @@ mc::perf::Config gpt3(const char* cluster) {
 void BM_PerfEstimateOneLayout(benchmark::State& st) {
   mc::perf::Config c = gpt3("selene-2021");
   c.cluster.nodes = 128;
-  c.layout.tp = 8, c.layout.pp = 8, c.layout.dp = 16, c.layout.schedule = mc::perf::Schedule::interleaved;
+  c.layout.tp = 8, c.layout.pp = 8, c.layout.dp = 16, c.layout.schedule = mc::PipeSchedule::interleaved;
   c.layout.virtual_stages = 2, c.layout.recompute = mc::perf::Recompute::full;
   for (auto _ : st) benchmark::DoNotOptimize(mc::perf::estimate(c).iteration_time_s);
   st.counters["layouts_per_s"] = benchmark::Counter(double(st.iterations()), benchmark::Counter::kIsRate);

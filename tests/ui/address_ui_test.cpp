@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 
 using mc::test::assets;
 using mc::test::Headless;
@@ -217,7 +218,7 @@ TEST(Address, EveryChapterTravelsWithTheLink) {
        },
        [](const ExplorerState& s) { return s.collective.anim ? json(s.collective.anim->total_s) : json(); }},
       {"pipeline",
-       "edits.pipeline=", [](ExplorerState& s) { s.pipeline.settings.schedule = int(mc::sim::PipeSchedule::gpipe); },
+       "edits.pipeline=", [](ExplorerState& s) { s.pipeline.settings.schedule = int(mc::PipeSchedule::gpipe); },
        [](const ExplorerState& s) { return s.pipeline.anim ? json(s.pipeline.anim->bubble_fraction) : json(); }},
       {"zero", "edits.zero=", [](ExplorerState& s) { s.zero.settings.stage = 1; },
        [](const ExplorerState& s) { return s.zero.anim ? json(s.zero.anim->peak_bytes) : json(); }},
@@ -308,4 +309,53 @@ TEST(Address, DISABLED_WritingTheAddressCost) {
       std::printf("  %s: %.1f us\n", a.id.c_str(),
                   std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count() / 2000);
     }
+}
+
+// The lab's run kept by the browser resumes on a reload of the same address, but a link that says what the lab
+// trains is obeyed: another config's kept run is not shown in its place (it was, whatever the link said).
+TEST(Address, ALinkToTheLabIsObeyedOverAnotherKeptRun) {
+  struct KeepingBar : AddressBar {
+    bool persistent() const override { return true; }
+    void store(const std::string& k, const std::string& v) override { kept[k] = v; }
+    std::string stored(const std::string& k) const override { return kept.count(k) ? kept.at(k) : ""; }
+    std::map<std::string, std::string> kept;
+  };
+  KeepingBar bar;
+  std::string copied;
+  int kept_step = 0;
+  {
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &bar, "lab"});
+    auto& lab = app.state().lab;
+    lab.persist_every_s = 0;
+    lab.config["steps"] = 40;
+    lab.config["seed"] = 3;
+    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return lab.shown.report.step >= 5; })) << lab.error;
+    lab.running = false;  // paused: the kept run is this step
+    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !lab.train_job && bar.kept.count("lab.checkpoint"); }));
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    kept_step = lab.trainer->step_index();
+    copied = bar.now();
+    EXPECT_NE(copied.find("edits.train=seed:3,steps:40"), std::string::npos) << copied;
+  }
+  {  // A reload of the same address resumes the kept run.
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &bar, ""});
+    app.open_address(mc::parse_url_state(copied));
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    const auto& lab = app.state().lab;
+    ASSERT_TRUE(lab.trainer) << lab.error;
+    EXPECT_EQ(lab.trainer->step_index(), kept_step);
+    EXPECT_NE(lab.resume_note.find("resumed at step"), std::string::npos);
+  }
+  // Another link's lab starts its own run, and says nothing of the kept one.
+  Headless h(1440, 900);
+  mc::ui::App app({assets(), &bar, ""});
+  app.open_address(mc::parse_url_state("?panel=lab&edits.train=seed:4,steps:40"));
+  h.frame(app);
+  const auto& lab = app.state().lab;
+  ASSERT_TRUE(lab.trainer) << lab.error;
+  EXPECT_EQ(lab.config.value("seed", 0), 4);
+  EXPECT_LT(lab.trainer->step_index(), kept_step);
+  EXPECT_EQ(lab.resume_note, "");
 }

@@ -117,7 +117,7 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   ASSERT_TRUE(v.valid) << v.error;
   ASSERT_FALSE(v.search.ranked.empty());
   for (const auto& c : v.search.ranked) {
-    EXPECT_NE(c.layout.schedule, mc::perf::Schedule::interleaved);
+    EXPECT_NE(c.layout.schedule, mc::PipeSchedule::interleaved);
     EXPECT_NE(c.layout.recompute, mc::perf::Recompute::selective);
     EXPECT_EQ(c.layout.zero, 0);
     EXPECT_FALSE(c.layout.sequence_parallel);
@@ -129,7 +129,7 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   show(h, app, cfg);
   bool interleaved = false;
   for (const auto& c : app.state().perf.search.ranked)
-    interleaved |= c.layout.schedule == mc::perf::Schedule::interleaved;
+    interleaved |= c.layout.schedule == mc::PipeSchedule::interleaved;
   EXPECT_TRUE(interleaved);
   // Megatron-LM (2021)'s own interleaved layout, compared on every stack: Megatron-LM v1.0 and OpenAI's 2020
   // code "cannot run it".

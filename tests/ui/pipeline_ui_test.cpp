@@ -12,9 +12,8 @@
 
 TEST(PipelineUi, StepVisitsTheTimelinesEventsAndTheFiguresAreTheEngines) {
   for (auto [w, hgt] : {std::pair{1440.f, 900.f}, std::pair{1280.f, 720.f}}) {
-    for (auto sch :
-         {mc::sim::PipeSchedule::gpipe, mc::sim::PipeSchedule::one_f_one_b, mc::sim::PipeSchedule::interleaved}) {
-      SCOPED_TRACE(std::to_string(int(w)) + " schedule " + mc::sim::schedule_name(sch));
+    for (auto sch : {mc::PipeSchedule::gpipe, mc::PipeSchedule::one_f_one_b, mc::PipeSchedule::interleaved}) {
+      SCOPED_TRACE(std::to_string(int(w)) + " schedule " + mc::schedule_name(sch));
       mc::test::Headless h(w, hgt, true);
       mc::test::NullPlatform platform;
       mc::ui::App app({mc::test::assets(), &platform, "pipeline"});
@@ -95,7 +94,7 @@ TEST(PipelineUi, ARefusedSettingIsSaidInThePanelWithItsControl) {
     mc::test::NullPlatform platform;
     mc::ui::App app({mc::test::assets(), &platform, "pipeline"});
     auto& s = app.state();
-    s.pipeline.settings.schedule = int(mc::sim::PipeSchedule::interleaved);
+    s.pipeline.settings.schedule = int(mc::PipeSchedule::interleaved);
     s.pipeline.settings.micro_batches = 6;  // Megatron-LM's interleaving runs micro-batches in groups of p = 4
     h.frame(app);
     h.frame(app);

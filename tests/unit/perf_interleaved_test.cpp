@@ -95,12 +95,14 @@ TEST(PerfInterleaved, SmallUnevenCaseByHand) {
   const double layer = e.layer_forward_s + e.layer_backward_s;
   ASSERT_GT(layer, e.logits_s);  // so rank 1 (two layers) is the slowest, not rank 3 (one layer + logits)
   EXPECT_EQ(e.slowest_stage, 1);
-  // Ideal: m = 4 micro-batches of rank 1's two layers. Bubble, by hand from Megatron-LM's order: rank 1's
-  // warm-up ((p - 2) 2 + (v - 1) p = 8 = m v) runs all its chunk forwards before its first backward, and the
-  // path into it starts with rank 0's first chunk (the embedding only: no time); the output-only last chunk of
-  // rank 3 (logits shorter than a layer) passes while rank 1 is still busy. What it waits for is rank 2's last
-  // chunk, one layer forward and backward: bubble = one layer, where equal chunks give (p - 1) = 3 chunks.
-  EXPECT_NEAR(e.time.bubble, layer, 1e-9 * layer);
+  // Ideal: m = 4 micro-batches of rank 1's two layers. Bubble, by hand from Megatron-LM's order: with m = p
+  // every rank runs all m v = 8 chunk forwards before its first backward (forward_backward_pipelining_with_
+  // interleaving's "all warm-up" case). Rank 1 runs its eight back to back (rank 0's first chunk, the embedding
+  // only, takes no time) and then waits for micro-batch 0's gradient: rank 3 sends it only after its own
+  // forwards, the last of them micro-batch 3 on the output chunk, which follows rank 2's last forward, one
+  // layer after rank 1's. So the wait is one layer forward, the output chunk's forward and backward, and rank
+  // 2's layer backward: bubble = one layer + the output chunk, where equal chunks give (p - 1) = 3 chunks.
+  EXPECT_NEAR(e.time.bubble, layer + e.logits_s, 1e-9 * layer);
   EXPECT_NEAR(e.time.compute + e.time.tp_comm, 4 * 2 * layer, 1e-9 * layer);
   // The literal schedule (Megatron-LM's interleaved order, each chunk at its own time, free transfers) ends
   // at ideal + bubble.
@@ -109,8 +111,8 @@ TEST(PerfInterleaved, SmallUnevenCaseByHand) {
   double end = 0;
   for (const auto& op : mc::perf::pipeline_timeline(c, free_p2p)) end = std::max(end, op.end_s);
   EXPECT_NEAR(end, 4 * 2 * layer + e.time.bubble, 1e-9 * end);
-  // Memory: at its peak rank r holds min(m v, (p - r - 1) 2 + (v - 1) p + 1) chunk forwards, the k-th of chunk
-  // (k mod p v) / p. Rank 1: min(8, 9) = 8, chunks 0,0,0,0,1,1,1,1 of one layer each: 8 layers' activations,
+  // Memory: at its peak rank r holds all m v = 8 chunk forwards (m = p: all warm-up), the k-th of chunk
+  // (k mod p v) / p. Rank 1: chunks 0,0,0,0,1,1,1,1 of one layer each: 8 layers' activations,
   // with its two layers' weights the most loaded GPU (rank 0 holds 8 too, 4 of them its layer-less chunk).
   const double per_layer = mc::perf::activation_bytes_per_layer(c.model, 1, 1, false, mc::perf::Recompute::none);
   EXPECT_NEAR(e.memory.activations, 8 * per_layer, 1e-9 * e.memory.activations);
@@ -193,7 +195,7 @@ TEST(SimInterleaved, UnevenChunksRunAtTheirOwnLengths) {
   ts.gpus_per_node = 1;
   const mc::sim::Topology topo(ts);
   mc::sim::IterationSpec it;
-  it.pp = 4, it.micro_batches = 4, it.schedule = mc::sim::PipeSchedule::interleaved, it.virtual_stages = 2;
+  it.pp = 4, it.micro_batches = 4, it.schedule = mc::PipeSchedule::interleaved, it.virtual_stages = 2;
   it.layer_forward_s = 1, it.layer_backward_s = 2, it.latency = {0, 0};
   it.layers = 8;
   EXPECT_NEAR(mc::sim::simulate_iteration(topo, it).iteration_s, 33.0, 1e-9);

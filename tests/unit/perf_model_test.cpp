@@ -124,12 +124,12 @@ TEST(PerfModel, ZeroMemoryTable1) {
 TEST(PerfModel, PipelineBubbles) {
   const auto& in = mc::test::public_case("megatron21-pipeline-bubble")["inputs"];
   const int p = in["p"], m = in["m"], v = in["v"];
-  using mc::perf::Schedule;
+  using mc::PipeSchedule;
   expect_published_at("megatron21-pipeline-bubble", "bubble_over_ideal (p-1)/m",
-                      mc::perf::bubble_over_ideal(Schedule::one_f_one_b, p, m, 1));
+                      mc::perf::bubble_over_ideal(PipeSchedule::one_f_one_b, p, m, 1));
   expect_published_at("megatron21-pipeline-bubble", "bubble_over_ideal_interleaved (p-1)/(v m)",
-                      mc::perf::bubble_over_ideal(Schedule::interleaved, p, m, v));
-  const double f = mc::perf::bubble_over_ideal(Schedule::gpipe, p, m, 1);
+                      mc::perf::bubble_over_ideal(PipeSchedule::interleaved, p, m, v));
+  const double f = mc::perf::bubble_over_ideal(PipeSchedule::gpipe, p, m, 1);
   expect_published_at("megatron21-pipeline-bubble", "bubble_over_total (p-1)/(m+p-1)", f / (1 + f));
 }
 

@@ -120,8 +120,8 @@ TEST(PerfPresets, PublishedRunsCarryTheirLayoutOfRecord) {
       L.tp = int(r.get("layout_tp")), L.pp = int(r.get_or("layout_pp", 1)), L.zero = int(r.get_or("layout_zero", 0));
       L.sequence_parallel = r.get_or("layout_sequence_parallel", 0) != 0;
       if (r.text_or("layout_recompute", "none") == "selective") L.recompute = mc::perf::Recompute::selective;
-      L.schedule = r.text_or("layout_schedule", "1f1b") == "interleaved" ? mc::perf::Schedule::interleaved
-                                                                         : mc::perf::Schedule::one_f_one_b;
+      L.schedule = r.text_or("layout_schedule", "1f1b") == "interleaved" ? mc::PipeSchedule::interleaved
+                                                                         : mc::PipeSchedule::one_f_one_b;
       const mc::perf::Software sw = mc::perf::software_from_catalog(catalog(), r.text_or("software", ""), "");
       EXPECT_EQ(mc::perf::stack_refusal(sw, L), "") << r.id;
     }

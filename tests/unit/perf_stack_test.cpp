@@ -192,7 +192,7 @@ TEST(PerfStack, SearchKeepsToTheStack) {
   ASSERT_FALSE(r.ranked.empty());
   bool pipelined = false;
   for (const auto& sc : r.ranked) {
-    EXPECT_NE(sc.layout.schedule, mc::perf::Schedule::interleaved);
+    EXPECT_NE(sc.layout.schedule, mc::PipeSchedule::interleaved);
     EXPECT_NE(sc.layout.recompute, mc::perf::Recompute::selective);
     EXPECT_EQ(sc.layout.zero, 0);
     EXPECT_FALSE(sc.layout.sequence_parallel);
@@ -219,7 +219,7 @@ TEST(PerfStack, SearchKeepsToTheStack) {
   // The same search on Megatron-LM (2021) ranks interleaved layouts (the paper's own schedule).
   const auto c21 = mc::perf::parse_config(catalog(), gpt3_azure("megatron-lm-2021", json::object()), "cfg", false);
   bool any = false;
-  for (const auto& sc : mc::perf::search(c21, o).ranked) any |= sc.layout.schedule == mc::perf::Schedule::interleaved;
+  for (const auto& sc : mc::perf::search(c21, o).ranked) any |= sc.layout.schedule == mc::PipeSchedule::interleaved;
   EXPECT_TRUE(any);
 }
 
@@ -252,7 +252,7 @@ TEST(PerfStack, ShardedDataParallelStacksHaveNoTensorOrPipelineSplit) {
   // A what-if layout on the preset's default stack lists each missing feature once.
   mc::perf::Config what_if = mc::perf::parse_config(catalog(), gpt3_azure(nullptr, json::object()), "cfg");
   what_if.software = mc::perf::software_from_catalog(catalog(), "llm-c-2024", what_if.cluster.gpu);
-  what_if.layout.schedule = mc::perf::Schedule::interleaved;
+  what_if.layout.schedule = mc::PipeSchedule::interleaved;
   const auto problems = mc::perf::stack_problems(what_if);
   ASSERT_EQ(problems.size(), 2u) << "tp and pp, and nothing said twice";
   EXPECT_EQ(problems[0].rfind("tp: ", 0), 0u) << problems[0];

@@ -17,6 +17,7 @@ namespace {
 using mc::json;
 using mc::LoadError;
 using namespace mc::sim;
+using mc::PipeSchedule;
 
 template <class T>
 std::string refusal(const json& j, const T& base = {}) {

@@ -17,6 +17,9 @@
 #include <fstream>
 
 using namespace mc::sim;
+using mc::PipeOp;
+using mc::PipeSchedule;
+using mc::stage_order;
 
 namespace {
 
@@ -46,7 +49,7 @@ using mc::sim::test::catalog;
 
 TEST(SimSchedule, OneFOneBWarmupAndOrder) {
   // Stage 0 of 4 with 8 micro-batches: 3 warm-up forwards, then F/B pairs, then 3 backwards.
-  auto ops = stage_schedule(PipeSchedule::one_f_one_b, 4, 0, 8, 1);
+  auto ops = stage_order(PipeSchedule::one_f_one_b, 4, 0, 8, 1);
   ASSERT_EQ(ops.size(), 16u);
   EXPECT_FALSE(ops[2].backward);
   EXPECT_FALSE(ops[3].backward);
@@ -55,7 +58,7 @@ TEST(SimSchedule, OneFOneBWarmupAndOrder) {
   // Every micro-batch runs forward and backward exactly once on every stage of every schedule.
   for (auto s : {PipeSchedule::gpipe, PipeSchedule::one_f_one_b, PipeSchedule::interleaved})
     for (int st = 0; st < 4; ++st) {
-      auto o = stage_schedule(s, 4, st, 8, 2);
+      auto o = stage_order(s, 4, st, 8, 2);
       const int v = s == PipeSchedule::interleaved ? 2 : 1;
       EXPECT_EQ(int(o.size()), 2 * 8 * v);
     }

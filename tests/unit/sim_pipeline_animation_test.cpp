@@ -19,6 +19,9 @@
 #include <tuple>
 
 using namespace mc::sim;
+using mc::PipeOp;
+using mc::PipeSchedule;
+using mc::stage_order;
 
 namespace {
 
@@ -65,7 +68,7 @@ void expect_timeline_is_the_simulators(const PipelineAnimationSpec& s) {
       it->second.second = std::max(it->second.second, sp.end_s);
     }
     const auto& row = a.rows[size_t(w.stage)];
-    std::vector<SchedOp> order;
+    std::vector<PipeOp> order;
     double t = 0;
     for (const PipeBlock& b : row) {
       EXPECT_DOUBLE_EQ(b.t_start_s, t) << "stage " << w.stage;  // the blocks tile the timeline
@@ -90,8 +93,8 @@ void expect_timeline_is_the_simulators(const PipelineAnimationSpec& s) {
     // Every pass the simulator ran is a block, in the schedule's order.
     EXPECT_EQ(order.size(), hull.size());
     const int v = s.iteration.schedule == PipeSchedule::interleaved ? s.iteration.virtual_stages : 1;
-    const std::vector<SchedOp> want =
-        stage_schedule(s.iteration.schedule, s.iteration.pp, w.stage, s.iteration.micro_batches, v);
+    const std::vector<PipeOp> want =
+        stage_order(s.iteration.schedule, s.iteration.pp, w.stage, s.iteration.micro_batches, v);
     ASSERT_EQ(order.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_EQ(order[i].micro_batch, want[i].micro_batch) << "stage " << w.stage << " op " << i;

@@ -15,6 +15,7 @@
 namespace {
 
 using namespace mc::train;
+using mc::PipeSchedule;
 using mc::test::on_device;
 using mc::test::on_host;
 
@@ -168,7 +169,7 @@ TEST(TrainConfig, BadLayoutsAreRefusedWithTheRule) {
   EXPECT_THROW(parse_config(nlohmann::json{{"zero", 4}}), mc::LoadError);
   const TrainConfig ok = parse_config(nlohmann::json{{"dp", 2}, {"schedule", "gpipe"}, {"model", {{"width", 32}}}});
   EXPECT_EQ(ok.parallel.dp, 2);
-  EXPECT_EQ(ok.parallel.schedule, Schedule::gpipe);
+  EXPECT_EQ(ok.parallel.schedule, PipeSchedule::gpipe);
   EXPECT_EQ(ok.model.width, 32);
   EXPECT_EQ(parse_config(to_json(ok)).parallel.dp, 2);
 }

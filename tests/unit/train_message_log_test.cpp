@@ -11,6 +11,7 @@
 #include <tuple>
 
 using namespace mc::train;
+using mc::PipeSchedule;
 
 TEST(TrainMessageLog, ReplayingTheStepGivesTheCountedBytes) {
   for (auto [dp, tp, pp, zero] : {std::tuple{2, 2, 2, 0}, std::tuple{4, 1, 1, 3}, std::tuple{2, 1, 2, 1}}) {
@@ -19,7 +20,8 @@ TEST(TrainMessageLog, ReplayingTheStepGivesTheCountedBytes) {
     c.batch = 8;
     c.steps = 2;
     c.seed = 42;
-    c.parallel = {.dp = dp, .tp = tp, .pp = pp, .zero = zero, .micro_batches = 0, .schedule = Schedule::one_f_one_b};
+    c.parallel = {
+        .dp = dp, .tp = tp, .pp = pp, .zero = zero, .micro_batches = 0, .schedule = PipeSchedule::one_f_one_b};
     Trainer t(c, default_corpus());
     t.step();
     t.step();

@@ -11,9 +11,10 @@
 namespace {
 
 using namespace mc::train;
+using mc::PipeSchedule;
 
 // Small enough for ASan, big enough that every strategy has work: 4 layers so pp = 4 has one each.
-TrainConfig tiny(int dp, int tp, int pp, int zero, int micro = 0, Schedule s = Schedule::one_f_one_b) {
+TrainConfig tiny(int dp, int tp, int pp, int zero, int micro = 0, PipeSchedule s = PipeSchedule::one_f_one_b) {
   TrainConfig c;
   c.model = {.vocab = 256, .context = 16, .layers = 4, .width = 32, .heads = 4};
   c.batch = 8;
@@ -119,12 +120,12 @@ TEST(TrainParallel, TensorParallel) {
   expect_same_training(tiny(1, 4, 1, 0));
 }
 TEST(TrainParallel, PipelineGPipeAnd1F1B) {
-  expect_same_training(tiny(1, 1, 2, 0, 4, Schedule::gpipe));
-  expect_same_training(tiny(1, 1, 4, 0, 4, Schedule::one_f_one_b));
+  expect_same_training(tiny(1, 1, 2, 0, 4, PipeSchedule::gpipe));
+  expect_same_training(tiny(1, 1, 4, 0, 4, PipeSchedule::one_f_one_b));
 }
 TEST(TrainParallel, ThreeDimensional) {
   expect_same_training(tiny(2, 2, 2, 0));
-  expect_same_training(tiny(2, 2, 2, 1, 2, Schedule::gpipe));
+  expect_same_training(tiny(2, 2, 2, 1, 2, PipeSchedule::gpipe));
 }
 
 // Per link (src -> dst) in one step: with pure data parallelism each worker sends only to its ring
@@ -218,7 +219,7 @@ TEST(TrainParallel, PredictionUsesThePerfModel) {
 
 TEST(TrainParallel, OneFOneBHoldsFewerActivationsThanGPipe) {
   // GPipe keeps all m micro-batches' activations on the first stage; 1F1B at most pp (Narayanan et al. 2021).
-  TrainConfig g = tiny(1, 1, 2, 0, 4, Schedule::gpipe), f = tiny(1, 1, 2, 0, 4, Schedule::one_f_one_b);
+  TrainConfig g = tiny(1, 1, 2, 0, 4, PipeSchedule::gpipe), f = tiny(1, 1, 2, 0, 4, PipeSchedule::one_f_one_b);
   g.steps = f.steps = 1;
   Trainer tg(g, default_corpus()), tf(f, default_corpus());
   tg.step();

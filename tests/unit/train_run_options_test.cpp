@@ -19,7 +19,7 @@ RunOptions unusual() {
   o.train.optim.lr = 1.25e-3;
   o.train.optim.warmup_steps = 3;
   o.train.optim.clip_norm = 0.5;
-  o.train.parallel = {.dp = 2, .tp = 3, .pp = 1, .zero = 2, .micro_batches = 4, .schedule = mc::train::Schedule::gpipe};
+  o.train.parallel = {.dp = 2, .tp = 3, .pp = 1, .zero = 2, .micro_batches = 4, .schedule = mc::PipeSchedule::gpipe};
   o.train.batch = 16;
   o.train.steps = 7;
   o.train.seed = 42;

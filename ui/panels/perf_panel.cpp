@@ -758,7 +758,7 @@ void draw_results(ExplorerState& s) {
     wrapped_text(false,
                  "Pipeline schedule (%s, %d stages; forward light, backward dark, colour = model chunk). "
                  "Bubble: %.1f%% of the ideal time with m = %d micro-batches%s",
-                 perf::to_string(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m, tail);
+                 schedule_name(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m, tail);
   if (v.gantt_micro_batches < m) wrapped_text(true, "m = %d shown", v.gantt_micro_batches);
   if (v.timeline.empty() && v.parsed.layout.pp > 0)
     ImGui::TextDisabled("(too many operations to draw; lower the micro-batch count)");
@@ -772,7 +772,7 @@ void draw_results(ExplorerState& s) {
 void apply_layout(PerfView& v, const perf::Layout& L) {
   json& par = v.config["parallel"];
   par["tp"] = L.tp, par["pp"] = L.pp, par["dp"] = L.dp, par["micro_batch"] = L.micro_batch;
-  par["schedule"] = perf::to_string(L.schedule), par["virtual_stages"] = L.virtual_stages;
+  par["schedule"] = schedule_name(L.schedule), par["virtual_stages"] = L.virtual_stages;
   par["zero"] = L.zero, par["recompute"] = perf::to_string(L.recompute);
   par["sequence_parallel"] = L.sequence_parallel;
   if (L.cp > 1 || par.contains("cp")) par["cp"] = L.cp;
@@ -858,10 +858,10 @@ void draw_search(ExplorerState& s) {
       ImGui::TableSetColumnIndex(8 + k), ImGui::Text("%d", L.zero);
       ImGui::TableSetColumnIndex(9 + k), ImGui::Text("%s", perf::to_string(L.recompute));
       ImGui::TableSetColumnIndex(10 + k);
-      if (L.schedule == perf::Schedule::interleaved)
+      if (L.schedule == PipeSchedule::interleaved)
         ImGui::Text("interl. x%d", L.virtual_stages);
       else
-        ImGui::Text("%s", perf::to_string(L.schedule));
+        ImGui::Text("%s", schedule_name(L.schedule));
     }
     ImGui::EndTable();
   }

@@ -22,8 +22,7 @@ namespace {
 // ---- settings and the cached animation --------------------------------------------------------------
 
 constexpr const char* kSchedules[] = {"GPipe", "1F1B", "interleaved 1F1B"};
-constexpr sim::PipeSchedule kScheduleValues[] = {sim::PipeSchedule::gpipe, sim::PipeSchedule::one_f_one_b,
-                                                 sim::PipeSchedule::interleaved};
+constexpr PipeSchedule kScheduleValues[] = {PipeSchedule::gpipe, PipeSchedule::one_f_one_b, PipeSchedule::interleaved};
 
 // The simulate config to animate: a scenario's, else the Run chapter's (its panel's, else the shipped
 // default), as "Collectives in motion" picks its cluster.
@@ -166,7 +165,7 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
 void draw_controls(ExplorerState& s) {
   using S = sim::PipelineSettings;
   S& v = s.pipeline.settings;
-  sim::PipeSchedule schedule = sim::PipeSchedule(v.schedule);
+  PipeSchedule schedule = PipeSchedule(v.schedule);
   int sch =
       int(std::find(std::begin(kScheduleValues), std::end(kScheduleValues), schedule) - std::begin(kScheduleValues));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
@@ -181,7 +180,7 @@ void draw_controls(ExplorerState& s) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   slider_int_clamped("micro-batches", v.micro_batches, S::kMicroBatches.min, S::kMicroBatches.max);
   track(s, "pipeline.micro_batches");
-  if (v.schedule == int(sim::PipeSchedule::interleaved)) {
+  if (v.schedule == int(PipeSchedule::interleaved)) {
     same_line_if_fits_item("virtual stages");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     slider_int_clamped("virtual stages", v.virtual_stages, S::kVirtualStages.min, S::kVirtualStages.max);

@@ -23,8 +23,6 @@
 
 namespace mc::train {
 
-const char* to_string(Schedule s) { return s == Schedule::gpipe ? "gpipe" : "1f1b"; }
-
 double learning_rate(const OptimConfig& o, int step, int total) {
   if (o.warmup_steps > 0 && step < o.warmup_steps) return o.lr * double(step + 1) / double(o.warmup_steps);
   const double span = std::max(1, total - o.warmup_steps);
@@ -233,25 +231,13 @@ class ZeroUnits : public UnitHooks {
 
 namespace {
 
-// The order of forward (F) and backward (B) micro-batch passes on one stage.
-// GPipe (Huang et al. 2019): all forwards, then all backwards.
-// 1F1B (PipeDream-Flush; Narayanan et al. 2021, Sec. 2.2.1): pp - stage - 1 warm-up forwards, then one
-// forward and one backward alternately, then the remaining backwards; at most pp - stage micro-batches'
-// activations are alive at once instead of m.
-std::vector<std::pair<bool, int>> stage_ops(Schedule s, int m, int pp, int stage) {
+// The order of forward (F) and backward (B) micro-batch passes on one stage (core/pipeline_schedule.h). With one
+// stage GPipe's order is 1F1B's: each micro-batch's activations are freed by its backward before the next
+// forward, as PyTorch's gradient accumulation does, whatever the schedule is called.
+std::vector<std::pair<bool, int>> stage_ops(PipeSchedule s, int m, int pp, int stage) {
   std::vector<std::pair<bool, int>> ops;
-  if (s == Schedule::gpipe && pp > 1) {
-    for (int i = 0; i < m; ++i) ops.push_back({false, i});
-    for (int i = 0; i < m; ++i) ops.push_back({true, i});
-    return ops;
-  }
-  const int warm = std::min(pp - stage - 1, m);
-  for (int i = 0; i < warm; ++i) ops.push_back({false, i});
-  for (int i = 0; i < m - warm; ++i) {
-    ops.push_back({false, warm + i});
-    ops.push_back({true, i});
-  }
-  for (int i = m - warm; i < m; ++i) ops.push_back({true, i});
+  for (const PipeOp& op : stage_order(pp > 1 ? s : PipeSchedule::one_f_one_b, pp, stage, m, 1))
+    ops.push_back({op.backward, op.micro_batch});
   return ops;
 }
 
