@@ -120,25 +120,25 @@ std::string settled_tab(const ExplorerState& s, const std::string& panel_and_tab
 }
 
 void load_default_configs(ExplorerState& s) {
-  struct File {
-    const char* name;
-    nlohmann::json* config;
-    std::vector<const char*> panels;  // the panels that start from it
-  };
-  const File files[] = {{"estimate", &s.perf.config, {"perf"}},
-                        {"simulate", &s.sim.config, {"sim", "run"}},
-                        {"train", &s.lab.config, {"lab"}}};
-  for (const auto& [name, config, panels] : files) {
+  // Each file once, in registry order; its panels (the sim and run panels share one) are told of a failure.
+  std::map<std::string, std::vector<std::string>> panels_of;
+  std::vector<std::string> kinds;
+  for (const Panel& p : panel_registry())
+    if (!p.default_config.empty()) {
+      if (!panels_of.count(p.default_config)) kinds.push_back(p.default_config);
+      panels_of[p.default_config].push_back(p.id);
+    }
+  for (const std::string& name : kinds) {
     const std::string path = s.assets_dir + "/configs/" + name + ".json";
     try {
       const JsonDoc doc = JsonDoc::load(path);  // errors name the file, line and column
       if (!doc.value().is_object()) doc.fail("", "a panel config must be a JSON object");
-      *config = doc.value();
       s.default_configs[name] = doc.value();
+      if (const ConfigBinding* b = find_config_binding(name); b && b->restore) b->restore(s);
     } catch (const std::exception& e) {
       s.status =
           std::string(e.what()) + " (restore it from the release, or fix it: it is the " + name + " panel's default)";
-      for (const char* panel : panels)
+      for (const std::string& panel : panels_of[name])
         s.config_errors[panel] =
             std::string(e.what()) +
             "\nThis panel starts from that file. Restore it from the release "
@@ -178,19 +178,9 @@ void load_glossary(ExplorerState& s) {
 std::vector<std::string> explorer_errors(const ExplorerState& s) {
   std::vector<std::string> out;
   for (const auto& [id, e] : s.panel_errors) out.push_back(id + ": " + e);
-  auto add = [&](const char* what, const std::string& e) {
-    if (!e.empty() && e != "cancelled") out.push_back(std::string(what) + ": " + e);
-  };
-  add("perf", s.perf.error);
-  add("sim", s.sim.iteration_error);
-  add("run", s.sim.run_error);
-  add("lab", s.lab.error);
-  add("lab sweep", s.lab.sweep_error);
-  add("lab corpus", s.lab.corpus_error);
-  add("capital", s.capital.error);
-  for (const auto& e : s.scenarios.errors) out.push_back("scenario: " + e);
-  if (s.scenarios.player && s.scenarios.player->outcome())
-    for (const auto& e : s.scenarios.player->outcome()->errors) out.push_back("scenario step: " + e);
+  for (const Panel& p : panel_registry())
+    if (p.errors)
+      for (std::string& e : p.errors(s)) out.push_back(std::move(e));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "catalog/catalog.h"
 #include "ui/jobs.h"
 #include "ui/platform.h"
+#include "ui/scenario_bindings.h"
 #include "ui/state/capital_state.h"
 #include "ui/state/collective_state.h"
 #include "ui/state/lab_state.h"
@@ -166,6 +167,16 @@ struct Panel {
   std::function<bool(const ExplorerState&)> busy;
   // What of it travels in the page's address (AddressPart), in the order the parts open.
   std::vector<AddressPart> address;
+  // The scenario config kinds it shows (ui/scenario_bindings.h: how a step's config reaches it and what it
+  // shows of it); a kind no panel binds fails ScenarioBindings.EveryConfigKindHasAPanel.
+  std::vector<ConfigBinding> configs;
+  // The config kind whose shipped default, assets/configs/KIND.json, it starts from ("" for none): read once
+  // by load_default_configs, which gives it to the panel through that kind's binding (restore).
+  std::string default_config;
+  // What is wrong now that it wants counted with every error (a refused config, a failed computation),
+  // each prefixed with what it belongs to ("perf: ..."); explorer_errors collects them. A user's cancel is
+  // not an error.
+  std::function<std::vector<std::string>(const ExplorerState&)> errors;
 };
 
 std::vector<Panel>& panel_registry();  // sorted by chapter then order on first use
@@ -189,8 +200,8 @@ bool take_tab_request(ExplorerState& s, const std::string& tab);
 // panel's first tab ("" for a panel without registered tabs). A function of its arguments only, so a view
 // reached by a link and by stepping is the same view.
 std::string settled_tab(const ExplorerState& s, const std::string& panel_and_tab, const std::string& widget);
-// The panels' default configs, assets/configs/{estimate,simulate,train}.json (App's constructor calls it).
-// A file that cannot be read leaves its panel's config empty (the panel then says what is missing) and
+// The panels' default configs, assets/configs/KIND.json for each Panel::default_config (App's constructor
+// calls it). A file that cannot be read leaves its panels' config empty (each then says what is missing) and
 // names the file, line and column in `s.status`.
 void load_default_configs(ExplorerState& s);
 // The default config `name` as read at start (assets/configs/NAME.json); an empty object when it could not be
@@ -199,9 +210,13 @@ nlohmann::json default_config(const ExplorerState& s, const std::string& name);
 // assets/glossary.json into s.glossary and s.chapter_openings (App's constructor calls it).
 void load_glossary(ExplorerState& s);
 
-// Every error a panel reports now: a panel that threw, a refused config of any panel, a failed simulation,
-// the scenario step's failed actions. Empty when all is well (a user's cancel is not an error).
+// Every error a panel reports now (a panel that threw, and each panel's Panel::errors: a refused config, a
+// failed simulation, the scenario step's failed actions). Empty when all is well.
 std::vector<std::string> explorer_errors(const ExplorerState& s);
+// For Panel::errors: "what: e" added to `out` unless e is empty or the user's "cancelled".
+inline void add_error(std::vector<std::string>& out, const char* what, const std::string& e) {
+  if (!e.empty() && e != "cancelled") out.push_back(std::string(what) + ": " + e);
+}
 
 struct PanelRegistrar {
   explicit PanelRegistrar(Panel p) { panel_registry().push_back(std::move(p)); }

@@ -3,7 +3,8 @@
 // back what each panel holds through it, so a config kind without a panel fails a test instead of being
 // silently ignored by the UI (the way "simulate" once was).
 //
-// Adding a config kind: one entry in engine/scenario/actions.cpp (config_kinds) and one here.
+// Adding a config kind: one entry in engine/scenario/actions.cpp (config_kinds) and a ConfigBinding in the
+// registration of the panel that shows it (Panel::configs).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -33,7 +34,7 @@ struct ConfigBinding {
   std::function<void(ExplorerState&)> restore = nullptr;
 };
 
-const std::vector<ConfigBinding>& config_bindings();
+const std::vector<ConfigBinding>& config_bindings();  // every panel's, in registry order
 const ConfigBinding* find_config_binding(const std::string& kind);
 
 // The config a panel should hold for `kind` after a step: the engine call's filled-in config when that call

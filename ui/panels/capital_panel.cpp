@@ -449,23 +449,56 @@ void draw(ExplorerState& s) {
   }
 }
 
-PanelRegistrar reg{
-    Panel{.id = "capital",
-          .title = "Capital",
-          .chapter = Chapter::capital,
-          .order = 10,
-          .draw = draw,
-          .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall",
-          .tabs = {"plan", "rent_vs_build", "waterfall", "partnership"},
-          .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
-            if (w == "capital.rent_vs_build" || w == "capital.gpt3") return "rent_vs_build";
-            if (w == "capital.waterfall") return "waterfall";
-            if (w == "capital.partnership") return "partnership";
-            return "plan";  // its budget, utilisation, plan and Chinchilla's table
-          },
-          .needs_catalog = true,
-          .address = {capital_part("plan", &CapitalView::plan), capital_part("waterfall", &CapitalView::waterfall),
-                      capital_part("partnership", &CapitalView::partnership)}}};
+// The capital panel computes on every frame from its configs; what it shows is these engine calls on them
+// (capital_state.h: the same configs the panel computes with).
+nlohmann::json shown_plan(const ExplorerState& s) {
+  if (!s.catalog || !s.capital.error.empty()) return nullptr;
+  return capital::to_json(capital::plan(capital_plan(*s.catalog, s.capital)));
+}
+
+nlohmann::json shown_waterfall(const ExplorerState& s) {
+  if (!s.catalog || !s.capital.error.empty()) return nullptr;
+  const capital::WaterfallConfig c = capital_waterfall(*s.catalog, s.capital);
+  return capital::to_json(c, capital::run_waterfall(c));
+}
+
+nlohmann::json shown_partnership(const ExplorerState& s) {
+  if (!s.catalog || !s.capital.error.empty()) return nullptr;
+  const capital::PlanConfig plan = capital_plan(*s.catalog, s.capital);
+  return capital::to_json(capital::run_partnership(capital_partnership(*s.catalog, s.capital, plan)));
+}
+
+PanelRegistrar reg{Panel{
+    .id = "capital",
+    .title = "Capital",
+    .chapter = Chapter::capital,
+    .order = 10,
+    .draw = draw,
+    .summary = "Money to GPU-hours to a model; rent vs build; the capped-profit waterfall",
+    .tabs = {"plan", "rent_vs_build", "waterfall", "partnership"},
+    .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+      if (w == "capital.rent_vs_build" || w == "capital.gpt3") return "rent_vs_build";
+      if (w == "capital.waterfall") return "waterfall";
+      if (w == "capital.partnership") return "partnership";
+      return "plan";  // its budget, utilisation, plan and Chinchilla's table
+    },
+    .needs_catalog = true,
+    .address = {capital_part("plan", &CapitalView::plan), capital_part("waterfall", &CapitalView::waterfall),
+                capital_part("partnership", &CapitalView::partnership)},
+    .configs = {{"plan", [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.capital.plan = c; },
+                 [](const ExplorerState& s) { return s.capital.plan; }, shown_plan},
+                {"waterfall",
+                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.capital.waterfall = c; },
+                 [](const ExplorerState& s) { return s.capital.waterfall; }, shown_waterfall},
+                {"partnership",
+                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.capital.partnership = c; },
+                 [](const ExplorerState& s) { return s.capital.partnership; }, shown_partnership}},
+    .errors =
+        [](const ExplorerState& s) {
+          std::vector<std::string> out;
+          add_error(out, "capital", s.capital.error);
+          return out;
+        }}};
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 // Sections: settings and the cached animation; the picture; the controls and figures; the panel.
 #include "core/format.h"
 #include "core/json_doc.h"
+#include "scenario/animation_actions.h"
 #include "sim/collective_animation.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
@@ -417,6 +418,37 @@ void draw(ExplorerState& s) {
   draw_figures(s, a);
 }
 
+// The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
+// view, which then makes the same animation; what it shows is the same figures function at its moment.
+// The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
+// engine call's filled-in config) or the one it names (a scenario's own config).
+
+void apply_collective(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+  CollectiveView& v = s.collective;
+  sim::CollectiveSettings base = v.settings;
+  base.kind = sim::CollectiveKind::all_reduce;  // what a config without them means
+  base.algorithm = sim::Algorithm::ring;
+  v.settings = sim::parse_settings_json(c, "the collective config", base, {"t_s", "machine", "machine_of"});
+  v.machine = c.value("machine", nlohmann::json());
+  v.pending_t_s = c.value("t_s", 0.0);
+  v.playing = false;
+}
+
+nlohmann::json current_collective(const ExplorerState& s) {
+  const CollectiveView& v = s.collective;
+  if (v.machine.is_null()) return nlohmann::json::object();  // the panel's own: nothing a scenario set
+  nlohmann::json c = sim::to_json(v.settings);
+  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  c["machine"] = v.machine;
+  return c;
+}
+
+nlohmann::json shown_collective(const ExplorerState& s) {
+  const CollectiveView& v = s.collective;
+  if (!v.anim || v.pending_t_s >= 0) return nullptr;
+  return scenario::collective_figures(*v.anim, v.t_s);
+}
+
 PanelRegistrar reg{
     Panel{.id = "collective",
           .title = "Collectives in motion",
@@ -432,6 +464,9 @@ PanelRegistrar reg{
                        [](ExplorerState& s, const nlohmann::json& c) {
                          s.collective.settings =
                              sim::parse_settings_json<sim::CollectiveSettings>(c, "the link's collective settings", {});
+                       }}},
+          .configs = {{"collective", apply_collective, current_collective, shown_collective, [](ExplorerState& s) {
+                         if (!s.collective.machine.is_null()) s.collective = CollectiveView{};  // a fresh page's view
                        }}}}};
 
 }  // namespace

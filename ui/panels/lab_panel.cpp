@@ -11,6 +11,7 @@
 #include "device/registry.h"
 #include "train/device_peak.h"
 #include "train/report.h"
+#include "train/scaling.h"
 #include "train/storage/corpus.h"
 #include "ui/explorer.h"
 #include "ui/lab_jobs.h"
@@ -863,27 +864,97 @@ void open_lab_config(ExplorerState& s, const nlohmann::json& link) {
   v.config_from_link = true;
 }
 
-PanelRegistrar reg{Panel{.id = "lab",
-                         .title = "Training lab",
-                         .chapter = Chapter::lab,
-                         .order = 10,
-                         .draw = draw,
-                         .summary = "a small GPT trained live with data, tensor and pipeline parallelism and ZeRO",
-                         .tabs = {"train", "scaling"},
-                         .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
-                           return w == "lab.sweep" || w.rfind("lab.scaling", 0) == 0 ? "scaling" : "train";
-                         },
-                         .busy =
-                             [](const ExplorerState& s) {
-                               // A config the lab has not built a run for yet (it builds it when drawn) is still to be
-                               // trained.
-                               const LabView& l = s.lab;
-                               return l.train_job || (l.running && l.built_for != l.config.dump()) ||
-                                      (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) ||
-                                      l.sweep_job || (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
-                             },
-                         .address = {{"train", [](const ExplorerState& s) { return default_config(s, "train"); },
-                                      held_lab_config, open_lab_config}}}};
+nlohmann::json shown_training(const ExplorerState& s) {
+  const LabView& v = s.lab;
+  if (!v.trainer || v.built_for != v.config.dump()) return nullptr;
+  return train::to_json(v.shown.report);  // what the panel draws
+}
+
+nlohmann::json shown_sweep(const ExplorerState& s) {
+  const LabView& v = s.lab;
+  if (!v.sweep || !v.sweep_shown.done) return nullptr;
+  return train::sweep_summary_json(v.sweep_shown.result);
+}
+
+void set_lab_corpus(LabView& v, const std::string& corpus) {
+  if (corpus == v.corpus_id) return;  // the run uses the scenario's text, which the lab then shows
+  v.corpus_id = corpus;
+  v.corpus_text.clear();
+  v.corpus_error.clear();
+  v.built_for.clear();
+}
+
+PanelRegistrar reg{Panel{
+    .id = "lab",
+    .title = "Training lab",
+    .chapter = Chapter::lab,
+    .order = 10,
+    .draw = draw,
+    .summary = "a small GPT trained live with data, tensor and pipeline parallelism and ZeRO",
+    .tabs = {"train", "scaling"},
+    .tab_of_widget = [](const ExplorerState&, const std::string& w) -> std::string {
+      return w == "lab.sweep" || w.rfind("lab.scaling", 0) == 0 ? "scaling" : "train";
+    },
+    .busy =
+        [](const ExplorerState& s) {
+          // A config the lab has not built a run for yet (it builds it when drawn) is still to be
+          // trained.
+          const LabView& l = s.lab;
+          return l.train_job || (l.running && l.built_for != l.config.dump()) ||
+                 (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) || l.sweep_job ||
+                 (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
+        },
+    .address = {{"train", [](const ExplorerState& s) { return default_config(s, "train"); }, held_lab_config,
+                 open_lab_config}},
+    .configs = {{"train",
+                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+                   set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default"
+                                             ? "synthetic"
+                                             : c.value("corpus", std::string("synthetic")));
+                   if (without_empty_sections(s.lab.config) != without_empty_sections(c)) {
+                     s.lab.config = c;
+                     s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
+                     // Without the curves of runs before it (of an earlier step, or the class's own): a step reached by
+                     // ">" draws what its link draws (turing-nlg's ZeRO-3 run, its memory figures at the same place).
+                     s.lab.curves.clear();
+                     s.lab.shown.report.losses.clear();  // the run this replaces is not kept as a curve either
+                   }
+                 },
+                 [](const ExplorerState& s) { return s.lab.config; }, shown_training,
+                 [](ExplorerState& s) {
+                   set_lab_corpus(s.lab, LabView().corpus_id);
+                   if (without_empty_sections(s.lab.config) != without_empty_sections(default_config(s, "train"))) {
+                     s.lab.config = default_config(s, "train");
+                     s.lab.running = true;  // as the lab starts when opened
+                   }
+                 }},
+                {"scaling",
+                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+                   LabView& v = s.lab;
+                   set_lab_corpus(v, c.value("corpus", std::string("synthetic")));
+                   if (v.sweep_config != c || !v.sweep) {
+                     v.sweep_config = c;
+                     v.sweep.reset();
+                     v.sweep_requested = true;  // the same sweep as the scenario's, run live in the lab
+                   }
+                 },
+                 [](const ExplorerState& s) { return s.lab.sweep_config; }, shown_sweep,
+                 [](ExplorerState& s) {
+                   LabView& v = s.lab;
+                   if (v.sweep_config.empty()) return;
+                   v.sweep_config = nlohmann::json::object();
+                   v.sweep.reset();
+                   v.sweep_requested = v.sweep_running = false;
+                 }}},
+    .default_config = "train",
+    .errors =
+        [](const ExplorerState& s) {
+          std::vector<std::string> out;
+          add_error(out, "lab", s.lab.error);
+          add_error(out, "lab sweep", s.lab.sweep_error);
+          add_error(out, "lab corpus", s.lab.corpus_error);
+          return out;
+        }}};
 FileHandlerRegistrar corpus_reg{FileHandler{.id = "lab.corpus", .open = open_corpus}};
 
 }  // namespace

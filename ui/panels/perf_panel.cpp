@@ -904,20 +904,39 @@ void draw(ExplorerState& s) {
   ImGui::EndChild();
 }
 
-PanelRegistrar reg{{.id = "perf",
-                    .title = "Train a transformer",
-                    .chapter = Chapter::parallelism,
-                    .order = 10,
-                    .draw = draw,
-                    .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
-                    .tabs = {},
-                    .tab_of_widget = nullptr,
-                    .needs_catalog = true,
-                    .busy = [](const ExplorerState& s) { return bool(s.perf.search_job); },
-                    // The config the student edited, as its differences from the shipped default.
-                    .address = {{"estimate", [](const ExplorerState& s) { return default_config(s, "estimate"); },
-                                 [](const ExplorerState& s) { return s.perf.config; },
-                                 [](ExplorerState& s, const nlohmann::json& c) { s.perf.config = c; }}}}};
+// The perf panel's cached estimate, when it belongs to the config shown.
+nlohmann::json shown_estimate(const ExplorerState& s) {
+  const PerfView& v = s.perf;
+  if (!v.valid || v.computed_for != v.config.dump()) return nullptr;
+  return perf::to_json(v.estimate, v.parsed);
+}
+
+PanelRegistrar reg{
+    {.id = "perf",
+     .title = "Train a transformer",
+     .chapter = Chapter::parallelism,
+     .order = 10,
+     .draw = draw,
+     .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
+     .tabs = {},
+     .tab_of_widget = nullptr,
+     .needs_catalog = true,
+     .busy = [](const ExplorerState& s) { return bool(s.perf.search_job); },
+     // The config the student edited, as its differences from the shipped default.
+     .address = {{"estimate", [](const ExplorerState& s) { return default_config(s, "estimate"); },
+                  [](const ExplorerState& s) { return s.perf.config; },
+                  [](ExplorerState& s, const nlohmann::json& c) { s.perf.config = c; }}},
+     .configs = {{"estimate",
+                  [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.perf.config = c; },
+                  [](const ExplorerState& s) { return s.perf.config; }, shown_estimate,
+                  [](ExplorerState& s) { s.perf.config = default_config(s, "estimate"); }}},
+     .default_config = "estimate",
+     .errors =
+         [](const ExplorerState& s) {
+           std::vector<std::string> out;
+           add_error(out, "perf", s.perf.error);
+           return out;
+         }}};
 
 }  // namespace
 }  // namespace mc::ui

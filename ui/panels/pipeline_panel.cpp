@@ -7,6 +7,7 @@
 //
 // Sections: settings and the cached animation; the picture; the controls and figures; the panel.
 #include "core/format.h"
+#include "scenario/animation_actions.h"
 #include "sim/pipeline_animation.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
@@ -273,6 +274,37 @@ void draw(ExplorerState& s) {
   draw_figures(s, a);
 }
 
+// The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
+// view, which then makes the same animation; what it shows is the same figures function at its moment.
+// The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
+// engine call's filled-in config) or the one it names (a scenario's own config).
+
+void apply_pipeline(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+  PipelineView& v = s.pipeline;
+  sim::PipelineSettings base = v.settings;
+  base.schedule = int(PipeSchedule::one_f_one_b);  // what a config without them means
+  base.follow = 0;
+  v.settings = sim::parse_settings_json(c, "the pipeline config", base, {"t_s", "machine", "machine_of"});
+  v.config = c.value("machine", nlohmann::json());
+  v.pending_t_s = c.value("t_s", 0.0);
+  v.playing = false;
+}
+
+nlohmann::json current_pipeline(const ExplorerState& s) {
+  const PipelineView& v = s.pipeline;
+  if (v.config.is_null()) return nlohmann::json::object();
+  nlohmann::json c = sim::to_json(v.settings);
+  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  c["machine"] = v.config;
+  return c;
+}
+
+nlohmann::json shown_pipeline(const ExplorerState& s) {
+  const PipelineView& v = s.pipeline;
+  if (!v.anim || v.pending_t_s >= 0) return nullptr;
+  return scenario::pipeline_figures(*v.anim, v.t_s);
+}
+
 PanelRegistrar reg{
     Panel{.id = "pipeline",
           .title = "Pipeline in motion",
@@ -288,6 +320,9 @@ PanelRegistrar reg{
                        [](ExplorerState& s, const nlohmann::json& c) {
                          s.pipeline.settings = sim::parse_settings_json<sim::PipelineSettings>(
                              c, "the link's pipeline settings", sim::kPipelineViewStart);
+                       }}},
+          .configs = {{"pipeline", apply_pipeline, current_pipeline, shown_pipeline, [](ExplorerState& s) {
+                         if (!s.pipeline.config.is_null()) s.pipeline = PipelineView{};
                        }}}}};
 
 }  // namespace

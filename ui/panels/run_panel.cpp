@@ -286,7 +286,14 @@ PanelRegistrar reg{{.id = "run",
                     .needs_catalog = true,
                     .busy = [](const ExplorerState& s) { return s.sim.run_job || s.sim.run_requested; },
                     .address = {{"run", [](const ExplorerState&) { return run_settings(SimView{}); },
-                                 [](const ExplorerState& s) { return run_settings(s.sim); }, open_run_settings}}}};
+                                 [](const ExplorerState& s) { return run_settings(s.sim); }, open_run_settings}},
+                    .default_config = "simulate",
+                    .errors =
+                        [](const ExplorerState& s) {
+                          std::vector<std::string> out;
+                          add_error(out, "run", s.sim.run_error);
+                          return out;
+                        }}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -395,7 +395,15 @@ PanelRegistrar reg{Panel{.id = "scenarios",
                          .draw = draw,
                          .summary = "Guided stories that drive the engine, with questions for classes",
                          .tabs = {},
-                         .tab_of_widget = nullptr}};
+                         .tab_of_widget = nullptr,
+                         .errors = [](const ExplorerState& s) {
+                           std::vector<std::string> out;
+                           for (const auto& e : s.scenarios.errors) out.push_back("scenario: " + e);
+                           if (s.scenarios.player && s.scenarios.player->outcome())
+                             for (const auto& e : s.scenarios.player->outcome()->errors)
+                               out.push_back("scenario step: " + e);
+                           return out;
+                         }}};
 FileHandlerRegistrar drop_reg{FileHandler{.id = "scenarios.file", .open = open_dropped}};
 
 }  // namespace

@@ -663,6 +663,16 @@ void draw(ExplorerState& s) {
   draw_other_screens(s, "sim");
 }
 
+// The simulator panels' results: the iteration (sim panel) and the run (run panel) of the current config.
+nlohmann::json shown_simulation(const ExplorerState& s) {
+  const SimView& v = s.sim;
+  nlohmann::json r = v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration)
+                                                                                         : nlohmann::json::object();
+  const std::string run_key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
+  if (v.run && v.run_for == run_key && !v.run_job) r["run"] = sim::to_json(*v.run);
+  return r.empty() ? nlohmann::json() : r;
+}
+
 PanelRegistrar reg{{.id = "sim",
                     .title = "One iteration, event by event",
                     .chapter = Chapter::run,
@@ -678,7 +688,38 @@ PanelRegistrar reg{{.id = "sim",
                     // The simulated machine and its faults (the run panel shares it).
                     .address = {{"simulate", [](const ExplorerState& s) { return default_config(s, "simulate"); },
                                  [](const ExplorerState& s) { return s.sim.config; },
-                                 [](ExplorerState& s, const nlohmann::json& c) { s.sim.config = c; }}}}};
+                                 [](ExplorerState& s, const nlohmann::json& c) { s.sim.config = c; }}},
+                    .configs = {{"simulate",
+                                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json& call) {
+                                   SimView& v = s.sim;
+                                   const bool changed = without_empty_sections(v.config) != without_empty_sections(c);
+                                   v.config = c;
+                                   // The same seed and length as the scenario's simulation: the run panel then shows
+                                   // its numbers.
+                                   if (call.is_object() && call.value("config", nlohmann::json()) == c) {
+                                     const unsigned long long seed = call.value("seed", 1ull);
+                                     const double days = call.value("run_days", 0.0);
+                                     if (seed != v.seed || (days > 0 && days != v.run_days) || changed || !v.run) {
+                                       v.seed = seed;
+                                       if (days > 0) v.run_days = days;
+                                       if (v.run_job) v.run_job->cancel();  // a run of an older config is of no use now
+                                       v.run_requested = true;
+                                     }
+                                   }
+                                 },
+                                 [](const ExplorerState& s) { return s.sim.config; }, shown_simulation,
+                                 [](ExplorerState& s) {
+                                   if (without_empty_sections(s.sim.config) !=
+                                       without_empty_sections(default_config(s, "simulate")))
+                                     s.sim.config = default_config(s, "simulate");
+                                 }}},
+                    .default_config = "simulate",
+                    .errors =
+                        [](const ExplorerState& s) {
+                          std::vector<std::string> out;
+                          add_error(out, "sim", s.sim.iteration_error);
+                          return out;
+                        }}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -7,6 +7,7 @@
 // Sections: settings and the cached step; the picture (layers, GPUs, memory curve); controls and
 // figures; the panel.
 #include "core/format.h"
+#include "scenario/animation_actions.h"
 #include "sim/zero_animation.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
@@ -256,6 +257,31 @@ void draw(ExplorerState& s) {
   draw_figures(s, a, f);
 }
 
+// The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
+// view, which then makes the same animation; what it shows is the same figures function at its moment.
+// The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
+// engine call's filled-in config) or the one it names (a scenario's own config).
+
+void apply_zero(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+  ZeroView& v = s.zero;
+  v.settings = sim::parse_settings_json(c, "the zero config", v.settings, {"t_s", "machine", "machine_of"});
+  v.pending_t_s = c.value("t_s", 0.0);
+  v.playing = false;
+}
+
+nlohmann::json current_zero(const ExplorerState& s) {
+  const ZeroView& v = s.zero;
+  nlohmann::json c = sim::to_json(v.settings);
+  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  return c;
+}
+
+nlohmann::json shown_zero(const ExplorerState& s) {
+  const ZeroView& v = s.zero;
+  if (!v.anim || v.pending_t_s >= 0) return nullptr;
+  return scenario::zero_figures(*v.anim, v.t_s);
+}
+
 PanelRegistrar reg{Panel{.id = "zero",
                          .title = "ZeRO, layer by layer",
                          .chapter = Chapter::parallelism,
@@ -270,6 +296,10 @@ PanelRegistrar reg{Panel{.id = "zero",
                                       [](ExplorerState& s, const nlohmann::json& c) {
                                         s.zero.settings = sim::parse_settings_json<sim::ZeroSettings>(
                                             c, "the link's ZeRO settings", {});
+                                      }}},
+                         .configs = {{"zero", apply_zero, current_zero, shown_zero, [](ExplorerState& s) {
+                                        if (s.zero.key.empty() && s.zero.pending_t_s < 0) return;
+                                        s.zero = ZeroView{};  // a fresh page's view
                                       }}}}};
 
 }  // namespace
