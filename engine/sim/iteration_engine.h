@@ -126,7 +126,11 @@ struct TiedMeet {
 };
 inline long long flow_tag(int kind, int id) { return (static_cast<long long>(id) << 2) | kind; }
 
+struct OpStreamBuilder;  // iteration_ops.cpp: writes one worker's op stream
+
 class Engine {
+  friend struct OpStreamBuilder;
+
  public:
   Engine(const Topology& topo, const IterationSpec& s) : topo_(topo), s_(s), net_(topo) {}
   void start();                     // builds classes, op streams and phases; starts every worker
