@@ -43,30 +43,19 @@ void refresh(ExplorerState& s) {
   CollectiveView& v = s.collective;
   const nlohmann::json& cfg = cluster_config(s);
   const sim::CollectiveSettings& set = v.settings;
-  const std::string key = sim::to_json(set).dump() + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : "");
-  if (key != v.key) {
-    v.key = key;
-    v.anim.reset();
-    v.error.clear();
-    v.t_s = 0;
-    try {
-      sim::CollectiveAnimationSpec spec;
-      spec.topology = sim::topology_of_config(*s.catalog, cfg);
-      spec.kind = set.kind;
-      spec.algorithm = set.algorithm;
-      spec.gpus = set.gpus;
-      spec.first_gpu = set.first_gpu;
-      spec.message_bytes = set.message_bytes;
-      v.anim = sim::animate_collective(spec);
-    } catch (const std::exception& e) {
-      v.error = e.what();
-    }
-  }
-  if (v.anim && v.pending_t_s >= 0) {  // a scenario's moment, once its animation exists
-    v.t_s = std::min(v.pending_t_s, v.anim->total_s);
-    v.playing = false;
-    v.pending_t_s = -1;
-  }
+  v.refresh(
+      sim::to_json(set).dump() + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : ""),
+      [&] {
+        sim::CollectiveAnimationSpec spec;
+        spec.topology = sim::topology_of_config(*s.catalog, cfg);
+        spec.kind = set.kind;
+        spec.algorithm = set.algorithm;
+        spec.gpus = set.gpus;
+        spec.first_gpu = set.first_gpu;
+        spec.message_bytes = set.message_bytes;
+        return sim::animate_collective(spec);
+      },
+      [](const sim::CollectiveAnimation& a) { return a.total_s; });
 }
 
 // A collective's time: microseconds to seconds, three significant digits ("412 us", "1.05 ms").
@@ -437,8 +426,7 @@ void apply_collective(ExplorerState& s, const nlohmann::json& c, const nlohmann:
 nlohmann::json current_collective(const ExplorerState& s) {
   const CollectiveView& v = s.collective;
   if (v.machine.is_null()) return nlohmann::json::object();  // the panel's own: nothing a scenario set
-  nlohmann::json c = sim::to_json(v.settings);
-  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  nlohmann::json c = v.with_moment(sim::to_json(v.settings));
   c["machine"] = v.machine;
   return c;
 }

@@ -40,24 +40,11 @@ void refresh(ExplorerState& s) {
   const nlohmann::json& cfg = pipeline_config(s);
   sim::PipelineSettings shape = v.settings;
   shape.follow = 0;  // following a micro-batch does not change the animation (nor restart it)
-  const std::string key = sim::to_json(shape).dump() + "/" + cfg.dump();
-  if (key != v.key) {
-    v.key = key;
-    v.anim.reset();
-    v.error.clear();
-    v.t_s = 0;
-    try {
-      v.anim = sim::animate_pipeline(sim::pipeline_spec_of_config(*s.catalog, cfg, shape));
-    } catch (const std::exception& e) {
-      v.error = e.what();
-    }
-    if (v.anim && v.settings.follow > v.anim->micro_batches) v.settings.follow = 0;
-  }
-  if (v.anim && v.pending_t_s >= 0) {  // a scenario's moment, once its animation exists
-    v.t_s = std::min(v.pending_t_s, v.anim->total_s);
-    v.playing = false;
-    v.pending_t_s = -1;
-  }
+  const bool remade = v.refresh(
+      sim::to_json(shape).dump() + "/" + cfg.dump(),
+      [&] { return sim::animate_pipeline(sim::pipeline_spec_of_config(*s.catalog, cfg, shape)); },
+      [](const sim::PipelineAnimation& a) { return a.total_s; });
+  if (remade && v.anim && v.settings.follow > v.anim->micro_batches) v.settings.follow = 0;
 }
 
 // ---- the picture ------------------------------------------------------------------------------------
@@ -293,8 +280,7 @@ void apply_pipeline(ExplorerState& s, const nlohmann::json& c, const nlohmann::j
 nlohmann::json current_pipeline(const ExplorerState& s) {
   const PipelineView& v = s.pipeline;
   if (v.config.is_null()) return nlohmann::json::object();
-  nlohmann::json c = sim::to_json(v.settings);
-  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
+  nlohmann::json c = v.with_moment(sim::to_json(v.settings));
   c["machine"] = v.config;
   return c;
 }

@@ -24,26 +24,17 @@ namespace {
 
 void refresh(ExplorerState& s) {
   ZeroView& v = s.zero;
-  const std::string key = sim::to_json(v.settings).dump();
-  if (key == v.key) {
-    if (v.anim && v.pending_t_s >= 0) v.t_s = std::min(v.pending_t_s, v.anim->iteration_s), v.pending_t_s = -1;
-    return;
-  }
-  v.key = key;
-  v.anim.reset();
-  v.error.clear();
-  v.t_s = 0;
-  try {
-    sim::ZeroAnimationSpec spec;
-    spec.config = sim::zero_config(v.settings);
-    spec.stage = v.settings.stage;
-    spec.gpus = v.settings.gpus;
-    spec.micro_batches = v.settings.micro_batches;
-    v.anim = sim::animate_zero(*s.catalog, spec);
-    if (v.pending_t_s >= 0) v.t_s = std::min(v.pending_t_s, v.anim->iteration_s), v.pending_t_s = -1;
-  } catch (const std::exception& e) {
-    v.error = e.what();
-  }
+  v.refresh(
+      sim::to_json(v.settings).dump(),
+      [&] {
+        sim::ZeroAnimationSpec spec;
+        spec.config = sim::zero_config(v.settings);
+        spec.stage = v.settings.stage;
+        spec.gpus = v.settings.gpus;
+        spec.micro_batches = v.settings.micro_batches;
+        return sim::animate_zero(*s.catalog, spec);
+      },
+      [](const sim::ZeroAnimation& a) { return a.iteration_s; });
 }
 
 // Memory and traffic as the other panels write memory (and the narrations' |gib quotes it).
@@ -269,12 +260,7 @@ void apply_zero(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&
   v.playing = false;
 }
 
-nlohmann::json current_zero(const ExplorerState& s) {
-  const ZeroView& v = s.zero;
-  nlohmann::json c = sim::to_json(v.settings);
-  c["t_s"] = v.pending_t_s >= 0 ? v.pending_t_s : v.t_s;
-  return c;
-}
+nlohmann::json current_zero(const ExplorerState& s) { return s.zero.with_moment(sim::to_json(s.zero.settings)); }
 
 nlohmann::json shown_zero(const ExplorerState& s) {
   const ZeroView& v = s.zero;

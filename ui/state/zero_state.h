@@ -5,24 +5,12 @@
 
 #include "sim/animation_settings.h"
 #include "sim/zero_animation.h"
-
-#include <optional>
-#include <string>
+#include "ui/state/animation_view.h"
 
 namespace mc::ui {
 
-struct ZeroView {
-  // What the step runs (its defaults and limits are the engine's, shared with the scenario action).
-  sim::ZeroSettings settings;
-  // Playback: simulated time t_s, advanced so that one step takes kSecondsPerStep at speed 1.
-  double t_s = 0;
-  double pending_t_s = -1;  // a scenario's moment, applied once the step for its settings is made
-  bool playing = true;
-  float speed = 1;
-  static constexpr double kSecondsPerStep = 20;
-  std::string key;
-  std::optional<sim::ZeroAnimation> anim;
-  std::string error;
+struct ZeroView : AnimationView<sim::ZeroSettings, sim::ZeroAnimation> {
+  static constexpr double kSecondsPerStep = 20;  // one step at speed 1
 };
 
 }  // namespace mc::ui
