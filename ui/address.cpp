@@ -1,9 +1,11 @@
 // address.cpp - the panels' parts of the page's address (address.h).
 #include "ui/address.h"
 
+#include "core/json_doc.h"
 #include "core/url_state.h"
 #include "ui/explorer.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace mc::ui {
@@ -72,6 +74,12 @@ std::vector<std::string> open_address_edits(ExplorerState& s,
           const nlohmann::json fresh = fresh_part(s, a);
           if (fresh.is_null()) throw std::runtime_error("the " + p.title + " panel cannot open without its catalog");
           a.open(s, apply_config_edits(fresh, e));
+        } catch (const LoadError& ex) {
+          // A link is not a file: the key as the link writes it (a path of keys joined by '.'), not a line.
+          std::string key = ex.key;
+          std::replace(key.begin(), key.end(), '/', '.');
+          problems.push_back("edits." + id + "= was ignored: " + (key.empty() ? "" : key + ": ") + ex.message +
+                             "; set it in the panel, or copy the link again from the explorer");
         } catch (const std::exception& ex) {
           problems.push_back("edits." + id + "= was ignored: " + ex.what());
         }

@@ -272,7 +272,9 @@ TEST(Address, ARefusedPartIsNamedAndTheRestOpens) {
   const std::string notice = app.state().notice;
   EXPECT_NE(notice.find("edits.zero= was ignored"), std::string::npos) << notice;
   EXPECT_NE(notice.find("gpus"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("edits.zero= was ignored: gpus: value 1000"), std::string::npos) << notice;
   EXPECT_NE(notice.find("64"), std::string::npos) << "the range is named: " << notice;
+  EXPECT_EQ(notice.find(":3:"), std::string::npos) << "a link has no lines: " << notice;
   EXPECT_NE(notice.find("did you mean edits.zero="), std::string::npos) << notice;
   EXPECT_EQ(app.state().zero.settings, mc::sim::ZeroSettings{}) << "a refused part changes nothing";
   EXPECT_EQ(app.state().pipeline.settings.stages, 6) << "the other parts open";
