@@ -159,14 +159,8 @@ Opened animate_collective_action(const json& a, const json& c, ActionContext& ct
   const json& m = machine(c, ctx, "collective");
   const sim::CollectiveSettings set =
       sim::parse_settings_json<sim::CollectiveSettings>(c, "the collective config", {}, {"machine_of"});
-  sim::CollectiveAnimationSpec s;
-  s.topology = sim::topology_of_config(*ctx.catalog, m);
-  s.kind = set.kind;
-  s.algorithm = set.algorithm;
-  s.gpus = set.gpus;
-  s.first_gpu = set.first_gpu;
-  s.message_bytes = set.message_bytes;
-  const sim::CollectiveAnimation anim = sim::animate_collective(s);
+  const sim::CollectiveAnimation anim =
+      sim::animate_collective(sim::collective_spec(set, sim::topology_of_config(*ctx.catalog, m)));
   const double t = moment(a, anim.total_s);
   json filled = sim::to_json(set);
   filled["t_s"] = t;

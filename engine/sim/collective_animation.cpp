@@ -317,4 +317,15 @@ std::vector<double> event_times(const CollectiveAnimation& a) {
   return t;
 }
 
+CollectiveAnimationSpec collective_spec(const CollectiveSettings& settings, const TopologySpec& topology) {
+  CollectiveAnimationSpec spec;
+  spec.topology = topology;
+  spec.kind = settings.kind;
+  spec.algorithm = settings.algorithm;
+  spec.gpus = settings.gpus;
+  spec.first_gpu = settings.first_gpu;
+  spec.message_bytes = settings.message_bytes;
+  return spec;
+}
+
 }  // namespace mc::sim

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "sim/animation_settings.h"
 #include "sim/collectives.h"
 #include "sim/flow_net.h"
 #include "sim/topology.h"
@@ -88,6 +89,8 @@ struct CollectiveAnimation {
 };
 
 CollectiveAnimation animate_collective(const CollectiveAnimationSpec& spec);
+// The spec of `settings` (what a view or a scenario asks for) on `topology` (the animated config's links).
+CollectiveAnimationSpec collective_spec(const CollectiveSettings& settings, const TopologySpec& topology);
 
 // The links of the cluster a `megacluster simulate` config describes (sim_config.h resolve: the same
 // achievable rates the iteration simulator uses), so the view animates on the machine the Run chapter

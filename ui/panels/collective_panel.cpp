@@ -45,16 +45,7 @@ void refresh(ExplorerState& s) {
   const sim::CollectiveSettings& set = v.settings;
   v.refresh(
       sim::to_json(set).dump() + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : ""),
-      [&] {
-        sim::CollectiveAnimationSpec spec;
-        spec.topology = sim::topology_of_config(*s.catalog, cfg);
-        spec.kind = set.kind;
-        spec.algorithm = set.algorithm;
-        spec.gpus = set.gpus;
-        spec.first_gpu = set.first_gpu;
-        spec.message_bytes = set.message_bytes;
-        return sim::animate_collective(spec);
-      },
+      [&] { return sim::animate_collective(sim::collective_spec(set, sim::topology_of_config(*s.catalog, cfg))); },
       [](const sim::CollectiveAnimation& a) { return a.total_s; });
 }
 
