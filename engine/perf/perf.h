@@ -21,6 +21,7 @@
 #include "core/json_doc.h"
 #include "core/pipeline_schedule.h"
 #include "core/units.h"
+#include "perf/perf_request.h"
 
 #include <string>
 #include <vector>
@@ -392,6 +393,9 @@ nlohmann::json to_json(const Estimate& e, const Config& c);
 // check_stack = false: a layout the stack cannot run is accepted (stack_problems then lists why).
 Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel = true, bool check_stack = true);
 Config parse_config(const Catalog& cat, const nlohmann::json& config, const std::string& file_for_errors,
+                    bool require_parallel = true, bool check_stack = true);
+// A request as the panels hold it (perf_request.h), read the same way.
+Config parse_config(const Catalog& cat, const Request& config, const std::string& file_for_errors,
                     bool require_parallel = true, bool check_stack = true);
 // A software.json record as the model uses it (unknown ids throw std::out_of_range naming the known ones).
 Software software_from_catalog(const Catalog& cat, const std::string& id, const std::string& gpu_id);

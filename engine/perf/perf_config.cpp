@@ -32,8 +32,6 @@ const Record& find_record(const Catalog& cat, const std::string& table, const Js
   at.fail("unknown " + table + " id \"" + id + "\"; known: " + ids);
 }
 
-int positive_int(const JsonCursor& c, long long hi = 1LL << 30) { return int(c.integer_in(1, hi)); }
-
 // Fills the GPU values of `cs` from its catalog record; its link to the host from the PCIe fabric the record
 // names (gpus.json host_link): one direction of the link at the fabric's bus efficiency.
 void apply_gpu(ClusterSpec& cs, const Record& g, const Catalog& cat) {
@@ -79,33 +77,12 @@ void apply_fabric(ClusterSpec& cs, const Record& f) {
   }
 }
 
-ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gpus_out) {
-  j.only_keys({"preset",
-               "gpus",
-               "gpu",
-               "gpus_per_node",
-               "nodes",
-               "node_network_Gbps",
-               "intra_node_GBps_per_gpu",
-               "oversubscription",
-               "price_per_gpu_hour_usd",
-               "fabric",
-               "intra_fabric",
-               "intra_latency_us",
-               "inter_latency_us",
-               "leaf_nodes",
-               "matmul_peak_fraction",
-               "hbm_bytes",
-               "inter_busbw_GBps",
-               "inter_busbw_nics",
-               "server",
-               "host_memory_bytes",
-               "host_memory_GBps",
-               "host_link_GBps"});
+// `req` is the cluster as written (its keys' types and ranges already checked); `j` locates what is refused.
+ClusterSpec parse_cluster(const Catalog& cat, const ClusterRequest& req, const JsonCursor& j, long long& gpus_out) {
   ClusterSpec cs;
   long long total = 0;
-  if (auto p = j.get("preset")) {
-    const Record& cl = find_record(cat, "clusters", *p);
+  if (req.preset) {
+    const Record& cl = find_record(cat, "clusters", j["preset"]);
     cs.id = cl.id;
     if (const Table* g = cat.table("gpus"))
       if (const Record* r = g->find(cl.text_or("gpu", ""))) apply_gpu(cs, *r, cat);
@@ -123,54 +100,54 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
     cs.inter_busbw_GBps = cl.get_or("inter_busbw_GBps", 0);
     cs.inter_busbw_nics = int(cl.get_or("inter_busbw_nics", 0));
     total = (long long)cl.get_or("gpus", 0);
-  } else if (!j.has("gpu")) {
+  } else if (!req.gpu) {
     j.fail(
         "a cluster needs \"preset\" (a clusters.json id) or \"gpu\" (a gpus.json id) with gpus_per_node, nodes "
         "and node_network_Gbps");
   }
-  if (auto g = j.get("gpu")) apply_gpu(cs, find_record(cat, "gpus", *g), cat);
-  if (auto v = j.get("server")) apply_server(cs, find_record(cat, "systems", *v), cat);
-  if (auto v = j.get("host_memory_bytes")) cs.host_memory_bytes = v->number_in(1, 1e18);
-  if (auto v = j.get("host_memory_GBps")) cs.host_memory_GBps = v->number_in(0.001, 1e6);
-  if (auto v = j.get("host_link_GBps")) cs.host_link_GBps = v->number_in(0.001, 1e6);
-  if (auto f = j.get("fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
-  if (auto f = j.get("intra_fabric")) apply_fabric(cs, find_record(cat, "fabrics", *f));
-  if (auto v = j.get("inter_busbw_GBps")) cs.inter_busbw_GBps = v->number_in(0.001, 1e5);
-  if (auto v = j.get("inter_busbw_nics")) cs.inter_busbw_nics = int(v->integer_in(1, 64));
-  if (auto v = j.get("gpus_per_node")) cs.gpus_per_node = positive_int(*v, 1024);
-  if (auto v = j.get("node_network_Gbps")) cs.node_network_Gbps = v->number_in(0.001, 1e6);
-  if (auto v = j.get("intra_node_GBps_per_gpu")) cs.intra_node_GBps_per_gpu = v->number_in(0.001, 1e6);
-  if (auto v = j.get("oversubscription")) cs.oversubscription = v->number_in(1, 64);
-  if (auto v = j.get("price_per_gpu_hour_usd")) cs.price_per_gpu_hour_usd = v->number_in(0, 1e4);
-  if (auto v = j.get("intra_latency_us")) cs.intra_latency_s = v->number_in(0, 1e5) * 1e-6;
-  if (auto v = j.get("inter_latency_us")) cs.inter_latency_s = v->number_in(0, 1e5) * 1e-6;
-  if (auto v = j.get("leaf_nodes")) cs.leaf_nodes = positive_int(*v, 1 << 20);
-  if (auto v = j.get("matmul_peak_fraction")) cs.matmul_peak_fraction = v->number_in(0.01, 1);
-  if (auto v = j.get("hbm_bytes")) cs.hbm_bytes = v->number_in(1, 1e15);
-  if (auto v = j.get("nodes")) total = (long long)positive_int(*v, 1 << 22) * cs.gpus_per_node;
-  if (auto v = j.get("gpus")) {
-    total = v->integer_in(1, 1LL << 30);
+  if (req.gpu) apply_gpu(cs, find_record(cat, "gpus", j["gpu"]), cat);
+  if (req.server) apply_server(cs, find_record(cat, "systems", j["server"]), cat);
+  if (req.host_memory_bytes) cs.host_memory_bytes = *req.host_memory_bytes;
+  if (req.host_memory_GBps) cs.host_memory_GBps = *req.host_memory_GBps;
+  if (req.host_link_GBps) cs.host_link_GBps = *req.host_link_GBps;
+  if (req.fabric) apply_fabric(cs, find_record(cat, "fabrics", j["fabric"]));
+  if (req.intra_fabric) apply_fabric(cs, find_record(cat, "fabrics", j["intra_fabric"]));
+  if (req.inter_busbw_GBps) cs.inter_busbw_GBps = *req.inter_busbw_GBps;
+  if (req.inter_busbw_nics) cs.inter_busbw_nics = int(*req.inter_busbw_nics);
+  if (req.gpus_per_node) cs.gpus_per_node = int(*req.gpus_per_node);
+  if (req.node_network_Gbps) cs.node_network_Gbps = *req.node_network_Gbps;
+  if (req.intra_node_GBps_per_gpu) cs.intra_node_GBps_per_gpu = *req.intra_node_GBps_per_gpu;
+  if (req.oversubscription) cs.oversubscription = *req.oversubscription;
+  if (req.price_per_gpu_hour_usd) cs.price_per_gpu_hour_usd = *req.price_per_gpu_hour_usd;
+  if (req.intra_latency_us) cs.intra_latency_s = *req.intra_latency_us * 1e-6;
+  if (req.inter_latency_us) cs.inter_latency_s = *req.inter_latency_us * 1e-6;
+  if (req.leaf_nodes) cs.leaf_nodes = int(*req.leaf_nodes);
+  if (req.matmul_peak_fraction) cs.matmul_peak_fraction = *req.matmul_peak_fraction;
+  if (req.hbm_bytes) cs.hbm_bytes = *req.hbm_bytes;
+  if (req.nodes) total = *req.nodes * cs.gpus_per_node;
+  if (req.gpus) {
+    total = *req.gpus;
     // Fewer GPUs than one node holds run on part of one node, its NICs unused: Shoeybi et al. 2019 measured
     // their single-GPU baseline and their 2-, 4- and 8-way tensor-parallel runs on one DGX-2H (Fig. 1).
     cs.node_gpus = cs.gpus_per_node;
     if (total < cs.gpus_per_node)
       cs.gpus_per_node = int(total);
     else if (total % cs.gpus_per_node != 0)
-      (*v).fail("gpus (" + std::to_string(total) + ") must be fewer than one node's " +
-                std::to_string(cs.gpus_per_node) + " or a multiple of it: the model places whole nodes");
+      j["gpus"].fail("gpus (" + std::to_string(total) + ") must be fewer than one node's " +
+                     std::to_string(cs.gpus_per_node) + " or a multiple of it: the model places whole nodes");
   }
   if (total <= 0) total = cs.gpus_per_node;  // one node when nothing says how many
   if (total % cs.gpus_per_node != 0) total = (total / cs.gpus_per_node) * cs.gpus_per_node;
   // The model's limit: 2^30 GPUs (nodes x gpus_per_node is checked here, in 64-bit, not left to wrap).
   if (total > (1LL << 30))
-    (j.has("nodes")  ? j["nodes"]
-     : j.has("gpus") ? j["gpus"]
-                     : j)
+    (req.nodes  ? j["nodes"]
+     : req.gpus ? j["gpus"]
+                : j)
         .fail("the cluster has " + std::to_string(total) +
               " GPUs; the model handles at most 1073741824 (2^30): "
               "reduce nodes or gpus_per_node");
   cs.nodes = int(total / cs.gpus_per_node);
-  if (cs.nodes > 1 && !j.has("preset") && !j.has("node_network_Gbps"))
+  if (cs.nodes > 1 && !req.preset && !req.node_network_Gbps)
     j.fail("a custom cluster of several nodes needs \"node_network_Gbps\" (all NICs of one node, gigabits/s)");
   gpus_out = total;
   cs.accelerator = accelerator_words(&cat, cs.gpu).one;  // "GPU", or "TPU v3 chip": what messages call it
@@ -180,17 +157,17 @@ ClusterSpec parse_cluster(const Catalog& cat, const JsonCursor& j, long long& gp
 }  // namespace
 
 Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel, bool check_stack) {
-  JsonCursor root = doc.root();
-  if (!root.is_object()) root.fail("a config is a JSON object with \"model\", \"cluster\", \"parallel\", \"training\"");
-  root.only_keys({"model", "cluster", "parallel", "training", "software"});
+  // Every key's type and range first (perf_request.cpp); what follows reads the request and uses the
+  // document only to locate what it refuses.
+  const JsonCursor root = doc.root();
+  const Request req = parse_request(root);
   Config c;
   // ---- model ----
+  const ModelRequest& rm = req.model;
   JsonCursor jm = root["model"];
-  jm.only_keys({"preset", "layers", "hidden", "heads", "seq_len", "vocab", "ffn_hidden", "kv_heads", "gated_mlp",
-                "position_embedding", "tied_output", "linear_biases", "norm"});
   const Record* preset = nullptr;
-  if (auto p = jm.get("preset")) {
-    preset = &find_record(cat, "models", *p);
+  if (rm.preset) {
+    preset = &find_record(cat, "models", jm["preset"]);
     c.model.id = preset->id;
     c.model.layers = int(preset->get("layers"));
     c.model.hidden = int(preset->get("hidden"));
@@ -208,23 +185,23 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     c.model.rms_norm = preset->text_or("norm", "layernorm") == "rmsnorm";
   } else {
     for (const char* k : {"layers", "hidden", "heads", "seq_len", "vocab"})
-      if (!jm.has(k))
+      if (!jm.has(k))  // a key the request has only when the document does
         jm.fail(std::string("missing \"") + k +
                 "\": give a \"preset\" (models.json id) or all of "
                 "layers, hidden, heads, seq_len, vocab");
   }
-  if (auto v = jm.get("layers")) c.model.layers = positive_int(*v, 100000);
-  if (auto v = jm.get("hidden")) c.model.hidden = positive_int(*v, 1 << 20);
-  if (auto v = jm.get("heads")) c.model.heads = positive_int(*v, 1 << 16);
-  if (auto v = jm.get("seq_len")) c.model.seq_len = positive_int(*v, 1 << 24);
-  if (auto v = jm.get("vocab")) c.model.vocab = positive_int(*v, 1 << 26);
-  if (auto v = jm.get("ffn_hidden")) c.model.ffn_hidden = positive_int(*v, 1 << 24);
-  if (auto v = jm.get("kv_heads")) c.model.kv_heads = positive_int(*v, 1 << 16);
-  if (auto v = jm.get("gated_mlp")) c.model.gated_mlp = v->boolean();
-  if (auto v = jm.get("position_embedding")) c.model.learned_positions = v->one_of({"learned", "rope"}) == "learned";
-  if (auto v = jm.get("tied_output")) c.model.tied_output = v->boolean();
-  if (auto v = jm.get("linear_biases")) c.model.linear_biases = v->boolean();
-  if (auto v = jm.get("norm")) c.model.rms_norm = v->one_of({"layernorm", "rmsnorm"}) == "rmsnorm";
+  if (rm.layers) c.model.layers = int(*rm.layers);
+  if (rm.hidden) c.model.hidden = int(*rm.hidden);
+  if (rm.heads) c.model.heads = int(*rm.heads);
+  if (rm.seq_len) c.model.seq_len = int(*rm.seq_len);
+  if (rm.vocab) c.model.vocab = int(*rm.vocab);
+  if (rm.ffn_hidden) c.model.ffn_hidden = int(*rm.ffn_hidden);
+  if (rm.kv_heads) c.model.kv_heads = int(*rm.kv_heads);
+  if (rm.gated_mlp) c.model.gated_mlp = *rm.gated_mlp;
+  if (rm.position_embedding) c.model.learned_positions = *rm.position_embedding == "learned";
+  if (rm.tied_output) c.model.tied_output = *rm.tied_output;
+  if (rm.linear_biases) c.model.linear_biases = *rm.linear_biases;
+  if (rm.norm) c.model.rms_norm = *rm.norm == "rmsnorm";
   if (c.model.hidden % c.model.heads != 0)
     jm.fail("hidden (" + std::to_string(c.model.hidden) + ") must be divisible by heads (" +
             std::to_string(c.model.heads) + ")");
@@ -232,19 +209,16 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
 
   // ---- cluster ----
   long long gpus = 0;
-  c.cluster = parse_cluster(cat, root["cluster"], gpus);
+  c.cluster = parse_cluster(cat, req.cluster, root["cluster"], gpus);
 
   // ---- software: the stack that runs it (software.json), by default the one the preset ran with ----
   {
     std::string sw_id, chosen_by = "config";
-    const auto jsw = root.get("software");
-    if (jsw) {
-      sw_id = jsw->string();
-      find_record(cat, "software", *jsw);  // unknown ids: located error listing the known ones
+    if (req.software) {
+      sw_id = *req.software;
+      find_record(cat, "software", root["software"]);  // unknown ids: located error listing the known ones
     } else {
-      std::string cluster_id;
-      if (auto jc = root["cluster"].get("preset")) cluster_id = jc->string();
-      sw_id = default_software(cat, c.model.id, cluster_id, &chosen_by);
+      sw_id = default_software(cat, c.model.id, req.cluster.preset.value_or(""), &chosen_by);
     }
     if (!sw_id.empty()) c.software = software_from_catalog(cat, sw_id, c.cluster.gpu);
     c.software.chosen_by = chosen_by;
@@ -262,27 +236,27 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     c.training.tokens_from = Training::TokensFrom::model;
   }
   if (c.cluster.peak_fp16_flops <= 0 && c.cluster.peak_bf16_flops > 0) c.training.precision = Precision::bf16;
-  if (auto jt = root.get("training")) {
-    jt->only_keys({"tokens", "precision"});
-    if (auto v = jt->get("tokens")) {
-      c.training.tokens = v->number_in(1, 1e18);
+  if (req.training) {
+    if (req.training->tokens) {
+      c.training.tokens = *req.training->tokens;
       c.training.tokens_from = Training::TokensFrom::config;
     }
-    if (auto v = jt->get("precision")) {
-      std::string p = v->one_of({"fp16", "bf16", "fp32", "tf32"});
+    if (const std::optional<std::string>& p = req.training->precision) {
       c.training.precision = p == "fp16"   ? Precision::fp16
                              : p == "bf16" ? Precision::bf16
                              : p == "tf32" ? Precision::tf32
                                            : Precision::fp32;
       if (peak_flops(c.cluster, c.training.precision) <= 0)
-        v->fail("GPU \"" + c.cluster.gpu + "\" has no " + p + " peak in gpus.json; pick another precision");
+        root["training"]["precision"].fail("GPU \"" + c.cluster.gpu + "\" has no " + *p +
+                                           " peak in gpus.json; pick another precision");
     }
   }
 
   // ---- parallel layout ----
   Layout& L = c.layout;
   if (preset) L.global_batch = int(preset->get_or("global_batch", L.global_batch));
-  auto jp = root.get("parallel");
+  const std::optional<JsonCursor> jp = root.get("parallel");
+  const std::optional<ParallelRequest>& rp = req.parallel;
   // A model preset that names a published run carries its layout of record (models.json layout_*, each
   // sourced): a config without "parallel" runs it, data parallelism filling the cluster.
   const bool of_record = !jp && require_parallel && preset && preset->find("layout_tp");
@@ -306,57 +280,45 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     L.partition_activations = preset->get_or("layout_partition_activations", 0) != 0;
   }
   bool dp_given = false;
-  if (jp) {
-    jp->only_keys({"tp", "cp", "pp", "dp", "micro_batch", "global_batch", "schedule", "virtual_stages", "zero",
-                   "recompute", "sequence_parallel", "overlap_dp_comm", "scatter_gather", "layers_per_stage",
-                   "embedding_stages", "offload_optimizer", "offload_params", "offload_activations",
-                   "partition_activations"});
-    if (auto v = jp->get("tp")) L.tp = positive_int(*v, 1 << 16);
-    if (auto v = jp->get("pp")) L.pp = positive_int(*v, 1 << 16);
-    if (auto v = jp->get("cp")) L.cp = positive_int(*v, 1 << 16);
-    if (auto v = jp->get("dp")) L.dp = positive_int(*v, 1 << 24), dp_given = true;
-    if (auto v = jp->get("micro_batch")) L.micro_batch = positive_int(*v, 1 << 20);
-    if (auto v = jp->get("global_batch")) L.global_batch = positive_int(*v, 1 << 26);
-    if (auto v = jp->get("schedule")) {
-      std::string s = v->one_of({"gpipe", "1f1b", "interleaved"});
-      L.schedule = s == "gpipe"  ? PipeSchedule::gpipe
-                   : s == "1f1b" ? PipeSchedule::one_f_one_b
-                                 : PipeSchedule::interleaved;
-    }
-    if (auto v = jp->get("virtual_stages")) L.virtual_stages = positive_int(*v, 1024);
-    if (auto v = jp->get("zero")) L.zero = int(v->integer_in(0, 3));
-    if (auto v = jp->get("recompute")) {
-      std::string s = v->one_of({"none", "selective", "full"});
-      L.recompute = s == "none" ? Recompute::none : s == "selective" ? Recompute::selective : Recompute::full;
-    }
-    if (auto v = jp->get("sequence_parallel")) L.sequence_parallel = v->boolean();
-    if (auto v = jp->get("overlap_dp_comm")) L.overlap_dp_comm = v->boolean();
-    if (auto v = jp->get("scatter_gather")) L.scatter_gather = v->boolean();
-    if (auto v = jp->get("offload_optimizer")) L.offload_optimizer = v->boolean();
-    if (auto v = jp->get("offload_params")) L.offload_params = v->boolean();
-    if (auto v = jp->get("offload_activations")) L.offload_activations = v->boolean();
-    if (auto v = jp->get("partition_activations")) L.partition_activations = v->boolean();
-    if (auto v = jp->get("embedding_stages"))
-      L.embedding_stages =
-          v->one_of({"extra", "as-layers"}) == "extra" ? EmbeddingStages::extra : EmbeddingStages::as_layers;
-    if (auto v = jp->get("layers_per_stage")) {
-      if (!v->is_array()) v->fail("layers_per_stage is a list of layer counts, one per pipeline stage");
+  if (rp) {
+    if (rp->tp) L.tp = int(*rp->tp);
+    if (rp->pp) L.pp = int(*rp->pp);
+    if (rp->cp) L.cp = int(*rp->cp);
+    if (rp->dp) L.dp = int(*rp->dp), dp_given = true;
+    if (rp->micro_batch) L.micro_batch = int(*rp->micro_batch);
+    if (rp->global_batch) L.global_batch = int(*rp->global_batch);
+    if (rp->schedule) L.schedule = schedule_from_string(*rp->schedule);
+    if (rp->virtual_stages) L.virtual_stages = int(*rp->virtual_stages);
+    if (rp->zero) L.zero = int(*rp->zero);
+    if (const std::optional<std::string>& s = rp->recompute)
+      L.recompute = *s == "none" ? Recompute::none : *s == "selective" ? Recompute::selective : Recompute::full;
+    if (rp->sequence_parallel) L.sequence_parallel = *rp->sequence_parallel;
+    if (rp->overlap_dp_comm) L.overlap_dp_comm = *rp->overlap_dp_comm;
+    if (rp->scatter_gather) L.scatter_gather = *rp->scatter_gather;
+    if (rp->offload_optimizer) L.offload_optimizer = *rp->offload_optimizer;
+    if (rp->offload_params) L.offload_params = *rp->offload_params;
+    if (rp->offload_activations) L.offload_activations = *rp->offload_activations;
+    if (rp->partition_activations) L.partition_activations = *rp->partition_activations;
+    if (rp->embedding_stages)
+      L.embedding_stages = *rp->embedding_stages == "extra" ? EmbeddingStages::extra : EmbeddingStages::as_layers;
+    if (rp->layers_per_stage) {
+      const JsonCursor v = (*jp)["layers_per_stage"];
       long long sum = 0;
-      for (const JsonCursor& n : v->elements()) {
-        L.layers_per_stage.push_back(int(n.integer_in(0, 100000)));
-        sum += L.layers_per_stage.back();
+      for (const long long n : *rp->layers_per_stage) {
+        L.layers_per_stage.push_back(int(n));
+        sum += n;
       }
       if (sum != c.model.layers)
-        v->fail("layers_per_stage adds up to " + std::to_string(sum) + " layers; the model has " +
-                std::to_string(c.model.layers) + ": make the counts sum to the layers");
-      if (!jp->has("pp")) L.pp = int(L.layers_per_stage.size());
+        v.fail("layers_per_stage adds up to " + std::to_string(sum) + " layers; the model has " +
+               std::to_string(c.model.layers) + ": make the counts sum to the layers");
+      if (!rp->pp) L.pp = int(L.layers_per_stage.size());
       if (int(L.layers_per_stage.size()) != L.pp)
-        v->fail("layers_per_stage has " + std::to_string(L.layers_per_stage.size()) + " entries but pp is " +
-                std::to_string(L.pp) + ": give one count per pipeline stage");
+        v.fail("layers_per_stage has " + std::to_string(L.layers_per_stage.size()) + " entries but pp is " +
+               std::to_string(L.pp) + ": give one count per pipeline stage");
     }
   }
   if (!dp_given) L.dp = int(std::clamp<long long>(gpus / ((long long)L.tp * L.cp * L.pp), 1, 1 << 24));
-  if ((!jp && !of_record) || !require_parallel) return c;  // a search config: the layout is the search's to choose
+  if ((!rp && !of_record) || !require_parallel) return c;  // a search config: the layout is the search's to choose
   // Where a problem is reported: the key, the "parallel" object, or (a layout of record) the config.
   auto at = [&](const char* key) { return jp ? (jp->has(key) ? (*jp)[key] : *jp) : root; };
   if (L.ranks() != gpus) {
@@ -380,7 +342,7 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   // A stack the config names cannot be asked for a feature it lacks: refused, at the key. When the stack is
   // only the preset's default (the config names none), the layout is the user's and the stack our guess:
   // estimate() then runs it as a what-if and its notes say which feature that stack lacks.
-  if (check_stack && root.has("software"))
+  if (check_stack && req.software)
     if (const std::vector<std::string> problems = stack_problems(c); !problems.empty()) {
       // Which catalog stacks would run the layout as it is, so the fix names one.
       std::string able;
@@ -399,6 +361,11 @@ Config parse_config(const Catalog& cat, const json& config, const std::string& f
                     bool check_stack) {
   JsonDoc doc = JsonDoc::parse(config.dump(2), file);
   return parse_config(cat, doc, require_parallel, check_stack);
+}
+
+Config parse_config(const Catalog& cat, const Request& config, const std::string& file, bool require_parallel,
+                    bool check_stack) {
+  return parse_config(cat, to_json(config), file, require_parallel, check_stack);
 }
 
 // ---- what the stack can run ----------------------------------------------------------------------------
