@@ -9,7 +9,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <map>
+#include <deque>
 
 namespace mc::ui {
 
@@ -51,7 +51,7 @@ std::string gpus_words(const Catalog& cat, const std::string& gpu, double n) {
 
 namespace {
 
-// The estimate config (and its estimate) of a panel's JSON, computed once per config: the lines must not
+// The estimate config (and its estimate) of a panel's request, computed once per config: the lines must not
 // depend on which panels were drawn before (a link to a step and the steps before it show the same screen),
 // so they come from each panel's config, never from results a visit left behind.
 struct Parsed {
@@ -59,26 +59,41 @@ struct Parsed {
   perf::Config config;
   perf::Estimate estimate;
 };
-const Parsed& parsed(const Catalog& cat, const nlohmann::json& config, bool with_estimate) {
-  static std::map<std::string, Parsed> cache;
-  nlohmann::json c = nlohmann::json::object();
-  if (config.is_object())  // the estimate's sections only: a simulation config has more (stragglers, sim, ...)
-    for (const char* k : {"model", "cluster", "parallel", "training", "software"})
-      if (config.contains(k)) c[k] = config.at(k);
-  char who[32];
-  std::snprintf(who, sizeof who, "%p|%d|", static_cast<const void*>(&cat), int(with_estimate));
-  const std::string key = who + c.dump();
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+const Parsed& parsed(const Catalog& cat, const perf::Request& config, bool with_estimate) {
+  struct Entry {
+    const Catalog* cat;
+    bool with_estimate;
+    perf::Request config;
+    Parsed parsed;
+  };
+  static std::deque<Entry> cache;  // appending keeps the references handed out valid
+  for (const Entry& e : cache)
+    if (e.cat == &cat && e.with_estimate == with_estimate && e.config == config) return e.parsed;
   if (cache.size() > 64) cache.clear();  // a class moving a slider makes a config a frame
   Parsed p;
   try {
-    p.config = perf::parse_config(cat, c, "screen basis");
+    p.config = perf::parse_config(cat, config, "screen basis");
     if (with_estimate) p.estimate = perf::estimate(p.config);
     p.ok = true;
   } catch (const std::exception&) {
     // The panel itself says why its config is refused; it then has no basis to compare.
   }
-  return cache.emplace(key, std::move(p)).first->second;
+  cache.push_back({&cat, with_estimate, config, std::move(p)});
+  return cache.back().parsed;
+}
+
+// A simulation config's estimate part (it has more sections: stragglers, sim, ...).
+const Parsed& parsed(const Catalog& cat, const nlohmann::json& config, bool with_estimate) {
+  static const Parsed refused;
+  nlohmann::json c = nlohmann::json::object();
+  if (config.is_object())
+    for (const std::string& k : perf::request_keys(""))
+      if (config.contains(k)) c[k] = config.at(k);
+  try {
+    return parsed(cat, perf::parse_request(c, "screen basis"), with_estimate);
+  } catch (const std::exception&) {
+    return refused;
+  }
 }
 
 }  // namespace

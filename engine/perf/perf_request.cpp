@@ -2,81 +2,17 @@
 // fills, its type and range), read by parse_request and written by to_json.
 #include "perf/perf_request.h"
 
-#include <type_traits>
-#include <variant>
+#include "core/json_fields.h"
 
 namespace mc::perf {
 
 namespace {
 
-// One key of a section: the member it fills and what it accepts. Integers and numbers are checked against
-// [lo, hi]; a string against `choices` when it has any (catalog ids are checked against the catalog by
-// parse_config); a list of integers element by element, `not_list` saying what it is when it is not one.
-template <class S>
-struct Key {
-  using Member = std::variant<std::optional<long long> S::*, std::optional<double> S::*, std::optional<bool> S::*,
-                              std::optional<std::string> S::*, std::optional<std::vector<long long>> S::*>;
-  Key(const char* name, Member member, double lo = 0, double hi = 0, std::vector<std::string> choices = {},
-      const char* not_list = "")
-      : name(name), member(member), lo(lo), hi(hi), choices(std::move(choices)), not_list(not_list) {}
-  const char* name;
-  Member member;
-  double lo, hi;
-  std::vector<std::string> choices;
-  const char* not_list;
-};
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
-template <class S>
-S read_section(const JsonCursor& at, const std::vector<Key<S>>& keys) {
-  std::vector<std::string> names;
-  for (const Key<S>& k : keys) names.push_back(k.name);
-  at.only_keys(names);
-  S out;
-  for (const Key<S>& k : keys) {
-    const std::optional<JsonCursor> v = at.get(k.name);
-    if (!v) continue;
-    std::visit(
-        Overloaded{
-            [&](std::optional<long long> S::*m) { out.*m = v->integer_in((long long)k.lo, (long long)k.hi); },
-            [&](std::optional<double> S::*m) { out.*m = v->number_in(k.lo, k.hi); },
-            [&](std::optional<bool> S::*m) { out.*m = v->boolean(); },
-            [&](std::optional<std::string> S::*m) { out.*m = k.choices.empty() ? v->string() : v->one_of(k.choices); },
-            [&](std::optional<std::vector<long long>> S::*m) {
-              if (!v->is_array()) v->fail(k.not_list);
-              std::vector<long long> list;
-              for (const JsonCursor& n : v->elements()) list.push_back(n.integer_in((long long)k.lo, (long long)k.hi));
-              out.*m = std::move(list);
-            },
-        },
-        k.member);
-  }
-  return out;
-}
-
-template <class S>
-nlohmann::json write_section(const S& s, const std::vector<Key<S>>& keys) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const Key<S>& k : keys)
-    std::visit(
-        [&](auto S::*m) {
-          if (s.*m) j[k.name] = *(s.*m);
-        },
-        k.member);
-  return j;
-}
-
 // The ranges are the model's limits, not a study's: 2^16 heads or tp, 2^30 GPUs (parse_config checks the
 // product of nodes and node size in 64-bit against the same 2^30).
-const std::vector<Key<ModelRequest>>& model_keys() {
+const std::vector<Field<ModelRequest>>& model_keys() {
   using M = ModelRequest;
-  static const std::vector<Key<M>> keys = {
+  static const std::vector<Field<M>> keys = {
       {"preset", &M::preset},
       {"layers", &M::layers, 1, 100000},
       {"hidden", &M::hidden, 1, 1 << 20},
@@ -94,9 +30,9 @@ const std::vector<Key<ModelRequest>>& model_keys() {
   return keys;
 }
 
-const std::vector<Key<ClusterRequest>>& cluster_keys() {
+const std::vector<Field<ClusterRequest>>& cluster_keys() {
   using C = ClusterRequest;
-  static const std::vector<Key<C>> keys = {
+  static const std::vector<Field<C>> keys = {
       {"preset", &C::preset},
       {"gpus", &C::gpus, 1, double(1LL << 30)},
       {"gpu", &C::gpu},
@@ -123,9 +59,9 @@ const std::vector<Key<ClusterRequest>>& cluster_keys() {
   return keys;
 }
 
-const std::vector<Key<ParallelRequest>>& parallel_keys() {
+const std::vector<Field<ParallelRequest>>& parallel_keys() {
   using P = ParallelRequest;
-  static const std::vector<Key<P>> keys = {
+  static const std::vector<Field<P>> keys = {
       {"tp", &P::tp, 1, 1 << 16},
       {"cp", &P::cp, 1, 1 << 16},
       {"pp", &P::pp, 1, 1 << 16},
@@ -154,28 +90,22 @@ const std::vector<Key<ParallelRequest>>& parallel_keys() {
   return keys;
 }
 
-const std::vector<Key<TrainingRequest>>& training_keys() {
+const std::vector<Field<TrainingRequest>>& training_keys() {
   using T = TrainingRequest;
-  static const std::vector<Key<T>> keys = {
+  static const std::vector<Field<T>> keys = {
       {"tokens", &T::tokens, 1, 1e18},
       {"precision", &T::precision, 0, 0, {"fp16", "bf16", "fp32", "tf32"}},
   };
   return keys;
 }
 
-template <class S>
-std::vector<std::string> names_of(const std::vector<Key<S>>& keys) {
-  std::vector<std::string> names;
-  for (const Key<S>& k : keys) names.push_back(k.name);
-  return names;
-}
-
 }  // namespace
 
 const std::vector<std::string>& request_keys(const std::string& section) {
   static const std::vector<std::string> root = {"model", "cluster", "parallel", "training", "software"};
-  static const std::vector<std::string> model = names_of(model_keys()), cluster = names_of(cluster_keys()),
-                                        parallel = names_of(parallel_keys()), training = names_of(training_keys());
+  static const std::vector<std::string> model = field_names(model_keys()), cluster = field_names(cluster_keys()),
+                                        parallel = field_names(parallel_keys()),
+                                        training = field_names(training_keys());
   static const std::vector<std::string> none;
   return section.empty()         ? root
          : section == "model"    ? model
@@ -188,6 +118,10 @@ const std::vector<std::string>& request_keys(const std::string& section) {
 Request parse_request(const JsonCursor& root) {
   if (!root.is_object()) root.fail("a config is a JSON object with \"model\", \"cluster\", \"parallel\", \"training\"");
   root.only_keys(request_keys(""));
+  return parse_request_sections(root);
+}
+
+Request parse_request_sections(const JsonCursor& root) {
   Request r;
   r.model = read_section(root["model"], model_keys());
   r.cluster = read_section(root["cluster"], cluster_keys());

@@ -79,6 +79,8 @@ struct Request {
 // column, key, rule). Keys the format does not have are refused, with the nearest known one suggested.
 Request parse_request(const JsonCursor& root);
 Request parse_request(const nlohmann::json& config, const std::string& file_for_errors);
+// The estimate's sections of a config that has others too (a simulate config); the caller checks its keys.
+Request parse_request_sections(const JsonCursor& root);
 // The keys that were set, and only those.
 nlohmann::json to_json(const Request& r);
 

@@ -3,6 +3,7 @@
 #include "sim/sim_config.h"
 
 #include "perf/collectives.h"
+#include "sim/sim_request.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,63 +13,56 @@ namespace mc::sim {
 
 namespace {
 
-const std::vector<std::string> kAnalyticKeys = {"model", "cluster", "parallel", "training", "software"};
-const std::vector<std::string> kSimKeys = {"stragglers", "degraded_links", "sim", "failures", "checkpoint", "data"};
-
 double catalog_value(const Catalog& cat, const char* table, const std::string& id, const char* key, double fallback) {
   if (const Table* t = cat.table(table))
     if (const Record* r = t->find(id)) return r->get_or(key, fallback);
   return fallback;
 }
 
-void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, int gpus, int nodes) {
-  if (auto st = root.get("stragglers")) {
-    for (const JsonCursor& e : st->elements()) {
-      e.only_keys({"gpu", "speed"});
-      const int gpu = int(e["gpu"].integer_in(0, gpus - 1));
+// `req` holds the sections as written (types and ranges checked); `root` locates what the machine refuses.
+void parse_sections(const Catalog& cat, const JsonCursor& root, const SimRequest& req, SimSections& s, int gpus,
+                    int nodes) {
+  if (req.stragglers) {
+    const std::vector<JsonCursor> at = root["stragglers"].elements();
+    for (size_t i = 0; i < req.stragglers->size(); ++i) {
+      const int gpu = int(at[i]["gpu"].integer_in(0, gpus - 1));
       for (const auto& [g, speed] : s.stragglers)
         if (g == gpu)
-          e["gpu"].fail("GPU " + std::to_string(gpu) +
-                        " is listed twice in \"stragglers\": keep one entry per GPU "
-                        "(its speed relative to the others)");
-      s.stragglers.push_back({gpu, e["speed"].number_in(0.01, 1.0)});
+          at[i]["gpu"].fail("GPU " + std::to_string(gpu) +
+                            " is listed twice in \"stragglers\": keep one entry per GPU "
+                            "(its speed relative to the others)");
+      s.stragglers.push_back({gpu, (*req.stragglers)[i].speed});
     }
   }
-  if (auto dl = root.get("degraded_links")) {
-    for (const JsonCursor& e : dl->elements()) {
-      e.only_keys({"node", "bandwidth_fraction"});
-      const int node = int(e["node"].integer_in(0, nodes - 1));
+  if (req.degraded_links) {
+    const std::vector<JsonCursor> at = root["degraded_links"].elements();
+    for (size_t i = 0; i < req.degraded_links->size(); ++i) {
+      const int node = int(at[i]["node"].integer_in(0, nodes - 1));
       for (const auto& [n, frac] : s.degraded_nodes)
         if (n == node)
-          e["node"].fail("node " + std::to_string(node) +
-                         " is listed twice in \"degraded_links\": keep one entry "
-                         "per node (the fraction of its NIC bandwidth left)");
-      s.degraded_nodes.push_back({node, e["bandwidth_fraction"].number_in(0.001, 1.0)});
+          at[i]["node"].fail("node " + std::to_string(node) +
+                             " is listed twice in \"degraded_links\": keep one entry "
+                             "per node (the fraction of its NIC bandwidth left)");
+      s.degraded_nodes.push_back({node, (*req.degraded_links)[i].bandwidth_fraction});
     }
   }
-  if (auto j = root.get("sim")) {
-    j->only_keys({"bucket_bytes", "overlap_dp", "dp_algorithm", "blocking_p2p", "spines", "nics_per_node"});
-    if (auto v = j->get("bucket_bytes"))
-      s.bucket_bytes = v->number_in(1e6, 1e12);  // smaller buckets: millions of collectives, minutes of simulation
-    if (auto v = j->get("overlap_dp")) s.overlap_dp = v->boolean() ? 1 : 0;
-    if (auto v = j->get("dp_algorithm")) s.dp_algorithm = v->one_of({"auto", "ring", "tree", "hierarchical"});
-    if (auto v = j->get("blocking_p2p")) s.blocking_p2p = v->boolean();
-    if (auto v = j->get("spines")) s.spines = int(v->integer_in(1, 4096));
-    if (auto v = j->get("nics_per_node")) s.nics_per_node = int(v->integer_in(1, 64));
+  if (const std::optional<SimKnobsRequest>& k = req.sim) {
+    if (k->bucket_bytes) s.bucket_bytes = *k->bucket_bytes;
+    if (k->overlap_dp) s.overlap_dp = *k->overlap_dp ? 1 : 0;
+    if (k->dp_algorithm) s.dp_algorithm = *k->dp_algorithm;
+    if (k->blocking_p2p) s.blocking_p2p = *k->blocking_p2p;
+    if (k->spines) s.spines = int(*k->spines);
+    if (k->nics_per_node) s.nics_per_node = int(*k->nics_per_node);
   }
   // Failure rates: a profile from assets/catalog/failures.json, each rate overridable.
-  std::optional<JsonCursor> jf = root.get("failures");
-  if (jf) {
-    jf->only_keys({"profile", "gpu_per_hour", "host_per_hour", "nic_per_hour", "switch_per_hour", "software_per_hour",
-                   "detection_s", "reschedule_s", "restart_s"});
-    if (auto v = jf->get("profile")) s.failure_profile = v->string();
-  }
+  const std::optional<FailuresRequest>& jf = req.failures;
+  if (jf && jf->profile) s.failure_profile = *jf->profile;
   const Table* ft = cat.table("failures");
   const Record* fr = ft ? ft->find(s.failure_profile) : nullptr;
   if (!fr) {
     const std::string msg = "unknown failure profile \"" + s.failure_profile +
                             "\"; use an id of assets/catalog/failures.json (e.g. llama3-405b-2024)";
-    if (jf && jf->has("profile")) (*jf)["profile"].fail(msg);
+    if (jf && jf->profile) root["failures"]["profile"].fail(msg);
     if (ft) root.fail(msg);  // no table: rates stay 0 unless given
   }
   FailureRates& f = s.failures;
@@ -83,35 +77,33 @@ void parse_sections(const Catalog& cat, const JsonCursor& root, SimSections& s, 
     f.restart_s = fr->get_or("restart_s", f.restart_s);
   }
   if (jf) {
-    if (auto v = jf->get("gpu_per_hour")) f.gpu_per_gpu_hour = v->number_in(0, 1);
-    if (auto v = jf->get("host_per_hour")) f.host_per_node_hour = v->number_in(0, 1);
-    if (auto v = jf->get("nic_per_hour")) f.nic_per_node_hour = v->number_in(0, 1);
-    if (auto v = jf->get("switch_per_hour")) f.switch_per_node_hour = v->number_in(0, 1);
-    if (auto v = jf->get("software_per_hour")) f.software_per_node_hour = v->number_in(0, 1);
-    if (auto v = jf->get("detection_s")) f.detection_s = v->number_in(0, 1e6);
-    if (auto v = jf->get("reschedule_s")) f.reschedule_s = v->number_in(0, 1e6);
-    if (auto v = jf->get("restart_s")) f.restart_s = v->number_in(0, 1e6);
+    f.gpu_per_gpu_hour = jf->gpu_per_hour.value_or(f.gpu_per_gpu_hour);
+    f.host_per_node_hour = jf->host_per_hour.value_or(f.host_per_node_hour);
+    f.nic_per_node_hour = jf->nic_per_hour.value_or(f.nic_per_node_hour);
+    f.switch_per_node_hour = jf->switch_per_hour.value_or(f.switch_per_node_hour);
+    f.software_per_node_hour = jf->software_per_hour.value_or(f.software_per_node_hour);
+    f.detection_s = jf->detection_s.value_or(f.detection_s);
+    f.reschedule_s = jf->reschedule_s.value_or(f.reschedule_s);
+    f.restart_s = jf->restart_s.value_or(f.restart_s);
   }
   // Checkpoints: blob storage of the 2020 machine by default (assets/catalog/storage.json).
   s.checkpoint_write_GBps = catalog_value(cat, "storage", "azure-blob-2020", "write_GBps", 3.125);
   s.checkpoint_read_GBps = catalog_value(cat, "storage", "azure-blob-2020", "read_GBps", 6.25);
-  if (auto j = root.get("checkpoint")) {
-    j->only_keys({"interval_s", "write_GBps", "read_GBps", "bytes_per_param", "storage_accounts"});
-    if (auto v = j->get("interval_s")) s.checkpoint_interval_s = v->number_in(0, 1e9);
-    if (auto v = j->get("write_GBps")) s.checkpoint_write_GBps = v->number_in(1e-6, 1e6);
-    if (auto v = j->get("read_GBps")) s.checkpoint_read_GBps = v->number_in(1e-6, 1e6);
-    if (auto v = j->get("bytes_per_param")) s.checkpoint_bytes_per_param = v->number_in(0, 64);
-    if (auto v = j->get("storage_accounts")) s.storage_accounts = v->number_in(1, 1e4);
+  if (const std::optional<CheckpointRequest>& c = req.checkpoint) {
+    s.checkpoint_interval_s = c->interval_s.value_or(s.checkpoint_interval_s);
+    s.checkpoint_write_GBps = c->write_GBps.value_or(s.checkpoint_write_GBps);
+    s.checkpoint_read_GBps = c->read_GBps.value_or(s.checkpoint_read_GBps);
+    s.checkpoint_bytes_per_param = c->bytes_per_param.value_or(s.checkpoint_bytes_per_param);
+    s.storage_accounts = c->storage_accounts.value_or(s.storage_accounts);
   }
   s.data_tokens_per_s_per_core = catalog_value(cat, "storage", "gpt2-bpe-tokenizer", "tokens_per_s_per_core", 2e5);
   s.data_bytes_per_token = catalog_value(cat, "storage", "gpt2-bpe-tokenizer", "bytes_per_token", 4);
   s.data_read_GBps = s.checkpoint_read_GBps;
-  if (auto j = root.get("data")) {
-    j->only_keys({"cpu_cores", "tokens_per_s_per_core", "read_GBps", "bytes_per_token"});
-    if (auto v = j->get("cpu_cores")) s.data_cpu_cores = v->number_in(1, 1e9);
-    if (auto v = j->get("tokens_per_s_per_core")) s.data_tokens_per_s_per_core = v->number_in(1, 1e12);
-    if (auto v = j->get("read_GBps")) s.data_read_GBps = v->number_in(1e-6, 1e6);
-    if (auto v = j->get("bytes_per_token")) s.data_bytes_per_token = v->number_in(0.1, 1e3);
+  if (const std::optional<DataRequest>& d = req.data) {
+    s.data_cpu_cores = d->cpu_cores.value_or(s.data_cpu_cores);
+    s.data_tokens_per_s_per_core = d->tokens_per_s_per_core.value_or(s.data_tokens_per_s_per_core);
+    s.data_read_GBps = d->read_GBps.value_or(s.data_read_GBps);
+    s.data_bytes_per_token = d->bytes_per_token.value_or(s.data_bytes_per_token);
   }
 }
 
@@ -188,12 +180,12 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
     root.fail(
         "a simulate config is the estimate config (model, cluster, parallel, training) "
         "plus optional stragglers, degraded_links, sim, failures, checkpoint, data");
-  std::vector<std::string> allowed = kAnalyticKeys;
-  allowed.insert(allowed.end(), kSimKeys.begin(), kSimKeys.end());
+  std::vector<std::string> allowed = perf::request_keys("");
+  allowed.insert(allowed.end(), sim_section_keys().begin(), sim_section_keys().end());
   root.only_keys(allowed);
   // The analytic model reads its own keys (one parser for both commands).
   json analytic = json::object();
-  for (const auto& k : kAnalyticKeys)
+  for (const auto& k : perf::request_keys(""))
     if (doc.value().contains(k)) analytic[k] = doc.value()[k];
   r.cfg = perf::parse_config(cat, analytic, doc.file(), true);
   // The simulator keeps every GPU's and link's state: its budget is 131,072 GPUs (2^17, thirteen times
@@ -212,7 +204,9 @@ Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   r.est = perf::estimate(r.cfg);
   const perf::Config& c = r.cfg;
   const perf::Layout& L = c.layout;
-  parse_sections(cat, root, r.sec, c.cluster.gpus(), c.cluster.nodes);
+  SimRequest req;  // the simulator's sections, each key's type and range checked
+  parse_sim_sections(root, req);
+  parse_sections(cat, root, req, r.sec, c.cluster.gpus(), c.cluster.nodes);
 
   // ---- topology: the analytic model's achievable bandwidths, from the one rule that makes them ----
   // perf::topology_of applies the catalog's bus efficiencies (fabrics.json bus_efficiency: NCCL bus

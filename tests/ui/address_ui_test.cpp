@@ -149,13 +149,13 @@ TEST(Address, AnEditedConfigTravelsWithTheLink) {
     settle(h, app);
     EXPECT_EQ(bar.now(), "?panel=perf") << "drawing the panel is not an edit";
     auto& cfg = app.state().perf.config;
-    cfg["parallel"]["zero"] = 1;  // as the ZeRO slider and the precision combo set them
-    cfg["training"]["precision"] = "fp32";
+    cfg.parallel.value().zero = 1;  // as the ZeRO slider and the precision combo set them
+    cfg.training.value().precision = "fp32";
     settle(h, app);
     ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
     EXPECT_EQ(bar.now(), "?panel=perf&edits.estimate=parallel.zero:1,training.precision:fp32");
     copied = bar.now();
-    edited = mc::ui::without_empty_sections(cfg);
+    edited = mc::ui::without_empty_sections(mc::perf::to_json(cfg));
   }
   {
     Headless h(1440, 900);
@@ -165,7 +165,7 @@ TEST(Address, AnEditedConfigTravelsWithTheLink) {
     settle(h, app);
     EXPECT_EQ(app.state().notice, "");
     EXPECT_EQ(app.state().active_panel, "perf");
-    EXPECT_EQ(mc::ui::without_empty_sections(app.state().perf.config), edited);
+    EXPECT_EQ(mc::ui::without_empty_sections(mc::perf::to_json(app.state().perf.config)), edited);
     EXPECT_EQ(bar.now(), copied) << "the link opened writes itself back";
     EXPECT_NE(h.text.find("fp32"), std::string::npos) << "the precision shown is the link's";
   }
@@ -178,7 +178,8 @@ TEST(Address, AnEditedConfigTravelsWithTheLink) {
   EXPECT_NE(notice.find("edits=\"parallel.zero\" was ignored"), std::string::npos) << notice;
   EXPECT_NE(notice.find("has no value"), std::string::npos) << notice;
   EXPECT_NE(h.text.find("was ignored"), std::string::npos) << "the refusal is on screen";
-  EXPECT_EQ(app.state().perf.config, app.state().default_configs.at("estimate"));
+  EXPECT_EQ(mc::ui::without_empty_sections(mc::perf::to_json(app.state().perf.config)),
+            app.state().default_configs.at("estimate"));
   EXPECT_EQ(bar.now(), "?panel=perf");
 }
 
@@ -202,7 +203,7 @@ TEST(Address, EveryChapterTravelsWithTheLink) {
       {"capital/plan", "edits.plan=", [](ExplorerState& s) { s.capital.plan["budget_usd"] = 5e8; }, shown("plan")},
       {"capital/waterfall", "edits.waterfall=",
        [](ExplorerState& s) { s.capital.waterfall["first_year_profit_usd"] = 2e9; }, shown("waterfall")},
-      {"perf", "edits.estimate=", [](ExplorerState& s) { s.perf.config["parallel"]["zero"] = 1; }, shown("estimate")},
+      {"perf", "edits.estimate=", [](ExplorerState& s) { s.perf.config.parallel.value().zero = 1; }, shown("estimate")},
       {"sim", "edits.simulate=", [](ExplorerState& s) { s.sim.config["cluster"]["node_network_Gbps"] = 100; },
        [](const ExplorerState& s) {
          return s.sim.iteration ? json(s.sim.iteration->simulated.iteration_time_s) : json();

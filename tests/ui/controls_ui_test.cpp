@@ -137,7 +137,7 @@ TEST(PerfControls, OneNodeCanBeUsedInPart) {
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_EQ(v.parsed.cluster.gpus(), 1);
-  EXPECT_EQ(v.config["cluster"]["gpus"], 1);
+  EXPECT_EQ(v.config.cluster.gpus, 1);
   EXPECT_NE(h.text.find("1 GPU of one 8-GPU node"), std::string::npos) << h.text;
   EXPECT_EQ(v.estimate.time.tp_comm + v.estimate.time.dp_comm + v.estimate.time.pp_comm, 0.0);
 }
@@ -151,15 +151,12 @@ TEST(PerfControls, ContextParallelSliderSplitsTheSequence) {
   mc::ui::App& app = p.app;
   auto& v = app.state().perf;
   ASSERT_TRUE(v.valid) << v.error;
-  v.config["model"] = {{"preset", "llama3-405b"}, {"seq_len", 131072}};
-  v.config["cluster"] = {{"preset", "meta-llama3-2024"}, {"gpus", 16384}};
-  v.config["parallel"] = {{"tp", 8},
-                          {"pp", 16},
-                          {"dp", 128},
-                          {"micro_batch", 1},
-                          {"global_batch", 128},
-                          {"zero", 2},
-                          {"sequence_parallel", true}};
+  v.config = mc::perf::parse_request(nlohmann::json::parse(R"({
+      "model": {"preset": "llama3-405b", "seq_len": 131072},
+      "cluster": {"preset": "meta-llama3-2024", "gpus": 16384},
+      "parallel": {"tp": 8, "pp": 16, "dp": 128, "micro_batch": 1, "global_batch": 128, "zero": 2,
+                   "sequence_parallel": true}})"),
+                                     "test");
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;
   ASSERT_TRUE(app.state().widget_rects.count("perf.cp")) << h.text;
@@ -169,7 +166,7 @@ TEST(PerfControls, ContextParallelSliderSplitsTheSequence) {
   type_into(h, app, "perf.cp", "4");
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;
-  EXPECT_EQ(v.parsed.layout.cp, 16) << v.config["parallel"].dump();
+  EXPECT_EQ(v.parsed.layout.cp, 16) << mc::perf::to_json(v.config).dump();
   EXPECT_EQ(v.parsed.layout.dp, 8);  // dp follows: 8 x 16 x 16 x 8 = 16,384
   EXPECT_GT(v.estimate.time.cp_comm, 0.0);
   // Each micro-batch holds 1/16 of a sequence, and 16 micro-batches now run a replica where one did.
@@ -185,7 +182,7 @@ TEST(PerfControls, ErrorNamesTheControlNotTheJsonKey) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "perf"});
   auto& v = app.state().perf;
-  v.config["parallel"]["dp"] = 7;
+  v.config.parallel.value().dp = 7;
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_FALSE(v.valid);
   EXPECT_NE(h.text.find("'data (dp)': tp*pp*dp = 8*16*7 = 896 must equal"), std::string::npos) << h.text;
@@ -238,7 +235,7 @@ TEST(PerfControls, SlowNetworkWarningNamesTheFabricControlThatClearsIt) {
   mc::ui::App app({assets(), &platform, "perf"});
   auto& v = app.state().perf;
   for (int i = 0; i < 3; ++i) h.frame(app);
-  v.config["cluster"]["node_network_Gbps"] = 25;  // network-matters step 3's config, before its fabric
+  v.config.cluster.node_network_Gbps = 25;  // network-matters step 3's config, before its fabric
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_NE(h.text.find("pick it in 'network fabric' above"), std::string::npos) << h.text;
@@ -251,7 +248,7 @@ TEST(PerfControls, SlowNetworkWarningNamesTheFabricControlThatClearsIt) {
   for (int i = 0; i < 2; ++i) h.frame(app);
   ASSERT_TRUE(click_in_popup(h, app, "Commodity Ethernet, 25 Gb/s")) << "the combo does not offer Ethernet";
   for (int i = 0; i < 3; ++i) h.frame(app);
-  EXPECT_EQ(v.config["cluster"].value("fabric", std::string()), "ethernet-25g-tcp");
+  EXPECT_EQ(v.config.cluster.fabric.value_or(""), "ethernet-25g-tcp");
   EXPECT_EQ(h.text.find("is less than one"), std::string::npos) << "the warning stays after its fix: " << h.text;
   EXPECT_NE(h.text.find("over Commodity Ethernet"), std::string::npos) << h.text;
 }
@@ -274,16 +271,17 @@ TEST(PerfControls, NoPriceNamesThePriceControlThatSetsIt) {
   EXPECT_EQ(h.text.find("(no price"), std::string::npos) << h.text;
   EXPECT_NE(h.text.find(", $" + mc::format_si(v.estimate.cost_usd)), std::string::npos) << h.text;
   // A model the catalog has no token count for asks for one in the control that sets it, not by its key.
-  v.config["model"] = {{"preset", "gpt2-1.5b"}};
-  v.config["parallel"]["tp"] = 1;  // its 25 heads split over no tensor-parallel group: 1 x 16 x 64 = 1,024
-  v.config["parallel"]["dp"] = 64;
-  v.config["training"].erase("tokens");
+  v.config.model = {};
+  v.config.model.preset = "gpt2-1.5b";
+  v.config.parallel.value().tp = 1;  // its 25 heads split over no tensor-parallel group: 1 x 16 x 64 = 1,024
+  v.config.parallel.value().dp = 64;
+  v.config.training.value().tokens.reset();
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_NE(h.text.find("type its own in 'tokens (billions)'"), std::string::npos) << h.text;
   EXPECT_EQ(h.text.find("set \""), std::string::npos) << "a JSON key named as the fix: " << h.text;
   // A refused price is named by its control too.
-  v.config["cluster"]["price_per_gpu_hour_usd"] = -1;
+  v.config.cluster.price_per_gpu_hour_usd = -1;
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_FALSE(v.valid);
   EXPECT_NE(v.error.find("'price, USD per hour'"), std::string::npos) << v.error;

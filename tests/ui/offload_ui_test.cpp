@@ -31,24 +31,19 @@ TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
   PerfScreen p(1280, 720);
   auto& v = p.v;
   auto& h = p.h;
-  v.config = {{"model", {{"preset", "gpt3-175b"}}},
-              {"cluster", {{"preset", "selene-2021"}, {"gpus", 1024}}},
-              {"parallel",
-               {{"tp", 1},
-                {"pp", 1},
-                {"dp", 1024},
-                {"micro_batch", 16},
-                {"global_batch", 16384},
-                {"zero", 3},
-                {"recompute", "full"}}}};
+  v.config = mc::perf::parse_request(nlohmann::json::parse(R"({
+      "model": {"preset": "gpt3-175b"}, "cluster": {"preset": "selene-2021", "gpus": 1024},
+      "parallel": {"tp": 1, "pp": 1, "dp": 1024, "micro_batch": 16, "global_batch": 16384, "zero": 3,
+                   "recompute": "full"}})"),
+                                     "test");
   p.settle();
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_FALSE(v.estimate.fits);
   EXPECT_EQ(h.text.find("On the host"), std::string::npos);
   ASSERT_TRUE(p.app.state().widget_rects.count("perf.offload")) << "the offload control is not on screen";
 
-  v.config["parallel"]["offload_optimizer"] = true;
-  v.config["parallel"]["offload_activations"] = true;
+  v.config.parallel.value().offload_optimizer = true;
+  v.config.parallel.value().offload_activations = true;
   p.settle();
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_TRUE(v.estimate.fits);
@@ -67,8 +62,8 @@ TEST(PerfOffloadControl, AClusterWithoutHostFiguresSaysSoByTheControl) {
   PerfScreen p(1440, 900);
   auto& v = p.v;
   auto& h = p.h;
-  v.config["parallel"]["zero"] = 1;
-  v.config["parallel"]["offload_optimizer"] = true;
+  v.config.parallel.value().zero = 1;
+  v.config.parallel.value().offload_optimizer = true;
   p.settle();
   EXPECT_FALSE(v.valid);
   EXPECT_EQ(v.error.rfind("'offload'", 0), 0u) << v.error;

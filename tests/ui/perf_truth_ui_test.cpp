@@ -16,7 +16,7 @@ namespace {
 // Sets the perf panel's config and draws until the estimate and its search are done.
 void show(Headless& h, mc::ui::App& app, const nlohmann::json& cfg) {
   app.state().active_panel = "perf";
-  app.state().perf.config = cfg;
+  app.state().perf.config = mc::perf::parse_request(cfg, "test");
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return app.state().perf.search_done; }));
   h.frame(app);
@@ -77,8 +77,8 @@ TEST(PerfTruth, HeadlineNamesModelAndHardwareFlops) {
   EXPECT_GT(hw, model * 1.2);
   EXPECT_EQ(h.text.find("TFLOP/s per GPU, MFU"), std::string::npos) << "the old mixed headline is back";
   // No recompute: one number, and the panel says HFU = MFU.
-  app.state().perf.config["parallel"]["recompute"] = "none";
-  app.state().perf.config["parallel"]["micro_batch"] = 1;
+  app.state().perf.config.parallel.value().recompute = "none";
+  app.state().perf.config.parallel.value().micro_batch = 1;
   for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_NE(h.text.find("nothing recomputed, so HFU = MFU"), std::string::npos) << h.text;
 }
@@ -214,7 +214,7 @@ TEST(PerfTruth, AnAssumedTokenCountIsSaidToBeOne) {
       "parallel": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 8, "global_batch": 64}})"));
   ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
   EXPECT_NE(h.text.find(assumed), std::string::npos) << "GPT-1's token count is not in the catalog";
-  nlohmann::json typed = app.state().perf.config;
+  nlohmann::json typed = mc::perf::to_json(app.state().perf.config);
   typed["training"] = {{"tokens", 1e9}};
   show(h, app, typed);
   EXPECT_EQ(h.text.find(assumed), std::string::npos) << "a count the user typed is theirs";

@@ -358,10 +358,10 @@ TEST(UiSmoke, TypedHugeNodeCountIsClampedNotWrapped) {
   for (int i = 0; i < 3; ++i) h.frame(app);
   click_at(h, app, ImVec2(5, 895));  // click away: the edit ends
   for (int i = 0; i < 3; ++i) h.frame(app);
-  const nlohmann::json& gpus = app.state().perf.config["cluster"]["gpus"];
-  ASSERT_TRUE(gpus.is_number());
-  EXPECT_GT(gpus.get<long long>(), 1024) << "the typed value took effect (clamped to the cluster's size)";
-  EXPECT_LE(gpus.get<long long>(), 10000);
+  const std::optional<long long>& gpus = app.state().perf.config.cluster.gpus;
+  ASSERT_TRUE(gpus.has_value());
+  EXPECT_GT(*gpus, 1024) << "the typed value took effect (clamped to the cluster's size)";
+  EXPECT_LE(*gpus, 10000);
   const std::string& t = h.text;
   for (size_t at = t.find(" GPUs"); at != std::string::npos; at = t.find(" GPUs", at + 1)) {
     size_t b = at;
@@ -371,7 +371,7 @@ TEST(UiSmoke, TypedHugeNodeCountIsClampedNotWrapped) {
   // The search header names the machine now configured (the nodes slider's, which the layout was fitted to).
   ASSERT_TRUE(frames_until(h, app, [&] { return app.state().perf.search_done; }));
   EXPECT_EQ((long long)app.state().perf.search_config.cluster.gpus(), app.state().perf.machine_gpus);
-  EXPECT_GE(app.state().perf.machine_gpus, gpus.get<long long>());
+  EXPECT_GE(app.state().perf.machine_gpus, *gpus);
 }
 
 // Readable on a projector (1280x720, and an old one's 1024x768) and a big screen (1920x1080), and in
@@ -505,7 +505,7 @@ TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
     const auto file = [&](const char* name) {
       return mc::JsonDoc::load(assets() + "/configs/" + name + ".json").value();
     };
-    EXPECT_EQ(app.state().perf.config, file("estimate"));
+    EXPECT_EQ(mc::perf::to_json(app.state().perf.config), file("estimate"));
     EXPECT_EQ(app.state().sim.config, file("simulate"));
     EXPECT_EQ(app.state().lab.config, file("train"));
     EXPECT_TRUE(app.state().status.empty()) << app.state().status;
@@ -518,7 +518,7 @@ TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
   const std::string& st = app.state().status;
   EXPECT_NE(st.find("simulate.json:3:"), std::string::npos) << st;
   EXPECT_NE(st.find("simulate panel's default"), std::string::npos) << st;
-  EXPECT_EQ(app.state().perf.config, mc::JsonDoc::load(assets() + "/configs/estimate.json").value());
+  EXPECT_EQ(mc::perf::to_json(app.state().perf.config), mc::JsonDoc::load(assets() + "/configs/estimate.json").value());
   for (int i = 0; i < 3; ++i) h.frame(app);  // the sim panel cannot draw its knobs: caught and reported
   EXPECT_FALSE(mc::ui::explorer_errors(app.state()).empty()) << "the empty config is reported";
   // The panel itself says which file and where, long after the status line has moved on.

@@ -84,23 +84,20 @@ namespace {
 // The machine the nodes slider set holds while the config keeps the GPU count fitted to it; a count set
 // elsewhere (a scenario, a row of the search, a typed config) is a machine of its own.
 void sync_machine(PerfView& v) {
-  const json& cl = v.config["cluster"];
-  const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json();  // read, never insert
-  const long long written = g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18) : -2;
+  const long long written = v.config.cluster.gpus.value_or(-2);
   if (written != v.fitted_gpus) v.machine_gpus = 0;
 }
 
 // A new search when the model, cluster or batch changed (the layout itself does not change the search).
 void start_search(ExplorerState& s, PerfView& v) {
-  json sc = v.config;
-  sc["parallel"] = {{"global_batch", v.config["parallel"].value("global_batch", 512)}};
+  perf::Request sc = v.config;
+  sc.parallel.emplace().global_batch = v.config.parallel ? v.config.parallel->global_batch.value_or(512) : 512;
   if (v.machine_gpus > 0) {  // the whole machine the nodes slider offers, as the headline's layout is fitted to
-    sc["cluster"]["gpus"] = v.machine_gpus;
-    sc["cluster"].erase("nodes");
+    sc.cluster.gpus = v.machine_gpus;
+    sc.cluster.nodes.reset();
   }
-  const std::string key = sc.dump();
-  if (key == v.search_for) return;
-  v.search_for = key;
+  if (v.search_for && *v.search_for == sc) return;
+  v.search_for = sc;
   v.search = {};
   if (v.search_job) v.search_job->cancel();  // it searches its own copy of the old config
   v.search_job.reset();
@@ -169,9 +166,9 @@ const ControlLabels& perf_controls() {
 
 void recompute(ExplorerState& s) {
   PerfView& v = s.perf;
-  const std::string dump = v.config.dump();
-  if (dump != v.computed_for) {
-    v.computed_for = dump;
+  if (!v.computed_for || !(*v.computed_for == v.config)) {
+    v.computed_for = v.config;
+    ++v.revision;
     try {
       v.parsed = perf::parse_config(*s.catalog, v.config, "panel config");
       v.estimate = perf::estimate(v.parsed);
@@ -218,10 +215,12 @@ void whole_name_below(const std::string& preview, const std::string& name) {
   if (preview != name) wrapped_text(true, "%s", name.c_str());
 }
 
-bool preset_combo(const Catalog& cat, const char* label, const char* table, json& obj) {
+// A section's preset; picking one starts the section afresh from it (overrides of the old preset go).
+template <class Section>
+bool preset_combo(const Catalog& cat, const char* label, const char* table, Section& obj) {
   const Table* t = cat.table(table);
   if (!t) return false;
-  const std::string cur = obj.value("preset", std::string("custom"));
+  const std::string cur = obj.preset.value_or("custom");
   const Record* r = t->find(cur);
   bool changed = false;
   const std::string shown = r ? r->name : cur;
@@ -231,7 +230,8 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, json
   if (ImGui::BeginCombo(label, preview.c_str())) {
     for (const auto& rec : t->records) {
       if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) {
-        obj = {{"preset", rec.id}};
+        obj = Section{};
+        obj.preset = rec.id;
         changed = true;
       }
     }
@@ -242,36 +242,36 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, json
   return changed;
 }
 
-bool pow2_slider(const char* label, json& par, const char* key, int max_exp) {
-  int value = par.value(key, 1);
+bool pow2_slider(const char* label, std::optional<long long>& key, int max_exp) {
+  const long long value = key.value_or(1);
   int e = 0;
   while ((1 << e) < value && e < max_exp) ++e;
   char fmt[32];
   std::snprintf(fmt, sizeof fmt, "%d", 1 << e);
   if (ImGui::SliderInt(label, &e, 0, max_exp, fmt)) {
-    par[key] = 1 << e;
+    key = 1LL << e;
     return true;
   }
   return false;
 }
 
-bool string_combo(const char* label, json& par, const char* key, std::initializer_list<const char*> items) {
-  const std::string cur = par.value(key, std::string(*items.begin()));
+bool string_combo(const char* label, std::optional<std::string>& key, std::initializer_list<const char*> items) {
+  const std::string cur = key.value_or(*items.begin());
   bool changed = false;
   if (ImGui::BeginCombo(label, cur.c_str())) {
     for (const char* it : items)
-      if (ImGui::Selectable(it, cur == it)) par[key] = it, changed = true;
+      if (ImGui::Selectable(it, cur == it)) key = it, changed = true;
     ImGui::EndCombo();
   }
   return changed;
 }
 
 void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the other degrees
-  json& par = v.config["parallel"];
+  perf::ParallelRequest& par = v.config.parallel ? *v.config.parallel : v.config.parallel.emplace();
   // The config's "gpus", else the count the engine parsed (from "nodes", or one node of the preset).
-  const long long gpus = v.config["cluster"].value("gpus", v.valid ? (long long)v.parsed.cluster.gpus() : 0LL);
-  const long long tpp = (long long)par.value("tp", 1) * par.value("cp", 1) * par.value("pp", 1);
-  if (gpus > 0 && tpp > 0) par["dp"] = std::max<long long>(1, gpus / tpp);
+  const long long gpus = v.config.cluster.gpus.value_or(v.valid ? (long long)v.parsed.cluster.gpus() : 0LL);
+  const long long tpp = par.tp.value_or(1) * par.cp.value_or(1) * par.pp.value_or(1);
+  if (gpus > 0 && tpp > 0) par.dp = std::max<long long>(1, gpus / tpp);
 }
 
 // Fits the layout to a machine of `machine` GPUs (perf::fit_layout): tp and pp as chosen where they fit, dp
@@ -281,26 +281,26 @@ void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the 
 // machine as before and the results name what is wrong.
 void fit_to_machine(ExplorerState& s, long long machine) {
   PerfView& v = s.perf;
-  json& cfg = v.config;
-  json trial = cfg;
-  trial["cluster"]["gpus"] = machine;
-  trial["cluster"].erase("nodes");
+  perf::Request& cfg = v.config;
+  perf::Request trial = cfg;
+  trial.cluster.gpus = machine;
+  trial.cluster.nodes.reset();
   try {
     const perf::Config c = perf::parse_config(*s.catalog, trial, "panel layout", false);
     if (const auto f = perf::fit_layout(c, machine)) {
-      json& par = cfg["parallel"];
-      par["tp"] = f->layout.tp, par["pp"] = f->layout.pp, par["dp"] = f->layout.dp;
-      if (par.contains("layers_per_stage") && f->layout.layers_per_stage.empty()) par.erase("layers_per_stage");
-      cfg["cluster"]["gpus"] = f->gpus;
-      cfg["cluster"].erase("nodes");  // "gpus" now says how many; a stale "nodes" would only confuse a reader
+      perf::ParallelRequest& par = cfg.parallel ? *cfg.parallel : cfg.parallel.emplace();
+      par.tp = f->layout.tp, par.pp = f->layout.pp, par.dp = f->layout.dp;
+      if (f->layout.layers_per_stage.empty()) par.layers_per_stage.reset();
+      cfg.cluster.gpus = f->gpus;
+      cfg.cluster.nodes.reset();  // "gpus" now says how many; a stale "nodes" would only confuse a reader
       v.machine_gpus = machine, v.fitted_gpus = f->gpus;
       return;
     }
   } catch (const std::exception&) {
     // Refused for another reason (the results say which): the old rule below keeps the degrees moving.
   }
-  cfg["cluster"]["gpus"] = machine;
-  cfg["cluster"].erase("nodes");
+  cfg.cluster.gpus = machine;
+  cfg.cluster.nodes.reset();
   v.machine_gpus = machine, v.fitted_gpus = machine;
   fix_dp(v);
 }
@@ -313,16 +313,12 @@ void draw_network(ExplorerState& s) {
   const PerfView& v = s.perf;
   const perf::ClusterSpec& cs = v.parsed.cluster;
   if (cs.nodes <= 1) return;  // nothing crosses a network
-  const json& cl = v.config["cluster"];
-  const Record* preset = cl.contains("preset") && cl["preset"].is_string()
-                             ? cat.table("clusters")->find(cl["preset"].get<std::string>())
-                             : nullptr;
-  std::string fabric_id = cl.contains("fabric") && cl["fabric"].is_string() ? cl["fabric"].get<std::string>()
-                          : preset                                          ? preset->text_or("fabric", "")
-                                                                            : "";
+  const perf::ClusterRequest& cl = v.config.cluster;
+  const Record* preset = cl.preset ? cat.table("clusters")->find(*cl.preset) : nullptr;
+  const std::string fabric_id = cl.fabric ? *cl.fabric : preset ? preset->text_or("fabric", "") : "";
   const Table* ft = cat.table("fabrics");
   const Record* fabric = ft ? ft->find(fabric_id) : nullptr;
-  const bool overridden = cl.contains("node_network_Gbps");
+  const bool overridden = cl.node_network_Gbps.has_value();
   const double preset_rate = preset ? preset->get_or("network_per_server_Gbps", 0) : 0;
   char rate[96];
   if (overridden && preset_rate > 0 && preset_rate != cs.node_network_Gbps)
@@ -336,14 +332,14 @@ void draw_network(ExplorerState& s) {
   track(s, "perf.network");
   // The fabric is a control, not only a key: the warning below sends the class here, so it must be on screen.
   if (ft) {
-    json& cfg_cl = s.perf.config["cluster"];
+    perf::ClusterRequest& cfg_cl = s.perf.config.cluster;
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("network fabric").x + ImGui::GetStyle().ItemInnerSpacing.x));
     const std::string fabric_name = fabric ? fabric->name : "(the preset's)", preview = combo_preview(fabric_name);
     if (ImGui::BeginCombo("network fabric##perf", preview.c_str())) {
-      if (ImGui::Selectable("(the cluster preset's own)", !cl.contains("fabric"))) cfg_cl.erase("fabric");
+      if (ImGui::Selectable("(the cluster preset's own)", !cl.fabric)) cfg_cl.fabric.reset();
       for (const Record& r : ft->records)
         if (r.text_or("kind", "") == "inter-node" && ImGui::Selectable(r.name.c_str(), r.id == fabric_id))
-          cfg_cl["fabric"] = r.id;
+          cfg_cl.fabric = r.id;
       ImGui::EndCombo();
     }
     if (fabric && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", fabric->name.c_str());
@@ -365,19 +361,19 @@ void draw_network(ExplorerState& s) {
 void draw_controls(ExplorerState& s) {
   const Catalog& cat = *s.catalog;
   PerfView& v = s.perf;
-  json& cfg = v.config;
+  perf::Request& cfg = v.config;
   ImGui::TextDisabled("Model");
-  if (preset_combo(cat, "model##perf", "models", cfg["model"])) {
-    const Record* r = cat.table("models")->find(cfg["model"]["preset"].get<std::string>());
-    if (r && r->find("global_batch")) cfg["parallel"]["global_batch"] = int(r->get("global_batch"));
-    if (r && r->find("tokens")) cfg["training"]["tokens"] = r->get("tokens");
+  if (preset_combo(cat, "model##perf", "models", cfg.model)) {
+    const Record* r = cat.table("models")->find(*cfg.model.preset);
+    if (r && r->find("global_batch")) cfg.parallel.value().global_batch = (long long)r->get("global_batch");
+    if (r && r->find("tokens")) cfg.training.value().tokens = r->get("tokens");
   }
   track(s, "perf.model");
   ImGui::TextDisabled("Cluster");
   // The machine the cluster combo keeps (as many GPUs as the new preset has, at most).
-  const long long gpus_before = v.machine_gpus > 0 ? v.machine_gpus : cfg["cluster"].value("gpus", 1024LL);
-  if (preset_combo(cat, "cluster##perf", "clusters", cfg["cluster"])) {
-    const Record* r = cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>());
+  const long long gpus_before = v.machine_gpus > 0 ? v.machine_gpus : cfg.cluster.gpus.value_or(1024LL);
+  if (preset_combo(cat, "cluster##perf", "clusters", cfg.cluster)) {
+    const Record* r = cat.table("clusters")->find(*cfg.cluster.preset);
     const long long max_gpus = r ? (long long)r->get_or("gpus", 8) : 8;
     const long long gpn = r ? (long long)r->get_or("gpus_per_node", 8) : 8;
     fit_to_machine(s, std::max(gpn, std::min(gpus_before, max_gpus) / gpn * gpn));
@@ -388,19 +384,13 @@ void draw_controls(ExplorerState& s) {
     // The machine's node size, also when the config uses part of one node (the 2019 single-GPU baseline).
     const perf::ClusterSpec& pc = v.parsed.cluster;
     const int gpn = std::max(1, pc.node_gpus > 0 ? pc.node_gpus : pc.gpus_per_node);
-    const Record* cr = cfg["cluster"].contains("preset")
-                           ? cat.table("clusters")->find(cfg["cluster"]["preset"].get<std::string>())
-                           : nullptr;
+    const Record* cr = cfg.cluster.preset ? cat.table("clusters")->find(*cfg.cluster.preset) : nullptr;
     const int max_nodes = std::max(1, int((cr ? cr->get_or("gpus", 10000) : 10000) / gpn));
     // The cluster the engine estimates (perf::Config), not a guess from the config's keys: a config may give
     // "nodes", or "gpus", or neither (one node), and only parse_config knows which wins. When the config is
-    // refused, the typed "gpus" (64-bit and clamped before it becomes an int: a typed 999999999999 must not
-    // wrap to negative GPUs), else the last valid cluster.
-    const json& cl = cfg["cluster"];
-    const json g = cl.is_object() && cl.contains("gpus") ? cl.at("gpus") : json();  // read, never insert
-    const long long gpus_now = v.valid         ? (long long)v.parsed.cluster.gpus()
-                               : g.is_number() ? (long long)std::clamp(g.get<double>(), 0.0, 9.0e18)
-                                               : (long long)v.parsed.cluster.gpus();
+    // refused, the config's "gpus" (64-bit: at most 2^30, the codec's range), else the last valid cluster.
+    const long long gpus_now =
+        v.valid ? (long long)v.parsed.cluster.gpus() : cfg.cluster.gpus.value_or((long long)v.parsed.cluster.gpus());
     sync_machine(v);  // the config's own count, which the cluster combo above may have fitted this frame
     machine = v.machine_gpus > 0 ? v.machine_gpus : gpus_now;
     int nodes = int(std::clamp(machine / gpn, 1LL, (long long)max_nodes));
@@ -442,22 +432,21 @@ void draw_controls(ExplorerState& s) {
     double price = v.parsed.cluster.price_per_gpu_hour_usd;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     if (ImGui::InputDouble("price, USD per hour##perf", &price, 0.1, 1.0, "%.2f"))
-      cfg["cluster"]["price_per_gpu_hour_usd"] = std::clamp(price, 0.0, 1e4);
+      cfg.cluster.price_per_gpu_hour_usd = std::clamp(price, 0.0, 1e4);
     track(s, "perf.price");
   }
   ImGui::TextDisabled("Training stack");
   if (const Table* sw = cat.table("software")) {
     // The stack the config names, else the one the engine last ran (the preset's): a refused layout does
     // not turn the chosen stack into "(preset default)".
-    const std::string cur = cfg.contains("software") && cfg["software"].is_string() ? cfg["software"].get<std::string>()
-                                                                                    : v.parsed.software.id;
+    const std::string cur = cfg.software.value_or(v.parsed.software.id);
     const Record* r = sw->find(cur);
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("software").x + ImGui::GetStyle().ItemInnerSpacing.x));
     const std::string stack_name = r ? r->name : "(preset default)", preview = combo_preview(stack_name);
     if (ImGui::BeginCombo("software##perf", preview.c_str())) {
-      if (ImGui::Selectable("(the preset's own stack)", !cfg.contains("software"))) cfg.erase("software");
+      if (ImGui::Selectable("(the preset's own stack)", !cfg.software)) cfg.software.reset();
       for (const Record& rec : sw->records)
-        if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) cfg["software"] = rec.id;
+        if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) cfg.software = rec.id;
       ImGui::EndCombo();
     }
     track(s, "perf.software");
@@ -465,77 +454,76 @@ void draw_controls(ExplorerState& s) {
   }
   ImGui::Separator();
   ImGui::TextDisabled("Parallel layout");
-  if (!cfg["parallel"].is_object()) cfg["parallel"] = json::object();  // a scenario may set a search config
-  json& par = cfg["parallel"];
-  const bool can_fit = machine > 0;  // no cluster parsed yet: nothing to fit to
-  if (pow2_slider("tensor (tp)", par, "tp", 5) && can_fit) fit_to_machine(s, machine);
+  perf::ParallelRequest& par = cfg.parallel.value();  // draw() gives every section
+  const bool can_fit = machine > 0;                   // no cluster parsed yet: nothing to fit to
+  if (pow2_slider("tensor (tp)", par.tp, 5) && can_fit) fit_to_machine(s, machine);
   glossary_tooltip("tp");  // each degree's label defines it on hover (assets/glossary.json)
   track(s, "perf.tp");
   // Context parallelism splits each sequence over GPUs: only for long sequences, and only on a stack that has
   // it (the estimate refuses it otherwise and says which stacks do).
-  if (pow2_slider("context (cp)", par, "cp", 5) && can_fit) fit_to_machine(s, machine);
+  if (pow2_slider("context (cp)", par.cp, 5) && can_fit) fit_to_machine(s, machine);
   glossary_tooltip("cp");
   track(s, "perf.cp");
-  int pp = par.value("pp", 1);
+  int pp = int(par.pp.value_or(1));
   if (ImGui::SliderInt("pipeline (pp)", &pp, 1,
                        std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
-    par["pp"] = pp;
+    par.pp = pp;
     if (can_fit) fit_to_machine(s, machine);
   }
   glossary_tooltip("pp");
   track(s, "perf.pp");
-  ImGui::Text("data (dp) = %d", par.value("dp", 1));
+  ImGui::Text("data (dp) = %lld", par.dp.value_or(1));
   glossary_tooltip("dp");
   track(s, "perf.dp");
   // dp must divide the global batch with the micro-batch: the layout follows these too.
-  if (pow2_slider("micro-batch", par, "micro_batch", 6) && can_fit) fit_to_machine(s, machine);
+  if (pow2_slider("micro-batch", par.micro_batch, 6) && can_fit) fit_to_machine(s, machine);
   glossary_tooltip("micro-batch");
   track(s, "perf.micro_batch");
-  int gb = par.value("global_batch", 512);
+  int gb = int(par.global_batch.value_or(512));
   if (input_int_clamped("global batch", gb, 1, 1 << 24, 64, 512)) {
-    par["global_batch"] = gb;
+    par.global_batch = gb;
     if (can_fit) fit_to_machine(s, machine);
   }
-  string_combo("schedule", par, "schedule", {"1f1b", "gpipe", "interleaved"});
+  string_combo("schedule", par.schedule, {"1f1b", "gpipe", "interleaved"});
   glossary_tooltip("1F1B bubble");
   track(s, "perf.schedule");
-  int vs = par.value("virtual_stages", 1);
-  if (ImGui::SliderInt("virtual stages", &vs, 1, 8)) par["virtual_stages"] = vs;
-  int zero = par.value("zero", 0);
-  if (ImGui::SliderInt("ZeRO stage", &zero, 0, 3)) par["zero"] = zero;
+  int vs = int(par.virtual_stages.value_or(1));
+  if (ImGui::SliderInt("virtual stages", &vs, 1, 8)) par.virtual_stages = vs;
+  int zero = int(par.zero.value_or(0));
+  if (ImGui::SliderInt("ZeRO stage", &zero, 0, 3)) par.zero = zero;
   glossary_tooltip("ZeRO");
   track(s, "perf.zero");
-  string_combo("recompute", par, "recompute", {"none", "selective", "full"});
+  string_combo("recompute", par.recompute, {"none", "selective", "full"});
   track(s, "perf.recompute");
-  bool sp = par.value("sequence_parallel", false);
-  if (ImGui::Checkbox("sequence parallel", &sp)) par["sequence_parallel"] = sp;
+  bool sp = par.sequence_parallel.value_or(false);
+  if (ImGui::Checkbox("sequence parallel", &sp)) par.sequence_parallel = sp;
   // Offloading (ZeRO-Offload): the layout's own switches, so a model too big for HBM can be tried.
-  const bool off_opt = par.value("offload_optimizer", false), off_act = par.value("offload_activations", false);
+  const bool off_opt = par.offload_optimizer.value_or(false), off_act = par.offload_activations.value_or(false);
   const char* const kOffload[] = {"nothing", "optimizer", "optimizer + checkpoints", "checkpoints"};
   const int cur = off_opt ? (off_act ? 2 : 1) : (off_act ? 3 : 0);
   if (ImGui::BeginCombo("offload##perf", kOffload[cur])) {
     for (int i = 0; i < 4; ++i)
       if (ImGui::Selectable(kOffload[i], i == cur)) {
-        par["offload_optimizer"] = i == 1 || i == 2;
-        par["offload_activations"] = i == 2 || i == 3;
+        par.offload_optimizer = i == 1 || i == 2;
+        par.offload_activations = i == 2 || i == 3;
       }
     ImGui::EndCombo();
   }
   glossary_tooltip("offload");
   track(s, "perf.offload");
-  if (!cfg["training"].is_object()) cfg["training"] = json::object();
-  string_combo("precision", cfg["training"], "precision", {"fp16", "bf16", "fp32", "tf32"});
-  double tokens_b = cfg["training"].value("tokens", 300e9) / 1e9;
+  perf::TrainingRequest& training = cfg.training.value();  // draw() gives every section
+  string_combo("precision", training.precision, {"fp16", "bf16", "fp32", "tf32"});
+  double tokens_b = training.tokens.value_or(300e9) / 1e9;
   if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f"))
-    cfg["training"]["tokens"] = std::max(1.0, tokens_b) * 1e9;
+    training.tokens = std::max(1.0, tokens_b) * 1e9;
 }
 
 // ---- results -------------------------------------------------------------------------------------------
 
 void draw_price_source(ExplorerState& s) {
-  const json& cl = s.perf.config["cluster"];
-  if (!cl.contains("preset") || cl.contains("price_per_gpu_hour_usd")) return;
-  const Record* r = s.catalog->table("clusters")->find(cl["preset"].get<std::string>());
+  const perf::ClusterRequest& cl = s.perf.config.cluster;
+  if (!cl.preset || cl.price_per_gpu_hour_usd) return;
+  const Record* r = s.catalog->table("clusters")->find(*cl.preset);
   if (const Sourced* p = r ? r->find("usd_per_gpu_hour") : nullptr) {
     ImGui::TextDisabled("at");  // on its own line: beside the cost it ran off a projector's screen
     ImGui::SameLine();
@@ -593,7 +581,7 @@ void draw_stacks(ExplorerState& s) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       if (ImGui::Selectable(r ? r->name.c_str() : id.c_str(), id == cur->id, ImGuiSelectableFlags_SpanAllColumns))
-        v.config["software"] = id;
+        v.config.software = id;
       // A stack that lacks a feature of this layout (estimate's "what-if" note) cannot run it: no time for it.
       const auto lacks = std::find_if(e.notes.begin(), e.notes.end(),
                                       [](const std::string& n) { return n.rfind("what-if: ", 0) == 0; });
@@ -770,13 +758,13 @@ void draw_results(ExplorerState& s) {
 // ---- search ----
 
 void apply_layout(PerfView& v, const perf::Layout& L) {
-  json& par = v.config["parallel"];
-  par["tp"] = L.tp, par["pp"] = L.pp, par["dp"] = L.dp, par["micro_batch"] = L.micro_batch;
-  par["schedule"] = schedule_name(L.schedule), par["virtual_stages"] = L.virtual_stages;
-  par["zero"] = L.zero, par["recompute"] = perf::to_string(L.recompute);
-  par["sequence_parallel"] = L.sequence_parallel;
-  if (L.cp > 1 || par.contains("cp")) par["cp"] = L.cp;
-  v.config["cluster"]["gpus"] = L.ranks();
+  perf::ParallelRequest& par = v.config.parallel ? *v.config.parallel : v.config.parallel.emplace();
+  par.tp = L.tp, par.pp = L.pp, par.dp = L.dp, par.micro_batch = L.micro_batch;
+  par.schedule = schedule_name(L.schedule), par.virtual_stages = L.virtual_stages;
+  par.zero = L.zero, par.recompute = perf::to_string(L.recompute);
+  par.sequence_parallel = L.sequence_parallel;
+  if (L.cp > 1 || par.cp) par.cp = L.cp;
+  v.config.cluster.gpus = L.ranks();
   v.search_auto = false;  // keep the ranked list while the student explores its layouts
 }
 
@@ -813,7 +801,7 @@ void draw_search(ExplorerState& s) {
   // The progress ("... 95 ms", "... 1,234 ms") is last on the line: its width follows the machine's load, and
   // wrapping before the checkbox moved the table (and a scenario's highlight on it) by a line.
   same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
-  if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.clear();
+  if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.reset();
   ImGui::TextDisabled("%s", progress);  // on its own line: one line whatever its digits
   // An empty table reads as "nothing happened": say that every layout was refused, and where the reasons are.
   if (v.search_done && v.search.ranked.empty() && v.search.considered > 0)
@@ -880,10 +868,9 @@ void draw_search(ExplorerState& s) {
 
 void draw(ExplorerState& s) {
   // A scenario may hand over a config with sections left out (a search config has no "parallel"): the
-  // widgets read each section, so make every one an object (the engine fills in the defaults).
-  if (!s.perf.config.is_object()) s.perf.config = json::object();
-  for (const char* sec : {"model", "cluster", "parallel", "training"})
-    if (!s.perf.config[sec].is_object()) s.perf.config[sec] = json::object();
+  // widgets read each section, so give every one (the engine fills in the defaults).
+  if (!s.perf.config.parallel) s.perf.config.parallel.emplace();
+  if (!s.perf.config.training) s.perf.config.training.emplace();
   recompute(s);
   child_opens_at_top(s);
   ImGui::BeginChild("##perf_controls", ImVec2(ImGui::GetFontSize() * 17, 0), true);
@@ -907,36 +894,42 @@ void draw(ExplorerState& s) {
 // The perf panel's cached estimate, when it belongs to the config shown.
 nlohmann::json shown_estimate(const ExplorerState& s) {
   const PerfView& v = s.perf;
-  if (!v.valid || v.computed_for != v.config.dump()) return nullptr;
+  if (!v.valid || !v.computed_for || !(*v.computed_for == v.config)) return nullptr;
   return perf::to_json(v.estimate, v.parsed);
 }
 
-PanelRegistrar reg{
-    {.id = "perf",
-     .title = "Train a transformer",
-     .chapter = Chapter::parallelism,
-     .order = 10,
-     .draw = draw,
-     .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
-     .tabs = {},
-     .tab_of_widget = nullptr,
-     .needs_catalog = true,
-     .busy = [](const ExplorerState& s) { return bool(s.perf.search_job); },
-     // The config the student edited, as its differences from the shipped default.
-     .address = {{"estimate", [](const ExplorerState& s) { return default_config(s, "estimate"); },
-                  [](const ExplorerState& s) { return s.perf.config; },
-                  [](ExplorerState& s, const nlohmann::json& c) { s.perf.config = c; }}},
-     .configs = {{"estimate",
-                  [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.perf.config = c; },
-                  [](const ExplorerState& s) { return s.perf.config; }, shown_estimate,
-                  [](ExplorerState& s) { s.perf.config = default_config(s, "estimate"); }}},
-     .default_config = "estimate",
-     .errors =
-         [](const ExplorerState& s) {
-           std::vector<std::string> out;
-           add_error(out, "perf", s.perf.error);
-           return out;
-         }}};
+PanelRegistrar reg{{.id = "perf",
+                    .title = "Train a transformer",
+                    .chapter = Chapter::parallelism,
+                    .order = 10,
+                    .draw = draw,
+                    .summary = "Memory, time, days and dollars of a model on a cluster; every layout ranked",
+                    .tabs = {},
+                    .tab_of_widget = nullptr,
+                    .needs_catalog = true,
+                    .busy = [](const ExplorerState& s) { return bool(s.perf.search_job); },
+                    // The config the student edited, as its differences from the shipped default.
+                    .address = {{"estimate", [](const ExplorerState& s) { return default_config(s, "estimate"); },
+                                 [](const ExplorerState& s) { return perf::to_json(s.perf.config); },
+                                 [](ExplorerState& s, const nlohmann::json& c) {
+                                   s.perf.config = perf::parse_request(c, "edits.estimate");
+                                 }}},
+                    .configs = {{"estimate",
+                                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+                                   s.perf.config = perf::parse_request(c, "the scenario's estimate config");
+                                 },
+                                 [](const ExplorerState& s) { return perf::to_json(s.perf.config); }, shown_estimate,
+                                 [](ExplorerState& s) {
+                                   s.perf.config =
+                                       perf::parse_request(default_config(s, "estimate"), "configs/estimate.json");
+                                 }}},
+                    .default_config = "estimate",
+                    .errors =
+                        [](const ExplorerState& s) {
+                          std::vector<std::string> out;
+                          add_error(out, "perf", s.perf.error);
+                          return out;
+                        }}};
 
 }  // namespace
 }  // namespace mc::ui

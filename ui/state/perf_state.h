@@ -1,14 +1,13 @@
 // perf_state.h - view state of the performance panel ("Train a transformer on a cluster"). The config is
-// the same JSON `megacluster estimate` reads, so a scenario can set any key (e.g.
-// perf.config["parallel"]["tp"] = 8) and the panel recomputes the estimate on the next frame.
+// the typed request `megacluster estimate` reads (perf/perf_request.h), so a scenario, a link or a test can set
+// any key (e.g. perf.config.parallel->tp = 8) and the panel recomputes the estimate on the next frame.
 #pragma once
 
 #include "perf/perf.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,7 @@ class PerfSearchJob;  // perf_panel.cpp
 struct PerfView {
   // What the student picks (the `megacluster estimate` format). The default, GPT-3 on 1,024 V100s of
   // the 2020 Azure machine laid out as Megatron would, is assets/configs/estimate.json (the App loads it).
-  nlohmann::json config = nlohmann::json::object();
+  mc::perf::Request config;
 
   // The machine the nodes slider offers, in GPUs (0: the config's own cluster.gpus). The layout follows it
   // (perf::fit_layout): config's cluster.gpus is then the GPUs the layout uses, at most this many, as the
@@ -28,8 +27,10 @@ struct PerfView {
   long long machine_gpus = 0;
   long long fitted_gpus = -1;
 
-  // Derived, recomputed whenever `config` changes (compared by its dump).
-  std::string computed_for;  // config.dump() the results below belong to
+  // Derived, recomputed whenever `config` changes: `revision` counts the configs computed, and the results
+  // below belong to `computed_for` (compared as values, so every way of changing the config is seen).
+  std::optional<mc::perf::Request> computed_for;
+  uint64_t revision = 0;
   bool valid = false;
   std::string error;  // LoadError message when the config is invalid
   mc::perf::Config parsed;
@@ -41,9 +42,9 @@ struct PerfView {
 
   // Layout search, run as a job (ui/jobs.h) in slices of one (tp, pp) pair: the panel shows what the job
   // published last (ranked so far, and the slices left) and stays at 60 fps.
-  bool search_auto = true;         // re-run when model, cluster or batch change
-  std::string search_for;          // dump of the search config (no "parallel" layout) searched
-  mc::perf::Config search_config;  // parsed search config of search_for
+  bool search_auto = true;                      // re-run when model, cluster or batch change
+  std::optional<mc::perf::Request> search_for;  // the search config (no layout) searched
+  mc::perf::Config search_config;               // parsed search config of search_for
   std::shared_ptr<PerfSearchJob> search_job;
   size_t search_left = 0;      // (tp, pp) slices still to run
   uint64_t search_serial = 0;  // the job's publication shown
