@@ -178,6 +178,7 @@ void load_glossary(ExplorerState& s) {
 std::vector<std::string> explorer_errors(const ExplorerState& s) {
   std::vector<std::string> out;
   for (const auto& [id, e] : s.panel_errors) out.push_back(id + ": " + e);
+  for (const auto& [id, e] : s.config_errors) out.push_back(id + ": " + e);  // its default file was refused
   for (const Panel& p : panel_registry())
     if (p.errors)
       for (std::string& e : p.errors(s)) out.push_back(std::move(e));

@@ -82,20 +82,6 @@ const Parsed& parsed(const Catalog& cat, const perf::Request& config, bool with_
   return cache.back().parsed;
 }
 
-// A simulation config's estimate part (it has more sections: stragglers, sim, ...).
-const Parsed& parsed(const Catalog& cat, const nlohmann::json& config, bool with_estimate) {
-  static const Parsed refused;
-  nlohmann::json c = nlohmann::json::object();
-  if (config.is_object())
-    for (const std::string& k : perf::request_keys(""))
-      if (config.contains(k)) c[k] = config.at(k);
-  try {
-    return parsed(cat, perf::parse_request(c, "screen basis"), with_estimate);
-  } catch (const std::exception&) {
-    return refused;
-  }
-}
-
 }  // namespace
 
 std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
@@ -132,7 +118,7 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
   } catch (const std::exception&) {
     // The Capital panel shows why its config is refused; it then assumes nothing to compare.
   }
-  if (const Parsed& p = parsed(cat, s.sim.config, false); p.ok) {
+  if (const Parsed& p = parsed(cat, s.sim.config.estimate, false); p.ok) {
     const perf::Config& c = p.config;
     const perf::Layout& L = c.layout;
     std::snprintf(b, sizeof b, "%s simulated event by event (%s), with their waits",

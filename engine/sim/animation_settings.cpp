@@ -128,4 +128,19 @@ template PipelineSettings parse_settings_json(const json&, const std::string&, c
 template ZeroSettings parse_settings_json(const json&, const std::string&, const ZeroSettings&,
                                           std::initializer_list<std::string_view>);
 
+AnimationPlacement parse_placement(const json& c, const std::string& what) {
+  const JsonDoc doc = JsonDoc::parse(c.dump(2), what);
+  const JsonCursor at = doc.root();
+  AnimationPlacement p;
+  if (auto t = at.get("t_s")) p.t_s = t->number();
+  if (at.has("machine")) p.machine = parse_sim_request(at["machine"].value(), what + ", its machine");
+  return p;
+}
+
+json with_placement(json settings, const AnimationPlacement& p) {
+  settings["t_s"] = p.t_s;
+  if (p.machine) settings["machine"] = to_json(*p.machine);
+  return settings;
+}
+
 }  // namespace mc::sim

@@ -14,7 +14,9 @@
 
 #include "core/json_doc.h"
 #include "sim/collectives.h"
+#include "sim/sim_request.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,5 +92,16 @@ json zero_config(const ZeroSettings& s);
 template <class T>
 T parse_settings_json(const json& j, const std::string& what, const T& base,
                       std::initializer_list<std::string_view> also = {});
+
+// What a scenario's animation config holds beside its settings (scenario/animation_actions.h): the moment
+// shown ("t_s", seconds of the animation) and the machine it was made on ("machine": the engine call's
+// simulate config; none for the view's own).
+struct AnimationPlacement {
+  double t_s = 0;
+  std::optional<SimRequest> machine;
+};
+AnimationPlacement parse_placement(const json& c, const std::string& what);
+// `settings` (a to_json of them) with the placement's keys: the config the scenario bindings report.
+json with_placement(json settings, const AnimationPlacement& p);
 
 }  // namespace mc::sim

@@ -7,6 +7,7 @@
 #include "perf/perf.h"
 #include "sim/iteration.h"
 #include "sim/run.h"
+#include "sim/sim_request.h"
 #include "sim/topology.h"
 
 #include <string>
@@ -24,7 +25,7 @@ struct SimSections {
   int spines = 8;
   int nics_per_node = 1;
   // Run
-  std::string failure_profile = "llama3-405b-2024";
+  std::string failure_profile = kDefaultFailureProfile;
   FailureRates failures;
   double checkpoint_interval_s = 0, checkpoint_write_GBps = 0, checkpoint_read_GBps = 0;
   double checkpoint_bytes_per_param = 14;  // fp16 weights 2 + fp32 master 4 + Adam moments 8 (ZeRO Sec. 3.1)

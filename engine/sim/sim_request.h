@@ -42,6 +42,9 @@ struct SimKnobsRequest {
   bool operator==(const SimKnobsRequest&) const = default;
 };
 
+// The failure profile a run takes when its config names none (Meta's Llama 3 405B run, failures.json).
+inline constexpr const char* kDefaultFailureProfile = "llama3-405b-2024";
+
 // "failures": a profile of assets/catalog/failures.json, each rate overridable.
 struct FailuresRequest {
   std::optional<std::string> profile;

@@ -204,7 +204,7 @@ TEST(Address, EveryChapterTravelsWithTheLink) {
       {"capital/waterfall", "edits.waterfall=",
        [](ExplorerState& s) { s.capital.waterfall["first_year_profit_usd"] = 2e9; }, shown("waterfall")},
       {"perf", "edits.estimate=", [](ExplorerState& s) { s.perf.config.parallel.value().zero = 1; }, shown("estimate")},
-      {"sim", "edits.simulate=", [](ExplorerState& s) { s.sim.config["cluster"]["node_network_Gbps"] = 100; },
+      {"sim", "edits.simulate=", [](ExplorerState& s) { s.sim.config.estimate.cluster.node_network_Gbps = 100; },
        [](const ExplorerState& s) {
          return s.sim.iteration ? json(s.sim.iteration->simulated.iteration_time_s) : json();
        }},

@@ -198,9 +198,9 @@ TEST(SimControls, TypedZeroNicIsClampedToTheSlider) {
   mc::ui::App app({assets(), &platform, "sim"});
   for (int i = 0; i < 3; ++i) h.frame(app);
   type_into(h, app, "sim.nic", "0");
-  const nlohmann::json& nic = app.state().sim.config["cluster"]["node_network_Gbps"];
-  ASSERT_TRUE(nic.is_number());
-  EXPECT_EQ(nic.get<double>(), 25.0);
+  const std::optional<double>& nic = app.state().sim.config.estimate.cluster.node_network_Gbps;
+  ASSERT_TRUE(nic.has_value());
+  EXPECT_EQ(*nic, 25.0);
 }
 
 // A NIC of 0 Gb/s set by a config: "One iteration" shows the refusal under its label; "A whole run", which
@@ -210,7 +210,7 @@ TEST(SimControls, RefusalShowsInThePanelThatOwnsTheControl) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "sim"});
   auto& v = app.state().sim;
-  v.config["cluster"]["node_network_Gbps"] = 0;
+  v.config.estimate.cluster.node_network_Gbps = 0;
   ASSERT_TRUE(frames_until(h, app, [&] { return !v.iteration_error.empty() && !v.iteration_job; }));
   h.frame(app);
   EXPECT_NE(h.text.find("'NIC Gb/s per node'"), std::string::npos) << h.text;

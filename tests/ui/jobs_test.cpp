@@ -93,7 +93,8 @@ TEST(JobRunner, SlicedSimulationIsTheOneShotSimulation) {
   mc::ui::JobRunner runner;
   runner.set_platform(&platform);
   const nlohmann::json config = mc::JsonDoc::load(assets() + "/configs/simulate.json").value();  // the panel's default
-  auto job = std::make_shared<mc::ui::SimJob>(cat, config, std::vector<int>{0, 624}, 5.0, 2);
+  auto job = std::make_shared<mc::ui::SimJob>(cat, mc::sim::parse_sim_request(config, "simulate.json"),
+                                              std::vector<int>{0, 624}, 5.0, 2);
   runner.start(job);
   int frames = 0;
   while (!job->done() && frames < 100000) runner.pump(0), ++frames;

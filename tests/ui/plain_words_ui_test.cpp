@@ -62,9 +62,8 @@ TEST(PlainWords, TheSimulatorNamesWhatItRunsInAStudentsWords) {
   if (s.sim.run->cost_usd > 0) {
     EXPECT_NE(h.text.find(mc::format_usd(s.sim.run->cost_usd) + " of GPU time"), std::string::npos) << h.text;
   }
-  std::string profile = "llama3-405b-2024";  // the panel's default
-  if (const auto f = s.sim.config.find("failures"); f != s.sim.config.end() && f->is_object())
-    profile = f->value("profile", profile);
+  std::string profile = mc::sim::kDefaultFailureProfile;
+  if (s.sim.config.failures && s.sim.config.failures->profile) profile = *s.sim.config.failures->profile;
   const mc::Record* rates = s.catalog->table("failures")->find(profile);
   ASSERT_NE(rates, nullptr) << profile;
   EXPECT_EQ(h.text.find("{ " + profile), std::string::npos) << "the rates combo shows the id " << profile;

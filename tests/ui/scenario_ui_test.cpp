@@ -84,7 +84,7 @@ TEST(ScenarioBindings, RunPanelShowsTheNarratedMonth) {
   ASSERT_TRUE(s.scenarios.player);
   const nlohmann::json& results = s.scenarios.player->state().results;
   ASSERT_TRUE(results.contains("run"));
-  EXPECT_EQ(s.sim.config["cluster"]["gpus"], 1024);
+  EXPECT_EQ(s.sim.config.estimate.cluster.gpus, 1024);
   mc::ui::open_panel(s, "run");
   ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.sim.run_job && s.sim.run.has_value(); }))
       << s.sim.run_error;

@@ -17,9 +17,10 @@ TEST(SimRefusalUi, APastBudgetConfigShowsTheEnginesMessage) {
   mc::ui::App app({mc::test::assets(), &platform, "sim"});
   auto& v = app.state().sim;
   // 60,032 GPUs of pure data parallelism (issue 15: 58 s in the simulator before its budget).
-  v.config = nlohmann::json::parse(R"({"model": {"preset": "megatron21-1t"},
+  v.config = mc::sim::parse_sim_request(nlohmann::json::parse(R"({"model": {"preset": "megatron21-1t"},
       "cluster": {"gpu": "a100-80gb", "gpus_per_node": 8, "nodes": 7504, "node_network_Gbps": 0.001},
-      "parallel": {"tp": 1, "pp": 1, "dp": 60032, "micro_batch": 1, "global_batch": 120064}})");
+      "parallel": {"tp": 1, "pp": 1, "dp": 60032, "micro_batch": 1, "global_batch": 120064}})"),
+                                        "test");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (v.iteration_error.empty() && std::chrono::steady_clock::now() < deadline) {
     h.frame(app);

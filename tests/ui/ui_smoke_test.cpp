@@ -269,11 +269,11 @@ TEST(UiSmoke, SimCancelledThenSimulateAgain) {
   };
   settle();
   ASSERT_TRUE(v.iteration.has_value()) << v.iteration_error;
-  const std::string key = v.iteration_for;
+  const std::optional<mc::ui::IterationKey> key = v.iteration_for;
   // What poll() leaves after the worker reports "cancelled".
   v.iteration_cancelled = true;
   v.cancelled_for = key;
-  v.iteration_for.clear();
+  v.iteration_for.reset();
   for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_FALSE(v.iteration_job) << "a cancelled configuration does not restart by itself";
   click_widget(h, app, "sim.restart");
@@ -283,8 +283,8 @@ TEST(UiSmoke, SimCancelledThenSimulateAgain) {
   // Cancelled, then a knob moves: the new configuration runs without a click.
   v.iteration_cancelled = true;
   v.cancelled_for = v.iteration_for;
-  v.iteration_for.clear();
-  v.config["sim"]["bucket_bytes"] = 40e6;
+  v.iteration_for.reset();
+  v.config.sim.emplace().bucket_bytes = 40e6;
   h.frame(app);
   EXPECT_FALSE(v.iteration_cancelled);
   EXPECT_NE(v.iteration_for, key);
@@ -506,7 +506,7 @@ TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
       return mc::JsonDoc::load(assets() + "/configs/" + name + ".json").value();
     };
     EXPECT_EQ(mc::perf::to_json(app.state().perf.config), file("estimate"));
-    EXPECT_EQ(app.state().sim.config, file("simulate"));
+    EXPECT_EQ(mc::sim::to_json(app.state().sim.config), file("simulate"));
     EXPECT_EQ(app.state().lab.config, file("train"));
     EXPECT_TRUE(app.state().status.empty()) << app.state().status;
   }
@@ -519,7 +519,7 @@ TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
   EXPECT_NE(st.find("simulate.json:3:"), std::string::npos) << st;
   EXPECT_NE(st.find("simulate panel's default"), std::string::npos) << st;
   EXPECT_EQ(mc::perf::to_json(app.state().perf.config), mc::JsonDoc::load(assets() + "/configs/estimate.json").value());
-  for (int i = 0; i < 3; ++i) h.frame(app);  // the sim panel cannot draw its knobs: caught and reported
+  for (int i = 0; i < 3; ++i) h.frame(app);  // the sim panel draws with no machine and says why
   EXPECT_FALSE(mc::ui::explorer_errors(app.state()).empty()) << "the empty config is reported";
   // The panel itself says which file and where, long after the status line has moved on.
   EXPECT_TRUE(app.state().widget_rects.count("sim.config_error"));

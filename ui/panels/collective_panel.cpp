@@ -30,22 +30,22 @@ constexpr const char* kAlgorithms[] = {"ring", "tree", "hierarchical"};
 constexpr sim::Algorithm kAlgorithmValues[] = {sim::Algorithm::ring, sim::Algorithm::tree,
                                                sim::Algorithm::hierarchical};
 
-// The simulate config the Run chapter uses (its panel's, else the shipped default): the cluster to draw.
-const nlohmann::json& cluster_config(const ExplorerState& s) {
-  if (!s.collective.machine.is_null()) return s.collective.machine;  // a scenario's
-  if (!s.sim.config.is_null() && s.sim.config.contains("cluster")) return s.sim.config;
-  static const nlohmann::json none;
-  auto it = s.default_configs.find("simulate");
-  return it != s.default_configs.end() ? it->second : none;
+// The simulate config whose cluster is drawn: a scenario's, else the Run chapter's (its panel holds the shipped
+// default until it is changed).
+const sim::SimRequest& cluster_config(const ExplorerState& s) {
+  return s.collective.machine ? *s.collective.machine : s.sim.config;
 }
 
 void refresh(ExplorerState& s) {
   CollectiveView& v = s.collective;
-  const nlohmann::json& cfg = cluster_config(s);
+  const sim::SimRequest& cfg = cluster_config(s);
   const sim::CollectiveSettings& set = v.settings;
   v.refresh(
-      sim::to_json(set).dump() + "/" + (cfg.contains("cluster") ? cfg["cluster"].dump() : ""),
-      [&] { return sim::animate_collective(sim::collective_spec(set, sim::topology_of_config(*s.catalog, cfg))); },
+      {set, cfg.estimate.cluster},
+      [&] {
+        return sim::animate_collective(
+            sim::collective_spec(set, sim::topology_of_config(*s.catalog, sim::to_json(cfg))));
+      },
       [](const sim::CollectiveAnimation& a) { return a.total_s; });
 }
 
@@ -409,17 +409,16 @@ void apply_collective(ExplorerState& s, const nlohmann::json& c, const nlohmann:
   base.kind = sim::CollectiveKind::all_reduce;  // what a config without them means
   base.algorithm = sim::Algorithm::ring;
   v.settings = sim::parse_settings_json(c, "the collective config", base, {"t_s", "machine", "machine_of"});
-  v.machine = c.value("machine", nlohmann::json());
-  v.pending_t_s = c.value("t_s", 0.0);
+  const sim::AnimationPlacement at = sim::parse_placement(c, "the collective config");
+  v.machine = at.machine;
+  v.pending_t_s = at.t_s;
   v.playing = false;
 }
 
 nlohmann::json current_collective(const ExplorerState& s) {
   const CollectiveView& v = s.collective;
-  if (v.machine.is_null()) return nlohmann::json::object();  // the panel's own: nothing a scenario set
-  nlohmann::json c = v.with_moment(sim::to_json(v.settings));
-  c["machine"] = v.machine;
-  return c;
+  if (!v.machine) return nlohmann::json::object();  // the panel's own: nothing a scenario set
+  return v.with_moment(sim::to_json(v.settings), v.machine);
 }
 
 nlohmann::json shown_collective(const ExplorerState& s) {
@@ -445,7 +444,7 @@ PanelRegistrar reg{
                              sim::parse_settings_json<sim::CollectiveSettings>(c, "the link's collective settings", {});
                        }}},
           .configs = {{"collective", apply_collective, current_collective, shown_collective, [](ExplorerState& s) {
-                         if (!s.collective.machine.is_null()) s.collective = CollectiveView{};  // a fresh page's view
+                         if (s.collective.machine) s.collective = CollectiveView{};  // a fresh page's view
                        }}}}};
 
 }  // namespace

@@ -27,22 +27,18 @@ constexpr PipeSchedule kScheduleValues[] = {PipeSchedule::gpipe, PipeSchedule::o
 
 // The simulate config to animate: a scenario's, else the Run chapter's (its panel's, else the shipped
 // default), as "Collectives in motion" picks its cluster.
-const nlohmann::json& pipeline_config(const ExplorerState& s) {
-  if (!s.pipeline.config.is_null()) return s.pipeline.config;
-  if (!s.sim.config.is_null() && s.sim.config.contains("cluster")) return s.sim.config;
-  static const nlohmann::json none;
-  auto it = s.default_configs.find("simulate");
-  return it != s.default_configs.end() ? it->second : none;
+const sim::SimRequest& pipeline_config(const ExplorerState& s) {
+  return s.pipeline.config ? *s.pipeline.config : s.sim.config;
 }
 
 void refresh(ExplorerState& s) {
   PipelineView& v = s.pipeline;
-  const nlohmann::json& cfg = pipeline_config(s);
+  const sim::SimRequest& cfg = pipeline_config(s);
   sim::PipelineSettings shape = v.settings;
   shape.follow = 0;  // following a micro-batch does not change the animation (nor restart it)
   const bool remade = v.refresh(
-      sim::to_json(shape).dump() + "/" + cfg.dump(),
-      [&] { return sim::animate_pipeline(sim::pipeline_spec_of_config(*s.catalog, cfg, shape)); },
+      {shape, cfg},
+      [&] { return sim::animate_pipeline(sim::pipeline_spec_of_config(*s.catalog, sim::to_json(cfg), shape)); },
       [](const sim::PipelineAnimation& a) { return a.total_s; });
   if (remade && v.anim && v.settings.follow > v.anim->micro_batches) v.settings.follow = 0;
 }
@@ -272,17 +268,16 @@ void apply_pipeline(ExplorerState& s, const nlohmann::json& c, const nlohmann::j
   base.schedule = int(PipeSchedule::one_f_one_b);  // what a config without them means
   base.follow = 0;
   v.settings = sim::parse_settings_json(c, "the pipeline config", base, {"t_s", "machine", "machine_of"});
-  v.config = c.value("machine", nlohmann::json());
-  v.pending_t_s = c.value("t_s", 0.0);
+  const sim::AnimationPlacement at = sim::parse_placement(c, "the pipeline config");
+  v.config = at.machine;
+  v.pending_t_s = at.t_s;
   v.playing = false;
 }
 
 nlohmann::json current_pipeline(const ExplorerState& s) {
   const PipelineView& v = s.pipeline;
-  if (v.config.is_null()) return nlohmann::json::object();
-  nlohmann::json c = v.with_moment(sim::to_json(v.settings));
-  c["machine"] = v.config;
-  return c;
+  if (!v.config) return nlohmann::json::object();
+  return v.with_moment(sim::to_json(v.settings), v.config);
 }
 
 nlohmann::json shown_pipeline(const ExplorerState& s) {
@@ -308,7 +303,7 @@ PanelRegistrar reg{
                              c, "the link's pipeline settings", sim::kPipelineViewStart);
                        }}},
           .configs = {{"pipeline", apply_pipeline, current_pipeline, shown_pipeline, [](ExplorerState& s) {
-                         if (!s.pipeline.config.is_null()) s.pipeline = PipelineView{};
+                         if (s.pipeline.config) s.pipeline = PipelineView{};
                        }}}}};
 
 }  // namespace

@@ -51,10 +51,9 @@ void poll(ExplorerState& s) {
     if (cancelled) v.run_error = "cancelled";
     v.run_job.reset();
   }
-  const std::string key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
   if (v.run_requested && !v.run_job) {
     v.run_requested = false;
-    v.run_for = key;
+    v.run_for = RunKey{v.config, v.run_days, v.seed};
     v.run_job = std::make_shared<SimJob>(*s.catalog, v.config, std::vector<int>{}, v.run_days, v.seed);
     s.jobs.start(v.run_job);
   }
@@ -74,7 +73,7 @@ void open_run_settings(ExplorerState& s, const json& c) {
 
 void knobs(ExplorerState& s) {
   SimView& v = s.sim;
-  json& c = v.config;
+  sim::SimRequest& c = v.config;
   ImGui::PushItemWidth(160);
   float days = float(v.run_days);
   if (ImGui::SliderFloat("days at most", &days, 1, float(sim::kMaxRunDays), "%.0f", ImGuiSliderFlags_Logarithmic))
@@ -90,28 +89,30 @@ void knobs(ExplorerState& s) {
   track(s, "run.seed");
   // Read without writing: an empty section added here would change the iteration's cache key and make
   // the iteration panel simulate again for nothing. Sections are written only when a knob moves.
-  auto section = [&c](const char* key) { return c.contains(key) && c[key].is_object() ? c[key] : json::object(); };
-  const json ck = section("checkpoint"), data = section("data"), fail = section("failures");
-  float interval_h = float(ck.value("interval_s", 0.0) / 3600);
+  const sim::CheckpointRequest ck = c.checkpoint.value_or(sim::CheckpointRequest{});
+  const sim::DataRequest data = c.data.value_or(sim::DataRequest{});
+  const sim::FailuresRequest fail = c.failures.value_or(sim::FailuresRequest{});
+  auto written = [](auto& section) -> auto& { return section ? *section : section.emplace(); };
+  float interval_h = float(ck.interval_s.value_or(0.0) / 3600);
   if (ImGui::SliderFloat("checkpoint every (h, 0 = Daly)", &interval_h, 0, 24, "%.2f"))
-    c["checkpoint"]["interval_s"] = double(interval_h) * 3600;
+    written(c.checkpoint).interval_s = double(interval_h) * 3600;
   track(s, "run.interval");
   same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("storage accounts").x);
-  float accounts = float(ck.value("storage_accounts", 1.0));
+  float accounts = float(ck.storage_accounts.value_or(1.0));
   if (ImGui::SliderFloat("storage accounts", &accounts, 1, 64, "%.0f", ImGuiSliderFlags_Logarithmic))
-    c["checkpoint"]["storage_accounts"] = std::round(accounts);
+    written(c.checkpoint).storage_accounts = std::round(accounts);
   track(s, "run.accounts");
-  float cores = float(data.value("cpu_cores", 0.0));
+  float cores = float(data.cpu_cores.value_or(0.0));
   if (ImGui::SliderFloat("CPU cores for tokenizing (0 = the machine's)", &cores, 0, 300000, "%.0f",
                          ImGuiSliderFlags_Logarithmic)) {
     if (cores < 1) {
-      if (c.contains("data")) c["data"].erase("cpu_cores");
+      if (c.data) c.data->cpu_cores.reset();
     } else {
-      c["data"]["cpu_cores"] = std::round(cores);
+      written(c.data).cpu_cores = std::round(cores);
     }
   }
   track(s, "run.cores");
-  const std::string profile = fail.value("profile", std::string("llama3-405b-2024"));
+  const std::string profile = fail.profile.value_or(sim::kDefaultFailureProfile);
   if (const Table* t = s.catalog->table("failures")) {
     // The profile by its name ("Llama 3 405B ..."), wide enough to read, not its id cut at 160 px.
     const Record* chosen = t->find(profile);
@@ -123,7 +124,7 @@ void knobs(ExplorerState& s) {
     ImGui::SetNextItemWidth(std::max(160.0f, w));
     if (ImGui::BeginCombo("failure rates", combo_preview(name).c_str())) {
       for (const Record& r : t->records)
-        if (ImGui::Selectable(r.name.c_str(), r.id == profile)) c["failures"]["profile"] = r.id;
+        if (ImGui::Selectable(r.name.c_str(), r.id == profile)) written(c.failures).profile = r.id;
       ImGui::EndCombo();
     }
     track(s, "run.profile");
@@ -182,7 +183,7 @@ void draw_run_error(ExplorerState& s) {
   const SimView& v = s.sim;
   const std::string named = in_control_words(v.run_error, sim_controls());
   const bool iteration_refuses =
-      !v.iteration_error.empty() && !v.iteration_job && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0;
+      !v.iteration_error.empty() && !v.iteration_job && v.iteration_for && v.iteration_for->config == v.config;
   if (named == v.run_error && !iteration_refuses) {
     error_text("%s", v.run_error.c_str());
     return;

@@ -35,8 +35,9 @@ constexpr long long kSliceEvents = 2000;
 
 }  // namespace
 
-SimJob::SimJob(const Catalog& cat, json config, std::vector<int> gpus, double run_days, unsigned long long seed)
-    : cat_(cat), config_(std::move(config)), gpus_(std::move(gpus)), run_days_(run_days), seed_(seed) {}
+SimJob::SimJob(const Catalog& cat, const sim::SimRequest& config, std::vector<int> gpus, double run_days,
+               unsigned long long seed)
+    : cat_(cat), config_(config), gpus_(std::move(gpus)), run_days_(run_days), seed_(seed) {}
 
 SimJob::~SimJob() = default;
 
@@ -55,7 +56,8 @@ bool SimJob::step(double budget_s) {
     o.include_link_series = run_days_ <= 0;  // the run panel draws no link series
     o.cancel = cancel_flag();
     o.progress = [this, run_share](double f) { set_progress(1 - run_share + run_share * f); };
-    sim_ = std::make_unique<sim::Simulation>(cat_, config_, std::move(o), "panel config");  // throws LoadError
+    // The engine reads the request's JSON (its located errors then name the panel's key).
+    sim_ = std::make_unique<sim::Simulation>(cat_, sim::to_json(config_), std::move(o), "panel config");
   }
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
@@ -204,15 +206,14 @@ void build_hot_links(SimView& v) {
 
 void poll(ExplorerState& s) {
   SimView& v = s.sim;
-  const std::string key = v.config.dump() + "|" + std::to_string(v.slice_first) + "," + std::to_string(v.slice_count) +
-                          "," + std::to_string(v.slice_stride);
+  const IterationKey key{v.config, v.slice_first, v.slice_count, v.slice_stride};
   if (v.iteration_job && v.iteration_job->done()) {
     if (v.iteration_job->error() == "cancelled") {
       // Keep the last result on screen and do not run this configuration again by itself; another
       // configuration (a knob, a scenario step) or the Simulate button runs again.
       v.iteration_cancelled = true;
       v.cancelled_for = v.iteration_for;
-      v.iteration_for.clear();
+      v.iteration_for.reset();
     } else {
       v.iteration = std::move(v.iteration_job->result);
       v.iteration_error = v.iteration_job->error();
@@ -221,7 +222,7 @@ void poll(ExplorerState& s) {
     }
     v.iteration_job.reset();
   }
-  if (key != v.iteration_for && !v.iteration_job && !(v.iteration_cancelled && key == v.cancelled_for)) {
+  if (v.iteration_for != key && !v.iteration_job && !(v.iteration_cancelled && v.cancelled_for == key)) {
     v.iteration_cancelled = false;
     v.iteration_for = key;
     v.iteration_job = std::make_shared<SimJob>(*s.catalog, v.config, slice_gpus(v));
@@ -248,57 +249,58 @@ namespace {
 
 // Sets a config value when a widget changed it (keys are created on first use). A value typed with
 // Ctrl+click is clamped to the slider's range: "0" Gb/s is not a network the simulator can run.
-void knob_float(json& parent, const char* key, const char* label, float& value, float lo, float hi, const char* fmt,
+void knob_float(std::optional<double>& key, const char* label, float& value, float lo, float hi, const char* fmt,
                 ExplorerState& s, const std::string& id, bool log = false) {
   if (ImGui::SliderFloat(label, &value, lo, hi, fmt,
                          ImGuiSliderFlags_AlwaysClamp | (log ? ImGuiSliderFlags_Logarithmic : 0)))
-    parent[key] = value;
+    key = value;
   track(s, id);
 }
 
 void draw_knobs(ExplorerState& s) {
   SimView& v = s.sim;
-  json& c = v.config;
+  sim::SimRequest& c = v.config;
   ImGui::PushItemWidth(180);
   // Straggler: GPU 0's speed.
-  float speed = 1.0f;
-  if (c.contains("stragglers") && c["stragglers"].is_array() && !c["stragglers"].empty())
-    speed = c["stragglers"][0].value("speed", 1.0f);
+  float speed = c.stragglers && !c.stragglers->empty() ? float(c.stragglers->front().speed) : 1.0f;
   if (ImGui::SliderFloat("GPU 0 speed", &speed, 0.1f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
     if (speed >= 0.999f)
-      c.erase("stragglers");
+      c.stragglers.reset();
     else
-      c["stragglers"] = json::array({{{"gpu", 0}, {"speed", speed}}});
+      c.stragglers = {{{.gpu = 0, .speed = speed}}};
   }
   track(s, "sim.straggler");
   same_line_if_fits_item("node 3 NIC");
-  float frac = 1.0f;
-  if (c.contains("degraded_links") && c["degraded_links"].is_array() && !c["degraded_links"].empty())
-    frac = c["degraded_links"][0].value("bandwidth_fraction", 1.0f);
+  float frac =
+      c.degraded_links && !c.degraded_links->empty() ? float(c.degraded_links->front().bandwidth_fraction) : 1.0f;
   if (ImGui::SliderFloat("node 3 NIC", &frac, 0.05f, 1.0f, "%.2f of nominal", ImGuiSliderFlags_AlwaysClamp)) {
     if (frac >= 0.999f)
-      c.erase("degraded_links");
+      c.degraded_links.reset();
     else
-      c["degraded_links"] = json::array({{{"node", 3}, {"bandwidth_fraction", frac}}});
+      c.degraded_links = {{{.node = 3, .bandwidth_fraction = frac}}};
   }
   track(s, "sim.degraded");
   // The knobs start at the machine the engine simulated (the cluster preset's own figures: Meta's 3,200 Gb/s
   // a node and 1:7 between pods), not at a default of their own, until the class moves them.
   const perf::ClusterSpec* cl = v.iteration ? &v.iteration->config.cluster : nullptr;
-  float nic = c["cluster"].value("node_network_Gbps", cl ? float(cl->node_network_Gbps) : 400.0f);
-  knob_float(c["cluster"], "node_network_Gbps", "NIC Gb/s per node", nic, 25, 6400, "%.0f", s, "sim.nic", true);
+  perf::ClusterRequest& cluster = c.estimate.cluster;
+  float nic = float(cluster.node_network_Gbps.value_or(cl ? cl->node_network_Gbps : 400.0));
+  knob_float(cluster.node_network_Gbps, "NIC Gb/s per node", nic, 25, 6400, "%.0f", s, "sim.nic", true);
   same_line_if_fits_item("oversubscription");
-  float over = c["cluster"].value("oversubscription", cl ? float(cl->oversubscription) : 1.0f);
-  knob_float(c["cluster"], "oversubscription", "oversubscription", over, 1, 8, "%.1f : 1", s, "sim.oversubscription");
-  if (!c.contains("sim")) c["sim"] = json::object();
-  float bucket_MB = float(c["sim"].value("bucket_bytes", 80e6) / 1e6);
+  float over = float(cluster.oversubscription.value_or(cl ? cl->oversubscription : 1.0));
+  knob_float(cluster.oversubscription, "oversubscription", over, 1, 8, "%.1f : 1", s, "sim.oversubscription");
+  // The simulator's own knobs read without writing: a section appears when one of them moves.
+  const sim::SimKnobsRequest knobs = c.sim.value_or(sim::SimKnobsRequest{});
+  float bucket_MB = float(knobs.bucket_bytes.value_or(80e6) / 1e6);
   if (ImGui::SliderFloat("bucket MB", &bucket_MB, 1, 1000, "%.0f",
                          ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
-    c["sim"]["bucket_bytes"] = double(bucket_MB) * 1e6;
+    (c.sim ? *c.sim : c.sim.emplace()).bucket_bytes = double(bucket_MB) * 1e6;
   track(s, "sim.bucket");
   same_line_if_fits_checkbox("overlap gradients with backward");
-  bool overlap = c["sim"].value("overlap_dp", c["parallel"].value("overlap_dp_comm", false));
-  if (ImGui::Checkbox("overlap gradients with backward", &overlap)) c["sim"]["overlap_dp"] = overlap;
+  const bool layout_overlap = c.estimate.parallel && c.estimate.parallel->overlap_dp_comm.value_or(false);
+  bool overlap = knobs.overlap_dp.value_or(layout_overlap);
+  if (ImGui::Checkbox("overlap gradients with backward", &overlap))
+    (c.sim ? *c.sim : c.sim.emplace()).overlap_dp = overlap;
   track(s, "sim.overlap");
   ImGui::PopItemWidth();
 }
@@ -585,7 +587,7 @@ void draw(ExplorerState& s) {
     if (ImGui::Button("Cancel")) v.iteration_job->cancel();
     track(s, "sim.cancel");
     ImGui::SameLine();
-    ImGui::TextColored(accent_color(), "simulating %d GPUs...", v.config["cluster"].value("gpus", 0));
+    ImGui::TextColored(accent_color(), "simulating %lld GPUs...", v.config.estimate.cluster.gpus.value_or(0));
   } else if (v.iteration_cancelled) {
     ImGui::TextColored(accent_color(), "cancelled: the timeline below is the previous configuration's.");
     ImGui::SameLine();
@@ -666,10 +668,9 @@ void draw(ExplorerState& s) {
 // The simulator panels' results: the iteration (sim panel) and the run (run panel) of the current config.
 nlohmann::json shown_simulation(const ExplorerState& s) {
   const SimView& v = s.sim;
-  nlohmann::json r = v.iteration && v.iteration_for.rfind(v.config.dump() + "|", 0) == 0 ? sim::to_json(*v.iteration)
-                                                                                         : nlohmann::json::object();
-  const std::string run_key = v.config.dump() + "|" + std::to_string(v.run_days) + "|" + std::to_string(v.seed);
-  if (v.run && v.run_for == run_key && !v.run_job) r["run"] = sim::to_json(*v.run);
+  nlohmann::json r = v.iteration && v.iteration_for && v.iteration_for->config == v.config ? sim::to_json(*v.iteration)
+                                                                                           : nlohmann::json::object();
+  if (v.run && v.run_for == RunKey{v.config, v.run_days, v.seed} && !v.run_job) r["run"] = sim::to_json(*v.run);
   return r.empty() ? nlohmann::json() : r;
 }
 
@@ -687,13 +688,16 @@ PanelRegistrar reg{{.id = "sim",
                     .busy = [](const ExplorerState& s) { return bool(s.sim.iteration_job); },
                     // The simulated machine and its faults (the run panel shares it).
                     .address = {{"simulate", [](const ExplorerState& s) { return default_config(s, "simulate"); },
-                                 [](const ExplorerState& s) { return s.sim.config; },
-                                 [](ExplorerState& s, const nlohmann::json& c) { s.sim.config = c; }}},
+                                 [](const ExplorerState& s) { return sim::to_json(s.sim.config); },
+                                 [](ExplorerState& s, const nlohmann::json& c) {
+                                   s.sim.config = sim::parse_sim_request(c, "edits.simulate");
+                                 }}},
                     .configs = {{"simulate",
                                  [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json& call) {
                                    SimView& v = s.sim;
-                                   const bool changed = without_empty_sections(v.config) != without_empty_sections(c);
-                                   v.config = c;
+                                   const bool changed =
+                                       without_empty_sections(sim::to_json(v.config)) != without_empty_sections(c);
+                                   v.config = sim::parse_sim_request(c, "the scenario's simulate config");
                                    // The same seed and length as the scenario's simulation: the run panel then shows
                                    // its numbers.
                                    if (call.is_object() && call.value("config", nlohmann::json()) == c) {
@@ -707,11 +711,11 @@ PanelRegistrar reg{{.id = "sim",
                                      }
                                    }
                                  },
-                                 [](const ExplorerState& s) { return s.sim.config; }, shown_simulation,
+                                 [](const ExplorerState& s) { return sim::to_json(s.sim.config); }, shown_simulation,
                                  [](ExplorerState& s) {
-                                   if (without_empty_sections(s.sim.config) !=
-                                       without_empty_sections(default_config(s, "simulate")))
-                                     s.sim.config = default_config(s, "simulate");
+                                   const sim::SimRequest fresh =
+                                       sim::parse_sim_request(default_config(s, "simulate"), "configs/simulate.json");
+                                   if (!(s.sim.config == fresh)) s.sim.config = fresh;
                                  }}},
                     .default_config = "simulate",
                     .errors =

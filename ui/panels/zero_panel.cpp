@@ -25,7 +25,7 @@ namespace {
 void refresh(ExplorerState& s) {
   ZeroView& v = s.zero;
   v.refresh(
-      sim::to_json(v.settings).dump(),
+      v.settings,
       [&] {
         sim::ZeroAnimationSpec spec;
         spec.config = sim::zero_config(v.settings);
@@ -256,7 +256,7 @@ void draw(ExplorerState& s) {
 void apply_zero(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
   ZeroView& v = s.zero;
   v.settings = sim::parse_settings_json(c, "the zero config", v.settings, {"t_s", "machine", "machine_of"});
-  v.pending_t_s = c.value("t_s", 0.0);
+  v.pending_t_s = sim::parse_placement(c, "the zero config").t_s;
   v.playing = false;
 }
 
@@ -284,7 +284,7 @@ PanelRegistrar reg{Panel{.id = "zero",
                                             c, "the link's ZeRO settings", {});
                                       }}},
                          .configs = {{"zero", apply_zero, current_zero, shown_zero, [](ExplorerState& s) {
-                                        if (s.zero.key.empty() && s.zero.pending_t_s < 0) return;
+                                        if (!s.zero.key && s.zero.pending_t_s < 0) return;
                                         s.zero = ZeroView{};  // a fresh page's view
                                       }}}}};
 

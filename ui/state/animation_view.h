@@ -3,6 +3,8 @@
 // set a moment on. Each view is this with its own settings, animation and seconds per run-through.
 #pragma once
 
+#include "sim/animation_settings.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -11,7 +13,9 @@
 
 namespace mc::ui {
 
-template <class Settings, class Animation>
+// `Key` is what the animation is made from (the settings, and the machine where it draws one): a new key
+// makes it again.
+template <class Settings, class Animation, class Key = Settings>
 struct AnimationView {
   Settings settings;
   // Playback: the animation's simulated time t_s, advanced by wall time x speed x (total / the view's seconds
@@ -22,7 +26,7 @@ struct AnimationView {
   // A scenario's moment (the action's "t_s" / "at"): applied once the animation it refers to is made.
   double pending_t_s = -1;
   // Cache: the animation for `key` (the settings and what they run on), or why it could not be made.
-  std::string key;
+  std::optional<Key> key;
   std::optional<Animation> anim;
   std::string error;
 
@@ -30,8 +34,8 @@ struct AnimationView {
   // returns it or throws: the message is kept in `error`); then applies a pending moment, clamped to the
   // animation's length `total(anim)`, and stops there. True when it was made again.
   template <class Make, class Total>
-  bool refresh(const std::string& k, Make make, Total total) {
-    const bool remake = k != key;
+  bool refresh(const Key& k, Make make, Total total) {
+    const bool remake = !key || !(*key == k);
     if (remake) {
       key = k;
       anim.reset();
@@ -51,11 +55,10 @@ struct AnimationView {
     return remake;
   }
 
-  // The settings with the moment shown (a pending one until it is applied), as the scenario bindings write
-  // the view's config.
-  nlohmann::json with_moment(nlohmann::json settings_json) const {
-    settings_json["t_s"] = pending_t_s >= 0 ? pending_t_s : t_s;
-    return settings_json;
+  // The settings with the moment shown (a pending one until it is applied) and the machine a scenario set,
+  // as the scenario bindings write the view's config.
+  nlohmann::json with_moment(nlohmann::json settings_json, std::optional<sim::SimRequest> machine = {}) const {
+    return sim::with_placement(std::move(settings_json), {pending_t_s >= 0 ? pending_t_s : t_s, std::move(machine)});
   }
 };
 

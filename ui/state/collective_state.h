@@ -7,14 +7,21 @@
 #include "sim/collective_animation.h"
 #include "ui/state/animation_view.h"
 
-#include <nlohmann/json.hpp>
+#include <optional>
 
 namespace mc::ui {
 
-struct CollectiveView : AnimationView<sim::CollectiveSettings, sim::CollectiveAnimation> {
+// A call is drawn again when its settings or the cluster it runs on change.
+struct CollectiveKey {
+  sim::CollectiveSettings settings;
+  perf::ClusterRequest cluster;
+  bool operator==(const CollectiveKey&) const = default;
+};
+
+struct CollectiveView : AnimationView<sim::CollectiveSettings, sim::CollectiveAnimation, CollectiveKey> {
   static constexpr double kSecondsPerCall = 12;  // one call at speed 1
-  // The simulate config whose cluster a scenario animates (null: the Run chapter's).
-  nlohmann::json machine;
+  // The simulate config whose cluster a scenario animates (none: the Run chapter's).
+  std::optional<sim::SimRequest> machine;
 };
 
 }  // namespace mc::ui

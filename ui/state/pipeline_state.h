@@ -7,17 +7,24 @@
 #include "sim/pipeline_animation.h"
 #include "ui/state/animation_view.h"
 
-#include <nlohmann/json.hpp>
+#include <optional>
 
 namespace mc::ui {
 
 // Its settings hold every setting (sim::kPipelineViewStart); settings.follow is the micro-batch clicked,
 // highlighted through every stage.
-struct PipelineView : AnimationView<sim::PipelineSettings, sim::PipelineAnimation> {
+// A schedule is drawn again when its shape or the machine it runs on change.
+struct PipelineKey {
+  sim::PipelineSettings shape;
+  sim::SimRequest machine;
+  bool operator==(const PipelineKey&) const = default;
+};
+
+struct PipelineView : AnimationView<sim::PipelineSettings, sim::PipelineAnimation, PipelineKey> {
   PipelineView() { settings = sim::kPipelineViewStart; }
   static constexpr double kSecondsPerIteration = 16;  // one iteration at speed 1
-  // The simulate config a scenario animates (null: the Run chapter's, as for the collective view).
-  nlohmann::json config;
+  // The simulate config a scenario animates (none: the Run chapter's, as for the collective view).
+  std::optional<sim::SimRequest> config;
 };
 
 }  // namespace mc::ui

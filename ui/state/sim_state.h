@@ -1,15 +1,14 @@
 // sim_state.h - view state of the simulator panels ("One iteration, event by event" and "A whole run").
-// The config is the JSON `megacluster simulate` reads (the estimate config plus stragglers,
-// degraded_links, sim, failures, checkpoint, data), so a scenario can set any key, e.g.
-//   s.sim.config["stragglers"] = json::array({{{"gpu", 0}, {"speed", 0.5}}});
+// The config is the typed request `megacluster simulate` reads (sim/sim_request.h: the estimate's request plus
+// stragglers, degraded_links, sim, failures, checkpoint, data), so a scenario or a test can set any key, e.g.
+//   s.sim.config.stragglers = {{{.gpu = 0, .speed = 0.5}}};
 // and the panels re-simulate on the next frame, through the job runner (ui/jobs.h: a worker thread
 // natively; the browser build, which has no threads, advances it a slice of events per frame).
 #pragma once
 
 #include "sim/sim_report.h"
+#include "sim/sim_request.h"
 #include "ui/jobs.h"
-
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -31,7 +30,7 @@ namespace mc::ui {
 // (ui/jobs.h): a worker thread natively, slices of events per frame in the browser build.
 class SimJob final : public Job {
  public:
-  SimJob(const Catalog& cat, nlohmann::json config, std::vector<int> gpus, double run_days = 0,
+  SimJob(const Catalog& cat, const sim::SimRequest& config, std::vector<int> gpus, double run_days = 0,
          unsigned long long seed = 1);
   ~SimJob() override;
   bool step(double budget_s) override;
@@ -39,7 +38,7 @@ class SimJob final : public Job {
 
  private:
   const Catalog& cat_;
-  nlohmann::json config_;
+  sim::SimRequest config_;
   std::vector<int> gpus_;  // Gantt rows
   double run_days_;
   unsigned long long seed_;
@@ -67,9 +66,23 @@ struct GanttRow {
 // controls, sends the class to the panel that has them.
 const std::vector<std::pair<std::string, std::string>>& sim_controls();
 
+// What a simulation shown belongs to: the config and the Gantt's slice of GPUs (the iteration), or the config,
+// days and seed (the run).
+struct IterationKey {
+  sim::SimRequest config;
+  int slice_first = 0, slice_count = 0, slice_stride = 0;
+  bool operator==(const IterationKey&) const = default;
+};
+struct RunKey {
+  sim::SimRequest config;
+  double days = 0;
+  unsigned long long seed = 0;
+  bool operator==(const RunKey&) const = default;
+};
+
 struct SimView {
   // The default, GPT-3 on 9,984 GPUs of the 2020 machine, is assets/configs/simulate.json (the App loads it).
-  nlohmann::json config = nlohmann::json::object();
+  sim::SimRequest config;
   // Gantt: which GPUs are rows (a slice: first, count, stride) and the visible window.
   int slice_first = 0, slice_count = 16, slice_stride = 624;  // 624 = tp*dp: one GPU per pipeline stage
   double view_start_s = 0, view_span_s = 0;                   // 0 span: the whole iteration
@@ -78,18 +91,18 @@ struct SimView {
   unsigned long long seed = 1;
 
   // Iteration results (recomputed when config or slice changes).
-  std::string iteration_for;                // dump of what `iteration` belongs to
-  std::optional<sim::SimReport> iteration;  // the simulated iteration (no run)
+  std::optional<IterationKey> iteration_for;  // what `iteration` belongs to
+  std::optional<sim::SimReport> iteration;    // the simulated iteration (no run)
   std::string iteration_error;
   std::shared_ptr<SimJob> iteration_job;
   bool iteration_cancelled = false;              // the user stopped it: keep the last result until asked again
-  std::string cancelled_for;                     // the configuration (poll's key) whose simulation was cancelled
+  std::optional<IterationKey> cancelled_for;     // the configuration whose simulation was cancelled
   std::vector<GanttRow> gantt;                   // rows of `iteration`, flattened
   float gantt_label_w = 0;                       // widest row label, pixels (measured when the rows change)
   std::vector<sim::LinkSeriesReport> hot_links;  // the hottest links of `iteration` that can be drawn
   // Run results (computed on request: the Run button, or a scenario setting run_requested).
   bool run_requested = false;
-  std::string run_for;
+  std::optional<RunKey> run_for;
   std::optional<sim::RunReport> run;
   std::string run_error;
   std::shared_ptr<SimJob> run_job;
