@@ -155,19 +155,9 @@ nlohmann::json default_config(const ExplorerState& s, const std::string& name) {
 void load_glossary(ExplorerState& s) {
   const std::string path = s.assets_dir + "/glossary.json";
   try {
-    const JsonDoc doc = JsonDoc::load(path);
-    const nlohmann::json& j = doc.value();
-    // Each list in a local: a range-for over a member of a temporary (json::value's copy) reads freed memory.
-    for (const nlohmann::json& t : j.at("terms")) {
-      GlossaryTerm g{
-          t.at("term").get<std::string>(), {}, t.at("definition").get<std::string>(), t.value("source", std::string())};
-      const nlohmann::json forms = t.value("forms", nlohmann::json::array());
-      for (const nlohmann::json& f : forms) g.forms.push_back(f.get<std::string>());
-      if (g.forms.empty()) g.forms.push_back(g.term);
-      s.glossary.push_back(std::move(g));
-    }
-    const nlohmann::json chapters = j.value("chapters", nlohmann::json::object());
-    for (const auto& [chapter, text] : chapters.items()) s.chapter_openings[chapter] = text.get<std::string>();
+    Glossary g = mc::load_glossary(path);
+    s.glossary = std::move(g.terms);
+    s.chapter_openings = std::move(g.chapter_openings);
   } catch (const std::exception& e) {
     // Definitions are help, not content: the explorer runs without them and says why.
     s.glossary_error = std::string(e.what()) + " (the glossary: hovered terms are not defined)";

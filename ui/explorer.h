@@ -9,6 +9,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "catalog/glossary.h"
 #include "ui/jobs.h"
 #include "ui/platform.h"
 #include "ui/scenario_bindings.h"
@@ -38,12 +39,8 @@ struct Rect {
   float x = 0, y = 0, w = 0, h = 0;
 };
 
-// A term of assets/glossary.json: its plain-language definition, shown when text naming it is hovered.
-struct GlossaryTerm {
-  std::string term;                // "MFU"
-  std::vector<std::string> forms;  // spellings matched as whole words in drawn text ("1F1B", "1f1b")
-  std::string definition, source;  // source: where the term was introduced ("Chowdhery et al. 2022")
-};
+// A term of assets/glossary.json (catalog/glossary.h): its definition is shown when text naming it is hovered.
+using mc::GlossaryTerm;
 
 // What the inspector shows: a catalog record (table + id), optionally one of its fields.
 struct Selection {

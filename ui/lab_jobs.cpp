@@ -34,13 +34,14 @@ std::string lab_model_archive(const nlohmann::json& config, const LabCheckpoint&
                      int64_t(std::time(nullptr)));
 }
 
-std::vector<int> lab_valid_values(const nlohmann::json& config, const std::string& key, int lo, int hi) {
+std::vector<int> lab_valid_values(const train::TrainConfig& config, int& (*field)(train::TrainConfig&), int lo,
+                                  int hi) {
   std::vector<int> out;
   for (int v = lo; v <= hi; ++v) {
-    nlohmann::json c = config;
-    c[key] = v;
+    train::TrainConfig c = config;
+    field(c) = v;
     try {
-      train::validate(train::parse_config(c, "lab config"));
+      train::validate(c);
       out.push_back(v);
     } catch (const std::exception&) {
       // refused: not offered

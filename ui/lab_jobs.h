@@ -27,10 +27,10 @@ LabCheckpoint lab_checkpoint(const train::Trainer& t);
 // `megacluster train lab-model/lab-config.json --checkpoint lab-model/checkpoint --resume` continues.
 std::string lab_model_archive(const nlohmann::json& config, const LabCheckpoint& checkpoint);
 
-// The values of `key` ("dp", "tp", "pp", "micro_batches", "batch") in [lo, hi] with which the lab can run
-// the rest of `config` as it is (train::parse_config, then train::validate: divisibility, memory): the
+// The values of one field of `config` (dp, tp, pp, micro_batches, batch: `field` says where it is) in [lo, hi]
+// with which the lab can run the rest of the config as it is (train::validate: divisibility, memory): the
 // layout controls offer only these, so no choice lands on a layout the lab refuses.
-std::vector<int> lab_valid_values(const nlohmann::json& config, const std::string& key, int lo, int hi);
+std::vector<int> lab_valid_values(const train::TrainConfig& config, int& (*field)(train::TrainConfig&), int lo, int hi);
 
 // Trains up to step `until_step` (the run's end, or one more step for the Step button), or until cancelled
 // (Pause, Reset, another layout), between two steps.

@@ -32,6 +32,9 @@ struct ConfigBinding {
   // found it (config_for_panel is null): a step reached by "previous" must show what its link shows, not
   // what a later step set. Null for kinds a scenario always sets.
   std::function<void(ExplorerState&)> restore = nullptr;
+  // The config in its codec's form, where the panel holds a form of its own (the lab holds every key of a
+  // run): two configs that run the same are equal in it. Null: the JSON as written (without empty sections).
+  std::function<nlohmann::json(const nlohmann::json&)> canonical = nullptr;
 };
 
 const std::vector<ConfigBinding>& config_bindings();  // every panel's, in registry order

@@ -44,7 +44,7 @@ void register_engine_actions(ActionRegistry& reg) {
            [](const json& a, ActionContext& ctx) {
              const json& c = ctx.state->configs["scaling"];
              train::ScalingConfig cfg = train::scaling_config_from_json(c, "scenario config \"scaling\"");
-             const train::Corpus corpus = train::resolve_corpus(c.value("corpus", std::string("synthetic")));
+             const train::Corpus corpus = train::resolve_corpus(train::scaling_corpus(c));
              cfg.corpus_entropy_nats_per_byte = corpus.entropy_nats_per_byte;
              train::ScalingSweep sweep(cfg, corpus.text);
              while (!sweep.done()) sweep.advance(1000);

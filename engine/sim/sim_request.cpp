@@ -3,6 +3,7 @@
 #include "sim/sim_request.h"
 
 #include "core/json_fields.h"
+#include "sim/sim.h"
 
 namespace mc::sim {
 
@@ -123,5 +124,17 @@ nlohmann::json to_json(const SimRequest& r) {
   if (r.data) j["data"] = write_section(*r.data, data_keys());
   return j;
 }
+
+RunSettings parse_run_settings(const nlohmann::json& c, const std::string& what) {
+  const JsonDoc doc = JsonDoc::parse(c.dump(2), what);
+  const JsonCursor at = doc.root();
+  at.only_keys({"days", "seed"});
+  RunSettings r;
+  if (auto v = at.get("days")) r.days = v->number_in(1, kMaxRunDays);
+  if (auto v = at.get("seed")) r.seed = (unsigned long long)v->integer_in(0, kMaxRunSeed);
+  return r;
+}
+
+nlohmann::json to_json(const RunSettings& r) { return {{"days", r.days}, {"seed", r.seed}}; }
 
 }  // namespace mc::sim

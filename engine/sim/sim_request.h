@@ -82,6 +82,17 @@ void parse_sim_sections(const JsonCursor& root, SimRequest& out);
 SimRequest parse_sim_request(const nlohmann::json& config, const std::string& file_for_errors);
 nlohmann::json to_json(const SimRequest& r);
 
+// A run's length and seed (the Run chapter's "days at most" and "seed"; `megacluster simulate`'s --days and
+// --seed), as a link carries them.
+struct RunSettings {
+  double days = 30;             // 1 .. kMaxRunDays
+  unsigned long long seed = 1;  // 0 .. kMaxRunSeed
+  bool operator==(const RunSettings&) const = default;
+};
+inline constexpr long long kMaxRunSeed = 1LL << 30;  // an int's worth: what a person types in a seed field
+RunSettings parse_run_settings(const nlohmann::json& c, const std::string& what);
+nlohmann::json to_json(const RunSettings& r);
+
 // The sections a simulate config adds to the estimate's.
 const std::vector<std::string>& sim_section_keys();
 

@@ -66,15 +66,16 @@ RunOptions parse_cursor(const JsonCursor& root, const RunOptions& base) {
     if (auto v = o->get("weight_decay")) c.optim.weight_decay = v->number_in(0, 10);
     if (auto v = o->get("clip_norm")) c.optim.clip_norm = v->number_in(0, 1e9);
   }
-  if (auto v = root.get("dp")) c.parallel.dp = int(v->integer_in(1, 64));
-  if (auto v = root.get("tp")) c.parallel.tp = int(v->integer_in(1, 64));
-  if (auto v = root.get("pp")) c.parallel.pp = int(v->integer_in(1, 64));
-  if (auto v = root.get("zero")) c.parallel.zero = int(v->integer_in(0, 3));
-  if (auto v = root.get("micro_batches")) c.parallel.micro_batches = int(v->integer_in(0, 4096));
+  auto in = [](const JsonCursor& v, IntRange r) { return int(v.integer_in(r.lo, r.hi)); };
+  if (auto v = root.get("dp")) c.parallel.dp = in(*v, limits::degree);
+  if (auto v = root.get("tp")) c.parallel.tp = in(*v, limits::degree);
+  if (auto v = root.get("pp")) c.parallel.pp = in(*v, limits::degree);
+  if (auto v = root.get("zero")) c.parallel.zero = in(*v, limits::zero);
+  if (auto v = root.get("micro_batches")) c.parallel.micro_batches = in(*v, limits::micro_batches);
   if (auto v = root.get("schedule"))
     c.parallel.schedule = v->one_of({"gpipe", "1f1b"}) == "gpipe" ? PipeSchedule::gpipe : PipeSchedule::one_f_one_b;
-  if (auto v = root.get("batch")) c.batch = int(v->integer_in(1, 65536));
-  if (auto v = root.get("steps")) c.steps = int(v->integer_in(0, 10000000));
+  if (auto v = root.get("batch")) c.batch = in(*v, limits::batch);
+  if (auto v = root.get("steps")) c.steps = in(*v, limits::steps);
   if (auto v = root.get("seed")) c.seed = uint64_t(v->integer_in(0, (1ll << 53)));
   if (auto v = root.get("memory_limit_bytes")) c.memory_limit_bytes = v->number_in(1, 1e15);
   if (auto v = root.get("device")) c.device = v->one_of(device::device_choices());

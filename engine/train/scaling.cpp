@@ -224,6 +224,11 @@ ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::strin
   return c;
 }
 
+std::string scaling_corpus(const nlohmann::json& j) {
+  return j.is_object() && j.contains("corpus") && j["corpus"].is_string() ? j["corpus"].get<std::string>()
+                                                                          : std::string("synthetic");
+}
+
 nlohmann::json to_json(const ScalingConfig& c) {
   return {{"widths", c.widths},
           {"predict_width", c.predict_width},

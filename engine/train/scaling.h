@@ -26,6 +26,7 @@ struct ScalingConfig {
   // knows which text it chose, while the text alone cannot say what language wrote it.
   double corpus_entropy_nats_per_byte = 0;
   static ScalingConfig quick();  // a few seconds, for tests
+  friend bool operator==(const ScalingConfig&, const ScalingConfig&) = default;
 };
 
 struct PowerLawFit {
@@ -89,6 +90,8 @@ nlohmann::json to_json(const ScalingResult& r);
 // is the caller's to resolve and is accepted here. Throws std::invalid_argument naming `what`, the key,
 // the rule and the value for anything else.
 ScalingConfig scaling_config_from_json(const nlohmann::json& j, const std::string& what);
+// The corpus a sweep's config names ("corpus": an id of assets/corpus/index.json), else the built-in language.
+std::string scaling_corpus(const nlohmann::json& j);
 nlohmann::json to_json(const ScalingConfig& c);
 // The numbers a class is told about a finished sweep: to_json(r) plus the prediction's error
 // ("target.relative_error", "target.abs_relative_error") and "target.extrapolation" (its compute over the

@@ -34,6 +34,19 @@ class JsonCursor;
 
 namespace mc::train {
 
+// The ranges of a config's integer keys: parse_config refuses values outside them, and the lab's controls
+// offer values inside them (those the layout can run).
+struct IntRange {
+  int lo, hi;
+};
+namespace limits {
+inline constexpr IntRange degree{1, 64};  // dp, tp, pp: 64 workers each, a lab's scale
+inline constexpr IntRange zero{0, 3};
+inline constexpr IntRange micro_batches{0, 4096};  // 0: pp (or 1 without a pipeline)
+inline constexpr IntRange batch{1, 65536};
+inline constexpr IntRange steps{0, 10000000};
+}  // namespace limits
+
 struct ModelConfig {
   int vocab = 256;   // byte tokenizer
   int context = 64;  // T

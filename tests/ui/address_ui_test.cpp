@@ -225,8 +225,8 @@ TEST(Address, EveryChapterTravelsWithTheLink) {
        [](const ExplorerState& s) { return s.zero.anim ? json(s.zero.anim->peak_bytes) : json(); }},
       {"lab", "edits.train=",
        [](ExplorerState& s) {
-         s.lab.config["steps"] = 12;
-         s.lab.config["seed"] = 5;
+         s.lab.config.steps = 12;
+         s.lab.config.seed = 5;
          s.lab.running = true;  // and Start
        },
        [](const ExplorerState& s) { return json(s.lab.shown.report.losses); }},
@@ -331,8 +331,8 @@ TEST(Address, ALinkToTheLabIsObeyedOverAnotherKeptRun) {
     mc::ui::App app({assets(), &bar, "lab"});
     auto& lab = app.state().lab;
     lab.persist_every_s = 0;
-    lab.config["steps"] = 40;
-    lab.config["seed"] = 3;
+    lab.config.steps = 40;
+    lab.config.seed = 3;
     ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return lab.shown.report.step >= 5; })) << lab.error;
     lab.running = false;  // paused: the kept run is this step
     ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !lab.train_job && bar.kept.count("lab.checkpoint"); }));
@@ -358,7 +358,7 @@ TEST(Address, ALinkToTheLabIsObeyedOverAnotherKeptRun) {
   h.frame(app);
   const auto& lab = app.state().lab;
   ASSERT_TRUE(lab.trainer) << lab.error;
-  EXPECT_EQ(lab.config.value("seed", 0), 4);
+  EXPECT_EQ(lab.config.seed, 4u);
   EXPECT_LT(lab.trainer->step_index(), kept_step);
   EXPECT_EQ(lab.resume_note, "");
 }

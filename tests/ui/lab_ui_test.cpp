@@ -68,16 +68,23 @@ TEST(LabPng, WideTitledAndCompressed) {
 
 // dp must divide the global batch (8 sequences): dp 3 is not offered; with 12 sequences it is.
 TEST(LabLayout, OnlyRunnableValuesAreOffered) {
-  nlohmann::json c = {{"model", {{"vocab", 256}, {"context", 32}, {"layers", 2}, {"width", 32}, {"heads", 4}}},
-                      {"batch", 8},
-                      {"steps", 300},
-                      {"dp", 2},
-                      {"tp", 1},
-                      {"pp", 1}};
-  EXPECT_EQ(mc::ui::lab_valid_values(c, "dp", 1, 8), (std::vector<int>{1, 2, 4, 8}));
-  c["batch"] = 12;
-  EXPECT_EQ(mc::ui::lab_valid_values(c, "dp", 1, 8), (std::vector<int>{1, 2, 3, 4, 6}));
-  EXPECT_EQ(mc::ui::lab_valid_values(c, "tp", 1, 4), (std::vector<int>{1, 2, 4})) << "tp divides the 4 heads";
+  mc::train::TrainConfig c = mc::train::parse_config(
+      nlohmann::json{{"model", {{"vocab", 256}, {"context", 32}, {"layers", 2}, {"width", 32}, {"heads", 4}}},
+                     {"batch", 8},
+                     {"steps", 300},
+                     {"dp", 2},
+                     {"tp", 1},
+                     {"pp", 1}});
+  using TC = mc::train::TrainConfig;
+  auto dp = [](TC& t) -> int& { return t.parallel.dp; };
+  auto tp = [](TC& t) -> int& { return t.parallel.tp; };
+  EXPECT_EQ(mc::ui::lab_valid_values(c, dp, 1, 8), (std::vector<int>{1, 2, 4, 8}));
+  c.batch = 12;
+  EXPECT_EQ(mc::ui::lab_valid_values(c, dp, 1, 8), (std::vector<int>{1, 2, 3, 4, 6}));
+  EXPECT_EQ(mc::ui::lab_valid_values(c, tp, 1, 4), (std::vector<int>{1, 2, 4})) << "tp divides the 4 heads";
+  // The engine's range is what the lab offers from: 64 workers at most, 12 sequences split 12 ways at most.
+  EXPECT_EQ(mc::ui::lab_valid_values(c, dp, mc::train::limits::degree.lo, mc::train::limits::degree.hi),
+            (std::vector<int>{1, 2, 3, 4, 6, 12}));
 }
 
 TEST(LabLayout, ChartsStayWhileALayoutIsRefusedAndWorkersAreExplained) {
@@ -88,7 +95,7 @@ TEST(LabLayout, ChartsStayWhileALayoutIsRefusedAndWorkersAreExplained) {
   ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step >= 3; })) << lab.error;
   EXPECT_TRUE(app.state().widget_rects.count("lab.workers_note")) << "the default layout has 2 workers";
   EXPECT_NE(h.text.find("workers are virtual"), std::string::npos);
-  lab.config["dp"] = 3;  // as a scenario may set it: 8 sequences do not split in 3
+  lab.config.parallel.dp = 3;  // as a scenario may set it: 8 sequences do not split in 3
   for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_FALSE(lab.trainer);
   EXPECT_NE(lab.error.find("multiple of dp"), std::string::npos) << lab.error;

@@ -197,10 +197,10 @@ TEST(UiSmoke, LabJobTrainsWhatTheCliTrains) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "lab"});
   auto& lab = app.state().lab;
-  lab.config["steps"] = 12;
+  lab.config.steps = 12;
   ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step == 12 && !lab.train_job; })) << lab.error;
   EXPECT_FALSE(lab.running) << "the run ends at its step count";
-  nlohmann::json cfg = lab.config;
+  nlohmann::json cfg = mc::train::to_json(lab.config);
   cfg["corpus"] = lab.corpus_id;
   const nlohmann::json r = mc::train::run_json(cfg);
   EXPECT_EQ(r["losses"].get<std::vector<double>>(), lab.shown.report.losses);
@@ -326,12 +326,12 @@ TEST(UiSmoke, LabKeepsTrainingThroughAnInvalidLayout) {
   ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step > 0 || !lab.error.empty(); }));
   ASSERT_TRUE(lab.trainer) << lab.error;
   ASSERT_TRUE(lab.running);
-  lab.config["tp"] = 3;  // 4 heads do not split 3 ways
+  lab.config.parallel.tp = 3;  // 4 heads do not split 3 ways
   for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_FALSE(lab.error.empty());
   EXPECT_TRUE(lab.running) << "an invalid layout on the way must not pause the run";
   EXPECT_EQ(mc::test::non_finite_word(h.text), "");
-  lab.config["tp"] = 2;
+  lab.config.parallel.tp = 2;
   h.frame(app);
   ASSERT_TRUE(lab.trainer) << lab.error;
   EXPECT_TRUE(lab.error.empty());
@@ -507,7 +507,7 @@ TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
     };
     EXPECT_EQ(mc::perf::to_json(app.state().perf.config), file("estimate"));
     EXPECT_EQ(mc::sim::to_json(app.state().sim.config), file("simulate"));
-    EXPECT_EQ(app.state().lab.config, file("train"));
+    EXPECT_EQ(app.state().lab.config, mc::train::parse_config(file("train")));
     EXPECT_TRUE(app.state().status.empty()) << app.state().status;
   }
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "mc_ui_bad_configs";

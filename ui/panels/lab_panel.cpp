@@ -11,6 +11,7 @@
 #include "device/registry.h"
 #include "train/device_peak.h"
 #include "train/report.h"
+#include "train/run.h"
 #include "train/scaling.h"
 #include "train/storage/corpus.h"
 #include "ui/explorer.h"
@@ -35,12 +36,26 @@ namespace {
 
 // ---- the run ----
 
-std::string layout_label(const nlohmann::json& c) {
+std::string layout_label(const train::TrainConfig& c) {
+  const train::ParallelConfig& p = c.parallel;
   char buf[128];
-  std::snprintf(buf, sizeof buf, "dp %d x tp %d x pp %d, ZeRO-%d%s", c.value("dp", 1), c.value("tp", 1),
-                c.value("pp", 1), c.value("zero", 0),
-                c.value("pp", 1) > 1 ? (c.value("schedule", "1f1b") == "gpipe" ? ", GPipe" : ", 1F1B") : "");
+  std::snprintf(buf, sizeof buf, "dp %d x tp %d x pp %d, ZeRO-%d%s", p.dp, p.tp, p.pp, p.zero,
+                p.pp > 1 ? (p.schedule == PipeSchedule::gpipe ? ", GPipe" : ", 1F1B") : "");
   return buf;
+}
+
+// The lab's corpus for a run's "corpus" (train/run.h RunOptions): "default" is the built-in language.
+std::string lab_corpus(const std::string& run_corpus) {
+  return run_corpus == "default" ? LabView().corpus_id : run_corpus;
+}
+
+// The lab's config as `megacluster train` reads it (every key of RunOptions), with the corpus it trains on
+// (a dropped file cannot travel: the default's then): what is exported, kept for a reload, put in the address.
+nlohmann::json lab_config_json(const train::TrainConfig& c, const std::string& corpus_id) {
+  train::RunOptions o;
+  o.train = c;
+  if (!corpus_id.empty()) o.corpus = corpus_id;
+  return train::to_json(o);
 }
 
 std::string format_fixed(double x, int decimals) {
@@ -51,7 +66,7 @@ std::string format_fixed(double x, int decimals) {
 
 void keep_curve(LabView& v) {
   if (!v.trainer || v.shown.report.losses.empty()) return;
-  v.curves.push_back({layout_label(train::to_json(v.shown.report.config)), v.shown.report.losses});
+  v.curves.push_back({layout_label(v.shown.report.config), v.shown.report.losses});
   if (v.curves.size() > 8) v.curves.erase(v.curves.begin());
 }
 
@@ -81,12 +96,12 @@ void ensure_corpus(const ExplorerState& s, LabView& v) {
   } catch (const std::exception& e) {
     v.corpus_error = e.what();
   }
-  v.built_for.clear();
+  v.built_for.reset();
 }
 
 // Rebuilds the run when the config changed (a scenario or a widget edited it).
 void ensure_trainer(LabView& v) {
-  if (v.config.dump() == v.built_for) return;  // built (or refused) for this config already
+  if (v.built_for && *v.built_for == v.config) return;  // built (or refused) for this config already
   keep_curve(v);
   drop_train_job(v);
   v.trainer.reset();
@@ -94,12 +109,11 @@ void ensure_trainer(LabView& v) {
   v.shown = LabProgress{};
   v.export_requested = false;
   v.resume_note.clear();
-  v.built_for = v.config.dump();
+  v.built_for = v.config;
   try {
     if (v.corpus_text.empty()) throw std::runtime_error(v.corpus_error.empty() ? "no corpus loaded" : v.corpus_error);
-    train::TrainConfig c = train::parse_config(v.config, "lab config");
-    train::validate(c);
-    v.trainer = std::make_shared<train::Trainer>(c, v.corpus_text);
+    train::validate(v.config);
+    v.trainer = std::make_shared<train::Trainer>(v.config, v.corpus_text);
     refresh_shown(v);
   } catch (const std::exception& e) {
     // `running` stays as the user left it: typing "tp 3" on the way to "tp 4" passes through a layout that
@@ -153,9 +167,9 @@ void start_sweep(LabView& v) {
   v.sweep_requested = false;
   v.sweep_error.clear();
   try {
-    train::ScalingConfig cfg = v.sweep_config.empty()
-                                   ? (v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{})
-                                   : train::scaling_config_from_json(v.sweep_config, "the scenario's scaling config");
+    train::ScalingConfig cfg = v.sweep_config  ? *v.sweep_config
+                               : v.sweep_quick ? train::ScalingConfig::quick()
+                                               : train::ScalingConfig{};
     cfg.corpus_entropy_nats_per_byte = v.corpus_entropy;  // set by ensure_corpus, 0 for a dropped file
     if (v.sweep_job) v.sweep_job->cancel();               // the old sweep's job stops on its own copy
     v.sweep_job.reset();
@@ -195,29 +209,34 @@ void drive_sweep(ExplorerState& s, LabView& v) {
 // A layout field offering only the values the lab can run with the rest of the config (lab_valid_values):
 // "dp 3" with a global batch of 8 sequences is not offered, rather than offered and refused. The value a
 // scenario set is shown even when the lab cannot run it (the error below the controls says why).
-void choice_field(ExplorerState& s, LabView& v, const char* label, const char* key, int lo, int hi, int fallback,
-                  const char* zero_name = nullptr) {
-  nlohmann::json& c = v.config;
-  if (const std::string now = c.dump(); now != v.choices_for) v.choices.clear(), v.choices_for = now;
+// The values come from the engine's range of the key (train::limits), at most kMostChoices of them.
+constexpr int kMostChoices = 64;
+
+void choice_field(ExplorerState& s, LabView& v, const char* label, const char* key, int& (*field)(train::TrainConfig&),
+                  train::IntRange range, const char* zero_name = nullptr) {
+  train::TrainConfig& c = v.config;
+  if (!v.choices_for || !(*v.choices_for == c)) v.choices.clear(), v.choices_for = c;
   auto it = v.choices.find(key);
-  if (it == v.choices.end()) it = v.choices.emplace(key, lab_valid_values(c, key, lo, hi)).first;
-  const int cur = c.value(key, fallback);
+  if (it == v.choices.end())
+    it = v.choices.emplace(key, lab_valid_values(c, field, range.lo, std::min(range.hi, range.lo + kMostChoices - 1)))
+             .first;
+  const int cur = field(c);
   auto name = [&](int x) { return x == 0 && zero_name ? std::string(zero_name) : std::to_string(x); };
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
   if (ImGui::BeginCombo(label, name(cur).c_str())) {
     const std::vector<int> values = it->second;  // c changes below; the list is this frame's
     for (int x : values)
-      if (ImGui::Selectable(name(x).c_str(), x == cur) && x != cur) c[key] = x;
+      if (ImGui::Selectable(name(x).c_str(), x == cur) && x != cur) field(c) = x;
     ImGui::EndCombo();
   }
   track(s, std::string("lab.") + key);
 }
 
-bool int_field(const char* label, nlohmann::json& c, const char* key, int lo, int hi, int fallback) {
-  int x = c.value(key, fallback);
+bool int_field(const char* label, int& value, int lo, int hi) {
+  int x = value;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (input_int_clamped(label, x, lo, hi)) {
-    c[key] = x;
+    value = x;
     return true;
   }
   return false;
@@ -257,7 +276,7 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
 // The loss curves on screen as CSV: a step column, then one column per run (earlier runs, then this one).
 std::string curves_csv(const LabView& v) {
   std::vector<LabCurve> all = v.curves;
-  if (v.trainer) all.push_back({layout_label(train::to_json(v.shown.report.config)) + " (now)", v.shown.report.losses});
+  if (v.trainer) all.push_back({layout_label(v.shown.report.config) + " (now)", v.shown.report.losses});
   std::string out = "step";
   size_t rows = 0;
   for (const auto& c : all) {
@@ -277,11 +296,7 @@ std::string curves_csv(const LabView& v) {
 }
 
 // The lab's config as `megacluster train` reads it: the layout, the model, and the corpus it trains on.
-nlohmann::json exported_config(const LabView& v) {
-  nlohmann::json c = v.config;
-  if (!v.corpus_id.empty()) c["corpus"] = v.corpus_id;
-  return c;
-}
+nlohmann::json exported_config(const LabView& v) { return lab_config_json(v.config, v.corpus_id); }
 
 // One download (a browser asked twice, for the checkpoint and the config, blocks or scatters the second):
 // a tar of both, laid out as `megacluster train --resume` reads them.
@@ -354,15 +369,14 @@ void restore(ExplorerState& s, LabView& v) {
   namespace fs = std::filesystem;
   try {
     const nlohmann::json j = nlohmann::json::parse(kept);
-    nlohmann::json cfg = j.at("config");
-    const std::string corpus = cfg.value("corpus", std::string("synthetic"));
-    cfg.erase("corpus");
+    const train::RunOptions o = train::parse_run_options(j.at("config"), "the run kept by the browser");
+    const std::string corpus = lab_corpus(o.corpus);
     // A link that says what the lab trains is obeyed: the kept run only resumes when it is that run (a reload
     // of the same address), never in place of another one.
-    if (v.config_from_link && (cfg != v.config || corpus != v.corpus_id)) return;
+    if (v.config_from_link && (!(o.train == v.config) || corpus != v.corpus_id)) return;
     if (corpus != v.corpus_id) v.corpus_id = corpus, v.corpus_text.clear(), v.corpus_error.clear();
     ensure_corpus(s, v);
-    v.config = cfg;
+    v.config = o.train;
     ensure_trainer(v);
     if (!v.trainer) throw std::runtime_error(v.error);
     const fs::path dir = fs::temp_directory_path() / "megacluster-lab-restore";
@@ -386,40 +400,45 @@ void restore(ExplorerState& s, LabView& v) {
 // ---- drawing ----
 
 void draw_controls(ExplorerState& s, LabView& v) {
-  nlohmann::json& c = v.config;
+  train::TrainConfig& c = v.config;
   // One row of fields that wraps onto the next line when the panel is narrow (a projector).
   const float field_w = ImGui::GetFontSize() * 6 + ImGui::GetStyle().ItemInnerSpacing.x;
   auto next = [&](const char* label) { same_line_if_fits(field_w + ImGui::CalcTextSize(label).x); };
-  choice_field(s, v, "dp", "dp", 1, 8, 1);
+  using TC = train::TrainConfig;
+  choice_field(
+      s, v, "dp", "dp", [](TC& t) -> int& { return t.parallel.dp; }, train::limits::degree);
   next("tp");
-  choice_field(s, v, "tp", "tp", 1, 4, 1);
+  choice_field(
+      s, v, "tp", "tp", [](TC& t) -> int& { return t.parallel.tp; }, train::limits::degree);
   next("pp");
-  choice_field(s, v, "pp", "pp", 1, 4, 1);
+  choice_field(
+      s, v, "pp", "pp", [](TC& t) -> int& { return t.parallel.pp; }, train::limits::degree);
   next("ZeRO");
-  choice_field(s, v, "ZeRO", "zero", 0, 3, 0);
+  choice_field(
+      s, v, "ZeRO", "zero", [](TC& t) -> int& { return t.parallel.zero; }, train::limits::zero);
   next("batch");
-  choice_field(s, v, "batch", "batch", 1, 64, 8);
+  choice_field(
+      s, v, "batch", "batch", [](TC& t) -> int& { return t.batch; }, train::limits::batch);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "Global batch in sequences, the same whatever the layout: each of the dp replicas takes an "
         "equal share, so dp must divide it.");
   next("schedule");
-  int sched = c.value("schedule", "1f1b") == "gpipe" ? 0 : 1;
+  int sched = c.parallel.schedule == PipeSchedule::gpipe ? 0 : 1;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   if (ImGui::Combo("schedule", &sched,
                    "GPipe\0"
                    "1F1B\0"))
-    c["schedule"] = sched == 0 ? "gpipe" : "1f1b";
+    c.parallel.schedule = sched == 0 ? PipeSchedule::gpipe : PipeSchedule::one_f_one_b;
   next("precision");
   {
-    const std::string cur = c.value("precision", "fp32");
-    int prec = cur == "bf16" ? 2 : cur == "tf32" ? 1 : 0;
+    int prec = c.precision == device::Precision::bf16 ? 2 : c.precision == device::Precision::tf32 ? 1 : 0;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
     if (ImGui::Combo("precision", &prec,
                      "fp32\0"
                      "tf32\0"
                      "bf16\0"))
-      c["precision"] = prec == 2 ? "bf16" : prec == 1 ? "tf32" : "fp32";
+      c.precision = prec == 2 ? device::Precision::bf16 : prec == 1 ? device::Precision::tf32 : device::Precision::fp32;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "The matrix products' inputs: fp32, TensorFloat-32 (10-bit mantissa, A100 and later) or bfloat16 (7-bit "
@@ -427,9 +446,12 @@ void draw_controls(ExplorerState& s, LabView& v) {
           "keeps them. On the CPU the rounding is emulated, so the curves show what each precision does to the loss.");
   }
   next("micro-batches");
-  choice_field(s, v, "micro-batches", "micro_batches", 0, 8, 0, "auto");
+  choice_field(
+      s, v, "micro-batches", "micro_batches", [](TC& t) -> int& { return t.parallel.micro_batches; },
+      train::limits::micro_batches, "auto");
   next("steps");
-  int_field("steps", c, "steps", 1, 100000, 300);
+  // At least one: a run of no steps has nothing to show.
+  int_field("steps", c.steps, std::max(1, train::limits::steps.lo), train::limits::steps.hi);
 
   draw_corpus_combo(s, v);
   ensure_trainer(v);
@@ -452,7 +474,7 @@ void draw_controls(ExplorerState& s, LabView& v) {
   if (ImGui::Button("Reset")) {
     keep_curve(v);
     drop_train_job(v);
-    v.built_for.clear();
+    v.built_for.reset();
     v.trainer.reset();
     v.running = false;
     ensure_trainer(v);
@@ -504,7 +526,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     // A layout the lab cannot run (a scenario's, or the steps of a typed value): the runs so far stay on
     // the chart, beside the message above that says what to change.
     ImGui::BeginChild("lab_left", ImVec2(std::max(300.0f, ImGui::GetContentRegionAvail().x * 0.55f), 260), false);
-    draw_loss_chart(s, v, v.curves, v.config.value("steps", 300));
+    draw_loss_chart(s, v, v.curves, v.config.steps);
     ImGui::EndChild();
     return;
   }
@@ -572,7 +594,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   ImGui::BeginChild("lab_left", ImVec2(left, 0), false);
   {
     std::vector<LabCurve> all = v.curves;
-    all.push_back({layout_label(train::to_json(t.config)) + " (now)", t.losses});
+    all.push_back({layout_label(t.config) + " (now)", t.losses});
     draw_loss_chart(s, v, all, total);
     same_line_if_fits_button("Export trained model");
     if (ImGui::SmallButton("Export trained model")) v.export_requested = true;  // serve_checkpoints
@@ -726,11 +748,17 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
                "Train several sizes on the same bytes, fit L(C) = a C^b + c to their losses, predict a larger "
                "model's loss before it trains, then train it. The method that let OpenAI predict GPT-4's final "
                "loss from much smaller runs, at the size of this machine.");
-  if (v.sweep_config.empty()) {
+  if (!v.sweep_config) {
     ImGui::Checkbox("quick sweep", &v.sweep_quick);
   } else {
     ImGui::TextDisabled("the scenario's sweep");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.sweep_config.dump().c_str());
+    if (ImGui::IsItemHovered()) {
+      const train::ScalingConfig& sc = *v.sweep_config;
+      std::string widths;
+      for (int w : sc.widths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
+      ImGui::SetTooltip("widths %s, then %d; %d layers, %d steps each, seed %llu", widths.c_str(), sc.predict_width,
+                        sc.layers, sc.steps, (unsigned long long)sc.seed);
+    }
   }
   ImGui::SameLine();
   ensure_corpus(s, v);
@@ -779,8 +807,8 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     wrapped_text(true, "The larger model has not trained: predict its loss first, then train it and compare.");
     if (ImGui::Button("Train it")) {
       // The same sweep with the larger run: the same seed gives the same small runs and the same prediction.
-      v.sweep_config = v.sweep_config.empty() ? nlohmann::json{{"quick", v.sweep_quick}} : v.sweep_config;
-      v.sweep_config["train_target"] = true;
+      if (!v.sweep_config) v.sweep_config = v.sweep_quick ? train::ScalingConfig::quick() : train::ScalingConfig{};
+      v.sweep_config->train_target = true;
       start_sweep(v);
     }
     track(s, "lab.scaling_train_target");
@@ -836,37 +864,40 @@ bool open_corpus(ExplorerState& s, const std::string& name, const std::string& c
   s.lab.corpus_name = name;
   s.lab.corpus_entropy = 0;
   s.lab.corpus_error.clear();
-  s.lab.built_for.clear();
+  s.lab.built_for.reset();
   s.status = "training corpus: " + name + " (" + format_quantity(double(content.size()), "bytes") + ")";
   return true;
 }
 
 // The lab's config in the page's address, with its built-in corpus when it is not the default (a dropped file
 // cannot travel in a link).
-nlohmann::json held_lab_config(const ExplorerState& s) {
-  nlohmann::json c = s.lab.config;
-  if (!s.lab.corpus_id.empty() && s.lab.corpus_id != LabView().corpus_id) c["corpus"] = s.lab.corpus_id;
-  return c;
+nlohmann::json held_lab_config(const ExplorerState& s) { return lab_config_json(s.lab.config, s.lab.corpus_id); }
+
+// A fresh page's: the shipped default on the built-in language.
+nlohmann::json fresh_lab_config(const ExplorerState& s) {
+  return lab_config_json(train::parse_run_options(default_config(s, "train"), "configs/train.json").train,
+                         LabView().corpus_id);
+}
+
+// The scenario's "train" config in the lab's form: two configs that train the same run are equal.
+nlohmann::json lab_form(const nlohmann::json& c) {
+  const train::RunOptions o = train::parse_run_options(c, "a train config");
+  return lab_config_json(o.train, lab_corpus(o.corpus));
 }
 
 void open_lab_config(ExplorerState& s, const nlohmann::json& link) {
-  nlohmann::json c = link;
-  std::string corpus = LabView().corpus_id;
-  if (c.contains("corpus")) {
-    if (!c["corpus"].is_string()) throw std::runtime_error("the lab's \"corpus\" is the id of a built-in corpus");
-    corpus = c["corpus"].get<std::string>();
-    c.erase("corpus");
-  }
-  (void)train::parse_config(c, "the link's lab config");  // a key, type or range the trainer refuses: said now
+  // A key, type or range the trainer refuses is said now, named as the link writes it.
+  const train::RunOptions o = train::parse_run_options(link, "the link's lab config");
   LabView& v = s.lab;
+  const std::string corpus = lab_corpus(o.corpus);
   if (corpus != v.corpus_id) v.corpus_id = corpus, v.corpus_text.clear(), v.corpus_error.clear();
-  v.config = std::move(c);
+  v.config = o.train;
   v.config_from_link = true;
 }
 
 nlohmann::json shown_training(const ExplorerState& s) {
   const LabView& v = s.lab;
-  if (!v.trainer || v.built_for != v.config.dump()) return nullptr;
+  if (!v.trainer || !v.built_for || !(*v.built_for == v.config)) return nullptr;
   return train::to_json(v.shown.report);  // what the panel draws
 }
 
@@ -881,7 +912,7 @@ void set_lab_corpus(LabView& v, const std::string& corpus) {
   v.corpus_id = corpus;
   v.corpus_text.clear();
   v.corpus_error.clear();
-  v.built_for.clear();
+  v.built_for.reset();
 }
 
 PanelRegistrar reg{Panel{
@@ -900,19 +931,17 @@ PanelRegistrar reg{Panel{
           // A config the lab has not built a run for yet (it builds it when drawn) is still to be
           // trained.
           const LabView& l = s.lab;
-          return l.train_job || (l.running && l.built_for != l.config.dump()) ||
+          return l.train_job || (l.running && !(l.built_for && *l.built_for == l.config)) ||
                  (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) || l.sweep_job ||
                  (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
         },
-    .address = {{"train", [](const ExplorerState& s) { return default_config(s, "train"); }, held_lab_config,
-                 open_lab_config}},
+    .address = {{"train", fresh_lab_config, held_lab_config, open_lab_config}},
     .configs = {{"train",
                  [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
-                   set_lab_corpus(s.lab, c.value("corpus", std::string("synthetic")) == "default"
-                                             ? "synthetic"
-                                             : c.value("corpus", std::string("synthetic")));
-                   if (without_empty_sections(s.lab.config) != without_empty_sections(c)) {
-                     s.lab.config = c;
+                   const train::RunOptions o = train::parse_run_options(c, "the scenario's train config");
+                   set_lab_corpus(s.lab, lab_corpus(o.corpus));
+                   if (!(s.lab.config == o.train)) {
+                     s.lab.config = o.train;
                      s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
                      // Without the curves of runs before it (of an earlier step, or the class's own): a step reached by
                      // ">" draws what its link draws (turing-nlg's ZeRO-3 run, its memory figures at the same place).
@@ -920,31 +949,41 @@ PanelRegistrar reg{Panel{
                      s.lab.shown.report.losses.clear();  // the run this replaces is not kept as a curve either
                    }
                  },
-                 [](const ExplorerState& s) { return s.lab.config; }, shown_training,
+                 held_lab_config, shown_training,
                  [](ExplorerState& s) {
                    set_lab_corpus(s.lab, LabView().corpus_id);
-                   if (without_empty_sections(s.lab.config) != without_empty_sections(default_config(s, "train"))) {
-                     s.lab.config = default_config(s, "train");
+                   const train::TrainConfig fresh =
+                       train::parse_run_options(default_config(s, "train"), "configs/train.json").train;
+                   if (!(s.lab.config == fresh)) {
+                     s.lab.config = fresh;
                      s.lab.running = true;  // as the lab starts when opened
                    }
-                 }},
+                 },
+                 lab_form},
                 {"scaling",
                  [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
                    LabView& v = s.lab;
-                   set_lab_corpus(v, c.value("corpus", std::string("synthetic")));
-                   if (v.sweep_config != c || !v.sweep) {
-                     v.sweep_config = c;
+                   set_lab_corpus(v, train::scaling_corpus(c));
+                   const train::ScalingConfig sc = train::scaling_config_from_json(c, "the scenario's scaling config");
+                   if (v.sweep_config != sc || !v.sweep) {
+                     v.sweep_config = sc;
                      v.sweep.reset();
                      v.sweep_requested = true;  // the same sweep as the scenario's, run live in the lab
                    }
                  },
-                 [](const ExplorerState& s) { return s.lab.sweep_config; }, shown_sweep,
+                 [](const ExplorerState& s) {
+                   return s.lab.sweep_config ? train::to_json(*s.lab.sweep_config) : nlohmann::json::object();
+                 },
+                 shown_sweep,
                  [](ExplorerState& s) {
                    LabView& v = s.lab;
-                   if (v.sweep_config.empty()) return;
-                   v.sweep_config = nlohmann::json::object();
+                   if (!v.sweep_config) return;
+                   v.sweep_config.reset();
                    v.sweep.reset();
                    v.sweep_requested = v.sweep_running = false;
+                 },
+                 [](const nlohmann::json& c) {
+                   return train::to_json(train::scaling_config_from_json(c, "a scaling config"));
                  }}},
     .default_config = "train",
     .errors =

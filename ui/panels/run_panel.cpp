@@ -19,8 +19,6 @@
 namespace mc::ui {
 namespace {
 
-constexpr int kMaxSeed = 1 << 30;  // what the seed field takes (an int's worth a person can type)
-
 using nlohmann::json;
 
 // What interrupted the run, in a student's words (the engine's ids: "gpu", "nic", "software").
@@ -60,15 +58,11 @@ void poll(ExplorerState& s) {
 }
 
 // The run's length and seed in the page's address (the machine is the "simulate" part, the iteration panel's).
-json run_settings(const SimView& v) { return {{"days", v.run_days}, {"seed", v.seed}}; }
+json run_settings(const SimView& v) { return sim::to_json(sim::RunSettings{v.run_days, v.seed}); }
 
 void open_run_settings(ExplorerState& s, const json& c) {
-  const JsonDoc doc = JsonDoc::parse(c.dump(2), "the link's run settings");
-  const JsonCursor at = doc.root();
-  at.only_keys({"days", "seed"});
-  const double days = at["days"].number_in(1, sim::kMaxRunDays);
-  s.sim.seed = (unsigned long long)at["seed"].integer_in(0, kMaxSeed);
-  s.sim.run_days = days;
+  const sim::RunSettings r = sim::parse_run_settings(c, "the link's run settings");
+  s.sim.run_days = r.days, s.sim.seed = r.seed;
 }
 
 void knobs(ExplorerState& s) {
@@ -85,7 +79,7 @@ void knobs(ExplorerState& s) {
   track(s, "run.days");
   same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("seed").x);
   int seed = int(v.seed);
-  if (input_int_clamped("seed", seed, 0, kMaxSeed)) v.seed = (unsigned long long)seed;
+  if (input_int_clamped("seed", seed, 0, int(sim::kMaxRunSeed))) v.seed = (unsigned long long)seed;
   track(s, "run.seed");
   // Read without writing: an empty section added here would change the iteration's cache key and make
   // the iteration panel simulate again for nothing. Sections are written only when a knob moves.

@@ -1,7 +1,7 @@
-// lab_state.h - view state of the training lab panel. `config` is the JSON `megacluster train` reads
-// (train/train.h: parse_config), so a scenario can set e.g. lab.config["tp"] = 2 and press start by
-// setting lab.running = true; the panel rebuilds the run when the config changes. Training and the sweep
-// run as jobs (ui/lab_jobs.h); the panel draws the copies they publish (shown, sweep_shown).
+// lab_state.h - view state of the training lab panel. `config` is the typed config `megacluster train` reads
+// (train/train.h: TrainConfig, parsed once by the codec), so a scenario can set e.g. lab.config.parallel.tp = 2
+// and press start by setting lab.running = true; the panel rebuilds the run when the config changes. Training and the
+// sweep run as jobs (ui/lab_jobs.h); the panel draws the copies they publish (shown, sweep_shown).
 #pragma once
 
 #include "train/report.h"
@@ -13,6 +13,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ class LabSweepJob;
 struct LabView {
   // The default, a model small enough that a step takes a few milliseconds so training runs inside the
   // frame loop, is assets/configs/train.json (the App loads it).
-  nlohmann::json config = nlohmann::json::object();
+  train::TrainConfig config;
   bool running = true;     // train a few steps every frame (the lab starts live when opened)
   bool step_once = false;  // one step on the next frame (the Step button; scenarios may set it)
   // Replay of the last step's messages (report.messages, in the order they were sent): the position in
@@ -64,14 +65,14 @@ struct LabView {
 
   // The run. While train_job runs, the job owns the trainer and the panel draws `shown`, the copy the job
   // published last; otherwise the panel owns it and `shown` is refreshed from it.
-  std::shared_ptr<train::Trainer> trainer;  // rebuilt when config changes
-  std::shared_ptr<LabTrainJob> train_job;   // trains it (ui/lab_jobs.h), on a worker or in frame slices
-  bool stepping_once = false;               // train_job is the Step button's single step
-  LabProgress shown;                        // valid when trainer is set
-  std::string built_for;                    // config.dump() of trainer
-  std::string error;                        // why the config cannot run
-  // The values each layout control offers (lab_valid_values), computed for the config dumped in choices_for.
-  std::string choices_for;
+  std::shared_ptr<train::Trainer> trainer;      // rebuilt when config changes
+  std::shared_ptr<LabTrainJob> train_job;       // trains it (ui/lab_jobs.h), on a worker or in frame slices
+  bool stepping_once = false;                   // train_job is the Step button's single step
+  LabProgress shown;                            // valid when trainer is set
+  std::optional<train::TrainConfig> built_for;  // the config of trainer (built or refused)
+  std::string error;                            // why the config cannot run
+  // The values each layout control offers (lab_valid_values), computed for the config choices_for.
+  std::optional<train::TrainConfig> choices_for;
   std::map<std::string, std::vector<int>> choices;
   std::vector<LabCurve> curves;  // earlier runs, overlaid on the current one
   int sample_every = 50;
@@ -105,9 +106,9 @@ struct LabView {
   SweepProgress sweep_shown;  // what the tab draws: the job's last publication, or the paused sweep's
   bool sweep_running = false;
   bool sweep_quick = true;
-  // The sweep's config (train::scaling_config_from_json) when a scenario set one, else empty (the "quick
+  // The sweep's config (train::scaling_config_from_json) when a scenario set one, else none (the "quick
   // sweep" checkbox decides); sweep_requested starts it on the next frame the lab draws or ticks.
-  nlohmann::json sweep_config = nlohmann::json::object();
+  std::optional<train::ScalingConfig> sweep_config;
   bool sweep_requested = false;
   std::string sweep_error;  // why the sweep's config was refused
 };

@@ -87,8 +87,8 @@ struct SimView {
   int slice_first = 0, slice_count = 16, slice_stride = 624;  // 624 = tp*dp: one GPU per pipeline stage
   double view_start_s = 0, view_span_s = 0;                   // 0 span: the whole iteration
   // Run view.
-  double run_days = 30;
-  unsigned long long seed = 1;
+  double run_days = sim::RunSettings{}.days;
+  unsigned long long seed = sim::RunSettings{}.seed;
 
   // Iteration results (recomputed when config or slice changes).
   std::optional<IterationKey> iteration_for;  // what `iteration` belongs to
