@@ -105,7 +105,7 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
     add("perf", c.cluster.gpu, line);
   }
   try {
-    const capital::PlanConfig c = capital::plan_config_from_json(s.capital.plan, capital::default_plan_config(cat));
+    const capital::PlanConfig c = capital_plan(cat, s.capital);
     std::snprintf(b, sizeof b, "%s at an assumed MFU of %.2f, ", gpus_words(cat, c.gpu, c.cluster_gpus).c_str(),
                   c.utilisation);
     std::string line = b;

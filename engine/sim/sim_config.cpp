@@ -176,13 +176,7 @@ void check_work_budget(const JsonCursor& root, const IterationSpec& it) {
 Resolved resolve(const Catalog& cat, const JsonDoc& doc) {
   Resolved r;
   JsonCursor root = doc.root();
-  if (!root.is_object())
-    root.fail(
-        "a simulate config is the estimate config (model, cluster, parallel, training) "
-        "plus optional stragglers, degraded_links, sim, failures, checkpoint, data");
-  std::vector<std::string> allowed = perf::request_keys("");
-  allowed.insert(allowed.end(), sim_section_keys().begin(), sim_section_keys().end());
-  root.only_keys(allowed);
+  check_simulate_keys(root);
   // The analytic model reads its own keys (one parser for both commands).
   json analytic = json::object();
   for (const auto& k : perf::request_keys(""))

@@ -91,9 +91,7 @@ void parse_sim_sections(const JsonCursor& root, SimRequest& out) {
   if (auto j = root.get("data")) out.data = read_section(*j, data_keys());
 }
 
-SimRequest parse_sim_request(const nlohmann::json& config, const std::string& file_for_errors) {
-  const JsonDoc doc = JsonDoc::parse(config.dump(2), file_for_errors);
-  const JsonCursor root = doc.root();
+void check_simulate_keys(const JsonCursor& root) {
   if (!root.is_object())
     root.fail(
         "a simulate config is the estimate config (model, cluster, parallel, training) "
@@ -101,6 +99,12 @@ SimRequest parse_sim_request(const nlohmann::json& config, const std::string& fi
   std::vector<std::string> allowed = perf::request_keys("");
   allowed.insert(allowed.end(), sim_section_keys().begin(), sim_section_keys().end());
   root.only_keys(allowed);
+}
+
+SimRequest parse_sim_request(const nlohmann::json& config, const std::string& file_for_errors) {
+  const JsonDoc doc = JsonDoc::parse(config.dump(2), file_for_errors);
+  const JsonCursor root = doc.root();
+  check_simulate_keys(root);
   SimRequest r;
   r.estimate = perf::parse_request_sections(root);
   parse_sim_sections(root, r);

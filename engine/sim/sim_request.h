@@ -76,6 +76,8 @@ struct SimRequest {
   bool operator==(const SimRequest&) const = default;
 };
 
+// A simulate config is an object of the estimate's sections and the simulator's, nothing else (LoadError).
+void check_simulate_keys(const JsonCursor& root);
 // The simulator's own sections of a config whose keys were checked (the estimate's are perf::parse_request's).
 void parse_sim_sections(const JsonCursor& root, SimRequest& out);
 // A whole simulate config: every key's type and range, located (LoadError), unknown keys refused.

@@ -200,9 +200,18 @@ TEST(Address, EveryChapterTravelsWithTheLink) {
     return [kind](const ExplorerState& s) { return mc::ui::find_config_binding(kind)->shown(s); };
   };
   const Case cases[] = {
-      {"capital/plan", "edits.plan=", [](ExplorerState& s) { s.capital.plan["budget_usd"] = 5e8; }, shown("plan")},
+      {"capital/plan", "edits.plan=",
+       [](ExplorerState& s) {
+         s.capital.plan = mc::ui::capital_plan(*s.catalog, s.capital);
+         s.capital.plan->budget_usd = 5e8;
+       },
+       shown("plan")},
       {"capital/waterfall", "edits.waterfall=",
-       [](ExplorerState& s) { s.capital.waterfall["first_year_profit_usd"] = 2e9; }, shown("waterfall")},
+       [](ExplorerState& s) {
+         s.capital.waterfall = mc::ui::capital_waterfall(*s.catalog, s.capital);
+         s.capital.waterfall->first_year_profit_usd = 2e9;
+       },
+       shown("waterfall")},
       {"perf", "edits.estimate=", [](ExplorerState& s) { s.perf.config.parallel.value().zero = 1; }, shown("estimate")},
       {"sim", "edits.simulate=", [](ExplorerState& s) { s.sim.config.estimate.cluster.node_network_Gbps = 100; },
        [](const ExplorerState& s) {

@@ -84,7 +84,8 @@ TEST(ScreenAssumptions, HeadlinesSayWhyScreensDiffer) {
                         mc::with_thousands(double(s.sim.iteration->config.cluster.gpus())) + " GPUs simulated"),
             std::string::npos)
       << h.text;
-  s.capital.plan["utilisation"] = 0.45;
+  s.capital.plan = mc::ui::capital_plan(*s.catalog, s.capital);
+  s.capital.plan->utilisation = 0.45;
   h.frame(app);
   EXPECT_NE(h.text.find("Capital: 10,000 GPUs at an assumed MFU of 0.45"), std::string::npos) << h.text;
   open(h, app, "capital");

@@ -377,42 +377,57 @@ nlohmann::json fresh_capital(const ExplorerState& s, std::string_view which) {
   return capital::to_json(capital_partnership(*s.catalog, fresh, plan));
 }
 
+// One of the three configs as the view holds it (none: never drawn, a fresh page's).
+nlohmann::json held_capital(const CapitalView& v, std::string_view which) {
+  if (which == "plan") return v.plan ? capital::to_json(*v.plan) : nlohmann::json();
+  if (which == "waterfall") return v.waterfall ? capital::to_json(*v.waterfall) : nlohmann::json();
+  return v.partnership ? capital::to_json(*v.partnership) : nlohmann::json();
+}
+
+// `c` read by the codec of `which` over what `v` computes with now; throws LoadError naming the key it refuses.
+void set_capital(const Catalog& cat, CapitalView& v, std::string_view which, const nlohmann::json& c) {
+  if (which == "plan")
+    v.plan = capital::plan_config_from_json(c, capital_plan(cat, v));
+  else if (which == "waterfall")
+    v.waterfall = capital::waterfall_config_from_json(c, capital_waterfall(cat, v));
+  else
+    v.partnership = capital::partnership_config_from_json(c, capital_partnership(cat, v, capital_plan(cat, v)));
+}
+
 // A link's capital config: refused whole (LoadError naming the key) unless the panel's codec reads it.
-AddressPart capital_part(const char* which, nlohmann::json CapitalView::*member) {
+AddressPart capital_part(const char* which) {
   return {which, [which](const ExplorerState& s) { return fresh_capital(s, which); },
-          [member](const ExplorerState& s) {
-            const nlohmann::json& held = s.capital.*member;
-            return held.empty() ? nlohmann::json() : held;  // never drawn: as a fresh page's
-          },
-          [member](ExplorerState& s, const nlohmann::json& c) {
+          [which](const ExplorerState& s) { return held_capital(s.capital, which); },
+          [which](ExplorerState& s, const nlohmann::json& c) {
+            const Catalog& cat = *s.catalog;
             CapitalView next = s.capital;
             // All three held as a fresh page's panel holds them once drawn, so a part the link leaves out is the
             // fresh one even where its defaults would follow another part (the partnership's, the plan's).
-            for (auto [m, id] : {std::pair{&CapitalView::plan, "plan"}, std::pair{&CapitalView::waterfall, "waterfall"},
-                                 std::pair{&CapitalView::partnership, "partnership"}})
-              if ((next.*m).empty()) next.*m = fresh_capital(s, id);
-            next.*member = c;
-            const capital::PlanConfig plan = capital_plan(*s.catalog, next);  // each throws for what it refuses
-            (void)capital_waterfall(*s.catalog, next);
-            (void)capital_partnership(*s.catalog, next, plan);
+            if (!next.plan) next.plan = capital_plan(cat, next);
+            if (!next.waterfall) next.waterfall = capital_waterfall(cat, next);
+            if (!next.partnership) next.partnership = capital_partnership(cat, next, *next.plan);
+            set_capital(cat, next, which, c);
             s.capital = std::move(next);
           }};
+}
+
+// A scenario's config of `which`: read now; a config the codec refuses is said in the panel, the view unchanged.
+void apply_capital(ExplorerState& s, std::string_view which, const nlohmann::json& c) {
+  if (!s.catalog) return;  // the panel says the catalog is missing
+  try {
+    set_capital(*s.catalog, s.capital, which, c);
+    s.capital.error.clear();
+  } catch (const std::exception& e) {
+    s.capital.error = e.what();
+  }
 }
 
 void draw(ExplorerState& s) {
   const Catalog& cat = *s.catalog;
   CapitalView& v = s.capital;
-  capital::PlanConfig plan;
-  capital::WaterfallConfig wf;
-  capital::PartnershipConfig part;
-  try {
-    plan = capital_plan(cat, v);
-    wf = capital_waterfall(cat, v);
-    part = capital_partnership(cat, v, plan);
-    v.error.clear();
-  } catch (const std::exception& e) {
-    v.error = e.what();
-  }
+  capital::PlanConfig plan = capital_plan(cat, v);
+  capital::WaterfallConfig wf = capital_waterfall(cat, v);
+  capital::PartnershipConfig part = capital_partnership(cat, v, plan);
   if (!v.error.empty()) error_text("config refused: %s", v.error.c_str());
   confidence_legend();
   if (ImGui::BeginTabBar("capital_tabs")) {
@@ -442,11 +457,9 @@ void draw(ExplorerState& s) {
     ImGui::EndTabBar();
   }
   // Write back what the sliders changed, so a scenario and the panel share one state.
-  if (v.error.empty()) {
-    v.plan = capital::to_json(plan);
-    v.waterfall = capital::to_json(wf);
-    v.partnership = capital::to_json(part);
-  }
+  v.plan = plan;
+  v.waterfall = wf;
+  v.partnership = part;
 }
 
 // The capital panel computes on every frame from its configs; what it shows is these engine calls on them
@@ -483,16 +496,16 @@ PanelRegistrar reg{Panel{
       return "plan";  // its budget, utilisation, plan and Chinchilla's table
     },
     .needs_catalog = true,
-    .address = {capital_part("plan", &CapitalView::plan), capital_part("waterfall", &CapitalView::waterfall),
-                capital_part("partnership", &CapitalView::partnership)},
-    .configs = {{"plan", [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.capital.plan = c; },
-                 [](const ExplorerState& s) { return s.capital.plan; }, shown_plan},
-                {"waterfall",
-                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.capital.waterfall = c; },
-                 [](const ExplorerState& s) { return s.capital.waterfall; }, shown_waterfall},
-                {"partnership",
-                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { s.capital.partnership = c; },
-                 [](const ExplorerState& s) { return s.capital.partnership; }, shown_partnership}},
+    .address = {capital_part("plan"), capital_part("waterfall"), capital_part("partnership")},
+    .configs =
+        {{"plan", [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { apply_capital(s, "plan", c); },
+          [](const ExplorerState& s) { return held_capital(s.capital, "plan"); }, shown_plan},
+         {"waterfall",
+          [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { apply_capital(s, "waterfall", c); },
+          [](const ExplorerState& s) { return held_capital(s.capital, "waterfall"); }, shown_waterfall},
+         {"partnership",
+          [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { apply_capital(s, "partnership", c); },
+          [](const ExplorerState& s) { return held_capital(s.capital, "partnership"); }, shown_partnership}},
     .errors =
         [](const ExplorerState& s) {
           std::vector<std::string> out;
@@ -503,20 +516,20 @@ PanelRegistrar reg{Panel{
 }  // namespace
 
 capital::PlanConfig capital_plan(const Catalog& cat, const CapitalView& v) {
-  capital::PlanConfig c = capital::plan_config_from_json(v.plan, capital::default_plan_config(cat));
+  capital::PlanConfig c = v.plan ? *v.plan : capital::default_plan_config(cat);
   if (c.budget_usd <= 0 && c.budget_flops <= 0) c.budget_usd = kCapitalBudgetUsd;
   return c;
 }
 
 capital::WaterfallConfig capital_waterfall(const Catalog& cat, const CapitalView& v) {
-  return capital::waterfall_config_from_json(v.waterfall, capital::default_waterfall_config(cat));
+  return v.waterfall ? *v.waterfall : capital::default_waterfall_config(cat);
 }
 
 capital::PartnershipConfig capital_partnership(const Catalog& cat, const CapitalView& v,
                                                const capital::PlanConfig& plan) {
-  return capital::partnership_config_from_json(
-      v.partnership, capital::default_partnership_config(cat, plan.rent_usd_per_gpu_hour,
-                                                         plan.gpu_peak_flops_per_s * plan.utilisation));
+  return v.partnership ? *v.partnership
+                       : capital::default_partnership_config(cat, plan.rent_usd_per_gpu_hour,
+                                                             plan.gpu_peak_flops_per_s * plan.utilisation);
 }
 
 }  // namespace mc::ui

@@ -1,30 +1,30 @@
-// capital_state.h - view state of the Capital panel: the three capital-model configs as JSON (the same
-// JSON a scenario's "plan", "waterfall" and "partnership" configs hold), so a scenario can set any key and
-// the panel recomputes on the next frame. Empty objects mean "the defaults, with prices from the catalog".
+// capital_state.h - view state of the Capital panel: the three capital-model configs (capital/compute_cost.h,
+// capital/waterfall.h), each read once by its codec from a scenario's "plan", "waterfall" or "partnership"
+// config or a link, so the panel recomputes on the next frame. None means "the defaults, with prices from the
+// catalog" (the panel holds them once drawn).
 #pragma once
 
 #include "capital/compute_cost.h"
 #include "capital/waterfall.h"
 
-#include <nlohmann/json.hpp>
-
+#include <optional>
 #include <string>
 
 namespace mc::ui {
 
 struct CapitalView {
-  nlohmann::json plan = nlohmann::json::object();         // capital::PlanConfig keys
-  nlohmann::json waterfall = nlohmann::json::object();    // capital::WaterfallConfig keys
-  nlohmann::json partnership = nlohmann::json::object();  // capital::PartnershipConfig keys
-  std::string error;                                      // why a config was refused
+  std::optional<capital::PlanConfig> plan;
+  std::optional<capital::WaterfallConfig> waterfall;
+  std::optional<capital::PartnershipConfig> partnership;
+  std::string error;  // why a scenario's config was refused
 };
 
 // The budget the panel plans with when a plan has none: $10M, a seed round of the time, small enough that the
 // slider's whole range (thousands to a hundred billion dollars) sits either side of it.
 constexpr double kCapitalBudgetUsd = 1e7;
 
-// The configs the panel computes with: each of the view's JSON over the catalog's defaults; a plan with no
-// budget gets kCapitalBudgetUsd. Throw LoadError naming the key for a config the codec refuses.
+// The configs the panel computes with: the view's, else the catalog's defaults; a plan with no budget gets
+// kCapitalBudgetUsd.
 capital::PlanConfig capital_plan(const Catalog& cat, const CapitalView& v);
 capital::WaterfallConfig capital_waterfall(const Catalog& cat, const CapitalView& v);
 // The partnership's defaults price GPU-hours at `plan`'s rent and deliver its sustained FLOP/s.
