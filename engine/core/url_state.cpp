@@ -2,6 +2,7 @@
 #include "core/url_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mc {
 
@@ -214,6 +215,11 @@ std::string edit_value(const json& v) {
       const json as = json::parse(w, nullptr, false);
       if (as.is_discarded()) return w;
     }
+  }
+  // A whole number held as a double (a typed config's Gb/s) reads as the person typed it: "100", not "100.0".
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15) return std::to_string((long long)d);
   }
   return v.dump();
 }

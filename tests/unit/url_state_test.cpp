@@ -143,6 +143,11 @@ TEST(UrlState, AnEditedConfigIsItsDifferencesAndReadsBack) {
   words["software"] = "true";
   words["cluster"]["preset"] = "1e3";
   EXPECT_EQ(mc::apply_config_edits(base, mc::encode_config_edits(base, words)), words);
+  // A whole number a typed config holds as a double is written as typed, and reads back equal.
+  nlohmann::json gbps = base;
+  gbps["cluster"]["node_network_Gbps"] = 100.0;
+  EXPECT_EQ(mc::encode_config_edits(base, gbps), "cluster.node_network_Gbps:100");
+  EXPECT_EQ(mc::apply_config_edits(base, "cluster.node_network_Gbps:100"), gbps);
 
   // In the address: written with ',' and ':' as they are, and read back to the same state.
   mc::UrlState s;

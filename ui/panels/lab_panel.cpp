@@ -871,7 +871,17 @@ bool open_corpus(ExplorerState& s, const std::string& name, const std::string& c
 
 // The lab's config in the page's address, with its built-in corpus when it is not the default (a dropped file
 // cannot travel in a link).
-nlohmann::json held_lab_config(const ExplorerState& s) { return lab_config_json(s.lab.config, s.lab.corpus_id); }
+// Asked every frame (the address): the last form is kept while the config and corpus are the same.
+nlohmann::json held_lab_config(const ExplorerState& s) {
+  static train::TrainConfig config;
+  static std::string corpus;
+  static nlohmann::json form;
+  if (form.is_null() || !(config == s.lab.config) || corpus != s.lab.corpus_id) {
+    config = s.lab.config, corpus = s.lab.corpus_id;
+    form = lab_config_json(config, corpus);
+  }
+  return form;
+}
 
 // A fresh page's: the shipped default on the built-in language.
 nlohmann::json fresh_lab_config(const ExplorerState& s) {
