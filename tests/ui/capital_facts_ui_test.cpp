@@ -77,3 +77,25 @@ TEST(CapitalFacts, TimelinePrintsGpt3ComputeAsTheChartDoes) {
       << h.text;
   EXPECT_EQ(h.text.find("{"), std::string::npos) << "an unexpanded fact: " << h.text;
 }
+
+// A scenario's capital config is read once by its codec: one the codec refuses is said in the panel, by its
+// key, and the panel keeps computing with what it held; the next good one is taken and clears the message.
+TEST(CapitalFacts, ARefusedScenarioConfigIsSaidAndTheViewKept) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "capital"});
+  for (int i = 0; i < 2; ++i) h.frame(app);
+  auto& s = app.state();
+  ASSERT_TRUE(s.capital.plan.has_value()) << "the panel holds its plan once drawn";
+  const double before = s.capital.plan->utilisation;
+  const mc::ui::ConfigBinding* plan = mc::ui::find_config_binding("plan");
+  ASSERT_NE(plan, nullptr);
+  plan->apply(s, {{"utilisation", "high"}}, nullptr);
+  EXPECT_NE(s.capital.error.find("utilisation"), std::string::npos) << s.capital.error;
+  EXPECT_EQ(s.capital.plan->utilisation, before);
+  h.frame(app);
+  EXPECT_NE(h.text.find("config refused"), std::string::npos);
+  plan->apply(s, {{"utilisation", 0.45}}, nullptr);
+  EXPECT_EQ(s.capital.error, "");
+  EXPECT_EQ(s.capital.plan->utilisation, 0.45);
+}

@@ -168,7 +168,6 @@ void recompute(ExplorerState& s) {
   PerfView& v = s.perf;
   if (!v.computed_for || !(*v.computed_for == v.config)) {
     v.computed_for = v.config;
-    ++v.revision;
     try {
       v.parsed = perf::parse_config(*s.catalog, v.config, "panel config");
       v.estimate = perf::estimate(v.parsed);

@@ -27,10 +27,9 @@ struct PerfView {
   long long machine_gpus = 0;
   long long fitted_gpus = -1;
 
-  // Derived, recomputed whenever `config` changes: `revision` counts the configs computed, and the results
-  // below belong to `computed_for` (compared as values, so every way of changing the config is seen).
+  // Derived, recomputed whenever `config` changes: the results below belong to `computed_for` (compared as
+  // values, so every way of changing the config is seen: a control, a scenario, a link, a test).
   std::optional<mc::perf::Request> computed_for;
-  uint64_t revision = 0;
   bool valid = false;
   std::string error;  // LoadError message when the config is invalid
   mc::perf::Config parsed;
