@@ -15,8 +15,11 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mc::ui {
@@ -45,6 +48,38 @@ class Job {
   friend class JobRunner;
   std::atomic<double> progress_{0};
   std::atomic<bool> cancel_{false}, done_{false};
+};
+
+// What a running job shows the UI thread: the newest copy of its progress and a serial counting the copies,
+// under one mutex. The job publishes after a slice (its own working copy stays its own); the panel takes
+// the copy only when it is newer than the one it holds, so it never reads what the job is changing.
+//
+//   Published<Ranking> out_;                      // a member of the job
+//   out_.publish(work_);                          // in step(), after a slice
+//   job->out().latest(shown, shown_serial);       // each frame on the UI thread
+template <class T>
+class Published {
+ public:
+  explicit Published(T first = T{}, uint64_t serial = 0) : value_(std::move(first)), serial_(serial) {}
+  void publish(T value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    value_ = std::move(value);
+    ++serial_;
+  }
+  // Copies the newest value into `out` when its serial is past `seen`, and sets `seen` to it; false when
+  // there is nothing newer.
+  bool latest(T& out, uint64_t& seen) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (serial_ <= seen) return false;
+    out = value_;
+    seen = serial_;
+    return true;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  T value_;
+  uint64_t serial_;
 };
 
 class JobRunner {

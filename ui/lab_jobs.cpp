@@ -51,27 +51,29 @@ std::vector<int> lab_valid_values(const train::TrainConfig& config, int& (*field
 }
 
 LabTrainJob::LabTrainJob(std::shared_ptr<train::Trainer> trainer, int until_step, int sample_every, LabProgress start)
-    : trainer_(std::move(trainer)), until_step_(until_step), sample_every_(sample_every), work_(std::move(start)) {
+    : trainer_(std::move(trainer)),
+      until_step_(until_step),
+      sample_every_(sample_every),
+      work_(std::move(start)),
+      published_({}, work_.serial) {  // nothing new until the first slice publishes
   work_.report = train::report(*trainer_);
-  published_ = work_;
 }
 
 void LabTrainJob::publish() {
   work_.report = train::report(*trainer_);
-  ++work_.serial;
-  std::lock_guard<std::mutex> lock(mutex_);
-  published_ = work_;
+  published_.publish(work_);
 }
 
+// The progress's own serial is the publication's (the panel keeps its last one in LabProgress::serial).
 bool LabTrainJob::latest(LabProgress& out) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (published_.serial <= out.serial) return false;
-  out = published_;
+  uint64_t seen = out.serial;
+  if (!published_.latest(out, seen)) return false;
+  out.serial = seen;
   return true;
 }
 
 std::optional<LabCheckpoint> LabTrainJob::take_checkpoint() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(checkpoint_mutex_);
   std::optional<LabCheckpoint> out = std::move(checkpoint_);
   checkpoint_.reset();
   return out;
@@ -82,7 +84,7 @@ bool LabTrainJob::step(double budget_s) {
   const auto t0 = clock::now();
   if (want_checkpoint_.exchange(false)) {
     LabCheckpoint ck = lab_checkpoint(*trainer_);  // a failure ends the job with its message (JobRunner)
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(checkpoint_mutex_);
     checkpoint_ = std::move(ck);
   }
   const int total = trainer_->config().steps;
@@ -107,7 +109,7 @@ SweepProgress sweep_progress(const train::ScalingSweep& sweep, uint64_t serial) 
 }
 
 LabSweepJob::LabSweepJob(std::shared_ptr<train::ScalingSweep> sweep, uint64_t serial)
-    : sweep_(std::move(sweep)), published_(sweep_progress(*sweep_, serial)) {}
+    : sweep_(std::move(sweep)), published_(sweep_progress(*sweep_, serial), serial) {}
 
 bool LabSweepJob::step(double budget_s) {
   using clock = std::chrono::steady_clock;
@@ -118,18 +120,15 @@ bool LabSweepJob::step(double budget_s) {
     sweep_->advance(1);
     advanced = true;
   }
-  if (advanced) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    published_ = sweep_progress(*sweep_, published_.serial + 1);
-  }
+  if (advanced) published_.publish(sweep_progress(*sweep_, 0));
   set_progress(sweep_->progress());
   return cancelled() || sweep_->done();
 }
 
 bool LabSweepJob::latest(SweepProgress& out) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (published_.serial <= out.serial) return false;
-  out = published_;
+  uint64_t seen = out.serial;
+  if (!published_.latest(out, seen)) return false;
+  out.serial = seen;
   return true;
 }
 

@@ -50,10 +50,10 @@ class LabTrainJob : public Job {
   void publish();
   std::shared_ptr<train::Trainer> trainer_;
   int until_step_, sample_every_;
-  LabProgress work_;  // the job's own copy, published under mutex_
+  LabProgress work_;  // the job's own copy
+  Published<LabProgress> published_;
   std::atomic<bool> want_checkpoint_{false};
-  mutable std::mutex mutex_;
-  LabProgress published_;
+  std::mutex checkpoint_mutex_;
   std::optional<LabCheckpoint> checkpoint_;
 };
 
@@ -67,8 +67,7 @@ class LabSweepJob : public Job {
 
  private:
   std::shared_ptr<train::ScalingSweep> sweep_;
-  mutable std::mutex mutex_;
-  SweepProgress published_;
+  Published<SweepProgress> published_;
 };
 
 // What the panel shows of a sweep that no job is running (a new one, or one paused between runs).

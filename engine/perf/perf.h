@@ -230,6 +230,10 @@ struct Config {
   Layout layout;
   Training training;
   Software software;
+  // Where the layout's keys came from when a model preset's layout of record is its base (the keys the
+  // record gave with their sources, the ones the config set, dp filling the cluster); empty otherwise.
+  // estimate() lists it first among its notes.
+  std::string layout_from;
 };
 
 // The transformer layers each pipeline stage holds: the layout's explicit list, or the layers split as

@@ -3,6 +3,7 @@
 //
 // Sections:
 //   catalog records      find_record, apply_gpu, apply_fabric, parse_cluster (64-bit GPU counts)
+//   layout of record     record_keys, layout_origin (a preset's published layout, the base of "parallel")
 //   parse_config         model, cluster, software (software.json), training, parallel layout
 //   layout_problems      what makes a layout meaningless, each message led by its key
 //   to_json              what `megacluster estimate` prints
@@ -154,6 +155,84 @@ ClusterSpec parse_cluster(const Catalog& cat, const ClusterRequest& req, const J
   return cs;
 }
 
+// ---- a preset's layout of record ----
+
+// The layout keys a models.json preset states (layout_<key>), in the order `estimate` lists them.
+constexpr const char* kRecordKeys[] = {"tp",
+                                       "pp",
+                                       "micro_batch",
+                                       "schedule",
+                                       "virtual_stages",
+                                       "embedding_stages",
+                                       "recompute",
+                                       "zero",
+                                       "sequence_parallel",
+                                       "partition_activations"};
+
+// Whether `key` stands in `sentence` as a word (not inside "output" or "applies").
+bool names_key(const std::string& sentence, const std::string& key) {
+  auto word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  for (size_t at = sentence.find(key); at != std::string::npos; at = sentence.find(key, at + 1))
+    if ((at == 0 || !word(sentence[at - 1])) &&
+        (at + key.size() == sentence.size() || !word(sentence[at + key.size()])))
+      return true;
+  return false;
+}
+
+// The record's keys the config's "parallel" left to it.
+std::vector<std::string> record_keys(const Record& preset, const std::optional<ParallelRequest>& rp) {
+  Request written_only;
+  written_only.parallel = rp;
+  const json written = to_json(written_only);
+  const json* par = written.contains("parallel") ? &written["parallel"] : nullptr;
+  std::vector<std::string> out;
+  for (const char* k : kRecordKeys) {
+    const std::string field = std::string("layout_") + k;
+    if ((preset.find(field) || preset.text_source(field)) && !(par && par->contains(k))) out.push_back(k);
+  }
+  return out;
+}
+
+// One line for the estimate's notes: which keys the record gave (with each one's source and confidence),
+// which the config set, and whether dp fills the cluster.
+std::string layout_origin(const Record& preset, const Layout& L, const std::optional<ParallelRequest>& rp,
+                          const std::vector<std::string>& from_record, bool dp_given) {
+  auto value = [&](const std::string& k) -> std::string {
+    if (k == "tp") return std::to_string(L.tp);
+    if (k == "pp") return std::to_string(L.pp);
+    if (k == "micro_batch") return std::to_string(L.micro_batch);
+    if (k == "schedule") return schedule_name(L.schedule);
+    if (k == "virtual_stages") return std::to_string(L.virtual_stages);
+    if (k == "embedding_stages") return L.embedding_stages == EmbeddingStages::as_layers ? "as-layers" : "extra";
+    if (k == "recompute") return to_string(L.recompute);
+    if (k == "zero") return std::to_string(L.zero);
+    if (k == "sequence_parallel") return L.sequence_parallel ? "on" : "off";
+    return L.partition_activations ? "on" : "off";
+  };
+  std::string out = "layout of record of models.json \"" + preset.id + "\" (" + preset.name + "):";
+  std::string group_source;
+  for (const std::string& k : from_record) {
+    const std::string field = "layout_" + k;
+    const Sourced* src = preset.find(field) ? preset.find(field) : preset.text_source(field);
+    const std::string source = src ? src->source + ", " + to_string(src->confidence) : "no source";
+    if (!group_source.empty() && source != group_source) out += " (" + group_source + ");";
+    out += (group_source.empty() || source != group_source ? " " : ", ") + k + " " + value(k);
+    group_source = source;
+  }
+  if (!group_source.empty()) out += " (" + group_source + ")";
+  if (from_record.empty()) out += " none of it used";
+  Request written_only;
+  written_only.parallel = rp;
+  const json written = to_json(written_only);
+  if (written.contains("parallel") && !written["parallel"].empty()) {
+    std::string keys;
+    for (const auto& [k, v] : written["parallel"].items()) keys += (keys.empty() ? "" : ", ") + k;
+    out += "; the config set " + keys;
+  }
+  if (!dp_given) out += "; dp " + std::to_string(L.dp) + " fills the cluster";
+  return out;
+}
+
 }  // namespace
 
 Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_parallel, bool check_stack) {
@@ -258,10 +337,13 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
   const std::optional<JsonCursor> jp = root.get("parallel");
   const std::optional<ParallelRequest>& rp = req.parallel;
   // A model preset that names a published run carries its layout of record (models.json layout_*, each
-  // sourced): a config without "parallel" runs it, data parallelism filling the cluster.
-  const bool of_record = !jp && require_parallel && preset && preset->find("layout_tp");
+  // sourced): the base a "parallel" overrides key by key, as the model and cluster presets are (a config that
+  // gives only the degrees a paper states keeps its schedule, ZeRO stage and memory savers); without
+  // "parallel" it runs as published, data parallelism filling the cluster.
+  const bool of_record = require_parallel && preset && preset->find("layout_tp");
   if (!jp && require_parallel && !of_record)
     root.fail("missing \"parallel\": {\"tp\", \"pp\", \"dp\", \"micro_batch\", ...}");
+  bool sp_of_record = false;
   if (of_record) {
     L.tp = int(preset->get("layout_tp"));
     L.pp = int(preset->get_or("layout_pp", 1));
@@ -276,7 +358,7 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
     const std::string rc = preset->text_or("layout_recompute", "none");  // activation checkpointing of record
     L.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
     L.zero = int(preset->get_or("layout_zero", 0));
-    L.sequence_parallel = preset->get_or("layout_sequence_parallel", 0) != 0 && L.tp > 1;
+    sp_of_record = preset->get_or("layout_sequence_parallel", 0) != 0;
     L.partition_activations = preset->get_or("layout_partition_activations", 0) != 0;
   }
   bool dp_given = false;
@@ -317,10 +399,24 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                std::to_string(L.pp) + ": give one count per pipeline stage");
     }
   }
+  // Sequence parallelism splits the tensor-parallel activations: of record only while tensor parallelism is.
+  if (!(rp && rp->sequence_parallel)) L.sequence_parallel = sp_of_record && L.tp > 1;
   if (!dp_given) L.dp = int(std::clamp<long long>(gpus / ((long long)L.tp * L.cp * L.pp), 1, 1 << 24));
   if ((!rp && !of_record) || !require_parallel) return c;  // a search config: the layout is the search's to choose
-  // Where a problem is reported: the key, the "parallel" object, or (a layout of record) the config.
+  const std::vector<std::string> from_record = of_record ? record_keys(*preset, rp) : std::vector<std::string>{};
+  if (of_record) c.layout_from = layout_origin(*preset, L, rp, from_record, dp_given);
+  // Where a problem is reported: the key, the "parallel" object, or (a layout of record) the config. A key
+  // the config did not write says it came from the record, and how to change it.
   auto at = [&](const char* key) { return jp ? (jp->has(key) ? (*jp)[key] : *jp) : root; };
+  auto of_record_note = [&](const std::string& sentence) {
+    std::string keys;
+    int n = 0;
+    for (const std::string& k : from_record)
+      if (names_key(sentence, k)) keys += (n++ ? " and " : "") + k;
+    if (n == 0) return std::string();
+    return " (" + keys + (n > 1 ? " come" : " comes") + " from the layout of record of models.json \"" + preset->id +
+           "\"; set " + (n > 1 ? "them" : "it") + " in \"parallel\" to change " + (n > 1 ? "them" : "it") + ")";
+  };
   if (L.ranks() != gpus) {
     const std::string cp = L.cp > 1 ? "*cp" : "", cpv = L.cp > 1 ? "*" + std::to_string(L.cp) : "";
     at("dp").fail("tp" + cp + "*pp*dp = " + std::to_string(L.tp) + cpv + "*" + std::to_string(L.pp) + "*" +
@@ -337,7 +433,9 @@ Config parse_config(const Catalog& cat, const JsonDoc& doc, bool require_paralle
                                                             : "micro_batch";
     for (const char* k : {"offload_optimizer", "offload_params", "offload_activations", "partition_activations"})
       if (p.rfind(k, 0) == 0) key = k;
-    at(key).fail(p);
+    // The key the problem names may be one the record set while the config changed another (virtual_stages
+    // of record against the config's pp): the record's keys the sentence names are said to be the record's.
+    at(key).fail(p + of_record_note(p));
   }
   // A stack the config names cannot be asked for a feature it lacks: refused, at the key. When the stack is
   // only the preset's default (the config names none), the layout is the user's and the stack our guess:

@@ -489,6 +489,7 @@ void add_caveats(const Config& cfg, Estimate& e) {
   const ModelSpec& m = cfg.model;
   const Layout& L = cfg.layout;
   const double s = m.seq_len, h = m.hidden;
+  if (!cfg.layout_from.empty()) e.notes.push_back(cfg.layout_from);
   for (const std::string& p : stack_problems(cfg))
     e.notes.push_back("what-if: " + p.substr(p.find(':') + 2, p.find(" (software.json") - p.find(':') - 2) +
                       "; name a stack that has it with \"software\"");
@@ -557,7 +558,7 @@ Estimate estimate(const Config& cfg) {
   Layout shard_layout = L;
   shard_layout.dp = 1, shard_layout.cp = 1, shard_layout.zero = 0;
   const double shard_params =
-      memory_per_gpu(Config{m, cfg.cluster, shard_layout, cfg.training, cfg.software}).weights / x.bytes;
+      memory_per_gpu(Config{m, cfg.cluster, shard_layout, cfg.training, cfg.software, {}}).weights / x.bytes;
   DataParallel dp = data_parallel(x, shard_params, st.f[size_t(slow)], st.b[size_t(slow)], slow_layers);
   e.dp_algorithm = dp.algorithm;
   if (L.zero >= 3 && L.dp_group() > 1) e.zero3_collectives = dp.zero3_collectives;

@@ -151,11 +151,12 @@ TEST(PerfControls, ContextParallelSliderSplitsTheSequence) {
   mc::ui::App& app = p.app;
   auto& v = app.state().perf;
   ASSERT_TRUE(v.valid) << v.error;
+  // 1F1B: one micro-batch a replica before cp (the record's interleaved schedule needs a multiple of pp).
   v.config = mc::perf::parse_request(nlohmann::json::parse(R"({
       "model": {"preset": "llama3-405b", "seq_len": 131072},
       "cluster": {"preset": "meta-llama3-2024", "gpus": 16384},
       "parallel": {"tp": 8, "pp": 16, "dp": 128, "micro_batch": 1, "global_batch": 128, "zero": 2,
-                   "sequence_parallel": true}})"),
+                   "sequence_parallel": true, "schedule": "1f1b"}})"),
                                      "test");
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;

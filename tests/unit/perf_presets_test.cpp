@@ -1,6 +1,7 @@
 // perf_presets_test.cpp - presets know their stacks (issue 24, item 3): a model or cluster preset that names a
 // published run carries the training stack of record, as a sourced catalog fact, and a config that names no
-// "software" runs on it and says which preset chose it and on what source.
+// "software" runs on it and says which preset chose it and on what source. A preset's layout of record is the
+// base a partial "parallel" overrides key by key (issue 39).
 #include "catalog/catalog.h"
 #include "perf/perf.h"
 #include "test_helpers.h"
@@ -131,6 +132,72 @@ TEST(PerfPresets, PublishedRunsCarryTheirLayoutOfRecord) {
     ADD_FAILURE() << "gpt3-175b has no layout of record";
   } catch (const mc::LoadError& e) {
     EXPECT_NE(std::string(e.what()).find("missing \"parallel\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(PerfPresets, APartialParallelOverridesTheLayoutOfRecordKeyByKey) {
+  // The degrees the Llama 3 paper states (Table 4: tp 8, pp 16, dp 128, 2,048 sequences a step) and nothing
+  // else: the rest is the preset's layout of record (interleaved, v = 8, ZeRO 2, sequence parallelism), as a
+  // partial "model" or "cluster" keeps the rest of its preset. Before, the whole record was dropped: 1F1B,
+  // ZeRO 0, no sequence parallelism, 26 % MFU, and the model no longer fit in 80 GB.
+  const json whole = mc::perf::estimate_json(
+      catalog(), {{"model", {{"preset", "llama3-405b"}}}, {"cluster", {{"preset", "meta-llama3-2024"}}}});
+  const json degrees = mc::perf::estimate_json(
+      catalog(),
+      on("llama3-405b", "meta-llama3-2024", 16384, {{"tp", 8}, {"pp", 16}, {"dp", 128}, {"global_batch", 2048}}));
+  EXPECT_EQ(degrees["layout"], whole["layout"]);
+  EXPECT_DOUBLE_EQ(degrees["iteration_time_s"].get<double>(), whole["iteration_time_s"].get<double>());
+  EXPECT_TRUE(degrees["fits"].get<bool>());
+  // Llama 3 405B's reported 38-43 % MFU at 8K (Dubey et al. 2024 Table 4) is what the record reaches, not the
+  // 26 % of a 1F1B pipeline without ZeRO.
+  EXPECT_GT(degrees["mfu"].get<double>(), 0.35);
+  // Where each key came from, first among the notes: the record's with their sources, then the config's.
+  const std::string said = degrees["notes"].front();
+  EXPECT_NE(said.find("layout of record of models.json \"llama3-405b\""), std::string::npos) << said;
+  EXPECT_NE(said.find("schedule interleaved (llama3-paper, reported)"), std::string::npos) << said;
+  EXPECT_NE(said.find("zero 2 (llama3-paper, inferred)"), std::string::npos) << said;
+  EXPECT_NE(said.find("the config set dp, global_batch, pp, tp"), std::string::npos) << said;
+  EXPECT_EQ(said.find("tp 8"), std::string::npos) << "the config's tp is not the record's: " << said;
+  // One key changed, one key different: the others stay the record's.
+  const json zero1 = mc::perf::estimate_json(catalog(), on("llama3-405b", "meta-llama3-2024", 16384, {{"zero", 1}}));
+  json expect = whole["layout"];
+  expect["zero"] = 1;
+  EXPECT_EQ(zero1["layout"], expect);
+  // Sequence parallelism of record splits the tensor-parallel activations: without tensor parallelism it is off.
+  const json tp1 =
+      mc::perf::estimate_json(catalog(), on("llama3-405b", "meta-llama3-2024", 16384,
+                                            {{"tp", 1}, {"pp", 16}, {"micro_batch", 1}, {"global_batch", 16384}}));
+  EXPECT_EQ(tp1["layout"]["sequence_parallel"], false);
+  // A model without a layout of record is unchanged: "parallel" is the whole layout, defaults for the rest.
+  const json gpt3 = mc::perf::estimate_json(catalog(), on("gpt3-175b", "selene-2021", 1024, {{"tp", 8}, {"pp", 8}}));
+  EXPECT_EQ(gpt3["layout"]["schedule"], "1f1b");
+  EXPECT_EQ(gpt3["layout"]["zero"], 0);
+  for (const auto& n : gpt3["notes"]) EXPECT_EQ(n.get<std::string>().find("layout of record"), std::string::npos) << n;
+}
+
+TEST(PerfPresets, ARefusalAtAKeyOfRecordSaysItIsTheRecords) {
+  // 32 stages of the record's 8 virtual stages each: more chunks than Llama 3's 126 layers. The config wrote
+  // only the degrees, so the refusal says which keys it did not write and how to change them.
+  try {
+    mc::perf::estimate_json(catalog(),
+                            on("llama3-405b", "meta-llama3-2024", 16384, {{"tp", 8}, {"pp", 32}, {"dp", 64}}));
+    ADD_FAILURE() << "pp 32 x virtual_stages 8 should be refused";
+  } catch (const mc::LoadError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("more than the 126 layers can fill"), std::string::npos) << what;
+    EXPECT_NE(what.find("(schedule and virtual_stages come from the layout of record of models.json \"llama3-405b\"; "
+                        "set them in \"parallel\" to change them)"),
+              std::string::npos)
+        << what;
+  }
+  // Set in the config, the key is the config's own: no word about the record.
+  try {
+    mc::perf::estimate_json(
+        catalog(), on("llama3-405b", "meta-llama3-2024", 16384,
+                      {{"tp", 8}, {"pp", 32}, {"dp", 64}, {"virtual_stages", 8}, {"schedule", "interleaved"}}));
+    ADD_FAILURE() << "pp 32 x virtual_stages 8 should be refused";
+  } catch (const mc::LoadError& e) {
+    EXPECT_EQ(std::string(e.what()).find("layout of record"), std::string::npos) << e.what();
   }
 }
 

@@ -20,7 +20,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <set>
 
 namespace mc::ui {
@@ -36,7 +35,7 @@ using nlohmann::json;
 class PerfSearchJob : public Job {
  public:
   PerfSearchJob(perf::Config cfg, std::vector<std::pair<int, int>> pending)
-      : cfg_(std::move(cfg)), pending_(std::move(pending)), total_(pending_.size()), left_(total_) {
+      : cfg_(std::move(cfg)), pending_(std::move(pending)), total_(pending_.size()) {
     opts_.max_results = 15;
     opts_.max_rejected = 20;
   }
@@ -49,22 +48,15 @@ class PerfSearchJob : public Job {
       perf::merge(work_, perf::search(cfg_, opts_), opts_);
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > budget_s) break;
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      published_ = work_;
-      left_ = pending_.size();
-      ++serial_;
-    }
+    published_.publish({work_, pending_.size()});
     set_progress(1.0 - double(pending_.size()) / double(std::max<size_t>(1, total_)));
     return pending_.empty() || cancelled();
   }
-  // Copies the newest ranking when it is newer than `serial`.
-  bool latest(perf::SearchResult& out, size_t& left, uint64_t& serial) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (serial_ == serial) return false;
-    out = published_, left = left_, serial = serial_;
-    return true;
-  }
+  struct Slice {  // the ranking so far, and the (tp, pp) slices left
+    perf::SearchResult ranking;
+    size_t left = 0;
+  };
+  const Published<Slice>& published() const { return published_; }
   size_t total() const { return total_; }
 
  private:
@@ -73,10 +65,7 @@ class PerfSearchJob : public Job {
   size_t total_;
   perf::SearchOptions opts_;
   perf::SearchResult work_;
-  mutable std::mutex mutex_;
-  perf::SearchResult published_;
-  size_t left_;
-  uint64_t serial_ = 0;
+  Published<Slice> published_;
 };
 
 namespace {
@@ -91,7 +80,8 @@ void sync_machine(PerfView& v) {
 // A new search when the model, cluster or batch changed (the layout itself does not change the search).
 void start_search(ExplorerState& s, PerfView& v) {
   perf::Request sc = v.config;
-  sc.parallel.emplace().global_batch = v.config.parallel ? v.config.parallel->global_batch.value_or(512) : 512;
+  // Only the batch: the layout is the search's to choose, and an unset batch is the preset's (or the engine's).
+  sc.parallel.emplace().global_batch = v.config.parallel ? v.config.parallel->global_batch : std::nullopt;
   if (v.machine_gpus > 0) {  // the whole machine the nodes slider offers, as the headline's layout is fitted to
     sc.cluster.gpus = v.machine_gpus;
     sc.cluster.nodes.reset();
@@ -102,6 +92,7 @@ void start_search(ExplorerState& s, PerfView& v) {
   if (v.search_job) v.search_job->cancel();  // it searches its own copy of the old config
   v.search_job.reset();
   v.search_left = 0;
+  v.search_serial = 0;  // the new job publishes from 1 on
   v.search_done = false;
   v.search_error.clear();
   try {
@@ -128,9 +119,11 @@ void start_search(ExplorerState& s, PerfView& v) {
 void poll_search(PerfView& v) {
   if (!v.search_job) return;
   const bool done = v.search_job->done();  // read first: the job publishes its last slice before done()
-  uint64_t serial = v.search_serial;
-  v.search_job->latest(v.search, v.search_left, serial);
-  v.search_serial = serial;
+  PerfSearchJob::Slice got;
+  if (v.search_job->published().latest(got, v.search_serial)) {
+    v.search = std::move(got.ranking);
+    v.search_left = got.left;
+  }
   if (!done) return;
   if (!v.search_job->error().empty() && v.search_job->error() != "cancelled") v.search_error = v.search_job->error();
   v.search_job.reset();
@@ -241,8 +234,10 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, Sect
   return changed;
 }
 
-bool pow2_slider(const char* label, std::optional<long long>& key, int max_exp) {
-  const long long value = key.value_or(1);
+// Each control shows the key as the config sets it, else the value the engine resolved (a preset's layout of
+// record, or the engine's default): one copy of each default, the engine's.
+bool pow2_slider(const char* label, std::optional<long long>& key, int max_exp, long long resolved) {
+  const long long value = key.value_or(resolved);
   int e = 0;
   while ((1 << e) < value && e < max_exp) ++e;
   char fmt[32];
@@ -254,8 +249,9 @@ bool pow2_slider(const char* label, std::optional<long long>& key, int max_exp) 
   return false;
 }
 
-bool string_combo(const char* label, std::optional<std::string>& key, std::initializer_list<const char*> items) {
-  const std::string cur = key.value_or(*items.begin());
+bool string_combo(const char* label, std::optional<std::string>& key, std::initializer_list<const char*> items,
+                  const std::string& resolved) {
+  const std::string cur = key.value_or(resolved);
   bool changed = false;
   if (ImGui::BeginCombo(label, cur.c_str())) {
     for (const char* it : items)
@@ -265,11 +261,19 @@ bool string_combo(const char* label, std::optional<std::string>& key, std::initi
   return changed;
 }
 
+// The layout the engine resolved from the panel's request (what a control shows for a key the request leaves
+// to a preset's record or to the defaults); the defaults while the request is refused.
+const perf::Layout& resolved_layout(const PerfView& v) {
+  static const perf::Layout defaults;
+  return v.valid ? v.parsed.layout : defaults;
+}
+
 void fix_dp(PerfView& v) {  // keep tp*pp*dp = GPUs while the student moves the other degrees
   perf::ParallelRequest& par = v.config.parallel ? *v.config.parallel : v.config.parallel.emplace();
   // The config's "gpus", else the count the engine parsed (from "nodes", or one node of the preset).
   const long long gpus = v.config.cluster.gpus.value_or(v.valid ? (long long)v.parsed.cluster.gpus() : 0LL);
-  const long long tpp = par.tp.value_or(1) * par.cp.value_or(1) * par.pp.value_or(1);
+  const perf::Layout& L = resolved_layout(v);
+  const long long tpp = par.tp.value_or(L.tp) * par.cp.value_or(L.cp) * par.pp.value_or(L.pp);
   if (gpus > 0 && tpp > 0) par.dp = std::max<long long>(1, gpus / tpp);
 }
 
@@ -455,15 +459,16 @@ void draw_controls(ExplorerState& s) {
   ImGui::TextDisabled("Parallel layout");
   perf::ParallelRequest& par = cfg.parallel.value();  // draw() gives every section
   const bool can_fit = machine > 0;                   // no cluster parsed yet: nothing to fit to
-  if (pow2_slider("tensor (tp)", par.tp, 5) && can_fit) fit_to_machine(s, machine);
+  const perf::Layout& shown = resolved_layout(v);
+  if (pow2_slider("tensor (tp)", par.tp, 5, shown.tp) && can_fit) fit_to_machine(s, machine);
   glossary_tooltip("tp");  // each degree's label defines it on hover (assets/glossary.json)
   track(s, "perf.tp");
   // Context parallelism splits each sequence over GPUs: only for long sequences, and only on a stack that has
   // it (the estimate refuses it otherwise and says which stacks do).
-  if (pow2_slider("context (cp)", par.cp, 5) && can_fit) fit_to_machine(s, machine);
+  if (pow2_slider("context (cp)", par.cp, 5, shown.cp) && can_fit) fit_to_machine(s, machine);
   glossary_tooltip("cp");
   track(s, "perf.cp");
-  int pp = int(par.pp.value_or(1));
+  int pp = int(par.pp.value_or(shown.pp));
   if (ImGui::SliderInt("pipeline (pp)", &pp, 1,
                        std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
     par.pp = pp;
@@ -471,33 +476,34 @@ void draw_controls(ExplorerState& s) {
   }
   glossary_tooltip("pp");
   track(s, "perf.pp");
-  ImGui::Text("data (dp) = %lld", par.dp.value_or(1));
+  ImGui::Text("data (dp) = %lld", par.dp.value_or(shown.dp));
   glossary_tooltip("dp");
   track(s, "perf.dp");
   // dp must divide the global batch with the micro-batch: the layout follows these too.
-  if (pow2_slider("micro-batch", par.micro_batch, 6) && can_fit) fit_to_machine(s, machine);
+  if (pow2_slider("micro-batch", par.micro_batch, 6, shown.micro_batch) && can_fit) fit_to_machine(s, machine);
   glossary_tooltip("micro-batch");
   track(s, "perf.micro_batch");
-  int gb = int(par.global_batch.value_or(512));
+  int gb = int(par.global_batch.value_or(shown.global_batch));
   if (input_int_clamped("global batch", gb, 1, 1 << 24, 64, 512)) {
     par.global_batch = gb;
     if (can_fit) fit_to_machine(s, machine);
   }
-  string_combo("schedule", par.schedule, {"1f1b", "gpipe", "interleaved"});
+  string_combo("schedule", par.schedule, {"1f1b", "gpipe", "interleaved"}, schedule_name(shown.schedule));
   glossary_tooltip("1F1B bubble");
   track(s, "perf.schedule");
-  int vs = int(par.virtual_stages.value_or(1));
+  int vs = int(par.virtual_stages.value_or(shown.virtual_stages));
   if (ImGui::SliderInt("virtual stages", &vs, 1, 8)) par.virtual_stages = vs;
-  int zero = int(par.zero.value_or(0));
+  int zero = int(par.zero.value_or(shown.zero));
   if (ImGui::SliderInt("ZeRO stage", &zero, 0, 3)) par.zero = zero;
   glossary_tooltip("ZeRO");
   track(s, "perf.zero");
-  string_combo("recompute", par.recompute, {"none", "selective", "full"});
+  string_combo("recompute", par.recompute, {"none", "selective", "full"}, perf::to_string(shown.recompute));
   track(s, "perf.recompute");
-  bool sp = par.sequence_parallel.value_or(false);
+  bool sp = par.sequence_parallel.value_or(shown.sequence_parallel);
   if (ImGui::Checkbox("sequence parallel", &sp)) par.sequence_parallel = sp;
   // Offloading (ZeRO-Offload): the layout's own switches, so a model too big for HBM can be tried.
-  const bool off_opt = par.offload_optimizer.value_or(false), off_act = par.offload_activations.value_or(false);
+  const bool off_opt = par.offload_optimizer.value_or(shown.offload_optimizer),
+             off_act = par.offload_activations.value_or(shown.offload_activations);
   const char* const kOffload[] = {"nothing", "optimizer", "optimizer + checkpoints", "checkpoints"};
   const int cur = off_opt ? (off_act ? 2 : 1) : (off_act ? 3 : 0);
   if (ImGui::BeginCombo("offload##perf", kOffload[cur])) {
@@ -511,8 +517,10 @@ void draw_controls(ExplorerState& s) {
   glossary_tooltip("offload");
   track(s, "perf.offload");
   perf::TrainingRequest& training = cfg.training.value();  // draw() gives every section
-  string_combo("precision", training.precision, {"fp16", "bf16", "fp32", "tf32"});
-  double tokens_b = training.tokens.value_or(300e9) / 1e9;
+  const perf::Training resolved_training = v.valid ? v.parsed.training : perf::Training{};
+  string_combo("precision", training.precision, {"fp16", "bf16", "fp32", "tf32"},
+               perf::to_string(resolved_training.precision));
+  double tokens_b = training.tokens.value_or(resolved_training.tokens) / 1e9;
   if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f"))
     training.tokens = std::max(1.0, tokens_b) * 1e9;
 }
