@@ -25,7 +25,7 @@ constexpr float kPresenterFontScale = 1.3f;
 // spent on "Select a row").
 // Presenter mode hides it: the class looks at the panel and the narration, not at sources.
 static bool inspector_shown(const ExplorerState& s) {
-  return !s.presenter && s.show_inspector.value_or(!s.selection.empty());
+  return !s.classroom.presenter && s.show_inspector.value_or(!s.selection.empty());
 }
 
 App::App(AppConfig cfg) {
@@ -55,7 +55,7 @@ void App::open_address(const UrlState& url) {
     else
       open_panel(s_, url.panel);
   }
-  s_.presenter = url.present;
+  s_.classroom.presenter = url.present;
   // What the link's chapters held: each part's differences from a fresh page's (ui/address.h).
   for (std::string& p : open_address_edits(s_, url.edits)) problems.push_back(std::move(p));
   ScenarioView& v = s_.scenarios;
@@ -78,7 +78,7 @@ UrlState App::address() const {
     u.scenario = v.player->scenario().id;
     u.step = v.player->current();
   }
-  u.present = s_.presenter;  // a link copied while presenting opens presenting
+  u.present = s_.classroom.presenter;  // a link copied while presenting opens presenting
   // Outside a scenario (whose step sets the configs), what the class changed in every chapter travels with
   // the link.
   if (u.scenario.empty()) u.edits = address_edits(s_);
@@ -98,7 +98,7 @@ void App::write_address() {
 // top-level window hands it to the clipboard callback, which the headless tests read. Everything the
 // window draws is then laid out unclipped, so hidden text is caught too.
 static void capture_window_text(const ExplorerState& s) {
-  if (s.capture_text) ImGui::LogToClipboard();
+  if (s.probe.capture_text) ImGui::LogToClipboard();
 }
 
 void App::handle_keys() {
@@ -106,7 +106,7 @@ void App::handle_keys() {
   if (io.WantTextInput) return;
   if (ImGui::IsKeyPressed(kKeyF1)) s_.show_help = !s_.show_help;
   if (ImGui::IsKeyPressed(kKeyF2)) s_.show_inspector = !inspector_shown(s_);
-  if (ImGui::IsKeyPressed(kKeyF5)) s_.presenter = !s_.presenter;
+  if (ImGui::IsKeyPressed(kKeyF5)) s_.classroom.presenter = !s_.classroom.presenter;
   // Ctrl+1..7 jump to the first panel of a chapter.
   if (io.KeyCtrl) {
     for (int i = 0; i < 7; ++i) {
@@ -138,9 +138,9 @@ void App::frame() {
   // Long work that runs in slices (the browser build; natively jobs run on worker threads): a share of
   // this frame, before the panels look at their jobs.
   s_.jobs.pump();
-  s_.widget_rects.clear();
-  s_.widget_text.clear();
-  s_.group_log_starts.clear();  // a panel that threw inside a group left its start behind
+  s_.probe.widget_rects.clear();
+  s_.probe.widget_text.clear();
+  s_.probe.group_log_starts.clear();  // a panel that threw inside a group left its start behind
   s_.shown_tab.clear();
   set_glossary(&s_.glossary);  // this App's: tests make several, one after another
   handle_keys();
@@ -148,17 +148,17 @@ void App::frame() {
   // NewFrame, so the type follows from the next frame.
   ImGuiIO& io = ImGui::GetIO();
   if (font_scale_base_ < 0) font_scale_base_ = io.FontGlobalScale;
-  io.FontGlobalScale = font_scale_base_ * (s_.presenter ? kPresenterFontScale : 1.0f);
+  io.FontGlobalScale = font_scale_base_ * (s_.classroom.presenter ? kPresenterFontScale : 1.0f);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float W = vp->WorkSize.x, H = vp->WorkSize.y, X = vp->WorkPos.x, Y = vp->WorkPos.y;
   const float em = ImGui::GetFontSize();  // NewFrame's: a change of scale shows from the next frame
   const float status_h = ImGui::GetFrameHeight() + 4;
-  const bool right_column = inspector_shown(s_) || !s_.narration_markdown.empty();
+  const bool right_column = inspector_shown(s_) || !s_.classroom.narration_markdown.empty();
   // A view narrower than 40 em beside the narration (an old projector's 1024 px) cuts panels laid out for
   // more: there the narration and inspector become a band across the view (below it; above it when
   // presenting, narration first) and the panel keeps the whole width.
   const float body_h = H - status_h, band_h = std::floor(body_h * 0.36f);
-  if (s_.presenter) {
+  if (s_.classroom.presenter) {
     // Narration first (left), then the panel; no sidebar (the bar at the top of the panel picks panels).
     const float narr_w = right_column ? std::max(14.0f * em, std::min(22.0f * em, W * 0.3f)) : 0.0f;
     if (right_column && W - narr_w < 40.0f * em) {
@@ -219,7 +219,7 @@ void App::draw_sidebar(float x, float y, float w, float h) {
   ImGui::Begin("Megacluster Explorer", nullptr, kFixed);
   capture_window_text(s_);
   ImGui::TextDisabled("The machine behind modern AI");
-  if (ImGui::SmallButton("Presenter mode (F5)")) s_.presenter = true;
+  if (ImGui::SmallButton("Presenter mode (F5)")) s_.classroom.presenter = true;
   track(s_, "sidebar.presenter");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("For a projector: larger type, the narration first, no inspector. F5 or ?present=1 too.");
@@ -280,7 +280,7 @@ void App::draw_presenter_bar() {
   }
   track(s_, "main.presenter.panel");
   same_line_if_fits_button("Leave presenter mode (F5)");
-  if (ImGui::Button("Leave presenter mode (F5)")) s_.presenter = false;
+  if (ImGui::Button("Leave presenter mode (F5)")) s_.classroom.presenter = false;
   track(s_, "main.presenter");
   ImGui::Separator();
 }
@@ -316,7 +316,7 @@ static void draw_chapter_opening(ExplorerState& s, const Panel& p) {
     }
   const auto it = s.chapter_openings.find(chapter_key(p.chapter));
   // A playing scenario's narration is the guide then: the opening would only push the step's view down.
-  if (first != &p || it == s.chapter_openings.end() || !s.narration_markdown.empty()) return;
+  if (first != &p || it == s.chapter_openings.end() || !s.classroom.narration_markdown.empty()) return;
   begin_tracked(s);
   ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
   wrapped_text(false, "%s", it->second.c_str());
@@ -342,7 +342,7 @@ void App::draw_main(float x, float y, float w, float h) {
   s_.drawn_panel = p ? p->id : std::string();
   ImGui::Begin(title.c_str(), nullptr, kFixed);
   capture_window_text(s_);
-  if (s_.presenter) draw_presenter_bar();
+  if (s_.classroom.presenter) draw_presenter_bar();
   // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
   // it left open, show the error in its place and keep running.
   std::string failure;
@@ -392,7 +392,7 @@ void App::draw_main(float x, float y, float w, float h) {
 }
 
 void App::draw_inspector(float x, float y, float w, float h) {
-  const bool narrating = !s_.narration_markdown.empty(), inspecting = inspector_shown(s_);
+  const bool narrating = !s_.classroom.narration_markdown.empty(), inspecting = inspector_shown(s_);
   const float insp_h = !inspecting ? 0.0f : narrating ? h * 0.5f : h;
   if (inspecting) {
     ImGui::SetNextWindowPos(ImVec2(x, y));
@@ -409,7 +409,7 @@ void App::draw_inspector(float x, float y, float w, float h) {
     capture_window_text(s_);
     // The scenario's title wraps here; a window title bar would cut it off.
     ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
-    wrapped_text(false, "%s", s_.narration_title.c_str());
+    wrapped_text(false, "%s", s_.classroom.narration_title.c_str());
     ImGui::PopStyleColor();
     draw_scenario_controls(s_);
     ImGui::Separator();
@@ -426,7 +426,7 @@ void App::draw_inspector(float x, float y, float w, float h) {
                    "The view is still computing what this step shows; the narration and its numbers follow as "
                    "soon as it has drawn them.");
     } else {
-      wrapped_text(false, "%s", s_.narration_markdown.c_str());
+      wrapped_text(false, "%s", s_.classroom.narration_markdown.c_str());
     }
     track(s_, "narration.text");
     draw_scenario_questions(s_);
@@ -463,7 +463,7 @@ nlohmann::json App::state_json() const {
   nlohmann::json j;
   j["frame"] = s_.frame;
   j["active_panel"] = s_.active_panel;
-  j["presenter"] = s_.presenter;
+  j["presenter"] = s_.classroom.presenter;
   j["selection"] = {{"table", s_.selection.table}, {"record", s_.selection.record}, {"field", s_.selection.field}};
   j["inspector"] = inspector_shown(s_);
   j["catalog"] = {{"loaded", s_.catalog.has_value()},
@@ -473,12 +473,12 @@ nlohmann::json App::state_json() const {
                   {"sort_ascending", s_.catalog_view.sort_ascending},
                   {"row_order", catalog_row_order(s_)}};
   nlohmann::json rects = nlohmann::json::object();
-  for (const auto& [id, r] : s_.widget_rects) rects[id] = {r.x, r.y, r.w, r.h};
+  for (const auto& [id, r] : s_.probe.widget_rects) rects[id] = {r.x, r.y, r.w, r.h};
   j["widgets"] = rects;
   j["status"] = s_.status;
   j["status_bar"] = status_line();
-  j["narration_title"] = s_.narration_title;
-  j["narration"] = s_.narration_markdown;
+  j["narration_title"] = s_.classroom.narration_title;
+  j["narration"] = s_.classroom.narration_markdown;
   j["scenario_step"] = s_.scenarios.player ? s_.scenarios.player->current() + 1 : 0;  // 1-based, as in a link
   j["scenario_steps"] = s_.scenarios.player ? s_.scenarios.player->step_count() : 0;
   j["tab"] = s_.shown_tab;
@@ -490,7 +490,7 @@ nlohmann::json App::state_json() const {
     if (b.shown) shown[b.kind] = b.shown(s_);
   j["shown"] = shown;
   j["busy"] = panels_busy(s_);
-  j["highlight_widget"] = s_.highlight_widget;
+  j["highlight_widget"] = s_.classroom.highlight_widget;
   j["address"] = s_.address;
   j["notice"] = s_.notice;
   return j;

@@ -182,15 +182,15 @@ std::vector<FileHandler>& file_handlers() {
 
 void track(ExplorerState& s, const std::string& id) {
   ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  s.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};
-  if (!s.highlight_widget.empty() && s.highlight_widget == id) {
+  s.probe.widget_rects[id] = Rect{a.x, a.y, b.x - a.x, b.y - a.y};
+  if (!s.classroom.highlight_widget.empty() && s.classroom.highlight_widget == id) {
     // Centred in view, and kept there while the panel's content above it grows (the lab's memory figures
     // appear after its first training step, under a chart), until the class scrolls or clicks: from then on
     // the view is theirs. Centred each frame, the view a step settles on is the same however it was reached.
     const ImGuiIO& io = ImGui::GetIO();
     if (io.MouseWheel != 0 || io.MouseWheelH != 0 || ImGui::IsMouseDown(0) || ImGui::IsAnyItemActive())
-      s.highlight_scrolled = id;
-    if (s.highlight_scrolled != id) {
+      s.classroom.highlight_scrolled = id;
+    if (s.classroom.highlight_scrolled != id) {
       // As little scrolling as shows it whole: not at all when it is in view from the top (centring what was
       // already in view left the panel's first line half under the top edge: network-matters step 1), its top
       // when it is taller than the view, else centred.
@@ -219,15 +219,15 @@ void track(ExplorerState& s, const std::string& id) {
 
 void begin_tracked(ExplorerState& s) {
   ImGui::BeginGroup();
-  s.group_log_starts.push_back(GImGui->LogBuffer.size());
+  s.probe.group_log_starts.push_back(GImGui->LogBuffer.size());
 }
 
 void end_tracked(ExplorerState& s, const std::string& id) {
   ImGui::EndGroup();
-  const int start = s.group_log_starts.empty() ? 0 : s.group_log_starts.back();
-  if (!s.group_log_starts.empty()) s.group_log_starts.pop_back();
-  if (s.capture_text && GImGui->LogBuffer.size() >= start)
-    s.widget_text[id] = std::string(GImGui->LogBuffer.c_str() + start, size_t(GImGui->LogBuffer.size() - start));
+  const int start = s.probe.group_log_starts.empty() ? 0 : s.probe.group_log_starts.back();
+  if (!s.probe.group_log_starts.empty()) s.probe.group_log_starts.pop_back();
+  if (s.probe.capture_text && GImGui->LogBuffer.size() >= start)
+    s.probe.widget_text[id] = std::string(GImGui->LogBuffer.c_str() + start, size_t(GImGui->LogBuffer.size() - start));
   track(s, id);
 }
 

@@ -56,6 +56,28 @@ struct CatalogView {
   std::string filter;
 };
 
+// The classroom layer over the session: what a scenario step narrates and points at, and presenter mode.
+struct Classroom {
+  // The narration dock (filled by the scenario player).
+  std::string narration_title, narration_markdown;
+  std::string highlight_widget;    // id of a tracked widget to outline
+  std::string highlight_scrolled;  // the highlight the class scrolled or clicked since (no longer kept in view)
+  // Presenter mode (F5, the sidebar's button, ?present=1): larger type for a projector, the narration
+  // first (left of the panel), the inspector hidden, and the sidebar folded into a panel menu at the top.
+  bool presenter = false;
+};
+
+// Where this frame drew what: the tracked widgets' rectangles (a highlight's outline and the tests read them)
+// and, for the tests, the text each tracked group drew. Rebuilt every frame.
+struct FrameProbe {
+  std::map<std::string, Rect> widget_rects;
+  // Tests (capture_text): the text each tracked group drew this frame, i.e. what its outline frames.
+  std::map<std::string, std::string> widget_text;
+  std::vector<int> group_log_starts;  // begin_tracked's place in ImGui's log, one per open group
+  bool capture_text = false;          // tests: log each window's text to the clipboard callback (app.cpp)
+};
+
+// The session: what every panel holds and reads, with the classroom layer and the frame's probe beside it.
 struct ExplorerState {
   Platform* platform = nullptr;
   std::string assets_dir;
@@ -83,10 +105,6 @@ struct ExplorerState {
   // only on the catalog and the default configs, and the address is written every frame.
   std::map<std::string, nlohmann::json> fresh_parts;
 
-  // Scenario narration dock (filled by the scenario player).
-  std::string narration_title, narration_markdown;
-  std::string highlight_widget;    // id of a tracked widget to outline
-  std::string highlight_scrolled;  // the highlight the class scrolled or clicked since (no longer kept in view)
   // The main view opens at its top on the next frame: a scenario step shows the same view however it was
   // reached (a link opens a fresh page at the top; "next" must not keep the previous step's scroll).
   bool scroll_to_top = false;
@@ -112,9 +130,6 @@ struct ExplorerState {
     Rect rect;         // in ImGui's logical pixels
   } capture;
   bool show_help = false;
-  // Presenter mode (F5, the sidebar's button, ?present=1): larger type for a projector, the narration
-  // first (left of the panel), the inspector hidden, and the sidebar folded into a panel menu at the top.
-  bool presenter = false;
   // assets/glossary.json: the terms hovered text defines, and each chapter's two-sentence opening (chapter
   // title -> text), drawn at the top of the chapter's first panel.
   std::vector<GlossaryTerm> glossary;
@@ -124,11 +139,8 @@ struct ExplorerState {
   // projector's width goes to the panel; F2 shows or hides it whatever it holds (nullopt: automatic).
   std::optional<bool> show_inspector;
   unsigned long long frame = 0;
-  std::map<std::string, Rect> widget_rects;  // tracked widgets, rebuilt each frame (for tests, highlights)
-  // Tests (capture_text): the text each tracked group drew this frame, i.e. what its outline frames.
-  std::map<std::string, std::string> widget_text;
-  std::vector<int> group_log_starts;  // begin_tracked's place in ImGui's log, one per open group
-  bool capture_text = false;          // tests: log each window's text to the clipboard callback (app.cpp)
+  Classroom classroom;
+  FrameProbe probe;
 };
 
 // One part of the page's address (ui/address.h): what a panel holds, written as its differences from what a
@@ -236,7 +248,7 @@ struct FileHandlerRegistrar {
 void track(ExplorerState& s, const std::string& id);
 // A tracked group: what is drawn between begin_tracked() and end_tracked(s, id) is the one widget `id`, so
 // its outline frames the whole group (a headline of several lines, a bar with its labels), not the last
-// item. With capture_text, the group's text is kept in widget_text[id].
+// item. With probe.capture_text, the group's text is kept in probe.widget_text[id].
 void begin_tracked(ExplorerState& s);
 void end_tracked(ExplorerState& s, const std::string& id);
 

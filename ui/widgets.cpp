@@ -159,10 +159,47 @@ void facts_text(const Catalog& cat, const std::string& text, bool disabled) {
   ImGui::EndTooltip();
 }
 
+namespace detail {
+
+HeldEntry& held_entry() {
+  static HeldEntry held;
+  return held;
+}
+
+bool typing_into(ImGuiID id, const char* label, bool field) {
+  const ImGuiContext& g = *GImGui;
+  if (g.ActiveId == 0) return false;
+  if (!field) return ImGui::TempInputIsActive(id);  // a slider's Ctrl+click entry
+  // An input field's text: InputScalar's own id, or "" under PushID(label) when it has +/- buttons.
+  ImGui::PushID(label);
+  const ImGuiID text = ImGui::GetID("");
+  ImGui::PopID();
+  return (g.ActiveId == id || g.ActiveId == text) && g.InputTextState.ID == g.ActiveId;
+}
+
+}  // namespace detail
+
+bool slider_int(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
+  return apply_when_confirmed(label, v, false, [&](int& x) { return ImGui::SliderInt(label, &x, lo, hi, fmt, flags); });
+}
+
+bool slider_float(const char* label, float& v, float lo, float hi, const char* fmt, ImGuiSliderFlags flags) {
+  return apply_when_confirmed(label, v, false,
+                              [&](float& x) { return ImGui::SliderFloat(label, &x, lo, hi, fmt, flags); });
+}
+
+bool input_double(const char* label, double& v, double step, double step_fast, const char* fmt) {
+  return apply_when_confirmed(label, v, true,
+                              [&](double& x) { return ImGui::InputDouble(label, &x, step, step_fast, fmt); });
+}
+
 bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int step_fast) {
   long long x = v;
   const long long s = step, sf = step_fast;
-  if (!ImGui::InputScalar(label, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr, "%lld"))
+  if (!apply_when_confirmed(label, x, true, [&](long long& y) {
+        return ImGui::InputScalar(label, ImGuiDataType_S64, &y, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr,
+                                  "%lld");
+      }))
     return false;
   v = int(std::clamp<long long>(x, lo, hi));
   return true;
@@ -173,7 +210,10 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
   const long long a = lo, b = hi;
   std::string f = fmt;  // "%d nodes" -> "%lld nodes"
   if (auto p = f.find("%d"); p != std::string::npos) f.replace(p, 2, "%lld");
-  if (!ImGui::SliderScalar(label, ImGuiDataType_S64, &x, &a, &b, f.c_str(), flags | ImGuiSliderFlags_AlwaysClamp))
+  if (!apply_when_confirmed(label, x, false, [&](long long& y) {
+        return ImGui::SliderScalar(label, ImGuiDataType_S64, &y, &a, &b, f.c_str(),
+                                   flags | ImGuiSliderFlags_AlwaysClamp);
+      }))
     return false;
   v = int(std::clamp<long long>(x, lo, hi));
   return true;
@@ -515,7 +555,7 @@ void playback_controls(ExplorerState& s, const std::string& id, Playback p, cons
   track(s, id + ".step");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::SliderFloat("speed", &p.speed, 0.1f, 4.0f, "%.2gx", ImGuiSliderFlags_Logarithmic);
+  slider_float("speed", p.speed, 0.1f, 4.0f, "%.2gx", ImGuiSliderFlags_Logarithmic);
   same_line_if_fits_item("time");
   ImGui::SetNextItemWidth(
       std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4));
@@ -523,7 +563,7 @@ void playback_controls(ExplorerState& s, const std::string& id, Playback p, cons
   const double unit = total_s >= 1 ? 1 : total_s >= 1e-3 ? 1e-3 : 1e-6;
   const char* fmt = unit == 1 ? "%.3f s" : unit == 1e-3 ? "%.3f ms" : "%.1f us";
   float shown = float(p.t_s / unit);
-  if (ImGui::SliderFloat("time", &shown, 0, float(total_s / unit), fmt)) {
+  if (slider_float("time", shown, 0, float(total_s / unit), fmt)) {
     p.t_s = std::clamp(double(shown) * unit, 0.0, total_s);
     p.playing = false;
   }

@@ -6,7 +6,9 @@
 
 #include <imgui.h>
 
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace mc::ui {
@@ -29,10 +31,58 @@ void facts_text(const Catalog& cat, const std::string& text, bool disabled = fal
 // wrapping (TextWrapped, PushTextWrapPos) also breaks after '.', which splits "1.04 s" into "1." / "04 s".
 void wrapped_text(bool disabled, const char* fmt, ...) IM_FMTARGS(2);
 
+// ---- numeric controls: a typed entry applies when it is confirmed ----
+//
+// A value typed into a control (Ctrl+click on a slider, or an input field) applies when the entry is confirmed
+// (Enter, Tab, a click elsewhere), never at each keystroke: typing "100" into the nodes slider must not run
+// a layout of 1 node, then of 10, on the way (the perf panel then fitted its pipeline to 1 node and kept
+// it). Escape gives the old value back. Dragging a slider and the +/- buttons still apply at once. Every
+// numeric control of the explorer goes through these.
+
+// The core: `draw(T&)` draws the ImGui control labelled `label` on the value it is handed and returns what
+// ImGui returns; `field` says the control is an input field (InputScalar and friends) rather than a slider.
+// Returns true when `value` changed.
+template <class T, class Draw>
+bool apply_when_confirmed(const char* label, T& value, bool field, Draw&& draw);
+
+bool slider_int(const char* label, int& v, int lo, int hi, const char* fmt = "%d", ImGuiSliderFlags flags = 0);
+bool slider_float(const char* label, float& v, float lo, float hi, const char* fmt = "%.3f",
+                  ImGuiSliderFlags flags = 0);
+bool input_double(const char* label, double& v, double step = 0, double step_fast = 0, const char* fmt = "%.6f");
 // Integer entry that cannot wrap: ImGui's InputInt/SliderInt parse typed text into a 32-bit int, so
 // "999999999999" became a negative count. These parse 64-bit and clamp to [lo, hi] (typed values too).
 bool input_int_clamped(const char* label, int& v, int lo, int hi, int step = 1, int step_fast = 0);
 bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt = "%d", ImGuiSliderFlags flags = 0);
+
+namespace detail {
+// The one entry being typed into (only one control has the keyboard): its id and the value typed so far.
+struct HeldEntry {
+  ImGuiID id = 0;
+  alignas(8) unsigned char bytes[16] = {};
+};
+HeldEntry& held_entry();
+// Whether the control labelled `label` (id `id`) is taking typed text now.
+bool typing_into(ImGuiID id, const char* label, bool field);
+}  // namespace detail
+
+template <class T, class Draw>
+bool apply_when_confirmed(const char* label, T& value, bool field, Draw&& draw) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(detail::HeldEntry::bytes));
+  detail::HeldEntry& held = detail::held_entry();
+  const ImGuiID id = ImGui::GetID(label);
+  T x = value;
+  if (held.id == id) std::memcpy(&x, held.bytes, sizeof(T));  // what was typed so far
+  draw(x);
+  if (detail::typing_into(id, label, field)) {  // still typing: held, the model untouched
+    held.id = id;
+    std::memcpy(held.bytes, &x, sizeof(T));
+    return false;
+  }
+  if (held.id == id) held.id = 0;  // confirmed (Escape gave ImGui the old text back, so x is the old value)
+  if (!(x != value)) return false;
+  value = x;
+  return true;
+}
 
 // An error in red, wrapped at the window's edge (an error cut off mid-sentence cannot be acted on).
 void error_text(const char* fmt, ...) IM_FMTARGS(1);

@@ -102,8 +102,8 @@ TEST(Address, ABadPanelIsNamedOnScreenWithRealIds) {
     settle(h, app);
     const std::string notice = app.state().notice;
     for (const std::string& s : c.said) EXPECT_NE(notice.find(s), std::string::npos) << s << " not in: " << notice;
-    ASSERT_TRUE(app.state().widget_rects.count("main.notice")) << "the problem is not drawn";
-    const mc::ui::Rect r = app.state().widget_rects["main.notice"];
+    ASSERT_TRUE(app.state().probe.widget_rects.count("main.notice")) << "the problem is not drawn";
+    const mc::ui::Rect r = app.state().probe.widget_rects["main.notice"];
     EXPECT_TRUE(r.y >= 0 && r.y + r.h <= 720 && r.x >= 0 && r.x + r.w <= 1280) << "the notice is off screen";
     EXPECT_NE(h.text.find(notice.substr(0, 30)), std::string::npos);
     EXPECT_EQ(app.state().active_panel, "story") << "the first screen stays the story";
@@ -127,7 +127,7 @@ TEST(Address, ABadScenarioIdSuggestsRealOnes) {
     mc::ui::App app({assets(), &bar, ""});
     app.open_address(mc::parse_url_state(query));
     settle(h, app);
-    const std::string said = app.state().notice + "\n" + app.state().narration_markdown;
+    const std::string said = app.state().notice + "\n" + app.state().classroom.narration_markdown;
     EXPECT_NE(said.find("did you mean \"openai-lp-2019\""), std::string::npos) << said;
     EXPECT_EQ(said.find("gpt3-2020"), std::string::npos) << said;
     EXPECT_FALSE(app.state().scenarios.player);

@@ -29,7 +29,7 @@ void open(Headless& h, mc::ui::App& app, const std::string& panel) {
 // Hovers the last line of tracked widget `id` (a group's last sentence, a control) for two frames; returns
 // the glossary tooltip it drew ("" if none).
 std::string hover(Headless& h, mc::ui::App& app, const std::string& id) {
-  auto rects = app.state().widget_rects;
+  auto rects = app.state().probe.widget_rects;
   EXPECT_TRUE(rects.count(id)) << id << " is not on screen";
   if (!rects.count(id)) return "";
   const mc::ui::Rect r = rects[id];
@@ -136,10 +136,10 @@ TEST(ScreenAssumptions, EveryChapterOpensInPlainWords) {
     s.active_panel = first->id;
     h.frame(app);
     h.frame(app);
-    ASSERT_TRUE(s.widget_rects.count("main.opening"));
+    ASSERT_TRUE(s.probe.widget_rects.count("main.opening"));
     // As the frame's text is captured: whitespace runs (the wrapped lines' breaks) as one space.
     std::string text;
-    for (char ch : s.widget_text["main.opening"]) {
+    for (char ch : s.probe.widget_text["main.opening"]) {
       const bool space = ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
       if (!space)
         text += ch;

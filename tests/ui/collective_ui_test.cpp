@@ -25,13 +25,13 @@ TEST(CollectiveUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
     EXPECT_TRUE(mc::test::overflowing_windows().empty()) << mc::test::overflowing_windows().front();
 
     // The figures are the engine's, formatted as the panel's neighbours format them.
-    const std::string figures = s.widget_text["collective.figures"];
+    const std::string figures = s.probe.widget_text["collective.figures"];
     char ms[32];
     std::snprintf(ms, sizeof ms, "%.3g ms", a.total_s * 1e3);  // a 16-GPU all-reduce of 64 MiB: milliseconds
     EXPECT_NE(figures.find(ms), std::string::npos) << figures;
     EXPECT_NE(figures.find(mc::format_quantity(a.busbw_GBps * 1e9, "B/s")), std::string::npos) << figures;
     EXPECT_NE(figures.find(mc::format_quantity(a.bytes_sent_per_gpu, "bytes")), std::string::npos) << figures;
-    EXPECT_NE(s.widget_text["collective.rule"].find("2(p-1)/p"), std::string::npos);
+    EXPECT_NE(s.probe.widget_text["collective.rule"].find("2(p-1)/p"), std::string::npos);
 
     // ">" walks the simulator's events one by one, to the end of the call.
     const std::vector<double> events = mc::sim::event_times(a);

@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 
 using mc::test::assets;
 using mc::test::click_at;
@@ -21,7 +24,7 @@ namespace {
 
 // Types `value` into the slider tracked as `id` the way a class does (Ctrl+click, type, click away).
 void type_into(Headless& h, mc::ui::App& app, const std::string& id, const std::string& value) {
-  auto rects = app.state().widget_rects;
+  auto rects = app.state().probe.widget_rects;
   ASSERT_TRUE(rects.count(id)) << id << " is not on screen";
   const mc::ui::Rect r = rects[id];
   ImGuiIO& io = ImGui::GetIO();
@@ -113,6 +116,57 @@ TEST(PerfControls, EveryNodeCountIsAValidLayoutAndKeepsTheStack) {
   EXPECT_NE(h.text.find("up to 10000 GPUs"), std::string::npos) << h.text;
 }
 
+// Typing into a slider applies the number when the entry is confirmed, not at each keystroke (issue 41): on
+// the way to "100" nodes the estimate never runs on 1 node or 10 (at "1" the pipeline used to drop from 16
+// stages to 1 and stay there), and what runs at the end is 100 nodes' layout.
+TEST(PerfControls, ATypedValueAppliesWhenConfirmed) {
+  PerfPanelOpen p;
+  Headless& h = p.h;
+  mc::ui::App& app = p.app;
+  auto& v = app.state().perf;
+  ASSERT_TRUE(v.valid) << v.error;
+  const mc::perf::Request before = v.config;
+  const int pp_before = v.parsed.layout.pp;
+  ASSERT_GT(pp_before, 1);
+  const mc::ui::Rect r = app.state().probe.widget_rects.at("perf.nodes");
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyCtrl = true;
+  click_at(h, app, ImVec2(r.x + 4, r.y + r.h / 2));
+  io.KeyCtrl = false;
+  for (const char* digit : {"1", "0", "0"}) {
+    SCOPED_TRACE(std::string("after typing ") + digit);
+    io.AddInputCharactersUTF8(digit);
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    EXPECT_TRUE(v.config == before) << mc::perf::to_json(v.config).dump();
+    EXPECT_EQ(v.parsed.layout.pp, pp_before);
+  }
+  click_at(h, app, ImVec2(5, io.DisplaySize.y - 5));  // click away: the entry is confirmed
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  ASSERT_TRUE(v.valid) << v.error;
+  EXPECT_EQ(v.machine_gpus, 800) << "100 nodes of 8 GPUs";
+  EXPECT_LE(v.parsed.cluster.gpus(), 800);
+  EXPECT_NE(h.text.find("100 nodes"), std::string::npos) << h.text;
+}
+
+// Every numeric control in ui/ goes through the widget layer's apply_when_confirmed (ui/widgets.h): a slider or
+// input field drawn with ImGui's own call elsewhere would apply each keystroke again.
+TEST(PerfControls, EveryNumericControlGoesThroughTheWidgetLayer) {
+  const std::regex raw(R"(ImGui::(Slider|Input(Int|Float|Double|Scalar)|Drag)\w*\()");
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MC_SOURCE_DIR) + "/ui")) {
+    const std::string path = e.path().string();
+    if (!e.is_regular_file() || path.size() < 2 || e.path().filename() == "widgets.cpp") continue;
+    if (e.path().extension() != ".cpp" && e.path().extension() != ".h") continue;
+    ++files;
+    std::ifstream in(path);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      EXPECT_FALSE(std::regex_search(line, raw))
+          << path << ":" << n << ": " << line << "\n  use slider_int/slider_float/input_double (ui/widgets.h)";
+  }
+  EXPECT_GT(files, 20);
+}
+
 // On one node the job may use part of it (the literature's single-GPU baselines): the GPUs-in-use list
 // offers the node's divisors, and one GPU is a valid estimate with no communication, said as such.
 TEST(PerfControls, OneNodeCanBeUsedInPart) {
@@ -121,18 +175,18 @@ TEST(PerfControls, OneNodeCanBeUsedInPart) {
   mc::ui::App& app = p.app;
   auto& v = app.state().perf;
   ASSERT_TRUE(v.valid) << v.error;
-  EXPECT_EQ(app.state().widget_rects.count("perf.gpus"), 0u) << "no such list on many nodes";
+  EXPECT_EQ(app.state().probe.widget_rects.count("perf.gpus"), 0u) << "no such list on many nodes";
   type_into(h, app, "perf.nodes", "1");
   ASSERT_TRUE(v.valid) << v.error;
-  ASSERT_TRUE(app.state().widget_rects.count("perf.gpus")) << h.text;
+  ASSERT_TRUE(app.state().probe.widget_rects.count("perf.gpus")) << h.text;
   {  // the combo's frame, left of its label
-    const mc::ui::Rect r = app.state().widget_rects.at("perf.gpus");
+    const mc::ui::Rect r = app.state().probe.widget_rects.at("perf.gpus");
     click_at(h, app, ImVec2(r.x + 4, r.y + r.h / 2));
   }
   for (int i = 0; i < 2; ++i) h.frame(app);
   for (const char* k : {"perf.gpus.1", "perf.gpus.2", "perf.gpus.4", "perf.gpus.8"})
-    EXPECT_TRUE(app.state().widget_rects.count(k)) << k;
-  EXPECT_EQ(app.state().widget_rects.count("perf.gpus.3"), 0u) << "3 does not divide an 8-GPU node";
+    EXPECT_TRUE(app.state().probe.widget_rects.count(k)) << k;
+  EXPECT_EQ(app.state().probe.widget_rects.count("perf.gpus.3"), 0u) << "3 does not divide an 8-GPU node";
   click_widget(h, app, "perf.gpus.1");
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;
@@ -160,7 +214,7 @@ TEST(PerfControls, ContextParallelSliderSplitsTheSequence) {
                                      "test");
   for (int i = 0; i < 3; ++i) h.frame(app);
   ASSERT_TRUE(v.valid) << v.error;
-  ASSERT_TRUE(app.state().widget_rects.count("perf.cp")) << h.text;
+  ASSERT_TRUE(app.state().probe.widget_rects.count("perf.cp")) << h.text;
   EXPECT_EQ(v.estimate.time.cp_comm, 0.0);
   const double one = v.estimate.memory.activations;
   // The slider steps in powers of two: its position 4 is cp 16 (typed as a class would, Ctrl+click).
@@ -241,9 +295,9 @@ TEST(PerfControls, SlowNetworkWarningNamesTheFabricControlThatClearsIt) {
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_NE(h.text.find("pick it in 'network fabric' above"), std::string::npos) << h.text;
   EXPECT_EQ(h.text.find("cluster.fabric"), std::string::npos) << h.text;
-  ASSERT_TRUE(app.state().widget_rects.count("perf.fabric")) << "the control the warning names is not on screen";
+  ASSERT_TRUE(app.state().probe.widget_rects.count("perf.fabric")) << "the control the warning names is not on screen";
   {  // the combo's frame, left of its label (the tracked rect holds both: its middle can be the label)
-    const mc::ui::Rect r = app.state().widget_rects.at("perf.fabric");
+    const mc::ui::Rect r = app.state().probe.widget_rects.at("perf.fabric");
     click_at(h, app, ImVec2(r.x + 4, r.y + r.h / 2));
   }
   for (int i = 0; i < 2; ++i) h.frame(app);

@@ -46,8 +46,8 @@ TEST(FirstScreen, OpensOnTheStoryAndAChapterOfOnePanelIsOneEntry) {
   mc::test::click_widget(h, app, "sidebar.lab");
   EXPECT_EQ(app.state().active_panel, "lab");
   // A chapter of several panels keeps its heading and its entries.
-  EXPECT_TRUE(app.state().widget_rects.count("sidebar.catalog"));
-  EXPECT_TRUE(app.state().widget_rects.count("sidebar.perf"));
+  EXPECT_TRUE(app.state().probe.widget_rects.count("sidebar.catalog"));
+  EXPECT_TRUE(app.state().probe.widget_rects.count("sidebar.perf"));
 }
 
 TEST(FirstScreen, TheEmptyInspectorTakesNoWidthAndF2TogglesIt) {

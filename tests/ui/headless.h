@@ -68,7 +68,7 @@ struct Headless {
   // buttons, labels and tables render), so tests can read what the class would read.
   void frame(mc::ui::App& app) {
     ImGui::NewFrame();
-    app.state().capture_text = true;  // each window's End() hands its text to set_clipboard below
+    app.state().probe.capture_text = true;  // each window's End() hands its text to set_clipboard below
     logged().clear();
     app.frame();
     ImGui::Render();
@@ -107,7 +107,7 @@ inline void click_at(Headless& h, mc::ui::App& app, ImVec2 at) {
 
 // Clicks the middle of the tracked widget `id` (ExplorerState::widget_rects of the last frame).
 inline void click_widget(Headless& h, mc::ui::App& app, const std::string& id) {
-  const auto rects = app.state().widget_rects;
+  const auto rects = app.state().probe.widget_rects;
   auto it = rects.find(id);
   ASSERT_NE(it, rects.end()) << "widget " << id << " is not on screen";
   click_at(h, app, ImVec2(it->second.x + it->second.w / 2, it->second.y + it->second.h / 2));

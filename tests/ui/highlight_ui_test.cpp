@@ -60,16 +60,16 @@ TEST(ScenarioHighlights, AGroupOutlineFramesWhatTheNarrationQuotes) {
       ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, k));
       ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(s); }));
       for (int f = 0; f < 4; ++f) h.frame(app);
-      const std::string w = s.highlight_widget;
-      if (w.empty() || !s.widget_text.count(w)) continue;  // no outline, or a single item
-      std::string panels = h.text;                         // what the class reads outside the narration pane
-      if (const size_t at = panels.find(one_line(s.narration_markdown)); at != std::string::npos)
-        panels.erase(at, one_line(s.narration_markdown).size());
+      const std::string w = s.classroom.highlight_widget;
+      if (w.empty() || !s.probe.widget_text.count(w)) continue;  // no outline, or a single item
+      std::string panels = h.text;                               // what the class reads outside the narration pane
+      if (const size_t at = panels.find(one_line(s.classroom.narration_markdown)); at != std::string::npos)
+        panels.erase(at, one_line(s.classroom.narration_markdown).size());
       std::vector<std::string> drawn;
       for (const std::string& v : quoted_values(sc, k, s.scenarios.player->state().results))
         if (panels.find(v) != std::string::npos) drawn.push_back(v);
       if (drawn.empty()) continue;
-      const std::string framed = one_line(s.widget_text[w]);
+      const std::string framed = one_line(s.probe.widget_text[w]);
       bool inside = false;
       for (const std::string& v : drawn) inside = inside || framed.find(v) != std::string::npos;
       std::string all;

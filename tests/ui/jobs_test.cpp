@@ -142,5 +142,5 @@ TEST(JobRunner, ScenarioJumpRunsInSlicesAndEndsWhereThePlayerJumps) {
   ref.jump(99);
   EXPECT_EQ(s.scenarios.player->current(), ref.current());
   EXPECT_EQ(s.scenarios.player->report().digest, ref.report().digest);
-  EXPECT_EQ(s.narration_markdown.rfind(ref.outcome()->title, 0), 0u) << "the step reached the narration pane";
+  EXPECT_EQ(s.classroom.narration_markdown.rfind(ref.outcome()->title, 0), 0u) << "the step reached the narration pane";
 }

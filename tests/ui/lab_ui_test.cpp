@@ -93,15 +93,15 @@ TEST(LabLayout, ChartsStayWhileALayoutIsRefusedAndWorkersAreExplained) {
   mc::ui::App app({assets(), &platform, "lab"});
   auto& lab = app.state().lab;
   ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step >= 3; })) << lab.error;
-  EXPECT_TRUE(app.state().widget_rects.count("lab.workers_note")) << "the default layout has 2 workers";
+  EXPECT_TRUE(app.state().probe.widget_rects.count("lab.workers_note")) << "the default layout has 2 workers";
   EXPECT_NE(h.text.find("workers are virtual"), std::string::npos);
   lab.config.parallel.dp = 3;  // as a scenario may set it: 8 sequences do not split in 3
   for (int i = 0; i < 3; ++i) h.frame(app);
   EXPECT_FALSE(lab.trainer);
   EXPECT_NE(lab.error.find("multiple of dp"), std::string::npos) << lab.error;
   EXPECT_FALSE(lab.curves.empty()) << "the run so far is kept";
-  EXPECT_TRUE(app.state().widget_rects.count("lab.loss_chart")) << "the chart stays on screen";
-  EXPECT_TRUE(app.state().widget_rects.count("lab.dp"));
+  EXPECT_TRUE(app.state().probe.widget_rects.count("lab.loss_chart")) << "the chart stays on screen";
+  EXPECT_TRUE(app.state().probe.widget_rects.count("lab.dp"));
 }
 
 // "Replay the step" shows the last step's messages one by one in the order they were sent; at the end
@@ -124,7 +124,7 @@ TEST(LabReplay, TheStepsMessagesAddUpToTheTable) {
   lab.replay = 0;
   h.frame(app);
   const mc::train::MessageRecord& m = r.messages[0];
-  const std::string first = app.state().widget_text["lab.replay_text"];
+  const std::string first = app.state().probe.widget_text["lab.replay_text"];
   EXPECT_NE(first.find("worker " + std::to_string(m.src) + " -> " + std::to_string(m.dst)), std::string::npos) << first;
   EXPECT_NE(first.find(mc::format_quantity(r.bytes_sent[size_t(m.src)], "bytes")), std::string::npos) << first;
   // Play to the end.
@@ -133,7 +133,7 @@ TEST(LabReplay, TheStepsMessagesAddUpToTheTable) {
       h, app, [&] { return !lab.replay_playing; }, 60));
   h.frame(app);
   EXPECT_DOUBLE_EQ(lab.replay, double(r.messages.size()));
-  std::string last = app.state().widget_text["lab.replay_text"];
+  std::string last = app.state().probe.widget_text["lab.replay_text"];
   std::replace(last.begin(), last.end(), '\n', ' ');  // wrapped to the panel's width
   EXPECT_NE(last.find("each worker has sent what the table counts"), std::string::npos) << last;
   const std::vector<double> all = mc::train::bytes_sent_in_first(r, r.messages.size());

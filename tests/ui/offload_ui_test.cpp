@@ -40,7 +40,7 @@ TEST(PerfOffloadControl, TheOffloadedStateAndItsCopiesAreShownFromTheEstimate) {
   ASSERT_TRUE(v.valid) << v.error;
   EXPECT_FALSE(v.estimate.fits);
   EXPECT_EQ(h.text.find("On the host"), std::string::npos);
-  ASSERT_TRUE(p.app.state().widget_rects.count("perf.offload")) << "the offload control is not on screen";
+  ASSERT_TRUE(p.app.state().probe.widget_rects.count("perf.offload")) << "the offload control is not on screen";
 
   v.config.parallel.value().offload_optimizer = true;
   v.config.parallel.value().offload_activations = true;

@@ -136,7 +136,7 @@ TEST(PerfTruth, SearchProposesOnlyWhatTheStackRuns) {
   cfg["parallel"]["schedule"] = "interleaved", cfg["parallel"]["virtual_stages"] = 2;
   show(h, app, cfg);
   ASSERT_TRUE(app.state().perf.valid) << app.state().perf.error;
-  const auto rects = app.state().widget_rects;
+  const auto rects = app.state().probe.widget_rects;
   ASSERT_TRUE(rects.count("perf.stack"));
   const mc::ui::Rect r = rects.at("perf.stack");  // the tree node "The same layout on every stack" is next
   mc::test::click_at(h, app, ImVec2(r.x + 40, r.y + r.h + ImGui::GetFrameHeight() / 2 + 2));

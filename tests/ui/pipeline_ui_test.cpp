@@ -40,11 +40,11 @@ TEST(PipelineUi, StepVisitsTheTimelinesEventsAndTheFiguresAreTheEngines) {
 
       // At the end: the figures are the engine's, formatted as the narration formats them.
       h.frame(app);
-      const std::string figures = s.widget_text["pipeline.figures"];
+      const std::string figures = s.probe.widget_text["pipeline.figures"];
       EXPECT_NE(figures.find(mc::format_seconds(a.total_s)), std::string::npos) << figures;
       EXPECT_NE(figures.find(mc::format_percent(a.bubble_fraction)), std::string::npos) << figures;
       EXPECT_EQ(mc::sim::pipeline_frame_at(a, a.total_s).bubble_so_far, a.bubble_fraction);
-      const std::string rule = s.widget_text["pipeline.rule"];
+      const std::string rule = s.probe.widget_text["pipeline.rule"];
       EXPECT_NE(rule.find(a.rule), std::string::npos) << rule;
       EXPECT_NE(rule.find(mc::format_percent(a.analytic_bubble)), std::string::npos) << rule;
       EXPECT_NE(h.text.find(a.rule), std::string::npos) << "the rule with its numbers is drawn";
@@ -78,7 +78,7 @@ TEST(PipelineUi, AClickFollowsTheMicroBatchUnderIt) {
   // The first stage's first block is micro-batch 1's forward (every schedule starts so).
   const mc::sim::PipeBlock& b = a.rows[0].front();
   ASSERT_EQ(b.kind, mc::sim::PipeBlockKind::forward);
-  const mc::ui::Rect r = s.widget_rects["pipeline.picture"];
+  const mc::ui::Rect r = s.probe.widget_rects["pipeline.picture"];
   const float label_w = ImGui::CalcTextSize("stage 00 ").x + 8, plot_w = r.w - label_w - 12;
   const float row_h = (r.h - ImGui::GetTextLineHeightWithSpacing() - 4 - 8) / float(a.stages);
   const double mid = 0.5 * (b.t_start_s + b.t_end_s);
@@ -101,7 +101,7 @@ TEST(PipelineUi, ARefusedSettingIsSaidInThePanelWithItsControl) {
     EXPECT_FALSE(s.pipeline.anim.has_value());
     EXPECT_NE(h.text.find("Cannot animate this"), std::string::npos) << h.text;
     EXPECT_NE(h.text.find("micro-batches divisible by the stages"), std::string::npos) << h.text;
-    EXPECT_TRUE(s.widget_rects.count("pipeline.micro_batches")) << "the control that fixes it is drawn";
+    EXPECT_TRUE(s.probe.widget_rects.count("pipeline.micro_batches")) << "the control that fixes it is drawn";
     EXPECT_TRUE(mc::test::overflowing_windows().empty()) << mc::test::overflowing_windows().front();
   }
 }

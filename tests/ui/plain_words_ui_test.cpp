@@ -45,9 +45,10 @@ TEST(PlainWords, TheSimulatorNamesWhatItRunsInAStudentsWords) {
                                " GPUs: tensor parallel " + std::to_string(c.layout.tp) + " x pipeline " +
                                std::to_string(c.layout.pp) + " x data parallel " + std::to_string(c.layout.dp);
   EXPECT_NE(h.text.find(headline), std::string::npos) << headline << " not in " << h.text.substr(0, 2000);
-  ASSERT_TRUE(s.widget_rects.count("sim.headline"));
-  ASSERT_TRUE(s.widget_rects.count("sim.iteration_time"));
-  EXPECT_LT(s.widget_rects["sim.headline"].y, s.widget_rects["sim.iteration_time"].y) << "named before its numbers";
+  ASSERT_TRUE(s.probe.widget_rects.count("sim.headline"));
+  ASSERT_TRUE(s.probe.widget_rects.count("sim.iteration_time"));
+  EXPECT_LT(s.probe.widget_rects["sim.headline"].y, s.probe.widget_rects["sim.iteration_time"].y)
+      << "named before its numbers";
   expect_plain(h.text, "the timeline");
   EXPECT_NE(h.text.find("pipeline wait"), std::string::npos);
   show(h, app, "sim/links");

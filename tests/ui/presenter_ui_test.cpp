@@ -39,34 +39,34 @@ TEST(Presenter, F5LargerTypeNarrationFirstNoInspector) {
   auto& s = app.state();
   s.scenarios.request_id = "failures-at-scale";
   s.scenarios.request_step = 1;
-  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.narration_markdown.empty(); }));
+  ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !s.classroom.narration_markdown.empty(); }));
   s.selection = {"gpus", "v100-32gb", ""};  // something for the inspector to show
   h.frame(app);
   ASSERT_TRUE(window_drawn("Inspector"));
   const float font_before = ImGui::GetIO().FontGlobalScale;
-  const float narration_x_before = s.widget_rects["narration.text"].x;
+  const float narration_x_before = s.probe.widget_rects["narration.text"].x;
   ASSERT_GT(narration_x_before, 640) << "the narration starts on the right";
   press(h, app, kF5);
   h.frame(app);
-  ASSERT_TRUE(s.presenter);
+  ASSERT_TRUE(s.classroom.presenter);
   EXPECT_GT(ImGui::GetIO().FontGlobalScale, font_before * 1.2f) << "larger type";
   EXPECT_FALSE(window_drawn("Inspector")) << "the inspector is hidden";
-  ASSERT_TRUE(s.widget_rects.count("narration.text"));
-  EXPECT_LT(s.widget_rects["narration.text"].x, 50) << "the narration comes first, at the left";
-  EXPECT_GT(s.widget_rects["main.presenter"].x, s.widget_rects["narration.text"].x);
-  EXPECT_FALSE(s.widget_rects.count("sidebar.catalog")) << "the sidebar is folded into the presenter bar";
+  ASSERT_TRUE(s.probe.widget_rects.count("narration.text"));
+  EXPECT_LT(s.probe.widget_rects["narration.text"].x, 50) << "the narration comes first, at the left";
+  EXPECT_GT(s.probe.widget_rects["main.presenter"].x, s.probe.widget_rects["narration.text"].x);
+  EXPECT_FALSE(s.probe.widget_rects.count("sidebar.catalog")) << "the sidebar is folded into the presenter bar";
   EXPECT_EQ(app.address().present, true);
   EXPECT_NE(mc::to_query(app.address()).find("present=1"), std::string::npos);
   // Its bar leaves it; the sidebar's button brings it back.
   click_widget(h, app, "main.presenter");
-  EXPECT_FALSE(s.presenter);
+  EXPECT_FALSE(s.classroom.presenter);
   h.frame(app);
   EXPECT_EQ(ImGui::GetIO().FontGlobalScale, font_before);
   EXPECT_TRUE(window_drawn("Inspector"));
   click_widget(h, app, "sidebar.presenter");
-  EXPECT_TRUE(s.presenter);
+  EXPECT_TRUE(s.classroom.presenter);
   press(h, app, kF5);
-  EXPECT_FALSE(s.presenter);
+  EXPECT_FALSE(s.classroom.presenter);
 }
 
 TEST(Presenter, AddressOpensIt) {
@@ -82,7 +82,7 @@ TEST(Presenter, AddressOpensIt) {
   app.open_address(u);
   h.frame(app);
   h.frame(app);
-  EXPECT_TRUE(app.state().presenter);
+  EXPECT_TRUE(app.state().classroom.presenter);
   EXPECT_EQ(app.state().active_panel, "perf");
   EXPECT_EQ(app.state_json()["presenter"], true);
 }

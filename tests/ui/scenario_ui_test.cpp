@@ -120,9 +120,10 @@ TEST(ScenarioProblems, ABadLinkNamesTheNearestScenario) {
   follow_link(h, app, "gpt3-on-the-machin");
   const auto& s = app.state();
   EXPECT_FALSE(s.scenarios.player);
-  EXPECT_NE(s.narration_markdown.find("did you mean \"gpt3-on-the-machine\""), std::string::npos)
-      << s.narration_markdown;
-  EXPECT_NE(s.narration_markdown.find("failures-at-scale"), std::string::npos) << "the ids that exist are listed";
+  EXPECT_NE(s.classroom.narration_markdown.find("did you mean \"gpt3-on-the-machine\""), std::string::npos)
+      << s.classroom.narration_markdown;
+  EXPECT_NE(s.classroom.narration_markdown.find("failures-at-scale"), std::string::npos)
+      << "the ids that exist are listed";
   EXPECT_EQ(s.status.find("problem(s)"), std::string::npos) << s.status;
   EXPECT_EQ(s.active_panel, "catalog") << "the class stays where it was; the narration pane explains";
 }
@@ -142,9 +143,10 @@ TEST(ScenarioProblems, ALinkToAnIndexEntryThatDoesNotLoadSaysWhy) {
   ::unsetenv("MEGACLUSTER_SCENARIOS");
   const auto& s = app.state();
   EXPECT_FALSE(s.scenarios.player);
-  EXPECT_NE(s.narration_markdown.find("scenarios/index.json lists draft, but it cannot be played"), std::string::npos)
-      << s.narration_markdown;
-  EXPECT_EQ(s.narration_markdown.find("did you mean"), std::string::npos) << s.narration_markdown;
+  EXPECT_NE(s.classroom.narration_markdown.find("scenarios/index.json lists draft, but it cannot be played"),
+            std::string::npos)
+      << s.classroom.narration_markdown;
+  EXPECT_EQ(s.classroom.narration_markdown.find("did you mean"), std::string::npos) << s.classroom.narration_markdown;
   std::filesystem::remove_all(dir);
 }
 
@@ -164,7 +166,8 @@ TEST(ScenarioProblems, EveryProblemOfADroppedFileIsListed) {
   ASSERT_EQ(s.scenarios.errors.size(), 4u);
   for (const char* where : {"several_problems.json:7:", "several_problems.json:9:", "\"steps/0/actions/0/do\"",
                             "\"steps/1/actions/0/value\""})
-    EXPECT_NE(s.narration_markdown.find(where), std::string::npos) << where << " in " << s.narration_markdown;
+    EXPECT_NE(s.classroom.narration_markdown.find(where), std::string::npos)
+        << where << " in " << s.classroom.narration_markdown;
   EXPECT_NE(s.status.find("4 problems"), std::string::npos) << s.status;
 }
 
@@ -195,9 +198,9 @@ TEST(ScenarioQuestions, InTheNarrationPaneWithRevealAndNoRawChecks) {
       }
       for (const auto& q : s.scenarios.player->scenario().steps[size_t(k)].questions) {
         ++questions;
-        EXPECT_TRUE(s.widget_rects.count("question." + q.id + ".reveal")) << q.id;
-        const mc::ui::Rect n = s.widget_rects["narration.text"];
-        const mc::ui::Rect r = s.widget_rects["question." + q.id + ".reveal"];
+        EXPECT_TRUE(s.probe.widget_rects.count("question." + q.id + ".reveal")) << q.id;
+        const mc::ui::Rect n = s.probe.widget_rects["narration.text"];
+        const mc::ui::Rect r = s.probe.widget_rects["question." + q.id + ".reveal"];
         EXPECT_GE(r.y, n.y + n.h - 1) << "the question is drawn under the narration, in its pane";
       }
     }
@@ -213,7 +216,8 @@ TEST(ScenarioQuestions, InTheNarrationPaneWithRevealAndNoRawChecks) {
   mc::test::click_widget(h, app, "question." + q.id + ".reveal");
   EXPECT_TRUE(s.scenarios.revealed.count(q.id));
   h.frame(app);
-  EXPECT_NE(h.text.find(answer), std::string::npos) << h.text << "\n" << s.widget_rects["question." + q.id + ".0"].y;
+  EXPECT_NE(h.text.find(answer), std::string::npos) << h.text << "\n"
+                                                    << s.probe.widget_rects["question." + q.id + ".0"].y;
 }
 
 // A step that highlights a widget shows it: its panel and tab are brought forward and the outline is drawn
@@ -231,13 +235,13 @@ TEST(ScenarioHighlights, TheHighlightedWidgetIsOnScreen) {
       for (int k = 0; k < s.scenarios.player->step_count(); ++k) {
         SCOPED_TRACE(id + " step " + std::to_string(k + 1) + " at " + std::to_string(int(size.x)));
         open_step(h, app, id, k);
-        const std::string w = s.highlight_widget;
+        const std::string w = s.classroom.highlight_widget;
         if (w.empty()) continue;
         ++highlights;
         for (int f = 0; f < 3; ++f) h.frame(app);  // a tab selected this frame is drawn from the next
-        ASSERT_TRUE(s.widget_rects.count(w))
+        ASSERT_TRUE(s.probe.widget_rects.count(w))
             << "the highlighted " << w << " was not drawn (hidden tab?) on panel " << s.active_panel;
-        const mc::ui::Rect r = s.widget_rects[w];
+        const mc::ui::Rect r = s.probe.widget_rects[w];
         EXPECT_TRUE(r.y + std::min(r.h, 20.0f) <= size.y && r.y >= 0 && r.x >= 0 && r.x < size.x)
             << w << " is drawn off screen at y " << r.y;
       }
@@ -327,28 +331,29 @@ TEST(ScenarioSteps, EveryStepTellsOneTruth) {
             EXPECT_EQ(state["tab"], focus.substr(focus.find('/') + 1));
           }
         }
-        if (!s.highlight_widget.empty()) {
-          EXPECT_TRUE(s.widget_rects.count(s.highlight_widget)) << s.highlight_widget;
+        if (!s.classroom.highlight_widget.empty()) {
+          EXPECT_TRUE(s.probe.widget_rects.count(s.classroom.highlight_widget)) << s.classroom.highlight_widget;
         }
         EXPECT_EQ(state["errors"], nlohmann::json::array()) << state["errors"].dump(1);
         EXPECT_EQ(mc::test::non_finite_word(h.text), "") << "a non-finite number is drawn";
         // A year is written as a year: "2,029" (a count's thousands separator) is a wrong date on screen.
-        for (size_t at = s.narration_markdown.find(",0"); at != std::string::npos;
-             at = s.narration_markdown.find(",0", at + 1))
-          EXPECT_FALSE(at >= 1 && at + 3 < s.narration_markdown.size() && s.narration_markdown[at - 1] == '2' &&
-                       (at < 2 || !std::isdigit(static_cast<unsigned char>(s.narration_markdown[at - 2]))) &&
-                       std::isdigit(static_cast<unsigned char>(s.narration_markdown[at + 2])) &&
-                       std::isdigit(static_cast<unsigned char>(s.narration_markdown[at + 3])) &&
-                       (at + 4 >= s.narration_markdown.size() ||
-                        !std::isdigit(static_cast<unsigned char>(s.narration_markdown[at + 4]))))
-              << "a year with a thousands separator: " << s.narration_markdown.substr(at - 1, 6);
+        for (size_t at = s.classroom.narration_markdown.find(",0"); at != std::string::npos;
+             at = s.classroom.narration_markdown.find(",0", at + 1))
+          EXPECT_FALSE(at >= 1 && at + 3 < s.classroom.narration_markdown.size() &&
+                       s.classroom.narration_markdown[at - 1] == '2' &&
+                       (at < 2 || !std::isdigit(static_cast<unsigned char>(s.classroom.narration_markdown[at - 2]))) &&
+                       std::isdigit(static_cast<unsigned char>(s.classroom.narration_markdown[at + 2])) &&
+                       std::isdigit(static_cast<unsigned char>(s.classroom.narration_markdown[at + 3])) &&
+                       (at + 4 >= s.classroom.narration_markdown.size() ||
+                        !std::isdigit(static_cast<unsigned char>(s.classroom.narration_markdown[at + 4]))))
+              << "a year with a thousands separator: " << s.classroom.narration_markdown.substr(at - 1, 6);
         // What the class reads outside the narration pane: the glyphs on screen in the other windows, so a
         // number is only found where a panel drew it where it can be seen.
         const std::string panels = one_line(mc::test::visible_panels_text());
         // A screen that sends the class to the inspector has it open (failures-at-scale step 3's timeline said
         // "the inspector gives their ranges" with none on screen); the catalog's hint says how to open it.
         if (!state.value("inspector", false)) {
-          std::string said = panels + " " + s.narration_markdown;
+          std::string said = panels + " " + s.classroom.narration_markdown;
           for (const std::string hint : {"a row to see every value's source in the inspector"})
             for (size_t p = said.find(hint); p != std::string::npos; p = said.find(hint)) said.erase(p, hint.size());
           EXPECT_EQ(said.find("inspector"), std::string::npos)

@@ -39,13 +39,13 @@ json view_of(Page& p) {
   v["step"] = s.scenarios.player ? s.scenarios.player->current() + 1 : 0;
   v["panel"] = s.active_panel;
   v["tab"] = s.shown_tab;
-  v["highlight"] = s.highlight_widget;
-  if (const auto r = s.widget_rects.find(s.highlight_widget); r != s.widget_rects.end())
+  v["highlight"] = s.classroom.highlight_widget;
+  if (const auto r = s.probe.widget_rects.find(s.classroom.highlight_widget); r != s.probe.widget_rects.end())
     v["highlight_at"] = {std::lround(r->second.x), std::lround(r->second.y)};
   const ImGuiWindow* main = ImGui::FindWindowByName("###main");
   v["scroll"] = main ? std::lround(main->Scroll.y) : -1;
   for (const auto& b : mc::ui::config_bindings()) v["config"][b.kind] = mc::ui::without_empty_sections(b.current(s));
-  v["narration"] = s.narration_markdown;
+  v["narration"] = s.classroom.narration_markdown;
   return v;
 }
 

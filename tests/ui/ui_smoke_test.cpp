@@ -52,16 +52,16 @@ TEST(UiSmoke, ClickingAHeaderSortsAndARowSelects) {
   for (int i = 0; i < 3; ++i) h.frame(app);
   // Click near the left edge: a row spans all columns, most of them scrolled out of view.
   auto click = [&](const mc::ui::Rect& r) { click_at(h, app, ImVec2(r.x + std::min(r.w / 2, 30.0f), r.y + r.h / 2)); };
-  auto rects = app.state().widget_rects;
+  auto rects = app.state().probe.widget_rects;
   ASSERT_TRUE(rects.count("catalog.header.hbm_bytes"));
   click(rects["catalog.header.hbm_bytes"]);
   EXPECT_EQ(app.state().catalog_view.sort_key, "hbm_bytes");
-  rects = app.state().widget_rects;
+  rects = app.state().probe.widget_rects;
   ASSERT_TRUE(rects.count("catalog.row.a100-40gb"));
   click(rects["catalog.row.a100-40gb"]);
   EXPECT_EQ(app.state().selection.record, "a100-40gb");
   // Export goes through the platform: CSV with a header line and one line per GPU.
-  rects = app.state().widget_rects;
+  rects = app.state().probe.widget_rects;
   click(rects["catalog.export_csv"]);
   ASSERT_TRUE(platform.saved.count("catalog-gpus.csv"));
   const std::string& csv = platform.saved["catalog-gpus.csv"];
@@ -85,7 +85,8 @@ TEST(UiSmoke, BrokenCatalogIsShownNotFatal) {
     ASSERT_TRUE(mc::ui::open_panel(app.state(), p.id)) << p.id;
     h.frame(app);
     h.frame(app);
-    EXPECT_TRUE(app.state().widget_rects.count(p.id + ".catalog_error")) << p.id << " does not say why it is empty";
+    EXPECT_TRUE(app.state().probe.widget_rects.count(p.id + ".catalog_error"))
+        << p.id << " does not say why it is empty";
     EXPECT_FALSE(app.state().panel_errors.count(p.id)) << p.id << ": " << app.state().panel_errors[p.id];
   }
   EXPECT_GE(needing, 9);
@@ -123,7 +124,7 @@ TEST(UiSmoke, EveryShippedScenarioStepDrawsCleanly) {
       ASSERT_TRUE(mc::test::open_scenario_step(h, app, id, k)) << "step " << k + 1;
       for (int f = 0; f < 3; ++f) h.frame(app);
       EXPECT_TRUE(sv.errors.empty()) << "step " << k + 1 << ": " << sv.errors.front();
-      EXPECT_FALSE(app.state().narration_title.empty());
+      EXPECT_FALSE(app.state().classroom.narration_title.empty());
       const std::string& st = app.state().status;
       EXPECT_EQ(st.find("exception"), std::string::npos) << "step " << k + 1 << ": " << st;
     }
@@ -215,8 +216,8 @@ TEST(UiSmoke, PanelSlashTabOpensThatTab) {
   mc::ui::App lab({assets(), &platform, "lab/scaling"});
   for (int i = 0; i < 3; ++i) h.frame(lab);
   EXPECT_EQ(lab.state().active_panel, "lab");
-  EXPECT_TRUE(lab.state().widget_rects.count("lab.sweep")) << "the scaling tab is shown";
-  EXPECT_FALSE(lab.state().widget_rects.count("lab.start")) << "the train tab is not";
+  EXPECT_TRUE(lab.state().probe.widget_rects.count("lab.sweep")) << "the scaling tab is shown";
+  EXPECT_FALSE(lab.state().probe.widget_rects.count("lab.start")) << "the train tab is not";
   EXPECT_NE(lab.command({{"panel", "nope/links"}}).find("no panel has the id \"nope\""), std::string::npos);
   EXPECT_NE(lab.command({{"panel", "sim/linsk"}}).find("did you mean \"links\"?"), std::string::npos)
       << "a misspelt tab is refused, with the tab meant";
@@ -347,7 +348,7 @@ TEST(UiSmoke, TypedHugeNodeCountIsClampedNotWrapped) {
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, "perf"});
   for (int i = 0; i < 3; ++i) h.frame(app);
-  auto rects = app.state().widget_rects;
+  auto rects = app.state().probe.widget_rects;
   ASSERT_TRUE(rects.count("perf.nodes"));
   const mc::ui::Rect r = rects["perf.nodes"];
   ImGuiIO& io = ImGui::GetIO();
@@ -388,7 +389,7 @@ TEST(UiSmoke, NothingIsCutOffAtProjectorAndDesktopSizes) {
     Headless h(size.x, size.y, /*app_look=*/true);
     NullPlatform platform;
     mc::ui::App app({assets(), &platform, ""});
-    app.state().presenter = screen.presenter;
+    app.state().classroom.presenter = screen.presenter;
     app.state().scenarios.request_id = "failures-at-scale";  // a narration pane with a question
     app.state().scenarios.request_step = 1;
     h.frame(app);
@@ -431,7 +432,7 @@ TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
     // While it trains (the job holds the trainer), the run is kept for a reload through the job.
     ASSERT_TRUE(frames_until(h, app, [&] { return platform.kept.count("lab.checkpoint") > 0; }));
     EXPECT_GT(lab.persisted_step, 0);
-    EXPECT_TRUE(app.state().widget_rects.count("lab.speed"));
+    EXPECT_TRUE(app.state().probe.widget_rects.count("lab.speed"));
     EXPECT_NE(h.text.find("tokens/s"), std::string::npos);
     click_widget(h, app, "lab.start");  // pause, so the exports and the kept run describe one step
     ASSERT_TRUE(frames_until(h, app, [&] { return !lab.train_job; }));
@@ -522,14 +523,15 @@ TEST(UiSmoke, DefaultConfigsComeFromTheAssetsFolder) {
   for (int i = 0; i < 3; ++i) h.frame(app);  // the sim panel draws with no machine and says why
   EXPECT_FALSE(mc::ui::explorer_errors(app.state()).empty()) << "the empty config is reported";
   // The panel itself says which file and where, long after the status line has moved on.
-  EXPECT_TRUE(app.state().widget_rects.count("sim.config_error"));
+  EXPECT_TRUE(app.state().probe.widget_rects.count("sim.config_error"));
   EXPECT_NE(h.text.find("simulate.json:3:"), std::string::npos) << h.text.substr(0, 400);
   EXPECT_NE(h.text.find("Restore it from the release"), std::string::npos);
   app.state().active_panel = "perf";
   for (int i = 0; i < 2; ++i) h.frame(app);
-  EXPECT_FALSE(app.state().widget_rects.count("perf.config_error")) << "the estimate's file is sound";
+  EXPECT_FALSE(app.state().probe.widget_rects.count("perf.config_error")) << "the estimate's file is sound";
   app.state().active_panel = "run";
   h.frame(app);
-  EXPECT_TRUE(app.state().widget_rects.count("run.config_error")) << "the run panel starts from simulate.json too";
+  EXPECT_TRUE(app.state().probe.widget_rects.count("run.config_error"))
+      << "the run panel starts from simulate.json too";
   std::filesystem::remove_all(dir);
 }

@@ -22,7 +22,7 @@ TEST(ZeroUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
     ASSERT_TRUE(s.zero.anim.has_value());
     const mc::sim::ZeroAnimation& a = *s.zero.anim;
     EXPECT_TRUE(mc::test::overflowing_windows().empty()) << mc::test::overflowing_windows().front();
-    const std::string figures = s.widget_text["zero.figures"];
+    const std::string figures = s.probe.widget_text["zero.figures"];
     EXPECT_NE(figures.find(mc::format_gib(a.states_bytes)), std::string::npos) << figures;
     EXPECT_NE(figures.find(mc::format_gib(a.peak_bytes)), std::string::npos) << figures;
     EXPECT_NE(figures.find(mc::format_gib(a.bytes_moved_per_gpu)), std::string::npos) << figures;
@@ -41,7 +41,8 @@ TEST(ZeroUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
         if (f.computing_layer >= 0 && !f.optimizer) {
           const std::string now = std::string(f.computing_backward ? "backward" : "forward") + " of layer " +
                                   std::to_string(f.computing_layer);
-          EXPECT_NE(s.widget_text["zero.figures"].find(now), std::string::npos) << s.widget_text["zero.figures"];
+          EXPECT_NE(s.probe.widget_text["zero.figures"].find(now), std::string::npos)
+              << s.probe.widget_text["zero.figures"];
         }
       }
     }

@@ -49,7 +49,7 @@ double gpt3_flops(const Catalog& cat) {
 template <class Write>
 bool slider_log(const char* label, double& v, double lo, double hi, Write write) {
   float l = float(std::log10(std::max(v, lo)));
-  bool changed = ImGui::SliderFloat(label, &l, float(std::log10(lo)), float(std::log10(hi)), "");
+  bool changed = slider_float(label, l, float(std::log10(lo)), float(std::log10(hi)), "");
   if (changed) v = std::pow(10.0, double(l));
   ImGui::SameLine();
   ImGui::TextUnformatted(write(v).c_str());
@@ -82,7 +82,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   c.rule = rule == 0 ? capital::ScalingRule::kaplan : capital::ScalingRule::chinchilla;
   float util = float(c.utilisation);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
-  if (ImGui::SliderFloat("utilisation (MFU, assumed)", &util, 0.05f, 0.7f, "%.2f")) c.utilisation = util;
+  if (slider_float("utilisation (MFU, assumed)", util, 0.05f, 0.7f, "%.2f")) c.utilisation = util;
   track(s, "capital.utilisation");
   int pricing = c.pricing == capital::Pricing::rent ? 0 : 1;
   ImGui::RadioButton("Rent", &pricing, 0);
@@ -189,16 +189,16 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   float f;
   ImGui::SetNextItemWidth(w);
   f = float(c.rent_usd_per_gpu_hour);
-  if (ImGui::SliderFloat("rent, $ per GPU-hour", &f, 0.2f, 6.0f, "%.2f")) c.rent_usd_per_gpu_hour = f;
+  if (slider_float("rent, $ per GPU-hour", f, 0.2f, 6.0f, "%.2f")) c.rent_usd_per_gpu_hour = f;
   ImGui::SetNextItemWidth(w);
   f = float(b.gpu_price_usd);
-  if (ImGui::SliderFloat("GPU price, $", &f, 2000, 30000, "%.0f")) b.gpu_price_usd = f;
+  if (slider_float("GPU price, $", f, 2000, 30000, "%.0f")) b.gpu_price_usd = f;
   ImGui::SetNextItemWidth(w);
   f = float(b.pue);
-  if (ImGui::SliderFloat("PUE", &f, 1.0f, 2.0f, "%.2f")) b.pue = f;
+  if (slider_float("PUE", f, 1.0f, 2.0f, "%.2f")) b.pue = f;
   ImGui::SetNextItemWidth(w);
   f = float(b.amortisation_years);
-  if (ImGui::SliderFloat("years of use", &f, 1, 8, "%.1f")) b.amortisation_years = f;
+  if (slider_float("years of use", f, 1, 8, "%.1f")) b.amortisation_years = f;
   const capital::BuildCostBreakdown bc = capital::build_cost(b);
   begin_tracked(s);  // the build price and what the plan's dollars buy each way
   wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
@@ -263,17 +263,17 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
                             ImGui::CalcTextSize("cap (x)share").x;
     if (names_w + sliders_w <= ImGui::GetContentRegionAvail().x) ImGui::SameLine(names_w);
     ImGui::SetNextItemWidth(slider_w);
-    if (ImGui::SliderFloat("cap (x)", &cap, 1, 200, "%.0f")) h.cap_multiple = cap;
+    if (slider_float("cap (x)", cap, 1, 200, "%.0f")) h.cap_multiple = cap;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(slider_w);
-    if (ImGui::SliderFloat("share", &share, 0, 0.5f, "%.2f")) h.share = share;
+    if (slider_float("share", share, 0, 0.5f, "%.2f")) h.share = share;
     ImGui::PopID();
   }
   float g = float(c.profit_growth), p0 = float(c.first_year_profit_usd / 1e6);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::SliderFloat("profit growth per year", &g, 0.5f, 3.0f, "%.2fx")) c.profit_growth = g;
+  if (slider_float("profit growth per year", g, 0.5f, 3.0f, "%.2fx")) c.profit_growth = g;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::SliderFloat("first-year profit, $M", &p0, 1, 10000, "%.0f", ImGuiSliderFlags_Logarithmic))
+  if (slider_float("first-year profit, $M", p0, 1, 10000, "%.0f", ImGuiSliderFlags_Logarithmic))
     c.first_year_profit_usd = double(p0) * 1e6;
   capital::WaterfallResult r;
   try {
@@ -345,9 +345,9 @@ void draw_partnership(ExplorerState& s, const Catalog& cat, capital::Partnership
              "parameter here.");
   float f = float(c.cloud_credit_fraction);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-  if (ImGui::SliderFloat("cloud credit share (assumed)", &f, 0, 1, "%.2f")) c.cloud_credit_fraction = f;
+  if (slider_float("cloud credit share (assumed)", f, 0, 1, "%.2f")) c.cloud_credit_fraction = f;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-  ImGui::SliderInt("installment years (assumed)", &c.installment_years, 1, 10);
+  slider_int("installment years (assumed)", c.installment_years, 1, 10);
   try {
     auto years = capital::run_partnership(c);
     const capital::PartnershipTotals t = capital::partnership_totals(years);

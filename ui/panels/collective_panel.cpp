@@ -330,9 +330,8 @@ void draw_controls(ExplorerState& s) {
     std::snprintf(fmt, sizeof fmt, "%.0f MB (%%.0f MiB)", v.message_bytes / 1e6);
   else
     std::snprintf(fmt, sizeof fmt, "%.0f kB (%%.3f MiB)", v.message_bytes / 1e3);
-  if (ImGui::SliderFloat(
-          "message", &mib, float(S::kMinMessageBytes / kMiB), float(S::kMaxMessageBytes / kMiB), fmt,
-          ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoRoundToFormat | ImGuiSliderFlags_AlwaysClamp))
+  if (slider_float("message", mib, float(S::kMinMessageBytes / kMiB), float(S::kMaxMessageBytes / kMiB), fmt,
+                   ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_NoRoundToFormat | ImGuiSliderFlags_AlwaysClamp))
     // Whole MiB, or whole KiB below one MiB: the sizes a person types and reads.
     v.message_bytes = mib >= 1 ? std::round(mib) * kMiB : std::max(1.0, std::round(mib * 1024.0)) * 1024.0;
   track(s, "collective.message");

@@ -726,7 +726,7 @@ void draw_replay_controls(ExplorerState& s, LabView& v, const train::TrainerRepo
   }
   ImGui::SetNextItemWidth(-1);
   int k = int(v.replay);
-  if (ImGui::SliderInt("##replay_pos", &k, 0, int(n), "message %d")) v.replay = k, v.replay_playing = false;
+  if (slider_int("##replay_pos", k, 0, int(n), "message %d")) v.replay = k, v.replay_playing = false;
   const size_t done = std::min(n, size_t(v.replay));
   begin_tracked(s);
   if (done < n) {

@@ -242,7 +242,7 @@ bool pow2_slider(const char* label, std::optional<long long>& key, int max_exp, 
   while ((1 << e) < value && e < max_exp) ++e;
   char fmt[32];
   std::snprintf(fmt, sizeof fmt, "%d", 1 << e);
-  if (ImGui::SliderInt(label, &e, 0, max_exp, fmt)) {
+  if (slider_int(label, e, 0, max_exp, fmt)) {
     key = 1LL << e;
     return true;
   }
@@ -434,7 +434,7 @@ void draw_controls(ExplorerState& s) {
     // has none, and the results then ask for one here).
     double price = v.parsed.cluster.price_per_gpu_hour_usd;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-    if (ImGui::InputDouble("price, USD per hour##perf", &price, 0.1, 1.0, "%.2f"))
+    if (input_double("price, USD per hour##perf", price, 0.1, 1.0, "%.2f"))
       cfg.cluster.price_per_gpu_hour_usd = std::clamp(price, 0.0, 1e4);
     track(s, "perf.price");
   }
@@ -469,8 +469,8 @@ void draw_controls(ExplorerState& s) {
   glossary_tooltip("cp");
   track(s, "perf.cp");
   int pp = int(par.pp.value_or(shown.pp));
-  if (ImGui::SliderInt("pipeline (pp)", &pp, 1,
-                       std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
+  if (slider_int("pipeline (pp)", pp, 1,
+                 std::max(1, v.parsed.model.layers > 0 ? std::min(128, v.parsed.model.layers) : 64))) {
     par.pp = pp;
     if (can_fit) fit_to_machine(s, machine);
   }
@@ -492,9 +492,9 @@ void draw_controls(ExplorerState& s) {
   glossary_tooltip("1F1B bubble");
   track(s, "perf.schedule");
   int vs = int(par.virtual_stages.value_or(shown.virtual_stages));
-  if (ImGui::SliderInt("virtual stages", &vs, 1, 8)) par.virtual_stages = vs;
+  if (slider_int("virtual stages", vs, 1, 8)) par.virtual_stages = vs;
   int zero = int(par.zero.value_or(shown.zero));
-  if (ImGui::SliderInt("ZeRO stage", &zero, 0, 3)) par.zero = zero;
+  if (slider_int("ZeRO stage", zero, 0, 3)) par.zero = zero;
   glossary_tooltip("ZeRO");
   track(s, "perf.zero");
   string_combo("recompute", par.recompute, {"none", "selective", "full"}, perf::to_string(shown.recompute));
@@ -521,8 +521,7 @@ void draw_controls(ExplorerState& s) {
   string_combo("precision", training.precision, {"fp16", "bf16", "fp32", "tf32"},
                perf::to_string(resolved_training.precision));
   double tokens_b = training.tokens.value_or(resolved_training.tokens) / 1e9;
-  if (ImGui::InputDouble("tokens (billions)", &tokens_b, 10, 100, "%.0f"))
-    training.tokens = std::max(1.0, tokens_b) * 1e9;
+  if (input_double("tokens (billions)", tokens_b, 10, 100, "%.0f")) training.tokens = std::max(1.0, tokens_b) * 1e9;
 }
 
 // ---- results -------------------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ void knobs(ExplorerState& s) {
   sim::SimRequest& c = v.config;
   ImGui::PushItemWidth(160);
   float days = float(v.run_days);
-  if (ImGui::SliderFloat("days at most", &days, 1, float(sim::kMaxRunDays), "%.0f", ImGuiSliderFlags_Logarithmic))
+  if (slider_float("days at most", days, 1, float(sim::kMaxRunDays), "%.0f", ImGuiSliderFlags_Logarithmic))
     v.run_days = days;
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -88,17 +88,17 @@ void knobs(ExplorerState& s) {
   const sim::FailuresRequest fail = c.failures.value_or(sim::FailuresRequest{});
   auto written = [](auto& section) -> auto& { return section ? *section : section.emplace(); };
   float interval_h = float(ck.interval_s.value_or(0.0) / 3600);
-  if (ImGui::SliderFloat("checkpoint every (h, 0 = Daly)", &interval_h, 0, 24, "%.2f"))
+  if (slider_float("checkpoint every (h, 0 = Daly)", interval_h, 0, 24, "%.2f"))
     written(c.checkpoint).interval_s = double(interval_h) * 3600;
   track(s, "run.interval");
   same_line_if_fits(160 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("storage accounts").x);
   float accounts = float(ck.storage_accounts.value_or(1.0));
-  if (ImGui::SliderFloat("storage accounts", &accounts, 1, 64, "%.0f", ImGuiSliderFlags_Logarithmic))
+  if (slider_float("storage accounts", accounts, 1, 64, "%.0f", ImGuiSliderFlags_Logarithmic))
     written(c.checkpoint).storage_accounts = std::round(accounts);
   track(s, "run.accounts");
   float cores = float(data.cpu_cores.value_or(0.0));
-  if (ImGui::SliderFloat("CPU cores for tokenizing (0 = the machine's)", &cores, 0, 300000, "%.0f",
-                         ImGuiSliderFlags_Logarithmic)) {
+  if (slider_float("CPU cores for tokenizing (0 = the machine's)", cores, 0, 300000, "%.0f",
+                   ImGuiSliderFlags_Logarithmic)) {
     if (cores < 1) {
       if (c.data) c.data->cpu_cores.reset();
     } else {

@@ -120,10 +120,10 @@ void apply_step(ExplorerState& s) {
   const scenario::StepOutcome* o = v.player->outcome();
   v.applied_step = v.player->current();
   v.narration_held = true;
-  s.narration_title = v.player->scenario().title;
-  s.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
-  s.highlight_widget = st.highlight_widget;
-  s.highlight_scrolled.clear();
+  s.classroom.narration_title = v.player->scenario().title;
+  s.classroom.narration_markdown = o ? o->title + "\n\n" + o->narration : v.player->scenario().summary;
+  s.classroom.highlight_widget = st.highlight_widget;
+  s.classroom.highlight_scrolled.clear();
   show_step_view(s, v.player->scenario(), v.player->current(), st);
   // A step that outlines a catalog row opens that record in the inspector: a row's columns run past the
   // edge of a laptop's screen (dgx1-2016 quotes the DGX-1's price, its last column), and the inspector lists
@@ -147,11 +147,11 @@ void show_problems(ExplorerState& s, const std::string& file, const std::vector<
   ScenarioView& v = s.scenarios;
   v.errors = problems;
   v.player.reset();
-  s.highlight_widget.clear();
+  s.classroom.highlight_widget.clear();
   const std::string n = std::to_string(problems.size()) + (problems.size() == 1 ? " problem" : " problems");
-  s.narration_title = "cannot play " + file;
-  s.narration_markdown = file + " has " + n + ", each with where it is and what to do:";
-  for (const auto& p : problems) s.narration_markdown += "\n\n- " + p;
+  s.classroom.narration_title = "cannot play " + file;
+  s.classroom.narration_markdown = file + " has " + n + ", each with where it is and what to do:";
+  for (const auto& p : problems) s.classroom.narration_markdown += "\n\n- " + p;
   s.status = file + ": " + n + " (listed in the narration pane and the Scenarios panel)";
 }
 
@@ -191,8 +191,8 @@ void open_parsed(ExplorerState& s, scenario::ParseResult r, const std::string& f
   start_move(s, std::make_shared<scenario::Player>(*r.scenario, s.catalog ? &*s.catalog : nullptr),
              step >= 0 ? step : 0, false, true);
   if (!v.player) {  // nothing on screen yet: the narration pane says what is coming, with the job's bar
-    s.narration_title = r.scenario->title;
-    s.narration_markdown = r.scenario->summary.empty() ? r.scenario->title : r.scenario->summary;
+    s.classroom.narration_title = r.scenario->title;
+    s.classroom.narration_markdown = r.scenario->summary.empty() ? r.scenario->title : r.scenario->summary;
   }
 }
 
@@ -322,13 +322,13 @@ void draw_player(ExplorerState& s) {
   ImGui::SameLine();
   if (ImGui::Button("Close")) {
     v.player.reset();
-    s.narration_markdown.clear();
-    s.highlight_widget.clear();
+    s.classroom.narration_markdown.clear();
+    s.classroom.highlight_widget.clear();
     return;
   }
   int step = p.current() + 1;
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::SliderInt("##step", &step, 1, p.step_count(), "step %d") && step - 1 != p.current())
+  if (slider_int("##step", step, 1, p.step_count(), "step %d") && step - 1 != p.current())
     start_move(s, copy_of(p), step - 1, true);
   track(s, "scenarios.step");
   draw_move_progress(s, "scenarios.progress");
@@ -433,7 +433,7 @@ void draw_scenario_questions(ExplorerState& s) {
     } else {
       double x = a.is_number() ? a.get<double>() : 0.0;
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-      if (ImGui::InputDouble("your answer", &x, 0, 0, "%.4g")) a = x;
+      if (input_double("your answer", x, 0, 0, "%.4g")) a = x;
       track(s, "question." + q.id + ".input");
     }
     const bool revealed = v.revealed.count(q.id) > 0;

@@ -251,8 +251,7 @@ namespace {
 // Ctrl+click is clamped to the slider's range: "0" Gb/s is not a network the simulator can run.
 void knob_float(std::optional<double>& key, const char* label, float& value, float lo, float hi, const char* fmt,
                 ExplorerState& s, const std::string& id, bool log = false) {
-  if (ImGui::SliderFloat(label, &value, lo, hi, fmt,
-                         ImGuiSliderFlags_AlwaysClamp | (log ? ImGuiSliderFlags_Logarithmic : 0)))
+  if (slider_float(label, value, lo, hi, fmt, ImGuiSliderFlags_AlwaysClamp | (log ? ImGuiSliderFlags_Logarithmic : 0)))
     key = value;
   track(s, id);
 }
@@ -263,7 +262,7 @@ void draw_knobs(ExplorerState& s) {
   ImGui::PushItemWidth(180);
   // Straggler: GPU 0's speed.
   float speed = c.stragglers && !c.stragglers->empty() ? float(c.stragglers->front().speed) : 1.0f;
-  if (ImGui::SliderFloat("GPU 0 speed", &speed, 0.1f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
+  if (slider_float("GPU 0 speed", speed, 0.1f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp)) {
     if (speed >= 0.999f)
       c.stragglers.reset();
     else
@@ -273,7 +272,7 @@ void draw_knobs(ExplorerState& s) {
   same_line_if_fits_item("node 3 NIC");
   float frac =
       c.degraded_links && !c.degraded_links->empty() ? float(c.degraded_links->front().bandwidth_fraction) : 1.0f;
-  if (ImGui::SliderFloat("node 3 NIC", &frac, 0.05f, 1.0f, "%.2f of nominal", ImGuiSliderFlags_AlwaysClamp)) {
+  if (slider_float("node 3 NIC", frac, 0.05f, 1.0f, "%.2f of nominal", ImGuiSliderFlags_AlwaysClamp)) {
     if (frac >= 0.999f)
       c.degraded_links.reset();
     else
@@ -292,8 +291,8 @@ void draw_knobs(ExplorerState& s) {
   // The simulator's own knobs read without writing: a section appears when one of them moves.
   const sim::SimKnobsRequest knobs = c.sim.value_or(sim::SimKnobsRequest{});
   float bucket_MB = float(knobs.bucket_bytes.value_or(80e6) / 1e6);
-  if (ImGui::SliderFloat("bucket MB", &bucket_MB, 1, 1000, "%.0f",
-                         ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+  if (slider_float("bucket MB", bucket_MB, 1, 1000, "%.0f",
+                   ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
     (c.sim ? *c.sim : c.sim.emplace()).bucket_bytes = double(bucket_MB) * 1e6;
   track(s, "sim.bucket");
   same_line_if_fits_checkbox("overlap gradients with backward");
@@ -337,9 +336,9 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   input_int_clamped("first GPU", v.slice_first, 0, 1 << 30);
   track(s, "sim.slice_first");
   same_line_if_fits_item("rows");
-  ImGui::SliderInt("rows", &v.slice_count, 1, 64);
+  slider_int("rows", v.slice_count, 1, 64);
   same_line_if_fits_item("stride");
-  ImGui::SliderInt("stride", &v.slice_stride, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
+  slider_int("stride", v.slice_stride, 1, 1024, "%d", ImGuiSliderFlags_Logarithmic);
   ImGui::PopItemWidth();
   const int gpus = int(it.config.cluster.gpus());
   v.slice_first = std::clamp(v.slice_first, 0, gpus - 1);
