@@ -371,3 +371,88 @@ TEST(Address, ALinkToTheLabIsObeyedOverAnotherKeptRun) {
   EXPECT_LT(lab.trainer->step_index(), kept_step);
   EXPECT_EQ(lab.resume_note, "");
 }
+
+// A scenario's lab runs and the student's own run do not leak into each other (issue 41, item 1): step 8 of
+// turing-nlg-zero-2020 (4 workers without ZeRO) opened by link shows what it shows in a fresh browser, after
+// step 9 (ZeRO-3) was visited and after the student's own run; and the student's lab is never a scenario's
+// finished run. Before, the browser kept step 9's run and resumed it in place of step 8's.
+TEST(Address, AScenariosLabRunsAndTheStudentsOwnStayApart) {
+  struct KeepingBar : AddressBar {
+    bool persistent() const override { return true; }
+    void store(const std::string& k, const std::string& v) override { kept[k] = v; }
+    std::string stored(const std::string& k) const override { return kept.count(k) ? kept.at(k) : ""; }
+    std::map<std::string, std::string> kept;
+  };
+  struct Seen {
+    mc::train::TrainConfig config;
+    std::string resume_note;
+    int step = 0;
+    std::vector<double> losses;
+  };
+  const auto step_of = [](KeepingBar& bar, int k) {
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &bar, ""});
+    app.state().lab.persist_every_s = 0;
+    EXPECT_TRUE(mc::test::open_scenario_step(h, app, "turing-nlg-zero-2020", k));
+    settle(h, app);  // the lab trains the step's run to its end
+    const auto& lab = app.state().lab;
+    EXPECT_EQ(lab.error, "");
+    return Seen{lab.config, lab.resume_note, lab.shown.report.step, lab.shown.report.losses};
+  };
+  const auto same = [](const Seen& a, const Seen& b) {
+    EXPECT_TRUE(a.config == b.config) << mc::train::to_json(a.config).dump() << "\n"
+                                      << mc::train::to_json(b.config).dump();
+    EXPECT_EQ(a.resume_note, b.resume_note);
+    EXPECT_EQ(a.step, b.step);
+    EXPECT_EQ(a.losses, b.losses);
+  };
+  KeepingBar fresh_browser;
+  const Seen fresh = step_of(fresh_browser, 7);
+  ASSERT_EQ(fresh.config.parallel.zero, 0);
+  ASSERT_EQ(fresh.step, fresh.config.steps);
+  EXPECT_EQ(fresh_browser.kept.count("lab.checkpoint"), 0u) << "a step's run is not the student's to keep";
+
+  KeepingBar bar;
+  EXPECT_EQ(step_of(bar, 8).config.parallel.zero, 3);
+  {
+    SCOPED_TRACE("step 8 after step 9");
+    same(step_of(bar, 7), fresh);
+  }
+  {  // The lab without a scenario is the student's: a fresh run, not the scenario's finished one.
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &bar, "lab"});
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    const auto& lab = app.state().lab;
+    EXPECT_EQ(lab.resume_note, "");
+    EXPECT_NE(lab.config.parallel.zero, 3);
+    EXPECT_FALSE(lab.scenario_config.has_value());
+  }
+  int kept_step = 0;
+  {  // The student's own run, kept by the browser.
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &bar, "lab"});
+    auto& lab = app.state().lab;
+    lab.persist_every_s = 0;
+    lab.config.steps = 40;
+    lab.config.seed = 3;
+    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return lab.shown.report.step >= 5; })) << lab.error;
+    lab.running = false;
+    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !lab.train_job && bar.kept.count("lab.checkpoint"); }));
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    kept_step = lab.trainer->step_index();
+  }
+  {
+    SCOPED_TRACE("step 8 after the student's run");
+    same(step_of(bar, 7), fresh);
+  }
+  {  // ... which the student's lab still resumes: the scenario's steps did not replace it.
+    Headless h(1440, 900);
+    mc::ui::App app({assets(), &bar, "lab"});
+    for (int i = 0; i < 3; ++i) h.frame(app);
+    const auto& lab = app.state().lab;
+    ASSERT_TRUE(lab.trainer) << lab.error;
+    EXPECT_EQ(lab.config.seed, 3u);
+    EXPECT_EQ(lab.trainer->step_index(), kept_step);
+    EXPECT_NE(lab.resume_note.find("resumed at step"), std::string::npos);
+  }
+}

@@ -315,10 +315,14 @@ void export_model(ExplorerState& s, LabView& v, const LabCheckpoint& file) {
              "--checkpoint lab-model/checkpoint --resume` continues this run";
 }
 
+// Whether the lab holds the run a scenario step set (not the student's own).
+bool scenario_run(const LabView& v) { return v.scenario_config && *v.scenario_config == v.config; }
+
 // Whether the run should be saved to the platform's storage now: every persist_every_s while it changes
 // (web: a reload resumes it).
 bool persist_due(const ExplorerState& s, const LabView& v, double now) {
   if (!s.platform || !s.platform->persistent() || !v.trainer || v.shown.report.step == 0) return false;
+  if (scenario_run(v)) return false;  // a step's run is the scenario's: the student's kept run stays as it was
   const bool changed = v.shown.report.step != v.persisted_step || v.running != v.persisted_running;
   return changed && (now - v.persisted_at_s >= v.persist_every_s || v.running != v.persisted_running);
 }
@@ -364,6 +368,8 @@ void restore(ExplorerState& s, LabView& v) {
   if (v.restore_checked) return;
   v.restore_checked = true;
   if (!s.platform || !s.platform->persistent()) return;
+  // A scenario step's run is the step's: the student's kept run waits for the student's own lab.
+  if (scenario_run(v)) return;  // (a reload outside the scenario resumes it)
   const std::string kept = s.platform->stored("lab.config"), ck = s.platform->stored("lab.checkpoint");
   if (kept.empty() || ck.empty()) return;
   namespace fs = std::filesystem;
@@ -950,6 +956,7 @@ PanelRegistrar reg{Panel{
                  [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
                    const train::RunOptions o = train::parse_run_options(c, "the scenario's train config");
                    set_lab_corpus(s.lab, lab_corpus(o.corpus));
+                   s.lab.scenario_config = o.train;  // the step's run: neither kept nor replaced by a kept one
                    if (!(s.lab.config == o.train)) {
                      s.lab.config = o.train;
                      s.lab.running = true;  // the lab trains what the step trained, live, up to its step count
@@ -961,6 +968,7 @@ PanelRegistrar reg{Panel{
                  },
                  held_lab_config, shown_training,
                  [](ExplorerState& s) {
+                   s.lab.scenario_config.reset();  // the lab is the student's again
                    set_lab_corpus(s.lab, LabView().corpus_id);
                    const train::TrainConfig fresh =
                        train::parse_run_options(default_config(s, "train"), "configs/train.json").train;

@@ -89,7 +89,12 @@ struct LabView {
   bool persisted_running = false;
   bool restore_checked = false;
   bool config_from_link = false;  // the page's address set `config`: a kept run of another config stays kept
-  std::string resume_note;        // "resumed at step 120 from the browser's storage"
+  // The config a scenario step set, while the lab holds it: that run is the step's, not the student's. It is
+  // never kept for a reload, and the student's kept run never resumes over it, so a step shows what a fresh
+  // browser shows and the student's own run stays theirs (issue 41). Unset once the student changes the
+  // config or leaves the scenario.
+  std::optional<train::TrainConfig> scenario_config;
+  std::string resume_note;  // "resumed at step 120 from the browser's storage"
 
   // The training text: a built-in corpus of assets/corpus/index.json (corpus_id) or a dropped file
   // (corpus_id empty). Loaded on first use, and again when the combo picks another built-in.
