@@ -258,6 +258,35 @@ TEST(SimControls, TypedZeroNicIsClampedToTheSlider) {
   EXPECT_EQ(*nic, 25.0);
 }
 
+// A new result shows whole (issue 41): the timeline kept its zoom after a slower network, so it read "15.8 s
+// shown of 20.4 s" and cut off the wait the change was made to show. Another slice of rows keeps the zoom.
+TEST(SimControls, ANewResultShowsTheWholeIteration) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, "sim"});
+  auto& v = app.state().sim;
+  ASSERT_TRUE(frames_until(h, app, [&] { return v.iteration && !v.iteration_job; }));
+  h.frame(app);
+  const double before = v.iteration->simulated.iteration_time_s;
+  v.view_span_s = 0.75 * before;  // zoomed in, as the wheel leaves it
+  h.frame(app);
+  v.slice_count = 8;
+  ASSERT_TRUE(
+      frames_until(h, app, [&] { return v.iteration_for && v.iteration_for->slice_count == 8 && !v.iteration_job; }));
+  h.frame(app);
+  EXPECT_DOUBLE_EQ(v.view_span_s, 0.75 * before) << "fewer rows keep the window";
+  v.config.estimate.cluster.node_network_Gbps = 100;
+  ASSERT_TRUE(frames_until(
+      h, app, [&] { return v.iteration && !v.iteration_job && v.iteration->simulated.iteration_time_s != before; }));
+  h.frame(app);
+  const double after = v.iteration->simulated.iteration_time_s;
+  EXPECT_GT(after, before) << "a slower network waits longer";
+  EXPECT_DOUBLE_EQ(v.view_span_s, after);
+  EXPECT_EQ(v.view_start_s, 0.0);
+  const std::string whole = mc::format_quantity(after, "s");
+  EXPECT_NE(h.text.find(whole + " shown of " + whole), std::string::npos) << h.text;
+}
+
 // A NIC of 0 Gb/s set by a config: "One iteration" shows the refusal under its label; "A whole run", which
 // has no NIC control, does not show that message but names the control and the panel that has it.
 TEST(SimControls, RefusalShowsInThePanelThatOwnsTheControl) {

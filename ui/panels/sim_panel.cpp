@@ -217,6 +217,10 @@ void poll(ExplorerState& s) {
     } else {
       v.iteration = std::move(v.iteration_job->result);
       v.iteration_error = v.iteration_job->error();
+      if (v.iteration_for && !(v.view_for && *v.view_for == v.iteration_for->config)) {
+        v.view_start_s = v.view_span_s = 0;  // a new result shows whole
+        v.view_for = v.iteration_for->config;
+      }
       build_gantt(v);
       build_hot_links(v);
     }

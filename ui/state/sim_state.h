@@ -86,6 +86,9 @@ struct SimView {
   // Gantt: which GPUs are rows (a slice: first, count, stride) and the visible window.
   int slice_first = 0, slice_count = 16, slice_stride = 624;  // 624 = tp*dp: one GPU per pipeline stage
   double view_start_s = 0, view_span_s = 0;                   // 0 span: the whole iteration
+  // The request the window belongs to: a result for another request (a slower network) shows whole, so the
+  // wait the change was made to show is never cut off; a new slice of rows keeps the window.
+  std::optional<sim::SimRequest> view_for;
   // Run view.
   double run_days = sim::RunSettings{}.days;
   unsigned long long seed = sim::RunSettings{}.seed;
