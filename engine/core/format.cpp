@@ -155,6 +155,12 @@ std::string format_quantity(double v, const std::string& unit) {
     return buf;
   }
   if (unit == "flag") return v != 0 ? "yes" : "no";
+  // A rate per GPU- or node-hour ("1/(GPU h)"): failures are rare, so per million hours, as reliability
+  // tables give them: "12.6 per 1M GPU-h", not "1.26e-05 1/(GPU h)", which ran past a table's edge.
+  if (unit.size() > 6 && unit.rfind("1/(", 0) == 0 && unit.compare(unit.size() - 3, 3, " h)") == 0) {
+    std::snprintf(buf, sizeof buf, "%.3g per 1M %s-h", v * 1e6, unit.substr(3, unit.size() - 6).c_str());
+    return buf;
+  }
   if (unit == "parameters") {
     std::string s = format_si(v);
     if (!s.empty() && s.back() == ' ') s.pop_back();
