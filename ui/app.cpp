@@ -137,7 +137,8 @@ void App::frame() {
   ++s_.frame;
   // Long work that runs in slices (the browser build; natively jobs run on worker threads): a share of
   // this frame, before the panels look at their jobs.
-  s_.jobs.pump();
+  const Panel* on_screen = find_panel(s_.active_panel);
+  s_.jobs.pump(on_screen && on_screen->slice_s ? on_screen->slice_s(s_) : JobRunner::kSliceS);
   s_.probe.widget_rects.clear();
   s_.probe.widget_text.clear();
   s_.probe.group_log_starts.clear();  // a panel that threw inside a group left its start behind
@@ -452,7 +453,7 @@ std::string App::status_line() const {
   if (compute.empty()) compute = device_info().label;
   char fps[32];
   const float rate = drawn_rate_ >= 0 ? drawn_rate_ : ImGui::GetCurrentContext() ? ImGui::GetIO().Framerate : 0.0f;
-  if (drawn_rate_ >= 0 && rate < 2.0f)
+  if (drawn_rate_ >= 0 && rate < 2.0f && !s_.jobs.running())  // a slow frame while jobs run is not idle
     std::snprintf(fps, sizeof fps, "idle");
   else
     std::snprintf(fps, sizeof fps, "%.0f fps", rate);

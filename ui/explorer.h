@@ -174,6 +174,9 @@ struct Panel {
   // Whether it is still computing what it shows (a job, or work it starts when drawn), while it is the panel
   // on screen: a scenario's narration waits for it and tests wait on it (panels_busy). Unset: never busy.
   std::function<bool(const ExplorerState&)> busy;
+  // How long the sliced jobs (the browser build) may run each frame while it is on screen; unset: the
+  // runner's kSliceS. The lab asks for more while it trains, so training, not drawing, takes most of a frame.
+  std::function<double(const ExplorerState&)> slice_s;
   // What of it travels in the page's address (AddressPart), in the order the parts open.
   std::vector<AddressPart> address;
   // The scenario config kinds it shows (ui/scenario_bindings.h: how a step's config reaches it and what it

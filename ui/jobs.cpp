@@ -55,6 +55,13 @@ JobRunner::~JobRunner() {
     while (!j->done()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
+bool JobRunner::running() const {
+  if (!sliced_.empty()) return true;
+  for (const auto& j : on_workers_)
+    if (!j->done()) return true;
+  return false;
+}
+
 void JobRunner::pump(double budget_s) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();

@@ -91,8 +91,12 @@ class JobRunner {
   void set_platform(Platform* platform) { platform_ = platform; }
   // Runs `job` on a worker thread when the platform offers one, else in slices from pump().
   void start(std::shared_ptr<Job> job);
-  // Advances the sliced jobs by about `budget_s` in all (the app calls this once per frame).
-  void pump(double budget_s = 0.008);
+  // Advances the sliced jobs by about `budget_s` in all (the app calls this once per frame: kSliceS, or what
+  // the panel on screen asks for, Panel::slice_s).
+  static constexpr double kSliceS = 0.008;
+  void pump(double budget_s = kSliceS);
+  // Whether any job is still running (sliced or on a worker): the page is working, not idle.
+  bool running() const;
   // Runs `job` to the end here and now (the CLI-like paths and tests that must not wait on frames).
   static void run_now(Job& job);
 

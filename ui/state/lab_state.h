@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,12 +51,33 @@ struct SweepProgress {
 class LabTrainJob;
 class LabSweepJob;
 
+// Steps trained against the wall clock, as the class sees them: (seconds, step) pairs of the last kWindow_s
+// while the run trains. In the browser a step's compute is a part of each frame (the page draws itself in
+// the rest), so the clock's rate is what a class should be told, not the compute's alone.
+struct WallClockRate {
+  static constexpr double kWindow_s = 3;
+  std::deque<std::pair<double, int>> samples;
+  void add(double now_s, int step) {
+    if (!samples.empty() && step < samples.back().second) samples.clear();  // a new run
+    if (samples.empty() || step != samples.back().second) samples.emplace_back(now_s, step);
+    while (samples.size() > 2 && now_s - samples[1].first >= kWindow_s) samples.pop_front();
+  }
+  // Steps a second over the window; 0 until a second of it has passed.
+  double steps_per_s() const {
+    if (samples.size() < 2) return 0;
+    const double dt = samples.back().first - samples.front().first;
+    return dt < 1 ? 0 : double(samples.back().second - samples.front().second) / dt;
+  }
+};
+
 struct LabView {
   // The default, a model small enough that a step takes a few milliseconds so training runs inside the
   // frame loop, is assets/configs/train.json (the App loads it).
   train::TrainConfig config;
-  bool running = true;     // train a few steps every frame (the lab starts live when opened)
-  bool step_once = false;  // one step on the next frame (the Step button; scenarios may set it)
+  bool running = true;           // train a few steps every frame (the lab starts live when opened)
+  WallClockRate wall;            // the run's steps against the clock while it trains
+  double wall_tokens_per_s = 0;  // what the panel shows of it (0: not yet a second of training)
+  bool step_once = false;        // one step on the next frame (the Step button; scenarios may set it)
   // Replay of the last step's messages (report.messages, in the order they were sent): the position in
   // messages (the integer part the message in flight, the fraction how far it has gone), -1 = not
   // replaying (the graph shows the step's totals). Training pauses while it replays, so the step stays.
