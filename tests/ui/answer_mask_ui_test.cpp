@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 
 using mc::test::assets;
 using mc::test::Headless;
@@ -71,6 +72,18 @@ std::string parts_that_sum_to(const std::vector<double>& xs, double total) {
   return "";
 }
 
+// A fraction `text` draws as a word of its own ("7/15", not part of "2024/25" or a date) that equals `x` to
+// 0.1 % (a formula's result spelling an answer), or "".
+std::string fraction_equal_to(const std::string& text, double x) {
+  static const std::regex fraction(R"((^|[^\w./])(\d+)/(\d+)(?![\w./]))");
+  for (auto m = std::sregex_iterator(text.begin(), text.end(), fraction); m != std::sregex_iterator(); ++m) {
+    const double b = std::strtod((*m)[3].str().c_str(), nullptr);
+    if (b > 0 && std::abs(std::strtod((*m)[2].str().c_str(), nullptr) / b - x) <= 1e-3 * std::abs(x))
+      return (*m)[2].str() + "/" + (*m)[3].str();
+  }
+  return "";
+}
+
 }  // namespace
 
 // For every question of every shipped scenario: before Reveal no text the main view draws (on screen or
@@ -126,6 +139,14 @@ TEST(QuestionMasks, TheAnswerIsMaskedUntilRevealed) {
                 << "the answer is drawn before Reveal as \"" << v << "\"";
             EXPECT_FALSE(mc::ui::contains_word(narration, v)) << "the narration pane gives away \"" << v << "\"";
           }
+          // Nor as a formula's result: a fraction drawn that equals it ("7/15" for a 46.7 % bubble).
+          const std::string f = fraction_equal_to(main_before, answer.get<double>());
+          EXPECT_EQ(f, "") << "the fraction \"" << f << "\" drawn before Reveal spells the answer";
+        }
+        for (const std::string& v : values) {
+          // dgx1-2016 step 5 drew "(8-1) / (8 + 8-1) = 7/15 = " beside its masked analytic 46.7 %.
+          const std::string f = fraction_equal_to(main_before, number_in(v));
+          EXPECT_EQ(f, "") << "the fraction \"" << f << "\" drawn before Reveal spells the hidden \"" << v << "\"";
         }
         for (const std::string& v : values) {
           EXPECT_FALSE(mc::ui::contains_word(main_before, v)) << "\"" << v << "\" is drawn before Reveal";

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 
 namespace mc::ui {
 
@@ -481,11 +482,54 @@ std::vector<std::string> open_answers(const ExplorerState& s) {
   return out;
 }
 
+// The fractions `lines` draw that spell one of the hidden values: "7/15" beside a masked "46.7%" (the pipeline
+// view's rule line, "(8-1) / (8 + 8-1) = 7/15 = 46.7%", while a step asks for the bubble) gives the answer away
+// as surely as the percentage. Equal to the value as it is written, to its last shown digit.
+std::vector<std::string> fractions_spelling(const std::vector<DrawnLine>& lines,
+                                            const std::vector<std::string>& hidden) {
+  struct Value {
+    double x, tolerance;
+  };
+  std::vector<Value> values;
+  for (const std::string& h : hidden) {
+    const size_t at = h.find_first_of("0123456789");
+    if (at == std::string::npos) continue;
+    size_t end = at, decimals = 0;
+    bool point = false;
+    for (; end < h.size() && (std::isdigit(static_cast<unsigned char>(h[end])) || h[end] == '.'); ++end)
+      if (h[end] == '.')
+        point = true;
+      else if (point)
+        ++decimals;
+    const double scale = end < h.size() && h[end] == '%' ? 0.01 : 1.0;
+    values.push_back({std::strtod(h.substr(at, end - at).c_str(), nullptr) * scale,
+                      0.5 * std::pow(10.0, -double(decimals)) * scale});
+  }
+  std::vector<std::string> out;
+  if (values.empty()) return out;
+  static const std::regex fraction(R"((\d+)/(\d+))");
+  for (const DrawnLine& l : lines)
+    for (auto m = std::sregex_iterator(l.text.begin(), l.text.end(), fraction); m != std::sregex_iterator(); ++m) {
+      const size_t at = size_t(m->position()), end = at + size_t(m->length());
+      auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '/'; };
+      if ((at > 0 && word(l.text[at - 1])) || (end < l.text.size() && word(l.text[end]))) continue;
+      const double b = std::strtod((*m)[2].str().c_str(), nullptr);
+      if (b <= 0) continue;
+      const double x = std::strtod((*m)[1].str().c_str(), nullptr) / b;
+      for (const Value& v : values)
+        if (std::abs(x - v.x) <= v.tolerance + 1e-12) out.push_back(m->str());
+    }
+  return out;
+}
+
 void mask_open_answers(ExplorerState& s) {
   s.scenarios.hidden = open_answers(s);
   if (s.scenarios.hidden.empty()) return;
   // The main view and its child windows (tables, charts): the narration pane beside it asks the question.
-  mask_words(window_draw_lists(ImGui::FindWindowByName("###main")), s.scenarios.hidden);
+  const std::vector<ImDrawList*> lists = window_draw_lists(ImGui::FindWindowByName("###main"));
+  std::vector<std::string> words = s.scenarios.hidden;
+  for (std::string& f : fractions_spelling(drawn_lines(lists), s.scenarios.hidden)) words.push_back(std::move(f));
+  mask_words(lists, words);
 }
 
 void draw_scenario_controls(ExplorerState& s) {
