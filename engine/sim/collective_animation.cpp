@@ -161,15 +161,19 @@ std::vector<PlannedStep> plan(const CollectiveAnimationSpec& s, const Topology& 
       for (const auto& v : nodes) cross.back().push_back(v[k]);
     }
     ring_steps(topo, built[0], add_phase("reduce-scatter inside each server"), nodes, true, false, steps);
-    ring_steps(topo, built[1], add_phase("all-reduce ring across servers"), cross, true, true, steps);
+    const int across = add_phase("all-reduce ring across servers");
+    phases[size_t(across)].reduce_then_gather = true;
+    ring_steps(topo, built[1], across, cross, true, true, steps);
     ring_steps(topo, built[2], add_phase("all-gather inside each server"), nodes, false, true, steps);
     return steps;
   }
   const bool ar = s.kind == CollectiveKind::all_reduce;
-  const char* name = ar                                         ? "ring all-reduce: reduce-scatter, then all-gather"
+  const char* name = ar                                         ? "ring all-reduce"
                      : s.kind == CollectiveKind::reduce_scatter ? "ring reduce-scatter"
                                                                 : "ring all-gather";
-  ring_steps(topo, built.front(), add_phase(name), ring, s.kind != CollectiveKind::all_gather,
+  const int ph = add_phase(name);
+  phases[size_t(ph)].reduce_then_gather = ar;
+  ring_steps(topo, built.front(), ph, ring, s.kind != CollectiveKind::all_gather,
              s.kind != CollectiveKind::reduce_scatter, steps);
   return steps;
 }
@@ -277,6 +281,19 @@ TopologySpec topology_of_config(const Catalog& cat, const nlohmann::json& config
 }
 
 // ---- frames ---------------------------------------------------------------------------------------------
+
+std::string step_activity(const CollectiveAnimation& a, int step) {
+  for (const AnimatedPhase& ph : a.phases) {
+    const int k = step - ph.first_step;
+    if (k < 0 || k >= ph.steps) continue;
+    if (!ph.reduce_then_gather || ph.steps < 2) return ph.name;
+    const int half = ph.steps / 2;
+    const bool reducing = k < half;
+    return ph.name + (reducing ? ": reduce-scatter, step " : ": all-gather, step ") +
+           std::to_string((reducing ? k : k - half) + 1) + " of " + std::to_string(reducing ? half : ph.steps - half);
+  }
+  return "";
+}
 
 AnimationFrame frame_at(const CollectiveAnimation& a, double t) {
   AnimationFrame f;

@@ -70,6 +70,9 @@ struct AnimatedPhase {
   std::string name;  // "reduce-scatter inside nodes", "all-reduce ring", ...
   int first_step = 0, steps = 0;
   double t_start_s = 0, t_end_s = 0;
+  // An all-reduce ring: its first half of steps reduce-scatter, the second all-gather (Patarasuk and Yuan
+  // 2009: p-1 steps each).
+  bool reduce_then_gather = false;
 };
 
 struct CollectiveAnimation {
@@ -109,6 +112,10 @@ struct AnimationFrame {
   std::vector<double> link_utilisation;  // per CollectiveAnimation::links entry, load / capacity at t
 };
 AnimationFrame frame_at(const CollectiveAnimation& a, double t_s);
+// What the collective does at step `step` (0-based): its phase's name, and in an all-reduce ring which half
+// runs ("ring all-reduce: all-gather, step 3 of 7"), so a class is told the moment the sums are complete and
+// start travelling back. "" outside every phase.
+std::string step_activity(const CollectiveAnimation& a, int step);
 
 // The times at which something starts or ends (every move's start and end), sorted and unique: what
 // "step one event" walks through.

@@ -122,6 +122,36 @@ TEST(CollectiveAnimation, EveryAlgorithmEndsWhenTheSimulatorsPhasesEnd) {
   }
 }
 
+// The caption says which half of an all-reduce runs (issue 41: "Step 23 of 30" never said): every chunk that
+// is added into its receiver's copy moves during a step the caption calls reduce-scatter, every one that
+// overwrites during an all-gather, for the ring and for the hierarchical algorithm's ring across servers.
+TEST(CollectiveAnimation, TheCaptionNamesTheHalfThatRuns) {
+  for (Algorithm alg : {Algorithm::ring, Algorithm::hierarchical}) {
+    for (int gpus : {2, 3, 8, 16}) {
+      CollectiveAnimationSpec s;
+      s.topology = nodes_of(4);
+      s.algorithm = alg;
+      s.gpus = gpus;
+      const CollectiveAnimation a = animate_collective(s);
+      SCOPED_TRACE(a.rule);
+      ASSERT_FALSE(a.moves.empty());
+      for (const ChunkMove& m : a.moves) {
+        const std::string said = step_activity(a, m.step);
+        EXPECT_EQ(said.find("reduce-scatter") != std::string::npos, m.reduces) << "step " << m.step << ": " << said;
+        EXPECT_EQ(said.find("all-gather") != std::string::npos, !m.reduces) << "step " << m.step << ": " << said;
+      }
+    }
+  }
+  CollectiveAnimationSpec s;
+  s.topology = nodes_of(8);
+  s.gpus = 8;  // 2 (p - 1) = 14 steps: 7 of each
+  const CollectiveAnimation a = animate_collective(s);
+  EXPECT_EQ(step_activity(a, 0), "ring all-reduce: reduce-scatter, step 1 of 7");
+  EXPECT_EQ(step_activity(a, 7), "ring all-reduce: all-gather, step 1 of 7");
+  EXPECT_EQ(step_activity(a, 13), "ring all-reduce: all-gather, step 7 of 7");
+  EXPECT_EQ(step_activity(a, 14), "");
+}
+
 TEST(CollectiveAnimation, TheChunkScheduleIsARealCollective) {
   for (int p : {2, 3, 5, 8}) {
     CollectiveAnimationSpec s;

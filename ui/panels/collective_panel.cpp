@@ -346,9 +346,8 @@ void draw_transport(ExplorerState& s, const sim::CollectiveAnimation& a) {
 void draw_figures(ExplorerState& s, const sim::CollectiveAnimation& a) {
   const CollectiveView& v = s.collective;
   const sim::AnimationFrame f = sim::frame_at(a, v.t_s);
-  std::string phase;
-  for (const sim::AnimatedPhase& ph : a.phases)
-    if (v.t_s >= ph.t_start_s && v.t_s <= ph.t_end_s) phase = ph.name;
+  // Which phase runs, and in an all-reduce ring which half: the sums are complete after the reduce-scatter.
+  const std::string phase = sim::step_activity(a, std::clamp(f.step, 0, a.steps - 1));
   begin_tracked(s);
   wrapped_text(false, "Step %d of %d%s%s", std::clamp(f.step + 1, 0, a.steps), a.steps, phase.empty() ? "" : ": ",
                phase.c_str());
