@@ -38,6 +38,31 @@ void settle(Headless& h, mc::ui::App& app) {
   for (int f = 0; f < 4; ++f) h.frame(app);
 }
 
+// A browser that keeps what the page stores (Platform::persistent), for the lab's kept run.
+struct KeepingBar : AddressBar {
+  bool persistent() const override { return true; }
+  void store(const std::string& k, const std::string& v) override { kept[k] = v; }
+  std::string stored(const std::string& k) const override { return kept.count(k) ? kept.at(k) : ""; }
+  std::map<std::string, std::string> kept;
+};
+
+// A student's own run in the lab (seed 3, 40 steps), trained past step 5 and paused, so the browser keeps it:
+// the step it was kept at (0 if it was not), and the page's address then in `address`.
+int keep_a_students_run(KeepingBar& bar, std::string* address = nullptr) {
+  Headless h(1440, 900);
+  mc::ui::App app({assets(), &bar, "lab"});
+  auto& lab = app.state().lab;
+  lab.persist_every_s = 0;
+  lab.config.steps = 40;
+  lab.config.seed = 3;
+  if (!mc::test::frames_until(h, app, [&] { return lab.shown.report.step >= 5; })) return 0;
+  lab.running = false;  // paused: the kept run is this step
+  if (!mc::test::frames_until(h, app, [&] { return !lab.train_job && bar.kept.count("lab.checkpoint"); })) return 0;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  if (address) *address = bar.now();
+  return lab.trainer->step_index();
+}
+
 }  // namespace
 
 TEST(Address, MovingAroundWritesTheAddressAndItOpensTheSameScreen) {
@@ -352,30 +377,11 @@ TEST(Address, DISABLED_WritingTheAddressCost) {
 // The lab's run kept by the browser resumes on a reload of the same address, but a link that says what the lab
 // trains is obeyed: another config's kept run is not shown in its place (it was, whatever the link said).
 TEST(Address, ALinkToTheLabIsObeyedOverAnotherKeptRun) {
-  struct KeepingBar : AddressBar {
-    bool persistent() const override { return true; }
-    void store(const std::string& k, const std::string& v) override { kept[k] = v; }
-    std::string stored(const std::string& k) const override { return kept.count(k) ? kept.at(k) : ""; }
-    std::map<std::string, std::string> kept;
-  };
   KeepingBar bar;
   std::string copied;
-  int kept_step = 0;
-  {
-    Headless h(1440, 900);
-    mc::ui::App app({assets(), &bar, "lab"});
-    auto& lab = app.state().lab;
-    lab.persist_every_s = 0;
-    lab.config.steps = 40;
-    lab.config.seed = 3;
-    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return lab.shown.report.step >= 5; })) << lab.error;
-    lab.running = false;  // paused: the kept run is this step
-    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !lab.train_job && bar.kept.count("lab.checkpoint"); }));
-    for (int i = 0; i < 3; ++i) h.frame(app);
-    kept_step = lab.trainer->step_index();
-    copied = bar.now();
-    EXPECT_NE(copied.find("edits.train=seed:3,steps:40"), std::string::npos) << copied;
-  }
+  const int kept_step = keep_a_students_run(bar, &copied);
+  ASSERT_GT(kept_step, 0);
+  EXPECT_NE(copied.find("edits.train=seed:3,steps:40"), std::string::npos) << copied;
   {  // A reload of the same address resumes the kept run.
     Headless h(1440, 900);
     mc::ui::App app({assets(), &bar, ""});
@@ -403,12 +409,6 @@ TEST(Address, ALinkToTheLabIsObeyedOverAnotherKeptRun) {
 // step 9 (ZeRO-3) was visited and after the student's own run; and the student's lab is never a scenario's
 // finished run. Before, the browser kept step 9's run and resumed it in place of step 8's.
 TEST(Address, AScenariosLabRunsAndTheStudentsOwnStayApart) {
-  struct KeepingBar : AddressBar {
-    bool persistent() const override { return true; }
-    void store(const std::string& k, const std::string& v) override { kept[k] = v; }
-    std::string stored(const std::string& k) const override { return kept.count(k) ? kept.at(k) : ""; }
-    std::map<std::string, std::string> kept;
-  };
   struct Seen {
     mc::train::TrainConfig config;
     std::string resume_note;
@@ -453,20 +453,8 @@ TEST(Address, AScenariosLabRunsAndTheStudentsOwnStayApart) {
     EXPECT_NE(lab.config.parallel.zero, 3);
     EXPECT_FALSE(lab.scenario_config.has_value());
   }
-  int kept_step = 0;
-  {  // The student's own run, kept by the browser.
-    Headless h(1440, 900);
-    mc::ui::App app({assets(), &bar, "lab"});
-    auto& lab = app.state().lab;
-    lab.persist_every_s = 0;
-    lab.config.steps = 40;
-    lab.config.seed = 3;
-    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return lab.shown.report.step >= 5; })) << lab.error;
-    lab.running = false;
-    ASSERT_TRUE(mc::test::frames_until(h, app, [&] { return !lab.train_job && bar.kept.count("lab.checkpoint"); }));
-    for (int i = 0; i < 3; ++i) h.frame(app);
-    kept_step = lab.trainer->step_index();
-  }
+  const int kept_step = keep_a_students_run(bar);  // the student's own run, kept by the browser
+  ASSERT_GT(kept_step, 0);
   {
     SCOPED_TRACE("step 8 after the student's run");
     same(step_of(bar, 7), fresh);
