@@ -166,40 +166,26 @@ HeldEntry& held_entry() {
   return held;
 }
 
-bool typing_into(ImGuiID id, const char* label, bool field) {
-  const ImGuiContext& g = *GImGui;
-  if (g.ActiveId == 0) return false;
-  if (!field) return ImGui::TempInputIsActive(id);  // a slider's Ctrl+click entry
-  // An input field's text: InputScalar's own id, or "" under PushID(label) when it has +/- buttons.
-  ImGui::PushID(label);
-  const ImGuiID text = ImGui::GetID("");
-  ImGui::PopID();
-  return (g.ActiveId == id || g.ActiveId == text) && g.InputTextState.ID == g.ActiveId;
-}
+bool typing_into(ImGuiID id) { return GImGui->ActiveId != 0 && ImGui::TempInputIsActive(id); }
 
 }  // namespace detail
 
 bool slider_int(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
-  return apply_when_confirmed(label, v, false, [&](int& x) { return ImGui::SliderInt(label, &x, lo, hi, fmt, flags); });
+  return apply_when_confirmed(label, v, [&](int& x) { return ImGui::SliderInt(label, &x, lo, hi, fmt, flags); });
 }
 
 bool slider_float(const char* label, float& v, float lo, float hi, const char* fmt, ImGuiSliderFlags flags) {
-  return apply_when_confirmed(label, v, false,
-                              [&](float& x) { return ImGui::SliderFloat(label, &x, lo, hi, fmt, flags); });
+  return apply_when_confirmed(label, v, [&](float& x) { return ImGui::SliderFloat(label, &x, lo, hi, fmt, flags); });
 }
 
 bool input_double(const char* label, double& v, double step, double step_fast, const char* fmt) {
-  return apply_when_confirmed(label, v, true,
-                              [&](double& x) { return ImGui::InputDouble(label, &x, step, step_fast, fmt); });
+  return ImGui::InputDouble(label, &v, step, step_fast, fmt);  // applies as ImGui does: see widgets.h
 }
 
 bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int step_fast) {
   long long x = v;
   const long long s = step, sf = step_fast;
-  if (!apply_when_confirmed(label, x, true, [&](long long& y) {
-        return ImGui::InputScalar(label, ImGuiDataType_S64, &y, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr,
-                                  "%lld");
-      }))
+  if (!ImGui::InputScalar(label, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr, "%lld"))
     return false;
   v = int(std::clamp<long long>(x, lo, hi));
   return true;
@@ -210,7 +196,7 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
   const long long a = lo, b = hi;
   std::string f = fmt;  // "%d nodes" -> "%lld nodes"
   if (auto p = f.find("%d"); p != std::string::npos) f.replace(p, 2, "%lld");
-  if (!apply_when_confirmed(label, x, false, [&](long long& y) {
+  if (!apply_when_confirmed(label, x, [&](long long& y) {
         return ImGui::SliderScalar(label, ImGuiDataType_S64, &y, &a, &b, f.c_str(),
                                    flags | ImGuiSliderFlags_AlwaysClamp);
       }))

@@ -33,17 +33,19 @@ void wrapped_text(bool disabled, const char* fmt, ...) IM_FMTARGS(2);
 
 // ---- numeric controls: a typed entry applies when it is confirmed ----
 //
-// A value typed into a control (Ctrl+click on a slider, or an input field) applies when the entry is confirmed
-// (Enter, Tab, a click elsewhere), never at each keystroke: typing "100" into the nodes slider must not run
-// a layout of 1 node, then of 10, on the way (the perf panel then fitted its pipeline to 1 node and kept
-// it). Escape gives the old value back. Dragging a slider and the +/- buttons still apply at once. Every
-// numeric control of the explorer goes through these.
+// A value typed into a slider (Ctrl+click) applies when the entry is confirmed (Enter, Tab, a click
+// elsewhere), never at each keystroke: typing "100" into the nodes slider must not run a layout of 1 node,
+// then of 10, on the way (the perf panel then fitted its pipeline to 1 node and kept it). Escape gives the old
+// value back; dragging applies at once. Every numeric control of the explorer goes through these.
+//
+// Input fields (input_double, input_int_clamped) still apply as ImGui 1.86 does: its InputScalar marks an
+// edit when a held value lands on the frame focus moves to another item, which its own assertion refuses
+// (IM_ASSERT in MarkItemEdited, hit under the sanitizer build), so a field's text cannot be held back safely.
 
-// The core: `draw(T&)` draws the ImGui control labelled `label` on the value it is handed and returns what
-// ImGui returns; `field` says the control is an input field (InputScalar and friends) rather than a slider.
-// Returns true when `value` changed.
+// The core: `draw(T&)` draws the ImGui slider labelled `label` on the value it is handed and returns what
+// ImGui returns. Returns true when `value` changed.
 template <class T, class Draw>
-bool apply_when_confirmed(const char* label, T& value, bool field, Draw&& draw);
+bool apply_when_confirmed(const char* label, T& value, Draw&& draw);
 
 bool slider_int(const char* label, int& v, int lo, int hi, const char* fmt = "%d", ImGuiSliderFlags flags = 0);
 bool slider_float(const char* label, float& v, float lo, float hi, const char* fmt = "%.3f",
@@ -61,19 +63,19 @@ struct HeldEntry {
   alignas(8) unsigned char bytes[16] = {};
 };
 HeldEntry& held_entry();
-// Whether the control labelled `label` (id `id`) is taking typed text now.
-bool typing_into(ImGuiID id, const char* label, bool field);
+// Whether the slider with id `id` is taking typed text now (its Ctrl+click entry).
+bool typing_into(ImGuiID id);
 }  // namespace detail
 
 template <class T, class Draw>
-bool apply_when_confirmed(const char* label, T& value, bool field, Draw&& draw) {
+bool apply_when_confirmed(const char* label, T& value, Draw&& draw) {
   static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(detail::HeldEntry::bytes));
   detail::HeldEntry& held = detail::held_entry();
   const ImGuiID id = ImGui::GetID(label);
   T x = value;
   if (held.id == id) std::memcpy(&x, held.bytes, sizeof(T));  // what was typed so far
   draw(x);
-  if (detail::typing_into(id, label, field)) {  // still typing: held, the model untouched
+  if (detail::typing_into(id)) {  // still typing: held, the model untouched
     held.id = id;
     std::memcpy(held.bytes, &x, sizeof(T));
     return false;
