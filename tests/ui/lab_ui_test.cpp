@@ -173,4 +173,12 @@ TEST(LabSpeed, TheShownRateIsTheClocks) {
   const mc::ui::Panel* p = mc::ui::find_panel("lab");
   ASSERT_TRUE(p && p->slice_s);
   EXPECT_GT(p->slice_s(app.state()), mc::ui::JobRunner::kSliceS);
+  // Stopped, the rate stays on its line, said as the rate while it trained: the buttons below do not move
+  // under the pointer when a run ends (the classroom check clicks Export PNG as the run finishes).
+  ASSERT_TRUE(app.state().probe.widget_rects.count("lab.export_png"));
+  const mc::ui::Rect before = app.state().probe.widget_rects["lab.export_png"];
+  lab.running = false;
+  for (int i = 0; i < 3; ++i) h.frame(app);
+  EXPECT_NE(h.text.find("while it trained"), std::string::npos) << h.text;
+  EXPECT_EQ(app.state().probe.widget_rects["lab.export_png"].y, before.y);
 }

@@ -545,10 +545,13 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
   track(s, "lab.status");
   // The rate the class sees: steps against the clock while the run trains.
   const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  if (v.train_job && v.running)
+  // Stopped, the last rate stays (said as the rate while it trained): the line keeps its height, so the
+  // buttons below do not move under the pointer when a run ends (e2e/classroom.mjs clicks Export PNG then).
+  const bool training = v.train_job && v.running;
+  if (training)
     v.wall.add(now, step);
-  else
-    v.wall.samples.clear();
+  else if (!v.wall.samples.empty() && step < v.wall.samples.back().second)
+    v.wall.samples.clear();  // reset: that rate was another run's
   const double tokens = double(t.config.batch) * t.config.model.context;
   v.wall_tokens_per_s = v.wall.steps_per_s() * tokens;
   if (!v.shown.step_seconds.empty()) {
@@ -559,10 +562,10 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     const double compute_tokens_per_s = tokens / std::max(med, 1e-9);
     if (v.wall_tokens_per_s > 0 && v.wall_tokens_per_s < 0.9 * compute_tokens_per_s)
       wrapped_text(false,
-                   "%s tokens/s by the clock (%.1f steps a second). A step computes in %.1f ms, %s tokens/s; the "
-                   "rest of the time the page draws itself and waits for the browser.",
-                   format_quantity(v.wall_tokens_per_s, "").c_str(), v.wall.steps_per_s(), med * 1e3,
-                   format_quantity(compute_tokens_per_s, "").c_str());
+                   "%s tokens/s by the clock (%.1f steps a second%s). A step computes in %.1f ms, %s tokens/s; "
+                   "the rest of the time the page draws itself and waits for the browser.",
+                   format_quantity(v.wall_tokens_per_s, "").c_str(), v.wall.steps_per_s(),
+                   training ? "" : " while it trained", med * 1e3, format_quantity(compute_tokens_per_s, "").c_str());
     else
       wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
                    format_quantity(v.wall_tokens_per_s > 0 ? v.wall_tokens_per_s : compute_tokens_per_s, "").c_str(),

@@ -58,7 +58,8 @@ struct WallClockRate {
   static constexpr double kWindow_s = 3;
   std::deque<std::pair<double, int>> samples;
   void add(double now_s, int step) {
-    if (!samples.empty() && step < samples.back().second) samples.clear();  // a new run
+    if (!samples.empty() && step < samples.back().second) samples.clear();              // a new run
+    if (!samples.empty() && now_s - samples.back().first > kWindow_s) samples.clear();  // resumed after a pause
     if (samples.empty() || step != samples.back().second) samples.emplace_back(now_s, step);
     while (samples.size() > 2 && now_s - samples[1].first >= kWindow_s) samples.pop_front();
   }
@@ -75,7 +76,7 @@ struct LabView {
   // frame loop, is assets/configs/train.json (the App loads it).
   train::TrainConfig config;
   bool running = true;           // train a few steps every frame (the lab starts live when opened)
-  WallClockRate wall;            // the run's steps against the clock while it trains
+  WallClockRate wall;            // the run's steps against the clock while it trains (kept when it stops)
   double wall_tokens_per_s = 0;  // what the panel shows of it (0: not yet a second of training)
   bool step_once = false;        // one step on the next frame (the Step button; scenarios may set it)
   // Replay of the last step's messages (report.messages, in the order they were sent): the position in
