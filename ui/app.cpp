@@ -203,7 +203,18 @@ void App::frame() {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", device_info().message.c_str());
   if (!s_.status.empty()) {
     ImGui::SameLine();
-    ImGui::TextUnformatted(("| " + s_.status).c_str());
+    // One line at every width: a message longer than the bar ends in "..." and reads whole on hover, rather
+    // than running off the window's edge (an export's message names a file and a command).
+    const std::string line = "| " + s_.status;
+    const std::string shown = shorten_to_width(line, ImGui::GetContentRegionAvail().x);
+    ImGui::TextUnformatted(shown.c_str());
+    if (shown.size() != line.size() && ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+      ImGui::TextUnformatted(s_.status.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
   }
   ImGui::End();
   if (s_.show_help) draw_help();

@@ -126,7 +126,8 @@ std::vector<ScreenBasis> screen_bases(const ExplorerState& s) {
     add("sim", c.cluster.gpu, b);
     // Not its "days at most" (a view setting a scenario step leaves behind): the line must read the same
     // however the step was reached.
-    std::snprintf(b, sizeof b, "that machine with failures, restarts and checkpoints");
+    std::snprintf(b, sizeof b, "%s (%s) over a whole run, with failures, restarts and checkpoints",
+                  gpus_words(cat, c.cluster.gpu, double(c.cluster.gpus())).c_str(), L.degrees().c_str());
     add("run", c.cluster.gpu, b);
   }
   return out;

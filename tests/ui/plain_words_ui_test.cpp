@@ -151,3 +151,31 @@ TEST(PlainWords, TheBucketIsWrittenInItsSourcesUnit) {
   for (int f = 0; f < 3; ++f) h.frame(app);
   EXPECT_NE(h.text.find("80 MB (76 MiB)"), std::string::npos) << h.text.substr(0, 3000);
 }
+
+// Every chapter and tab at a projector's width: no markup drawn as text (a command is named in words, not
+// between backticks), no "that machine" without its name, and a status message too long for the bar ends in
+// "..." inside the window instead of running off its edge.
+TEST(PlainWords, NoScreenShowsMarkupAndTheStatusBarFits) {
+  Headless h(1024, 768);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  auto& s = app.state();
+  int screens = 0;
+  for (const mc::ui::Panel& p : mc::ui::panel_registry()) {
+    std::vector<std::string> ids;
+    for (const std::string& t : p.tabs) ids.push_back(p.id + "/" + t);
+    if (ids.empty()) ids.push_back(p.id);
+    for (const std::string& id : ids) {
+      show(h, app, id);
+      ++screens;
+      EXPECT_EQ(h.text.find('`'), std::string::npos) << id << ": " << h.text.substr(0, 1500);
+      if (p.id == "run") EXPECT_EQ(h.text.find("that machine"), std::string::npos) << "the machine is not named";
+    }
+  }
+  EXPECT_GE(screens, 10);
+  const std::string tail = "the last words of a long message";
+  s.status = std::string(300, 'x') + " " + tail;
+  for (int f = 0; f < 2; ++f) h.frame(app);
+  EXPECT_EQ(h.text.find(tail), std::string::npos) << "the whole message was drawn past the window's edge";
+  EXPECT_NE(h.text.find("xxx..."), std::string::npos) << h.text.substr(h.text.size() > 400 ? h.text.size() - 400 : 0);
+}

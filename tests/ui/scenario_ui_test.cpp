@@ -7,6 +7,7 @@
 #include "ui/drawn_text.h"
 #include "ui/scenario_bindings.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -307,12 +308,24 @@ std::map<std::string, std::string> producers(const mc::scenario::Scenario& sc, i
 // the answer of an open question.
 TEST(ScenarioSteps, EveryStepTellsOneTruth) {
   int compared = 0, read = 0;
-  for (const ImVec2 size : {ImVec2(1440, 900), ImVec2(1280, 720)}) {
+  // A student's laptop, a projector, and an older projector in presenter mode (larger type, the narration as
+  // a band over the main view): the class reads every quoted number at each.
+  struct Screen {
+    ImVec2 size;
+    bool presenter;
+  };
+  const char* only = std::getenv("MC_TRUTH_SIZE");  // e.g. "1024" to run one screen while fixing it
+  for (const Screen screen : {Screen{ImVec2(1440, 900), false}, Screen{ImVec2(1280, 720), false},
+                              Screen{ImVec2(1024, 768), true}}) {
+    const ImVec2 size = screen.size;
+    if (only && std::atoi(only) != int(size.x)) continue;
     Headless h(size.x, size.y, true);
     NullPlatform platform;
     mc::ui::App app({assets(), &platform, ""});
     auto& s = app.state();
-    const std::string at = " at " + std::to_string(int(size.x)) + "x" + std::to_string(int(size.y));
+    s.classroom.presenter = screen.presenter;
+    const std::string at = " at " + std::to_string(int(size.x)) + "x" + std::to_string(int(size.y)) +
+                           (screen.presenter ? " in presenter mode" : "");
     for (const std::string& id : mc::test::shipped_scenarios()) {
       open_step(h, app, id, 0);
       ASSERT_TRUE(s.scenarios.player) << id;
@@ -398,8 +411,8 @@ TEST(ScenarioSteps, EveryStepTellsOneTruth) {
       }
     }
   }
-  EXPECT_GE(compared, 50);
-  EXPECT_GE(read, 80);
+  EXPECT_GE(compared, std::getenv("MC_TRUTH_SIZE") ? 20 : 75);
+  EXPECT_GE(read, std::getenv("MC_TRUTH_SIZE") ? 30 : 120);
 }
 
 // A step that focuses a panel's tab ("lab/scaling") is followed, not mistaken for the class wandering off.

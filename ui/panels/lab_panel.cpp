@@ -310,9 +310,8 @@ void export_model(ExplorerState& s, LabView& v, const LabCheckpoint& file) {
     s.status = "export failed: " + err;
     return;
   }
-  s.status = "exported " + where + ": `tar xf " + name +
-             "`, then `megacluster train lab-model/lab-config.json "
-             "--checkpoint lab-model/checkpoint --resume` continues this run";
+  s.status = "exported " + where + "; to continue this run, unpack it (tar xf " + name +
+             ") and run megacluster train lab-model/lab-config.json --checkpoint lab-model/checkpoint --resume";
 }
 
 // Whether the lab holds the run a scenario step set (not the student's own).
@@ -562,10 +561,11 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     const double compute_tokens_per_s = tokens / std::max(med, 1e-9);
     if (v.wall_tokens_per_s > 0 && v.wall_tokens_per_s < 0.9 * compute_tokens_per_s)
       wrapped_text(false,
-                   "%s tokens/s by the clock (%.1f steps a second%s). A step computes in %.1f ms, %s tokens/s; "
-                   "the rest of the time the page draws itself and waits for the browser.",
-                   format_quantity(v.wall_tokens_per_s, "").c_str(), v.wall.steps_per_s(),
-                   training ? "" : " while it trained", med * 1e3, format_quantity(compute_tokens_per_s, "").c_str());
+                   "%s tokens/s by the clock (%s). A step computes in %.1f ms, %s tokens/s; the rest of the "
+                   "time the page draws itself and waits for the browser.",
+                   format_quantity(v.wall_tokens_per_s, "").c_str(),
+                   training ? (format_fixed(v.wall.steps_per_s(), 1) + " steps a second").c_str() : "while it trained",
+                   med * 1e3, format_quantity(compute_tokens_per_s, "").c_str());
     else
       wrapped_text(false, "%s tokens/s, %.1f ms per step (median of the last %zu steps)",
                    format_quantity(v.wall_tokens_per_s > 0 ? v.wall_tokens_per_s : compute_tokens_per_s, "").c_str(),

@@ -292,7 +292,7 @@ void draw_step_checks(ExplorerState& s, const scenario::StepOutcome& o) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.5f, 0.4f, 1));
     wrapped_text(false,
                  "This step did not run as its author expected (%d of %zu checks failed, %zu errors). "
-                 "`megacluster play %s` shows each check with the value found.",
+                 "The command megacluster play %s shows each check with the value found.",
                  failed, o.expectations.size(), o.errors.size(), id.c_str());
     ImGui::PopStyleColor();
   } else if (!o.expectations.empty()) {
@@ -364,7 +364,7 @@ void draw(ExplorerState& s) {
   scenario_frame(s);
   wrapped_text(false,
                "Guided stories that drive the real engine. Each step sets up the explorer, runs it and "
-               "explains the result; the same files replay headless with `megacluster play`. Drop a scenario "
+               "explains the result; the same files replay headless with the command megacluster play. Drop a scenario "
                ".json on the window to open your own.");
   if (!v.errors.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.4f, 0.4f, 1));
