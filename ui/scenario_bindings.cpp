@@ -29,13 +29,11 @@ json without_empty_sections(const json& c) {
   return out;
 }
 
-json config_for_panel(const std::string& kind, const json& config, const json& call) {
+json config_for_panel(const std::string& kind, const json& config, const scenario::EngineCall* call) {
   if (kind == "plan" || kind == "waterfall" || kind == "partnership") return config;  // always complete
   if (empty_config(config)) return nullptr;
   // The engine call was made on this very config: the panel repeats it (with its filled-in steps and seed).
-  if (!call.is_object() || !call.contains("config")) return config;
-  const json& made_on = call.contains("base") ? call["base"] : call["config"];
-  return made_on == config ? call["config"] : config;
+  return call && call->made_from == config ? call->config : config;
 }
 
 const std::vector<ConfigBinding>& config_bindings() {
@@ -61,11 +59,13 @@ const ConfigBinding* find_config_binding(const std::string& kind) {
   return nullptr;
 }
 
-void apply_configs(ExplorerState& s, const json& configs, const json& engine_calls) {
+void apply_configs(ExplorerState& s, const json& configs,
+                   const std::map<std::string, scenario::EngineCall>& engine_calls) {
   for (const auto& [kind, config] : configs.items()) {
     const ConfigBinding* b = find_config_binding(kind);
     if (!b) continue;  // tests assert every kind has a binding (ScenarioBindings.EveryConfigKindHasAPanel)
-    const json call = engine_calls.is_object() && engine_calls.contains(kind) ? engine_calls[kind] : json();
+    const auto found = engine_calls.find(kind);
+    const scenario::EngineCall* call = found == engine_calls.end() ? nullptr : &found->second;
     const json shown = config_for_panel(kind, config, call);
     if (!shown.is_null())
       b->apply(s, shown, call);

@@ -7,6 +7,8 @@
 // registration of the panel that shows it (Panel::configs).
 #pragma once
 
+#include "scenario/actions.h"
+
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -22,7 +24,7 @@ struct ConfigBinding {
   // Pushes the scenario's config into the panel's state. `call` is PlayState::engine_calls[kind] (null when
   // no engine call was made on this kind yet): its seed, run length and filled-in config, so that the
   // panel makes the same engine call the narration quotes.
-  std::function<void(ExplorerState&, const nlohmann::json& config, const nlohmann::json& call)> apply;
+  std::function<void(ExplorerState&, const nlohmann::json& config, const scenario::EngineCall* call)> apply;
   // The config the panel holds now (for tests: after a step it equals what apply() was given).
   std::function<nlohmann::json(const ExplorerState&)> current;
   // What the panel shows now, in the shape of the result of this kind's scenario action (so a narration's
@@ -43,7 +45,8 @@ const ConfigBinding* find_config_binding(const std::string& kind);
 // The config a panel should hold for `kind` after a step: the engine call's filled-in config when that call
 // was made on the scenario's current config, else the config itself; null when the scenario leaves the
 // panel's own default (an empty object for "estimate", "simulate" and "train").
-nlohmann::json config_for_panel(const std::string& kind, const nlohmann::json& config, const nlohmann::json& call);
+nlohmann::json config_for_panel(const std::string& kind, const nlohmann::json& config,
+                                const scenario::EngineCall* call);
 
 // `c` without its empty sections, recursively: a panel's widgets may add an empty "sim" or "training"
 // object while reading a config, which means the same as the section being absent.
@@ -54,6 +57,7 @@ nlohmann::json without_empty_sections(const nlohmann::json& c);
 bool panels_busy(const ExplorerState& s);
 
 // Pushes every config of the player's state into its panel (scenarios_panel.cpp calls this per step).
-void apply_configs(ExplorerState& s, const nlohmann::json& configs, const nlohmann::json& engine_calls);
+void apply_configs(ExplorerState& s, const nlohmann::json& configs,
+                   const std::map<std::string, scenario::EngineCall>& engine_calls);
 
 }  // namespace mc::ui

@@ -382,9 +382,9 @@ json to_json(const Sourced& s) {
   return j;
 }
 
-json to_json(const Catalog& c) {
-  json out;
-  out["version"] = c.version;
+namespace {
+
+json sources_json(const Catalog& c) {
   json srcs = json::array();
   for (const auto& s : c.sources)
     srcs.push_back({{"id", s.id},
@@ -393,41 +393,55 @@ json to_json(const Catalog& c) {
                     {"date", s.date},
                     {"url", s.url},
                     {"note", s.note}});
-  out["sources"] = srcs;
-  json tables = json::object();
-  for (const auto& t : c.tables) {
-    json jt;
-    jt["title"] = t.title;
-    jt["description"] = t.description;
-    json fields = json::array();
-    for (const auto& f : t.fields)
-      fields.push_back({{"key", f.key}, {"label", f.label}, {"unit", f.unit}, {"description", f.description}});
-    jt["fields"] = fields;
-    json recs = json::array();
-    for (const auto& r : t.records) {
-      json jr = {{"id", r.id}, {"name", r.name}};
-      json tx = json::object();
-      for (const auto& [k, v] : r.text) tx[k] = v;
-      jr["text"] = tx;
-      if (!r.text_sources.empty()) {
-        json ts = json::object();
-        for (const auto& [k, v] : r.text_sources) {
-          json j = to_json(v);
-          j.erase("value");
-          ts[k] = j;
-        }
-        jr["text_sources"] = ts;
+  return srcs;
+}
+
+json table_json(const Table& t) {
+  json jt;
+  jt["title"] = t.title;
+  jt["description"] = t.description;
+  json fields = json::array();
+  for (const auto& f : t.fields)
+    fields.push_back({{"key", f.key}, {"label", f.label}, {"unit", f.unit}, {"description", f.description}});
+  jt["fields"] = fields;
+  json recs = json::array();
+  for (const auto& r : t.records) {
+    json jr = {{"id", r.id}, {"name", r.name}};
+    json tx = json::object();
+    for (const auto& [k, v] : r.text) tx[k] = v;
+    jr["text"] = tx;
+    if (!r.text_sources.empty()) {
+      json ts = json::object();
+      for (const auto& [k, v] : r.text_sources) {
+        json j = to_json(v);
+        j.erase("value");
+        ts[k] = j;
       }
-      json vals = json::object();
-      for (const auto& [k, v] : r.values) vals[k] = to_json(v);
-      jr["values"] = vals;
-      recs.push_back(jr);
+      jr["text_sources"] = ts;
     }
-    jt["records"] = recs;
-    tables[t.name] = jt;
+    json vals = json::object();
+    for (const auto& [k, v] : r.values) vals[k] = to_json(v);
+    jr["values"] = vals;
+    recs.push_back(jr);
   }
+  jt["records"] = recs;
+  return jt;
+}
+
+}  // namespace
+
+json to_json(const Catalog& c) {
+  json out;
+  out["version"] = c.version;
+  out["sources"] = sources_json(c);
+  json tables = json::object();
+  for (const auto& t : c.tables) tables[t.name] = table_json(t);
   out["tables"] = tables;
   return out;
+}
+
+json table_export(const Catalog& c, const Table& t) {
+  return {{"sources", sources_json(c)}, {"table", t.name}, {"data", table_json(t)}};
 }
 
 }  // namespace mc

@@ -130,5 +130,8 @@ ExpandedText expand_facts(const Catalog& c, const std::string& text, bool marks 
 
 json to_json(const Catalog& c);
 json to_json(const Sourced& s);
+// One table as the catalog's JSON export writes it, with every source (a record cites them by id):
+// {"sources": [...], "table": name, "data": the table as in to_json(c)["tables"][name]}.
+json table_export(const Catalog& c, const Table& t);
 
 }  // namespace mc

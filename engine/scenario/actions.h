@@ -13,6 +13,7 @@
 #include "core/json_doc.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,20 +39,25 @@ const ConfigKind* find_config_kind(const std::string& name);
 // The config kind an action runs the engine on ("search" -> "estimate"); null for the others (facts, fit...).
 const ConfigKind* config_kind_of_action(const std::string& action);
 
+// What the last engine call on a config kind received beyond the scenario's config. A panel shown beside
+// the narration repeats that very call, so its numbers are the narration's.
+struct EngineCall {
+  json config;     // exactly what the engine ran: "train" with its steps, seed and device filled in
+  json made_from;  // the scenario's config it was made from (equal to `config` where nothing was filled in)
+  unsigned long long seed = 1;  // "simulate": the run's seed (the scenario's, for common random numbers)
+  double run_days = 0;          // "simulate": the run's length in days; 0 where the call ran none
+};
+
 // The state a scenario drives. Configs are the JSON inputs of each engine entry point (config_kinds());
 // results are their outputs by name.
 struct PlayState {
   json configs = json::object();
   json results = json::object();
-  // Per config kind, exactly what the last engine call on it received beyond the config: {"config": ...,
-  // "seed": N, "run_days": D} for "simulate", {"config": ..., "base": ...} for "train" (the config
-  // with steps, seed and device filled in, and the scenario's config it was made from). A panel shown beside the
-  // narration repeats that call, so its numbers are the narration's.
-  json engine_calls = json::object();
-  std::string focus_panel;       // panel id the UI should show
-  std::string highlight_widget;  // tracked widget id to outline
-  double wait_s = 0;             // the step asks to stay this long before auto-advance
-  bool wait_user = false;        // the step waits for the user (Next) when playing
+  std::map<std::string, EngineCall> engine_calls;  // by config kind
+  std::string focus_panel;                         // panel id the UI should show
+  std::string highlight_widget;                    // tracked widget id to outline
+  double wait_s = 0;                               // the step asks to stay this long before auto-advance
+  bool wait_user = false;                          // the step waits for the user (Next) when playing
 };
 
 // Initial configs: capital defaults with prices from the catalog (null catalog: built-in defaults).

@@ -67,7 +67,7 @@ const json& machine(const json& c, ActionContext& ctx, const char* kind) {
 }
 
 void open(ActionContext& ctx, const json& a, const char* kind, json filled, const json& base, json figures) {
-  ctx.state->engine_calls[kind] = {{"config", std::move(filled)}, {"base", base}};
+  ctx.state->engine_calls[kind] = EngineCall{.config = std::move(filled), .made_from = base};
   ctx.state->focus_panel = kind;
   const std::string name = a.value("as", std::string(kind));
   ctx.state->results[name] = std::move(figures);

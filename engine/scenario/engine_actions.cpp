@@ -48,7 +48,7 @@ void register_engine_actions(ActionRegistry& reg) {
              cfg.corpus_entropy_nats_per_byte = corpus.entropy_nats_per_byte;
              train::ScalingSweep sweep(cfg, corpus.text);
              while (!sweep.done()) sweep.advance(1000);
-             ctx.state->engine_calls["scaling"] = {{"config", c}};
+             ctx.state->engine_calls["scaling"] = EngineCall{.config = c, .made_from = c};
              store(ctx, a.value("as", std::string("scaling")), train::sweep_summary_json(sweep.result()));
            }});
   reg.add({"estimate",
@@ -93,8 +93,10 @@ void register_engine_actions(ActionRegistry& reg) {
              o.include_link_series = false;
              o.timeline_gpu = -1;
              json r = sim::simulate_json(cat, ctx.state->configs["simulate"], o, "scenario config \"simulate\"");
-             ctx.state->engine_calls["simulate"] = {
-                 {"config", ctx.state->configs["simulate"]}, {"seed", o.seed}, {"run_days", o.run_days}};
+             ctx.state->engine_calls["simulate"] = EngineCall{.config = ctx.state->configs["simulate"],
+                                                              .made_from = ctx.state->configs["simulate"],
+                                                              .seed = o.seed,
+                                                              .run_days = o.run_days};
              // Wall-clock figures of the simulator itself would make the digest differ run to run.
              for (const char* part : {"sim", "run"})
                if (r.contains(part) && r[part].is_object())
@@ -117,7 +119,7 @@ void register_engine_actions(ActionRegistry& reg) {
              // depend on whether the machine playing it has a GPU.
              if (!c.contains("device")) c["device"] = "cpu";
              json r = train::run_json(c);
-             ctx.state->engine_calls["train"] = {{"config", c}, {"base", ctx.state->configs["train"]}};
+             ctx.state->engine_calls["train"] = EngineCall{.config = c, .made_from = ctx.state->configs["train"]};
              // Wall-clock figures differ run to run; keep only what the seed determines.
              for (const char* k : {"wall_s", "tokens_per_s", "tokens_per_s_median_step", "step_seconds", "gflops",
                                    "sgemm_path", "sgemm_gflops", "sgemm_shape", "threads", "device_note"})

@@ -298,4 +298,9 @@ std::vector<IndexEntry> load_index(const std::string& dir, const ActionRegistry&
   return out;
 }
 
+std::string highlighted_widget(const Action& a) {
+  // load_scenario validated the key (actions.cpp's "highlight": a string), so it is there.
+  return a.name == "highlight" ? a.params.value("widget", std::string()) : std::string();
+}
+
 }  // namespace mc::scenario

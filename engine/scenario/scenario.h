@@ -45,6 +45,8 @@ struct Action {
   json params;          // the whole action object
   std::string pointer;  // JSON pointer of the action in the file (for run-time messages)
 };
+// The widget a "highlight" action outlines ("perf.memory"); empty for every other action.
+std::string highlighted_widget(const Action& a);
 
 struct Question {
   std::string id, prompt;

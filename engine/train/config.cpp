@@ -103,6 +103,21 @@ RunOptions parse_run_options(const nlohmann::json& j, const std::string& file, c
   return parse_cursor(doc.root(), base);
 }
 
+KeptRun parse_kept_run(const std::string& text, const std::string& what) {
+  const JsonDoc doc = JsonDoc::parse(text, what);
+  const JsonCursor root = doc.root();
+  root.only_keys({"config", "running"});
+  static const RunOptions defaults;  // (a temporary here trips GCC 12's -Wmaybe-uninitialized)
+  KeptRun k;
+  k.options = parse_cursor(root["config"], defaults);
+  if (root.has("running")) k.running = root["running"].boolean();
+  return k;
+}
+
+std::string kept_run_text(const nlohmann::json& config, bool running) {
+  return nlohmann::json{{"config", config}, {"running", running}}.dump();
+}
+
 nlohmann::json to_json(const RunOptions& o) {
   nlohmann::json j = to_json(o.train);
   j["device"] = o.train.device;

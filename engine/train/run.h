@@ -51,6 +51,16 @@ RunOptions parse_run_options(const nlohmann::json& j, const std::string& file = 
 // Every key, so that parse_run_options(to_json(o)) == o ("device" included; a run key at its default too).
 nlohmann::json to_json(const RunOptions& o);
 
+// The run a page keeps across a reload (the browser's storage, beside its checkpoint): the run's config as
+// `megacluster train` reads it and whether it was training. One codec, so the record the page writes is
+// the record it reads back; a broken record is a LoadError naming `what`, line and key.
+struct KeptRun {
+  RunOptions options;
+  bool running = false;
+};
+KeptRun parse_kept_run(const std::string& text, const std::string& what);
+std::string kept_run_text(const nlohmann::json& config, bool running);
+
 // ---- RunResult ----
 // One directed link's data traffic in the last step, in total and by class ("dp", "tp", "pp", ...).
 struct RunLink {

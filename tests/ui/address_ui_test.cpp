@@ -346,7 +346,9 @@ TEST(Address, TheReadmesExampleLinksOpen) {
     app.open_address(mc::parse_url_state(query));
     settle(h, app);
     EXPECT_EQ(app.state().notice, "");
-    if (query.find("scenario=") != std::string::npos) EXPECT_TRUE(app.state().scenarios.player) << h.text;
+    if (query.find("scenario=") != std::string::npos) {
+      EXPECT_TRUE(app.state().scenarios.player) << h.text;
+    }
     ++opened;
   }
   EXPECT_GE(opened, 3);

@@ -169,7 +169,9 @@ TEST(PlainWords, NoScreenShowsMarkupAndTheStatusBarFits) {
       show(h, app, id);
       ++screens;
       EXPECT_EQ(h.text.find('`'), std::string::npos) << id << ": " << h.text.substr(0, 1500);
-      if (p.id == "run") EXPECT_EQ(h.text.find("that machine"), std::string::npos) << "the machine is not named";
+      if (p.id == "run") {
+        EXPECT_EQ(h.text.find("that machine"), std::string::npos) << "the machine is not named";
+      }
     }
   }
   EXPECT_GE(screens, 10);

@@ -60,8 +60,9 @@ TEST(ScenarioBindings, EveryStepsConfigsReachTheirPanels) {
       const auto initial = mc::scenario::initial_state(&*app.state().catalog);
       for (const auto& kind : mc::scenario::config_kinds()) {
         if (st.configs[kind.name] == initial.configs[kind.name]) continue;  // untouched: the panel's own default
-        const nlohmann::json call = st.engine_calls.contains(kind.name) ? st.engine_calls[kind.name] : nlohmann::json();
-        const nlohmann::json want = mc::ui::config_for_panel(kind.name, st.configs[kind.name], call);
+        const auto call = st.engine_calls.find(kind.name);
+        const nlohmann::json want = mc::ui::config_for_panel(kind.name, st.configs[kind.name],
+                                                             call == st.engine_calls.end() ? nullptr : &call->second);
         if (want.is_null()) continue;
         const auto* b = mc::ui::find_config_binding(kind.name);
         ASSERT_NE(b, nullptr) << kind.name;

@@ -85,6 +85,31 @@ TEST(RunOptions, ABadKeyIsALocatedErrorNamingTheSource) {
   }
 }
 
+TEST(KeptRun, ThePagesRecordReadsBackAsWrittenAndABrokenOneSaysWhere) {
+  RunOptions o;
+  o.train.steps = 40;
+  o.train.parallel.dp = 2;
+  o.corpus = "tiny";
+  for (const bool running : {false, true}) {
+    const mc::train::KeptRun k =
+        mc::train::parse_kept_run(mc::train::kept_run_text(mc::train::to_json(o), running), "kept");
+    EXPECT_TRUE(k.options == o);
+    EXPECT_EQ(k.running, running);
+  }
+  // A record a newer or broken page wrote: the error names the record, its line and the key, so the lab can
+  // say why it starts afresh instead of resuming.
+  try {
+    mc::train::parse_kept_run("{\"config\": {\"steps\": 2},\n \"runing\": true}", "the run kept by the browser");
+    FAIL() << "an unknown key was accepted";
+  } catch (const mc::LoadError& e) {
+    EXPECT_EQ(e.file, "the run kept by the browser");
+    EXPECT_EQ(e.line, 2);
+    EXPECT_EQ(e.key, "runing");
+  }
+  EXPECT_THROW(mc::train::parse_kept_run("{\"config\": {\"steps\": -3}}", "kept"), mc::LoadError);
+  EXPECT_THROW(mc::train::parse_kept_run("not json", "kept"), mc::LoadError);
+}
+
 TEST(RunResult, ItsJsonTellsWhatTheTrainerDid) {
   RunOptions o;
   o.train.model = {.vocab = 256, .context = 16, .layers = 1, .width = 16, .heads = 2};

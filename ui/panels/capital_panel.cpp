@@ -497,15 +497,21 @@ PanelRegistrar reg{Panel{
     },
     .needs_catalog = true,
     .address = {capital_part("plan"), capital_part("waterfall"), capital_part("partnership")},
-    .configs =
-        {{"plan", [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { apply_capital(s, "plan", c); },
-          [](const ExplorerState& s) { return held_capital(s.capital, "plan"); }, shown_plan},
-         {"waterfall",
-          [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { apply_capital(s, "waterfall", c); },
-          [](const ExplorerState& s) { return held_capital(s.capital, "waterfall"); }, shown_waterfall},
-         {"partnership",
-          [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) { apply_capital(s, "partnership", c); },
-          [](const ExplorerState& s) { return held_capital(s.capital, "partnership"); }, shown_partnership}},
+    .configs = {{"plan",
+                 [](ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
+                   apply_capital(s, "plan", c);
+                 },
+                 [](const ExplorerState& s) { return held_capital(s.capital, "plan"); }, shown_plan},
+                {"waterfall",
+                 [](ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
+                   apply_capital(s, "waterfall", c);
+                 },
+                 [](const ExplorerState& s) { return held_capital(s.capital, "waterfall"); }, shown_waterfall},
+                {"partnership",
+                 [](ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
+                   apply_capital(s, "partnership", c);
+                 },
+                 [](const ExplorerState& s) { return held_capital(s.capital, "partnership"); }, shown_partnership}},
     .errors =
         [](const ExplorerState& s) {
           std::vector<std::string> out;

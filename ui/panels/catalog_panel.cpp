@@ -14,9 +14,7 @@ void export_table(ExplorerState& s, const Table& t, bool as_json) {
   std::string err;
   std::string content;
   if (as_json) {
-    json j = to_json(*s.catalog);
-    json out = {{"sources", j["sources"]}, {"table", t.name}, {"data", j["tables"][t.name]}};
-    content = out.dump(2);
+    content = table_export(*s.catalog, t).dump(2);
   } else {
     content = table_to_csv(*s.catalog, t);
   }

@@ -401,7 +401,7 @@ void draw(ExplorerState& s) {
 // The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
 // engine call's filled-in config) or the one it names (a scenario's own config).
 
-void apply_collective(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+void apply_collective(ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
   CollectiveView& v = s.collective;
   sim::CollectiveSettings base = v.settings;
   base.kind = sim::CollectiveKind::all_reduce;  // what a config without them means

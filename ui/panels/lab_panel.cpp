@@ -329,7 +329,7 @@ bool persist_due(const ExplorerState& s, const LabView& v, double now) {
 void persist(ExplorerState& s, LabView& v, const LabCheckpoint& file, double now) {
   try {
     s.platform->store("lab.checkpoint", file.bytes);
-    s.platform->store("lab.config", nlohmann::json{{"config", exported_config(v)}, {"running", v.running}}.dump());
+    s.platform->store("lab.config", train::kept_run_text(exported_config(v), v.running));
     v.persisted_at_s = now;
     v.persisted_step = file.step;
     v.persisted_running = v.running;
@@ -373,8 +373,8 @@ void restore(ExplorerState& s, LabView& v) {
   if (kept.empty() || ck.empty()) return;
   namespace fs = std::filesystem;
   try {
-    const nlohmann::json j = nlohmann::json::parse(kept);
-    const train::RunOptions o = train::parse_run_options(j.at("config"), "the run kept by the browser");
+    const train::KeptRun k = train::parse_kept_run(kept, "the run kept by the browser");
+    const train::RunOptions& o = k.options;
     const std::string corpus = lab_corpus(o.corpus);
     // A link that says what the lab trains is obeyed: the kept run only resumes when it is that run (a reload
     // of the same address), never in place of another one.
@@ -393,7 +393,7 @@ void restore(ExplorerState& s, LabView& v) {
     refresh_shown(v);
     // What the kept model writes now (the text shown before the reload was not kept).
     v.shown.sample = v.trainer->sample(64, 0.8, uint64_t(v.trainer->step_index()));
-    v.running = j.value("running", false) && v.trainer->step_index() < v.trainer->config().steps;
+    v.running = k.running && v.trainer->step_index() < v.trainer->config().steps;
     v.persisted_step = v.trainer->step_index();
     v.persisted_running = v.running;
     v.resume_note = "resumed at step " + std::to_string(v.trainer->step_index()) + ", kept by the browser";
@@ -979,7 +979,7 @@ PanelRegistrar reg{Panel{
     .slice_s = [](const ExplorerState& s) { return s.lab.train_job ? 0.020 : JobRunner::kSliceS; },
     .address = {{"train", fresh_lab_config, held_lab_config, open_lab_config}},
     .configs = {{"train",
-                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+                 [](ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
                    const train::RunOptions o = train::parse_run_options(c, "the scenario's train config");
                    set_lab_corpus(s.lab, lab_corpus(o.corpus));
                    s.lab.scenario_config = o.train;  // the step's run: neither kept nor replaced by a kept one
@@ -1005,7 +1005,7 @@ PanelRegistrar reg{Panel{
                  },
                  lab_form},
                 {"scaling",
-                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+                 [](ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
                    LabView& v = s.lab;
                    set_lab_corpus(v, train::scaling_corpus(c));
                    const train::ScalingConfig sc = train::scaling_config_from_json(c, "the scenario's scaling config");

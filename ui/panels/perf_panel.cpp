@@ -921,7 +921,7 @@ PanelRegistrar reg{{.id = "perf",
                                    s.perf.config = perf::parse_request(c, "edits.estimate");
                                  }}},
                     .configs = {{"estimate",
-                                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+                                 [](ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
                                    s.perf.config = perf::parse_request(c, "the scenario's estimate config");
                                  },
                                  [](const ExplorerState& s) { return perf::to_json(s.perf.config); }, shown_estimate,

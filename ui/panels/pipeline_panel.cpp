@@ -262,7 +262,7 @@ void draw(ExplorerState& s) {
 // The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
 // engine call's filled-in config) or the one it names (a scenario's own config).
 
-void apply_pipeline(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+void apply_pipeline(ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
   PipelineView& v = s.pipeline;
   sim::PipelineSettings base = v.settings;
   base.schedule = int(PipeSchedule::one_f_one_b);  // what a config without them means

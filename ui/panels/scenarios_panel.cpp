@@ -106,8 +106,7 @@ void show_step_view(ExplorerState& s, const scenario::Scenario& sc, int k, const
   std::string latest;
   for (int i = std::min(k, int(sc.steps.size()) - 1); i >= 0 && latest.empty(); --i)
     for (const auto& a : sc.steps[size_t(i)].actions)  // the step's last outline is the one it leaves
-      if (const std::string w = a.name == "highlight" ? a.params.value("widget", "") : ""; w.rfind(id + ".", 0) == 0)
-        latest = w;
+      if (const std::string w = scenario::highlighted_widget(a); w.rfind(id + ".", 0) == 0) latest = w;
   s.active_panel = id;
   s.tab_request = settled_tab(s, panel, latest);
   s.scroll_to_top = true;

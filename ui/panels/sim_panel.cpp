@@ -696,16 +696,16 @@ PanelRegistrar reg{{.id = "sim",
                                    s.sim.config = sim::parse_sim_request(c, "edits.simulate");
                                  }}},
                     .configs = {{"simulate",
-                                 [](ExplorerState& s, const nlohmann::json& c, const nlohmann::json& call) {
+                                 [](ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall* call) {
                                    SimView& v = s.sim;
                                    const bool changed =
                                        without_empty_sections(sim::to_json(v.config)) != without_empty_sections(c);
                                    v.config = sim::parse_sim_request(c, "the scenario's simulate config");
                                    // The same seed and length as the scenario's simulation: the run panel then shows
                                    // its numbers.
-                                   if (call.is_object() && call.value("config", nlohmann::json()) == c) {
-                                     const unsigned long long seed = call.value("seed", 1ull);
-                                     const double days = call.value("run_days", 0.0);
+                                   if (call && call->config == c) {
+                                     const unsigned long long seed = call->seed;
+                                     const double days = call->run_days;
                                      if (seed != v.seed || (days > 0 && days != v.run_days) || changed || !v.run) {
                                        v.seed = seed;
                                        if (days > 0) v.run_days = days;

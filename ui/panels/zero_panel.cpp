@@ -253,7 +253,7 @@ void draw(ExplorerState& s) {
 // The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
 // engine call's filled-in config) or the one it names (a scenario's own config).
 
-void apply_zero(ExplorerState& s, const nlohmann::json& c, const nlohmann::json&) {
+void apply_zero(ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
   ZeroView& v = s.zero;
   v.settings = sim::parse_settings_json(c, "the zero config", v.settings, {"t_s", "machine", "machine_of"});
   v.pending_t_s = sim::parse_placement(c, "the zero config").t_s;
