@@ -21,6 +21,23 @@ constexpr int kKeyF1 = 58, kKeyF2 = 59, kKeyF5 = 62, kKey1 = 30;
 // Presenter mode's type, relative to the shell's: a projector's back row reads 17 px as 22 px.
 constexpr float kPresenterFontScale = 1.3f;
 
+namespace {
+
+// Presenter mode's type: 1.3 times the shell's, or as much larger as still leaves the panel its 40 em beside a
+// 14 em narration column. On an older projector's 1024 px, 1.3 times left the panel too narrow for the column,
+// the narration became a band over the panel and took a third of its height, so a step's quoted numbers
+// sat below the fold (issue 41 item 5: 30 of them in 15 steps at 1024x768); 1.1 times keeps the column and
+// the panel's whole height. Wide screens (1280 px and more) keep 1.3.
+float presenter_font_scale(float view_w, bool column, float shell_scale) {
+  if (!column) return kPresenterFontScale;
+  const ImFont* font = ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
+  const float base_px = font ? font->FontSize : 13.0f;  // the font as rasterized; the shell's scale aside
+  const float fits = view_w / (54.5f * base_px * shell_scale);
+  return std::clamp(fits, 1.0f, kPresenterFontScale);
+}
+
+}  // namespace
+
 // Shown unless F2 said otherwise: only with a selection to show (an empty one is a quarter of the width
 // spent on "Select a row").
 // Presenter mode hides it: the class looks at the panel and the narration, not at sources.
@@ -149,19 +166,22 @@ void App::frame() {
   // NewFrame, so the type follows from the next frame.
   ImGuiIO& io = ImGui::GetIO();
   if (font_scale_base_ < 0) font_scale_base_ = io.FontGlobalScale;
-  io.FontGlobalScale = font_scale_base_ * (s_.classroom.presenter ? kPresenterFontScale : 1.0f);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float W = vp->WorkSize.x, H = vp->WorkSize.y, X = vp->WorkPos.x, Y = vp->WorkPos.y;
+  const bool right_column = inspector_shown(s_) || !s_.classroom.narration_markdown.empty();
+  io.FontGlobalScale =
+      font_scale_base_ * (s_.classroom.presenter ? presenter_font_scale(W, right_column, font_scale_base_) : 1.0f);
   const float em = ImGui::GetFontSize();  // NewFrame's: a change of scale shows from the next frame
   const float status_h = ImGui::GetFrameHeight() + 4;
-  const bool right_column = inspector_shown(s_) || !s_.classroom.narration_markdown.empty();
-  // A view narrower than 40 em beside the narration (an old projector's 1024 px) cuts panels laid out for
-  // more: there the narration and inspector become a band across the view (below it; above it when
-  // presenting, narration first) and the panel keeps the whole width.
+  // A view narrower than 40 em beside the narration (a 1024 px screen, a zoomed page) cuts panels laid out
+  // for more: there the narration and inspector become a band across the view (below it; above it when
+  // presenting, narration first) and the panel keeps the whole width. Presenting, the type gives way first
+  // (presenter_font_scale): the band only comes below about 930 px.
   const float body_h = H - status_h, band_h = std::floor(body_h * 0.36f);
   if (s_.classroom.presenter) {
-    // Narration first (left), then the panel; no sidebar (the bar at the top of the panel picks panels).
-    const float narr_w = right_column ? std::max(14.0f * em, std::min(22.0f * em, W * 0.3f)) : 0.0f;
+    // Narration first (left), then the panel; no sidebar (the bar at the top of the panel picks panels). The
+    // column gives up width down to 14 em before the panel does (presenter_font_scale keeps both possible).
+    const float narr_w = right_column ? std::max(14.0f * em, std::min({22.0f * em, W * 0.3f, W - 40.0f * em})) : 0.0f;
     if (right_column && W - narr_w < 40.0f * em) {
       draw_inspector(X, Y, W, band_h);
       draw_main(X, Y + band_h, W, body_h - band_h);

@@ -432,7 +432,10 @@ void draw_scenario_questions(ExplorerState& s) {
       }
     } else {
       double x = a.is_number() ? a.get<double>() : 0.0;
-      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+      // Its label stays whole in a narrow pane (presenter mode's 14 em column at 1024 px cut "your answer").
+      const float label_w = ImGui::CalcTextSize("your answer").x + ImGui::GetStyle().ItemInnerSpacing.x;
+      ImGui::SetNextItemWidth(
+          std::clamp(ImGui::GetContentRegionAvail().x - label_w, ImGui::GetFontSize() * 5, ImGui::GetFontSize() * 10));
       if (input_double("your answer", x, 0, 0, "%.4g")) a = x;
       track(s, "question." + q.id + ".input");
     }
