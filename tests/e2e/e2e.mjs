@@ -99,6 +99,15 @@ try {
     try { console.log(execFileSync(check, [out]).toString().trim()); }
     catch (e) { fail("blank canvas: " + (e.stdout || "") + (e.stderr || "")); }
   }
+  // A key tapped within one frame counts (issue 42: F5 pressed three times during slow frames did nothing).
+  // press() sends the key's down and up at once, so both reach the page between two frames.
+  for (const want of [true, false]) {
+    await page.keyboard.press("F5");
+    await waitFrames(3);
+    s = await state();
+    console.log(`after a quick F5: presenter ${s.presenter}`);
+    if (s.presenter !== want) fail(`a quick F5 did not ${want ? "open" : "leave"} presenter mode`);
+  }
   const foreign = requests.filter((r) => !r.startsWith(`http://127.0.0.1:${server.address().port}/`));
   if (foreign.length) fail("the page requested files from elsewhere: " + foreign.join(", "));
   // A link with ?scenario=ID&step=N opens a class at that step, narrated.

@@ -10,6 +10,7 @@
 #include <imgui_impl_sdl.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -251,8 +252,21 @@ bool Shell::init(const ShellOptions& opt, const std::string& assets_dir, Platfor
 }
 
 bool Shell::frame() {
+  // ImGui 1.86 reads each key as down or up once a frame (io.KeysDown), so a key pressed and released between
+  // two frames, a quick tap during a slow frame, was never seen down (F5 pressed three times did nothing:
+  // issue 42). The release of a key that went down in this frame's events, and every event after it, waits
+  // for the next frame, in order.
+  std::bitset<SDL_NUM_SCANCODES> pressed;
+  std::vector<SDL_Event> next_frame;
   SDL_Event ev;
   while (SDL_PollEvent(&ev)) {
+    const bool quick_release =
+        ev.type == SDL_KEYUP && ev.key.keysym.scancode < SDL_NUM_SCANCODES && pressed[ev.key.keysym.scancode];
+    if (quick_release || !next_frame.empty()) {
+      next_frame.push_back(ev);
+      continue;
+    }
+    if (ev.type == SDL_KEYDOWN && ev.key.keysym.scancode < SDL_NUM_SCANCODES) pressed.set(ev.key.keysym.scancode);
     ImGui_ImplSDL2_ProcessEvent(&ev);
     if (ev.type == SDL_QUIT) quit_ = true;
     if (ev.type == SDL_DROPFILE && ev.drop.file) {  // a file dropped on the window
@@ -272,6 +286,7 @@ bool Shell::frame() {
     if (opt_.ctrl_q_quits && ev.type == SDL_KEYDOWN && ev.key.keysym.sym == SDLK_q && (ev.key.keysym.mod & KMOD_CTRL))
       quit_ = true;
   }
+  for (SDL_Event& e : next_frame) SDL_PushEvent(&e);  // the queue is empty now: they come first
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplSDL2_NewFrame();
   // ImGui 1.86 asserts on a zero time step (headless browsers with virtual time produce them).
