@@ -10,7 +10,7 @@ if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "${MEGACLUSTER_WEB:-0}" != 1 ]
   cmake --build --preset native --target megacluster-app megacluster-app-data megacluster
   exec build/native/native/megacluster-app "$@"
 else
-  bash scripts/setup.sh all
+  bash scripts/setup.sh web
   cmake --preset web >/dev/null
   cmake --build --preset web --target megacluster-web
   echo "No display found: serving the web app instead."

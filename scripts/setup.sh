@@ -4,6 +4,8 @@
 #
 #   scripts/setup.sh            native build + web build + test tools + clang for fuzzing (everything)
 #   scripts/setup.sh native     only what the native app and CLI need
+#   scripts/setup.sh web        what building and serving the web app needs (scripts/run.sh without a
+#                               display): no browser, Xvfb or test tools, so a first page is served sooner
 #
 # Third-party sources are never committed: Dear ImGui 1.86 and SDL2 (for WebAssembly) come from Debian's
 # source packages and are unpacked/built once per machine into $MEGACLUSTER_DEPS
@@ -28,8 +30,15 @@ test_pkgs=(chromium xvfb xauth nodejs clang-format)
 # The fuzz preset (tests/fuzz, scripts/fuzz.sh): clang 14 and its runtime libraries (libFuzzer, ASan, UBSan).
 fuzz_pkgs=(clang libclang-rt-14-dev)
 
+case "$what" in
+  all | native | web) ;;
+  *) log "unknown part '$what': use all (the default), native or web"; exit 2 ;;
+esac
 pkgs=("${native_pkgs[@]}")
-[ "$what" = native ] || pkgs+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}")
+case "$what" in
+  all) pkgs+=("${web_pkgs[@]}" "${test_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+  web) pkgs+=("${web_pkgs[@]}" nodejs) ;;  # node serves the page (tests/e2e/serve.mjs: node's own modules)
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -110,7 +119,7 @@ if [ "$what" != native ]; then
 
   # playwright-core from the committed lock file (never `playwright install`: it downloads a browser).
   e2e="$here/tests/e2e"
-  if [ -f "$e2e/package-lock.json" ] && { [ ! -d "$e2e/node_modules/playwright-core" ] ||
+  if [ "$what" = all ] && [ -f "$e2e/package-lock.json" ] && { [ ! -d "$e2e/node_modules/playwright-core" ] ||
        [ "$e2e/package-lock.json" -nt "$e2e/node_modules/.package-lock.json" ]; }; then
     log "npm ci in tests/e2e"
     (cd "$e2e" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
