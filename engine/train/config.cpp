@@ -97,19 +97,29 @@ TrainConfig parse_config(const nlohmann::json& j, const std::string& file) { ret
 TrainConfig parse_config(const JsonDoc& doc) { return parse_cursor(doc.root(), {}).train; }
 TrainConfig parse_config(const JsonCursor& at) { return parse_cursor(at, {}).train; }
 
+namespace {
+const RunOptions& default_run() {  // built on first use: safe from another file's static initializer
+  static const RunOptions d;
+  return d;
+}
+}  // namespace
+
 RunOptions parse_run_options(const JsonCursor& at, const RunOptions& base) { return parse_cursor(at, base); }
+RunOptions parse_run_options(const JsonCursor& at) { return parse_cursor(at, default_run()); }
 RunOptions parse_run_options(const nlohmann::json& j, const std::string& file, const RunOptions& base) {
   const JsonDoc doc = JsonDoc::parse(j.dump(2), file);
   return parse_cursor(doc.root(), base);
+}
+RunOptions parse_run_options(const nlohmann::json& j, const std::string& file) {
+  return parse_run_options(j, file, default_run());
 }
 
 KeptRun parse_kept_run(const std::string& text, const std::string& what) {
   const JsonDoc doc = JsonDoc::parse(text, what);
   const JsonCursor root = doc.root();
   root.only_keys({"config", "running"});
-  static const RunOptions defaults;  // (a temporary here trips GCC 12's -Wmaybe-uninitialized)
   KeptRun k;
-  k.options = parse_cursor(root["config"], defaults);
+  k.options = parse_run_options(root["config"]);
   if (root.has("running")) k.running = root["running"].boolean();
   return k;
 }

@@ -45,9 +45,12 @@ struct RunOptions {
 // The keys of a config over `base`: a key left out keeps base's value, as a preset's keys are overridden
 // key by key. Each key is checked where it is read (train/config.cpp): a wrong key, type or range is an
 // error naming the file, line, column and key. Not validate()d: a layout may still not fit the batch.
-RunOptions parse_run_options(const JsonCursor& at, const RunOptions& base = {});
-// The same for a config built in memory; errors name `file`.
-RunOptions parse_run_options(const nlohmann::json& j, const std::string& file = "config", const RunOptions& base = {});
+RunOptions parse_run_options(const JsonCursor& at, const RunOptions& base);
+RunOptions parse_run_options(const JsonCursor& at);  // over the defaults
+// The same for a config built in memory; errors name `file`. (Overloads, not a default argument: a
+// temporary RunOptions{} at every call made GCC 12 warn -Wmaybe-uninitialized about its strings.)
+RunOptions parse_run_options(const nlohmann::json& j, const std::string& file, const RunOptions& base);
+RunOptions parse_run_options(const nlohmann::json& j, const std::string& file = "config");
 // Every key, so that parse_run_options(to_json(o)) == o ("device" included; a run key at its default too).
 nlohmann::json to_json(const RunOptions& o);
 

@@ -41,7 +41,8 @@ TEST(RunOptions, EveryKeyRoundTripsThroughItsCodec) {
   const RunOptions back = mc::train::parse_run_options(mc::train::to_json(o), "round-trip");
   EXPECT_TRUE(back == o) << mc::train::to_json(back).dump() << "\n" << mc::train::to_json(o).dump();
   // The defaults too: a key written at its default reads back as the default.
-  EXPECT_TRUE(mc::train::parse_run_options(mc::train::to_json(RunOptions{})) == RunOptions{});
+  const RunOptions defaults;
+  EXPECT_TRUE(mc::train::parse_run_options(mc::train::to_json(defaults)) == defaults);
   // And each field matters: change one and the two differ.
   RunOptions other = o;
   other.sample_every = 6;
