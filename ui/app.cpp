@@ -1,6 +1,8 @@
 // app.cpp - the explorer's layout and chrome: sidebar, main view, inspector, narration, help, keys.
 #include "ui/app.h"
 
+#include "ui/access.h"
+
 #include "core/format.h"
 #include "device/device.h"
 #include "ui/address.h"
@@ -8,7 +10,9 @@
 #include "ui/widgets.h"
 
 #include <imgui.h>
+
 #include <imgui_internal.h>  // ErrorCheckEndWindowRecover
+#include <chrono>
 
 #include <cmath>
 #include <cstdio>
@@ -156,6 +160,7 @@ void App::frame() {
   // this frame, before the panels look at their jobs.
   const Panel* on_screen = find_panel(s_.active_panel);
   s_.jobs.pump(on_screen && on_screen->slice_s ? on_screen->slice_s(s_) : JobRunner::kSliceS);
+  access::begin_frame();
   s_.probe.widget_rects.clear();
   s_.probe.widget_text.clear();
   s_.probe.group_log_starts.clear();  // a panel that threw inside a group left its start behind
@@ -239,6 +244,46 @@ void App::frame() {
   ImGui::End();
   if (s_.show_help) draw_help();
   write_address();
+  publish_access();
+}
+
+// The frame as an accessibility tree (ui/access.h), its changes handed to the platform (the page's DOM
+// mirror). The status message is the last message, not the bar's frame rate, which changes every frame. A
+// screen reader needs no 60 updates a second: the tree is read at most every 100 ms, and at once when the
+// narration or the status message changes or the mirror acted on the app (an animation redraws
+// every frame, and reading its text each time cost over 1 ms a frame in the browser). A frame that draws
+// other controls or windows (a chapter, a tab, a popup, rows scrolled in) is read at once.
+void App::publish_access() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t shape = access::frame_shape();
+  const bool due = t0 - access_at_ >= std::chrono::milliseconds(100) || shape != access_shape_ || access::acted() ||
+                   s_.classroom.narration_markdown != access_narration_ || s_.status != access_status_;
+  if (!due) {
+    access::skip_frame();
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    access_us_frame_ += (us - access_us_frame_) / 60.0;
+    return;
+  }
+  access_at_ = t0;
+  access_shape_ = shape;
+  access_narration_ = s_.classroom.narration_markdown;
+  access_status_ = s_.status;
+  access::Tree t = access::end_frame(s_.classroom.narration_markdown, s_.status);
+  const ImVec2 d = ImGui::GetIO().DisplaySize;
+  if (s_.platform) {
+    const std::string ops = access::diff(access_, t, d.x, d.y);
+    if (!ops.empty()) s_.platform->publish_access(ops);
+  }
+  access_ = std::move(t);
+  // What the mirror costs (the tree, its diff and, on the web, the DOM's update), for
+  // scripts/bench-web-fps.sh: a mean over about the last 60 frames, read or not, one over about the last 20
+  // readings, and the most one reading took since the panel opened (its first adds every node).
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  if (access_panel_ != s_.active_panel) access_panel_ = s_.active_panel, access_us_mean_ = us, access_us_max_ = 0;
+  access_us_mean_ += (us - access_us_mean_) / 20.0;
+  access_us_frame_ += (us - access_us_frame_) / 60.0;
+  access_reads_ += 1;
+  access_us_max_ = std::max(access_us_max_, us);
 }
 
 static constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
@@ -271,6 +316,7 @@ void App::draw_sidebar(float x, float y, float w, float h) {
     if (panels.size() == 1 && panels.front()->title == chapter_title(c)) {
       const Panel& p = *panels.front();
       ImGui::PushStyleColor(ImGuiCol_Text, accent_color());
+      access::next_role(access::Role::nav, s_.active_panel == p.id);
       if (ImGui::Selectable(heading, s_.active_panel == p.id)) s_.active_panel = p.id;
       ImGui::PopStyleColor();
       track(s_, "sidebar." + p.id);
@@ -281,6 +327,7 @@ void App::draw_sidebar(float x, float y, float w, float h) {
     for (const Panel* pp : panels) {
       const Panel& p = *pp;
       ImGui::Indent(0.8f * ImGui::GetFontSize());
+      access::next_role(access::Role::nav, s_.active_panel == p.id);
       if (ImGui::Selectable(p.title.c_str(), s_.active_panel == p.id)) s_.active_panel = p.id;
       track(s_, "sidebar." + p.id);
       if (!p.summary.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.summary.c_str());
@@ -305,7 +352,7 @@ void App::draw_presenter_bar() {
   const std::string shown = cur ? entry(*cur) : std::string("(choose a panel)");
   ImGui::SetNextItemWidth(
       std::min(ImGui::GetContentRegionAvail().x, ImGui::CalcTextSize(shown.c_str()).x + 3 * ImGui::GetFrameHeight()));
-  if (ImGui::BeginCombo("##presenter_panel", shown.c_str())) {
+  if (begin_combo("##presenter_panel", shown.c_str(), 0, "Panel")) {
     for (const Panel& p : panel_registry())
       if (ImGui::Selectable(entry(p).c_str(), cur == &p)) s_.active_panel = p.id;
     ImGui::EndCombo();
@@ -373,6 +420,7 @@ void App::draw_main(float x, float y, float w, float h) {
   s_.scroll_to_top = false;
   s_.drawn_panel = p ? p->id : std::string();
   ImGui::Begin(title.c_str(), nullptr, kFixed);
+  access::mark_main(p ? p->title : std::string("Explorer"));
   capture_window_text(s_);
   if (s_.classroom.presenter) draw_presenter_bar();
   // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
@@ -509,6 +557,8 @@ nlohmann::json App::state_json() const {
   j["widgets"] = rects;
   j["status"] = s_.status;
   j["status_bar"] = status_line();
+  j["access_us"] = {
+      {"frame", access_us_frame_}, {"reading", access_us_mean_}, {"max", access_us_max_}, {"reads", access_reads_}};
   j["narration_title"] = s_.classroom.narration_title;
   j["narration"] = s_.classroom.narration_markdown;
   j["scenario_step"] = s_.scenarios.player ? s_.scenarios.player->current() + 1 : 0;  // 1-based, as in a link

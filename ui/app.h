@@ -3,9 +3,12 @@
 #pragma once
 
 #include "core/url_state.h"
+#include "ui/access.h"
 #include "ui/explorer.h"
 
 #include <nlohmann/json.hpp>
+
+#include <chrono>
 
 namespace mc::ui {
 
@@ -40,6 +43,8 @@ class App {
   // The address of what is on screen now (panel and tab; scenario and step): the shells write it as the
   // class moves (Platform::set_address), and it opens this screen again.
   UrlState address() const;
+  // The last frame's accessibility tree (ui/access.h): what the page's mirror shows.
+  const access::Tree& access_tree() const { return access_; }
 
  private:
   ExplorerState s_;
@@ -50,6 +55,14 @@ class App {
   void draw_presenter_bar();
   void handle_keys();
   void write_address();
+  void publish_access();
+  access::Tree access_;
+  std::string access_panel_;
+  double access_us_mean_ = 0, access_us_max_ = 0, access_us_frame_ = 0;
+  long access_reads_ = 0;
+  std::chrono::steady_clock::time_point access_at_{};
+  uint64_t access_shape_ = 0;
+  std::string access_narration_, access_status_;
   float font_scale_base_ = -1;  // the shell's FontGlobalScale (HiDPI), before presenter mode enlarges it
   float drawn_rate_ = -1;       // set_drawn_rate's; -1: none reported
 };

@@ -25,6 +25,10 @@ class Platform {
   // (history.replaceState: no reload, no new history entry), so a copied link opens this screen; native has
   // no address bar and ignores it.
   virtual void set_address(const std::string& query) { (void)query; }
+  // The accessibility mirror's changes since the last frame (ui/access.h's diff: JSON DOM operations): web
+  // applies them to the page's hidden DOM for screen readers and the keyboard (web/platform.js); native has
+  // no platform bridge and ignores them.
+  virtual void publish_access(const std::string& ops) { (void)ops; }
   // What computes, in plain words for the status bar ("WebAssembly, CPU"); "" = the engine's device label
   // (DeviceInfo::label), which describes a native build.
   virtual std::string compute_label() const { return ""; }

@@ -2,11 +2,13 @@
 #include "ui/widgets.h"
 
 #include "core/format.h"
+#include "ui/access.h"
 
 #include <imgui_internal.h>  // SetNextWindowScroll
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -170,39 +172,101 @@ bool typing_into(ImGuiID id) { return GImGui->ActiveId != 0 && ImGui::TempInputI
 
 }  // namespace detail
 
+namespace {
+
+// The value as the control draws it ("16 stages"), for a screen reader's value text.
+template <class T>
+std::string drawn_value(const char* fmt, T v) {
+  char buf[96];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  std::snprintf(buf, sizeof buf, fmt, v);
+#pragma GCC diagnostic pop
+  return buf;
+}
+
+// A value the page's mirror set (access::set_value) lands as a confirmed entry would, within [lo, hi]; the
+// control drawn is then described to the mirror with its value and range.
+template <class T, class Draw>
+bool mirrored(const char* label, T& v, double lo, double hi, access::Role role, const char* fmt, Draw&& draw) {
+  // Not ImGui::GetID, which keeps the id alive: a field with step buttons has its text field under this very
+  // id, and kept alive past a click away it was marked edited while no longer active (IM_ASSERT in
+  // MarkItemEdited, PerfControls.NoPriceNamesThePriceControlThatSetsIt under the sanitizers).
+  const ImGuiID id = ImGui::GetCurrentWindow()->GetIDNoKeepAlive(label);
+  bool set = false;
+  if (double want = 0; access::take_value(id, want) && std::isfinite(want)) {
+    const T x = T(lo < hi ? std::clamp(want, lo, hi) : want);
+    set = x != v;
+    v = x;
+  }
+  const bool changed = draw(v);
+  access::note_value(id, role, double(v), lo, hi, drawn_value(fmt, v), label);
+  return changed || set;
+}
+
+}  // namespace
+
 bool slider_int(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
-  return apply_when_confirmed(label, v, [&](int& x) { return ImGui::SliderInt(label, &x, lo, hi, fmt, flags); });
+  return mirrored(label, v, lo, hi, access::Role::slider, fmt, [&](int& y) {
+    return apply_when_confirmed(label, y, [&](int& x) { return ImGui::SliderInt(label, &x, lo, hi, fmt, flags); });
+  });
 }
 
 bool slider_float(const char* label, float& v, float lo, float hi, const char* fmt, ImGuiSliderFlags flags) {
-  return apply_when_confirmed(label, v, [&](float& x) { return ImGui::SliderFloat(label, &x, lo, hi, fmt, flags); });
+  return mirrored(label, v, lo, hi, access::Role::slider, fmt, [&](float& y) {
+    return apply_when_confirmed(label, y, [&](float& x) { return ImGui::SliderFloat(label, &x, lo, hi, fmt, flags); });
+  });
 }
 
 bool input_double(const char* label, double& v, double step, double step_fast, const char* fmt) {
-  return ImGui::InputDouble(label, &v, step, step_fast, fmt);  // applies as ImGui does: see widgets.h
+  // applies as ImGui does: see widgets.h
+  return mirrored(label, v, 0, 0, access::Role::field, fmt,
+                  [&](double& x) { return ImGui::InputDouble(label, &x, step, step_fast, fmt); });
 }
 
 bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int step_fast) {
-  long long x = v;
-  const long long s = step, sf = step_fast;
-  if (!ImGui::InputScalar(label, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr, "%lld"))
-    return false;
-  v = int(std::clamp<long long>(x, lo, hi));
-  return true;
+  return mirrored(label, v, lo, hi, access::Role::field, "%d", [&](int& y) {
+    long long x = y;
+    const long long s = step, sf = step_fast;
+    if (!ImGui::InputScalar(label, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr,
+                            "%lld"))
+      return false;
+    y = int(std::clamp<long long>(x, lo, hi));
+    return true;
+  });
 }
 
 bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
-  long long x = v;
-  const long long a = lo, b = hi;
-  std::string f = fmt;  // "%d nodes" -> "%lld nodes"
-  if (auto p = f.find("%d"); p != std::string::npos) f.replace(p, 2, "%lld");
-  if (!apply_when_confirmed(label, x, [&](long long& y) {
-        return ImGui::SliderScalar(label, ImGuiDataType_S64, &y, &a, &b, f.c_str(),
-                                   flags | ImGuiSliderFlags_AlwaysClamp);
-      }))
-    return false;
-  v = int(std::clamp<long long>(x, lo, hi));
-  return true;
+  return mirrored(label, v, lo, hi, access::Role::slider, fmt, [&](int& y) {
+    long long x = y;
+    const long long a = lo, b = hi;
+    std::string f = fmt;  // "%d nodes" -> "%lld nodes"
+    if (auto p = f.find("%d"); p != std::string::npos) f.replace(p, 2, "%lld");
+    if (!apply_when_confirmed(label, x, [&](long long& z) {
+          return ImGui::SliderScalar(label, ImGuiDataType_S64, &z, &a, &b, f.c_str(),
+                                     flags | ImGuiSliderFlags_AlwaysClamp);
+        }))
+      return false;
+    y = int(std::clamp<long long>(x, lo, hi));
+    return true;
+  });
+}
+
+bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags, const char* spoken) {
+  access::next_item(access::Role::combo, spoken ? spoken : label, preview ? preview : "");
+  return ImGui::BeginCombo(label, preview, flags);
+}
+
+bool combo(const char* label, int* current, const char* const items[], int count) {
+  access::next_item(access::Role::combo, label, *current >= 0 && *current < count ? items[*current] : "");
+  return ImGui::Combo(label, current, items, count);
+}
+
+bool combo(const char* label, int* current, const char* items_zero_separated) {
+  const char* shown = items_zero_separated;
+  for (int i = 0; i < *current && *shown; ++i) shown += std::strlen(shown) + 1;
+  access::next_item(access::Role::combo, label, shown);
+  return ImGui::Combo(label, current, items_zero_separated);
 }
 
 void error_text(const char* fmt, ...) {

@@ -56,6 +56,13 @@ bool input_double(const char* label, double& v, double step = 0, double step_fas
 bool input_int_clamped(const char* label, int& v, int lo, int hi, int step = 1, int step_fast = 0);
 bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt = "%d", ImGuiSliderFlags flags = 0);
 
+// Combo boxes through the widget layer, so the accessibility mirror (ui/access.h) can name them and say what
+// they show chosen: ImGui 1.86 calls no label hook for a combo. `spoken` names a combo whose label is hidden
+// ("##id") for a screen reader.
+bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags = 0, const char* spoken = nullptr);
+bool combo(const char* label, int* current, const char* const items[], int count);
+bool combo(const char* label, int* current, const char* items_zero_separated);
+
 namespace detail {
 // The one entry being typed into (only one control has the keyboard): its id and the value typed so far.
 struct HeldEntry {

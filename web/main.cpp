@@ -2,6 +2,7 @@
 // Platform (downloads, links, URL parameters; its JavaScript is web/platform.js), and functions the page and
 // the e2e test call.
 #include "core/url_state.h"
+#include "ui/access.h"
 #include "ui/platform.h"
 #include "ui/shell/sdl_gl_shell.h"
 
@@ -27,6 +28,7 @@ char* js_stored(const char* key, int* len);                // malloc'd bytes; *l
 void js_fatal(const char* msg);
 int js_window_width();
 int js_window_height();
+void js_access_apply(const char* ops);  // the accessibility mirror's DOM operations (ui/access.h)
 }
 
 namespace {
@@ -61,6 +63,7 @@ class WebPlatform final : public mc::ui::Platform {
     return v;
   }
   void set_address(const std::string& query) override { js_set_address(query.c_str()); }
+  void publish_access(const std::string& ops) override { js_access_apply(ops.c_str()); }
 };
 
 WebPlatform g_platform;
@@ -91,6 +94,10 @@ EMSCRIPTEN_KEEPALIVE int app_open_file(const char* path, const char* display_nam
   ss << in.rdbuf();
   return g_shell.app().open_file(display_name, ss.str()) ? 1 : 0;
 }
+// The accessibility mirror's actions (web/platform.js): press the control with ImGui id `id` (a button, a
+// checkbox, a chapter, a tab, a header), or give a slider or field a value; both apply on the next frame.
+EMSCRIPTEN_KEEPALIVE void app_access_press(unsigned int id) { mc::ui::access::press(id); }
+EMSCRIPTEN_KEEPALIVE void app_access_set(unsigned int id, double value) { mc::ui::access::set_value(id, value); }
 // Applies a JSON command (see App::command); returns "" or an error message.
 EMSCRIPTEN_KEEPALIVE const char* app_command(const char* json_text) {
   if (!g_ready) return "not ready";

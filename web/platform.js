@@ -78,6 +78,152 @@ mergeInto(LibraryManager.library, {
     return p;
   },
 
+  // The accessibility mirror (ui/access.h): the frame's regions, controls and text as DOM nodes over the
+  // canvas, changed only where the frame changed (ops from access::diff: add, set, del, order). Activating a
+  // node (Enter, Space, a screen reader's click) presses the control in ImGui on the next frame; a slider's
+  // or field's new value is set the same way. The mirror takes no pointer events, so a mouse click reaches
+  // only the canvas and no control is pressed twice.
+  js_access_apply: function (ops_text) {
+    const root = document.getElementById('a11y');
+    if (!root) return;
+    if (!Module.a11y) Module.a11y = new Map();  // keys in the mirror: web/shell.html
+    const nodes = Module.a11y;
+    const press = (id) => () => Module._app_access_press(id);
+    const set = (id, el) => () => {
+      const v = parseFloat(el.value);
+      if (isFinite(v)) Module._app_access_set(id, v);
+    };
+    const create = (id, role) => {
+      let el;
+      if (role === 'region') {
+        el = document.createElement('section');
+        const h = document.createElement('h2');
+        h.id = 'a11y-h' + id;
+        el.appendChild(h);
+        el.setAttribute('aria-labelledby', h.id);
+      } else if (role === 'slider') {
+        // A div with the slider role, not <input type=range>: Chromium reads a range input's value text from
+        // its number and drops aria-valuetext ("127", not "127 nodes").
+        el = document.createElement('div');
+        el.setAttribute('role', 'slider');
+        el.tabIndex = 0;
+        el.addEventListener('keydown', (ev) => {
+          const lo = +el.getAttribute('aria-valuemin'), hi = +el.getAttribute('aria-valuemax');
+          const now = +el.getAttribute('aria-valuenow'), step = +el.dataset.step || 1;
+          const to = {ArrowLeft: now - step, ArrowDown: now - step, ArrowRight: now + step, ArrowUp: now + step,
+                      PageDown: now - 10 * step, PageUp: now + 10 * step, Home: lo, End: hi}[ev.key];
+          if (to === undefined || !isFinite(lo) || !isFinite(hi)) return;
+          ev.preventDefault();
+          const v = Math.min(hi, Math.max(lo, to));
+          el.setAttribute('aria-valuenow', String(v));
+          Module._app_access_set(id, v);
+        });
+      } else if (role === 'field') {
+        el = document.createElement('input');
+        el.type = 'number';
+        el.step = 'any';
+        el.addEventListener('change', set(id, el));
+      } else if (role === 'text') {
+        el = document.createElement('p');
+      } else if (role === 'live' || role === 'status') {
+        el = document.createElement('div');
+        el.className = 'live';
+        if (role === 'live') el.setAttribute('aria-live', 'polite');
+        else el.setAttribute('role', 'status');
+      } else {
+        el = document.createElement('button');
+        el.type = 'button';
+        el.addEventListener('click', press(id));
+        if (role === 'tab') el.setAttribute('role', 'tab');
+        if (role === 'checkbox') el.setAttribute('role', 'checkbox');
+      }
+      if (role !== 'region' && role !== 'live' && role !== 'status') el.classList.add('n');
+      if (role === 'combo') el.setAttribute('aria-haspopup', 'listbox');
+      el.id = 'a11y-' + id;
+      return {el: el, role: role, parent: 0};
+    };
+    const attr = (el, name, v) => {
+      if (v === null) el.removeAttribute(name);
+      else if (el.getAttribute(name) !== String(v)) el.setAttribute(name, String(v));
+    };
+    for (const o of JSON.parse(UTF8ToString(ops_text))) {
+      if (o.op === 'del') {
+        const e = nodes.get(o.id);
+        if (e) e.el.remove();
+        nodes.delete(o.id);
+        continue;
+      }
+      if (o.op === 'order') {
+        const p = o.id === 0 ? root : nodes.get(o.id) && nodes.get(o.id).el;
+        if (!p) continue;
+        const first = p === root ? 0 : 1;  // a region's heading stays first
+        let i = first;
+        for (const id of o.ids) {
+          const e = nodes.get(id);
+          if (!e) continue;
+          if (p.children[i] !== e.el) p.insertBefore(e.el, p.children[i] || null);
+          ++i;
+        }
+        continue;
+      }
+      let e = nodes.get(o.id);
+      if (!e || (o.role && o.role !== e.role)) {
+        if (e) e.el.remove();
+        e = create(o.id, o.role);
+        nodes.set(o.id, e);
+      }
+      const el = e.el;
+      if ('parent' in o || !el.parentNode) {
+        if ('parent' in o) e.parent = o.parent;
+        const p = e.parent === 0 ? root : nodes.get(e.parent) && nodes.get(e.parent).el;
+        if (p && el.parentNode !== p) p.appendChild(el);
+      }
+      if ('name' in o) {
+        if (e.role === 'region') el.firstChild.textContent = o.name;
+        else if (e.role === 'text') el.textContent = o.name;
+        else if (e.role === 'live' || e.role === 'status') attr(el, 'aria-label', o.name);
+        else {
+          attr(el, 'aria-label', o.name);
+          if (el.tagName === 'BUTTON') el.textContent = o.name;
+        }
+      }
+      if ('main' in o && e.role === 'region') {
+        if (o.main) el.id = 'a11y-main', el.tabIndex = -1;
+        else el.id = 'a11y-' + o.id;
+      }
+      if ('value' in o) {
+        if (e.role === 'live' || e.role === 'status') el.textContent = o.value;
+        else if (e.role === 'slider') attr(el, 'aria-valuetext', o.value || null);
+        else if (e.role === 'combo') attr(el, 'aria-description', o.value || null);
+      }
+      if ('range' in o && e.role === 'slider') {
+        const [now, lo, hi] = o.range;
+        attr(el, 'aria-valuemin', lo);
+        attr(el, 'aria-valuemax', hi);
+        attr(el, 'aria-valuenow', now);
+        const whole = Number.isInteger(lo) && Number.isInteger(hi) && Number.isInteger(now);
+        el.dataset.step = whole ? 1 : (hi - lo) / 100;
+      } else if ('range' in o && e.role === 'field') {
+        const [now, lo, hi] = o.range;
+        if (lo < hi) attr(el, 'min', lo), attr(el, 'max', hi);
+        if (document.activeElement !== el) el.value = String(now);
+      }
+      if ('checked' in o) {
+        if (e.role === 'nav') attr(el, 'aria-current', o.checked === 1 ? 'page' : null);
+        else if (e.role === 'tab') attr(el, 'aria-selected', o.checked === 1 ? 'true' : 'false');
+        else if (e.role === 'checkbox') attr(el, 'aria-checked', o.checked === 1 ? 'true' : 'false');
+      }
+      if ('expanded' in o && e.role === 'disclosure') attr(el, 'aria-expanded', o.expanded === 1 ? 'true' : 'false');
+      if ('box' in o && el.classList.contains('n')) {
+        const [x, y, w, h] = o.box;
+        el.style.left = x + '%';
+        el.style.top = y + '%';
+        el.style.width = w + '%';
+        el.style.height = h + '%';
+      }
+    }
+  },
+
   js_fatal: function (msg) {
     if (window.mcShowError) window.mcShowError(UTF8ToString(msg));
   },

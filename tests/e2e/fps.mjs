@@ -78,11 +78,12 @@ try {
         if (shots) await page.screenshot({ path: path.join(shots, `${id}-${w}x${h}-${k + 1}.png`) });
       }
       const [f1, d1] = await counts();
+      const mirror = (await state()).access_us || { frame: NaN, reading: NaN, max: NaN };
       const c1 = chromiumCpu(), ms = Date.now() - t0, drawn = Math.max(1, d1 - d0);
       rows.push({ id, w, h, fps: ((d1 - d0) * 1000) / ms, loop: ((f1 - f0) * 1000) / ms,
                   gpu: (c1["gpu-process"] - c0["gpu-process"]) / drawn, page: (c1.renderer - c0.renderer) / drawn,
                   cpu: (c1["gpu-process"] - c0["gpu-process"] + c1.renderer - c0.renderer) / (ms / 1000),
-                  load: load() });
+                  load: load(), mirror });
       await page.close();
     }
 } finally {
@@ -91,9 +92,10 @@ try {
 }
 console.log(`Chromium flags added: ${flags.join(" ") || "none"}`);
 console.log("| panel | window | frames/s drawn | loop frames/s | CPU ms per frame drawn: GPU process + page | " +
-            "CPU ms per s | load |\n|---|---|---:|---:|---:|---:|---:|");
+            "CPU ms per s | load | accessibility mirror, us: a frame, a reading, most |\n|---|---|---:|---:|---:|---:|---:|---:|");
 for (const r of rows)
-  console.log(r.fps === undefined ? `| ${r.id} | ${r.w}x${r.h} | ${r.note} | | | | |`
+  console.log(r.fps === undefined ? `| ${r.id} | ${r.w}x${r.h} | ${r.note} | | | | | |`
     : `| ${r.id} | ${r.w}x${r.h} | ${r.fps.toFixed(1)} | ${r.loop.toFixed(1)} | ` +
-      `${r.fps >= 2 ? `${r.gpu.toFixed(0)} + ${r.page.toFixed(0)}` : "(still: nothing drawn)"} | ${r.cpu.toFixed(0)} | ${r.load} |`);
+      `${r.fps >= 2 ? `${r.gpu.toFixed(0)} + ${r.page.toFixed(0)}` : "(still: nothing drawn)"} | ${r.cpu.toFixed(0)} | ${r.load} | ` +
+      `${r.mirror.frame.toFixed(0)}, ${r.mirror.reading.toFixed(0)}, ${r.mirror.max.toFixed(0)} |`);
 if (shots) console.log(`screenshots (three moments each, with the time spent taking them inside the count): ${shots}`);

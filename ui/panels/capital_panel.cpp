@@ -7,6 +7,7 @@
 #include "capital/waterfall.h"
 #include "catalog/accelerator.h"
 #include "core/format.h"
+#include "ui/access.h"
 #include "ui/explorer.h"
 #include "ui/screen_basis.h"
 #include "ui/widgets.h"
@@ -45,12 +46,15 @@ double gpt3_flops(const Catalog& cat) {
   return r ? r->get_or("train_flops", 1e23) : 1e23;
 }
 
-// A log-scale slider with its value written beside it by `write` (dollars as the panel writes them).
+// A log-scale slider with its value written beside it by `write` (dollars as the panel writes them); a screen
+// reader hears `spoken` and the value as written (its position is the value's power of ten).
 template <class Write>
-bool slider_log(const char* label, double& v, double lo, double hi, Write write) {
+bool slider_log(const char* label, const char* spoken, double& v, double lo, double hi, Write write) {
   float l = float(std::log10(std::max(v, lo)));
+  access::next_name(spoken);
   bool changed = slider_float(label, l, float(std::log10(lo)), float(std::log10(hi)), "");
   if (changed) v = std::pow(10.0, double(l));
+  access::note_value(ImGui::GetID(label), access::Role::slider, l, std::log10(lo), std::log10(hi), write(v), label);
   ImGui::SameLine();
   ImGui::TextUnformatted(write(v).c_str());
   return changed;
@@ -71,8 +75,8 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
     return std::string(b);
   };
   if (by_flops)
-    slider_log("##flops", c.budget_flops, 1e18, 1e27, flops_text);
-  else if (slider_log("##usd", budget, 1e3, 1e11, [](double x) { return usd(x); }))
+    slider_log("##flops", "budget in FLOPs", c.budget_flops, 1e18, 1e27, flops_text);
+  else if (slider_log("##usd", "budget in dollars", budget, 1e3, 1e11, [](double x) { return usd(x); }))
     c.budget_usd = budget;
   track(s, "capital.budget");
   int rule = c.rule == capital::ScalingRule::kaplan ? 0 : 1;

@@ -1,6 +1,7 @@
 // catalog_panel.cpp - the hardware catalog of the era: one sortable table per catalog table, every
 // value with its confidence mark and source on hover, the inspector for the selected row, CSV/JSON export.
 #include "core/format.h"
+#include "ui/access.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
 
@@ -56,6 +57,7 @@ void draw(ExplorerState& s) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s", s.catalog_view.filter.c_str());
+  access::next_name("Filter by name");
   if (ImGui::InputTextWithHint("##filter", "filter by name", buf, sizeof buf)) s.catalog_view.filter = buf;
   ImGui::SameLine();
   if (ImGui::Button("Export CSV")) export_table(s, *t, false);

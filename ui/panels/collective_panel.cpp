@@ -303,14 +303,14 @@ void draw_controls(ExplorerState& s) {
   S& v = s.collective.settings;
   int kind = int(std::find(std::begin(kKindValues), std::end(kKindValues), v.kind) - std::begin(kKindValues));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::Combo("collective", &kind, kKinds, IM_ARRAYSIZE(kKinds))) v.kind = kKindValues[kind];
+  if (combo("collective", &kind, kKinds, IM_ARRAYSIZE(kKinds))) v.kind = kKindValues[kind];
   track(s, "collective.kind");
   if (v.kind == sim::CollectiveKind::all_reduce) {
     int alg = int(std::find(std::begin(kAlgorithmValues), std::end(kAlgorithmValues), v.algorithm) -
                   std::begin(kAlgorithmValues));
     same_line_if_fits_item("algorithm");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-    if (ImGui::Combo("algorithm", &alg, kAlgorithms, IM_ARRAYSIZE(kAlgorithms))) v.algorithm = kAlgorithmValues[alg];
+    if (combo("algorithm", &alg, kAlgorithms, IM_ARRAYSIZE(kAlgorithms))) v.algorithm = kAlgorithmValues[alg];
     track(s, "collective.algorithm");
   }
   same_line_if_fits_item("GPUs");

@@ -223,7 +223,7 @@ void choice_field(ExplorerState& s, LabView& v, const char* label, const char* k
   const int cur = field(c);
   auto name = [&](int x) { return x == 0 && zero_name ? std::string(zero_name) : std::to_string(x); };
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-  if (ImGui::BeginCombo(label, name(cur).c_str())) {
+  if (begin_combo(label, name(cur).c_str())) {
     const std::vector<int> values = it->second;  // c changes below; the list is this frame's
     for (int x : values)
       if (ImGui::Selectable(name(x).c_str(), x == cur) && x != cur) field(c) = x;
@@ -249,7 +249,7 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
                             : v.corpus_name.empty() ? v.corpus_id
                                                     : v.corpus_name;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-  if (ImGui::BeginCombo("corpus", combo_preview(shown).c_str())) {  // shortened at its end, never cut
+  if (begin_combo("corpus", combo_preview(shown).c_str())) {  // shortened at its end, never cut
     for (const train::CorpusEntry& e : v.corpora) {
       if (ImGui::Selectable(e.title.c_str(), e.id == v.corpus_id) && e.id != v.corpus_id) {
         v.corpus_id = e.id;
@@ -431,18 +431,18 @@ void draw_controls(ExplorerState& s, LabView& v) {
   next("schedule");
   int sched = c.parallel.schedule == PipeSchedule::gpipe ? 0 : 1;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  if (ImGui::Combo("schedule", &sched,
-                   "GPipe\0"
-                   "1F1B\0"))
+  if (combo("schedule", &sched,
+            "GPipe\0"
+            "1F1B\0"))
     c.parallel.schedule = sched == 0 ? PipeSchedule::gpipe : PipeSchedule::one_f_one_b;
   next("precision");
   {
     int prec = c.precision == device::Precision::bf16 ? 2 : c.precision == device::Precision::tf32 ? 1 : 0;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-    if (ImGui::Combo("precision", &prec,
-                     "fp32\0"
-                     "tf32\0"
-                     "bf16\0"))
+    if (combo("precision", &prec,
+              "fp32\0"
+              "tf32\0"
+              "bf16\0"))
       c.precision = prec == 2 ? device::Precision::bf16 : prec == 1 ? device::Precision::tf32 : device::Precision::fp32;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(

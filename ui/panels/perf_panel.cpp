@@ -219,7 +219,7 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, Sect
   // Catalog names are long: the combo takes the row's width up to its own (short) label.
   ImGui::SetNextItemWidth(-(ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().ItemInnerSpacing.x));
   const std::string preview = combo_preview(shown);
-  if (ImGui::BeginCombo(label, preview.c_str())) {
+  if (begin_combo(label, preview.c_str())) {
     for (const auto& rec : t->records) {
       if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) {
         obj = Section{};
@@ -253,7 +253,7 @@ bool string_combo(const char* label, std::optional<std::string>& key, std::initi
                   const std::string& resolved) {
   const std::string cur = key.value_or(resolved);
   bool changed = false;
-  if (ImGui::BeginCombo(label, cur.c_str())) {
+  if (begin_combo(label, cur.c_str())) {
     for (const char* it : items)
       if (ImGui::Selectable(it, cur == it)) key = it, changed = true;
     ImGui::EndCombo();
@@ -338,7 +338,7 @@ void draw_network(ExplorerState& s) {
     perf::ClusterRequest& cfg_cl = s.perf.config.cluster;
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("network fabric").x + ImGui::GetStyle().ItemInnerSpacing.x));
     const std::string fabric_name = fabric ? fabric->name : "(the preset's)", preview = combo_preview(fabric_name);
-    if (ImGui::BeginCombo("network fabric##perf", preview.c_str())) {
+    if (begin_combo("network fabric##perf", preview.c_str())) {
       if (ImGui::Selectable("(the cluster preset's own)", !cl.fabric)) cfg_cl.fabric.reset();
       for (const Record& r : ft->records)
         if (r.text_or("kind", "") == "inter-node" && ImGui::Selectable(r.name.c_str(), r.id == fabric_id))
@@ -410,7 +410,7 @@ void draw_controls(ExplorerState& s) {
       const long long in_use = std::clamp(machine, 1LL, (long long)gpn);
       const std::string label = w.many + " in use##perf", shown = std::to_string(in_use);
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-      if (ImGui::BeginCombo(label.c_str(), shown.c_str())) {
+      if (begin_combo(label.c_str(), shown.c_str())) {
         for (int k = 1; k <= gpn; ++k) {
           if (gpn % k != 0) continue;
           if (ImGui::Selectable(std::to_string(k).c_str(), k == in_use) && k != in_use) {
@@ -446,7 +446,7 @@ void draw_controls(ExplorerState& s) {
     const Record* r = sw->find(cur);
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("software").x + ImGui::GetStyle().ItemInnerSpacing.x));
     const std::string stack_name = r ? r->name : "(preset default)", preview = combo_preview(stack_name);
-    if (ImGui::BeginCombo("software##perf", preview.c_str())) {
+    if (begin_combo("software##perf", preview.c_str())) {
       if (ImGui::Selectable("(the preset's own stack)", !cfg.software)) cfg.software.reset();
       for (const Record& rec : sw->records)
         if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) cfg.software = rec.id;
@@ -506,7 +506,7 @@ void draw_controls(ExplorerState& s) {
              off_act = par.offload_activations.value_or(shown.offload_activations);
   const char* const kOffload[] = {"nothing", "optimizer", "optimizer + checkpoints", "checkpoints"};
   const int cur = off_opt ? (off_act ? 2 : 1) : (off_act ? 3 : 0);
-  if (ImGui::BeginCombo("offload##perf", kOffload[cur])) {
+  if (begin_combo("offload##perf", kOffload[cur])) {
     for (int i = 0; i < 4; ++i)
       if (ImGui::Selectable(kOffload[i], i == cur)) {
         par.offload_optimizer = i == 1 || i == 2;

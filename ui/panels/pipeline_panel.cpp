@@ -153,7 +153,7 @@ void draw_controls(ExplorerState& s) {
   int sch =
       int(std::find(std::begin(kScheduleValues), std::end(kScheduleValues), schedule) - std::begin(kScheduleValues));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::Combo("schedule", &sch, kSchedules, IM_ARRAYSIZE(kSchedules))) v.schedule = int(kScheduleValues[sch]);
+  if (combo("schedule", &sch, kSchedules, IM_ARRAYSIZE(kSchedules))) v.schedule = int(kScheduleValues[sch]);
   glossary_tooltip("1F1B");
   track(s, "pipeline.schedule");
   same_line_if_fits_item("stages");

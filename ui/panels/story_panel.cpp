@@ -4,6 +4,7 @@
 #include "capital/scaling_laws.h"
 #include "capital/trend.h"
 #include "core/format.h"
+#include "ui/access.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
 
@@ -132,6 +133,7 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
     const float wrap_w = std::max(1.0f, ImGui::GetContentRegionAvail().x);
     const ImVec2 name_size = ImGui::CalcTextSize(r->name.c_str(), nullptr, false, wrap_w);
     const ImVec2 at = ImGui::GetCursorScreenPos();
+    access::next_name(r->name);
     if (ImGui::Selectable("##event", sel, 0, ImVec2(wrap_w, name_size.y))) s.selection = Selection{"events", r->id, ""};
     ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, ImGui::GetColorU32(ImGuiCol_Text),
                                         r->name.c_str(), nullptr, wrap_w);

@@ -1,0 +1,203 @@
+// access_ui_test.cpp - the accessibility mirror (ui/access.h, issue 42): every control of every chapter has a
+// role and a name a screen reader can say, sliders their value and range; the chapters, the narration and
+// the status message are there; a press or a new value from the mirror reaches the app as a click or a
+// confirmed entry would; and a still frame changes nothing in the page's DOM.
+#include "tests/ui/headless.h"
+#include "ui/access.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using mc::test::assets;
+using mc::test::Headless;
+using mc::test::NullPlatform;
+using mc::ui::access::Node;
+using mc::ui::access::Role;
+
+namespace {
+
+bool is_control(const Node& n) {
+  return n.role != Role::region && n.role != Role::text && n.role != Role::live && n.role != Role::status;
+}
+
+// The controls of the last frame, as "role 'name'" for a failure message.
+std::string describe(const Node& n) {
+  return std::string(mc::ui::access::role_name(n.role)) + " '" + n.name + "' (value '" + n.value + "')";
+}
+
+}  // namespace
+
+// Each chapter's controls (the sidebar, the panel, its tabs, the status bar's) have a role and a name; a
+// slider or a field says its value, a slider its range with the value inside it. A control drawn without a
+// label ImGui can give ("##id" alone) fails here, naming the chapter.
+TEST(Access, EveryControlOfEveryChapterHasARoleANameAndAValue) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  h.frame(app);
+  int controls = 0, sliders = 0, tabs = 0;
+  for (const auto& p : mc::ui::panel_registry()) {
+    app.state().active_panel = p.id;
+    for (int f = 0; f < 4; ++f) h.frame(app);
+    std::this_thread::sleep_for(std::chrono::milliseconds(110));  // the page reads a tree every 100 ms
+    h.frame(app);
+    const auto& t = app.access_tree();
+    const Node* main = nullptr;
+    for (const Node& n : t.nodes) {
+      if (n.role == Role::region && n.main) main = &n;
+      if (!is_control(n)) continue;
+      ++controls;
+      EXPECT_FALSE(n.name.empty()) << p.id << ": a control without a name: " << describe(n) << " at " << n.x << ","
+                                   << n.y;
+      EXPECT_GT(n.w, 0) << p.id << ": " << describe(n);
+      if (n.role == Role::slider) {
+        ++sliders;
+        EXPECT_LT(n.lo, n.hi) << p.id << ": " << describe(n);
+        EXPECT_TRUE(n.now >= n.lo && n.now <= n.hi) << p.id << ": " << describe(n);
+        EXPECT_FALSE(n.value.empty()) << p.id << ": " << describe(n);
+      }
+      if (n.role == Role::combo) EXPECT_FALSE(n.value.empty()) << p.id << ": " << describe(n);
+      if (n.role == Role::tab) ++tabs;
+    }
+    ASSERT_NE(main, nullptr) << p.id << ": no region holds the chapter's content";
+    EXPECT_EQ(main->name, p.title) << p.id;
+    // The sidebar lists every panel, the one shown as current.
+    int current = 0;
+    for (const Node& n : t.nodes)
+      if (n.role == Role::nav && n.checked == 1) {
+        ++current;
+        EXPECT_NE(n.name.find(p.title), std::string::npos) << p.id << ": the current chapter reads " << n.name;
+      }
+    EXPECT_EQ(current, 1) << p.id;
+  }
+  EXPECT_GT(controls, 200);
+  EXPECT_GT(sliders, 10);
+  EXPECT_GT(tabs, 3);
+}
+
+// The text each chapter draws is in the tree, in reading order, and a scenario step's narration is the live
+// region's text (announced politely when the step changes).
+TEST(Access, TheNarrationAndTheTextDrawnAreThere) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  ASSERT_TRUE(mc::test::open_scenario_step(h, app, "dgx1-2016", 1));
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  const auto& t = app.access_tree();
+  const Node* live = t.find("Narration", Role::live);
+  ASSERT_NE(live, nullptr);
+  EXPECT_EQ(live->value, app.state().classroom.narration_markdown);
+  EXPECT_FALSE(live->value.empty());
+  // The text lines lie in their region, top to bottom within it, a column at a time: a line above the one
+  // before it begins a column to the right of it.
+  int lines = 0;
+  std::map<uint32_t, const Node*> last;
+  for (const Node& n : t.nodes) {
+    if (n.role != Role::text) continue;
+    ++lines;
+    EXPECT_NE(n.parent, 0u);
+    if (const Node* b = last[n.parent]; b && n.y + 4 < b->y)
+      EXPECT_GT(n.x, b->x) << "'" << n.name << "' is out of reading order after '" << b->name << "'";
+    last[n.parent] = &n;
+  }
+  EXPECT_GT(lines, 20);
+}
+
+// A press from the mirror opens a chapter and a value set from it is the slider's, as a click and a confirmed
+// entry are: the next frames show the app changed.
+TEST(Access, APressAndAValueFromTheMirrorReachTheApp) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  const mc::ui::Panel* perf = mc::ui::find_panel("perf");
+  ASSERT_NE(perf, nullptr);
+  const Node* entry = nullptr;
+  for (const Node& n : app.access_tree().nodes)
+    if (n.role == Role::nav && n.name == perf->title) entry = &n;
+  ASSERT_NE(entry, nullptr) << "no sidebar entry named '" << perf->title << "'";
+  ASSERT_NE(app.state().active_panel, "perf");
+  mc::ui::access::press(entry->id);
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  EXPECT_EQ(app.state().active_panel, "perf");
+
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  const Node* nodes = app.access_tree().find("nodes", Role::slider);
+  ASSERT_NE(nodes, nullptr);
+  const double target = nodes->now == 100 ? 50 : 100;
+  mc::ui::access::set_value(nodes->id, target);
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  nodes = app.access_tree().find("nodes", Role::slider);
+  ASSERT_NE(nodes, nullptr);
+  EXPECT_EQ(nodes->now, target);
+  EXPECT_EQ(nodes->value, std::to_string(int(target)) + " nodes");
+  // Out of range is held to the slider's range, as typed entries are.
+  mc::ui::access::set_value(nodes->id, 1e9);
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  nodes = app.access_tree().find("nodes", Role::slider);
+  ASSERT_NE(nodes, nullptr);
+  EXPECT_EQ(nodes->now, nodes->hi);
+
+  // A combo box: a press opens its list, whose entries are options; pressing one chooses it.
+  const Node* model = app.access_tree().find("model", Role::combo);
+  ASSERT_NE(model, nullptr);
+  const std::string was = model->value;
+  mc::ui::access::press(model->id);
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  std::vector<Node> options;
+  for (const Node& n : app.access_tree().nodes)
+    if (n.role == Role::option) options.push_back(n);
+  ASSERT_GT(options.size(), 3u) << "the model list did not open";
+  const Node* other = nullptr;
+  for (const Node& n : options)
+    if (n.name != was && !other) other = &n;
+  ASSERT_NE(other, nullptr);
+  const std::string chosen = other->name;
+  mc::ui::access::press(other->id);
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  model = app.access_tree().find("model", Role::combo);
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->value.substr(0, 8), chosen.substr(0, 8)) << "chose '" << chosen << "'";
+  EXPECT_NE(model->value, was);
+  for (const Node& n : app.access_tree().nodes) EXPECT_NE(n.role, Role::option) << "the list stayed open";
+}
+
+// The page's DOM changes only where the frame did: a still frame sends nothing, a chapter switch removes the
+// old chapter's nodes and adds the new one's, and every operation is one the page's mirror knows.
+TEST(Access, TheMirrorChangesOnlyWhereTheFrameDid) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  app.state().active_panel = "catalog";
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  const mc::ui::access::Tree before = app.access_tree();
+  const long reads = app.state_json()["access_us"]["reads"];
+  h.frame(app);
+  EXPECT_EQ(app.state_json()["access_us"]["reads"], reads) << "a still frame within 100 ms was read";
+  // Past the 100 ms the page waits between readings of a frame that changed nothing it was told of.
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  h.frame(app);
+  EXPECT_EQ(app.state_json()["access_us"]["reads"], reads + 1) << "the tree was not read again";
+  EXPECT_EQ(mc::ui::access::diff(before, app.access_tree(), 1440, 900), "");
+
+  app.state().active_panel = "capital";
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  const std::string ops = mc::ui::access::diff(before, app.access_tree(), 1440, 900);
+  ASSERT_FALSE(ops.empty());
+  const auto j = nlohmann::json::parse(ops);
+  const std::set<std::string> known = {"add", "set", "del", "order"};
+  int adds = 0, dels = 0;
+  for (const auto& op : j) {
+    EXPECT_TRUE(known.count(op.at("op").get<std::string>())) << op.dump();
+    adds += op["op"] == "add";
+    dels += op["op"] == "del";
+    if (op["op"] == "add") {
+      EXPECT_TRUE(op.contains("role") && op.contains("name") && op.contains("parent")) << op.dump();
+    }
+  }
+  EXPECT_GT(adds, 5);
+  EXPECT_GT(dels, 5);
+  // Fewer operations than a rebuild: the sidebar, the status bar and the narration are untouched.
+  EXPECT_LT(j.size(), before.nodes.size() + app.access_tree().nodes.size());
+}

@@ -1,0 +1,471 @@
+// access.cpp - the frame's accessibility tree and its DOM operations (see access.h).
+//
+// Sections: [collecting] the hooks' items and the widget layer's additions; [tree] regions, controls, tabs
+// and text in reading order; [actions] press and set_value; [diff] the page's operations.
+#include "ui/access.h"
+
+#include "ui/drawn_text.h"
+#include "ui/hooks/imgui_hooks.h"
+
+#include <imgui.h>
+#include <imgui_internal.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace mc::ui::access {
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::region:
+      return "region";
+    case Role::button:
+      return "button";
+    case Role::nav:
+      return "nav";
+    case Role::tab:
+      return "tab";
+    case Role::checkbox:
+      return "checkbox";
+    case Role::option:
+      return "option";
+    case Role::combo:
+      return "combo";
+    case Role::disclosure:
+      return "disclosure";
+    case Role::slider:
+      return "slider";
+    case Role::field:
+      return "field";
+    case Role::text:
+      return "text";
+    case Role::live:
+      return "live";
+    case Role::status:
+      return "status";
+  }
+  return "text";
+}
+
+const Node* Tree::find(const std::string& name, Role role) const {
+  for (const Node& n : nodes)
+    if (n.role == role && n.name == name) return &n;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [collecting]
+
+namespace {
+
+struct Item {
+  uint32_t id = 0, root = 0;
+  ImRect bb;
+  bool visible = true, has_info = false, has_role = false, has_value = false, in_popup = false, has_spoken = false;
+  std::string spoken;
+  std::string label;
+  int flags = 0;
+  Role role = Role::button;
+  double now = 0, lo = 0, hi = 0;
+  std::string value;
+  int checked = -1;  // next_role's
+  ImVec2 group;      // where the root's child window holding it begins (the root's own: the item itself)
+};
+
+struct Collector {
+  bool on = false;
+  std::vector<Item> items;
+  std::unordered_map<uint32_t, size_t> at;
+  bool has_next_role = false, has_next_name = false;
+  Role next_role = Role::button;
+  int next_checked = -1;
+  std::string next_name, next_value;
+  bool has_spoken = false;  // next_name's: the next item's name instead of its label
+  std::string spoken;
+  std::string main_title;
+  std::vector<uint32_t> presses;
+  std::map<uint32_t, double> values;
+  uint32_t main = 0;
+  bool acted = false;  // a press or value applied since the last tree
+};
+
+Collector& col() {
+  static Collector c;
+  return c;
+}
+
+// "Run##perf" -> "Run"; "###main" -> ""; ImGui's "##" hides what follows from the screen.
+std::string shown_label(const char* label) {
+  const char* end = label;
+  while (*end && !(end[0] == '#' && end[1] == '#')) ++end;
+  return std::string(label, end);
+}
+
+// Reading order in a window with columns of child windows (the perf panel's controls beside its results): a
+// column is read whole before the next, so each item is placed by where its column (the root's direct child
+// window that holds it) begins, then by its own row.
+ImVec2 group_of(const ImGuiWindow* w, ImVec2 own) {
+  const ImGuiWindow* root = w ? w->RootWindow : nullptr;
+  if (!w || w == root) return own;
+  while (w->ParentWindow && w->ParentWindow != root) w = w->ParentWindow;
+  return w->Pos;
+}
+
+void on_add(ImGuiID id, float x0, float y0, float x1, float y1) {
+  Collector& c = col();
+  if (!c.on || id == 0 || c.at.count(id)) return;
+  ImGuiContext& g = *GImGui;
+  ImGuiWindow* w = g.CurrentWindow;
+  if (!w || (w->Flags & ImGuiWindowFlags_Tooltip)) return;
+  if (id == w->MoveId) return;  // a title bar: its window's region says it
+  Item it;
+  it.id = id;
+  it.root = w->RootWindow ? w->RootWindow->ID : w->ID;
+  it.bb = ImRect(x0, y0, x1, y1);
+  it.visible = it.bb.Overlaps(w->ClipRect);
+  it.in_popup = w->RootWindow && (w->RootWindow->Flags & ImGuiWindowFlags_Popup);
+  it.group = group_of(w, it.bb.Min);
+  if (c.has_next_role) {
+    it.role = c.next_role, it.has_role = true, it.checked = c.next_checked;
+    c.has_next_role = false, c.next_checked = -1;
+  }
+  if (c.has_spoken) it.spoken = c.spoken, it.has_spoken = true, c.has_spoken = false;
+  if (c.has_next_name)
+    it.label = shown_label(c.next_name.c_str()), it.value = c.next_value, it.has_info = true, c.has_next_name = false;
+  c.at[id] = c.items.size();
+  c.items.push_back(std::move(it));
+}
+
+void on_info(ImGuiID id, const char* label, int flags) {
+  Collector& c = col();
+  if (!c.on) return;
+  auto f = c.at.find(id);
+  if (f == c.at.end()) return;
+  Item& it = c.items[f->second];
+  if (it.has_info) return;
+  it.has_info = true;
+  it.label = it.has_spoken ? it.spoken : label ? shown_label(label) : std::string();
+  it.flags = flags;
+  const ImGuiContext& g = *GImGui;
+  if (!it.has_role && g.LastItemData.ID == id && (g.LastItemData.InFlags & ImGuiItemFlags_Inputable))
+    it.role = Role::field, it.has_role = true;  // a text field (a slider's own role comes from the widget layer)
+}
+
+}  // namespace
+
+void begin_frame() {
+  Collector& c = col();
+  c.on = true;
+  c.items.clear();
+  c.at.clear();
+  c.has_next_role = c.has_next_name = c.has_spoken = false;
+  c.main = 0;
+  hooks::item_sink() = {.add = on_add, .info = on_info};
+  GImGui->TestEngineHookItems = true;
+  // What the page asked for last frame: ImGui activates on its next NewFrame (NavUpdate), as if by keyboard.
+  for (uint32_t id : c.presses) ImGui::ActivateItem(id), c.acted = true;
+  c.presses.clear();
+}
+
+void note_value(uint32_t id, Role role, double now, double lo, double hi, const std::string& text, const char* label) {
+  Collector& c = col();
+  if (!c.on) return;
+  auto f = c.at.find(id);
+  if (f == c.at.end() || c.items[f->second].label.empty()) {
+    // A field with step buttons is a group: a text field without a label (its id is the field's own, as
+    // ImGui hashes "" under the label's id), "-" and "+". The group is the control, named by its label; the
+    // step buttons say what they step.
+    ImGuiContext& g = *GImGui;
+    const ImRect bb = g.LastItemData.Rect;
+    const std::string name = shown_label(label);
+    for (Item& it : c.items) {
+      if (!bb.Contains(it.bb) || it.id == id) continue;
+      if (it.label == "-") it.label = "Decrease " + name;
+      if (it.label == "+") it.label = "Increase " + name;
+    }
+    if (f == c.at.end()) {
+      Item it;
+      it.id = id, it.root = g.CurrentWindow->RootWindow ? g.CurrentWindow->RootWindow->ID : g.CurrentWindow->ID;
+      it.visible = bb.Overlaps(g.CurrentWindow->ClipRect);
+      c.at[id] = c.items.size();
+      c.items.push_back(std::move(it));
+      f = c.at.find(id);
+    }
+    Item& it = c.items[f->second];
+    it.bb = bb, it.has_info = true, it.label = name;
+  }
+  Item& it = c.items[f->second];
+  it.has_value = true, it.has_role = true;
+  it.role = role, it.now = now, it.lo = lo, it.hi = hi, it.value = text;
+}
+
+void mark_main(const std::string& title) {
+  const ImGuiWindow* w = GImGui->CurrentWindow;
+  if (w) col().main = w->RootWindow ? w->RootWindow->ID : w->ID;
+  col().main_title = title;
+}
+
+void next_role(Role r, int checked) {
+  col().has_next_role = true;
+  col().next_role = r;
+  col().next_checked = checked;
+}
+
+void next_name(const std::string& name) {
+  Collector& c = col();
+  c.has_spoken = true;
+  c.spoken = name;
+}
+
+void next_item(Role r, const std::string& name, const std::string& value) {
+  Collector& c = col();
+  c.has_next_role = c.has_next_name = true;
+  c.next_checked = -1;
+  c.next_role = r, c.next_name = name, c.next_value = value;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [actions]
+
+void press(uint32_t id) { col().presses.push_back(id); }
+void set_value(uint32_t id, double v) { col().values[id] = v; }
+bool take_value(uint32_t id, double& v) {
+  auto& values = col().values;
+  auto f = values.find(id);
+  if (f == values.end()) return false;
+  v = f->second;
+  values.erase(f);
+  col().acted = true;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [tree]
+
+namespace {
+
+Node node_of(const Item& it) {
+  Node n;
+  n.id = it.id, n.parent = it.root, n.name = it.label, n.visible = it.visible;
+  n.x = int(std::lround(it.bb.Min.x)), n.y = int(std::lround(it.bb.Min.y));
+  n.w = int(std::lround(it.bb.GetWidth())), n.h = int(std::lround(it.bb.GetHeight()));
+  n.value = it.value;
+  if (it.has_value) n.now = it.now, n.lo = it.lo, n.hi = it.hi;
+  if (it.has_role) {
+    n.role = it.role;
+  } else if (it.in_popup && !(it.flags & ImGuiItemStatusFlags_Openable)) {
+    n.role = Role::option;  // an entry of a combo's list or a menu (ImGui 1.86's Selectable reports no state)
+  } else if (it.flags & ImGuiItemStatusFlags_Checkable) {
+    n.role = Role::checkbox;
+  } else if (it.flags & ImGuiItemStatusFlags_Openable) {
+    n.role = Role::disclosure;
+  } else {
+    n.role = Role::button;
+  }
+  if (it.flags & ImGuiItemStatusFlags_Checkable) n.checked = (it.flags & ImGuiItemStatusFlags_Checked) ? 1 : 0;
+  if (it.checked >= 0) n.checked = int8_t(it.checked);
+  if (it.flags & ImGuiItemStatusFlags_Openable) n.expanded = (it.flags & ImGuiItemStatusFlags_Opened) ? 1 : 0;
+  return n;
+}
+
+// Tabs have no ImGui label hook in 1.86: their names and which is selected come from the tab bars.
+void name_tabs(std::vector<Item>& items, const std::unordered_map<uint32_t, size_t>& at) {
+  ImGuiContext& g = *GImGui;
+  for (int i = 0; i < g.TabBars.GetMapSize(); ++i) {
+    ImGuiTabBar* bar = g.TabBars.TryGetMapData(i);
+    if (!bar || bar->PrevFrameVisible < g.FrameCount - 1) continue;
+    for (const ImGuiTabItem& tab : bar->Tabs) {
+      auto f = at.find(tab.ID);
+      if (f == at.end() || tab.NameOffset < 0) continue;
+      Item& it = items[f->second];
+      it.label = shown_label(bar->GetTabName(&tab));
+      it.has_info = true, it.has_role = true, it.role = Role::tab;
+      it.flags = ImGuiItemStatusFlags_Checkable | (bar->SelectedTabId == tab.ID ? ImGuiItemStatusFlags_Checked : 0);
+    }
+  }
+}
+
+std::string region_name(const ImGuiWindow* w) {
+  std::string name = shown_label(w->Name);
+  if (!name.empty()) return name;
+  const char* hidden = std::strstr(w->Name, "##");
+  name = hidden ? hidden + 2 : w->Name;
+  while (!name.empty() && name.front() == '#') name.erase(name.begin());
+  return name;
+}
+
+// The text lines of a window that are not inside one of its controls (a button's label is its name).
+void add_text(const ImGuiWindow* root, const std::vector<const Item*>& controls, std::vector<Node>& out,
+              std::vector<ImVec2>& groups) {
+  std::map<const ImDrawList*, const ImGuiWindow*> owner;
+  for (const ImGuiWindow* w : GImGui->Windows)
+    if (w->RootWindow == root) owner[w->DrawList] = w;
+  const std::vector<DrawnLine> lines = drawn_lines(window_draw_lists(root));
+  uint32_t k = 0;
+  for (const DrawnLine& line : lines) {
+    std::string text;
+    ImRect box(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
+    for (size_t i = 0; i < line.glyphs.size(); ++i) {
+      const DrawnGlyph& gl = line.glyphs[i];
+      if (!gl.visible) continue;
+      const size_t end = i + 1 < line.glyphs.size() ? line.glyphs[i + 1].at : line.text.size();
+      text += line.text.substr(gl.at, end - gl.at);
+      box.Add(ImRect(gl.x0, gl.y0, gl.x1, gl.y1));
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    if (text.empty()) continue;
+    const ImVec2 mid = box.GetCenter();
+    bool in_control = false;
+    for (const Item* c : controls) in_control = in_control || c->bb.Contains(mid);
+    if (in_control) continue;
+    Node n;
+    n.id = ImHashData(&k, sizeof k, root->ID), ++k;
+    n.parent = root->ID, n.role = Role::text, n.name = text;
+    n.x = int(std::lround(box.Min.x)), n.y = int(std::lround(box.Min.y));
+    n.w = int(std::lround(box.GetWidth())), n.h = int(std::lround(box.GetHeight()));
+    out.push_back(std::move(n));
+    const auto o = owner.find(line.list);
+    groups.push_back(group_of(o == owner.end() ? root : o->second, box.Min));
+  }
+}
+
+}  // namespace
+
+void skip_frame() {
+  col().on = false;
+  hooks::item_sink() = {};
+}
+
+bool acted() {
+  const Collector& c = col();
+  return c.acted || !c.presses.empty() || !c.values.empty();
+}
+
+uint64_t frame_shape() {
+  const Collector& c = col();
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (const Item& it : c.items) mix(it.id);
+  for (const ImGuiWindow* w : GImGui->Windows)
+    if (w->WasActive && !w->Hidden && w->RootWindow == w) mix(w->ID);
+  return h;
+}
+
+Tree end_frame(const std::string& narration, const std::string& status) {
+  Collector& c = col();
+  c.on = false;
+  c.acted = false;
+  hooks::item_sink() = {};
+  ImGuiContext& g = *GImGui;
+  name_tabs(c.items, c.at);
+
+  // The regions: visible top-level windows (a popup, a combo's list and a modal included; tooltips not),
+  // read left to right, then top to bottom, the status bar along the bottom last.
+  std::vector<ImGuiWindow*> roots;
+  for (ImGuiWindow* w : g.Windows)
+    if (w->WasActive && !w->Hidden && w->RootWindow == w && !(w->Flags & ImGuiWindowFlags_Tooltip)) roots.push_back(w);
+  const float H = ImGui::GetIO().DisplaySize.y;
+  auto along_bottom = [&](const ImGuiWindow* w) { return w->Pos.y > 0.9f * H; };
+  std::stable_sort(roots.begin(), roots.end(), [&](const ImGuiWindow* a, const ImGuiWindow* b) {
+    if (along_bottom(a) != along_bottom(b)) return !along_bottom(a);
+    if (a->Pos.x != b->Pos.x) return a->Pos.x < b->Pos.x;
+    return a->Pos.y < b->Pos.y;
+  });
+
+  Tree t;
+  for (ImGuiWindow* w : roots) {
+    Node r;
+    r.id = w->ID, r.role = Role::region, r.main = w->ID == c.main;
+    r.name = r.main ? c.main_title : region_name(w);  // ImGui keeps a "###id" window's first title
+    r.x = int(std::lround(w->Pos.x)), r.y = int(std::lround(w->Pos.y));
+    r.w = int(std::lround(w->Size.x)), r.h = int(std::lround(w->Size.y));
+    t.nodes.push_back(r);
+    std::vector<const Item*> controls;
+    for (const Item& it : c.items)
+      if (it.root == w->ID && it.has_info) controls.push_back(&it);
+    std::vector<Node> in;
+    std::vector<ImVec2> groups;
+    for (const Item* it : controls) in.push_back(node_of(*it)), groups.push_back(it->group);
+    add_text(w, controls, in, groups);
+    // Reading order: column by column (group_of), then rows top to bottom (a row is 4 px: a label and its
+    // control share one), then left to right.
+    std::vector<size_t> order(in.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto key = [&](size_t i) { return std::make_tuple(int(groups[i].y) / 4, int(groups[i].x), in[i].y / 4, in[i].x); };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    for (size_t i : order) t.nodes.push_back(std::move(in[i]));
+  }
+  if (!narration.empty()) {
+    Node n;
+    n.id = 0xA11E0001u, n.role = Role::live, n.name = "Narration", n.value = narration;
+    t.nodes.push_back(n);
+  }
+  Node s;
+  s.id = 0xA11E0002u, s.role = Role::status, s.name = "Status", s.value = status;
+  t.nodes.push_back(s);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [diff]
+
+namespace {
+
+nlohmann::json fields(const Node& n, const Node* was, float W, float H) {
+  nlohmann::json j;
+  auto pct = [](int v, float d) { return d > 0 ? std::round(10000.0 * v / d) / 100.0 : 0.0; };
+  if (!was || was->role != n.role) j["role"] = role_name(n.role);
+  if (!was || was->parent != n.parent) j["parent"] = n.parent;
+  if (!was || was->name != n.name) j["name"] = n.name;
+  if (!was || was->value != n.value) j["value"] = n.value;
+  if (!was || was->now != n.now || was->lo != n.lo || was->hi != n.hi) j["range"] = {n.now, n.lo, n.hi};
+  if (!was || was->checked != n.checked) j["checked"] = n.checked;
+  if (!was || was->expanded != n.expanded) j["expanded"] = n.expanded;
+  if (!was || was->visible != n.visible) j["visible"] = n.visible;
+  if (!was || was->main != n.main) j["main"] = n.main;
+  if (!was || was->x != n.x || was->y != n.y || was->w != n.w || was->h != n.h)
+    j["box"] = {pct(n.x, W), pct(n.y, H), pct(n.w, W), pct(n.h, H)};
+  return j;
+}
+
+}  // namespace
+
+std::string diff(const Tree& before, const Tree& after, float W, float H) {
+  std::unordered_map<uint32_t, const Node*> was, now;
+  for (const Node& n : before.nodes) was[n.id] = &n;
+  for (const Node& n : after.nodes) now[n.id] = &n;
+  nlohmann::json ops = nlohmann::json::array();
+  for (const Node& n : before.nodes)
+    if (!now.count(n.id)) ops.push_back({{"op", "del"}, {"id", n.id}});
+  for (const Node& n : after.nodes) {
+    auto f = was.find(n.id);
+    if (f == was.end()) {
+      nlohmann::json j = fields(n, nullptr, W, H);
+      j["op"] = "add", j["id"] = n.id;
+      ops.push_back(std::move(j));
+    } else if (!(*f->second == n)) {
+      nlohmann::json j = fields(n, f->second, W, H);
+      if (j.empty()) continue;
+      j["op"] = "set", j["id"] = n.id;
+      ops.push_back(std::move(j));
+    }
+  }
+  // Reading order, for each parent whose children changed order or membership.
+  auto children = [](const Tree& t) {
+    std::map<uint32_t, std::vector<uint32_t>> m;
+    for (const Node& n : t.nodes) m[n.parent].push_back(n.id);
+    return m;
+  };
+  const auto cb = children(before), ca = children(after);
+  for (const auto& [parent, ids] : ca) {
+    auto f = cb.find(parent);
+    if (f == cb.end() || f->second != ids) ops.push_back({{"op", "order"}, {"id", parent}, {"ids", ids}});
+  }
+  return ops.empty() ? std::string() : ops.dump();
+}
+
+}  // namespace mc::ui::access
