@@ -61,6 +61,10 @@ App::App(AppConfig cfg) {
   load_default_configs(s_);
   remember_fresh_parts(s_);
   load_glossary(s_);
+  // A reader who asked the system for less motion (prefers-reduced-motion) finds the animations paused at
+  // their start, each with its Play button (WCAG 2.3.3); a scenario's moment still shows as before.
+  if (cfg.platform && cfg.platform->reduced_motion())
+    s_.collective.playing = s_.pipeline.playing = s_.zero.playing = false;
   if (!cfg.start_panel.empty()) {  // after the catalog: its tables are tabs
     UrlState start;
     start.panel = cfg.start_panel;
@@ -557,6 +561,7 @@ nlohmann::json App::state_json() const {
   j["widgets"] = rects;
   j["status"] = s_.status;
   j["status_bar"] = status_line();
+  j["animations_playing"] = {s_.collective.playing, s_.pipeline.playing, s_.zero.playing};
   j["access_us"] = {
       {"frame", access_us_frame_}, {"reading", access_us_mean_}, {"max", access_us_max_}, {"reads", access_reads_}};
   j["narration_title"] = s_.classroom.narration_title;

@@ -29,6 +29,9 @@ class Platform {
   // applies them to the page's hidden DOM for screen readers and the keyboard (web/platform.js); native has
   // no platform bridge and ignores them.
   virtual void publish_access(const std::string& ops) { (void)ops; }
+  // Whether the reader asked the system for less motion (web: the prefers-reduced-motion media query): the
+  // animations then start paused.
+  virtual bool reduced_motion() const { return false; }
   // What computes, in plain words for the status bar ("WebAssembly, CPU"); "" = the engine's device label
   // (DeviceInfo::label), which describes a native build.
   virtual std::string compute_label() const { return ""; }

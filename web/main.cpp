@@ -28,7 +28,9 @@ char* js_stored(const char* key, int* len);                // malloc'd bytes; *l
 void js_fatal(const char* msg);
 int js_window_width();
 int js_window_height();
-void js_access_apply(const char* ops);  // the accessibility mirror's DOM operations (ui/access.h)
+void js_access_apply(const char* ops);
+int js_reduced_motion();  // 1 when the page's prefers-reduced-motion media query matches  // the accessibility mirror's
+                          // DOM operations (ui/access.h)
 }
 
 namespace {
@@ -64,6 +66,7 @@ class WebPlatform final : public mc::ui::Platform {
   }
   void set_address(const std::string& query) override { js_set_address(query.c_str()); }
   void publish_access(const std::string& ops) override { js_access_apply(ops.c_str()); }
+  bool reduced_motion() const override { return js_reduced_motion() != 0; }
 };
 
 WebPlatform g_platform;

@@ -224,6 +224,10 @@ mergeInto(LibraryManager.library, {
     }
   },
 
+  js_reduced_motion: function () {
+    return window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches ? 1 : 0;
+  },
+
   js_fatal: function (msg) {
     if (window.mcShowError) window.mcShowError(UTF8ToString(msg));
   },

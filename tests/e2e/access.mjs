@@ -2,7 +2,7 @@
 // protocol's Accessibility.getFullAXTree, what a screen reader is given) holds the chapters as buttons, the
 // chapter shown as the current one, a panel's sliders with their values and a scenario step's narration; the
 // keyboard alone (Tab to a chapter, Enter; an arrow on a slider) changes the app, with no pointer event; the
-// skip link comes first.
+// skip link comes first; a reader who asked for less motion finds the animations paused.
 //   node access.mjs --site build/web/site
 import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
@@ -115,6 +115,14 @@ try {
     return e && e.textContent;
   });
   if (!live || live !== s.narration) fail(`the live region reads '${live}', the narration is '${s.narration}'`);
+
+  // prefers-reduced-motion: the animations start paused.
+  const still = await browser.newPage({ viewport: { width: 1280, height: 720 }, reducedMotion: "reduce" });
+  await still.goto(`${origin}/index.html?panel=pipeline`);
+  await still.waitForFunction(appReady, null, { timeout: 90000 });
+  const playing = (await still.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())))).animations_playing;
+  if (!Array.isArray(playing) || playing.some((p) => p)) fail(`with reduced motion the animations play: ${playing}`);
+  await still.close();
   if (!process.exitCode) console.log("access: OK");
 } finally {
   await browser.close();

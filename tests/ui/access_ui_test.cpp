@@ -201,3 +201,28 @@ TEST(Access, TheMirrorChangesOnlyWhereTheFrameDid) {
   // Fewer operations than a rebuild: the sidebar, the status bar and the narration are untouched.
   EXPECT_LT(j.size(), before.nodes.size() + app.access_tree().nodes.size());
 }
+
+// A reader who asked for less motion finds the three animations paused at their start (WCAG 2.3.3), and Play
+// starts one; without the request they play as before.
+TEST(Access, LessMotionStartsTheAnimationsPaused) {
+  Headless h(1440, 900, true);
+  NullPlatform still;
+  still.reduce_motion = true;
+  {
+    mc::ui::App app({assets(), &still, "pipeline"});
+    for (int f = 0; f < 5; ++f) h.frame(app);
+    EXPECT_FALSE(app.state().collective.playing || app.state().pipeline.playing || app.state().zero.playing);
+    EXPECT_EQ(app.state().pipeline.t_s, 0.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(110));
+    h.frame(app);
+    const Node* play = app.access_tree().find("Play", Role::button);
+    ASSERT_NE(play, nullptr) << "no Play button while paused";
+    mc::ui::access::press(play->id);
+    for (int f = 0; f < 4; ++f) h.frame(app);
+    EXPECT_TRUE(app.state().pipeline.playing);
+  }
+  NullPlatform moving;
+  mc::ui::App app({assets(), &moving, "pipeline"});
+  h.frame(app);
+  EXPECT_TRUE(app.state().collective.playing && app.state().pipeline.playing && app.state().zero.playing);
+}

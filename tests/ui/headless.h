@@ -37,7 +37,9 @@ class NullPlatform : public mc::ui::Platform {
     std::thread(std::move(work)).detach();
     return true;
   }
+  bool reduced_motion() const override { return reduce_motion; }
   bool threads = true;
+  bool reduce_motion = false;
   std::map<std::string, std::string> saved;
 };
 
