@@ -273,6 +273,13 @@ void App::publish_access() {
   access_narration_ = s_.classroom.narration_markdown;
   access_status_ = s_.status;
   access::Tree t = access::end_frame(s_.classroom.narration_markdown, s_.status);
+  // The glossary's definitions of the terms a line uses are its description, so a screen reader reaches
+  // them without a mouse to hover (they were tooltips only).
+  for (access::Node& n : t.nodes) {
+    if (n.role != access::Role::text) continue;
+    for (const GlossaryTerm* g : glossary_terms_in(n.name))
+      n.value += (n.value.empty() ? "" : " ") + g->term + ": " + g->definition;
+  }
   const ImVec2 d = ImGui::GetIO().DisplaySize;
   if (s_.platform) {
     const std::string ops = access::diff(access_, t, d.x, d.y);

@@ -194,6 +194,7 @@ mergeInto(LibraryManager.library, {
       if ('value' in o) {
         if (e.role === 'live' || e.role === 'status') el.textContent = o.value;
         else if (e.role === 'slider') attr(el, 'aria-valuetext', o.value || null);
+        else if (e.role === 'text') attr(el, 'aria-description', o.value || null);
         else if (e.role === 'combo') attr(el, 'aria-description', o.value || null);
       }
       if ('range' in o && e.role === 'slider') {

@@ -102,6 +102,17 @@ TEST(Access, TheNarrationAndTheTextDrawnAreThere) {
     last[n.parent] = &n;
   }
   EXPECT_GT(lines, 20);
+
+  // A line that uses a glossary term carries its definition (hover-only before).
+  app.state().active_panel = "perf";
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  std::this_thread::sleep_for(std::chrono::milliseconds(110));
+  h.frame(app);
+  const Node* mfu = nullptr;
+  for (const Node& n : app.access_tree().nodes)
+    if (n.role == Role::text && n.name.find("MFU") != std::string::npos && !mfu) mfu = &n;
+  ASSERT_NE(mfu, nullptr) << "no line of the perf panel says MFU";
+  EXPECT_NE(mfu->value.find("MFU: "), std::string::npos) << mfu->name << " -> " << mfu->value;
 }
 
 // A press from the mirror opens a chapter and a value set from it is the slider's, as a click and a confirmed
