@@ -4,7 +4,6 @@
 #include "capital/compute_cost.h"
 #include "capital/waterfall.h"
 #include "perf/perf.h"
-#include "scenario/animation_actions.h"
 #include "train/scaling.h"
 #include "train/train.h"
 #include "ui/explorer.h"

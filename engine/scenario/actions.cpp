@@ -9,6 +9,7 @@
 #include "capital/trend.h"
 #include "capital/waterfall.h"
 #include "catalog/catalog.h"
+#include "sim/animation_kind.h"
 #include "train/scaling.h"
 
 #include <algorithm>
@@ -237,31 +238,26 @@ capital::PartnershipConfig partnership_defaults(const Catalog* cat) {
 }  // namespace
 
 const std::vector<ConfigKind>& config_kinds() {
-  static const std::vector<ConfigKind> kinds = {
-      {"plan", "capital", "money -> GPU-hours -> FLOPs -> model and loss (capital::plan)", {"plan"}},
-      {"waterfall", "capital", "the capped-profit waterfall (capital::run_waterfall)", {"waterfall"}},
-      {"partnership",
-       "capital",
-       "the 2019 $1B in installments, cash and credit (capital::run_partnership)",
-       {"partnership"}},
-      {"estimate", "perf", "the analytic model (perf::estimate_json)", {"estimate"}},
-      {"simulate", "run", "one iteration event by event and a whole run (sim::simulate_json)", {"simulate"}},
-      {"train", "lab/train", "real training steps in the training lab (train::run_json)", {"train"}},
-      {"scaling",
-       "lab/scaling",
-       "the predictable-scaling sweep: small runs, a fit, a prediction (train::ScalingSweep)",
-       {"scaling"}},
-      {"collective",
-       "collective",
-       "one collective, chunk by chunk, on the simulate (or estimate) config's cluster (sim::animate_collective)",
-       {"collective"}},
-      {"pipeline",
-       "pipeline",
-       "one replica's pipeline schedule over an iteration, on the simulate (or estimate) config "
-       "(sim::animate_pipeline)",
-       {"pipeline"}},
-      {"zero", "zero", "one ZeRO 0-3 step, layer by layer, from the simulator (sim::animate_zero)", {"zero"}},
-  };
+  static const std::vector<ConfigKind> kinds = [] {
+    std::vector<ConfigKind> k = {
+        {"plan", "capital", "money -> GPU-hours -> FLOPs -> model and loss (capital::plan)", {"plan"}},
+        {"waterfall", "capital", "the capped-profit waterfall (capital::run_waterfall)", {"waterfall"}},
+        {"partnership",
+         "capital",
+         "the 2019 $1B in installments, cash and credit (capital::run_partnership)",
+         {"partnership"}},
+        {"estimate", "perf", "the analytic model (perf::estimate_json)", {"estimate"}},
+        {"simulate", "run", "one iteration event by event and a whole run (sim::simulate_json)", {"simulate"}},
+        {"train", "lab/train", "real training steps in the training lab (train::run_json)", {"train"}},
+        {"scaling",
+         "lab/scaling",
+         "the predictable-scaling sweep: small runs, a fit, a prediction (train::ScalingSweep)",
+         {"scaling"}},
+    };
+    // Each animation (sim/animation_kind.h) is a config kind of its name, shown by the panel of its name.
+    for (const sim::AnimationKind& a : sim::animation_kinds()) k.push_back({a.kind, a.kind, a.summary, {a.kind}});
+    return k;
+  }();
   return kinds;
 }
 

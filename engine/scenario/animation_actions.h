@@ -1,6 +1,6 @@
-// animation_actions.h - the scenario actions that open an animation ("collective", "pipeline") and the
-// figures both they and the views quote, from one function each, so a narration's
-// {{ring.busbw_Bps|si}}B/s is the number the view draws.
+// animation_actions.h - the scenario actions that open an animation, one per registered animation
+// (sim/animation_kind.h: "collective", "pipeline", "zero"). Their figures are the description's, which the
+// views quote too, so a narration's {{ring.busbw_Bps|si}}B/s is the number the view draws.
 //
 //   {"do": "collective", "settings": {"collective": "all-reduce", "algorithm": "ring", "gpus": 16,
 //                                      "message_bytes": 80e6, "machine_of": "estimate"}, "at": 1, "as": "ring"}
@@ -18,19 +18,10 @@
 #pragma once
 
 #include "scenario/actions.h"
-#include "sim/animation_settings.h"
-#include "sim/collective_animation.h"
-#include "sim/pipeline_animation.h"
-#include "sim/zero_animation.h"
 
 namespace mc::scenario {
 
+// One action per animation_kinds() entry, named as its kind.
 void register_animation_actions(ActionRegistry& reg);
-
-// The figures of an animation at time t, as the views draw them (the actions' results and the
-// bindings' "shown").
-json collective_figures(const sim::CollectiveAnimation& a, double t_s);
-json pipeline_figures(const sim::PipelineAnimation& a, double t_s);
-json zero_figures(const sim::ZeroAnimation& a, double t_s);
 
 }  // namespace mc::scenario

@@ -88,6 +88,20 @@ json to_json(const ZeroSettings& s);
 // The estimate config the step runs (zero_animation.h ZeroAnimationSpec::config).
 json zero_config(const ZeroSettings& s);
 
+// The three parses by the type of their base, for code written once for every animation (animation_kind.h).
+inline CollectiveSettings parse_settings(const JsonCursor& at, const CollectiveSettings& base,
+                                         std::initializer_list<std::string_view> also) {
+  return parse_collective_settings(at, base, also);
+}
+inline PipelineSettings parse_settings(const JsonCursor& at, const PipelineSettings& base,
+                                       std::initializer_list<std::string_view> also) {
+  return parse_pipeline_settings(at, base, also);
+}
+inline ZeroSettings parse_settings(const JsonCursor& at, const ZeroSettings& base,
+                                   std::initializer_list<std::string_view> also) {
+  return parse_zero_settings(at, base, also);
+}
+
 // The same codecs for a value built in memory (a link's settings, a scenario's config): errors name `what`.
 template <class T>
 T parse_settings_json(const json& j, const std::string& what, const T& base,

@@ -295,8 +295,8 @@ std::string step_activity(const CollectiveAnimation& a, int step) {
   return "";
 }
 
-AnimationFrame frame_at(const CollectiveAnimation& a, double t) {
-  AnimationFrame f;
+CollectiveFrame frame_at(const CollectiveAnimation& a, double t) {
+  CollectiveFrame f;
   f.t_s = t;
   for (size_t i = 0; i < a.moves.size(); ++i) {
     const ChunkMove& m = a.moves[i];
@@ -344,5 +344,40 @@ CollectiveAnimationSpec collective_spec(const CollectiveSettings& settings, cons
   spec.message_bytes = settings.message_bytes;
   return spec;
 }
+
+// ---- the description (animation_kind.h) ----
+
+CollectiveSettings CollectiveAnimationKind::config_base(CollectiveSettings held) {
+  held.kind = CollectiveKind::all_reduce;
+  held.algorithm = Algorithm::ring;
+  return held;
+}
+
+CollectiveAnimation CollectiveAnimationKind::make(const Catalog& cat, const CollectiveSettings& s,
+                                                  const nlohmann::json* machine) {
+  if (!machine) throw std::invalid_argument("a collective is animated on a machine: give its simulate config");
+  return animate_collective(collective_spec(s, topology_of_config(cat, *machine)));
+}
+
+nlohmann::json CollectiveAnimationKind::figures(const CollectiveAnimation& a, double t) {
+  const CollectiveFrame f = frame_at(a, t);
+  return {{"gpus", a.spec.gpus},
+          {"message_bytes", a.spec.message_bytes},
+          {"steps", a.steps},
+          {"step", std::clamp(f.step + 1, 0, a.steps)},  // as the view writes "Step k of n"
+          {"time_s", a.total_s},
+          {"time_ms", a.total_s * 1e3},
+          {"time_us", a.total_s * 1e6},
+          {"bytes_sent_per_gpu", a.bytes_sent_per_gpu},
+          {"algbw_Bps", a.algbw_GBps * 1e9},
+          {"busbw_Bps", a.busbw_GBps * 1e9},
+          {"bus_factor", a.bus_factor},
+          {"network_bps", a.spec.topology.node_network_Gbps * 1e9},  // per server, achievable (as the view writes)
+          {"t_s", t}};
+}
+
+namespace {
+const AnimationRegistrar reg{describe_animation<CollectiveAnimationKind>()};
+}  // namespace
 
 }  // namespace mc::sim

@@ -13,7 +13,7 @@
 //
 //   CollectiveAnimationSpec s;   s.topology = ...; s.gpus = 8; s.message_bytes = 64 << 20;
 //   CollectiveAnimation a = animate_collective(s);          // throws std::invalid_argument on bad input
-//   AnimationFrame f = frame_at(a, 0.5 * a.total_s);        // chunks in flight and link loads at that time
+//   CollectiveFrame f = frame_at(a, 0.5 * a.total_s);        // chunks in flight and link loads at that time
 //
 // Tree all-reduce is pipelined through every edge at once (NCCL splits the buffer into many small chunks),
 // so each of its edges shows one transfer over the whole phase. Figures are those the narration can quote:
@@ -22,6 +22,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "sim/animation_kind.h"
 #include "sim/animation_settings.h"
 #include "sim/collectives.h"
 #include "sim/flow_net.h"
@@ -105,13 +106,13 @@ struct MoveInFlight {
   int move = 0;         // index into CollectiveAnimation::moves
   double progress = 0;  // 0..1 of its bytes delivered (linear in time: a step's rate is constant)
 };
-struct AnimationFrame {
+struct CollectiveFrame {
   double t_s = 0;
   int step = -1;  // the step in progress (-1 before the first, steps after the last)
   std::vector<MoveInFlight> in_flight;
   std::vector<double> link_utilisation;  // per CollectiveAnimation::links entry, load / capacity at t
 };
-AnimationFrame frame_at(const CollectiveAnimation& a, double t_s);
+CollectiveFrame frame_at(const CollectiveAnimation& a, double t_s);
 // What the collective does at step `step` (0-based): its phase's name, and in an all-reduce ring which half
 // runs ("ring all-reduce: all-gather, step 3 of 7"), so a class is told the moment the sums are complete and
 // start travelling back. "" outside every phase.
@@ -120,5 +121,26 @@ std::string step_activity(const CollectiveAnimation& a, int step);
 // The times at which something starts or ends (every move's start and end), sorted and unique: what
 // "step one event" walks through.
 std::vector<double> event_times(const CollectiveAnimation& a);
+
+// The animation described once (animation_kind.h), registered by collective_animation.cpp.
+struct CollectiveAnimationKind {
+  using Settings = CollectiveSettings;
+  using Animation = CollectiveAnimation;
+  static constexpr const char* kKind = "collective";
+  static constexpr const char* kTitle = "Collectives in motion";
+  static constexpr const char* kSummary =
+      "one collective, chunk by chunk, on the simulate (or estimate) config's cluster (sim::animate_collective)";
+  static constexpr const char* kNoun = "collective";
+  static constexpr int kOrder = 10;
+  static constexpr bool kOnMachine = true;
+  static Settings view_start() { return {}; }
+  static Settings config_base(Settings held);  // an all-reduce by ring unless the config says otherwise
+  // On the cluster of `machine`, a simulate config (topology_of_config).
+  static Animation make(const Catalog& cat, const Settings& s, const nlohmann::json* machine);
+  static double total_s(const Animation& a) { return a.total_s; }
+  // The figures at t: the call's, and the step in progress as the view writes "Step k of n".
+  static nlohmann::json figures(const Animation& a, double t_s);
+  static nlohmann::json opened(const Settings& s, const Animation&) { return to_json(s); }
+};
 
 }  // namespace mc::sim

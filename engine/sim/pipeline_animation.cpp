@@ -196,7 +196,7 @@ double idle_until(const PipelineAnimation& a, int stage, double t) {
   return idle;
 }
 
-PipelineFrame pipeline_frame_at(const PipelineAnimation& a, double t) {
+PipelineFrame frame_at(const PipelineAnimation& a, double t) {
   PipelineFrame f;
   f.t_s = t;
   double idle = 0;
@@ -224,5 +224,46 @@ std::vector<double> event_times(const PipelineAnimation& a) {
   t.erase(std::unique(t.begin(), t.end()), t.end());
   return t;
 }
+
+// ---- the description (animation_kind.h) ----
+
+PipelineSettings PipelineAnimationKind::config_base(PipelineSettings held) {
+  held.schedule = int(PipeSchedule::one_f_one_b);
+  held.follow = 0;
+  return held;
+}
+
+PipelineAnimation PipelineAnimationKind::make(const Catalog& cat, const PipelineSettings& s,
+                                              const nlohmann::json* machine) {
+  if (!machine) throw std::invalid_argument("a pipeline is animated on a machine: give its simulate config");
+  return animate_pipeline(pipeline_spec_of_config(cat, *machine, s));
+}
+
+nlohmann::json PipelineAnimationKind::figures(const PipelineAnimation& a, double t) {
+  const PipelineFrame f = frame_at(a, t);
+  return {{"stages", a.stages},
+          {"micro_batches", a.micro_batches},
+          {"virtual_stages", a.virtual_stages},
+          {"iteration_s", a.total_s},
+          {"bubble_fraction", a.bubble_fraction},
+          {"analytic_bubble", a.analytic_bubble},
+          {"bubble_so_far", f.bubble_so_far},
+          {"t_s", t}};
+}
+
+nlohmann::json PipelineAnimationKind::opened(const PipelineSettings& s, const PipelineAnimation& a) {
+  if (s.follow > a.micro_batches)
+    throw std::runtime_error("follow " + std::to_string(s.follow) + ": the pipeline has only " +
+                             std::to_string(a.micro_batches) + " micro-batches");
+  return {{"schedule", schedule_name(a.spec.iteration.schedule)},
+          {"stages", a.stages},
+          {"micro_batches", a.micro_batches},
+          {"virtual_stages", a.virtual_stages},
+          {"follow", s.follow}};
+}
+
+namespace {
+const AnimationRegistrar reg{describe_animation<PipelineAnimationKind>()};
+}  // namespace
 
 }  // namespace mc::sim

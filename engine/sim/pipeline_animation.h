@@ -16,7 +16,7 @@
 //   PipelineAnimationSpec s = pipeline_spec_of_config(cat, simulate_config);   // or fill one by hand
 //   s.iteration.schedule = PipeSchedule::interleaved; s.iteration.pp = 4; ...
 //   PipelineAnimation a = animate_pipeline(s);            // throws std::invalid_argument on bad input
-//   PipelineFrame f = pipeline_frame_at(a, 0.5 * a.total_s);   // blocks in progress, idle so far
+//   PipelineFrame f = frame_at(a, 0.5 * a.total_s);   // blocks in progress, idle so far
 //
 // Bubble: the measured fraction is idle / (p x total) over the timeline. With equal stages and free
 // communication it equals the analytic rule (p-1)/(v m + p-1): the fill and drain of p-1 stages' work
@@ -25,6 +25,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "sim/animation_kind.h"
 #include "sim/animation_settings.h"
 #include "sim/iteration.h"
 #include "sim/topology.h"
@@ -84,12 +85,35 @@ struct PipelineFrame {
   std::vector<double> idle_s;
   double bubble_so_far = 0;
 };
-PipelineFrame pipeline_frame_at(const PipelineAnimation& a, double t_s);
+PipelineFrame frame_at(const PipelineAnimation& a, double t_s);
 
 // Idle time of one stage from 0 to t.
 double idle_until(const PipelineAnimation& a, int stage, double t_s);
 
 // Every block's start and end, sorted and unique: what "step to next event" walks through.
 std::vector<double> event_times(const PipelineAnimation& a);
+
+// The animation described once (animation_kind.h), registered by pipeline_animation.cpp.
+struct PipelineAnimationKind {
+  using Settings = PipelineSettings;
+  using Animation = PipelineAnimation;
+  static constexpr const char* kKind = "pipeline";
+  static constexpr const char* kTitle = "Pipeline in motion";
+  static constexpr const char* kSummary =
+      "one replica's pipeline schedule over an iteration, on the simulate (or estimate) config "
+      "(sim::animate_pipeline)";
+  static constexpr const char* kNoun = "pipeline";
+  static constexpr int kOrder = 20;
+  static constexpr bool kOnMachine = true;
+  static Settings view_start() { return kPipelineViewStart; }
+  static Settings config_base(Settings held);  // 1F1B, no micro-batch followed, unless the config says
+  // The pipeline of `machine`, a simulate config (pipeline_spec_of_config), reshaped by the settings.
+  static Animation make(const Catalog& cat, const Settings& s, const nlohmann::json* machine);
+  static double total_s(const Animation& a) { return a.total_s; }
+  static nlohmann::json figures(const Animation& a, double t_s);
+  // Every setting as the pipeline resolved it (the config's own where left at 0). Throws when the
+  // micro-batch followed is not in it.
+  static nlohmann::json opened(const Settings& s, const Animation& a);
+};
 
 }  // namespace mc::sim

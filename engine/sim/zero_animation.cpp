@@ -2,8 +2,8 @@
 //
 //   animate_zero     builds the data-parallel config, simulates it, reads GPU 0's spans and the stage's
 //                    collectives back as events, and walks them for the memory curve
-//   zero_frame_at    what is held, moving and computing at one moment
-//   zero_event_times the stops of "step one event"
+//   frame_at    what is held, moving and computing at one moment
+//   event_times the stops of "step one event"
 #include "sim/zero_animation.h"
 
 #include "core/json_doc.h"
@@ -47,7 +47,7 @@ ZeroAnimation animate_zero(const Catalog& cat, const ZeroAnimationSpec& spec) {
   ZeroAnimation a;
   a.spec = spec;
   a.layers = r.cfg.model.layers;
-  a.iteration_s = res.iteration_s;
+  a.total_s = res.iteration_s;
   a.software = r.cfg.software.id;
   const perf::MemoryBreakdown& mem = r.est.memory;
   a.weights_bytes = mem.weights;
@@ -175,7 +175,7 @@ ZeroAnimation animate_zero(const Catalog& cat, const ZeroAnimationSpec& spec) {
   return a;
 }
 
-ZeroFrame zero_frame_at(const ZeroAnimation& a, double t_s) {
+ZeroFrame frame_at(const ZeroAnimation& a, double t_s) {
   ZeroFrame f;
   f.t_s = t_s;
   for (size_t i = 0; i < a.events.size(); ++i) {
@@ -231,13 +231,49 @@ ZeroFrame zero_frame_at(const ZeroAnimation& a, double t_s) {
   return f;
 }
 
-std::vector<double> zero_event_times(const ZeroAnimation& a) {
+std::vector<double> event_times(const ZeroAnimation& a) {
   std::vector<double> t{0};
   for (const ZeroEvent& e : a.events) t.push_back(e.start_s), t.push_back(e.end_s);
-  t.push_back(a.iteration_s);
+  t.push_back(a.total_s);
   std::sort(t.begin(), t.end());
   t.erase(std::unique(t.begin(), t.end()), t.end());
   return t;
 }
+
+// ---- the description (animation_kind.h) ----
+
+ZeroAnimation ZeroAnimationKind::make(const Catalog& cat, const ZeroSettings& s, const nlohmann::json*) {
+  ZeroAnimationSpec spec;
+  spec.stage = s.stage;
+  spec.gpus = s.gpus;
+  spec.micro_batches = s.micro_batches;
+  spec.config = zero_config(s);
+  return animate_zero(cat, spec);
+}
+
+nlohmann::json ZeroAnimationKind::figures(const ZeroAnimation& a, double t) {
+  const ZeroFrame f = frame_at(a, t);
+  return {{"stage", a.spec.stage},
+          {"gpus", a.spec.gpus},
+          {"layers", a.layers},
+          {"iteration_s", a.total_s},
+          {"weights_bytes", a.weights_bytes},
+          {"gradients_bytes", a.gradients_bytes},
+          {"optimizer_bytes", a.optimizer_bytes},
+          {"states_bytes", a.states_bytes},
+          {"peak_bytes", a.peak_bytes},
+          {"hbm_bytes", a.hbm_bytes},
+          {"fits", a.peak_bytes <= a.hbm_bytes},
+          {"bytes_moved_per_gpu", a.bytes_moved_per_gpu},
+          {"data_parallel_bytes", a.data_parallel_bytes},
+          {"traffic_ratio", a.bytes_moved_per_gpu / std::max(1.0, a.data_parallel_bytes)},
+          {"memory_now_bytes", f.memory_bytes},
+          {"computing_layer", f.computing_layer},
+          {"t_s", t}};
+}
+
+namespace {
+const AnimationRegistrar reg{describe_animation<ZeroAnimationKind>()};
+}  // namespace
 
 }  // namespace mc::sim

@@ -11,10 +11,12 @@
 //
 //   ZeroAnimationSpec s;  s.config = {{"model", {{"preset", "gpt3-1.3b"}}}, {"cluster", ...}};  s.stage = 3;
 //   ZeroAnimation a = animate_zero(catalog, s);  // throws LoadError / std::invalid_argument on bad input
-//   ZeroFrame f = zero_frame_at(a, 0.4 * a.iteration_s);
+//   ZeroFrame f = frame_at(a, 0.4 * a.total_s);
 #pragma once
 
 #include "catalog/catalog.h"
+#include "sim/animation_kind.h"
+#include "sim/animation_settings.h"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -46,7 +48,7 @@ struct ZeroEvent {
 struct ZeroAnimation {
   ZeroAnimationSpec spec;
   int layers = 0;
-  double iteration_s = 0;
+  double total_s = 0;             // the step, seconds: the iteration the simulator ran
   std::vector<ZeroEvent> events;  // by start time: GPU 0's compute and its collectives
   // Per GPU at rest (perf::memory_per_gpu), bytes: the model states this stage leaves on each GPU.
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0;
@@ -79,9 +81,28 @@ struct ZeroFrame {
   double memory_bytes = 0;
   int next_event = -1;  // index of the first event starting after t (-1: none)
 };
-ZeroFrame zero_frame_at(const ZeroAnimation& a, double t_s);
+ZeroFrame frame_at(const ZeroAnimation& a, double t_s);
 
 // Every event boundary, sorted and unique (the view's "step one event" stops).
-std::vector<double> zero_event_times(const ZeroAnimation& a);
+std::vector<double> event_times(const ZeroAnimation& a);
+
+// The animation described once (animation_kind.h), registered by zero_animation.cpp. Its machine is in its
+// settings (a model, a cluster and a stack of the catalog), so no scenario config lends it one.
+struct ZeroAnimationKind {
+  using Settings = ZeroSettings;
+  using Animation = ZeroAnimation;
+  static constexpr const char* kKind = "zero";
+  static constexpr const char* kTitle = "ZeRO, layer by layer";
+  static constexpr const char* kSummary = "one ZeRO 0-3 step, layer by layer, from the simulator (sim::animate_zero)";
+  static constexpr const char* kNoun = "ZeRO";
+  static constexpr int kOrder = 30;
+  static constexpr bool kOnMachine = false;
+  static Settings view_start() { return {}; }
+  static Settings config_base(Settings held) { return held; }
+  static Animation make(const Catalog& cat, const Settings& s, const nlohmann::json* machine = nullptr);
+  static double total_s(const Animation& a) { return a.total_s; }
+  static nlohmann::json figures(const Animation& a, double t_s);
+  static nlohmann::json opened(const Settings& s, const Animation&) { return to_json(s); }
+};
 
 }  // namespace mc::sim

@@ -43,7 +43,7 @@ TEST(PipelineUi, StepVisitsTheTimelinesEventsAndTheFiguresAreTheEngines) {
       const std::string figures = s.probe.widget_text["pipeline.figures"];
       EXPECT_NE(figures.find(mc::format_seconds(a.total_s)), std::string::npos) << figures;
       EXPECT_NE(figures.find(mc::format_percent(a.bubble_fraction)), std::string::npos) << figures;
-      EXPECT_EQ(mc::sim::pipeline_frame_at(a, a.total_s).bubble_so_far, a.bubble_fraction);
+      EXPECT_EQ(mc::sim::frame_at(a, a.total_s).bubble_so_far, a.bubble_fraction);
       const std::string rule = s.probe.widget_text["pipeline.rule"];
       EXPECT_NE(rule.find(a.rule), std::string::npos) << rule;
       EXPECT_NE(rule.find(mc::format_percent(a.analytic_bubble)), std::string::npos) << rule;

@@ -29,7 +29,7 @@ TEST(ZeroUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
 
     // ">" walks the simulator's events one by one to the end of the step; at each stop the text names the
     // layer the engine's frame computes.
-    const std::vector<double> events = mc::sim::zero_event_times(a);
+    const std::vector<double> events = mc::sim::event_times(a);
     s.zero.t_s = 0;
     s.zero.playing = false;
     for (size_t i = 1; i < events.size(); ++i) {
@@ -37,7 +37,7 @@ TEST(ZeroUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
       ASSERT_DOUBLE_EQ(s.zero.t_s, events[i]);
       if (i % 37 == 0) {
         h.frame(app);
-        const mc::sim::ZeroFrame f = mc::sim::zero_frame_at(a, s.zero.t_s);
+        const mc::sim::ZeroFrame f = mc::sim::frame_at(a, s.zero.t_s);
         if (f.computing_layer >= 0 && !f.optimizer) {
           const std::string now = std::string(f.computing_backward ? "backward" : "forward") + " of layer " +
                                   std::to_string(f.computing_layer);
@@ -46,7 +46,7 @@ TEST(ZeroUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
         }
       }
     }
-    EXPECT_DOUBLE_EQ(s.zero.t_s, a.iteration_s);
+    EXPECT_DOUBLE_EQ(s.zero.t_s, a.total_s);
   }
 }
 

@@ -205,7 +205,7 @@ TEST(CollectiveAnimation, LinkLoadsStayWithinCapacityAndCarryTheBytes) {
   EXPECT_TRUE(saturated);
   // In the middle of the first step every rank's chunk is half way and the NICs run full.
   const ChunkMove& m0 = a.moves.front();
-  const AnimationFrame f = frame_at(a, 0.5 * (m0.t_start_s + m0.t_end_s));
+  const CollectiveFrame f = frame_at(a, 0.5 * (m0.t_start_s + m0.t_end_s));
   EXPECT_EQ(f.step, 0);
   ASSERT_EQ(f.in_flight.size(), 8u);
   for (const MoveInFlight& m : f.in_flight) EXPECT_NEAR(m.progress, 0.5, 1e-9);

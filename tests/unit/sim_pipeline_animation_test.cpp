@@ -165,18 +165,18 @@ TEST(PipelineAnimation, TheBubbleFormsOverTime) {
   const PipelineAnimation a = animate_pipeline(spec(PipeSchedule::one_f_one_b, 4, 8, 1, 8, true));
   double before = 0;
   for (double t : event_times(a)) {
-    const PipelineFrame f = pipeline_frame_at(a, t);
+    const PipelineFrame f = frame_at(a, t);
     double idle = 0;
     for (double x : f.idle_s) idle += x;
     EXPECT_GE(idle, before - 1e-15);
     before = idle;
   }
-  EXPECT_NEAR(pipeline_frame_at(a, a.total_s).bubble_so_far, a.bubble_fraction, 1e-12);
+  EXPECT_NEAR(frame_at(a, a.total_s).bubble_so_far, a.bubble_fraction, 1e-12);
   // Stage p-1 waits for the first micro-batch to cross p-1 stages: all its time so far is idle.
   const PipeBlock& first = a.rows[3].front();
   EXPECT_EQ(first.kind, PipeBlockKind::idle);
   EXPECT_NEAR(idle_until(a, 3, first.t_end_s), first.t_end_s, 1e-15);
-  EXPECT_EQ(pipeline_frame_at(a, 0).block[0], 0);
+  EXPECT_EQ(frame_at(a, 0).block[0], 0);
   EXPECT_EQ(a.rows[0].front().kind, PipeBlockKind::forward);
 }
 

@@ -52,7 +52,7 @@ TEST(ZeroAnimation, TimelineIsTheSimulatorsEventList) {
                        {"recompute", "full"}};
     const mc::sim::Resolved r = mc::sim::resolve(catalog(), mc::JsonDoc::parse(cfg.dump(), "test"));
     const mc::sim::IterationResult res = mc::sim::simulate_iteration(mc::sim::Topology(r.topo), r.iter);
-    EXPECT_DOUBLE_EQ(a.iteration_s, res.iteration_s) << "stage " << stage;
+    EXPECT_DOUBLE_EQ(a.total_s, res.iteration_s) << "stage " << stage;
     std::vector<std::pair<double, double>> want, got;
     for (const mc::sim::Span& s : res.workers[0].spans)
       if (s.kind == mc::sim::SpanKind::forward || s.kind == mc::sim::SpanKind::backward ||
@@ -113,7 +113,7 @@ TEST(ZeroAnimation, MemoryRisesThroughTheForwardAndFallsThroughTheBackward) {
       if (e.kind == ZeroEvent::backward) first_bwd = std::min(first_bwd, e.start_s);
     }
     const double rest = a.states_bytes;
-    const double turn = mc::sim::zero_frame_at(a, 0.5 * (last_fwd + first_bwd)).memory_bytes;
+    const double turn = mc::sim::frame_at(a, 0.5 * (last_fwd + first_bwd)).memory_bytes;
     // At the turn every layer's saved activations (its input, with full recomputation) are held.
     EXPECT_GE(turn, rest + 32 * a.activations_per_layer_bytes * (1 - 1e-9)) << "stage " << stage;
     EXPECT_NEAR(a.memory_bytes.back(), rest, 1e-6 * rest) << "stage " << stage;  // all freed at the end
@@ -124,7 +124,7 @@ TEST(ZeroAnimation, MemoryRisesThroughTheForwardAndFallsThroughTheBackward) {
   const ZeroAnimation a = mc::sim::animate_zero(catalog(), spec(3));
   for (const ZeroEvent& e : a.events)
     if (e.kind == ZeroEvent::forward && e.layer == 5) {
-      const mc::sim::ZeroFrame f = mc::sim::zero_frame_at(a, 0.5 * (e.start_s + e.end_s));
+      const mc::sim::ZeroFrame f = mc::sim::frame_at(a, 0.5 * (e.start_s + e.end_s));
       EXPECT_EQ(f.computing_layer, 5);
       EXPECT_NE(std::find(f.gathered.begin(), f.gathered.end(), 5), f.gathered.end());
       EXPECT_LT(f.gathered.size(), 4u);

@@ -7,8 +7,8 @@
 // Sections: settings and the cached animation; the picture; the controls and figures; the panel.
 #include "core/format.h"
 #include "core/json_doc.h"
-#include "scenario/animation_actions.h"
 #include "sim/collective_animation.h"
+#include "ui/animation_panel.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
 
@@ -40,13 +40,10 @@ void refresh(ExplorerState& s) {
   CollectiveView& v = s.collective;
   const sim::SimRequest& cfg = cluster_config(s);
   const sim::CollectiveSettings& set = v.settings;
-  v.refresh(
-      {set, cfg.estimate.cluster},
-      [&] {
-        return sim::animate_collective(
-            sim::collective_spec(set, sim::topology_of_config(*s.catalog, sim::to_json(cfg))));
-      },
-      [](const sim::CollectiveAnimation& a) { return a.total_s; });
+  v.refresh({set, cfg.estimate.cluster}, [&] {
+    const nlohmann::json machine = sim::to_json(cfg);
+    return sim::CollectiveAnimationKind::make(*s.catalog, set, &machine);
+  });
 }
 
 // A collective's time: microseconds to seconds, three significant digits ("412 us", "1.05 ms").
@@ -195,7 +192,7 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, ImVec2 si
   dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_FrameBg));
   const ImVec2 inner(p0.x + 16, p0.y + 18);
   const Layout L = layout(a, inner, ImVec2(size.x - 32, size.y - 36));
-  const sim::AnimationFrame f = sim::frame_at(a, v.t_s);
+  const sim::CollectiveFrame f = sim::frame_at(a, v.t_s);
   const sim::Topology& t = a.topology;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float thick = std::max(2.0f, ImGui::GetFontSize() * 0.22f);
@@ -345,7 +342,7 @@ void draw_transport(ExplorerState& s, const sim::CollectiveAnimation& a) {
 
 void draw_figures(ExplorerState& s, const sim::CollectiveAnimation& a) {
   const CollectiveView& v = s.collective;
-  const sim::AnimationFrame f = sim::frame_at(a, v.t_s);
+  const sim::CollectiveFrame f = sim::frame_at(a, v.t_s);
   // Which phase runs, and in an all-reduce ring which half: the sums are complete after the reduce-scatter.
   const std::string phase = sim::step_activity(a, std::clamp(f.step, 0, a.steps - 1));
   begin_tracked(s);
@@ -396,38 +393,9 @@ void draw(ExplorerState& s) {
   draw_figures(s, a);
 }
 
-// The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
-// view, which then makes the same animation; what it shows is the same figures function at its moment.
-// The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
-// engine call's filled-in config) or the one it names (a scenario's own config).
-
-void apply_collective(ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
-  CollectiveView& v = s.collective;
-  sim::CollectiveSettings base = v.settings;
-  base.kind = sim::CollectiveKind::all_reduce;  // what a config without them means
-  base.algorithm = sim::Algorithm::ring;
-  v.settings = sim::parse_settings_json(c, "the collective config", base, {"t_s", "machine", "machine_of"});
-  const sim::AnimationPlacement at = sim::parse_placement(c, "the collective config");
-  v.machine = at.machine;
-  v.pending_t_s = at.t_s;
-  v.playing = false;
-}
-
-nlohmann::json current_collective(const ExplorerState& s) {
-  const CollectiveView& v = s.collective;
-  if (!v.machine) return nlohmann::json::object();  // the panel's own: nothing a scenario set
-  return v.with_moment(sim::to_json(v.settings), v.machine);
-}
-
-nlohmann::json shown_collective(const ExplorerState& s) {
-  const CollectiveView& v = s.collective;
-  if (!v.anim || v.pending_t_s >= 0) return nullptr;
-  return scenario::collective_figures(*v.anim, v.t_s);
-}
-
 PanelRegistrar reg{
-    Panel{.id = "collective",
-          .title = "Collectives in motion",
+    Panel{.id = sim::CollectiveAnimationKind::kKind,
+          .title = sim::CollectiveAnimationKind::kTitle,
           .chapter = Chapter::parallelism,
           .order = 20,
           .draw = draw,
@@ -435,15 +403,8 @@ PanelRegistrar reg{
           .tabs = {},
           .tab_of_widget = nullptr,
           .needs_catalog = true,
-          .address = {{"collective", [](const ExplorerState&) { return sim::to_json(sim::CollectiveSettings{}); },
-                       [](const ExplorerState& s) { return sim::to_json(s.collective.settings); },
-                       [](ExplorerState& s, const nlohmann::json& c) {
-                         s.collective.settings =
-                             sim::parse_settings_json<sim::CollectiveSettings>(c, "the link's collective settings", {});
-                       }}},
-          .configs = {{"collective", apply_collective, current_collective, shown_collective, [](ExplorerState& s) {
-                         if (s.collective.machine) s.collective = CollectiveView{};  // a fresh page's view
-                       }}}}};
+          .address = {animation_address(&ExplorerState::collective)},
+          .configs = {animation_binding(&ExplorerState::collective)}}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -7,8 +7,8 @@
 //
 // Sections: settings and the cached animation; the picture; the controls and figures; the panel.
 #include "core/format.h"
-#include "scenario/animation_actions.h"
 #include "sim/pipeline_animation.h"
+#include "ui/animation_panel.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
 
@@ -28,7 +28,7 @@ constexpr PipeSchedule kScheduleValues[] = {PipeSchedule::gpipe, PipeSchedule::o
 // The simulate config to animate: a scenario's, else the Run chapter's (its panel's, else the shipped
 // default), as "Collectives in motion" picks its cluster.
 const sim::SimRequest& pipeline_config(const ExplorerState& s) {
-  return s.pipeline.config ? *s.pipeline.config : s.sim.config;
+  return s.pipeline.machine ? *s.pipeline.machine : s.sim.config;
 }
 
 void refresh(ExplorerState& s) {
@@ -36,10 +36,10 @@ void refresh(ExplorerState& s) {
   const sim::SimRequest& cfg = pipeline_config(s);
   sim::PipelineSettings shape = v.settings;
   shape.follow = 0;  // following a micro-batch does not change the animation (nor restart it)
-  const bool remade = v.refresh(
-      {shape, cfg},
-      [&] { return sim::animate_pipeline(sim::pipeline_spec_of_config(*s.catalog, sim::to_json(cfg), shape)); },
-      [](const sim::PipelineAnimation& a) { return a.total_s; });
+  const bool remade = v.refresh({shape, cfg}, [&] {
+    const nlohmann::json machine = sim::to_json(cfg);
+    return sim::PipelineAnimationKind::make(*s.catalog, shape, &machine);
+  });
   if (remade && v.anim && v.settings.follow > v.anim->micro_batches) v.settings.follow = 0;
 }
 
@@ -194,7 +194,7 @@ void legend_swatch(const sim::PipeBlock& b, const char* label) {
 
 void draw_figures(ExplorerState& s, const sim::PipelineAnimation& a) {
   const PipelineView& v = s.pipeline;
-  const sim::PipelineFrame f = sim::pipeline_frame_at(a, v.t_s);
+  const sim::PipelineFrame f = sim::frame_at(a, v.t_s);
   ImGui::TextDisabled("Blocks: the micro-batch (' for each later model chunk).");
   legend_swatch({sim::PipeBlockKind::forward, 0, 0, 0, 0}, "forward");
   legend_swatch({sim::PipeBlockKind::backward, 0, 0, 0, 0}, "backward");
@@ -257,54 +257,17 @@ void draw(ExplorerState& s) {
   draw_figures(s, a);
 }
 
-// The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
-// view, which then makes the same animation; what it shows is the same figures function at its moment.
-// The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
-// engine call's filled-in config) or the one it names (a scenario's own config).
-
-void apply_pipeline(ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
-  PipelineView& v = s.pipeline;
-  sim::PipelineSettings base = v.settings;
-  base.schedule = int(PipeSchedule::one_f_one_b);  // what a config without them means
-  base.follow = 0;
-  v.settings = sim::parse_settings_json(c, "the pipeline config", base, {"t_s", "machine", "machine_of"});
-  const sim::AnimationPlacement at = sim::parse_placement(c, "the pipeline config");
-  v.config = at.machine;
-  v.pending_t_s = at.t_s;
-  v.playing = false;
-}
-
-nlohmann::json current_pipeline(const ExplorerState& s) {
-  const PipelineView& v = s.pipeline;
-  if (!v.config) return nlohmann::json::object();
-  return v.with_moment(sim::to_json(v.settings), v.config);
-}
-
-nlohmann::json shown_pipeline(const ExplorerState& s) {
-  const PipelineView& v = s.pipeline;
-  if (!v.anim || v.pending_t_s >= 0) return nullptr;
-  return scenario::pipeline_figures(*v.anim, v.t_s);
-}
-
-PanelRegistrar reg{
-    Panel{.id = "pipeline",
-          .title = "Pipeline in motion",
-          .chapter = Chapter::parallelism,
-          .order = 25,
-          .draw = draw,
-          .summary = "GPipe, 1F1B or interleaved, micro-batch by micro-batch; the bubble as it forms",
-          .tabs = {},
-          .tab_of_widget = nullptr,
-          .needs_catalog = true,
-          .address = {{"pipeline", [](const ExplorerState&) { return sim::to_json(sim::kPipelineViewStart); },
-                       [](const ExplorerState& s) { return sim::to_json(s.pipeline.settings); },
-                       [](ExplorerState& s, const nlohmann::json& c) {
-                         s.pipeline.settings = sim::parse_settings_json<sim::PipelineSettings>(
-                             c, "the link's pipeline settings", sim::kPipelineViewStart);
-                       }}},
-          .configs = {{"pipeline", apply_pipeline, current_pipeline, shown_pipeline, [](ExplorerState& s) {
-                         if (s.pipeline.config) s.pipeline = PipelineView{};
-                       }}}}};
+PanelRegistrar reg{Panel{.id = sim::PipelineAnimationKind::kKind,
+                         .title = sim::PipelineAnimationKind::kTitle,
+                         .chapter = Chapter::parallelism,
+                         .order = 25,
+                         .draw = draw,
+                         .summary = "GPipe, 1F1B or interleaved, micro-batch by micro-batch; the bubble as it forms",
+                         .tabs = {},
+                         .tab_of_widget = nullptr,
+                         .needs_catalog = true,
+                         .address = {animation_address(&ExplorerState::pipeline)},
+                         .configs = {animation_binding(&ExplorerState::pipeline)}}};
 
 }  // namespace
 }  // namespace mc::ui

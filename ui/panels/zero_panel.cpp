@@ -7,8 +7,8 @@
 // Sections: settings and the cached step; the picture (layers, GPUs, memory curve); controls and
 // figures; the panel.
 #include "core/format.h"
-#include "scenario/animation_actions.h"
 #include "sim/zero_animation.h"
+#include "ui/animation_panel.h"
 #include "ui/explorer.h"
 #include "ui/widgets.h"
 
@@ -24,17 +24,7 @@ namespace {
 
 void refresh(ExplorerState& s) {
   ZeroView& v = s.zero;
-  v.refresh(
-      v.settings,
-      [&] {
-        sim::ZeroAnimationSpec spec;
-        spec.config = sim::zero_config(v.settings);
-        spec.stage = v.settings.stage;
-        spec.gpus = v.settings.gpus;
-        spec.micro_batches = v.settings.micro_batches;
-        return sim::animate_zero(*s.catalog, spec);
-      },
-      [](const sim::ZeroAnimation& a) { return a.iteration_s; });
+  v.refresh(v.settings, [&] { return sim::ZeroAnimationKind::make(*s.catalog, v.settings); });
 }
 
 // Memory and traffic as the other panels write memory (and the narrations' |gib quotes it).
@@ -122,13 +112,13 @@ float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
   if (hbm_in_range) hi = std::max(hi, a.hbm_bytes);
   const double pad = std::max(0.08 * (hi - lo), 0.02 * hi);
   lo = std::max(0.0, lo - pad), hi = std::max(hi + pad, lo + 1.0);
-  const double T = std::max(a.iteration_s, 1e-12);
+  const double T = std::max(a.total_s, 1e-12);
   const float x0 = p0.x + fs * 5, pw = w - fs * 6;
   dl->AddRect(ImVec2(x0, p0.y), ImVec2(x0 + pw, p0.y + h), IM_COL32(90, 90, 90, 255));
   auto X = [&](double ts) { return x0 + float(ts / T) * pw; };
   auto Y = [&](double b) { return p0.y + h - float((b - lo) / (hi - lo)) * h; };
   for (size_t i = 0; i < a.memory_t_s.size(); ++i) {
-    const double t1 = i + 1 < a.memory_t_s.size() ? a.memory_t_s[i + 1] : a.iteration_s;
+    const double t1 = i + 1 < a.memory_t_s.size() ? a.memory_t_s[i + 1] : a.total_s;
     dl->AddLine(ImVec2(X(a.memory_t_s[i]), Y(a.memory_bytes[i])), ImVec2(X(t1), Y(a.memory_bytes[i])), kActs, 2);
     if (i + 1 < a.memory_t_s.size())
       dl->AddLine(ImVec2(X(t1), Y(a.memory_bytes[i])), ImVec2(X(t1), Y(a.memory_bytes[i + 1])), kActs, 2);
@@ -172,8 +162,7 @@ void draw_controls(ExplorerState& s) {
 
 void draw_transport(ExplorerState& s, const sim::ZeroAnimation& a) {
   ZeroView& v = s.zero;
-  playback_controls(s, "zero", {v.t_s, v.playing, v.speed}, sim::zero_event_times(a), a.iteration_s,
-                    ZeroView::kSecondsPerStep);
+  playback_controls(s, "zero", {v.t_s, v.playing, v.speed}, sim::event_times(a), a.total_s, ZeroView::kSecondsPerStep);
 }
 
 void draw_figures(ExplorerState& s, const sim::ZeroAnimation& a, const sim::ZeroFrame& f) {
@@ -199,7 +188,7 @@ void draw_figures(ExplorerState& s, const sim::ZeroAnimation& a, const sim::Zero
     wrapped_text(false, "The peak fits in the GPU's %s.", gib(a.hbm_bytes).c_str());
   wrapped_text(false, "Moved per GPU in this step: %s, %.2fx data parallelism's one all-reduce (%s); step %s",
                gib(a.bytes_moved_per_gpu).c_str(), a.bytes_moved_per_gpu / std::max(1.0, a.data_parallel_bytes),
-               gib(a.data_parallel_bytes).c_str(), format_seconds(a.iteration_s).c_str());
+               gib(a.data_parallel_bytes).c_str(), format_seconds(a.total_s).c_str());
   end_tracked(s, "zero.figures");
   const char* rule[] = {"2 + 2 + 12 bytes per parameter on every GPU",
                         "optimizer state (12 bytes per parameter) split over the GPUs: 2 + 2 + 12/N",
@@ -237,7 +226,7 @@ void draw(ExplorerState& s) {
   if (!v.anim) return;
   const sim::ZeroAnimation& a = *v.anim;
   draw_transport(s, a);
-  const sim::ZeroFrame f = sim::zero_frame_at(a, v.t_s);
+  const sim::ZeroFrame f = sim::frame_at(a, v.t_s);
   const float w = ImGui::GetContentRegionAvail().x;
   ImVec2 p = ImGui::GetCursorScreenPos();
   float used = draw_layers(a, f, p, w);
@@ -248,28 +237,8 @@ void draw(ExplorerState& s) {
   draw_figures(s, a, f);
 }
 
-// The animations (scenario/animation_actions.h): the action's filled-in config sets every field of the
-// view, which then makes the same animation; what it shows is the same figures function at its moment.
-// The keys an animation's config holds beside its settings: the moment, the machine it was made on (the
-// engine call's filled-in config) or the one it names (a scenario's own config).
-
-void apply_zero(ExplorerState& s, const nlohmann::json& c, const scenario::EngineCall*) {
-  ZeroView& v = s.zero;
-  v.settings = sim::parse_settings_json(c, "the zero config", v.settings, {"t_s", "machine", "machine_of"});
-  v.pending_t_s = sim::parse_placement(c, "the zero config").t_s;
-  v.playing = false;
-}
-
-nlohmann::json current_zero(const ExplorerState& s) { return s.zero.with_moment(sim::to_json(s.zero.settings)); }
-
-nlohmann::json shown_zero(const ExplorerState& s) {
-  const ZeroView& v = s.zero;
-  if (!v.anim || v.pending_t_s >= 0) return nullptr;
-  return scenario::zero_figures(*v.anim, v.t_s);
-}
-
-PanelRegistrar reg{Panel{.id = "zero",
-                         .title = "ZeRO, layer by layer",
+PanelRegistrar reg{Panel{.id = sim::ZeroAnimationKind::kKind,
+                         .title = sim::ZeroAnimationKind::kTitle,
                          .chapter = Chapter::parallelism,
                          .order = 30,
                          .draw = draw,
@@ -277,16 +246,8 @@ PanelRegistrar reg{Panel{.id = "zero",
                          .tabs = {},
                          .tab_of_widget = nullptr,
                          .needs_catalog = true,
-                         .address = {{"zero", [](const ExplorerState&) { return sim::to_json(sim::ZeroSettings{}); },
-                                      [](const ExplorerState& s) { return sim::to_json(s.zero.settings); },
-                                      [](ExplorerState& s, const nlohmann::json& c) {
-                                        s.zero.settings = sim::parse_settings_json<sim::ZeroSettings>(
-                                            c, "the link's ZeRO settings", {});
-                                      }}},
-                         .configs = {{"zero", apply_zero, current_zero, shown_zero, [](ExplorerState& s) {
-                                        if (!s.zero.key && s.zero.pending_t_s < 0) return;
-                                        s.zero = ZeroView{};  // a fresh page's view
-                                      }}}}};
+                         .address = {animation_address(&ExplorerState::zero)},
+                         .configs = {animation_binding(&ExplorerState::zero)}}};
 
 }  // namespace
 }  // namespace mc::ui

@@ -18,10 +18,8 @@ struct CollectiveKey {
   bool operator==(const CollectiveKey&) const = default;
 };
 
-struct CollectiveView : AnimationView<sim::CollectiveSettings, sim::CollectiveAnimation, CollectiveKey> {
+struct CollectiveView : AnimationView<sim::CollectiveAnimationKind, CollectiveKey> {
   static constexpr double kSecondsPerCall = 12;  // one call at speed 1
-  // The simulate config whose cluster a scenario animates (none: the Run chapter's).
-  std::optional<sim::SimRequest> machine;
 };
 
 }  // namespace mc::ui

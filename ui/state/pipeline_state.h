@@ -20,11 +20,8 @@ struct PipelineKey {
   bool operator==(const PipelineKey&) const = default;
 };
 
-struct PipelineView : AnimationView<sim::PipelineSettings, sim::PipelineAnimation, PipelineKey> {
-  PipelineView() { settings = sim::kPipelineViewStart; }
+struct PipelineView : AnimationView<sim::PipelineAnimationKind, PipelineKey> {
   static constexpr double kSecondsPerIteration = 16;  // one iteration at speed 1
-  // The simulate config a scenario animates (none: the Run chapter's, as for the collective view).
-  std::optional<sim::SimRequest> config;
 };
 
 }  // namespace mc::ui

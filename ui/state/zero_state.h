@@ -9,7 +9,7 @@
 
 namespace mc::ui {
 
-struct ZeroView : AnimationView<sim::ZeroSettings, sim::ZeroAnimation> {
+struct ZeroView : AnimationView<sim::ZeroAnimationKind> {
   static constexpr double kSecondsPerStep = 20;  // one step at speed 1
 };
 
