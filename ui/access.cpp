@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -27,10 +28,16 @@ const char* role_name(Role r) {
       return "button";
     case Role::nav:
       return "nav";
+    case Role::tablist:
+      return "tablist";
+    case Role::listbox:
+      return "listbox";
     case Role::tab:
       return "tab";
     case Role::checkbox:
       return "checkbox";
+    case Role::radio:
+      return "radio";
     case Role::option:
       return "option";
     case Role::combo:
@@ -73,6 +80,7 @@ struct Item {
   double now = 0, lo = 0, hi = 0;
   std::string value;
   int checked = -1;  // next_role's
+  uint32_t bar = 0;  // a tab's tab bar
   ImVec2 group;      // where the root's child window holding it begins (the root's own: the item itself)
 };
 
@@ -283,7 +291,7 @@ void name_tabs(std::vector<Item>& items, const std::unordered_map<uint32_t, size
       if (f == at.end() || tab.NameOffset < 0) continue;
       Item& it = items[f->second];
       it.label = shown_label(bar->GetTabName(&tab));
-      it.has_info = true, it.has_role = true, it.role = Role::tab;
+      it.has_info = true, it.has_role = true, it.role = Role::tab, it.bar = bar->ID;
       it.flags = ImGuiItemStatusFlags_Checkable | (bar->SelectedTabId == tab.ID ? ImGuiItemStatusFlags_Checked : 0);
     }
   }
@@ -397,7 +405,34 @@ Tree end_frame(const std::string& narration, const std::string& status) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     auto key = [&](size_t i) { return std::make_tuple(int(groups[i].y) / 4, int(groups[i].x), in[i].y / 4, in[i].x); };
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
-    for (size_t i : order) t.nodes.push_back(std::move(in[i]));
+    // ARIA gives tabs and options a required parent: a tab bar's tabs are the children of a tablist, a list's
+    // options (a combo box's, a menu's) of a listbox, each placed where its first member is read, over their
+    // hull.
+    const uint32_t list_id = ImHashStr("listbox", 0, w->ID);
+    auto container = [&](size_t i) -> std::pair<uint32_t, Role> {
+      if (i >= controls.size()) return {0, Role::text};
+      if (controls[i]->bar) return {controls[i]->bar, Role::tablist};
+      if (in[i].role == Role::option) return {list_id, Role::listbox};
+      return {0, Role::text};
+    };
+    std::map<uint32_t, ImRect> hulls;
+    for (size_t i = 0; i < controls.size(); ++i)
+      if (const uint32_t c = container(i).first)
+        hulls.try_emplace(c, controls[i]->bb).first->second.Add(controls[i]->bb);
+    std::set<uint32_t> placed;
+    for (size_t i : order) {
+      const auto [c, role] = container(i);
+      if (c && placed.insert(c).second) {
+        const ImRect& b = hulls[c];
+        Node l;
+        l.id = c, l.parent = w->ID, l.role = role;
+        l.x = int(std::lround(b.Min.x)), l.y = int(std::lround(b.Min.y));
+        l.w = int(std::lround(b.GetWidth())), l.h = int(std::lround(b.GetHeight()));
+        t.nodes.push_back(l);
+      }
+      if (c) in[i].parent = c;
+      t.nodes.push_back(std::move(in[i]));
+    }
   }
   if (!narration.empty()) {
     Node n;

@@ -24,9 +24,12 @@ enum class Role : uint8_t {
   region,
   button,
   nav,
+  tablist,  // a tab bar: its tabs are its children
   tab,
   checkbox,
+  radio,
   option,
+  listbox,  // a combo box's or menu's list: its options are its children
   combo,
   disclosure,
   slider,
@@ -39,7 +42,7 @@ const char* role_name(Role r);  // "region", "button", ... (the names the page's
 
 struct Node {
   uint32_t id = 0;      // a control's ImGui id (the same every frame); a region's window id; text: its place
-  uint32_t parent = 0;  // the region it is in (0: a region itself)
+  uint32_t parent = 0;  // the region it is in (0: a region itself); a tab its tablist, an option its listbox
   Role role = Role::text;
   std::string name;                // a control's label (without ImGui's ##id part); a region's title; a text's words
   std::string value;               // a slider's or field's value as drawn ("16 stages")

@@ -554,6 +554,9 @@ nlohmann::json App::state_json() const {
   nlohmann::json j;
   j["frame"] = s_.frame;
   j["active_panel"] = s_.active_panel;
+  nlohmann::json chapters = nlohmann::json::array();  // every panel, in the sidebar's order
+  for (const Panel& p : panel_registry()) chapters.push_back(p.id);
+  j["panels"] = std::move(chapters);
   j["presenter"] = s_.classroom.presenter;
   j["selection"] = {{"table", s_.selection.table}, {"record", s_.selection.record}, {"field", s_.selection.field}};
   j["inspector"] = inspector_shown(s_);

@@ -262,6 +262,17 @@ bool combo(const char* label, int* current, const char* const items[], int count
   return ImGui::Combo(label, current, items, count);
 }
 
+bool radio(const char* label, bool active, const char* spoken) {
+  access::next_role(access::Role::radio, active ? 1 : 0);
+  if (spoken) access::next_name(spoken);
+  return ImGui::RadioButton(label, active);
+}
+
+bool radio(const char* label, int* v, int v_button) {
+  access::next_role(access::Role::radio, *v == v_button ? 1 : 0);
+  return ImGui::RadioButton(label, v, v_button);
+}
+
 bool combo(const char* label, int* current, const char* items_zero_separated) {
   const char* shown = items_zero_separated;
   for (int i = 0; i < *current && *shown; ++i) shown += std::strlen(shown) + 1;

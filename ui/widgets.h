@@ -62,6 +62,10 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
 bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags = 0, const char* spoken = nullptr);
 bool combo(const char* label, int* current, const char* const items[], int count);
 bool combo(const char* label, int* current, const char* items_zero_separated);
+// Radio buttons the mirror reads as radios, checked or not (ImGui 1.86 reports them as plain buttons);
+// `spoken` names one whose label is hidden ("##choice": a question's choice is drawn wrapped beside it).
+bool radio(const char* label, bool active, const char* spoken = nullptr);
+bool radio(const char* label, int* v, int v_button);
 
 namespace detail {
 // The one entry being typed into (only one control has the keyboard): its id and the value typed so far.

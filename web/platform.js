@@ -123,6 +123,9 @@ mergeInto(LibraryManager.library, {
         el.type = 'number';
         el.step = 'any';
         el.addEventListener('change', set(id, el));
+      } else if (role === 'tablist' || role === 'listbox') {
+        el = document.createElement('div');  // a container of tabs or options (ARIA requires it), not pressed
+        el.setAttribute('role', role);
       } else if (role === 'text') {
         el = document.createElement('p');
       } else if (role === 'live' || role === 'status') {
@@ -136,8 +139,10 @@ mergeInto(LibraryManager.library, {
         el.addEventListener('click', press(id));
         if (role === 'tab') el.setAttribute('role', 'tab');
         if (role === 'checkbox') el.setAttribute('role', 'checkbox');
+        if (role === 'radio') el.setAttribute('role', 'radio');
       }
-      if (role !== 'region' && role !== 'live' && role !== 'status') el.classList.add('n');
+      const container = role === 'region' || role === 'tablist' || role === 'listbox';
+      if (!container && role !== 'live' && role !== 'status') el.classList.add('n');
       if (role === 'combo') el.setAttribute('aria-haspopup', 'listbox');
       el.id = 'a11y-' + id;
       return {el: el, role: role, parent: 0};
@@ -156,7 +161,7 @@ mergeInto(LibraryManager.library, {
       if (o.op === 'order') {
         const p = o.id === 0 ? root : nodes.get(o.id) && nodes.get(o.id).el;
         if (!p) continue;
-        const first = p === root ? 0 : 1;  // a region's heading stays first
+        const first = p.tagName === 'SECTION' ? 1 : 0;  // a region's heading stays first
         let i = first;
         for (const id of o.ids) {
           const e = nodes.get(id);
@@ -182,6 +187,7 @@ mergeInto(LibraryManager.library, {
         if (e.role === 'region') el.firstChild.textContent = o.name;
         else if (e.role === 'text') el.textContent = o.name;
         else if (e.role === 'live' || e.role === 'status') attr(el, 'aria-label', o.name);
+        else if (e.role === 'tablist' || e.role === 'listbox') attr(el, 'aria-label', o.name || null);
         else {
           attr(el, 'aria-label', o.name);
           if (el.tagName === 'BUTTON') el.textContent = o.name;
@@ -212,7 +218,7 @@ mergeInto(LibraryManager.library, {
       if ('checked' in o) {
         if (e.role === 'nav') attr(el, 'aria-current', o.checked === 1 ? 'page' : null);
         else if (e.role === 'tab') attr(el, 'aria-selected', o.checked === 1 ? 'true' : 'false');
-        else if (e.role === 'checkbox') attr(el, 'aria-checked', o.checked === 1 ? 'true' : 'false');
+        else if (e.role === 'checkbox' || e.role === 'radio') attr(el, 'aria-checked', o.checked === 1 ? 'true' : 'false');
       }
       if ('expanded' in o && e.role === 'disclosure') attr(el, 'aria-expanded', o.expanded === 1 ? 'true' : 'false');
       if ('box' in o && el.classList.contains('n')) {

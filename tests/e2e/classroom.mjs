@@ -1,11 +1,15 @@
 // Classroom check of the web build in headless Chromium, as an instructor preparing a lecture would: every
 // step of every shipped scenario at 1440x900 and 1280x720 (a projector), each screenshotted; per step the
 // page must report no panel error, draw the highlighted widget, narrate without "nan", and say in plain
-// words what computes. Then a misspelt link, the lab's PNG export and a reload that resumes the lab's run.
-//   node classroom.mjs --site build/web/site --out DIR [--scenarios scenarios/index.json]
+// words what computes. On every chapter and every step, at both sizes, axe-core (pinned in package-lock.json)
+// checks the page and its accessibility mirror against WCAG 2.1 A and AA (issue 42): any violation fails,
+// listed by rule with the screens and elements it was found on. Then a misspelt link, the lab's PNG export
+// and a reload that resumes the lab's run.
+//   node classroom.mjs --site build/web/site --out DIR [--scenarios scenarios/index.json] [--no-axe]
 import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 
 const arg = (k, d) => { const i = process.argv.indexOf(k); return i > 0 ? process.argv[i + 1] : d; };
@@ -35,6 +39,32 @@ const frames = (page, n) => page.evaluate((k) => new Promise((res) => {
   poll();
 }), n);
 
+// axe-core on the page as it is now: what violates WCAG 2.1 A/AA, gathered by rule over every screen.
+const axeSource = process.argv.includes("--no-axe") ? null
+  : fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const axeTags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
+const axeFound = new Map();  // rule id -> { impact, help, screens: [], nodes: Set }
+let axeRuns = 0, axeMs = 0;
+const axeCheck = async (page, where) => {
+  if (!axeSource) return;
+  if (!(await page.evaluate(() => !!window.axe))) await page.addScriptTag({ content: axeSource });
+  const t0 = Date.now();
+  const violations = await page.evaluate((tags) => axe.run(document, {
+    runOnly: { type: "tag", values: tags }, resultTypes: ["violations"],
+  }).then((r) => r.violations.map((v) => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary.replace(/\s+/g, " ").slice(0, 160)}`),
+  }))), axeTags);
+  axeMs += Date.now() - t0;
+  ++axeRuns;
+  for (const v of violations) {
+    const f = axeFound.get(v.id) || { impact: v.impact, help: v.help, screens: [], nodes: new Set() };
+    f.screens.push(where);
+    for (const n of v.nodes) f.nodes.add(n);
+    axeFound.set(v.id, f);
+  }
+};
+
 try {
   for (const [w, h] of [[1440, 900], [1280, 720]]) {
     const page = await browser.newPage({ viewport: { width: w, height: h } });
@@ -43,6 +73,16 @@ try {
     await page.waitForFunction(appReady, null, { timeout: 60000 });
     let s = await state(page);
     if (!/WebAssembly, CPU/.test(s.status_bar)) fail(`status bar at ${w}: ${s.status_bar}`);
+    // Every chapter as a fresh page opens it.
+    for (const id of s.panels) {
+      const err = await command(page, { panel: id });
+      if (err) fail(`chapter ${id}: ${err}`);
+      await frames(page, 6);
+      await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null,
+                                 { timeout: 60000 }).catch(() => fail(`chapter ${id}: still busy`));
+      await frames(page, 4);
+      await axeCheck(page, `chapter ${id} at ${w}x${h}`);
+    }
     for (const id of ids) {
       for (let step = 1; step <= 12; ++step) {
         const err = await command(page, { scenario: [id, step] });
@@ -58,6 +98,7 @@ try {
         if (s.errors.length) fail(`${where}: ${s.errors.join(" | ")}`);
         if (/\bnan\b|\binf\b/i.test(s.narration)) fail(`${where}: non-finite number in the narration`);
         if (s.highlight_widget && !s.widgets[s.highlight_widget]) fail(`${where}: ${s.highlight_widget} not drawn`);
+        await axeCheck(page, where);
         console.log(`${where}: panel ${s.active_panel}${s.tab ? "/" + s.tab : ""}, ${shot}`);
         if (s.scenario_step >= s.scenario_steps) break;
       }
@@ -121,6 +162,14 @@ try {
   if (!(resumed > 0 && resumed + 5 >= before)) fail(`a reload did not resume the run (step ${resumed} after ${kept})`);
   await lab.screenshot({ path: path.join(out, "lab-after-reload-1440x900.png") });
   await lab.close();
+  if (axeSource) {
+    console.log(`axe-core (${axeTags.join(", ")}): ${axeRuns} screens checked, ${(axeMs / Math.max(1, axeRuns)).toFixed(0)} ms ` +
+                `each, ${axeFound.size} rules violated`);
+    for (const [id, f] of axeFound) {
+      fail(`axe ${id} (${f.impact}): ${f.help}; on ${f.screens.length} screens, first ${f.screens[0]}; ` +
+           `${f.nodes.size} elements, e.g.\n    ${[...f.nodes].slice(0, 4).join("\n    ")}`);
+    }
+  }
 } catch (e) {
   fail(String(e && e.stack || e));
 } finally {

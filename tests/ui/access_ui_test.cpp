@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 using mc::test::assets;
@@ -18,7 +19,8 @@ using mc::ui::access::Role;
 namespace {
 
 bool is_control(const Node& n) {
-  return n.role != Role::region && n.role != Role::text && n.role != Role::live && n.role != Role::status;
+  return n.role != Role::region && n.role != Role::tablist && n.role != Role::listbox && n.role != Role::text &&
+         n.role != Role::live && n.role != Role::status;
 }
 
 // The controls of the last frame, as "role 'name'" for a failure message.
@@ -58,7 +60,11 @@ TEST(Access, EveryControlOfEveryChapterHasARoleANameAndAValue) {
         EXPECT_FALSE(n.value.empty()) << p.id << ": " << describe(n);
       }
       if (n.role == Role::combo) EXPECT_FALSE(n.value.empty()) << p.id << ": " << describe(n);
-      if (n.role == Role::tab) ++tabs;
+      if (n.role == Role::tab) {
+        ++tabs;  // ARIA: a tab's parent is a tablist (axe-core's aria-required-parent)
+        const auto bar = std::find_if(t.nodes.begin(), t.nodes.end(), [&](const Node& m) { return m.id == n.parent; });
+        EXPECT_TRUE(bar != t.nodes.end() && bar->role == Role::tablist) << p.id << ": " << describe(n);
+      }
     }
     ASSERT_NE(main, nullptr) << p.id << ": no region holds the chapter's content";
     EXPECT_EQ(main->name, p.title) << p.id;
@@ -157,9 +163,13 @@ TEST(Access, APressAndAValueFromTheMirrorReachTheApp) {
   mc::ui::access::press(model->id);
   for (int f = 0; f < 3; ++f) h.frame(app);
   std::vector<Node> options;
-  for (const Node& n : app.access_tree().nodes)
+  std::set<uint32_t> lists;
+  for (const Node& n : app.access_tree().nodes) {
     if (n.role == Role::option) options.push_back(n);
+    if (n.role == Role::listbox) lists.insert(n.id);
+  }
   ASSERT_GT(options.size(), 3u) << "the model list did not open";
+  for (const Node& n : options) EXPECT_EQ(lists.count(n.parent), 1u) << "an option outside a listbox: " << n.name;
   const Node* other = nullptr;
   for (const Node& n : options)
     if (n.name != was && !other) other = &n;

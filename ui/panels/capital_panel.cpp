@@ -63,10 +63,10 @@ bool slider_log(const char* label, const char* spoken, double& v, double lo, dou
 void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   double budget = c.budget_usd > 0 ? c.budget_usd : 0;
   bool by_flops = c.budget_flops > 0;
-  if (ImGui::RadioButton("Budget in dollars", !by_flops))
+  if (radio("Budget in dollars", !by_flops))
     by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : kCapitalBudgetUsd;
   ImGui::SameLine();
-  if (ImGui::RadioButton("Budget in FLOPs", by_flops))
+  if (radio("Budget in FLOPs", by_flops))
     by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : gpt3_flops(cat);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
   auto flops_text = [](double x) {
@@ -80,18 +80,18 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
     c.budget_usd = budget;
   track(s, "capital.budget");
   int rule = c.rule == capital::ScalingRule::kaplan ? 0 : 1;
-  ImGui::RadioButton("Kaplan 2020", &rule, 0);
+  radio("Kaplan 2020", &rule, 0);
   ImGui::SameLine();
-  ImGui::RadioButton("Chinchilla 2022", &rule, 1);
+  radio("Chinchilla 2022", &rule, 1);
   c.rule = rule == 0 ? capital::ScalingRule::kaplan : capital::ScalingRule::chinchilla;
   float util = float(c.utilisation);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
   if (slider_float("utilisation (MFU, assumed)", util, 0.05f, 0.7f, "%.2f")) c.utilisation = util;
   track(s, "capital.utilisation");
   int pricing = c.pricing == capital::Pricing::rent ? 0 : 1;
-  ImGui::RadioButton("Rent", &pricing, 0);
+  radio("Rent", &pricing, 0);
   ImGui::SameLine();
-  ImGui::RadioButton("Build", &pricing, 1);
+  radio("Build", &pricing, 1);
   c.pricing = pricing == 0 ? capital::Pricing::rent : capital::Pricing::build;
 
   capital::PlanResult r;

@@ -424,7 +424,7 @@ void draw_scenario_questions(ExplorerState& s) {
       for (int i = 0; i < int(q.choices.size()); ++i) {
         // The button, then its choice wrapped beside it: a long choice must not run off the pane.
         ImGui::PushID(i);
-        if (ImGui::RadioButton("##choice", pick == i)) a = i;
+        if (radio("##choice", pick == i, q.choices[size_t(i)].c_str())) a = i;
         ImGui::PopID();
         track(s, "question." + q.id + "." + std::to_string(i));
         ImGui::SameLine();

@@ -147,7 +147,7 @@ void draw_controls(ExplorerState& s) {
   for (int k = S::kStage.min; k <= S::kStage.max; ++k) {
     if (k) ImGui::SameLine();
     const std::string label = k == 0 ? "no ZeRO" : "ZeRO-" + std::to_string(k);
-    if (ImGui::RadioButton(label.c_str(), v.stage == k)) v.stage = k;
+    if (radio(label.c_str(), v.stage == k)) v.stage = k;
   }
   track(s, "zero.stage");
   same_line_if_fits_item("GPUs");
