@@ -187,6 +187,7 @@ void App::frame() {
   // presenting, narration first) and the panel keeps the whole width. Presenting, the type gives way first
   // (presenter_font_scale): the band only comes below about 930 px.
   const float body_h = H - status_h, band_h = std::floor(body_h * 0.36f);
+  folded_ = false;
   if (s_.classroom.presenter) {
     // Narration first (left), then the panel; no sidebar (the bar at the top of the panel picks panels). The
     // column gives up width down to 14 em before the panel does (presenter_font_scale keeps both possible).
@@ -204,10 +205,16 @@ void App::frame() {
     float titles_w = ImGui::CalcTextSize("The machine behind modern AI").x;
     for (const auto& p : panel_registry())
       titles_w = std::max(titles_w, ImGui::CalcTextSize(p.title.c_str()).x + 0.8f * em);
-    const float side_w = std::max(titles_w + 2 * ImGui::GetStyle().WindowPadding.x + em,
-                                  std::max(12.0f * em, std::min(16.0f * em, W * 0.17f)));
+    float side_w = std::max(titles_w + 2 * ImGui::GetStyle().WindowPadding.x + em,
+                            std::max(12.0f * em, std::min(16.0f * em, W * 0.17f)));
     const float insp_w = right_column ? std::max(15.0f * em, std::min(24.0f * em, W * 0.25f)) : 0.0f;
-    draw_sidebar(X, Y, side_w, body_h);
+    // A page zoomed to 200 % or a phone's width leaves the panel less than its 40 em beside the sidebar: the
+    // sidebar folds into a chapter menu atop the panel, as in presenter mode (WCAG 2.1 1.4.10 Reflow).
+    folded_ = W - side_w < 40.0f * em;
+    if (folded_)
+      side_w = 0;
+    else
+      draw_sidebar(X, Y, side_w, body_h);
     if (right_column && W - side_w - insp_w < 40.0f * em) {
       draw_main(X + side_w, Y, W - side_w, body_h - band_h);
       scenario_frame(s_);
@@ -348,8 +355,8 @@ void App::draw_sidebar(float x, float y, float w, float h) {
   ImGui::End();
 }
 
-// Presenter mode has no sidebar: one menu of every panel (numbered by chapter, as the sidebar) and the way
-// back, on one line that wraps at a projector's width.
+// Presenter mode and a view too narrow for the sidebar have none: one menu of every panel (numbered by chapter,
+// as the sidebar) and the way in or out of presenter mode, on one line that wraps at a projector's width.
 void App::draw_presenter_bar() {
   const Panel* cur = find_panel(s_.active_panel);
   auto entry = [](const Panel& p) {
@@ -369,8 +376,9 @@ void App::draw_presenter_bar() {
     ImGui::EndCombo();
   }
   track(s_, "main.presenter.panel");
-  same_line_if_fits_button("Leave presenter mode (F5)");
-  if (ImGui::Button("Leave presenter mode (F5)")) s_.classroom.presenter = false;
+  const char* mode = s_.classroom.presenter ? "Leave presenter mode (F5)" : "Presenter mode (F5)";
+  same_line_if_fits_button(mode);
+  if (ImGui::Button(mode)) s_.classroom.presenter = !s_.classroom.presenter;
   track(s_, "main.presenter");
   ImGui::Separator();
 }
@@ -433,7 +441,7 @@ void App::draw_main(float x, float y, float w, float h) {
   ImGui::Begin(title.c_str(), nullptr, kFixed);
   access::mark_main(p ? p->title : std::string("Explorer"));
   capture_window_text(s_);
-  if (s_.classroom.presenter) draw_presenter_bar();
+  if (s_.classroom.presenter || folded_) draw_presenter_bar();
   // A panel that throws (a bad value a scenario set, a bug) must not take the app down: close whatever
   // it left open, show the error in its place and keep running.
   std::string failure;

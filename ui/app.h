@@ -64,6 +64,7 @@ class App {
   uint64_t access_shape_ = 0;
   std::string access_narration_, access_status_;
   float font_scale_base_ = -1;  // the shell's FontGlobalScale (HiDPI), before presenter mode enlarges it
+  bool folded_ = false;         // the view is too narrow for the sidebar: the chapters are a menu atop the panel
   float drawn_rate_ = -1;       // set_drawn_rate's; -1: none reported
 };
 

@@ -342,6 +342,20 @@ void same_line_if_fits_button(const char* label) {
   same_line_if_fits(ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x);
 }
 
+Panes two_panes(float first_w, float second_min_w, float h, float stacked_share) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  if (first_w + gap + second_min_w <= avail.x) return {ImVec2(first_w, h), ImVec2(0, h), false};
+  const float whole = h > 0 ? h : avail.y;
+  // Stacked, each pane scrolls on its own; a pane shorter than a few lines is no use, so the first keeps 8 em.
+  const float top = std::max(ImGui::GetFontSize() * 8, std::floor(whole * stacked_share));
+  return {ImVec2(0, top), ImVec2(0, h > 0 ? std::max(ImGui::GetFontSize() * 8, whole - top) : 0), true};
+}
+
+void between_panes(const Panes& p) {
+  if (!p.stacked) ImGui::SameLine();
+}
+
 void same_line_if_fits_checkbox(const char* label) {
   same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
                     ImGui::CalcTextSize(label, nullptr, true).x);

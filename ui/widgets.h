@@ -142,6 +142,16 @@ void same_line_if_fits_item(const char* label);
 void same_line_if_fits_button(const char* label);
 void same_line_if_fits_checkbox(const char* label);
 
+// Two panes (child windows) side by side while the view holds the first's width and the second's minimum beside
+// it; stacked otherwise, the first taking `stacked_share` of the height (a page zoomed to 200 %, a phone:
+// WCAG 1.4.10 Reflow). `h` is the panes' height (0: what is left). Call between_panes() between the two.
+struct Panes {
+  ImVec2 first, second;
+  bool stacked = false;
+};
+Panes two_panes(float first_w, float second_min_w, float h = 0, float stacked_share = 0.45f);
+void between_panes(const Panes& p);
+
 // The inspector: the selected record's values, each with source title, URL, confidence and note.
 // The clock of an animation drawn from the engine's events (collectives, pipeline, ZeRO): Play/Pause
 // (Space), step to the next or previous event (< > and the arrow keys), speed, and a time slider in s, ms

@@ -59,7 +59,9 @@ TEST(Access, EveryControlOfEveryChapterHasARoleANameAndAValue) {
         EXPECT_TRUE(n.now >= n.lo && n.now <= n.hi) << p.id << ": " << describe(n);
         EXPECT_FALSE(n.value.empty()) << p.id << ": " << describe(n);
       }
-      if (n.role == Role::combo) EXPECT_FALSE(n.value.empty()) << p.id << ": " << describe(n);
+      if (n.role == Role::combo) {
+        EXPECT_FALSE(n.value.empty()) << p.id << ": " << describe(n);
+      }
       if (n.role == Role::tab) {
         ++tabs;  // ARIA: a tab's parent is a tablist (axe-core's aria-required-parent)
         const auto bar = std::find_if(t.nodes.begin(), t.nodes.end(), [&](const Node& m) { return m.id == n.parent; });
@@ -103,8 +105,9 @@ TEST(Access, TheNarrationAndTheTextDrawnAreThere) {
     if (n.role != Role::text) continue;
     ++lines;
     EXPECT_NE(n.parent, 0u);
-    if (const Node* b = last[n.parent]; b && n.y + 4 < b->y)
+    if (const Node* b = last[n.parent]; b && n.y + 4 < b->y) {
       EXPECT_GT(n.x, b->x) << "'" << n.name << "' is out of reading order after '" << b->name << "'";
+    }
     last[n.parent] = &n;
   }
   EXPECT_GT(lines, 20);
@@ -246,4 +249,43 @@ TEST(Access, LessMotionStartsTheAnimationsPaused) {
   mc::ui::App app({assets(), &moving, "pipeline"});
   h.frame(app);
   EXPECT_TRUE(app.state().collective.playing && app.state().pipeline.playing && app.state().zero.playing);
+}
+
+// Reflow (WCAG 1.4.10): a page zoomed to 200 % (1440x900 becomes 720x450 CSS pixels) or a phone's width leaves
+// no room for the sidebar beside a panel's 40 em; the sidebar folds into a chapter menu atop the panel, which
+// then has the whole width, and a chapter is chosen from the menu (here through the mirror, as a screen
+// reader's user would). The desktop keeps its sidebar.
+TEST(Access, ANarrowPageFoldsTheSidebarIntoAChapterMenu) {
+  for (const auto& [w, h_px] : {std::pair{1440.0f, 900.0f}, {720.0f, 450.0f}, {390.0f, 700.0f}}) {
+    SCOPED_TRACE(std::to_string(int(w)) + "x" + std::to_string(int(h_px)));
+    Headless h(w, h_px, true);
+    NullPlatform platform;
+    mc::ui::App app({assets(), &platform, ""});
+    for (int f = 0; f < 3; ++f) h.frame(app);
+    const auto& rects = app.state().probe.widget_rects;
+    const bool wide = w >= 1024;
+    EXPECT_EQ(rects.count("sidebar.catalog"), wide ? 1u : 0u);
+    EXPECT_EQ(rects.count("main.presenter.panel"), wide ? 0u : 1u);
+    const Node* main = nullptr;
+    for (const Node& n : app.access_tree().nodes)
+      if (n.role == Role::region && n.main) main = &n;
+    ASSERT_NE(main, nullptr);
+    if (wide) {
+      EXPECT_GT(main->x, 0) << "the sidebar is left of the panel";
+      continue;
+    }
+    EXPECT_EQ(main->x, 0);
+    EXPECT_EQ(main->w, int(w)) << "the panel has the whole width";
+    const Node* menu = app.access_tree().find("Panel", Role::combo);
+    ASSERT_NE(menu, nullptr);
+    mc::ui::access::press(menu->id);
+    for (int f = 0; f < 3; ++f) h.frame(app);
+    const Node* catalog = nullptr;
+    for (const Node& n : app.access_tree().nodes)
+      if (n.role == Role::option && n.name.find("Hardware catalog") != std::string::npos) catalog = &n;
+    ASSERT_NE(catalog, nullptr) << "the chapter menu did not open";
+    mc::ui::access::press(catalog->id);
+    for (int f = 0; f < 3; ++f) h.frame(app);
+    EXPECT_EQ(app.state().active_panel, "catalog");
+  }
 }

@@ -614,9 +614,9 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     wrapped_text(true, "The entropy of this text is unknown, so no floor is drawn.");
 
   const float w = ImGui::GetContentRegionAvail().x;
-  const float left = std::max(300.0f, w * 0.55f);
+  const Panes panes = two_panes(std::max(300.0f, w * 0.55f), ImGui::GetFontSize() * 12, 0, 0.6f);
   child_opens_at_top(s);
-  ImGui::BeginChild("lab_left", ImVec2(left, 0), false);
+  ImGui::BeginChild("lab_left", panes.first, false);
   {
     std::vector<LabCurve> all = v.curves;
     all.push_back({layout_label(t.config) + " (now)", t.losses});
@@ -659,9 +659,9 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     }
   }
   ImGui::EndChild();
-  ImGui::SameLine();
+  between_panes(panes);
   child_opens_at_top(s);
-  ImGui::BeginChild("lab_right", ImVec2(0, 0), false);
+  ImGui::BeginChild("lab_right", panes.second, false);
   {
     wrapped_text(false, "Messages between workers in the last step");
     draw_replay_controls(s, v, t);

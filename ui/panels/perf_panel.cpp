@@ -879,17 +879,18 @@ void draw(ExplorerState& s) {
   if (!s.perf.config.training) s.perf.config.training.emplace();
   recompute(s);
   child_opens_at_top(s);
-  ImGui::BeginChild("##perf_controls", ImVec2(ImGui::GetFontSize() * 17, 0), true);
+  const Panes panes = two_panes(ImGui::GetFontSize() * 17, ImGui::GetFontSize() * 16);
+  ImGui::BeginChild("##perf_controls", panes.first, true);
   // Widgets end where the longest label still fits inside the column.
   ImGui::PushItemWidth(-ImGui::CalcTextSize("tokens (billions)").x - ImGui::GetStyle().ItemInnerSpacing.x);
   draw_controls(s);
   ImGui::PopItemWidth();
   ImGui::EndChild();
-  ImGui::SameLine();
+  between_panes(panes);
   // The results scroll on their own: a step's view opens them at their top too, not where the last step's
   // outline scrolled them (turing-nlg-zero's time bar left supercomputer-2020's question scrolled away).
   child_opens_at_top(s);
-  ImGui::BeginChild("##perf_results", ImVec2(0, 0), false);
+  ImGui::BeginChild("##perf_results", panes.second, false);
   draw_results(s);
   ImGui::Separator();
   draw_search(s);

@@ -157,7 +157,8 @@ void draw(ExplorerState& s) {
                "compute of its runs against the 'AI and Compute' trend. Hover a point for its source.");
   confidence_legend();
   const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetContentRegionAvail().y;
-  ImGui::BeginChild("chart", ImVec2(w * 0.55f, h), false);
+  const Panes panes = two_panes(w * 0.55f, ImGui::GetFontSize() * 12, h, 0.6f);
+  ImGui::BeginChild("chart", panes.first, false);
   wrapped_text(true, "Training compute (FLOPs, log scale) by year; squares are machines, dots are runs");
   draw_trend_caption(s, cat);
   const float chart_h = ImGui::GetContentRegionAvail().y - 8;  // the chart takes what the captions leave
@@ -165,8 +166,8 @@ void draw(ExplorerState& s) {
              ImVec2(ImGui::GetContentRegionAvail().x,
                     std::clamp(chart_h, ImGui::GetFontSize() * 12, ImGui::GetFontSize() * 28)));
   ImGui::EndChild();
-  ImGui::SameLine();
-  ImGui::BeginChild("timeline", ImVec2(0, h), true);
+  between_panes(panes);
+  ImGui::BeginChild("timeline", panes.second, true);
   draw_timeline(s, cat);
   ImGui::EndChild();
 }
