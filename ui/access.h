@@ -11,7 +11,7 @@
 //   regions    ImGui's visible top-level windows, named by their title
 //   text       the glyphs each window drew inside its clip rect (ui/drawn_text.h), a line at a time, less the
 //              lines inside a control (its name says them)
-// Native builds collect too (the tests read the tree); only the web platform shows it.
+// Built where something reads it (Platform::mirrors_access: the web page, the tests); the native shell builds none.
 #pragma once
 
 #include <cstdint>

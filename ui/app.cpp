@@ -164,7 +164,8 @@ void App::frame() {
   // this frame, before the panels look at their jobs.
   const Panel* on_screen = find_panel(s_.active_panel);
   s_.jobs.pump(on_screen && on_screen->slice_s ? on_screen->slice_s(s_) : JobRunner::kSliceS);
-  access::begin_frame();
+  access_on_ = !s_.platform || s_.platform->mirrors_access();
+  if (access_on_) access::begin_frame();
   s_.probe.widget_rects.clear();
   s_.probe.widget_text.clear();
   s_.probe.group_log_starts.clear();  // a panel that threw inside a group left its start behind
@@ -265,10 +266,20 @@ void App::frame() {
 // every frame, and reading its text each time cost over 1 ms a frame in the browser). A frame that draws
 // other controls or windows (a chapter, a tab, a popup, rows scrolled in) is read at once.
 void App::publish_access() {
+  if (!access_on_) return;  // nothing reads the mirror here (Platform::mirrors_access)
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t shape = access::frame_shape();
+  // Long work's progress (Panel::progress) as a status message: news of a new kind at once (it started,
+  // finished, stopped), the same kind at most every kProgressEveryS.
+  std::string progress;
+  if (const Panel* p = find_panel(s_.active_panel); p && p->progress) progress = p->progress(s_);
+  const auto kind = [](const std::string& t) { return t.substr(0, t.find(':')); };
+  const double now = ImGui::GetTime();
+  const bool progress_due = progress != progress_said_ && (progress.empty() || kind(progress) != kind(progress_said_) ||
+                                                           now - progress_at_ >= kProgressEveryS);
+  if (progress_due) progress_said_ = progress, progress_at_ = now;
   const bool due = t0 - access_at_ >= std::chrono::milliseconds(100) || shape != access_shape_ || access::acted() ||
-                   s_.classroom.narration_markdown != access_narration_ || s_.status != access_status_;
+                   s_.classroom.narration_markdown != access_narration_ || s_.status != access_status_ || progress_due;
   if (!due) {
     access::skip_frame();
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -280,6 +291,11 @@ void App::publish_access() {
   access_narration_ = s_.classroom.narration_markdown;
   access_status_ = s_.status;
   access::Tree t = access::end_frame(s_.classroom.narration_markdown, s_.status);
+  if (!progress_said_.empty()) {
+    access::Node n;
+    n.id = 0xA11E0003u, n.role = access::Role::status, n.name = "Progress", n.value = progress_said_;
+    t.nodes.push_back(std::move(n));
+  }
   // The glossary's definitions of the terms a line uses are its description, so a screen reader reaches
   // them without a mouse to hover (they were tooltips only).
   for (access::Node& n : t.nodes) {

@@ -58,11 +58,17 @@ class App {
   void publish_access();
   access::Tree access_;
   std::string access_panel_;
+  bool access_on_ = true;  // this frame builds the accessibility tree (Platform::mirrors_access)
   double access_us_mean_ = 0, access_us_max_ = 0, access_us_frame_ = 0;
   long access_reads_ = 0;
   std::chrono::steady_clock::time_point access_at_{};
   uint64_t access_shape_ = 0;
   std::string access_narration_, access_status_;
+  // The progress announced last (Panel::progress) and when, by ImGui's clock: the same kind of news is said at
+  // most every kProgressEveryS, so a screen reader is not read a running lab's every step.
+  static constexpr double kProgressEveryS = 10;
+  std::string progress_said_;
+  double progress_at_ = -1e9;
   float font_scale_base_ = -1;  // the shell's FontGlobalScale (HiDPI), before presenter mode enlarges it
   bool folded_ = false;         // the view is too narrow for the sidebar: the chapters are a menu atop the panel
   float drawn_rate_ = -1;       // set_drawn_rate's; -1: none reported

@@ -174,6 +174,10 @@ struct Panel {
   // Whether it is still computing what it shows (a job, or work it starts when drawn), while it is the panel
   // on screen: a scenario's narration waits for it and tests wait on it (panels_busy). Unset: never busy.
   std::function<bool(const ExplorerState&)> busy;
+  // What it is computing now, one sentence a screen reader announces now and then (a status message, WCAG
+  // 4.1.3: "Training: step 40 of 300, loss 2.3141 nats/byte"); the words before a colon name the kind of news,
+  // and a new kind ("Training finished: ...") is said at once. Empty when nothing runs. Unset: never says.
+  std::function<std::string(const ExplorerState&)> progress;
   // How long the sliced jobs (the browser build) may run each frame while it is on screen; unset: the
   // runner's kSliceS. The lab asks for more while it trains, so training, not drawing, takes most of a frame.
   std::function<double(const ExplorerState&)> slice_s;

@@ -29,6 +29,9 @@ class Platform {
   // applies them to the page's hidden DOM for screen readers and the keyboard (web/platform.js); native has
   // no platform bridge and ignores them.
   virtual void publish_access(const std::string& ops) { (void)ops; }
+  // Whether anything reads the mirror (the page's DOM; the tests): where nothing does (the native shell), the
+  // app builds no tree and ImGui calls no item hook.
+  virtual bool mirrors_access() const { return false; }
   // Whether the reader asked the system for less motion (web: the prefers-reduced-motion media query): the
   // animations then start paused.
   virtual bool reduced_motion() const { return false; }

@@ -618,14 +618,17 @@ void playback_controls(ExplorerState& s, const std::string& id, Playback p, cons
     }
   };
   const bool keys = !ImGui::GetIO().WantTextInput && ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows);
-  if (ImGui::Button(p.playing ? "Pause" : "Play") || (keys && ImGui::IsKeyPressed(ImGuiKey_Space, false))) {
+  if (ImGui::Button(p.playing ? "Pause###play" : "Play###play") ||
+      (keys && ImGui::IsKeyPressed(ImGuiKey_Space, false))) {
     if (!p.playing && p.t_s >= total_s) p.t_s = 0;
     p.playing = !p.playing;
   }
   track(s, id + ".play");
   ImGui::SameLine();
+  access::next_name("Previous event");  // a screen reader would say "less than"
   if (ImGui::Button("<") || (keys && ImGui::IsKeyPressed(ImGuiKey_LeftArrow))) step_to(-1);
   ImGui::SameLine();
+  access::next_name("Next event");
   if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow))) step_to(+1);
   track(s, id + ".step");
   ImGui::SameLine();

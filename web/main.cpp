@@ -66,6 +66,7 @@ class WebPlatform final : public mc::ui::Platform {
   }
   void set_address(const std::string& query) override { js_set_address(query.c_str()); }
   void publish_access(const std::string& ops) override { js_access_apply(ops.c_str()); }
+  bool mirrors_access() const override { return true; }
   bool reduced_motion() const override { return js_reduced_motion() != 0; }
 };
 

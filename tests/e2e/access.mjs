@@ -1,8 +1,9 @@
 // The accessibility mirror in a real browser (issue 42): Chromium's own accessibility tree (the DevTools
 // protocol's Accessibility.getFullAXTree, what a screen reader is given) holds the chapters as buttons, the
 // chapter shown as the current one, a panel's sliders with their values and a scenario step's narration; the
-// keyboard alone (Tab to a chapter, Enter; an arrow on a slider) changes the app, with no pointer event; the
-// skip link comes first; a reader who asked for less motion finds the animations paused.
+// keyboard alone (Tab to a chapter, Enter; an arrow on a slider) changes the app, with no pointer event, and
+// plays a whole scenario from the gallery and trains the lab for 20 steps; the skip link comes first; a reader
+// who asked for less motion finds the animations paused.
 //   node access.mjs --site build/web/site
 import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
@@ -115,6 +116,78 @@ try {
     return e && e.textContent;
   });
   if (!live || live !== s.narration) fail(`the live region reads '${live}', the narration is '${s.narration}'`);
+
+  // The keyboard alone, start to end, with no pointer event: a scenario opened from the gallery and played to
+  // its last step, then the lab trained for 20 steps and paused.
+  await page.goto(`${origin}/index.html`);
+  await page.waitForFunction(appReady, null, { timeout: 90000 });
+  await page.evaluate(() => {
+    window.pointerEvents = 0;
+    for (const t of ["pointerdown", "mousedown", "click", "touchstart"])
+      window.addEventListener(t, (e) => { if (e.isTrusted && e.detail !== 0) ++window.pointerEvents; }, true);
+  });
+  const focused = () => page.evaluate(() => document.activeElement && document.activeElement.getAttribute("aria-label"));
+  // Tab (from wherever the focus is) until the control named `name` has the focus (a chapter's entry may carry
+  // its number: "7  Scenarios").
+  const tabTo = async (name) => {
+    for (let i = 0; i < 150; ++i) {
+      const n = await focused();
+      if (n === name || (n && /^\d+  /.test(n) && n.replace(/^\d+  /, "") === name)) return true;
+      await page.keyboard.press("Tab");
+    }
+    fail(`Tab never reached '${name}'`);
+    return false;
+  };
+  const idle = () => page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null,
+                                          { timeout: 120000 });
+  const scenarioTitle = "Failures at scale: checkpoints and restarts over a month";
+  if (await tabTo("Scenarios")) {
+    await page.keyboard.press("Enter");
+    await waitFrames(8);
+    if (await tabTo("Open " + scenarioTitle)) {
+      await page.keyboard.press("Enter");
+      await waitFrames(8);
+      await idle();
+      s = await state();
+      const steps = s.scenario_steps;
+      for (let k = 0; k < 20 && s.scenario_step < steps; ++k) {
+        const at = s.scenario_step;
+        if ((await focused()) !== "Next step" && !(await tabTo("Next step"))) break;
+        await page.keyboard.press("Enter");
+        await page.waitForFunction((n) => JSON.parse(UTF8ToString(Module._app_state_json())).scenario_step > n, at,
+                                   { timeout: 60000 });
+        await idle();
+        s = await state();
+      }
+      console.log(`keyboard: '${scenarioTitle}' played to step ${s.scenario_step} of ${steps}`);
+      if (!(steps > 1 && s.scenario_step === steps)) fail(`the keyboard reached step ${s.scenario_step} of ${steps}`);
+    }
+  }
+  if (await tabTo("Training lab")) {
+    await page.keyboard.press("Enter");
+    await waitFrames(8);
+    // The run's length typed into its field (a confirmed entry), then Start; the run trains its 20 steps.
+    if (await tabTo("steps")) {
+      await page.keyboard.press("End");
+      for (let i = 0; i < 8; ++i) await page.keyboard.press("Backspace");
+      await page.keyboard.type("20");
+      await page.keyboard.press("Enter");
+      await waitFrames(8);
+    }
+    if (await tabTo("Start")) {
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => {
+        const t = JSON.parse(UTF8ToString(Module._app_state_json())).shown.train;
+        return t && t.step >= 20;
+      }, null, { timeout: 180000 }).catch(() => fail("the lab did not train 20 steps"));
+      s = await state();
+      const t = s.shown.train || {};
+      console.log(`keyboard: the lab trained ${t.step} steps, loss ${t.losses && t.losses[t.losses.length - 1]}`);
+      if (t.step !== 20) fail(`the lab trained ${t.step} steps, not the 20 typed`);
+    }
+  }
+  const pointer = await page.evaluate(() => window.pointerEvents);
+  if (pointer !== 0) fail(`${pointer} pointer events during the keyboard-only walk`);
 
   // prefers-reduced-motion: the animations start paused.
   const still = await browser.newPage({ viewport: { width: 1280, height: 720 }, reducedMotion: "reduce" });

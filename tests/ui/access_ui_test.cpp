@@ -289,3 +289,34 @@ TEST(Access, ANarrowPageFoldsTheSidebarIntoAChapterMenu) {
     EXPECT_EQ(app.state().active_panel, "catalog");
   }
 }
+
+// Long work is announced as a status message (WCAG 4.1.3) now and then, not at every step: the lab says its step
+// and loss at most every 10 s of the app's clock while it trains, and at once that it finished.
+TEST(Access, TrainingProgressIsAnnouncedNowAndThen) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  app.state().active_panel = "lab";
+  h.frame(app);
+  app.state().lab.config.steps = 12;
+  app.state().lab.running = true;                    // Start
+  std::vector<std::pair<double, std::string>> said;  // (the app's clock, what the Progress status says)
+  const auto finished = [&] { return !said.empty() && said.back().second.rfind("Training finished:", 0) == 0; };
+  for (int f = 0; f < 200000 && !finished(); ++f) {
+    h.frame(app);
+    const Node* n = app.access_tree().find("Progress", Role::status);
+    const std::string now = n ? n->value : "";
+    if (said.empty() ? !now.empty() : now != said.back().second) said.push_back({ImGui::GetTime(), now});
+  }
+  ASSERT_TRUE(finished()) << (said.empty() ? "nothing said" : said.back().second);
+  EXPECT_NE(said.back().second.find("step 12 of 12, loss "), std::string::npos) << said.back().second;
+  int running = 0;
+  for (size_t i = 0; i + 1 < said.size(); ++i) {
+    EXPECT_EQ(said[i].second.rfind("Training: step ", 0), 0u) << said[i].second;
+    if (i > 0) {
+      EXPECT_GE(said[i].first - said[i - 1].first, 10.0 - 1e-9) << "said again too soon: " << said[i].second;
+    }
+    ++running;
+  }
+  EXPECT_GE(running, 1) << "the run's progress was never said";
+}

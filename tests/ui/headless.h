@@ -38,6 +38,7 @@ class NullPlatform : public mc::ui::Platform {
     return true;
   }
   bool reduced_motion() const override { return reduce_motion; }
+  bool mirrors_access() const override { return true; }  // the tests read the tree
   bool threads = true;
   bool reduce_motion = false;
   std::map<std::string, std::string> saved;

@@ -14,6 +14,7 @@
 #include "train/run.h"
 #include "train/scaling.h"
 #include "train/storage/corpus.h"
+#include "ui/access.h"
 #include "ui/explorer.h"
 #include "ui/lab_jobs.h"
 #include "ui/panels/lab_charts.h"
@@ -465,7 +466,7 @@ void draw_controls(ExplorerState& s, LabView& v) {
   // A finished run has nothing to start: the button says so instead of doing nothing.
   const bool finished = can && !v.running && v.shown.report.step >= v.shown.report.config.steps;
   if (finished) ImGui::BeginDisabled();
-  if (ImGui::Button(v.running ? "Pause" : "Start")) v.running = !v.running;
+  if (ImGui::Button(v.running ? "Pause###start" : "Start###start")) v.running = !v.running;
   if (finished) ImGui::EndDisabled();
   if (finished && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip(
@@ -744,6 +745,7 @@ void draw_replay_controls(ExplorerState& s, LabView& v, const train::TrainerRepo
     ImGui::SameLine();
     if (ImGui::Button("Totals")) v.replay = -1, v.replay_playing = false;
     ImGui::SameLine();
+    access::next_name("Next message");  // a screen reader would say "greater than"
     if (ImGui::Button(">") || (keys && ImGui::IsKeyPressed(ImGuiKey_RightArrow)))
       v.replay = std::min(double(n), std::floor(v.replay) + 1), v.replay_playing = false;
     track(s, "lab.replay_step");
@@ -973,6 +975,20 @@ PanelRegistrar reg{Panel{
           return l.train_job || (l.running && !(l.built_for && *l.built_for == l.config)) ||
                  (l.running && l.trainer && l.shown.report.step < l.shown.report.config.steps) || l.sweep_job ||
                  (l.sweep_running && !l.sweep_shown.done) || l.sweep_requested;
+        },
+    .progress =
+        [](const ExplorerState& s) {
+          const LabView& l = s.lab;
+          if (l.sweep_running && !l.sweep_shown.done)
+            return "Scaling sweep: " + std::to_string(int(std::lround(100 * l.sweep_shown.progress))) + " % (" +
+                   l.sweep_shown.label + ")";
+          const train::TrainerReport& t = l.shown.report;
+          if (!l.trainer || t.step == 0) return std::string();
+          const std::string loss = t.losses.empty() ? std::string("-") : format_fixed(t.losses.back(), 4);
+          const bool finished = t.step >= t.config.steps;
+          if (!finished && !l.running) return std::string();  // paused: nothing is moving
+          return std::string(finished ? "Training finished: " : "Training: ") + "step " + std::to_string(t.step) +
+                 " of " + std::to_string(t.config.steps) + ", loss " + loss + " nats/byte";
         },
     // While it trains, most of each frame (the browser build) is the run's: a class watching the lab came to
     // see it train. About 20 ms of a frame's slices, and the page still redraws about 30 times a second.

@@ -280,6 +280,12 @@ PanelRegistrar reg{{.id = "run",
                     .tab_of_widget = nullptr,
                     .needs_catalog = true,
                     .busy = [](const ExplorerState& s) { return s.sim.run_job || s.sim.run_requested; },
+                    .progress =
+                        [](const ExplorerState& s) {
+                          if (!s.sim.run_job) return std::string();
+                          return "Simulating the whole run: " +
+                                 std::to_string(int(std::lround(100 * s.sim.run_job->progress()))) + " %";
+                        },
                     .address = {{"run", [](const ExplorerState&) { return run_settings(SimView{}); },
                                  [](const ExplorerState& s) { return run_settings(s.sim); }, open_run_settings}},
                     .default_config = "simulate",

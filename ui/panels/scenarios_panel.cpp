@@ -8,6 +8,7 @@
 #include "core/paths.h"
 #include "core/url_state.h"
 #include "scenario/player.h"
+#include "ui/access.h"
 #include "ui/drawn_text.h"
 #include "ui/explorer.h"
 #include "ui/scenario_bindings.h"
@@ -274,6 +275,7 @@ void draw_gallery(ExplorerState& s) {
     wrapped_text(false, "%s", topics.c_str());
     ImGui::TableSetColumnIndex(3);
     ImGui::PushID(e.file.c_str());
+    access::next_name("Open " + e.title);  // one "Open" a row tells from the next by its title alone
     if (ImGui::Button("Open")) open_path(s, e.path, -1);
     track(s, "scenarios.open." + (e.id.empty() ? e.file : e.id));
     ImGui::PopID();
@@ -314,7 +316,7 @@ void draw_player(ExplorerState& s) {
   if (ImGui::Button("Previous") && p.current() > 0 && !v.job) start_move(s, copy_of(p), p.current() - 1, true);
   track(s, "scenarios.previous");
   ImGui::SameLine();
-  if (ImGui::Button(p.playing() ? "Pause" : "Play")) p.playing() ? p.pause() : p.play();
+  if (ImGui::Button(p.playing() ? "Pause###play" : "Play###play")) p.playing() ? p.pause() : p.play();
   track(s, "scenarios.play");
   ImGui::SameLine();
   if (ImGui::Button("Next") && !p.finished() && !v.job) start_move(s, copy_of(p), p.current() + 1, false);
@@ -542,12 +544,14 @@ void draw_scenario_controls(ExplorerState& s) {
   }
   scenario::Player& p = *v.player;
   ImGui::PushID("scenario_controls");
+  access::next_name("Previous step");  // a screen reader would say "less than"
   if (ImGui::SmallButton("<") && p.current() > 0 && !v.job) start_move(s, copy_of(p), p.current() - 1, true);
   track(s, "narration.previous");
   ImGui::SameLine();
-  if (ImGui::SmallButton(p.playing() ? "Pause" : "Play")) p.playing() ? p.pause() : p.play();
+  if (ImGui::SmallButton(p.playing() ? "Pause###play" : "Play###play")) p.playing() ? p.pause() : p.play();
   track(s, "narration.play");
   ImGui::SameLine();
+  access::next_name("Next step");
   if (ImGui::SmallButton(">") && !p.finished() && !v.job) start_move(s, copy_of(p), p.current() + 1, false);
   track(s, "narration.next");
   char counter[32];
