@@ -54,6 +54,10 @@ const char* role_name(Role r) {
       return "live";
     case Role::status:
       return "status";
+    case Role::figure:
+      return "figure";
+    case Role::table:
+      return "table";
   }
   return "text";
 }
@@ -84,8 +88,16 @@ struct Item {
   ImVec2 group;      // where the root's child window holding it begins (the root's own: the item itself)
 };
 
+struct Figure {
+  uint32_t id = 0, root = 0;
+  ImRect bb;
+  ImVec2 group;
+  std::string title, summary, table;
+};
+
 struct Collector {
   bool on = false;
+  std::vector<Figure> figures;
   std::vector<Item> items;
   std::unordered_map<uint32_t, size_t> at;
   bool has_next_role = false, has_next_name = false;
@@ -170,6 +182,7 @@ void begin_frame() {
   c.on = true;
   c.items.clear();
   c.at.clear();
+  c.figures.clear();
   c.has_next_role = c.has_next_name = c.has_spoken = false;
   c.main = 0;
   hooks::item_sink() = {.add = on_add, .info = on_info};
@@ -227,6 +240,24 @@ void next_name(const std::string& name) {
   Collector& c = col();
   c.has_spoken = true;
   c.spoken = name;
+}
+
+bool collecting() { return col().on; }
+
+void figure(const std::string& title, const std::string& summary, const std::string& table_tsv, float x0, float y0,
+            float x1, float y1) {
+  Collector& c = col();
+  ImGuiWindow* w = GImGui->CurrentWindow;
+  if (!c.on || !w) return;
+  Figure f;
+  f.root = w->RootWindow ? w->RootWindow->ID : w->ID;
+  f.id = ImHashStr(title.c_str(), 0, ImHashStr("figure", 0, f.root));
+  for (const Figure& o : c.figures)
+    if (o.id == f.id) return;  // drawn twice in one frame (a window's second pass): the first is kept
+  f.bb = ImRect(x0, y0, x1, y1);
+  f.group = group_of(w, f.bb.Min);
+  f.title = title, f.summary = summary, f.table = table_tsv;
+  c.figures.push_back(std::move(f));
 }
 
 void next_item(Role r, const std::string& name, const std::string& value) {
@@ -398,6 +429,20 @@ Tree end_frame(const std::string& narration, const std::string& status) {
     std::vector<Node> in;
     std::vector<ImVec2> groups;
     for (const Item* it : controls) in.push_back(node_of(*it)), groups.push_back(it->group);
+    // A chart is a figure (read where it is drawn) holding its data as a table over the drawing.
+    std::map<uint32_t, Node> tables;
+    for (const Figure& f : c.figures) {
+      if (f.root != w->ID) continue;
+      Node n;
+      n.id = f.id, n.parent = w->ID, n.role = Role::figure, n.name = f.title, n.value = f.summary;
+      n.x = int(std::lround(f.bb.Min.x)), n.y = int(std::lround(f.bb.Min.y));
+      n.w = int(std::lround(f.bb.GetWidth())), n.h = int(std::lround(f.bb.GetHeight()));
+      Node table = n;
+      table.id = ImHashStr("table", 0, f.id), table.parent = f.id, table.role = Role::table;
+      table.name = f.title + ": data", table.value = f.table;
+      tables[f.id] = std::move(table);
+      in.push_back(std::move(n)), groups.push_back(f.group);
+    }
     add_text(w, controls, in, groups);
     // Reading order: column by column (group_of), then rows top to bottom (a row is 4 px: a label and its
     // control share one), then left to right.
@@ -431,7 +476,9 @@ Tree end_frame(const std::string& narration, const std::string& status) {
         t.nodes.push_back(l);
       }
       if (c) in[i].parent = c;
+      const uint32_t id = in[i].id;
       t.nodes.push_back(std::move(in[i]));
+      if (auto tb = tables.find(id); tb != tables.end()) t.nodes.push_back(std::move(tb->second));
     }
   }
   if (!narration.empty()) {

@@ -36,7 +36,9 @@ enum class Role : uint8_t {
   field,
   text,
   live,
-  status
+  status,
+  figure,  // a chart: its name the title, its value the engine's one-sentence summary (core/chart_data.h)
+  table    // a chart's data, a figure's child: its value the table as tab-separated lines, the header first
 };
 const char* role_name(Role r);  // "region", "button", ... (the names the page's mirror reads)
 
@@ -83,6 +85,13 @@ void next_role(Role r, int checked = -1);
 void next_item(Role r, const std::string& name, const std::string& value);
 void mark_main(const std::string& title);  // the window being drawn holds the chapter's content
 void next_name(const std::string& name);   // the next item's name, where its label is hidden or says less
+// Whether this frame's tree is being collected (what a chart's text alternative costs is paid only then).
+bool collecting();
+// A chart drawn in the current window over (x0, y0)-(x1, y1): a figure named `title` whose value is
+// `summary`, holding its data as a table (`table_tsv`: core/chart_data.h to_tsv). A title is its id in its
+// window: the same chart keeps its node from frame to frame.
+void figure(const std::string& title, const std::string& summary, const std::string& table_tsv, float x0, float y0,
+            float x1, float y1);
 
 // --- Actions (the page's mirror, a test) ---
 // Each applies on the next frame: press() clicks the control as keyboard activation would (ImGui's

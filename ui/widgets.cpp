@@ -342,6 +342,11 @@ void same_line_if_fits_button(const char* label) {
   same_line_if_fits(ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x);
 }
 
+void describe_chart(const ChartData& d, ImVec2 min, ImVec2 max) {
+  if (!access::collecting()) return;
+  access::figure(d.title, chart_summary(d), to_tsv(chart_table(d)), min.x, min.y, max.x, max.y);
+}
+
 Panes two_panes(float first_w, float second_min_w, float h, float stacked_share) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = ImGui::GetStyle().ItemSpacing.x;

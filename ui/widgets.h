@@ -2,6 +2,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "core/chart_data.h"
 #include "ui/explorer.h"
 
 #include <imgui.h>
@@ -141,6 +142,11 @@ void same_line_if_fits(const char* text);
 void same_line_if_fits_item(const char* label);
 void same_line_if_fits_button(const char* label);
 void same_line_if_fits_checkbox(const char* label);
+
+// A chart's text alternative (WCAG 1.1.1) for the drawing just made over `min`-`max`: the engine's summary of
+// `d` and its data as a table, given to the accessibility tree as a figure. Costs nothing on a frame whose
+// tree is not collected.
+void describe_chart(const ChartData& d, ImVec2 min, ImVec2 max);
 
 // Two panes (child windows) side by side while the view holds the first's width and the second's minimum beside
 // it; stacked otherwise, the first taking `stacked_share` of the height (a page zoomed to 200 %, a phone:

@@ -126,6 +126,13 @@ mergeInto(LibraryManager.library, {
       } else if (role === 'tablist' || role === 'listbox') {
         el = document.createElement('div');  // a container of tabs or options (ARIA requires it), not pressed
         el.setAttribute('role', role);
+      } else if (role === 'figure') {
+        // A chart: its caption says what it is and what it shows (the engine's summary, core/chart_data.h),
+        // its data is the table inside it.
+        el = document.createElement('figure');
+        el.appendChild(document.createElement('figcaption'));
+      } else if (role === 'table') {
+        el = document.createElement('table');
       } else if (role === 'text') {
         el = document.createElement('p');
       } else if (role === 'live' || role === 'status') {
@@ -141,7 +148,7 @@ mergeInto(LibraryManager.library, {
         if (role === 'checkbox') el.setAttribute('role', 'checkbox');
         if (role === 'radio') el.setAttribute('role', 'radio');
       }
-      const container = role === 'region' || role === 'tablist' || role === 'listbox';
+      const container = role === 'region' || role === 'tablist' || role === 'listbox' || role === 'figure';
       if (!container && role !== 'live' && role !== 'status') el.classList.add('n');
       if (role === 'combo') el.setAttribute('aria-haspopup', 'listbox');
       el.id = 'a11y-' + id;
@@ -161,7 +168,7 @@ mergeInto(LibraryManager.library, {
       if (o.op === 'order') {
         const p = o.id === 0 ? root : nodes.get(o.id) && nodes.get(o.id).el;
         if (!p) continue;
-        const first = p.tagName === 'SECTION' ? 1 : 0;  // a region's heading stays first
+        const first = p.tagName === 'SECTION' || p.tagName === 'FIGURE' ? 1 : 0;  // a heading or caption stays first
         let i = first;
         for (const id of o.ids) {
           const e = nodes.get(id);
@@ -183,7 +190,30 @@ mergeInto(LibraryManager.library, {
         const p = e.parent === 0 ? root : nodes.get(e.parent) && nodes.get(e.parent).el;
         if (p && el.parentNode !== p) p.appendChild(el);
       }
-      if ('name' in o) {
+      if ('name' in o) e.name = o.name;
+      if ('value' in o) e.value = o.value;
+      if (e.role === 'figure' && ('name' in o || 'value' in o)) {
+        el.firstChild.textContent = (e.name || '') + (e.value ? ': ' + e.value : '');
+      } else if (e.role === 'table' && ('name' in o || 'value' in o)) {
+        // The data as tab-separated lines, the header first: rebuilt only when it changed.
+        const lines = (e.value || '').split('\n');
+        el.replaceChildren();
+        const caption = document.createElement('caption');
+        caption.textContent = e.name || '';
+        el.appendChild(caption);
+        const head = document.createElement('thead'), body = document.createElement('tbody');
+        lines.forEach((line, i) => {
+          const tr = document.createElement('tr');
+          line.split('\t').forEach((text, k) => {
+            const c = document.createElement(i === 0 || k === 0 ? 'th' : 'td');  // a row's x names it
+            if (i === 0 || k === 0) c.scope = i === 0 ? 'col' : 'row';
+            c.textContent = text;
+            tr.appendChild(c);
+          });
+          (i === 0 ? head : body).appendChild(tr);
+        });
+        el.append(head, body);
+      } else if ('name' in o) {
         if (e.role === 'region') el.firstChild.textContent = o.name;
         else if (e.role === 'text') el.textContent = o.name;
         else if (e.role === 'live' || e.role === 'status') attr(el, 'aria-label', o.name);

@@ -104,6 +104,26 @@ try {
     if (!/^\d+ nodes?$/.test(after.text || "")) fail(`the slider's value text reads '${after.text}'`);
   }
 
+  // A chart is a figure whose caption is the engine's one-sentence summary, holding its data as a table with
+  // header cells (WCAG 1.1.1): the perf panel's memory bar.
+  const chart = await page.evaluate(() => {
+    const f = [...document.querySelectorAll("#a11y figure")].find((e) =>
+      e.firstChild.textContent.startsWith("Memory per GPU"));
+    const t = f && f.querySelector("table");
+    return f && { caption: f.firstChild.textContent, rows: t ? t.querySelectorAll("tbody tr").length : 0,
+                  cols: t ? [...t.querySelectorAll("thead th[scope=col]")].map((c) => c.textContent) : [] };
+  });
+  if (!chart) fail("the perf panel's memory bar is not a figure in the mirror");
+  else {
+    console.log(`chart: ${chart.caption} (${chart.rows} rows)`);
+    if (!/ GiB in all; the largest is /.test(chart.caption)) fail(`the memory figure's caption reads '${chart.caption}'`);
+    if (chart.cols.join("|") !== "part|Memory per GPU (GiB)") fail(`the memory table's header is ${chart.cols}`);
+    if (chart.rows < 3) fail(`the memory table has ${chart.rows} rows`);
+  }
+  ax = await axTree();
+  for (const role of ["figure", "table", "columnheader", "rowheader"])
+    if (!ax.some((n) => n.role === role)) fail(`no ${role} in the accessibility tree of the perf panel`);
+
   // A scenario step's narration is in a polite live region.
   await page.goto(`${origin}/index.html?scenario=dgx1-2016&step=2`);
   await page.waitForFunction(appReady, null, { timeout: 90000 });

@@ -2,6 +2,7 @@
 // role and a name a screen reader can say, sliders their value and range; the chapters, the narration and
 // the status message are there; a press or a new value from the mirror reaches the app as a click or a
 // confirmed entry would; and a still frame changes nothing in the page's DOM.
+#include "core/format.h"
 #include "tests/ui/headless.h"
 #include "ui/access.h"
 
@@ -20,7 +21,7 @@ namespace {
 
 bool is_control(const Node& n) {
   return n.role != Role::region && n.role != Role::tablist && n.role != Role::listbox && n.role != Role::text &&
-         n.role != Role::live && n.role != Role::status;
+         n.role != Role::live && n.role != Role::status && n.role != Role::figure && n.role != Role::table;
 }
 
 // The controls of the last frame, as "role 'name'" for a failure message.
@@ -319,4 +320,67 @@ TEST(Access, TrainingProgressIsAnnouncedNowAndThen) {
     ++running;
   }
   EXPECT_GE(running, 1) << "the run's progress was never said";
+}
+
+// A chart's text alternative (WCAG 1.1.1): every chart drawn is a figure named by its title whose value is the
+// engine's one-sentence summary, followed by its data as a table (header line first) over the drawing. The
+// perf panel's memory bar sums to the estimate's total; the lab's loss curve ends at the run's last loss.
+TEST(Access, EveryChartIsAFigureWithASummaryAndItsData) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  h.frame(app);
+  std::set<std::string> seen;
+  // Each figure is followed by its table, a child of it, with a header and at least one row.
+  auto check_figures = [&](const std::string& chapter) {
+    const auto& nodes = app.access_tree().nodes;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node& n = nodes[i];
+      if (n.role != Role::figure) continue;
+      seen.insert(n.name);
+      EXPECT_FALSE(n.name.empty()) << chapter;
+      EXPECT_FALSE(n.value.empty()) << chapter << ": " << n.name;
+      EXPECT_EQ(n.value.back(), '.') << chapter << ": " << n.name << ": " << n.value;
+      ASSERT_LT(i + 1, nodes.size()) << chapter << ": " << n.name;
+      const Node& t = nodes[i + 1];
+      EXPECT_EQ(t.role, Role::table) << chapter << ": " << n.name;
+      EXPECT_EQ(t.parent, n.id) << chapter << ": " << n.name;
+      if (n.value != "No data.") {
+        EXPECT_NE(t.value.find('\n'), std::string::npos) << chapter << ": " << n.name;
+      }
+      EXPECT_GT(t.w, 0) << chapter << ": " << n.name;
+    }
+  };
+  for (const auto& p : mc::ui::panel_registry()) {
+    app.state().active_panel = p.id;
+    for (int f = 0; f < 400 && (f < 4 || mc::ui::panels_busy(app.state())); ++f) h.frame(app);
+    h.frame(app);
+    check_figures(p.id);
+  }
+  for (const char* expected : {"Memory per GPU", "Time of one iteration", "Pipeline schedule"})
+    EXPECT_TRUE(seen.count(expected)) << "no figure '" << expected << "'";
+
+  // The memory bar: its parts sum to the estimate's total, in GiB as the panel writes it.
+  app.state().active_panel = "perf";
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  const Node* mem = app.access_tree().find("Memory per GPU", Role::figure);
+  ASSERT_NE(mem, nullptr);
+  const double total_gib = app.state().perf.estimate.memory.total / double(1ull << 30);
+  EXPECT_NE(mem->value.find(", " + mc::format_count(total_gib, 3) + " GiB in all"), std::string::npos) << mem->value;
+
+  // The loss curve after a short run: it starts at step 1 and ends at the run's last loss.
+  app.state().active_panel = "lab";
+  h.frame(app);
+  app.state().lab.config.steps = 30;
+  app.state().lab.running = true;
+  for (int f = 0; f < 20000 && mc::ui::panels_busy(app.state()); ++f) h.frame(app);
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  const auto& losses = app.state().lab.shown.report.losses;
+  ASSERT_EQ(losses.size(), 30u);
+  const Node* loss = app.access_tree().find("Training loss", Role::figure);
+  ASSERT_NE(loss, nullptr);
+  EXPECT_NE(loss->value.find(" at step 1 to " + mc::format_count(losses.back(), 3) + " nats/byte at step 30"),
+            std::string::npos)
+      << loss->value;
+  check_figures("lab");
 }

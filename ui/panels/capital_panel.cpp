@@ -323,6 +323,21 @@ void draw_waterfall(ExplorerState& s, const Catalog& cat, capital::WaterfallConf
     dl->AddRectFilled(ImVec2(x0, top - hgt), ImVec2(x1, top), np_col);
     if (y % 3 == 0) dl->AddText(ImVec2(x0, a.y), axis, std::to_string(r.years[y].year).c_str());
   }
+  {  // its data: each year's profit split by who receives it, in percent of that year's profit
+    ChartData d{.title = "Who receives each year's profit", .x_name = "year"};
+    for (const capital::Holder& h : c.holders) d.series.push_back({h.name, "%", {}});
+    d.series.push_back({"Nonprofit", "%", {}});
+    for (size_t y = 0; y < n; ++y) {
+      const double p = std::max(r.years[y].profit_usd, 1e-9);
+      char year[16];
+      std::snprintf(year, sizeof year, "%d", r.years[y].year);
+      d.x_labels.push_back(year);
+      for (size_t i = 0; i < c.holders.size(); ++i)
+        d.series[i].y.push_back(i < r.years[y].to_holder_usd.size() ? 100 * r.years[y].to_holder_usd[i] / p : 0.0);
+      d.series.back().y.push_back(100 * r.years[y].to_nonprofit_usd / p);
+    }
+    describe_chart(d, a, b);
+  }
   if (n > 0)  // the chart's years and profits in words, as the narration beside it quotes them
     wrapped_text(true,
                  "Each bar one year's profit (100%%) split by who receives it: %s in %d, growing %.2fx a year to %s "

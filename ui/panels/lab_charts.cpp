@@ -3,6 +3,7 @@
 #include "ui/panels/lab_charts.h"
 
 #include "core/format.h"
+#include "ui/widgets.h"
 
 #include <algorithm>
 #include <cmath>
@@ -117,6 +118,10 @@ void lab_loss_chart(const char* id, const std::vector<LabCurve>& curves, int ste
       f.dl->AddPolyline(pts.data(), int(pts.size()), series_color(int(ci), now ? 1.0f : 0.7f), 0, now ? 2.0f : 1.3f);
     f.dl->AddText(ImVec2(R - 260, T + 16 + 14 * float(ci)), series_color(int(ci)), c.label.c_str());
   }
+  ChartData d{.title = "Training loss", .x_name = "step"};
+  for (size_t i = 0; i < n; ++i) d.x.push_back(double(i + 1));
+  for (const auto& c : curves) d.series.push_back({c.label, "nats/byte", c.losses});
+  describe_chart(d, f.p0, f.p1);
 }
 
 void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size) {
@@ -162,6 +167,19 @@ void lab_memory_bars(const std::vector<train::WorkerMemory>& mem, ImVec2 size) {
     x += 18 + ImGui::CalcTextSize(shown[k]).x;
   }
   if (more[0]) f.dl->AddText(ImVec2(x + 8, f.p1.y - 17), IM_COL32(150, 150, 160, 255), more);
+  // Its data: each worker's parts, in kB (the lab's model is small).
+  ChartData d{.title = "Memory per worker", .x_name = "worker"};
+  for (int k = 0; k < 5; ++k) d.series.push_back({names[k], "kB", {}});
+  for (size_t i = 0; i < mem.size(); ++i) {
+    const auto& m = mem[i];
+    char name[24];
+    std::snprintf(name, sizeof name, "w%zu", i);  // not "w" + to_string: GCC 12 warns falsely (PR 105329)
+    d.x_labels.push_back(name);
+    const double parts[5] = {m.params_bytes, m.grads_bytes, m.optimizer_bytes, m.transient_peak_bytes,
+                             m.activations_peak_bytes};
+    for (int k = 0; k < 5; ++k) d.series[size_t(k)].y.push_back(parts[k] / 1e3);
+  }
+  describe_chart(d, f.p0, f.p1);
 }
 
 void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 size) {
@@ -183,6 +201,20 @@ void lab_schedule(const std::vector<train::PipelineOp>& ops, int stages, ImVec2 
     std::snprintf(buf, sizeof buf, "%c%d", o.backward ? 'B' : 'F', o.micro_batch);
     if (cw > 18) f.dl->AddText(ImVec2(x0 + 3, y0 + 2), IM_COL32_WHITE, buf);
   }
+  // Its data: each stage's forward and backward passes and idle ticks of the step (the idle ones: the bubble).
+  ChartData d{.title = "Pipeline schedule of the step, " + std::to_string(ticks) + " ticks", .x_name = "stage"};
+  d.series = {{"forward", "ticks", std::vector<double>(size_t(std::max(stages, 0)))},
+              {"backward", "ticks", std::vector<double>(size_t(std::max(stages, 0)))},
+              {"idle", "ticks", std::vector<double>(size_t(std::max(stages, 0)), double(ticks))}};
+  for (const auto& o : ops)
+    if (o.stage >= 0 && o.stage < stages)
+      d.series[o.backward ? 1 : 0].y[size_t(o.stage)] += 1, d.series[2].y[size_t(o.stage)] -= 1;
+  for (int s = 0; s < stages; ++s) {
+    char name[16];
+    std::snprintf(name, sizeof name, "st %d", s);
+    d.x_labels.push_back(name);
+  }
+  describe_chart(d, f.p0, f.p1);
 }
 
 void lab_message_graph(const train::TrainerReport& t, ImVec2 size, double replay) {
@@ -365,6 +397,22 @@ void lab_scaling_chart(const train::ScalingResult& r, ImVec2 size) {
     f.dl->AddText(ImVec2(tx(r.target.compute_flops) - 50, ty(r.target.loss) + 8), IM_COL32(120, 230, 120, 255),
                   "trained");
   }
+  // Its data: each run's compute and held-out loss, the fit's value at each, and the larger run last.
+  ChartData d{.title = "Scaling sweep", .x_name = "training compute", .x_unit = "FLOP"};
+  ChartSeries measured{"held-out loss", "nats/byte", {}}, fit{"fit L(C)", "nats/byte", {}};
+  for (const auto& p : r.points) {
+    d.x.push_back(p.compute_flops);
+    measured.y.push_back(p.loss);
+    fit.y.push_back(r.fitted ? r.fit_compute(p.compute_flops) : NAN);
+  }
+  if (r.fitted || r.target_trained) {
+    d.x.push_back(r.target.compute_flops);
+    measured.y.push_back(r.target_trained ? r.target.loss : NAN);
+    fit.y.push_back(r.fitted ? r.predicted_loss : NAN);
+  }
+  d.series.push_back(std::move(measured));
+  if (r.fitted) d.series.push_back(std::move(fit));
+  describe_chart(d, f.p0, f.p1);
 }
 
 }  // namespace mc::ui

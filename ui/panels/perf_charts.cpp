@@ -1,6 +1,8 @@
 // perf_charts.cpp - see perf_charts.h.
 #include "ui/panels/perf_charts.h"
 
+#include "ui/widgets.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -17,7 +19,7 @@ unsigned part_color(int i) {
 }
 
 void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale_max, double limit,
-                 const char* limit_label, const char* unit_fmt, float height) {
+                 const char* limit_label, const char* unit_fmt, float height, const char* title, const char* unit) {
   const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x);
   // The limit's label sits on a line of its own above the bar, not over the text before it ("(fits)").
   const float label_h = limit > 0 && limit_label ? ImGui::GetTextLineHeight() : 0.0f;
@@ -28,6 +30,12 @@ void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale
   const float mx = ImGui::GetIO().MousePos.x;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + height), IM_COL32(40, 40, 46, 255));
+  if (title) {  // its parts as a table, the ones drawn (a part of 0 draws nothing)
+    ChartData d{.title = title, .x_name = "part", .series = {{title, unit, {}}}};
+    for (const auto& part : parts)
+      if (part.value > 0) d.x_labels.push_back(part.label), d.series[0].y.push_back(part.value);
+    describe_chart(d, p0, ImVec2(p0.x + width, p0.y + height));
+  }
   if (scale_max <= 0) return;
   // Where the limit's line crosses the bar: a part's name is never drawn across it (the HBM line ran through
   // "activations").
@@ -117,6 +125,21 @@ void pipeline_gantt(const std::vector<perf::PipelineOp>& ops, int stages, float 
                         op.end_s * 1e3);
   }
   for (int st = 0; st < stages; ++st) flush(st);
+  // Its data: each stage's forward and backward time and its idle time (the bubble) in the iteration.
+  ChartData d{.title = "Pipeline schedule", .x_name = "stage"};
+  d.series = {{"forward", "ms", std::vector<double>(size_t(stages))},
+              {"backward", "ms", std::vector<double>(size_t(stages))},
+              {"idle", "ms", std::vector<double>(size_t(stages))}};
+  for (const auto& op : ops)
+    if (op.stage >= 0 && op.stage < stages)
+      d.series[op.backward ? 1 : 0].y[size_t(op.stage)] += 1e3 * (op.end_s - op.start_s);
+  for (int st = 0; st < stages; ++st) {
+    char name[16];
+    std::snprintf(name, sizeof name, "s%d", st);  // not "s" + to_string: GCC 12 warns falsely (PR 105329)
+    d.x_labels.push_back(name);
+    d.series[2].y[size_t(st)] = std::max(0.0, 1e3 * end - d.series[0].y[size_t(st)] - d.series[1].y[size_t(st)]);
+  }
+  describe_chart(d, p0, ImVec2(p0.x + width, p0.y + height));
 }
 
 }  // namespace mc::ui

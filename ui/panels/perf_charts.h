@@ -15,8 +15,10 @@ struct BarPart {
   double value;
   unsigned color;  // IM_COL32
 };
+// `title` (and the parts' `unit`) names the bar for its text alternative (widgets.h describe_chart).
 void stacked_bar(const char* id, const std::vector<BarPart>& parts, double scale_max, double limit,
-                 const char* limit_label, const char* unit_fmt, float height);
+                 const char* limit_label, const char* unit_fmt, float height, const char* title = nullptr,
+                 const char* unit = "");
 
 // Gantt of a pipeline timeline: one row per stage, forward passes light, backward dark, chunk by hue.
 // Only micro-batches < max_micro_batches are labelled; the time axis spans the whole iteration.

@@ -690,8 +690,9 @@ void draw_results(ExplorerState& s) {
                               {"activations", e.memory.activations / gib, part_color(3)}};
   // ZeRO-3 and FSDP: the whole weights and gradients of the units being computed, on top of the shards.
   if (e.memory.gathered > 0) mem.push_back({"gathered", e.memory.gathered / gib, part_color(4)});
+  const std::string mem_title = "Memory per " + w.one;
   stacked_bar("##mem", mem, std::max(e.memory.total, e.hbm_bytes) / gib * 1.05, e.hbm_bytes / gib, "HBM", "%.1f GiB",
-              26);
+              26, mem_title.c_str(), "GiB");
   for (size_t i = 0; i < mem.size(); ++i) {
     char label[64];
     std::snprintf(label, sizeof label, "%s %s", mem[i].label, format_gib(mem[i].value * gib).c_str());
@@ -717,7 +718,7 @@ void draw_results(ExplorerState& s) {
                              {"cp comm", T.cp_comm, part_color(3)},     {"pp comm", T.pp_comm, part_color(4)},
                              {"dp comm", T.dp_comm, part_color(2)},     {"bubble", T.bubble, part_color(5)},
                              {"optimizer", T.optimizer, part_color(6)}, {"host copies", T.offload, part_color(7)}};
-  stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26);
+  stacked_bar("##time", tb, T.total, 0, "", "%.3f s", 26, "Time of one iteration", "s");
   // The parts in seconds, coloured as their bars (as narrations quote them: "0.54 s of it is dp comm").
   for (size_t i = 0, shown = 0; i < tb.size(); ++i) {
     if (tb[i].value <= 0) continue;

@@ -142,6 +142,19 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
   }
   const float xt = g.x(std::min(t, a.total_s));
   dl->AddLine(ImVec2(xt, g.p0.y + 2), ImVec2(xt, ya), IM_COL32(255, 255, 255, 200), 2);
+  // Its data: each stage's time by kind of block over the whole iteration (the idle time is the bubble).
+  ChartData d{.title = "Pipeline timeline, " + format_seconds(a.total_s), .x_name = "stage"};
+  d.series = {{"forward", "ms", {}}, {"backward", "ms", {}}, {"send", "ms", {}}, {"idle", "ms", {}}};
+  for (size_t st = 0; st < a.rows.size(); ++st) {
+    char name[32];
+    std::snprintf(name, sizeof name, "stage %zu", st);
+    d.x_labels.push_back(name);
+    double by[4] = {0, 0, 0, 0};
+    static_assert(int(sim::PipeBlockKind::idle) == 3, "the series above are in PipeBlockKind order");
+    for (const sim::PipeBlock& b : a.rows[st]) by[int(b.kind)] += 1e3 * (b.t_end_s - b.t_start_s);
+    for (int k = 0; k < 4; ++k) d.series[size_t(k)].y.push_back(by[k]);
+  }
+  describe_chart(d, g.p0, ImVec2(g.p0.x + size.x, g.p0.y + size.y));
 }
 
 // ---- the controls and figures ------------------------------------------------------------------------

@@ -168,6 +168,19 @@ void timeline(ExplorerState& s, const sim::RunReport& r) {
     const double t = (ImGui::GetIO().MousePos.x - p0.x) / w * days;
     ImGui::SetTooltip("day %.2f", t);
   }
+  // Its data: the share done at each checkpoint (what a restart goes back to); the interruptions counted in
+  // the title.
+  int failures = 0;
+  ChartData d{.title = "", .x_name = "day", .series = {{"training done", "%", {}}}};
+  for (const sim::RunEvent& e : r.events) {
+    failures += e.kind == sim::RunEvent::failure;
+    if (e.kind != sim::RunEvent::checkpoint && e.kind != sim::RunEvent::done) continue;
+    d.x.push_back(e.t_s / 86400);
+    d.series[0].y.push_back(100 * e.progress);
+  }
+  d.title = "Training progress over " + format_count(days, 3) + " days, " + std::to_string(failures) +
+            (failures == 1 ? " interruption" : " interruptions");
+  describe_chart(d, p0, ImVec2(p0.x + w, p0.y + h + 20));
 }
 
 // A refusal of what "One iteration, event by event" sets (the machine, the layout, the NIC, a straggler) is

@@ -12,6 +12,7 @@
 #include "catalog/accelerator.h"
 #include "core/format.h"
 #include "sim/sim.h"
+#include "ui/access.h"
 #include "ui/explorer.h"
 #include "ui/screen_basis.h"
 #include "ui/widgets.h"
@@ -410,6 +411,22 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
                           format_quantity(sp.end_s, "s").c_str(), format_quantity(sp.end_s - sp.start_s, "s").c_str());
       }
     }
+  }
+  if (access::collecting()) {  // its data: each row's time by kind over the whole iteration
+    ChartData d{.title = "One iteration GPU by GPU, " + format_seconds(T), .x_name = "GPU"};
+    d.series = {{"computing", "s", {}}, {"communicating", "s", {}}, {"waiting", "s", {}}, {"optimizer", "s", {}}};
+    for (const GanttRow& row : v.gantt) {
+      d.x_labels.push_back(row.label);
+      double by[4] = {0, 0, 0, 0};
+      for (const auto* list : {&row.spans, &row.side})
+        for (const GanttSpan& sp : *list) {
+          const std::string_view k = kGanttKinds[sp.kind];
+          const int i = k == "forward" || k == "backward" ? 0 : k == "optimizer" ? 3 : k.ends_with("_wait") ? 2 : 1;
+          by[i] += sp.end_s - sp.start_s;
+        }
+      for (int i = 0; i < 4; ++i) d.series[size_t(i)].y.push_back(by[i]);
+    }
+    describe_chart(d, p0, ImVec2(p0.x + label_w + width, p0.y + height));
   }
 }
 

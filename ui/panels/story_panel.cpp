@@ -88,6 +88,17 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
       sourced_tooltip(cat, *r.flops_value);
     }
   }
+  // Its data: each run's compute beside the trend line's in the run's year.
+  ChartData d{.title = std::string("Training compute by year, the trend ") + doubling, .x_name = "run"};
+  d.series = {{"training compute", "PF-days", {}}, {"trend line", "PF-days", {}}};
+  for (const auto& r : runs) {
+    char year[16];
+    std::snprintf(year, sizeof year, " (%.0f)", std::floor(r.year));
+    d.x_labels.push_back(r.name.substr(0, r.name.find(" (")) + year);
+    d.series[0].y.push_back(capital::flops_to_pf_days(r.flops));
+    d.series[1].y.push_back(capital::flops_to_pf_days(t.flops_at(r.year)));
+  }
+  describe_chart(d, p0, p1);
 }
 
 // The numbers behind the line, in words above the chart (the trend's scenario quotes them): the post's
