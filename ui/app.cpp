@@ -271,8 +271,15 @@ void App::publish_access() {
   const uint64_t shape = access::frame_shape();
   // Long work's progress (Panel::progress) as a status message: news of a new kind at once (it started,
   // finished, stopped), the same kind at most every kProgressEveryS.
+  // A scenario's step computing (it trains or simulates before its narration is shown) comes first: the
+  // chapter on screen is the step's, and what it waits for is the step.
   std::string progress;
-  if (const Panel* p = find_panel(s_.active_panel); p && p->progress) progress = p->progress(s_);
+  if (const auto& job = s_.scenarios.job; job && job->work) {
+    progress = "Computing step " + std::to_string(job->target + 1) + " of " + std::to_string(job->work->step_count()) +
+               ": " + std::to_string(int(std::lround(100 * job->progress()))) + " %";
+  } else if (const Panel* p = find_panel(s_.active_panel); p && p->progress) {
+    progress = p->progress(s_);
+  }
   const auto kind = [](const std::string& t) { return t.substr(0, t.find(':')); };
   const double now = ImGui::GetTime();
   const bool progress_due = progress != progress_said_ && (progress.empty() || kind(progress) != kind(progress_said_) ||

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 using mc::test::assets;
@@ -383,4 +384,39 @@ TEST(Access, EveryChartIsAFigureWithASummaryAndItsData) {
             std::string::npos)
       << loss->value;
   check_figures("lab");
+}
+
+// The other long work is announced too: a scenario's step while it computes (it trains the lab before its
+// narration is shown: "Computing step 9 of 12: 40 %") and the iteration simulation of the whole machine.
+TEST(Access, AScenarioStepAndASimulationAnnounceTheirProgress) {
+  Headless h(1440, 900);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  h.frame(app);
+  std::vector<std::string> said;
+  const auto watch = [&](int frames, const std::function<bool()>& done) {
+    for (int f = 0; f < frames && !done(); ++f) {
+      h.frame(app);
+      const Node* n = app.access_tree().find("Progress", Role::status);
+      const std::string now = n ? n->value : "";
+      if (said.empty() || now != said.back()) said.push_back(now);
+    }
+  };
+  app.state().scenarios.request_id = "turing-nlg-zero-2020";
+  app.state().scenarios.request_step = 8;  // 0-based: the link's step=9, which trains the lab
+  watch(200000, [&] {
+    return app.state().scenarios.player && !app.state().scenarios.job && !mc::ui::panels_busy(app.state());
+  });
+  ASSERT_TRUE(app.state().scenarios.player);
+  const int steps = app.state().scenarios.player->step_count();
+  const std::string step = "Computing step 9 of " + std::to_string(steps) + ": ";
+  EXPECT_TRUE(std::any_of(said.begin(), said.end(), [&](const std::string& s) { return s.rfind(step, 0) == 0; }))
+      << "never said '" << step << "...'; said " << testing::PrintToString(said);
+
+  said.clear();
+  app.state().active_panel = "sim";
+  watch(200000, [&] { return said.size() > 1 && !mc::ui::panels_busy(app.state()); });
+  EXPECT_TRUE(std::any_of(said.begin(), said.end(), [](const std::string& s) {
+    return s.rfind("Simulating one iteration: ", 0) == 0;
+  })) << testing::PrintToString(said);
 }

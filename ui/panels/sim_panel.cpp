@@ -706,6 +706,12 @@ PanelRegistrar reg{{.id = "sim",
                     },
                     .needs_catalog = true,
                     .busy = [](const ExplorerState& s) { return bool(s.sim.iteration_job); },
+                    .progress =
+                        [](const ExplorerState& s) {
+                          if (!s.sim.iteration_job) return std::string();
+                          return "Simulating one iteration: " +
+                                 std::to_string(int(std::lround(100 * s.sim.iteration_job->progress()))) + " %";
+                        },
                     // The simulated machine and its faults (the run panel shares it).
                     .address = {{"simulate", [](const ExplorerState& s) { return default_config(s, "simulate"); },
                                  [](const ExplorerState& s) { return sim::to_json(s.sim.config); },
