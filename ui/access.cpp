@@ -95,9 +95,16 @@ struct Figure {
   std::string title, summary, table;
 };
 
+struct TableMark {
+  uint32_t table = 0, root = 0;  // ImGui's table id (looked up again at the frame's end), its window's root
+  ImVec2 group;
+  std::string title;
+};
+
 struct Collector {
   bool on = false;
   std::vector<Figure> figures;
+  std::vector<TableMark> tables;
   std::vector<Item> items;
   std::unordered_map<uint32_t, size_t> at;
   bool has_next_role = false, has_next_name = false;
@@ -183,6 +190,7 @@ void begin_frame() {
   c.items.clear();
   c.at.clear();
   c.figures.clear();
+  c.tables.clear();
   c.has_next_role = c.has_next_name = c.has_spoken = false;
   c.main = 0;
   hooks::item_sink() = {.add = on_add, .info = on_info};
@@ -258,6 +266,18 @@ void figure(const std::string& title, const std::string& summary, const std::str
   f.group = group_of(w, f.bb.Min);
   f.title = title, f.summary = summary, f.table = table_tsv;
   c.figures.push_back(std::move(f));
+}
+
+void table(const std::string& title) {
+  Collector& c = col();
+  const ImGuiTable* t = ImGui::GetCurrentTable();
+  ImGuiWindow* w = GImGui->CurrentWindow;
+  if (!c.on || !t || !w) return;
+  TableMark m;
+  m.table = t->ID, m.root = w->RootWindow ? w->RootWindow->ID : w->ID;
+  m.group = group_of(t->OuterWindow ? t->OuterWindow : w, t->OuterRect.Min);
+  m.title = title;
+  c.tables.push_back(std::move(m));
 }
 
 void next_item(Role r, const std::string& name, const std::string& value) {
@@ -338,12 +358,11 @@ std::string region_name(const ImGuiWindow* w) {
 }
 
 // The text lines of a window that are not inside one of its controls (a button's label is its name).
-void add_text(const ImGuiWindow* root, const std::vector<const Item*>& controls, std::vector<Node>& out,
-              std::vector<ImVec2>& groups) {
+void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, const std::vector<const Item*>& controls,
+              const std::vector<ImRect>& tables, std::vector<Node>& out, std::vector<ImVec2>& groups) {
   std::map<const ImDrawList*, const ImGuiWindow*> owner;
   for (const ImGuiWindow* w : GImGui->Windows)
     if (w->RootWindow == root) owner[w->DrawList] = w;
-  const std::vector<DrawnLine> lines = drawn_lines(window_draw_lists(root));
   uint32_t k = 0;
   for (const DrawnLine& line : lines) {
     std::string text;
@@ -360,6 +379,7 @@ void add_text(const ImGuiWindow* root, const std::vector<const Item*>& controls,
     const ImVec2 mid = box.GetCenter();
     bool in_control = false;
     for (const Item* c : controls) in_control = in_control || c->bb.Contains(mid);
+    for (const ImRect& t : tables) in_control = in_control || t.Contains(mid);  // read as the table's cells
     if (in_control) continue;
     Node n;
     n.id = ImHashData(&k, sizeof k, root->ID), ++k;
@@ -370,6 +390,70 @@ void add_text(const ImGuiWindow* root, const std::vector<const Item*>& controls,
     const auto o = owner.find(line.list);
     groups.push_back(group_of(o == owner.end() ? root : o->second, box.Min));
   }
+}
+
+// A table's cells as tab-separated lines (core/chart_data.h's form): the glyphs drawn inside its rectangle,
+// each in the column whose span holds its centre, a row a drawn line (lines within 2 px are one row). The
+// header is the columns' names; a drawn header row that repeats them is not a row again.
+std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines) {
+  std::vector<int> shown;
+  std::vector<std::string> names;
+  for (int c = 0; c < t.ColumnsCount; ++c) {
+    // Columns hidden or scrolled out of view are left out, as the class sees them (the table says so).
+    if (!t.Columns[c].IsEnabled || !t.Columns[c].IsVisibleX || t.Columns[c].MaxX <= t.Columns[c].MinX) continue;
+    shown.push_back(c);
+    const char* name = ImGui::TableGetColumnName(&t, c);
+    names.push_back(name ? shown_label(name) : std::string());
+  }
+  std::vector<std::pair<float, std::vector<std::string>>> rows;  // (y, cells)
+  for (const DrawnLine& line : lines) {
+    std::vector<std::string> cells(shown.size());
+    float y = -1;
+    for (size_t i = 0; i < line.glyphs.size(); ++i) {
+      const DrawnGlyph& gl = line.glyphs[i];
+      const ImVec2 mid((gl.x0 + gl.x1) / 2, (gl.y0 + gl.y1) / 2);
+      if (!gl.visible || !t.OuterRect.Contains(mid)) continue;
+      for (size_t k = 0; k < shown.size(); ++k) {
+        const ImGuiTableColumn& col = t.Columns[shown[k]];
+        if (mid.x < col.MinX || mid.x >= col.MaxX) continue;
+        const size_t end = i + 1 < line.glyphs.size() ? line.glyphs[i + 1].at : line.text.size();
+        cells[k] += line.text.substr(gl.at, end - gl.at);
+        y = gl.y0;
+        break;
+      }
+    }
+    if (y < 0) continue;
+    for (std::string& cell : cells) {
+      while (!cell.empty() && cell.back() == ' ') cell.pop_back();
+      while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+    }
+    if (!rows.empty() && std::fabs(rows.back().first - y) <= 2) {
+      for (size_t k = 0; k < cells.size(); ++k)
+        if (!cells[k].empty()) rows.back().second[k] += (rows.back().second[k].empty() ? "" : " ") + cells[k];
+    } else {
+      rows.push_back({y, std::move(cells)});
+    }
+  }
+  const bool named = std::any_of(names.begin(), names.end(), [](const std::string& n) { return !n.empty(); });
+  std::string out;
+  auto add = [&](const std::vector<std::string>& cells) {
+    if (!out.empty()) out += '\n';
+    for (size_t k = 0; k < cells.size(); ++k) {
+      if (k > 0) out += '\t';
+      for (char ch : cells[k]) out += ch == '\t' || ch == '\n' ? ' ' : ch;
+    }
+  };
+  size_t first = 0;
+  if (named) {
+    add(names);
+    // The header row ImGui drew (its cells are the names; a name cut by its column's width is shorter).
+    bool header = !rows.empty();
+    for (size_t k = 0; header && k < names.size(); ++k)
+      header = rows.front().second[k].empty() || names[k].rfind(rows.front().second[k], 0) == 0;
+    if (header) first = 1;
+  }
+  for (size_t r = first; r < rows.size(); ++r) add(rows[r].second);
+  return out;
 }
 
 }  // namespace
@@ -443,7 +527,21 @@ Tree end_frame(const std::string& narration, const std::string& status) {
       tables[f.id] = std::move(table);
       in.push_back(std::move(n)), groups.push_back(f.group);
     }
-    add_text(w, controls, in, groups);
+    // A table drawn with ImGui's tables is a table node over it, its cells read from what it drew.
+    const std::vector<DrawnLine> lines = drawn_lines(window_draw_lists(w));
+    std::vector<ImRect> table_rects;
+    for (const TableMark& m : c.tables) {
+      const ImGuiTable* tb = m.root == w->ID ? g.Tables.GetByKey(m.table) : nullptr;
+      if (!tb) continue;
+      Node n;
+      n.id = ImHashStr(m.title.c_str(), 0, m.table), n.parent = w->ID, n.role = Role::table;
+      n.name = m.title, n.value = table_cells(*tb, lines);
+      n.x = int(std::lround(tb->OuterRect.Min.x)), n.y = int(std::lround(tb->OuterRect.Min.y));
+      n.w = int(std::lround(tb->OuterRect.GetWidth())), n.h = int(std::lround(tb->OuterRect.GetHeight()));
+      table_rects.push_back(tb->OuterRect);
+      in.push_back(std::move(n)), groups.push_back(m.group);
+    }
+    add_text(w, lines, controls, table_rects, in, groups);
     // Reading order: column by column (group_of), then rows top to bottom (a row is 4 px: a label and its
     // control share one), then left to right.
     std::vector<size_t> order(in.size());

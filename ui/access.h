@@ -87,6 +87,10 @@ void mark_main(const std::string& title);  // the window being drawn holds the c
 void next_name(const std::string& name);   // the next item's name, where its label is hidden or says less
 // Whether this frame's tree is being collected (what a chart's text alternative costs is paid only then).
 bool collecting();
+// The table ImGui is drawing (call before ImGui::EndTable; widgets.h end_table does): a table named
+// `title` in the tree, its cells read back from the glyphs it drew, column by column, on the frame's end, its
+// header the columns' names. Its text is then read as the table's, not as lines.
+void table(const std::string& title);
 // A chart drawn in the current window over (x0, y0)-(x1, y1): a figure named `title` whose value is
 // `summary`, holding its data as a table (`table_tsv`: core/chart_data.h to_tsv). A title is its id in its
 // window: the same chart keeps its node from frame to frame.

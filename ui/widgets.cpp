@@ -342,6 +342,11 @@ void same_line_if_fits_button(const char* label) {
   same_line_if_fits(ImGui::CalcTextSize(label, nullptr, true).x + 2 * ImGui::GetStyle().FramePadding.x);
 }
 
+void end_table(const char* title) {
+  access::table(title);
+  ImGui::EndTable();
+}
+
 void describe_chart(const ChartData& d, ImVec2 min, ImVec2 max) {
   if (!access::collecting()) return;
   access::figure(d.title, chart_summary(d), to_tsv(chart_table(d)), min.x, min.y, max.x, max.y);

@@ -72,6 +72,17 @@ try {
     return e && e.getAttribute("aria-label");
   });
   if (current !== "Hardware catalog") fail(`the current chapter reads '${current}'`);
+  // The catalog's records are a table with header cells, not lines of text (WCAG 1.3.1).
+  await new Promise((r) => setTimeout(r, 300));
+  const records = await page.evaluate(() => {
+    const t = [...document.querySelectorAll("#a11y section > table")].find((e) =>
+      [...e.querySelectorAll("thead th")].some((c) => c.textContent === "Name"));
+    return t && { caption: t.caption && t.caption.textContent, rows: t.querySelectorAll("tbody tr").length,
+                  cols: t.querySelectorAll("thead th[scope=col]").length };
+  });
+  if (!records || records.rows < 3 || records.cols < 3)
+    fail(`the catalog is not a table with header cells: ${JSON.stringify(records)}`);
+  else console.log(`catalog table: ${records.caption}, ${records.rows} rows, ${records.cols} columns`);
 
   // A slider: the perf panel's nodes, by the keyboard (an arrow), as a screen reader's user would.
   await page.evaluate(() => {

@@ -5,12 +5,14 @@
 #include "core/format.h"
 #include "tests/ui/headless.h"
 #include "ui/access.h"
+#include "ui/widgets.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <sstream>
 
 using mc::test::assets;
 using mc::test::Headless;
@@ -419,4 +421,57 @@ TEST(Access, AScenarioStepAndASimulationAnnounceTheirProgress) {
   EXPECT_TRUE(std::any_of(said.begin(), said.end(), [](const std::string& s) {
     return s.rfind("Simulating one iteration: ", 0) == 0;
   })) << testing::PrintToString(said);
+}
+
+// Tables are tables (WCAG 1.3.1): the catalog's is read as a table whose header cells are its columns' names
+// and whose rows hold what each record's row shows, a value under its field's name.
+TEST(Access, TheCatalogIsATableWithHeaderCells) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  app.state().active_panel = "catalog";
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  const Node* table = nullptr;
+  for (const Node& n : app.access_tree().nodes)
+    if (n.role == Role::table && !table) table = &n;
+  ASSERT_NE(table, nullptr) << "the catalog's table is not a table";
+  const mc::Table* t = app.state().catalog->table(app.state().shown_tab);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(table->name, t->title);
+  // Split the tab-separated text back into cells.
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  for (std::istringstream in(table->value); std::getline(in, line);) {
+    rows.emplace_back();
+    std::string cell;
+    for (std::istringstream l(line); std::getline(l, cell, '\t');) rows.back().push_back(cell);
+  }
+  ASSERT_GE(rows.size(), 4u) << table->value;
+  const auto& header = rows.front();
+  ASSERT_GE(header.size(), 3u);
+  EXPECT_EQ(header[0], "Name");
+  int checked = 0;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const mc::Record* rec = nullptr;
+    for (const mc::Record& x : t->records)
+      if (x.name == rows[r][0]) rec = &x;
+    ASSERT_NE(rec, nullptr) << "row " << r << " is no record's: " << rows[r][0];
+    for (size_t k = 1; k < rows[r].size() && k < header.size(); ++k) {
+      if (rows[r][k].empty()) continue;  // a column partly scrolled out of view
+      const mc::FieldDef* f = nullptr;
+      for (const mc::FieldDef& x : t->fields)
+        if (x.label == header[k]) f = &x;
+      ASSERT_NE(f, nullptr) << "a header cell that is no field's: " << header[k];
+      const mc::Sourced* v = rec->find(f->key);
+      const std::string drawn =
+          v ? mc::display_value(*v, f->unit) + mc::ui::confidence_mark(v->confidence) : std::string("n/a");
+      EXPECT_EQ(rows[r][k], drawn) << rec->name << ", " << f->label;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 20) << table->value;
+  // The header row ImGui drew is the header, not a row again; no text line repeats a cell.
+  for (size_t r = 1; r < rows.size(); ++r) EXPECT_NE(rows[r][0], "Name");
+  for (const Node& n : app.access_tree().nodes)
+    EXPECT_FALSE(n.role == Role::text && n.name.find(t->records.front().name) != std::string::npos) << n.name;
 }

@@ -150,10 +150,11 @@ TEST(PerfControls, ATypedValueAppliesWhenConfirmed) {
 
 // Every numeric control in ui/ goes through the widget layer's apply_when_confirmed (ui/widgets.h): a slider or
 // input field drawn with ImGui's own call elsewhere would apply each keystroke again, and neither it nor a
-// combo box or radio button drawn that way would have its value, name or role in the accessibility mirror
-// (ui/access.h).
+// combo box, radio button or table drawn that way would have its value, name or role in the accessibility
+// mirror (ui/access.h).
 TEST(PerfControls, EveryNumericControlGoesThroughTheWidgetLayer) {
-  const std::regex raw(R"(ImGui::(Slider|Input(Int|Float|Double|Scalar)|Drag|BeginCombo|Combo|RadioButton)\w*\()");
+  const std::regex raw(
+      R"(ImGui::(Slider|Input(Int|Float|Double|Scalar)|Drag|BeginCombo|Combo|RadioButton|EndTable)\w*\()");
   int files = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(MC_SOURCE_DIR) + "/ui")) {
     const std::string path = e.path().string();
@@ -165,7 +166,7 @@ TEST(PerfControls, EveryNumericControlGoesThroughTheWidgetLayer) {
     for (int n = 1; std::getline(in, line); ++n)
       EXPECT_FALSE(std::regex_search(line, raw))
           << path << ":" << n << ": " << line
-          << "\n  use slider_int/slider_float/input_double/begin_combo/combo/radio (ui/widgets.h)";
+          << "\n  use slider_int/slider_float/input_double/begin_combo/combo/radio/end_table (ui/widgets.h)";
   }
   EXPECT_GT(files, 20);
 }

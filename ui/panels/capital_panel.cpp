@@ -156,7 +156,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
       ImGui::TableNextColumn();
       ImGui::Text("%.1f", a.tokens_per_param);
     }
-    ImGui::EndTable();
+    end_table("Chinchilla's three estimates");
   }
   track(s, "capital.chinchilla");
   const capital::Allocation g1 =

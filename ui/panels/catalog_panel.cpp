@@ -136,7 +136,7 @@ void draw(ExplorerState& s) {
         ImGui::TextDisabled("n/a");
     }
   }
-  ImGui::EndTable();
+  end_table((t->title.empty() ? t->name : t->title).c_str());
 }
 
 PanelRegistrar reg{Panel{.id = "catalog",

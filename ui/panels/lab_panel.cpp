@@ -708,7 +708,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
         ImGui::TableNextColumn();
         ImGui::Text("%.0f", messages);
       }
-      ImGui::EndTable();
+      end_table("Bytes sent per worker");
     }
     track(s, "lab.bytes");
     ImGui::PushTextWrapPos(0);

@@ -605,7 +605,7 @@ void draw_stacks(ExplorerState& s) {
       ImGui::TableNextColumn();
       ImGui::Text("%+.0f%%", 100 * (e.iteration_time_s / v.estimate.iteration_time_s - 1));
     }
-    ImGui::EndTable();
+    end_table("The same layout on every training stack");
   }
   track(s, "perf.stacks");
   ImGui::TreePop();
@@ -858,7 +858,7 @@ void draw_search(ExplorerState& s) {
       else
         ImGui::Text("%s", schedule_name(L.schedule));
     }
-    ImGui::EndTable();
+    end_table("Layouts ranked");
   }
   track(s, "perf.search");
   if (!v.search.rejected_by_reason.empty()) {

@@ -278,7 +278,7 @@ void draw(ExplorerState& s) {
       ImGui::TableNextColumn();
       ImGui::TextDisabled("%s", format_quantity(hours, "").c_str());
     }
-    ImGui::EndTable();
+    end_table("Interruptions by cause");
   }
   draw_other_screens(s, "run");
 }

@@ -280,7 +280,7 @@ void draw_gallery(ExplorerState& s) {
     track(s, "scenarios.open." + (e.id.empty() ? e.file : e.id));
     ImGui::PopID();
   }
-  ImGui::EndTable();
+  end_table("Scenarios");
 }
 
 // The step's expectations are for whoever wrote the scenario, not for the class: one plain line (a

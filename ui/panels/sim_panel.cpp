@@ -589,7 +589,7 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
       ImGui::TableNextColumn();
       ImGui::Text("%.0f GB/s", h.capacity_GBps);
     }
-    ImGui::EndTable();
+    end_table("Busiest links");
   }
 }
 
