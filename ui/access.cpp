@@ -105,6 +105,7 @@ struct Collector {
   bool on = false;
   std::vector<Figure> figures;
   std::vector<TableMark> tables;
+  std::map<uint32_t, uint32_t> lists;  // a combo box's id -> the root window of its open list
   std::vector<Item> items;
   std::unordered_map<uint32_t, size_t> at;
   bool has_next_role = false, has_next_name = false;
@@ -191,6 +192,7 @@ void begin_frame() {
   c.at.clear();
   c.figures.clear();
   c.tables.clear();
+  c.lists.clear();
   c.has_next_role = c.has_next_name = c.has_spoken = false;
   c.main = 0;
   hooks::item_sink() = {.add = on_add, .info = on_info};
@@ -251,6 +253,12 @@ void next_name(const std::string& name) {
 }
 
 bool collecting() { return col().on; }
+
+void list_open(uint32_t id) {
+  Collector& c = col();
+  const ImGuiWindow* w = GImGui->CurrentWindow;
+  if (c.on && w) c.lists[id] = w->RootWindow ? w->RootWindow->ID : w->ID;
+}
 
 void figure(const std::string& title, const std::string& summary, const std::string& table_tsv, float x0, float y0,
             float x1, float y1) {
@@ -512,7 +520,13 @@ Tree end_frame(const std::string& narration, const std::string& status) {
       if (it.root == w->ID && it.has_info) controls.push_back(&it);
     std::vector<Node> in;
     std::vector<ImVec2> groups;
-    for (const Item* it : controls) in.push_back(node_of(*it)), groups.push_back(it->group);
+    for (const Item* it : controls) {
+      in.push_back(node_of(*it)), groups.push_back(it->group);
+      if (in.back().role != Role::combo) continue;
+      const auto open = c.lists.find(it->id);  // its list's options are the children of that window's listbox
+      in.back().expanded = open != c.lists.end();
+      in.back().controls = open != c.lists.end() ? ImHashStr("listbox", 0, open->second) : 0;
+    }
     // A chart is a figure (read where it is drawn) holding its data as a table over the drawing.
     std::map<uint32_t, Node> tables;
     for (const Figure& f : c.figures) {
@@ -605,6 +619,7 @@ nlohmann::json fields(const Node& n, const Node* was, float W, float H) {
   if (!was || was->now != n.now || was->lo != n.lo || was->hi != n.hi) j["range"] = {n.now, n.lo, n.hi};
   if (!was || was->checked != n.checked) j["checked"] = n.checked;
   if (!was || was->expanded != n.expanded) j["expanded"] = n.expanded;
+  if (!was || was->controls != n.controls) j["controls"] = n.controls;
   if (!was || was->visible != n.visible) j["visible"] = n.visible;
   if (!was || was->main != n.main) j["main"] = n.main;
   if (!was || was->x != n.x || was->y != n.y || was->w != n.w || was->h != n.h)

@@ -50,6 +50,7 @@ struct Node {
   std::string value;               // a slider's or field's value as drawn ("16 stages")
   double now = 0, lo = 0, hi = 0;  // a slider's or field's value and range (lo == hi: no range)
   int8_t checked = -1, expanded = -1;  // -1: not checkable / not openable; a nav entry: checked = current
+  uint32_t controls = 0;               // a combo box: the listbox its open list is (0: closed)
   bool visible = true;                 // inside its window's view (a scrolled-away control is still listed)
   bool main = false;                   // the region of the chapter's content (the page's skip link goes there)
   int x = 0, y = 0, w = 0, h = 0;      // where it is drawn, display pixels
@@ -85,6 +86,9 @@ void next_role(Role r, int checked = -1);
 void next_item(Role r, const std::string& name, const std::string& value);
 void mark_main(const std::string& title);  // the window being drawn holds the chapter's content
 void next_name(const std::string& name);   // the next item's name, where its label is hidden or says less
+// The combo box `id`'s list is open and the current window is it (widgets.h begin_combo): the box is then
+// expanded and controls the list's listbox.
+void list_open(uint32_t id);
 // Whether this frame's tree is being collected (what a chart's text alternative costs is paid only then).
 bool collecting();
 // The table ImGui is drawing (call before ImGui::EndTable; widgets.h end_table does): a table named

@@ -203,6 +203,11 @@ void track(ExplorerState& s, const std::string& id) {
         ImGui::SetScrollY(top - margin);
       else
         ImGui::SetScrollHereY(0.5f);
+      // Sideways too, where the window scrolls that way (a catalog value right of the columns in view).
+      // (Not for what is wider than the view: a table row spanning its columns keeps its names in view.)
+      if (w->ScrollMax.x > 0 && b.x - a.x < w->InnerClipRect.GetWidth() &&
+          (a.x < w->InnerClipRect.Min.x || b.x > w->InnerClipRect.Max.x))
+        ImGui::SetScrollHereX(0.5f);
     }
     float t = float(ImGui::GetTime());
     float pulse = 0.5f + 0.5f * float(std::sin(t * 4.0));

@@ -252,9 +252,12 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
   });
 }
 
-bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags, const char* spoken) {
-  access::next_item(access::Role::combo, spoken ? spoken : label, preview ? preview : "");
-  return ImGui::BeginCombo(label, preview, flags);
+bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags, const char* spoken, const char* value) {
+  access::next_item(access::Role::combo, spoken ? spoken : label, value ? value : preview ? preview : "");
+  const ImGuiID id = ImGui::GetCurrentWindow()->GetIDNoKeepAlive(label);
+  const bool open = ImGui::BeginCombo(label, preview, flags);
+  if (open) access::list_open(id);  // the current window is now the list's
+  return open;
 }
 
 bool combo(const char* label, int* current, const char* const items[], int count) {

@@ -60,7 +60,10 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
 // Combo boxes through the widget layer, so the accessibility mirror (ui/access.h) can name them and say what
 // they show chosen: ImGui 1.86 calls no label hook for a combo. `spoken` names a combo whose label is hidden
 // ("##id") for a screen reader.
-bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags = 0, const char* spoken = nullptr);
+// `value`: what a screen reader says is chosen, where `preview` is shortened to the box (combo_preview).
+// The mirror marks the box expanded while its list is open and points it at the list (aria-controls).
+bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags = 0, const char* spoken = nullptr,
+                 const char* value = nullptr);
 bool combo(const char* label, int* current, const char* const items[], int count);
 bool combo(const char* label, int* current, const char* items_zero_separated);
 // Radio buttons the mirror reads as radios, checked or not (ImGui 1.86 reports them as plain buttons);

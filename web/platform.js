@@ -250,7 +250,9 @@ mergeInto(LibraryManager.library, {
         else if (e.role === 'tab') attr(el, 'aria-selected', o.checked === 1 ? 'true' : 'false');
         else if (e.role === 'checkbox' || e.role === 'radio') attr(el, 'aria-checked', o.checked === 1 ? 'true' : 'false');
       }
-      if ('expanded' in o && e.role === 'disclosure') attr(el, 'aria-expanded', o.expanded === 1 ? 'true' : 'false');
+      if ('expanded' in o && (e.role === 'disclosure' || e.role === 'combo'))
+        attr(el, 'aria-expanded', o.expanded === 1 ? 'true' : 'false');
+      if ('controls' in o && e.role === 'combo') attr(el, 'aria-controls', o.controls ? 'a11y-' + o.controls : null);
       if ('box' in o && el.classList.contains('n')) {
         const [x, y, w, h] = o.box;
         el.style.left = x + '%';

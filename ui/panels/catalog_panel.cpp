@@ -128,12 +128,18 @@ void draw(ExplorerState& s) {
     }
     if (ImGui::IsItemHovered() && shown != r->name) ImGui::SetTooltip("%s", r->name.c_str());
     track(s, "catalog.row." + r->id);
+    // One value of the row a step points at ("catalog.cell.ID.KEY"): tracked, so the table scrolls to it
+    // sideways as well (a narration quoting a price far right of the names).
+    const std::string cell_prefix = "catalog.cell." + r->id + ".";
+    const bool cell_shown = s.classroom.highlight_widget.rfind(cell_prefix, 0) == 0;
     for (int c = 1; c < ncols; ++c) {
       ImGui::TableSetColumnIndex(c);
       if (const Sourced* v = r->find(cols[c - 1]->key))
         sourced_text(cat, *v, cols[c - 1]->unit);
       else
         ImGui::TextDisabled("n/a");
+      if (cell_shown && s.classroom.highlight_widget == cell_prefix + cols[c - 1]->key)
+        track(s, s.classroom.highlight_widget);
     }
   }
   end_table((t->title.empty() ? t->name : t->title).c_str());
@@ -146,11 +152,18 @@ PanelRegistrar reg{Panel{.id = "catalog",
                          .draw = draw,
                          .summary = "GPUs, servers and clusters of the era, each value with its source",
                          .tabs = {},  // its tabs are the catalog's tables, named once it is loaded
-                         // A row's tab is its table (the current one if it has the record).
+                         // A row's tab is its table (the current one if it has the record); so is a cell's
+                         // ("catalog.cell.ID.KEY").
                          .tab_of_widget = [](const ExplorerState& s, const std::string& w) -> std::string {
-                           const std::string row = "catalog.row.";
-                           if (!s.catalog || w.rfind(row, 0) != 0) return "";
-                           const std::string id = w.substr(row.size());
+                           const std::string row = "catalog.row.", cell = "catalog.cell.";
+                           if (!s.catalog) return "";
+                           std::string id;
+                           if (w.rfind(row, 0) == 0)
+                             id = w.substr(row.size());
+                           else if (w.rfind(cell, 0) == 0 && w.rfind('.') > cell.size())
+                             id = w.substr(cell.size(), w.rfind('.') - cell.size());
+                           else
+                             return "";
                            if (const Table* t = s.catalog->table(s.catalog_view.table); t && t->find(id))
                              return t->name;
                            for (const auto& t : s.catalog->tables)

@@ -250,7 +250,8 @@ void draw_corpus_combo(ExplorerState& s, LabView& v) {
                             : v.corpus_name.empty() ? v.corpus_id
                                                     : v.corpus_name;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-  if (begin_combo("corpus", combo_preview(shown).c_str())) {  // shortened at its end, never cut
+  // Shortened at its end, never cut; a screen reader has it whole.
+  if (begin_combo("corpus", combo_preview(shown).c_str(), 0, nullptr, shown.c_str())) {
     for (const train::CorpusEntry& e : v.corpora) {
       if (ImGui::Selectable(e.title.c_str(), e.id == v.corpus_id) && e.id != v.corpus_id) {
         v.corpus_id = e.id;
@@ -817,8 +818,10 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
   ImGui::SameLine();
   ImGui::ProgressBar(float(v.sweep_shown.progress), ImVec2(ImGui::GetFontSize() * 12, 0), v.sweep_shown.label.c_str());
   const train::ScalingResult& r = v.sweep_shown.result;
+  // The chart with its figures below (the runs, the fit, the prediction and the trained loss): what a step
+  // pointing at the chart quotes is scrolled into view with it.
+  begin_tracked(s);
   lab_scaling_chart(r, ImVec2(-1, 300));
-  track(s, "lab.scaling_chart");
   for (const auto& p : r.points)
     ImGui::Text("width %3d  %7lld params  %10s  loss %.4f", p.width, (long long)p.params,
                 format_quantity(p.compute_flops, "FLOP").c_str(), p.loss);
@@ -851,6 +854,7 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     if (r.c_known)
       wrapped_text(true, "the fit with c free would have been off by %+.1f%%", off(r.predicted_loss_free_c));
   }
+  end_tracked(s, "lab.scaling_chart");
   if (r.entropy_floor > 0) wrapped_text(true, "irreducible loss of the built-in language: %.4f", r.entropy_floor);
 }
 

@@ -219,7 +219,7 @@ bool preset_combo(const Catalog& cat, const char* label, const char* table, Sect
   // Catalog names are long: the combo takes the row's width up to its own (short) label.
   ImGui::SetNextItemWidth(-(ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().ItemInnerSpacing.x));
   const std::string preview = combo_preview(shown);
-  if (begin_combo(label, preview.c_str())) {
+  if (begin_combo(label, preview.c_str(), 0, nullptr, shown.c_str())) {
     for (const auto& rec : t->records) {
       if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) {
         obj = Section{};
@@ -338,7 +338,7 @@ void draw_network(ExplorerState& s) {
     perf::ClusterRequest& cfg_cl = s.perf.config.cluster;
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("network fabric").x + ImGui::GetStyle().ItemInnerSpacing.x));
     const std::string fabric_name = fabric ? fabric->name : "(the preset's)", preview = combo_preview(fabric_name);
-    if (begin_combo("network fabric##perf", preview.c_str())) {
+    if (begin_combo("network fabric##perf", preview.c_str(), 0, nullptr, fabric_name.c_str())) {
       if (ImGui::Selectable("(the cluster preset's own)", !cl.fabric)) cfg_cl.fabric.reset();
       for (const Record& r : ft->records)
         if (r.text_or("kind", "") == "inter-node" && ImGui::Selectable(r.name.c_str(), r.id == fabric_id))
@@ -446,7 +446,7 @@ void draw_controls(ExplorerState& s) {
     const Record* r = sw->find(cur);
     ImGui::SetNextItemWidth(-(ImGui::CalcTextSize("software").x + ImGui::GetStyle().ItemInnerSpacing.x));
     const std::string stack_name = r ? r->name : "(preset default)", preview = combo_preview(stack_name);
-    if (begin_combo("software##perf", preview.c_str())) {
+    if (begin_combo("software##perf", preview.c_str(), 0, nullptr, stack_name.c_str())) {
       if (ImGui::Selectable("(the preset's own stack)", !cfg.software)) cfg.software.reset();
       for (const Record& rec : sw->records)
         if (ImGui::Selectable(rec.name.c_str(), rec.id == cur)) cfg.software = rec.id;

@@ -116,7 +116,7 @@ void knobs(ExplorerState& s) {
                              ImGui::CalcTextSize(name.c_str()).x + ImGui::GetFrameHeight() + 2 * st.FramePadding.x);
     same_line_if_fits(std::max(160.0f, w) + st.ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
     ImGui::SetNextItemWidth(std::max(160.0f, w));
-    if (begin_combo("failure rates", combo_preview(name).c_str())) {
+    if (begin_combo("failure rates", combo_preview(name).c_str(), 0, nullptr, name.c_str())) {
       for (const Record& r : t->records)
         if (ImGui::Selectable(r.name.c_str(), r.id == profile)) written(c.failures).profile = r.id;
       ImGui::EndCombo();
