@@ -581,6 +581,12 @@ std::string App::status_line() const {
   return std::string(s_.platform ? s_.platform->name() : "headless") + " | " + compute + " | " + fps + " | F1: keys";
 }
 
+nlohmann::json App::view_json() const {
+  return {{"active_panel", s_.active_panel},
+          {"busy", panels_busy(s_)},
+          {"scenario_step", s_.scenarios.player ? s_.scenarios.player->current() + 1 : 0}};
+}
+
 nlohmann::json App::state_json() const {
   nlohmann::json j;
   j["frame"] = s_.frame;

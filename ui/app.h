@@ -25,6 +25,9 @@ class App {
   ExplorerState& state() { return s_; }
   // A compact JSON view of the state, for tests (web: exported to JavaScript) and debugging.
   nlohmann::json state_json() const;
+  // What a page waiting on the app polls (its chapter, whether it computes, the scenario step shown), without
+  // state_json's results, which hold a whole simulation's report once one has run (100s of ms to write).
+  nlohmann::json view_json() const;
   // The status bar's text: platform, what computes (in plain words), frame rate, the last message.
   std::string status_line() const;
   // The frames a shell drew in the last second, for the status bar (before a shell reports one, ImGui's

@@ -90,6 +90,11 @@ EMSCRIPTEN_KEEPALIVE const char* app_state_json() {
   g_state = g_ready ? g_shell.app().state_json().dump() : std::string("{}");
   return g_state.c_str();
 }
+// The few fields a page waiting on the app polls (App::view_json): cheap however much the app holds.
+EMSCRIPTEN_KEEPALIVE const char* app_view_json() {
+  g_state = g_ready ? g_shell.app().view_json().dump() : std::string("{}");
+  return g_state.c_str();
+}
 // Opens a file the page wrote into the in-memory file system (drag and drop onto the page).
 EMSCRIPTEN_KEEPALIVE int app_open_file(const char* path, const char* display_name) {
   if (!g_ready) return 0;
