@@ -32,6 +32,11 @@ TEST(CollectiveUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
     EXPECT_NE(figures.find(mc::format_quantity(a.busbw_GBps * 1e9, "B/s")), std::string::npos) << figures;
     EXPECT_NE(figures.find(mc::format_quantity(a.bytes_sent_per_gpu, "bytes")), std::string::npos) << figures;
     EXPECT_NE(s.probe.widget_text["collective.rule"].find("2(p-1)/p"), std::string::npos);
+    // Which way the ring turns, from the engine's ring order: the first GPUs, then back to the first.
+    std::string ring = std::to_string(a.ranks[0]) + " -> " + std::to_string(a.ranks[1]) + " -> ";
+    EXPECT_NE(figures.find("Ring order, each GPU sending to the next: " + ring), std::string::npos) << figures;
+    EXPECT_NE(figures.find(std::to_string(a.ranks.back()) + " -> " + std::to_string(a.ranks[0])), std::string::npos)
+        << figures;
 
     // ">" walks the simulator's events one by one, to the end of the call.
     const std::vector<double> events = mc::sim::event_times(a);

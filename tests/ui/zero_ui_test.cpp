@@ -26,6 +26,13 @@ TEST(ZeroUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
     EXPECT_NE(figures.find(mc::format_gib(a.states_bytes)), std::string::npos) << figures;
     EXPECT_NE(figures.find(mc::format_gib(a.peak_bytes)), std::string::npos) << figures;
     EXPECT_NE(figures.find(mc::format_gib(a.bytes_moved_per_gpu)), std::string::npos) << figures;
+    // With the GPU's memory far above the step's peak, the bars are drawn to the peak (what rises and falls
+    // with the layers is then a part of each bar that moves), and the picture says so.
+    if (a.hbm_bytes > 1.5 * a.peak_bytes) {
+      const std::string drawn = mc::test::visible_panels_text();
+      EXPECT_NE(drawn.find("dashed: the step's peak, " + mc::format_gib(a.peak_bytes)), std::string::npos) << drawn;
+      EXPECT_NE(drawn.find("GPU memory " + mc::format_gib(a.hbm_bytes) + ", above the bars"), std::string::npos);
+    }
 
     // ">" walks the simulator's events one by one to the end of the step; at each stop the text names the
     // layer the engine's frame computes.

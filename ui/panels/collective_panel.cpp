@@ -348,6 +348,22 @@ void draw_figures(ExplorerState& s, const sim::CollectiveAnimation& a) {
   begin_tracked(s);
   wrapped_text(false, "Step %d of %d%s%s", std::clamp(f.step + 1, 0, a.steps), a.steps, phase.empty() ? "" : ": ",
                phase.c_str());
+  // Which way the ring turns: each GPU sends to the next in this order (the moving pieces show it only while
+  // the animation plays).
+  const bool ring = a.spec.kind != sim::CollectiveKind::send &&
+                    !(a.spec.kind == sim::CollectiveKind::all_reduce && a.spec.algorithm != sim::Algorithm::ring);
+  if (ring && a.ranks.size() > 2) {
+    std::string order;
+    for (size_t r = 0; r < a.ranks.size(); ++r) {
+      if (a.ranks.size() > 12 && r == 6) {
+        order += "... -> ";
+        r = a.ranks.size() - 4;
+      }
+      order += std::to_string(a.ranks[r]) + " -> ";
+    }
+    order += std::to_string(a.ranks.front());
+    wrapped_text(false, "Ring order, each GPU sending to the next: %s", order.c_str());
+  }
   wrapped_text(false, "%s per GPU sent, %s for the call, algorithm bandwidth %s, bus bandwidth %s",
                format_quantity(a.bytes_sent_per_gpu, "bytes").c_str(), call_time(a.total_s).c_str(),
                format_quantity(a.algbw_GBps * 1e9, "B/s").c_str(), format_quantity(a.busbw_GBps * 1e9, "B/s").c_str());

@@ -70,7 +70,12 @@ float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::
   const float fs = ImGui::GetFontSize();
   const int shown = std::min(a.spec.gpus, 8);
   const float h = fs * 7, bw = std::min(fs * 3.5f, (w - fs * 2) / float(shown) - fs);
-  const double top = std::max({a.peak_bytes, a.hbm_bytes, 1.0});
+  // The bars' scale: the GPU's memory when the step's peak comes near it (what must fit under it), else the
+  // step's own peak, so what rises and falls with the layers (activations, a layer's gathered weights) is a
+  // part of each bar that moves, not a sliver of a 32 GiB GPU (issue 41 item 7: the bars looked the same at
+  // every moment). The GPU's memory is then written beside the bars.
+  const bool to_hbm = a.hbm_bytes > 0 && a.peak_bytes * 1.5 >= a.hbm_bytes;
+  const double top = to_hbm ? std::max({a.peak_bytes, a.hbm_bytes, 1.0}) : std::max(a.peak_bytes * 1.05, 1.0);
   for (int g = 0; g < shown; ++g) {
     const float x = p0.x + g * (bw + fs);
     float y = p0.y + h;
@@ -84,9 +89,13 @@ float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::
     seg(a.optimizer_bytes, kOptim);
     seg(std::max(0.0, f.memory_bytes - a.states_bytes), kActs);
     dl->AddRect(ImVec2(x, p0.y), ImVec2(x + bw, p0.y + h), IM_COL32(120, 120, 120, 255));
-    if (a.hbm_bytes > 0) {  // the GPU's memory: what must fit under it
+    if (to_hbm) {  // the GPU's memory: what must fit under it
       const float yh = p0.y + h - float(a.hbm_bytes / top) * h;
       dl->AddLine(ImVec2(x - 2, yh), ImVec2(x + bw + 2, yh), IM_COL32(230, 70, 70, 255), 2);
+    } else {  // the step's peak, which the moving part reaches once
+      const float yp = p0.y + h - float(a.peak_bytes / top) * h;
+      for (float xd = x; xd < x + bw; xd += 6)
+        dl->AddLine(ImVec2(xd, yp), ImVec2(std::min(xd + 3, x + bw), yp), IM_COL32(230, 230, 230, 200), 1.5f);
     }
     char n[16];
     std::snprintf(n, sizeof n, "GPU %d", g);
@@ -95,6 +104,31 @@ float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::
   if (shown < a.spec.gpus)
     dl->AddText(ImVec2(p0.x + shown * (bw + fs), p0.y + h / 2), IM_COL32(160, 160, 160, 255),
                 ("... " + std::to_string(a.spec.gpus - shown) + " more").c_str());
+  {  // its data: what each GPU holds now (every GPU runs the same step on its own data)
+    ChartData d{.title = "Memory of each GPU now", .x_name = "GPU"};
+    d.series = {{"weights", "GiB", {}},
+                {"gradients", "GiB", {}},
+                {"optimizer state", "GiB", {}},
+                {"activations and gathered weights", "GiB", {}}};
+    const double g = double(1ull << 30);
+    for (int i = 0; i < a.spec.gpus; ++i) {
+      char name[24];
+      std::snprintf(name, sizeof name, "GPU %d", i);
+      d.x_labels.push_back(name);
+      d.series[0].y.push_back(a.weights_bytes / g), d.series[1].y.push_back(a.gradients_bytes / g);
+      d.series[2].y.push_back(a.optimizer_bytes / g);
+      d.series[3].y.push_back(std::max(0.0, f.memory_bytes - a.states_bytes) / g);
+    }
+    describe_chart(d, p0, ImVec2(p0.x + shown * (bw + fs), p0.y + h));
+  }
+  if (!to_hbm) {  // what the scale is, beside the bars
+    const float lx = p0.x + shown * (bw + fs);
+    dl->AddText(ImVec2(lx, p0.y), IM_COL32(220, 220, 220, 255),
+                ("dashed: the step's peak, " + gib(a.peak_bytes)).c_str());
+    if (a.hbm_bytes > 0)
+      dl->AddText(ImVec2(lx, p0.y + fs * 1.3f), IM_COL32(230, 110, 110, 255),
+                  ("GPU memory " + gib(a.hbm_bytes) + ", above the bars").c_str());
+  }
   (void)s;
   return h + fs * 1.6f;
 }
