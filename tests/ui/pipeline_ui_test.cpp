@@ -6,6 +6,7 @@
 #include "sim/pipeline_animation.h"
 #include "tests/ui/headless.h"
 #include "ui/app.h"
+#include "ui/drawn_text.h"
 #include "ui/explorer.h"
 
 #include <gtest/gtest.h>
@@ -48,6 +49,9 @@ TEST(PipelineUi, StepVisitsTheTimelinesEventsAndTheFiguresAreTheEngines) {
       EXPECT_NE(rule.find(a.rule), std::string::npos) << rule;
       EXPECT_NE(rule.find(mc::format_percent(a.analytic_bubble)), std::string::npos) << rule;
       EXPECT_NE(h.text.find(a.rule), std::string::npos) << "the rule with its numbers is drawn";
+      // A backward block says so where it has room ("B1"), not by its shade alone (a projector washes it out).
+      const std::string drawn = mc::test::visible_panels_text();
+      EXPECT_TRUE(mc::ui::contains_word(drawn, "B1")) << drawn;
 
       // Play from the start runs to the end of the iteration and stops there.
       s.pipeline.t_s = 0;

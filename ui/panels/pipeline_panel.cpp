@@ -124,7 +124,11 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1), y1), block_colour(b, other));
       if (followed == b.micro_batch) dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), text, 0, 0, 2);
       // Micro-batches are numbered from 1 as in the papers' figures; a second chunk gets a prime per chunk.
-      std::string name = std::to_string(b.micro_batch + 1) + std::string(size_t(b.chunk), '\'');
+      // The direction is a letter too where the block has room ("F3", "B3"): forward and backward differ by
+      // shade alone otherwise, which a projector washes out (issue 41 item 7).
+      const std::string number = std::to_string(b.micro_batch + 1) + std::string(size_t(b.chunk), '\'');
+      std::string name = (b.kind == sim::PipeBlockKind::backward ? "B" : "F") + number;
+      if (x1 - x0 <= ImGui::CalcTextSize(name.c_str()).x + 4) name = number;
       const ImVec2 ts = ImGui::CalcTextSize(name.c_str());
       if (x1 - x0 > ts.x + 4 && g.row_h > ts.y)
         dl->AddText(ImVec2(0.5f * (x0 + x1) - ts.x * 0.5f, 0.5f * (y0 + y1) - ts.y * 0.5f),
@@ -208,7 +212,7 @@ void legend_swatch(const sim::PipeBlock& b, const char* label) {
 void draw_figures(ExplorerState& s, const sim::PipelineAnimation& a) {
   const PipelineView& v = s.pipeline;
   const sim::PipelineFrame f = sim::frame_at(a, v.t_s);
-  ImGui::TextDisabled("Blocks: the micro-batch (' for each later model chunk).");
+  ImGui::TextDisabled("Blocks: F forward, B backward, then the micro-batch (' for each later model chunk).");
   legend_swatch({sim::PipeBlockKind::forward, 0, 0, 0, 0}, "forward");
   legend_swatch({sim::PipeBlockKind::backward, 0, 0, 0, 0}, "backward");
   legend_swatch({sim::PipeBlockKind::send, 0, 0, 0, 0}, "send");
