@@ -6,22 +6,26 @@
 #include "core/format.h"
 #include "device/device.h"
 #include "ui/address.h"
+#include "ui/drawn_text.h"
 #include "ui/scenario_bindings.h"
 #include "ui/widgets.h"
 
 #include <imgui.h>
 
 #include <imgui_internal.h>  // ErrorCheckEndWindowRecover
-#include <chrono>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace mc::ui {
 
 // ImGui 1.86 indexes keys by the backend's own codes; its SDL2 backend (both shells) uses SDL scancodes,
 // which are USB HID usage ids: F1 = 58, '1'..'9' = 30..38. Named keys go through GetKeyIndex.
-constexpr int kKeyF1 = 58, kKeyF2 = 59, kKeyF5 = 62, kKey1 = 30;
+constexpr int kKeyF1 = 58, kKeyF2 = 59, kKeyF3 = 60, kKeyF5 = 62, kKey1 = 30;
+constexpr const char* kTermsWindow = "Terms on this screen (F3)";
 // Presenter mode's type, relative to the shell's: a projector's back row reads 17 px as 22 px.
 constexpr float kPresenterFontScale = 1.3f;
 
@@ -131,6 +135,7 @@ void App::handle_keys() {
   if (io.WantTextInput) return;
   if (ImGui::IsKeyPressed(kKeyF1)) s_.show_help = !s_.show_help;
   if (ImGui::IsKeyPressed(kKeyF2)) s_.show_inspector = !inspector_shown(s_);
+  if (ImGui::IsKeyPressed(kKeyF3)) s_.show_terms = !s_.show_terms;
   if (ImGui::IsKeyPressed(kKeyF5)) s_.classroom.presenter = !s_.classroom.presenter;
   // Ctrl+1..7 jump to the first panel of a chapter.
   if (io.KeyCtrl) {
@@ -255,6 +260,7 @@ void App::frame() {
   }
   ImGui::End();
   if (s_.show_help) draw_help();
+  if (s_.show_terms) draw_terms();
   write_address();
   publish_access();
 }
@@ -561,11 +567,42 @@ void App::draw_help() {
   ImGui::Begin("Keyboard", &s_.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
   ImGui::TextUnformatted("F1             show/hide this help");
   ImGui::TextUnformatted("F2             show/hide the inspector (shown when a row is selected)");
+  ImGui::TextUnformatted("F3             show/hide the terms on this screen and what they mean");
   ImGui::TextUnformatted("F5             presenter mode: larger type, narration first (?present=1)");
   ImGui::TextUnformatted("Ctrl+1 .. 7    jump to a chapter");
   ImGui::TextUnformatted("Ctrl+Up/Down   previous/next panel");
   ImGui::TextUnformatted("Tab, arrows    move between widgets; Enter/Space activates");
   ImGui::TextUnformatted("Click a header sort a table; click a row to inspect its sources");
+  ImGui::End();
+}
+
+// The glossary's terms in what the other windows drew this frame (each in the order first met), then the
+// window that defines them: what a mouse reads term by term on hover, for the keyboard at once.
+void App::draw_terms() {
+  std::vector<std::string> found;
+  for (const ImGuiWindow* w : GImGui->Windows) {
+    if (!w->WasActive || w->Hidden || w->RootWindow != w || (w->Flags & ImGuiWindowFlags_Tooltip)) continue;
+    if (std::strncmp(w->Name, kTermsWindow, std::strlen(kTermsWindow)) == 0) continue;  // last frame's list
+    for (const GlossaryTerm* t : glossary_terms_in(visible_text(window_draw_lists(w))))
+      if (std::find(found.begin(), found.end(), t->term) == found.end()) found.push_back(t->term);
+  }
+  s_.screen_terms = std::move(found);
+  const ImVec2 vp = ImGui::GetMainViewport()->Size;
+  ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y * 0.5f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(std::min(vp.x * 0.6f, ImGui::GetFontSize() * 36), vp.y * 0.6f), ImGuiCond_Appearing);
+  ImGui::Begin(kTermsWindow, &s_.show_terms, ImGuiWindowFlags_NoSavedSettings);
+  if (s_.screen_terms.empty()) ImGui::TextWrapped("No term of the glossary is on this screen.");
+  // Each term a heading the keyboard reaches (Tab or the arrows move between them and scroll the list;
+  // Enter folds one), its definition below.
+  for (const std::string& name : s_.screen_terms)
+    for (const GlossaryTerm& t : s_.glossary)
+      if (t.term == name && ImGui::TreeNodeEx(t.term.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextUnformatted(t.definition.c_str());
+        if (!t.source.empty()) ImGui::TextDisabled("(%s)", t.source.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::TreePop();
+      }
   ImGui::End();
 }
 

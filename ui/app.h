@@ -55,6 +55,7 @@ class App {
   void draw_main(float x, float y, float w, float h);
   void draw_inspector(float x, float y, float w, float h);
   void draw_help();
+  void draw_terms();
   void draw_presenter_bar();
   void handle_keys();
   void write_address();

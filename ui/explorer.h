@@ -130,6 +130,10 @@ struct ExplorerState {
     Rect rect;         // in ImGui's logical pixels
   } capture;
   bool show_help = false;
+  // F3: every glossary term the screen uses, with its definition (hovering shows one at a time; a keyboard
+  // user reads them all here, WCAG 1.4.13 and 2.1.1). `screen_terms`: found in the last frame's drawn text.
+  bool show_terms = false;
+  std::vector<std::string> screen_terms;
   // assets/glossary.json: the terms hovered text defines, and each chapter's two-sentence opening (chapter
   // title -> text), drawn at the top of the chapter's first panel.
   std::vector<GlossaryTerm> glossary;

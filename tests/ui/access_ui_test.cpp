@@ -482,3 +482,45 @@ TEST(Access, TheCatalogIsATableWithHeaderCells) {
   for (const Node& n : app.access_tree().nodes)
     EXPECT_FALSE(n.role == Role::text && n.name.find(t->records.front().name) != std::string::npos) << n.name;
 }
+
+// Definitions without a mouse (WCAG 1.4.13, 2.1.1): F3 opens a window with every glossary term the screen
+// uses and its definition, the glossary's own words; F3 again closes it.
+TEST(Access, F3ListsTheTermsOnTheScreenWithTheirDefinitions) {
+  Headless h(1440, 900, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  app.state().active_panel = "perf";
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  constexpr int kF3 = 60;  // SDL scancode, as the shells' ImGui backend indexes keys
+  const auto press = [&] {
+    ImGui::GetIO().KeysDown[kF3] = true;
+    h.frame(app);
+    ImGui::GetIO().KeysDown[kF3] = false;
+    for (int f = 0; f < 3; ++f) h.frame(app);
+  };
+  press();
+  ASSERT_TRUE(app.state().show_terms);
+  const auto& terms = app.state().screen_terms;
+  ASSERT_FALSE(terms.empty());
+  EXPECT_NE(std::find(terms.begin(), terms.end(), "MFU"), terms.end()) << "the perf panel reports MFU";
+  const Node* window = app.access_tree().find("Terms on this screen (F3)", Role::region);
+  ASSERT_NE(window, nullptr);
+  // Each term is a heading the keyboard reaches (a disclosure, listed however far the list is scrolled);
+  // the first one's definition is read below it.
+  std::set<std::string> headings;
+  std::string said;
+  for (const Node& n : app.access_tree().nodes) {
+    if (n.parent != window->id) continue;
+    if (n.role == Role::disclosure) headings.insert(n.name);
+    if (n.role == Role::text) said += n.name + " ";
+  }
+  for (const std::string& t : terms) EXPECT_EQ(headings.count(t), 1u) << t;
+  for (const mc::GlossaryTerm& t : app.state().glossary)
+    if (t.term == terms.front()) {
+      const std::string start = t.definition.substr(0, t.definition.find(' ', 20));  // the first line's words
+      EXPECT_NE(said.find(start), std::string::npos) << t.term << ": " << start << "\n" << said;
+    }
+  press();
+  EXPECT_FALSE(app.state().show_terms);
+  EXPECT_EQ(app.access_tree().find("Terms on this screen (F3)", Role::region), nullptr);
+}
