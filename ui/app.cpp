@@ -591,6 +591,10 @@ void App::draw_terms() {
   ImGui::SetNextWindowPos(ImVec2(vp.x * 0.5f, vp.y * 0.5f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   ImGui::SetNextWindowSize(ImVec2(std::min(vp.x * 0.6f, ImGui::GetFontSize() * 36), vp.y * 0.6f), ImGuiCond_Appearing);
   ImGui::Begin(kTermsWindow, &s_.show_terms, ImGuiWindowFlags_NoSavedSettings);
+  if (ImGui::IsWindowAppearing()) ImGui::SetWindowFocus();  // the keyboard is in it at once; Escape leaves
+  if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) &&
+      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+    s_.show_terms = false;
   if (s_.screen_terms.empty()) ImGui::TextWrapped("No term of the glossary is on this screen.");
   // Each term a heading the keyboard reaches (Tab or the arrows move between them and scroll the list;
   // Enter folds one), its definition below.

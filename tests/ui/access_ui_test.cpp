@@ -523,4 +523,14 @@ TEST(Access, F3ListsTheTermsOnTheScreenWithTheirDefinitions) {
   press();
   EXPECT_FALSE(app.state().show_terms);
   EXPECT_EQ(app.access_tree().find("Terms on this screen (F3)", Role::region), nullptr);
+  // Escape closes it too: it has the keyboard once open.
+  press();
+  ASSERT_TRUE(app.state().show_terms);
+  const int esc = 41;  // SDL_SCANCODE_ESCAPE, as the shells' backend maps ImGuiKey_Escape
+  ImGui::GetIO().KeyMap[ImGuiKey_Escape] = esc;
+  ImGui::GetIO().KeysDown[esc] = true;
+  h.frame(app);
+  ImGui::GetIO().KeysDown[esc] = false;
+  h.frame(app);
+  EXPECT_FALSE(app.state().show_terms);
 }
