@@ -65,10 +65,17 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   bool by_flops = c.budget_flops > 0;
   if (radio("Budget in dollars", !by_flops))
     by_flops = false, c.budget_flops = 0, c.budget_usd = c.budget_usd > 0 ? c.budget_usd : kCapitalBudgetUsd;
-  ImGui::SameLine();
+  same_line_if_fits_checkbox("Budget in FLOPs");  // a radio is as wide as a checkbox; a phone's width wraps it
   if (radio("Budget in FLOPs", by_flops))
     by_flops = true, c.budget_usd = 0, c.budget_flops = c.budget_flops > 0 ? c.budget_flops : gpt3_flops(cat);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+  // At most 18 em, and leaving room for what is written beside it where the panel is narrow (a page 320
+  // pixels wide: WCAG 1.4.10); at least half the width.
+  const auto plan_slider_w = [](const char* beside) {
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float room = avail - ImGui::CalcTextSize(beside).x - ImGui::GetStyle().ItemInnerSpacing.x;
+    return std::min(ImGui::GetFontSize() * 18, std::max(avail * 0.5f, room));
+  };
+  ImGui::SetNextItemWidth(plan_slider_w(by_flops ? "1e+27 FLOPs" : "$100B"));
   auto flops_text = [](double x) {
     char b[48];
     std::snprintf(b, sizeof b, "%.3g FLOPs", x);
@@ -81,16 +88,16 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   track(s, "capital.budget");
   int rule = c.rule == capital::ScalingRule::kaplan ? 0 : 1;
   radio("Kaplan 2020", &rule, 0);
-  ImGui::SameLine();
+  same_line_if_fits_checkbox("Chinchilla 2022");
   radio("Chinchilla 2022", &rule, 1);
   c.rule = rule == 0 ? capital::ScalingRule::kaplan : capital::ScalingRule::chinchilla;
   float util = float(c.utilisation);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18);
+  ImGui::SetNextItemWidth(plan_slider_w("utilisation (MFU, assumed)"));
   if (slider_float("utilisation (MFU, assumed)", util, 0.05f, 0.7f, "%.2f")) c.utilisation = util;
   track(s, "capital.utilisation");
   int pricing = c.pricing == capital::Pricing::rent ? 0 : 1;
   radio("Rent", &pricing, 0);
-  ImGui::SameLine();
+  same_line_if_fits_checkbox("Build");
   radio("Build", &pricing, 1);
   c.pricing = pricing == 0 ? capital::Pricing::rent : capital::Pricing::build;
 
