@@ -21,8 +21,10 @@ void exp_inplace(float* x, int64_t n);
 void tanh_inplace(float* x, int64_t n);
 
 // ops::gelu_forward's element-wise work, the same bits as its scalar loops around tanh_inplace:
-// out = gelu(x). (gelu_backward is ops.cpp's own loop around exp_inplace on every target.)
+// out = gelu(x).
 void gelu_forward(float* out, const float* x, int64_t n);
+// ops::gelu_backward's, the same bits as its scalar loops around exp_inplace: dx = dout gelu'(x).
+void gelu_backward(float* dx, const float* x, const float* dout, int64_t n);
 
 }  // namespace mc::train::wasm
 #endif

@@ -135,6 +135,9 @@ void gelu_forward(float* out, const float* x, int64_t n) {
 void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
   // The derivative in its cancellation-free form (device/elementwise.h), with exp vectorised over a chunk.
   for_ranges(n, n, kChunk, [&](int64_t b0, int64_t e0) {
+#if defined(__wasm_simd128__)
+    wasm::gelu_backward(dx + b0, x + b0, dout + b0, e0 - b0);  // the same bits in one pass
+#else
     float z[kChunk];
     for (int64_t b = b0; b < e0; b += kChunk) {
       const int64_t m = std::min(kChunk, e0 - b);
@@ -143,6 +146,7 @@ void gelu_backward(float* dx, const float* x, const float* dout, int64_t n) {
       exp_inplace(z, m);
       for (int64_t i = 0; i < m; ++i) dx[b + i] = dout[b + i] * device::gelu_grad_from_z(xb[i], z[i]);
     }
+#endif
   });
 }
 
