@@ -1,14 +1,19 @@
 // collective_ui_test.cpp - "Collectives in motion" draws the engine's animation (sim/collective_animation.h)
 // and nothing else: stepping visits exactly the simulator's event times, the figures beside the picture are
 // the engine's figures as the formatter writes them, playing reaches the end of the call, and a setting the
-// engine refuses is said in the panel.
+// engine refuses is said in the panel; each GPU's buffer ends as the collective promises.
 #include "core/format.h"
 #include "sim/collective_animation.h"
 #include "tests/ui/headless.h"
+#include "ui/access.h"
 #include "ui/app.h"
 #include "ui/explorer.h"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
 
 TEST(CollectiveUi, StepVisitsTheSimulatorsEventsAndTheFiguresAreTheEngines) {
   for (auto [w, hgt] : {std::pair{1440.f, 900.f}, std::pair{1280.f, 720.f}}) {
@@ -70,4 +75,80 @@ TEST(CollectiveUi, ARefusedSettingIsSaidInThePanel) {
   h.frame(app);
   EXPECT_FALSE(s.collective.anim.has_value());
   EXPECT_NE(h.text.find("pick a group that fills whole servers"), std::string::npos) << h.text;
+}
+
+// Each GPU's buffer, as the figure beside the picture gives it, holds what the collective promises
+// (Patarasuk & Yuan 2009; nccl-tests PERFORMANCE.md): before the call every piece holds one GPU's data; after
+// a reduce-scatter each GPU holds one piece summed over all p GPUs, after a ring all-reduce every piece, and
+// after an all-gather every GPU holds all p pieces.
+TEST(CollectiveUi, EachGpusBufferEndsAsTheCollectiveSays) {
+  using mc::sim::CollectiveKind;
+  struct Case {
+    CollectiveKind kind;
+    int complete_at_end;  // pieces summed over every GPU (all-gather: pieces held), per GPU
+  };
+  const int p = 8;
+  for (const Case c : {Case{CollectiveKind::reduce_scatter, 1}, Case{CollectiveKind::all_reduce, p},
+                       Case{CollectiveKind::all_gather, p}}) {
+    for (auto [w, hgt] : {std::pair{1440.f, 900.f}, std::pair{1024.f, 768.f}}) {
+      SCOPED_TRACE(std::to_string(int(c.kind)) + " at " + std::to_string(int(w)));
+      mc::test::Headless h(w, hgt, true);
+      mc::test::NullPlatform platform;
+      mc::ui::App app({mc::test::assets(), &platform, "collective"});
+      auto& s = app.state();
+      s.collective.settings.kind = c.kind;
+      s.collective.settings.algorithm = mc::sim::Algorithm::ring;
+      s.collective.settings.gpus = p;
+      s.collective.playing = false;
+      h.frame(app);
+      h.frame(app);
+      ASSERT_TRUE(s.collective.anim.has_value()) << s.collective.error;
+      EXPECT_TRUE(mc::test::overflowing_windows().empty()) << mc::test::overflowing_windows().front();
+      // The table under the figure: a header, then a row a GPU: its name, then the counts.
+      auto rows = [&] {
+        const auto& nodes = app.access_tree().nodes;
+        std::vector<std::vector<double>> out;
+        for (size_t i = 0; i + 1 < nodes.size(); ++i) {
+          if (nodes[i].role != mc::ui::access::Role::figure || nodes[i].name != "Each GPU's buffer") continue;
+          std::istringstream lines(nodes[i + 1].value);
+          std::string line;
+          std::getline(lines, line);  // the header
+          while (std::getline(lines, line)) {
+            std::istringstream cells(line);
+            std::string cell;
+            std::vector<double> row;
+            std::getline(cells, cell, '\t');  // "GPU n"
+            while (std::getline(cells, cell, '\t')) row.push_back(std::stod(cell));
+            out.push_back(row);
+          }
+        }
+        return out;
+      };
+      // The mirror is read at most every 100 ms (App::frame): a frame after that reads the moment set.
+      auto show = [&](double t) {
+        s.collective.t_s = t;
+        h.frame(app);
+        std::this_thread::sleep_for(std::chrono::milliseconds(120));
+        h.frame(app);
+      };
+      show(0);
+      auto start = rows();
+      ASSERT_EQ(start.size(), size_t(p));
+      for (const auto& r : start) {
+        EXPECT_EQ(r[0], c.kind == CollectiveKind::all_gather ? 1 : 0);
+        if (c.kind != CollectiveKind::all_gather) {
+          EXPECT_EQ(r[2], 1);  // no piece holds another GPU's data yet
+        }
+      }
+      show(s.collective.anim->total_s);
+      auto end = rows();
+      ASSERT_EQ(end.size(), size_t(p));
+      for (const auto& r : end) {
+        EXPECT_EQ(r[0], c.complete_at_end);
+        if (c.kind != CollectiveKind::all_gather) {
+          EXPECT_EQ(r[2], p);
+        }
+      }
+    }
+  }
 }

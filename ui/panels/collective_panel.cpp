@@ -1,8 +1,8 @@
 // collective_panel.cpp - "Collectives in motion": one collective (ring or tree all-reduce, reduce-scatter,
 // all-gather, a pipeline send) on a group of 2-16 GPUs of the Run chapter's cluster, every chunk moving
 // along the links it crosses at the times the flow simulator gives (sim/collective_animation.h), each link
-// coloured by its load. Beside it, the figures a narration can quote and the 2(p-1)/p rule with these
-// numbers. Play/pause (Space), step one event (Right/Left), scrub, speed.
+// coloured by its load; beside or below it each GPU's buffer piece by piece, then the figures a narration can
+// quote and the 2(p-1)/p rule with these numbers. Play/pause (Space), step one event (Right/Left), scrub, speed.
 //
 // Sections: settings and the cached animation; the picture; the controls and figures; the panel.
 #include "core/format.h"
@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace mc::ui {
 namespace {
@@ -183,7 +185,15 @@ std::vector<std::vector<int>> contributions(const sim::CollectiveAnimation& a, d
   return out;
 }
 
-void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, ImVec2 size) {
+// Ring schedules (reduce-scatter, all-gather, a ring all-reduce) fill each GPU's buffer piece by piece; a tree
+// or a send moves whole halves, so there is nothing to fill in.
+bool fills_pieces(const sim::CollectiveAnimation& a) {
+  return a.spec.kind != sim::CollectiveKind::send &&
+         !(a.spec.kind == sim::CollectiveKind::all_reduce && a.spec.algorithm != sim::Algorithm::ring);
+}
+
+void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, const std::vector<std::vector<int>>& filled,
+                  ImVec2 size) {
   CollectiveView& v = s.collective;
   ImGui::InvisibleButton("##collective_picture", size);
   track(s, "collective.picture");
@@ -261,19 +271,19 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, ImVec2 si
   }
   if (L.leaf.size() > 1)
     dl->AddRectFilled(ImVec2(L.spine.x - 40, L.spine.y - 9), ImVec2(L.spine.x + 40, L.spine.y + 9), dim, 3);
-  const bool rings = a.spec.kind != sim::CollectiveKind::send &&
-                     !(a.spec.kind == sim::CollectiveKind::all_reduce && a.spec.algorithm != sim::Algorithm::ring);
-  const auto filled = rings ? contributions(a, v.t_s) : std::vector<std::vector<int>>{};
+  const bool rings = fills_pieces(a);
+  const bool gather = a.spec.kind == sim::CollectiveKind::all_gather;
   const int p = int(a.ranks.size());
   for (size_t r = 0; r < a.ranks.size(); ++r) {
     const int g = a.ranks[r];
     const ImVec2 c = L.gpu.at(g);
     const ImVec2 b0(c.x - L.box * 0.5f, c.y - L.box * 0.5f), b1(c.x + L.box * 0.5f, c.y + L.box * 0.5f);
     dl->AddRectFilled(b0, b1, IM_COL32(60, 70, 90, 255), 3);
-    if (rings) {  // the rank's buffer as p cells, each as full as the ranks reduced into it
+    if (rings) {  // the rank's buffer as p cells, each as full as the ranks reduced into it (or there)
       const float cw = (L.box - 4) / float(p);
       for (int k = 0; k < p; ++k) {
-        const float frac = float(filled[r][size_t(k)]) / float(p);
+        const int n = filled[r][size_t(k)];
+        const float frac = gather ? (n > 0 ? 1.0f : 0.0f) : float(n) / float(p);
         const ImVec2 q0(b0.x + 2 + cw * float(k), b1.y - 2 - (L.box - 4) * frac),
             q1(b0.x + 2 + cw * float(k + 1) - 1, b1.y - 2);
         if (frac > 0) dl->AddRectFilled(q0, q1, chunk_colour(k, p));
@@ -291,6 +301,56 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, ImVec2 si
     dl->AddCircleFilled(at, r, chunk_colour(mv.chunk, rings ? p : 2));
     dl->AddCircle(at, r, IM_COL32(20, 20, 20, 255));
   }
+}
+
+// Each GPU's buffer as a row of its p pieces, large enough to read across a room (the picture's GPU boxes are
+// a few dozen pixels): a piece's bar is the share of the GPUs whose gradients it sums (reduce-scatter and
+// all-reduce), or whether the piece has arrived (all-gather). Given to the accessibility tree as a figure.
+float buffers_height(int p) { return ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetFontSize() * 1.2f * p; }
+
+void draw_buffers(ExplorerState& s, const sim::CollectiveAnimation& a, const std::vector<std::vector<int>>& filled,
+                  ImVec2 size) {
+  const int p = int(a.ranks.size());
+  const bool gather = a.spec.kind == sim::CollectiveKind::all_gather;
+  const float fs = ImGui::GetFontSize();
+  ImGui::BeginGroup();
+  wrapped_text(false,
+               gather ? "Each GPU's buffer in %d pieces, filled as they arrive"
+                      : "Each GPU's buffer in %d pieces; a bar is how many GPUs a piece sums (full: %d)",
+               p, p);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float label_w = ImGui::CalcTextSize("GPU 00").x + fs * 0.5f;
+  const float row_h = fs * 1.2f, cell_w = std::max(3.0f, (size.x - label_w) / float(p));
+  ImGui::Dummy(ImVec2(size.x, row_h * float(p)));
+  track(s, "collective.buffers");
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), frame = ImGui::GetColorU32(ImGuiCol_FrameBg);
+  ChartData d{.title = "Each GPU's buffer", .x_name = "GPU"};
+  d.series = {{gather ? "pieces held" : "pieces summed over every GPU", "pieces", {}},
+              {gather ? "" : "fewest GPUs in a piece", "GPUs", {}},
+              {gather ? "" : "most GPUs in a piece", "GPUs", {}}};
+  if (gather) d.series.resize(1);
+  for (int r = 0; r < p; ++r) {
+    const float y = p0.y + row_h * float(r);
+    const std::string id = "GPU " + std::to_string(a.ranks[size_t(r)]);
+    dl->AddText(ImVec2(p0.x + label_w - fs * 0.5f - ImGui::CalcTextSize(id.c_str()).x, y + (row_h - fs) * 0.5f), text,
+                id.c_str());
+    int complete = 0, least = p, most = 0;
+    for (int k = 0; k < p; ++k) {
+      const int n = filled[size_t(r)][size_t(k)];
+      const float frac = gather ? (n > 0 ? 1.0f : 0.0f) : float(n) / float(p);
+      complete += gather ? n > 0 : n == p;
+      least = std::min(least, n), most = std::max(most, n);
+      const ImVec2 c0(p0.x + label_w + cell_w * float(k), y + 1), c1(c0.x + cell_w - 2, y + row_h - 1);
+      dl->AddRectFilled(c0, c1, frame);
+      if (frac > 0) dl->AddRectFilled(ImVec2(c0.x, c1.y - (c1.y - c0.y) * frac), c1, chunk_colour(k, p));
+    }
+    d.x_labels.push_back(id);
+    d.series[0].y.push_back(complete);
+    if (!gather) d.series[1].y.push_back(least), d.series[2].y.push_back(most);
+  }
+  describe_chart(d, p0, ImVec2(p0.x + size.x, p0.y + row_h * float(p)));
+  ImGui::EndGroup();
 }
 
 // ---- the controls and figures ------------------------------------------------------------------------
@@ -350,9 +410,7 @@ void draw_figures(ExplorerState& s, const sim::CollectiveAnimation& a) {
                phase.c_str());
   // Which way the ring turns: each GPU sends to the next in this order (the moving pieces show it only while
   // the animation plays).
-  const bool ring = a.spec.kind != sim::CollectiveKind::send &&
-                    !(a.spec.kind == sim::CollectiveKind::all_reduce && a.spec.algorithm != sim::Algorithm::ring);
-  if (ring && a.ranks.size() > 2) {
+  if (fills_pieces(a) && a.ranks.size() > 2) {
     std::string order;
     for (size_t r = 0; r < a.ranks.size(); ++r) {
       if (a.ranks.size() > 12 && r == 6) {
@@ -403,10 +461,24 @@ void draw(ExplorerState& s) {
       format_quantity(ts.nvlink_GBps_per_gpu / 2 * 1e9, "B/s").c_str(),
       format_quantity(ts.node_network_Gbps * 1e9, "b/s").c_str());
   draw_transport(s, a);
-  const float h = std::clamp(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 6,
-                             ImGui::GetFontSize() * 12, ImGui::GetFontSize() * 26);
-  draw_picture(s, a, ImVec2(ImGui::GetContentRegionAvail().x, h));
+  // The buffers beside the picture where the view is wide, otherwise under the figures (which a narration
+  // quotes, so they stay next to the picture).
+  const bool pieces = fills_pieces(a);
+  const auto filled = pieces ? contributions(a, v.t_s) : std::vector<std::vector<int>>{};
+  const float fs = ImGui::GetFontSize(), w = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
+  const int p = int(a.ranks.size());
+  const bool beside = pieces && w >= fs * 60;
+  const float strip_w = beside ? std::clamp(fs * (4 + 1.6f * float(p)), fs * 18, w * 0.4f) : w;
+  const float below = pieces && !beside ? buffers_height(p) : 0;
+  const float h = std::clamp(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 6 - below,
+                             fs * (below > 0 ? 10 : 12), fs * 26);
+  draw_picture(s, a, filled, ImVec2(beside ? w - strip_w - gap : w, h));
+  if (beside) {
+    ImGui::SameLine();
+    draw_buffers(s, a, filled, ImVec2(strip_w, 0));
+  }
   draw_figures(s, a);
+  if (pieces && !beside) draw_buffers(s, a, filled, ImVec2(strip_w, 0));
 }
 
 PanelRegistrar reg{
