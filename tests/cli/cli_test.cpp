@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 using mc_test::CliRun;
 using mc_test::run_cli;
 
@@ -88,6 +90,7 @@ TEST(Cli, BrokenCatalogIsALocatedError) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("gpus.json:9:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("records/0/values/hbm_bytes/value"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Cli, DeviceReportsCpuFallback) {

@@ -480,6 +480,7 @@ TEST(UiSmoke, LabSpeedExportsAndAReloadResumes) {
     EXPECT_EQ(r.value("resumed_from", std::string()), dir + "/lab-model/checkpoint/" + ck);
     ASSERT_EQ(r["losses"].size(), size_t(step_before + 2));
     for (int i = 0; i < step_before; ++i) EXPECT_EQ(r["losses"][size_t(i)].get<double>(), losses_before[size_t(i)]);
+    std::filesystem::remove_all(dir);
     for (int i = 0; i < 3; ++i) h.frame(app);
     ASSERT_TRUE(platform.kept.count("lab.checkpoint"));
   }
