@@ -25,14 +25,8 @@ endfunction()
 # call keep the build's -O3, so the tests run at nearly the same speed, while a test file's -O3 code
 # generation was over half its compile (8.3 s of 14.9 s for tests/ui/address_ui_test.cpp). The target's
 # precompiled header is built with the same flag.
-#
-# In the sanitizer build (-O1 for everything) a test program's own files are compiled at -O0: clang's -O1 with
-# ASan + UBSan + coverage was 45 % of such a file's compile (address_ui_test.cpp 20.9 s -> 11.5 s), while the
-# work a test waits for runs in the engine and panels, still -O1. The sanitizers check -O0 code as fully.
 function(mc_test_files target)
   if(CMAKE_BUILD_TYPE STREQUAL "Release" AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1>)
-  elseif(MC_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O0>)
   endif()
 endfunction()
