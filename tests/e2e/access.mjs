@@ -138,7 +138,7 @@ try {
   // A scenario step's narration is in a polite live region.
   await page.goto(`${origin}/index.html?scenario=dgx1-2016&step=2`);
   await page.waitForFunction(appReady, null, { timeout: 90000 });
-  await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null,
+  await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
                              { timeout: 120000 });
   await waitFrames(5);
   s = await state();
@@ -169,7 +169,7 @@ try {
     fail(`Tab never reached '${name}'`);
     return false;
   };
-  const idle = () => page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null,
+  const idle = () => page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
                                           { timeout: 120000 });
   const scenarioTitle = "Failures at scale: checkpoints and restarts over a month";
   if (await tabTo("Scenarios")) {
@@ -185,7 +185,7 @@ try {
         const at = s.scenario_step;
         if ((await focused()) !== "Next step" && !(await tabTo("Next step"))) break;
         await page.keyboard.press("Enter");
-        await page.waitForFunction((n) => JSON.parse(UTF8ToString(Module._app_state_json())).scenario_step > n, at,
+        await page.waitForFunction((n) => JSON.parse(UTF8ToString(Module._app_view_json())).scenario_step > n, at,
                                    { timeout: 60000 });
         await idle();
         s = await state();

@@ -78,7 +78,7 @@ try {
       const err = await command(page, { panel: id });
       if (err) fail(`chapter ${id}: ${err}`);
       await frames(page, 6);
-      await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null,
+      await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
                                  { timeout: 60000 }).catch(() => fail(`chapter ${id}: still busy`));
       await frames(page, 4);
       await axeCheck(page, `chapter ${id} at ${w}x${h}`);
@@ -88,7 +88,7 @@ try {
         const err = await command(page, { scenario: [id, step] });
         if (err) fail(`${id} step ${step}: ${err}`);
         await frames(page, 4);
-        await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null,
+        await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
                                    { timeout: 120000 }).catch(() => fail(`${id} step ${step}: still busy`));
         await frames(page, 4);
         s = await state(page);

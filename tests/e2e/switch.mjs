@@ -55,7 +55,7 @@ try {
   const page = await browser.newPage({ viewport: { width: w, height: h } });
   await page.goto(base);
   await page.waitForFunction(appReady, null, { timeout: 90000 });
-  await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_state_json())).busy, null, { timeout: 120000 });
+  await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null, { timeout: 120000 });
   const panels = (await page.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())).panels))
                    .filter((p) => !only || only.split(",").includes(p));
   console.log(`machine: ${os.cpus().length} cores, load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}; ` +
