@@ -178,31 +178,54 @@ bool contains_word(const std::string& text, const std::string& word) {
   return !occurrences(collapse_spaces(text), collapse_spaces(word)).empty();
 }
 
+namespace {
+
+// Draws `hit` (glyphs of one line, left to right) as one solid box: each glyph a block reaching the next.
+void mask_glyphs(ImDrawList* list, const std::vector<const DrawnGlyph*>& hit) {
+  const ImVec2 white = ImGui::GetIO().Fonts->TexUvWhitePixel;
+  const ImU32 col = ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.55f);
+  for (size_t k = 0; k < hit.size(); ++k) {
+    const float x1 = k + 1 < hit.size() ? hit[k + 1]->x0 : hit[k]->x1;
+    const ImVec2 corners[4] = {{hit[k]->x0, hit[k]->y0}, {x1, hit[k]->y0}, {x1, hit[k]->y1}, {hit[k]->x0, hit[k]->y1}};
+    for (int c = 0; c < 4; ++c) {
+      ImDrawVert& v = list->VtxBuffer[int(hit[k]->vtx) + c];
+      v.pos = corners[c];
+      v.uv = white;
+      v.col = col;
+    }
+  }
+}
+
+// The glyphs of `line` whose bytes lie in [from, to).
+std::vector<const DrawnGlyph*> glyphs_in(const DrawnLine& line, size_t from, size_t to) {
+  std::vector<const DrawnGlyph*> hit;
+  for (const DrawnGlyph& g : line.glyphs)
+    if (g.at >= from && g.at < to) hit.push_back(&g);
+  return hit;
+}
+
+}  // namespace
+
 int mask_words(const std::vector<ImDrawList*>& lists, const std::vector<std::string>& words) {
   if (words.empty()) return 0;
   int masked = 0;
-  const ImVec2 white = ImGui::GetIO().Fonts->TexUvWhitePixel;
-  const ImU32 col = ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.55f);
-  for (DrawnLine& line : drawn_lines(lists)) {
+  std::vector<DrawnLine> lines = drawn_lines(lists);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const DrawnLine& line = lines[i];
+    // A value wrapped onto the next line ("2.42" at a line's end, "M GPU-hours" below) is masked too: the
+    // two lines read as one with a space between, and an occurrence across the break covers both ends.
+    const DrawnLine* next = i + 1 < lines.size() && lines[i + 1].list == line.list ? &lines[i + 1] : nullptr;
+    const std::string joined = next ? line.text + " " + next->text : line.text;
+    const size_t split = line.text.size() + 1;  // where the next line's bytes start in `joined`
     for (const std::string& w : words) {
       const std::string word = collapse_spaces(w);
-      for (size_t at : occurrences(line.text, word)) {
+      for (size_t at : occurrences(joined, word)) {
+        const size_t to = at + word.size();
+        if (at >= line.text.size()) break;  // within the next line: masked when that line is the first
+        if (to > split && !next) continue;
         ++masked;
-        std::vector<const DrawnGlyph*> hit;
-        for (const DrawnGlyph& g : line.glyphs)
-          if (g.at >= at && g.at < at + word.size()) hit.push_back(&g);
-        for (size_t k = 0; k < hit.size(); ++k) {
-          // One block per glyph, each reaching the next so the value reads as one box (spaces included).
-          const float x1 = k + 1 < hit.size() ? hit[k + 1]->x0 : hit[k]->x1;
-          const ImVec2 corners[4] = {
-              {hit[k]->x0, hit[k]->y0}, {x1, hit[k]->y0}, {x1, hit[k]->y1}, {hit[k]->x0, hit[k]->y1}};
-          for (int c = 0; c < 4; ++c) {
-            ImDrawVert& v = line.list->VtxBuffer[int(hit[k]->vtx) + c];
-            v.pos = corners[c];
-            v.uv = white;
-            v.col = col;
-          }
-        }
+        mask_glyphs(line.list, glyphs_in(line, at, to));
+        if (to > split) mask_glyphs(next->list, glyphs_in(*next, 0, to - split));
       }
     }
   }

@@ -89,11 +89,15 @@ std::string fraction_equal_to(const std::string& text, double x) {
 // For every question of every shipped scenario: before Reveal no text the main view draws (on screen or
 // scrolled away) contains the value that answers it, nor does the narration pane; after Reveal the main view
 // shows it where the class can read it. A number question names the panel's value of its answer.
-TEST(QuestionMasks, TheAnswerIsMaskedUntilRevealed) {
-  Headless h(1440, 900, true);
+// At a laptop's 1440x900 and a projector's 1024x768 in presenter mode, where panels wrap their lines: a value
+// split across two lines ("2.42" at one's end, "M GPU-hours" below, gpt3-on-the-machine step 2) stays masked.
+void answers_masked_until_revealed(ImVec2 size, bool presenter) {
+  SCOPED_TRACE(std::to_string(int(size.x)) + "x" + std::to_string(int(size.y)));
+  Headless h(size.x, size.y, true);
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, ""});
   auto& s = app.state();
+  s.classroom.presenter = presenter;
   int questions = 0, masked = 0;
   for (const std::string& id : mc::test::shipped_scenarios()) {
     if (id == "predictable-scaling") continue;  // trains for a while; its one question is a choice, no value
@@ -170,9 +174,14 @@ TEST(QuestionMasks, TheAnswerIsMaskedUntilRevealed) {
         mc::test::click_widget(h, app, "question." + q.id + ".reveal");
         ASSERT_TRUE(s.scenarios.revealed.count(q.id));
         h.frame(app);
+        // At 1024x768 five revealed values (95.3%, 96.3%, $803B, $812B, 89.1 s; openai-lp-2019 step 2's among
+        // them) lie below the fold, where ImGui draws no glyph until the panel is scrolled: there Reveal is
+        // checked at 1440x900 only.
         const std::string main_after = mc::ui::visible_text(mc::test::window_lists("###main"));
         for (const std::string& v : values) {
-          EXPECT_TRUE(mc::ui::contains_word(main_after, v)) << "\"" << v << "\" is not on screen after Reveal";
+          if (!presenter) {
+            EXPECT_TRUE(mc::ui::contains_word(main_after, v)) << "\"" << v << "\" is not on screen after Reveal";
+          }
           ++masked;
         }
       }
@@ -180,6 +189,11 @@ TEST(QuestionMasks, TheAnswerIsMaskedUntilRevealed) {
   }
   EXPECT_GE(questions, 12);
   EXPECT_GE(masked, 5);
+}
+
+TEST(QuestionMasks, TheAnswerIsMaskedUntilRevealed) {
+  answers_masked_until_revealed(ImVec2(1440, 900), false);
+  answers_masked_until_revealed(ImVec2(1024, 768), true);
 }
 
 // The mask follows the step: Reveal shows one question's value, and the next scenario's question is masked
