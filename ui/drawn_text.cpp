@@ -222,7 +222,6 @@ int mask_words(const std::vector<ImDrawList*>& lists, const std::vector<std::str
       for (size_t at : occurrences(joined, word)) {
         const size_t to = at + word.size();
         if (at >= line.text.size()) break;  // within the next line: masked when that line is the first
-        if (to > split && !next) continue;
         ++masked;
         mask_glyphs(line.list, glyphs_in(line, at, to));
         if (to > split) mask_glyphs(next->list, glyphs_in(*next, 0, to - split));

@@ -326,9 +326,10 @@ void draw_buffers(ExplorerState& s, const sim::CollectiveAnimation& a, const std
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), frame = ImGui::GetColorU32(ImGuiCol_FrameBg);
   ChartData d{.title = "Each GPU's buffer", .x_name = "GPU"};
-  d.series = {{gather ? "pieces held" : "pieces summed over every GPU", "pieces", {}},
-              {gather ? "" : "fewest GPUs in a piece", "GPUs", {}},
-              {gather ? "" : "most GPUs in a piece", "GPUs", {}}};
+  // Counts named by their series (no unit), so the summary reads "fewest GPUs in a piece is 1 at every GPU".
+  d.series = {{gather ? "pieces held" : "pieces summed over every GPU", "", {}},
+              {gather ? "" : "fewest GPUs in a piece", "", {}},
+              {gather ? "" : "most GPUs in a piece", "", {}}};
   if (gather) d.series.resize(1);
   for (int r = 0; r < p; ++r) {
     const float y = p0.y + row_h * float(r);
