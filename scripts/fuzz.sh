@@ -25,7 +25,8 @@
 # Environment: MC_FUZZ_TIMEOUT (s of wall time, default 25: the shipped 9,984-GPU config takes ~1 s of CPU under
 # ASan, and on a shared 2-core machine at load 10 that is 10 s of wall time; the work budgets, not this
 # timeout, are what bound the engine: tests/unit/sim_budget_test.cpp), MC_FUZZ_RSS_MB (default 2048), MC_FUZZ_PARALLEL (harnesses
-# at once, default 1), MC_FUZZ_LOG_DIR (default build/asan/fuzz/logs), MC_FUZZ_NO_BUILD=1 (use what is built).
+# at once; default 1, and for ci the machine's CPUs: each harness is its own process with its own seed and run
+# count, so the result does not depend on how many run together), MC_FUZZ_LOG_DIR (default build/asan/fuzz/logs), MC_FUZZ_NO_BUILD=1 (use what is built).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -38,13 +39,13 @@ mode=timed
 seconds=${1:-20}
 # ci: 20 s (today's timed budget) only caps a harness slowed by a loaded machine; it then runs a prefix of
 # the same inputs, which can miss a finding but never makes one up.
-if [ "$seconds" = ci ]; then mode=ci seconds=20; fi
+if [ "$seconds" = ci ]; then mode=ci seconds=20 default_parallel=$(nproc 2>/dev/null || echo 1); fi
 shift || true
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=("${all[@]}")
 timeout_s=${MC_FUZZ_TIMEOUT:-25}
 rss_mb=${MC_FUZZ_RSS_MB:-2048}
-parallel=${MC_FUZZ_PARALLEL:-1}
+parallel=${MC_FUZZ_PARALLEL:-${default_parallel:-1}}
 build=build/asan
 work=$build/fuzz  # seeds, corpora, findings, logs
 logs=${MC_FUZZ_LOG_DIR:-$work/logs}

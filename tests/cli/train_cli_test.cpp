@@ -143,9 +143,17 @@ TEST(TrainCli, BadArgumentsAndTooBigRuns) {
 TEST(TrainCli, ThreadCountChangesSpeedNotResults) {
   // MC_THREADS sets the kernels' thread pool (1 = no helper threads); the pieces of work depend on the
   // shapes only, so the losses are the same bits with any count.
+  // The bench's figures on a small model from a file (the --bench shape took 19 s of CPU under the
+  // sanitizers; what is checked here, the figures and the thread count, is the same for any shape).
+  auto small = testing::TempDir() + "mc_train_bench_cfg_" + std::to_string(getpid()) + ".json";
+  {
+    std::ofstream f(small);
+    f << R"({"model": {"layers": 1, "width": 64, "heads": 2, "context": 64, "vocab": 256}, "batch": 2})";
+  }
   setenv("MC_THREADS", "1", 1);
   auto one = run_cli("train --steps 3 --quiet --json");
-  auto bench = run_cli("train --bench --steps 2 --quiet --json");
+  auto bench = run_cli("train " + small + " --bench --steps 2 --quiet --json");
+  std::filesystem::remove(small);
   setenv("MC_THREADS", "2", 1);
   auto two = run_cli("train --steps 3 --quiet --json");
   setenv("MC_THREADS", "two", 1);
@@ -157,6 +165,7 @@ TEST(TrainCli, ThreadCountChangesSpeedNotResults) {
   ASSERT_EQ(bench.code, 0) << bench.err;
   auto j = nlohmann::json::parse(bench.out);
   EXPECT_EQ(j["threads"].get<int>(), 1);
+  EXPECT_EQ(j["sgemm_shape"], nlohmann::json::array({2 * 64, 4 * 64, 64}));  // the MLP's first product
   for (const char* k : {"tokens_per_s", "gflops", "sgemm_gflops", "sgemm_shape", "sgemm_path", "flops_per_token"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_GT(j["tokens_per_s"].get<double>(), 0);

@@ -6,6 +6,9 @@
 // listed by rule with the screens and elements it was found on. Then a misspelt link, the lab's PNG export
 // and a reload that resumes the lab's run.
 //   node classroom.mjs --site build/web/site --out DIR [--scenarios scenarios/index.json] [--no-axe]
+//                      [--size WxH ...] [--no-tail]
+// --size (repeatable) limits the walk to those window sizes, --no-tail leaves out the links and the lab: CTest
+// runs one size per test so that the two walks share the two cores with the other tests (issue 43).
 import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
 import fs from "node:fs";
@@ -25,6 +28,8 @@ const fail = (msg) => { console.error("classroom FAILED: " + msg); process.exitC
 const appReady = () => {
   try { return !!(window.Module && Module.calledRun && Module._app_frame_count() > 10); } catch (e) { return false; }
 };
+const sizes = process.argv.flatMap((a, i) => (a === "--size" ? [process.argv[i + 1].split("x").map(Number)] : []));
+const tail = !process.argv.includes("--no-tail");
 const ids = JSON.parse(fs.readFileSync(index, "utf8")).scenarios.map((f) => f.replace(/\.json$/, ""));
 
 const server = await serveStatic(site, 0);
@@ -65,46 +70,8 @@ const axeCheck = async (page, where) => {
   }
 };
 
-try {
-  for (const [w, h] of [[1440, 900], [1280, 720]]) {
-    const page = await browser.newPage({ viewport: { width: w, height: h } });
-    page.on("console", (m) => { if (m.type() === "error") console.error("page:", m.text()); });
-    await page.goto(base);
-    await page.waitForFunction(appReady, null, { timeout: 60000 });
-    let s = await state(page);
-    if (!/WebAssembly, CPU/.test(s.status_bar)) fail(`status bar at ${w}: ${s.status_bar}`);
-    // Every chapter as a fresh page opens it.
-    for (const id of s.panels) {
-      const err = await command(page, { panel: id });
-      if (err) fail(`chapter ${id}: ${err}`);
-      await frames(page, 6);
-      await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
-                                 { timeout: 60000 }).catch(() => fail(`chapter ${id}: still busy`));
-      await frames(page, 4);
-      await axeCheck(page, `chapter ${id} at ${w}x${h}`);
-    }
-    for (const id of ids) {
-      for (let step = 1; step <= 12; ++step) {
-        const err = await command(page, { scenario: [id, step] });
-        if (err) fail(`${id} step ${step}: ${err}`);
-        await frames(page, 4);
-        await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
-                                   { timeout: 120000 }).catch(() => fail(`${id} step ${step}: still busy`));
-        await frames(page, 4);
-        s = await state(page);
-        const shot = path.join(out, `${id}-${step}-${w}x${h}.png`);
-        await page.screenshot({ path: shot });
-        const where = `${id} step ${step} at ${w}x${h}`;
-        if (s.errors.length) fail(`${where}: ${s.errors.join(" | ")}`);
-        if (/\bnan\b|\binf\b/i.test(s.narration)) fail(`${where}: non-finite number in the narration`);
-        if (s.highlight_widget && !s.widgets[s.highlight_widget]) fail(`${where}: ${s.highlight_widget} not drawn`);
-        await axeCheck(page, where);
-        console.log(`${where}: panel ${s.active_panel}${s.tab ? "/" + s.tab : ""}, ${shot}`);
-        if (s.scenario_step >= s.scenario_steps) break;
-      }
-    }
-    await page.close();
-  }
+// The page's answers to links it cannot use, and the lab's export and kept run.
+async function linksAndLab() {
   // A misspelt link explains itself on the page.
   const bad = await browser.newPage({ viewport: { width: 1280, height: 720 } });
   await bad.goto(base + "?scenario=gpt3-on-the-machin&step=2");
@@ -162,6 +129,50 @@ try {
   if (!(resumed > 0 && resumed + 5 >= before)) fail(`a reload did not resume the run (step ${resumed} after ${kept})`);
   await lab.screenshot({ path: path.join(out, "lab-after-reload-1440x900.png") });
   await lab.close();
+}
+
+try {
+  for (const [w, h] of sizes.length ? sizes : [[1440, 900], [1280, 720]]) {
+    const page = await browser.newPage({ viewport: { width: w, height: h } });
+    page.on("console", (m) => { if (m.type() === "error") console.error("page:", m.text()); });
+    await page.goto(base);
+    await page.waitForFunction(appReady, null, { timeout: 60000 });
+    let s = await state(page);
+    if (!/WebAssembly, CPU/.test(s.status_bar)) fail(`status bar at ${w}: ${s.status_bar}`);
+    // Every chapter as a fresh page opens it.
+    for (const id of s.panels) {
+      const err = await command(page, { panel: id });
+      if (err) fail(`chapter ${id}: ${err}`);
+      await frames(page, 6);
+      await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
+                                 { timeout: 60000 }).catch(() => fail(`chapter ${id}: still busy`));
+      await frames(page, 4);
+      await axeCheck(page, `chapter ${id} at ${w}x${h}`);
+    }
+    for (const id of ids) {
+      for (let step = 1; step <= 12; ++step) {
+        const t0 = Date.now();
+        const err = await command(page, { scenario: [id, step] });
+        if (err) fail(`${id} step ${step}: ${err}`);
+        await frames(page, 4);
+        await page.waitForFunction(() => !JSON.parse(UTF8ToString(Module._app_view_json())).busy, null,
+                                   { timeout: 120000 }).catch(() => fail(`${id} step ${step}: still busy`));
+        await frames(page, 4);
+        s = await state(page);
+        const shot = path.join(out, `${id}-${step}-${w}x${h}.png`);
+        await page.screenshot({ path: shot });
+        const where = `${id} step ${step} at ${w}x${h}`;
+        if (s.errors.length) fail(`${where}: ${s.errors.join(" | ")}`);
+        if (/\bnan\b|\binf\b/i.test(s.narration)) fail(`${where}: non-finite number in the narration`);
+        if (s.highlight_widget && !s.widgets[s.highlight_widget]) fail(`${where}: ${s.highlight_widget} not drawn`);
+        await axeCheck(page, where);
+        console.log(`${where}: panel ${s.active_panel}${s.tab ? "/" + s.tab : ""}, ${shot} (${Date.now() - t0} ms)`);
+        if (s.scenario_step >= s.scenario_steps) break;
+      }
+    }
+    await page.close();
+  }
+  if (tail) await linksAndLab();
   if (axeSource) {
     console.log(`axe-core (${axeTags.join(", ")}): ${axeRuns} screens checked, ${(axeMs / Math.max(1, axeRuns)).toFixed(0)} ms ` +
                 `each, ${axeFound.size} rules violated`);

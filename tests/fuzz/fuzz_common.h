@@ -1,10 +1,10 @@
 // fuzz_common.h - what every harness in tests/fuzz/ shares.
 //
-// A harness is one function, declared with MC_FUZZ_TARGET(name). Built for libFuzzer (the `asan` preset,
-// -DMC_LIBFUZZER) it becomes LLVMFuzzerTestOneInput; built into the regression test (the normal and
-// sanitizer builds) it is registered under its name, and tests/fuzz/regression_test.cpp replays every
-// committed input of tests/fuzz/regressions/<name>/ through it. One body, two drivers: a finding stays
-// fixed under the ordinary test suite.
+// A harness is one function, declared with MC_FUZZ_TARGET(name) and compiled once. Linked into a libFuzzer
+// program (the `asan` preset) it is what LLVMFuzzerTestOneInput calls (fuzz_entry.cpp); linked into the
+// regression test (the normal and sanitizer builds) it is found by its name, and tests/fuzz/regression_test.cpp
+// replays every committed input of tests/fuzz/regressions/<name>/ through it. One body, two drivers: a
+// finding stays fixed under the ordinary test suite.
 //
 // What a harness treats as a finding (std::abort, so libFuzzer and the test both report it):
 // - a crash, an ASan/UBSan report, a leak (the sanitizers);
@@ -71,17 +71,12 @@ std::string scratch_file(const uint8_t* data, size_t size, const char* suffix);
 
 }  // namespace mc::fuzz
 
-#ifdef MC_LIBFUZZER
-#define MC_FUZZ_ENTRY(name) \
-  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return mc_fuzz_##name(data, size); }
-#else
-#define MC_FUZZ_ENTRY(name) static const mc::fuzz::Registrar mc_fuzz_registrar_##name{#name, &mc_fuzz_##name};
-#endif
-
-#define MC_FUZZ_TARGET(name)                                   \
-  static int mc_fuzz_##name(const uint8_t* data, size_t size); \
-  MC_FUZZ_ENTRY(name)                                          \
-  static int mc_fuzz_##name(const uint8_t* data, size_t size)
+// The body has external linkage (fuzz_entry.cpp calls it from libFuzzer's entry point) and registers itself
+// for the regression test; in a libFuzzer program the registry is filled and never read.
+#define MC_FUZZ_TARGET(name)                                                         \
+  int mc_fuzz_##name(const uint8_t* data, size_t size);                              \
+  static const mc::fuzz::Registrar mc_fuzz_registrar_##name{#name, &mc_fuzz_##name}; \
+  int mc_fuzz_##name(const uint8_t* data, size_t size)
 
 #include "catalog/catalog.h"
 
