@@ -117,6 +117,7 @@ struct Collector {
   std::string main_title;
   std::vector<uint32_t> presses;
   std::map<uint32_t, double> values;
+  uint32_t focus_to = 0;  // focus()'s control, waiting for the frame that draws it
   uint32_t main = 0;
   bool acted = false;  // a press or value applied since the last tree
 };
@@ -148,6 +149,13 @@ void on_add(ImGuiID id, float x0, float y0, float x1, float y1) {
   if (!c.on || id == 0 || c.at.count(id)) return;
   ImGuiContext& g = *GImGui;
   ImGuiWindow* w = g.CurrentWindow;
+  if (id == c.focus_to && w) {
+    // Inside ItemAdd the window's navigation layer and focus scope are this item's, as SetFocusID needs. It
+    // hides the highlight unless the keyboard activated something: the page's focus is the keyboard's.
+    ImGui::SetFocusID(id, w);
+    g.NavDisableHighlight = false, g.NavDisableMouseHover = true;
+    c.focus_to = 0, c.acted = true;
+  }
   if (!w || (w->Flags & ImGuiWindowFlags_Tooltip)) return;
   if (id == w->MoveId) return;  // a title bar: its window's region says it
   Item it;
@@ -299,6 +307,14 @@ void next_item(Role r, const std::string& name, const std::string& value) {
 // [actions]
 
 void press(uint32_t id) { col().presses.push_back(id); }
+void focus(uint32_t id) { col().focus_to = id; }
+
+uint32_t keyboard_focus() {
+  const ImGuiContext& g = *GImGui;
+  // Not while a field takes typing (a slider's Ctrl+click entry): the keys must stay with ImGui.
+  if (!g.NavWindow || g.NavDisableHighlight || g.ActiveId != 0 || g.IO.WantTextInput) return 0;
+  return g.NavId;
+}
 void set_value(uint32_t id, double v) { col().values[id] = v; }
 bool take_value(uint32_t id, double& v) {
   auto& values = col().values;
@@ -468,12 +484,13 @@ std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines
 
 void skip_frame() {
   col().on = false;
+  col().focus_to = 0;  // not drawn this frame: a control that went away
   hooks::item_sink() = {};
 }
 
 bool acted() {
   const Collector& c = col();
-  return c.acted || !c.presses.empty() || !c.values.empty();
+  return c.acted || !c.presses.empty() || !c.values.empty() || c.focus_to != 0;
 }
 
 uint64_t frame_shape() {
@@ -490,6 +507,7 @@ Tree end_frame(const std::string& narration, const std::string& status) {
   Collector& c = col();
   c.on = false;
   c.acted = false;
+  c.focus_to = 0;
   hooks::item_sink() = {};
   ImGuiContext& g = *GImGui;
   name_tabs(c.items, c.at);
@@ -601,6 +619,9 @@ Tree end_frame(const std::string& narration, const std::string& status) {
   Node s;
   s.id = 0xA11E0002u, s.role = Role::status, s.name = "Status", s.value = status;
   t.nodes.push_back(s);
+  if (const uint32_t f = keyboard_focus())
+    for (const Node& n : t.nodes)
+      if (n.id == f && c.at.count(f)) t.focus = f;  // a control drawn this frame (not a region or a line)
   return t;
 }
 
@@ -660,6 +681,8 @@ std::string diff(const Tree& before, const Tree& after, float W, float H) {
     auto f = cb.find(parent);
     if (f == cb.end() || f->second != ids) ops.push_back({{"op", "order"}, {"id", parent}, {"ids", ids}});
   }
+  // Last, once its node is in place: ImGui's keyboard navigation moved, and the DOM's focus follows.
+  if (after.focus != 0 && after.focus != before.focus) ops.push_back({{"op", "focus"}, {"id", after.focus}});
   return ops.empty() ? std::string() : ops.dump();
 }
 

@@ -58,7 +58,11 @@ struct Node {
 };
 
 struct Tree {
-  std::vector<Node> nodes;                                     // reading order: each region, then what is in it
+  std::vector<Node> nodes;  // reading order: each region, then what is in it
+  // The control ImGui's keyboard navigation is on (its highlight shown: Ctrl+Tab, arrows on the canvas), so the
+  // page moves the DOM's focus to its mirror; 0 when the mouse is in charge, a field is being typed into or the
+  // item is not in the tree.
+  uint32_t focus = 0;
   const Node* find(const std::string& name, Role role) const;  // the first node with that name and role
 };
 
@@ -107,6 +111,11 @@ void figure(const std::string& title, const std::string& summary, const std::str
 // new value through the widget layer, as if it had been typed and confirmed.
 void press(uint32_t id);
 void set_value(uint32_t id, double v);
+// The page's focus moved to the mirror of control `id` (Tab, a screen reader's cursor): ImGui's keyboard
+// navigation goes to it, with its highlight, on the next frame that draws it (ImGui::SetFocusID).
+void focus(uint32_t id);
+// ImGui's keyboard focus as Tree::focus reads it, before the tree is built (a change makes a reading due).
+uint32_t keyboard_focus();
 // The widget layer asks whether `id` was given a value; true once per set_value.
 bool take_value(uint32_t id, double& v);
 

@@ -292,7 +292,8 @@ void App::publish_access() {
                                                            now - progress_at_ >= kProgressEveryS);
   if (progress_due) progress_said_ = progress, progress_at_ = now;
   const bool due = t0 - access_at_ >= std::chrono::milliseconds(100) || shape != access_shape_ || access::acted() ||
-                   s_.classroom.narration_markdown != access_narration_ || s_.status != access_status_ || progress_due;
+                   access::keyboard_focus() != access_nav_ || s_.classroom.narration_markdown != access_narration_ ||
+                   s_.status != access_status_ || progress_due;
   if (!due) {
     access::skip_frame();
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -301,6 +302,7 @@ void App::publish_access() {
   }
   access_at_ = t0;
   access_shape_ = shape;
+  access_nav_ = access::keyboard_focus();
   access_narration_ = s_.classroom.narration_markdown;
   access_status_ = s_.status;
   access::Tree t = access::end_frame(s_.classroom.narration_markdown, s_.status);

@@ -67,6 +67,7 @@ class App {
   long access_reads_ = 0;
   std::chrono::steady_clock::time_point access_at_{};
   uint64_t access_shape_ = 0;
+  uint32_t access_nav_ = 0;  // ImGui's keyboard focus at that reading (access::keyboard_focus): a move is read at once
   std::string access_narration_, access_status_;
   // The progress announced last (Panel::progress) and when, by ImGui's clock: the same kind of news is said at
   // most every kProgressEveryS, so a screen reader is not read a running lab's every step.

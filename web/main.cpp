@@ -104,9 +104,11 @@ EMSCRIPTEN_KEEPALIVE int app_open_file(const char* path, const char* display_nam
   return g_shell.app().open_file(display_name, ss.str()) ? 1 : 0;
 }
 // The accessibility mirror's actions (web/platform.js): press the control with ImGui id `id` (a button, a
-// checkbox, a chapter, a tab, a header), or give a slider or field a value; both apply on the next frame.
+// checkbox, a chapter, a tab, a header), give a slider or field a value, or move ImGui's keyboard focus to it
+// (the DOM's focus went to its mirror); each applies on the next frame.
 EMSCRIPTEN_KEEPALIVE void app_access_press(unsigned int id) { mc::ui::access::press(id); }
 EMSCRIPTEN_KEEPALIVE void app_access_set(unsigned int id, double value) { mc::ui::access::set_value(id, value); }
+EMSCRIPTEN_KEEPALIVE void app_access_focus(unsigned int id) { mc::ui::access::focus(id); }
 // Applies a JSON command (see App::command); returns "" or an error message.
 EMSCRIPTEN_KEEPALIVE const char* app_command(const char* json_text) {
   if (!g_ready) return "not ready";

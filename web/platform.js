@@ -150,6 +150,8 @@ mergeInto(LibraryManager.library, {
       }
       const container = role === 'region' || role === 'tablist' || role === 'listbox' || role === 'figure';
       if (!container && role !== 'live' && role !== 'status') el.classList.add('n');
+      // The DOM's focus on a control (Tab, a screen reader's cursor) moves ImGui's keyboard navigation there.
+      if (el.tabIndex >= 0) el.addEventListener('focus', () => Module._app_access_focus(id));
       if (role === 'combo') el.setAttribute('aria-haspopup', 'listbox');
       el.id = 'a11y-' + id;
       return {el: el, role: role, parent: 0};
@@ -163,6 +165,13 @@ mergeInto(LibraryManager.library, {
         const e = nodes.get(o.id);
         if (e) e.el.remove();
         nodes.delete(o.id);
+        continue;
+      }
+      if (o.op === 'focus') {
+        // ImGui's keyboard navigation moved (Ctrl+Tab, arrows on the canvas): the DOM's focus follows it, so a
+        // screen reader says where it went (its node is in place: the app sends this last).
+        const e = nodes.get(o.id);
+        if (e && e.el.tabIndex >= 0 && document.activeElement !== e.el) e.el.focus({preventScroll: true});
         continue;
       }
       if (o.op === 'order') {

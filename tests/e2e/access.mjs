@@ -2,8 +2,9 @@
 // protocol's Accessibility.getFullAXTree, what a screen reader is given) holds the chapters as buttons, the
 // chapter shown as the current one, a panel's sliders with their values and a scenario step's narration; the
 // keyboard alone (Tab to a chapter, Enter; an arrow on a slider) changes the app, with no pointer event, and
-// plays a whole scenario from the gallery and trains the lab for 20 steps; the skip link comes first; a reader
-// who asked for less motion finds the animations paused.
+// plays a whole scenario from the gallery and trains the lab for 20 steps; ImGui's own arrow navigation on the
+// canvas moves the DOM's focus; the skip link comes first; a reader who asked for less motion finds the
+// animations paused.
 //   node access.mjs --site build/web/site
 import { launchChromium } from "./browser.mjs";
 import { serveStatic } from "./serve.mjs";
@@ -114,6 +115,22 @@ try {
       fail(`the slider's value is not in the accessibility tree: ${JSON.stringify(node)}`);
     if (!/^\d+ nodes?$/.test(after.text || "")) fail(`the slider's value text reads '${after.text}'`);
   }
+
+  // Focus both ways: the DOM's focus on the slider put ImGui's keyboard navigation there; back on the canvas
+  // (Escape), an arrow moves ImGui's navigation, and the DOM's focus follows it to that control's mirror.
+  await page.keyboard.press("Escape");
+  await waitFrames(4);
+  const onCanvas = await page.evaluate(() => document.activeElement && document.activeElement.id);
+  if (onCanvas !== "canvas") fail(`Escape in the mirror left the focus on '${onCanvas}', not the canvas`);
+  await page.keyboard.press("ArrowDown");
+  await waitFrames(12);
+  const followed = await page.evaluate(() => {
+    const a = document.activeElement;
+    return a && { id: a.id, mirrored: !!a.closest("#a11y"), name: a.getAttribute("aria-label") || a.textContent };
+  });
+  console.log(`focus: ArrowDown on the canvas moved the DOM's focus to ${JSON.stringify(followed)}`);
+  if (!followed || !followed.mirrored || followed.name === "nodes")
+    fail(`ImGui's arrow navigation did not move the DOM's focus to another control: ${JSON.stringify(followed)}`);
 
   // A chart is a figure whose caption is the engine's one-sentence summary, holding its data as a table with
   // header cells (WCAG 1.1.1): the perf panel's memory bar.

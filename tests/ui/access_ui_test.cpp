@@ -198,6 +198,66 @@ TEST(Access, APressAndAValueFromTheMirrorReachTheApp) {
   for (const Node& n : app.access_tree().nodes) EXPECT_NE(n.role, Role::option) << "the list stayed open";
 }
 
+// Focus both ways (issue 42, item 2). The DOM's focus on a mirrored control (Tab, a screen reader's cursor)
+// moves ImGui's keyboard navigation there with its highlight; ImGui's own navigation (arrows on the canvas)
+// moves the tree's focus, and the page is told to follow with a "focus" operation, sent after the node is in
+// place. The mouse taking over hides the highlight and leaves the DOM's focus alone.
+TEST(Access, FocusFollowsBothWays) {
+  Headless h(1440, 900, true);
+  ImGuiIO& io = ImGui::GetIO();
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;  // as the shells set it (ui/shell/sdl_gl_shell.cpp)
+  const int down = 81;                                   // any free index of KeysDown
+  io.KeyMap[ImGuiKey_DownArrow] = down;
+  io.KeyMap[ImGuiKey_Space] = 82;  // ImGui asserts that keyboard navigation has it
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  app.state().active_panel = "perf";
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  EXPECT_EQ(app.access_tree().focus, 0u) << "keyboard focus shown before any key or mirror focus";
+  const Node* slider = app.access_tree().find("nodes", Role::slider);
+  ASSERT_NE(slider, nullptr);
+  const uint32_t id = slider->id;
+  const int slider_y = slider->y;
+  const mc::ui::access::Tree before = app.access_tree();
+
+  // The mirror's focus -> ImGui.
+  mc::ui::access::focus(id);
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  EXPECT_EQ(GImGui->NavId, id) << "ImGui's navigation did not move to the focused mirror node";
+  EXPECT_FALSE(GImGui->NavDisableHighlight) << "ImGui's navigation moved without showing where";
+  EXPECT_EQ(app.access_tree().focus, id);
+  const auto ops = nlohmann::json::parse(mc::ui::access::diff(before, app.access_tree(), 1440, 900));
+  ASSERT_FALSE(ops.empty());
+  EXPECT_EQ(ops.back(), (nlohmann::json{{"op", "focus"}, {"id", id}})) << ops.dump();
+
+  // ImGui's navigation -> the mirror: Down moves to the next control below, and the page is told.
+  const mc::ui::access::Tree on_slider = app.access_tree();
+  io.KeysDown[down] = true;
+  h.frame(app);
+  io.KeysDown[down] = false;
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  const uint32_t moved = app.access_tree().focus;
+  ASSERT_NE(moved, 0u) << "arrow navigation left no focus in the tree";
+  EXPECT_NE(moved, id) << "Down did not move ImGui's navigation";
+  EXPECT_EQ(moved, GImGui->NavId);
+  const Node* to = nullptr;
+  for (const Node& n : app.access_tree().nodes)
+    if (n.id == moved) to = &n;
+  ASSERT_NE(to, nullptr);
+  EXPECT_TRUE(is_control(*to)) << describe(*to);
+  EXPECT_GT(to->y, slider_y) << "Down went to " << describe(*to) << ", not below the slider";
+  const auto ops2 = nlohmann::json::parse(mc::ui::access::diff(on_slider, app.access_tree(), 1440, 900));
+  EXPECT_EQ(ops2.back(), (nlohmann::json{{"op", "focus"}, {"id", moved}})) << ops2.dump();
+
+  // The mouse takes over: no keyboard focus to follow, and no operation moves the DOM's focus.
+  const mc::ui::access::Tree by_keys = app.access_tree();
+  mc::test::click_widget(h, app, "perf.nodes");
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  EXPECT_EQ(app.access_tree().focus, 0u) << "a mouse click left the keyboard's highlight on";
+  const std::string ops3 = mc::ui::access::diff(by_keys, app.access_tree(), 1440, 900);
+  EXPECT_EQ(ops3.find("\"focus\""), std::string::npos) << ops3;
+}
+
 // The page's DOM changes only where the frame did: a still frame sends nothing, a chapter switch removes the
 // old chapter's nodes and adds the new one's, and every operation is one the page's mirror knows.
 TEST(Access, TheMirrorChangesOnlyWhereTheFrameDid) {
@@ -221,7 +281,7 @@ TEST(Access, TheMirrorChangesOnlyWhereTheFrameDid) {
   const std::string ops = mc::ui::access::diff(before, app.access_tree(), 1440, 900);
   ASSERT_FALSE(ops.empty());
   const auto j = nlohmann::json::parse(ops);
-  const std::set<std::string> known = {"add", "set", "del", "order"};
+  const std::set<std::string> known = {"add", "set", "del", "order", "focus"};
   int adds = 0, dels = 0;
   for (const auto& op : j) {
     EXPECT_TRUE(known.count(op.at("op").get<std::string>())) << op.dump();
