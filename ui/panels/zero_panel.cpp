@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace mc::ui {
 namespace {
@@ -69,13 +71,23 @@ float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();
   const int shown = std::min(a.spec.gpus, 8);
-  const float h = fs * 7, bw = std::min(fs * 3.5f, (w - fs * 2) / float(shown) - fs);
   // The bars' scale: the GPU's memory when the step's peak comes near it (what must fit under it), else the
   // step's own peak, so what rises and falls with the layers (activations, a layer's gathered weights) is a
   // part of each bar that moves, not a sliver of a 32 GiB GPU (issue 41 item 7: the bars looked the same at
-  // every moment). The GPU's memory is then written beside the bars.
+  // every moment). The GPU's memory is then written beside the bars, or under them where the bars would
+  // leave it no room (at 1024x768 in presenter mode it ran off the window's edge: turing-nlg-zero-2020 step 7).
   const bool to_hbm = a.hbm_bytes > 0 && a.peak_bytes * 1.5 >= a.hbm_bytes;
   const double top = to_hbm ? std::max({a.peak_bytes, a.hbm_bytes, 1.0}) : std::max(a.peak_bytes * 1.05, 1.0);
+  std::vector<std::string> legend;
+  if (!to_hbm) {
+    legend.push_back("dashed: the step's peak, " + gib(a.peak_bytes));
+    if (a.hbm_bytes > 0) legend.push_back("GPU memory " + gib(a.hbm_bytes) + ", above the bars");
+  }
+  float legend_w = 0;
+  for (const std::string& l : legend) legend_w = std::max(legend_w, ImGui::CalcTextSize(l.c_str()).x + fs);
+  const auto bar_w = [&](float room) { return std::min(fs * 3.5f, (room - fs * 2) / float(shown) - fs); };
+  const bool legend_below = !legend.empty() && bar_w(w - legend_w) < fs * 2;
+  const float h = fs * 7, bw = bar_w(legend_below ? w : w - legend_w);
   for (int g = 0; g < shown; ++g) {
     const float x = p0.x + g * (bw + fs);
     float y = p0.y + h;
@@ -121,16 +133,13 @@ float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::
     }
     describe_chart(d, p0, ImVec2(p0.x + shown * (bw + fs), p0.y + h));
   }
-  if (!to_hbm) {  // what the scale is, beside the bars
-    const float lx = p0.x + shown * (bw + fs);
-    dl->AddText(ImVec2(lx, p0.y), IM_COL32(220, 220, 220, 255),
-                ("dashed: the step's peak, " + gib(a.peak_bytes)).c_str());
-    if (a.hbm_bytes > 0)
-      dl->AddText(ImVec2(lx, p0.y + fs * 1.3f), IM_COL32(230, 110, 110, 255),
-                  ("GPU memory " + gib(a.hbm_bytes) + ", above the bars").c_str());
-  }
+  // What the scale is, beside the bars or under their labels.
+  const ImVec2 at = legend_below ? ImVec2(p0.x, p0.y + h + fs * 1.5f) : ImVec2(p0.x + shown * (bw + fs), p0.y);
+  for (size_t i = 0; i < legend.size(); ++i)
+    dl->AddText(ImVec2(at.x, at.y + fs * 1.3f * float(i)),
+                i == 0 ? IM_COL32(220, 220, 220, 255) : IM_COL32(230, 110, 110, 255), legend[i].c_str());
   (void)s;
-  return h + fs * 1.6f;
+  return h + fs * 1.6f + (legend_below ? fs * 1.3f * float(legend.size()) : 0.0f);
 }
 
 // Memory of one GPU over the step, with the cursor at t. The axis spans the step's own range (what rises
