@@ -241,7 +241,21 @@ void App::frame() {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
   capture_window_text(s_);
-  ImGui::TextDisabled("%s", status_line().c_str());
+  {
+    // Whole where it fits; on a narrow page (320 pixels) the platform's name goes first, then the compute
+    // label is shortened, so that "F1: keys" stays in view.
+    const std::string whole = status_line(), platform = std::string(s_.platform ? s_.platform->name() : "headless");
+    const float room = ImGui::GetContentRegionAvail().x;
+    std::string line = whole;
+    if (ImGui::CalcTextSize(line.c_str()).x > room && line.rfind(platform + " | ", 0) == 0)
+      line.erase(0, platform.size() + 3);
+    if (ImGui::CalcTextSize(line.c_str()).x > room) {
+      const size_t cut = line.find(" | ");
+      const std::string tail = cut == std::string::npos ? std::string() : line.substr(cut);
+      line = shorten_to_width(line.substr(0, cut), room - ImGui::CalcTextSize(tail.c_str()).x) + tail;
+    }
+    ImGui::TextDisabled("%s", line.c_str());
+  }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", device_info().message.c_str());
   if (!s_.status.empty()) {
     ImGui::SameLine();

@@ -361,6 +361,28 @@ TEST(Access, ANarrowPageFoldsTheSidebarIntoAChapterMenu) {
   }
 }
 
+// At 320 pixels, the width WCAG 1.4.10 (Reflow) asks for, the catalog's table buttons and the status bar fit
+// their windows: a table's name longer than a line is shortened with "..." and says its whole name to a screen
+// reader; the status bar keeps "F1: keys". (Both ran off the right edge: issue 42.)
+TEST(Access, AtThreeHundredTwentyPixelsTheCatalogAndTheStatusBarFit) {
+  Headless h(320, 640, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  app.state().active_panel = "catalog";
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  for (const std::string& o : mc::test::overflowing_windows())
+    EXPECT_TRUE(o.rfind("##status", 0) != 0 && o.find("###main") == std::string::npos) << o;
+  EXPECT_NE(h.text.find("F1: keys"), std::string::npos) << h.text;
+  std::set<std::string> buttons;
+  for (const Node& n : app.access_tree().nodes)
+    if (n.role == Role::button) buttons.insert(n.name);
+  for (const auto& t : app.state().catalog->tables)
+    EXPECT_TRUE(buttons.count(t.title)) << "no button says '" << t.title << "' whole";
+  EXPECT_NE(h.text.find("[ Checkpoint storage"), std::string::npos) << h.text;
+  EXPECT_EQ(h.text.find("Checkpoint storage and the data pipeline ]"), std::string::npos)
+      << "the longest name is whole";
+}
+
 // Long work is announced as a status message (WCAG 4.1.3) now and then, not at every step: the lab says its step
 // and loss at most every 10 s of the app's clock while it trains, and at once that it finished.
 TEST(Access, TrainingProgressIsAnnouncedNowAndThen) {

@@ -8,6 +8,9 @@
 #include <imgui.h>
 #include <imgui_internal.h>  // TableSetColumnSortDirection: keep header arrows in step with the state
 
+#include <algorithm>
+#include <string>
+
 namespace mc::ui {
 namespace {
 
@@ -33,14 +36,19 @@ void draw(ExplorerState& s) {
   confidence_legend();
 
   // The tables as a row of buttons that wraps onto more lines when the window is narrow: a scrolling tab
-  // bar hid its last tables off the right edge on a projector.
+  // bar hid its last tables off the right edge on a projector. A name longer than a whole line (at 320
+  // pixels, "Checkpoint storage and the data pipeline") is shortened with "...", and says itself whole on
+  // hover and to a screen reader. The id is the table's, whatever the button shows.
+  const float pad = 2 * ImGui::GetStyle().FramePadding.x, line_w = ImGui::GetContentRegionAvail().x;
   for (const auto& t : cat.tables) {
     const bool current = s.catalog_view.table == t.name;
     bool pick = take_tab_request(s, t.name);
-    if (&t != &cat.tables.front())
-      same_line_if_fits(ImGui::CalcTextSize(t.title.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x);
+    const std::string shown = shorten_to_width(t.title, line_w - pad);
+    if (&t != &cat.tables.front()) same_line_if_fits(ImGui::CalcTextSize(shown.c_str()).x + pad);
     if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_TabActive));
-    if (ImGui::Button(t.title.c_str())) pick = true;
+    if (shown != t.title) access::next_name(t.title);
+    if (ImGui::Button((shown + "###" + t.name).c_str())) pick = true;
+    if (shown != t.title && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", t.title.c_str());
     if (current) ImGui::PopStyleColor();
     track(s, "catalog.tab." + t.name);
     if (pick && !current) {
@@ -54,15 +62,16 @@ void draw(ExplorerState& s) {
   s.shown_tab = t->name;  // the address names the table (?panel=catalog/systems)
 
   wrapped_text(true, "%s", t->description.c_str());
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  // The filter and the exports on one line where they fit, else each on its own (a 320-pixel page).
+  ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x));
   char buf[128];
   std::snprintf(buf, sizeof buf, "%s", s.catalog_view.filter.c_str());
   access::next_name("Filter by name");
   if (ImGui::InputTextWithHint("##filter", "filter by name", buf, sizeof buf)) s.catalog_view.filter = buf;
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("Export CSV").x + pad);
   if (ImGui::Button("Export CSV")) export_table(s, *t, false);
   track(s, "catalog.export_csv");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("Export JSON").x + pad);
   if (ImGui::Button("Export JSON")) export_table(s, *t, true);
 
   // Only fields some record has.
