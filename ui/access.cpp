@@ -99,13 +99,15 @@ struct TableMark {
   uint32_t table = 0, root = 0;  // ImGui's table id (looked up again at the frame's end), its window's root
   ImVec2 group;
   std::string title;
+  std::vector<float> row_tops;  // where each row began (table_row), top to bottom; empty: rows by line
 };
 
 struct Collector {
   bool on = false;
   std::vector<Figure> figures;
   std::vector<TableMark> tables;
-  std::map<uint32_t, uint32_t> lists;  // a combo box's id -> the root window of its open list
+  std::map<uint32_t, std::vector<float>> row_tops;  // a table's id -> its rows' tops so far (table_row)
+  std::map<uint32_t, uint32_t> lists;               // a combo box's id -> the root window of its open list
   std::vector<Item> items;
   std::unordered_map<uint32_t, size_t> at;
   bool has_next_role = false, has_next_name = false;
@@ -200,6 +202,7 @@ void begin_frame() {
   c.at.clear();
   c.figures.clear();
   c.tables.clear();
+  c.row_tops.clear();
   c.lists.clear();
   c.has_next_role = c.has_next_name = c.has_spoken = false;
   c.main = 0;
@@ -293,7 +296,14 @@ void table(const std::string& title) {
   m.table = t->ID, m.root = w->RootWindow ? w->RootWindow->ID : w->ID;
   m.group = group_of(t->OuterWindow ? t->OuterWindow : w, t->OuterRect.Min);
   m.title = title;
+  if (auto r = c.row_tops.find(t->ID); r != c.row_tops.end()) m.row_tops = std::move(r->second), c.row_tops.erase(r);
   c.tables.push_back(std::move(m));
+}
+
+void table_row() {
+  Collector& c = col();
+  const ImGuiTable* t = ImGui::GetCurrentTable();
+  if (c.on && t) c.row_tops[t->ID].push_back(t->RowPosY1);
 }
 
 void next_item(Role r, const std::string& name, const std::string& value) {
@@ -419,7 +429,7 @@ void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, cons
 // A table's cells as tab-separated lines (core/chart_data.h's form): the glyphs drawn inside its rectangle,
 // each in the column whose span holds its centre, a row a drawn line (lines within 2 px are one row). The
 // header is the columns' names; a drawn header row that repeats them is not a row again.
-std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines) {
+std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines, const std::vector<float>& row_tops) {
   std::vector<int> shown;
   std::vector<std::string> names;
   for (int c = 0; c < t.ColumnsCount; ++c) {
@@ -451,7 +461,15 @@ std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines
       while (!cell.empty() && cell.back() == ' ') cell.pop_back();
       while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
     }
-    if (!rows.empty() && std::fabs(rows.back().first - y) <= 2) {
+    // The row a line is in: the last one begun at or above it (a cell wrapped onto more lines, or holding
+    // two items, stays one row: the scenario gallery's titles and audiences); without the rows' tops, a
+    // line within 2 px of the last.
+    const auto row_of = [&](float at) {
+      return int(std::upper_bound(row_tops.begin(), row_tops.end(), at + 1.0f) - row_tops.begin());
+    };
+    const bool same = !rows.empty() && (row_tops.empty() ? std::fabs(rows.back().first - y) <= 2
+                                                         : row_of(rows.back().first) == row_of(y));
+    if (same) {
       for (size_t k = 0; k < cells.size(); ++k)
         if (!cells[k].empty()) rows.back().second[k] += (rows.back().second[k].empty() ? "" : " ") + cells[k];
     } else {
@@ -567,7 +585,7 @@ Tree end_frame(const std::string& narration, const std::string& status) {
       if (!tb) continue;
       Node n;
       n.id = ImHashStr(m.title.c_str(), 0, m.table), n.parent = w->ID, n.role = Role::table;
-      n.name = m.title, n.value = table_cells(*tb, lines);
+      n.name = m.title, n.value = table_cells(*tb, lines, m.row_tops);
       n.x = int(std::lround(tb->OuterRect.Min.x)), n.y = int(std::lround(tb->OuterRect.Min.y));
       n.w = int(std::lround(tb->OuterRect.GetWidth())), n.h = int(std::lround(tb->OuterRect.GetHeight()));
       table_rects.push_back(tb->OuterRect);

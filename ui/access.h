@@ -99,6 +99,9 @@ bool collecting();
 // `title` in the tree, its cells read back from the glyphs it drew, column by column, on the frame's end, its
 // header the columns' names. Its text is then read as the table's, not as lines.
 void table(const std::string& title);
+// A row of the table being drawn begins (call after ImGui::TableNextRow; widgets.h next_row does): its top,
+// so that a cell wrapped onto more lines, or holding more than one item, is read as one row, not several.
+void table_row();
 // A chart drawn in the current window over (x0, y0)-(x1, y1): a figure named `title` whose value is
 // `summary`, holding its data as a table (`table_tsv`: core/chart_data.h to_tsv). A title is its id in its
 // window: the same chart keeps its node from frame to frame.

@@ -350,6 +350,11 @@ void end_table(const char* title) {
   ImGui::EndTable();
 }
 
+void next_row(int row_flags) {
+  ImGui::TableNextRow(row_flags);
+  access::table_row();
+}
+
 void describe_chart(const ChartData& d, ImVec2 min, ImVec2 max) {
   if (!access::collecting()) return;
   access::figure(d.title, chart_summary(d), to_tsv(chart_table(d)), min.x, min.y, max.x, max.y);

@@ -149,6 +149,9 @@ void same_line_if_fits_checkbox(const char* label);
 // ImGui::EndTable for a table named `title`: the accessibility tree reads it as a table with header cells
 // (WCAG 1.3.1), not as lines of text. Every table ends here.
 void end_table(const char* title);
+// ImGui::TableNextRow (flags: ImGuiTableRowFlags_), and where the row begins for the mirror's table
+// (access::table_row): a cell that wraps stays one row there.
+void next_row(int row_flags = 0);
 
 // A chart's text alternative (WCAG 1.1.1) for the drawing just made over `min`-`max`: the engine's summary of
 // `d` and its data as a table, given to the accessibility tree as a figure. Costs nothing on a frame whose

@@ -518,6 +518,39 @@ TEST(Access, AScenarioStepAndASimulationAnnounceTheirProgress) {
   })) << testing::PrintToString(said);
 }
 
+// A table whose cells wrap or hold two items is one row per row ImGui drew, not one per line: the scenario
+// gallery's title (wrapped at a narrow width) and its audience below it are one row with the minutes, the topics
+// and the Open button (issue 42: each line was read as a row of its own).
+TEST(Access, AWrappedCellIsOneRowOfItsTable) {
+  for (const float w : {1440.0f, 1024.0f}) {
+    SCOPED_TRACE(std::to_string(int(w)) + " wide");
+    Headless h(w, 900, true);
+    NullPlatform platform;
+    mc::ui::App app({assets(), &platform, ""});
+    app.state().active_panel = "scenarios";
+    for (int f = 0; f < 4; ++f) h.frame(app);
+    const Node* table = app.access_tree().find("Scenarios", Role::table);
+    ASSERT_NE(table, nullptr);
+    std::vector<std::vector<std::string>> rows;
+    std::string line;
+    for (std::istringstream in(table->value); std::getline(in, line);) {
+      rows.emplace_back();
+      std::string cell;
+      for (std::istringstream l(line); std::getline(l, cell, '\t');) rows.back().push_back(cell);
+    }
+    const auto& gallery = app.state().scenarios.gallery;
+    ASSERT_GT(gallery.size(), 5u);
+    ASSERT_EQ(rows.size(), gallery.size() + 1) << table->value;  // the header, then a row each
+    EXPECT_EQ(rows[0][0], "Scenario");
+    for (size_t r = 1; r < rows.size(); ++r) {
+      const auto& e = gallery[r - 1];
+      ASSERT_EQ(rows[r].size(), 4u) << table->value;
+      EXPECT_EQ(rows[r][0], e.audience.empty() ? e.title : e.title + " " + e.audience);
+      EXPECT_EQ(rows[r][3], "Open");
+    }
+  }
+}
+
 // Tables are tables (WCAG 1.3.1): the catalog's is read as a table whose header cells are its columns' names
 // and whose rows hold what each record's row shows, a value under its field's name.
 TEST(Access, TheCatalogIsATableWithHeaderCells) {

@@ -151,7 +151,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
     const char* names[] = {"1. envelope of training curves", "2. IsoFLOP profiles", "3. parametric loss L(N, D)"};
     for (int i = 0; i < 3; ++i) {
       const capital::Allocation& a = r.chinchilla[i];
-      ImGui::TableNextRow();
+      next_row();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(names[i]);
       ImGui::TableNextColumn();

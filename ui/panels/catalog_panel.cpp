@@ -116,7 +116,7 @@ void draw(ExplorerState& s) {
     }
   }
 
-  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  next_row(ImGuiTableRowFlags_Headers);
   for (int c = 0; c < ncols; ++c) {
     ImGui::TableSetColumnIndex(c);
     ImGui::TableHeader(ImGui::TableGetColumnName(c));
@@ -126,7 +126,7 @@ void draw(ExplorerState& s) {
   }
 
   for (const Record* r : catalog_rows(*t, s.catalog_view)) {
-    ImGui::TableNextRow();
+    next_row();
     ImGui::TableSetColumnIndex(0);
     bool sel = s.selection.table == t->name && s.selection.record == r->id;
     // Shortened at its end ("GPT-2 1.5B reproduced with...") rather than cut mid-letter by the column;

@@ -690,7 +690,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
       const auto& pc = t.config.parallel;
       for (int i = 0; i < pc.workers(); ++i) {
         const double sent = t.bytes_sent[size_t(i)], messages = t.messages_sent[size_t(i)];
-        ImGui::TableNextRow();
+        next_row();
         ImGui::TableNextColumn();
         ImGui::Text("%d", i);
         ImGui::TableNextColumn();

@@ -584,7 +584,7 @@ void draw_stacks(ExplorerState& s) {
     ImGui::TableHeadersRow();
     for (const auto& [id, e] : v.by_stack) {
       const Record* r = sw->find(id);
-      ImGui::TableNextRow();
+      next_row();
       ImGui::TableNextColumn();
       if (ImGui::Selectable(r ? r->name.c_str() : id.c_str(), id == cur->id, ImGuiSelectableFlags_SpanAllColumns))
         v.config.software = id;
@@ -834,7 +834,7 @@ void draw_search(ExplorerState& s) {
     int rank = 1;
     for (const auto& c : v.search.ranked) {
       const auto& L = c.layout;
-      ImGui::TableNextRow();
+      next_row();
       ImGui::TableSetColumnIndex(0);
       char id[32];
       std::snprintf(id, sizeof id, "%d##rank%d", rank, rank);

@@ -258,7 +258,7 @@ void draw(ExplorerState& s) {
     std::sort(causes.begin(), causes.end(),
               [](int a, int b) { return std::string(cause_words(sim::Cause(a))) < cause_words(sim::Cause(b)); });
     for (int c : causes) {
-      ImGui::TableNextRow();
+      next_row();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(cause_words(sim::Cause(c)));
       ImGui::TableNextColumn();
@@ -270,7 +270,7 @@ void draw(ExplorerState& s) {
     const std::pair<const char*, double> overheads[] = {{"writing checkpoints", r.checkpoint_gpu_hours},
                                                         {"waiting for data", r.data_stall_gpu_hours}};
     for (const auto& [what, hours] : overheads) {
-      ImGui::TableNextRow();
+      next_row();
       ImGui::TableNextColumn();
       ImGui::TextDisabled("%s (overhead)", what);
       ImGui::TableNextColumn();

@@ -257,7 +257,7 @@ void draw_gallery(ExplorerState& s) {
   ImGui::TableSetupColumn("", 0, 0.6f);
   ImGui::TableHeadersRow();
   for (const auto& e : v.gallery) {
-    ImGui::TableNextRow();
+    next_row();
     ImGui::TableSetColumnIndex(0);
     wrapped_text(false, "%s", e.title.c_str());
     if (ImGui::IsItemHovered() && !e.summary.empty()) ImGui::SetTooltip("%s", e.summary.c_str());

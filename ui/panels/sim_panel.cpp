@@ -579,7 +579,7 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
     ImGui::TableSetupColumn("capacity");
     ImGui::TableHeadersRow();
     for (const sim::HotLinkReport& h : links.hottest) {
-      ImGui::TableNextRow();
+      next_row();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(link_words(h.cls));
       ImGui::TableNextColumn();
