@@ -240,6 +240,9 @@ TEST(ScenarioHighlights, TheHighlightedWidgetIsOnScreen) {
         const std::string w = s.classroom.highlight_widget;
         if (w.empty()) continue;
         ++highlights;
+        // What the panel computes for the step (the run chapter repeats the step's simulation) is drawn once
+        // it is done: under load that took more than the three frames below (failures-at-scale step 1).
+        mc::test::frames_until(h, app, [&] { return !mc::ui::panels_busy(s); });
         for (int f = 0; f < 3; ++f) h.frame(app);  // a tab selected this frame is drawn from the next
         ASSERT_TRUE(s.probe.widget_rects.count(w))
             << "the highlighted " << w << " was not drawn (hidden tab?) on panel " << s.active_panel;

@@ -212,9 +212,17 @@ void draw_rent_vs_build(ExplorerState& s, const Catalog& cat, capital::PlanConfi
   if (slider_float("years of use", f, 1, 8, "%.1f")) b.amortisation_years = f;
   const capital::BuildCostBreakdown bc = capital::build_cost(b);
   begin_tracked(s);  // the build price and what the plan's dollars buy each way
-  wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)", usd(bc.capex_usd_per_gpu_hour).c_str(),
-               usd(bc.power_usd_per_gpu_hour).c_str(), usd(bc.usd_per_gpu_hour).c_str(),
-               usd(c.rent_usd_per_gpu_hour).c_str());
+  // In cents the parts may not add up to the total as drawn ($0.53 + $0.04 = $0.58 at the default prices):
+  // then the parts and the sum are given to a tenth of a cent, and the total as the narration quotes it.
+  const auto cents = [](double usd_v) { return std::llround(usd_v * 100); };
+  if (cents(bc.capex_usd_per_gpu_hour) + cents(bc.power_usd_per_gpu_hour) == cents(bc.usd_per_gpu_hour))
+    wrapped_text(false, "Build: %s capex + %s power = %s per GPU-hour (rent: %s)",
+                 usd(bc.capex_usd_per_gpu_hour).c_str(), usd(bc.power_usd_per_gpu_hour).c_str(),
+                 usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
+  else
+    wrapped_text(false, "Build: $%.3f capex + $%.3f power = $%.3f, about %s per GPU-hour (rent: %s)",
+                 bc.capex_usd_per_gpu_hour, bc.power_usd_per_gpu_hour, bc.usd_per_gpu_hour,
+                 usd(bc.usd_per_gpu_hour).c_str(), usd(c.rent_usd_per_gpu_hour).c_str());
   // What the plan's dollars buy either way (engine: capital::plan at each pricing), as the narration quotes it.
   if (c.budget_usd > 0) {
     try {
