@@ -144,15 +144,19 @@ void draw_timeline(ExplorerState& s, const Catalog& cat) {
     const float wrap_w = std::max(1.0f, ImGui::GetContentRegionAvail().x);
     const ImVec2 name_size = ImGui::CalcTextSize(r->name.c_str(), nullptr, false, wrap_w);
     const ImVec2 at = ImGui::GetCursorScreenPos();
+    // The event's outline (a scenario's highlight) frames its name and its summary, whose numbers the
+    // narration quotes ("256 GPUs for 296 days" sat under an outline round the name alone).
+    begin_tracked(s);
     access::next_name(r->name);
     if (ImGui::Selectable("##event", sel, 0, ImVec2(wrap_w, name_size.y))) s.selection = Selection{"events", r->id, ""};
     ImGui::GetWindowDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(), at, ImGui::GetColorU32(ImGuiCol_Text),
                                         r->name.c_str(), nullptr, wrap_w);
-    track(s, "story.event." + r->id);
-    ImGui::Indent(ImGui::GetFontSize() * 6);
     // The summary names the catalog's facts ({runs/gpt3-2020/train_flops|PF-days}): each prints as the
-    // catalog holds it, with its confidence mark; hovering lists their sources.
+    // catalog holds it, with its confidence mark; hovering lists their sources. (Under the name: the group
+    // begins where the name does, so it needs no indent of its own.)
     facts_text(cat, r->text_or("summary", ""));  // breaks at spaces, never inside "$129,000"
+    end_tracked(s, "story.event." + r->id);
+    ImGui::Indent(ImGui::GetFontSize() * 6);
     if (date)
       if (const Source* so = cat.source(date->source))
         wrapped_text(true, "%s, %s", so->title.c_str(), so->publisher.c_str());
