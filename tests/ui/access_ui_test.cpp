@@ -27,6 +27,18 @@ bool is_control(const Node& n) {
          n.role != Role::live && n.role != Role::status && n.role != Role::figure && n.role != Role::table;
 }
 
+// A table node's tab-separated text split back into its rows' cells, the header first.
+std::vector<std::vector<std::string>> cells_of(const Node& table) {
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  for (std::istringstream in(table.value); std::getline(in, line);) {
+    rows.emplace_back();
+    std::string cell;
+    for (std::istringstream l(line); std::getline(l, cell, '\t');) rows.back().push_back(cell);
+  }
+  return rows;
+}
+
 // The controls of the last frame, as "role 'name'" for a failure message.
 std::string describe(const Node& n) {
   return std::string(mc::ui::access::role_name(n.role)) + " '" + n.name + "' (value '" + n.value + "')";
@@ -531,13 +543,7 @@ TEST(Access, AWrappedCellIsOneRowOfItsTable) {
     for (int f = 0; f < 4; ++f) h.frame(app);
     const Node* table = app.access_tree().find("Scenarios", Role::table);
     ASSERT_NE(table, nullptr);
-    std::vector<std::vector<std::string>> rows;
-    std::string line;
-    for (std::istringstream in(table->value); std::getline(in, line);) {
-      rows.emplace_back();
-      std::string cell;
-      for (std::istringstream l(line); std::getline(l, cell, '\t');) rows.back().push_back(cell);
-    }
+    const std::vector<std::vector<std::string>> rows = cells_of(*table);
     const auto& gallery = app.state().scenarios.gallery;
     ASSERT_GT(gallery.size(), 5u);
     ASSERT_EQ(rows.size(), gallery.size() + 1) << table->value;  // the header, then a row each
@@ -566,14 +572,7 @@ TEST(Access, TheCatalogIsATableWithHeaderCells) {
   const mc::Table* t = app.state().catalog->table(app.state().shown_tab);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(table->name, t->title);
-  // Split the tab-separated text back into cells.
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  for (std::istringstream in(table->value); std::getline(in, line);) {
-    rows.emplace_back();
-    std::string cell;
-    for (std::istringstream l(line); std::getline(l, cell, '\t');) rows.back().push_back(cell);
-  }
+  const std::vector<std::vector<std::string>> rows = cells_of(*table);
   ASSERT_GE(rows.size(), 4u) << table->value;
   const auto& header = rows.front();
   ASSERT_GE(header.size(), 3u);
