@@ -146,9 +146,34 @@ ImVec2 group_of(const ImGuiWindow* w, ImVec2 own) {
   return w->Pos;
 }
 
+// A control scrolled out of its window's view is still the page's to reach: a screen reader's cursor and Tab
+// go through a whole page, not only what is on screen. ImGui 1.86 gives a clipped item no label hook
+// (ItemAdd returns before the widget calls ItemInfo), except in its log mode, which lays out every item,
+// clipped or not, so that "copy the window" gets all of it (imgui.cpp IsClippedEx, TextEx's "can't skip when
+// logging text"). The mirror turns that mode on while it collects, with its one side effect on what is shown
+// turned off: tree nodes are not opened for the log (LogDepthToExpand below any depth). Glyphs outside the
+// clip rect are still culled by the font, so the GPU draws the same pixels; the log's own text is dropped.
+// End() of a top-level window (a tooltip's too) ends the log, so each item's hook turns it on again before
+// ImGui's clipping test (on_add); the tests' own capture of each window's text (app.cpp) takes it over.
+void unclip() {
+  ImGuiContext& g = *GImGui;
+  if (!col().on || g.LogEnabled) return;
+  g.LogEnabled = true, g.LogType = ImGuiLogType_Buffer, g.LogFile = nullptr;
+  g.LogDepthRef = 0, g.LogDepthToExpand = -1, g.LogLinePosY = FLT_MAX, g.LogLineFirstItem = true;
+  g.LogNextPrefix = g.LogNextSuffix = nullptr;
+  g.LogBuffer.clear();
+}
+
+void stop_unclip() {
+  ImGuiContext& g = *GImGui;
+  if (g.LogEnabled && g.LogType == ImGuiLogType_Buffer) g.LogEnabled = false, g.LogType = ImGuiLogType_None;
+  g.LogBuffer.clear();
+}
+
 void on_add(ImGuiID id, float x0, float y0, float x1, float y1) {
   Collector& c = col();
   if (!c.on || id == 0 || c.at.count(id)) return;
+  unclip();
   ImGuiContext& g = *GImGui;
   ImGuiWindow* w = g.CurrentWindow;
   if (id == c.focus_to && w) {
@@ -156,6 +181,9 @@ void on_add(ImGuiID id, float x0, float y0, float x1, float y1) {
     // hides the highlight unless the keyboard activated something: the page's focus is the keyboard's.
     ImGui::SetFocusID(id, w);
     g.NavDisableHighlight = false, g.NavDisableMouseHover = true;
+    // A control scrolled out of its window's view (it is mirrored all the same) comes into view, as ImGui's
+    // own navigation brings it, so a sighted keyboard user sees where the screen reader is.
+    if (!ImRect(x0, y0, x1, y1).Overlaps(w->ClipRect)) ImGui::ScrollToBringRectIntoView(w, ImRect(x0, y0, x1, y1));
     c.focus_to = 0, c.acted = true;
   }
   if (!w || (w->Flags & ImGuiWindowFlags_Tooltip)) return;
@@ -208,6 +236,7 @@ void begin_frame() {
   c.main = 0;
   hooks::item_sink() = {.add = on_add, .info = on_info};
   GImGui->TestEngineHookItems = true;
+  unclip();
   // What the page asked for last frame: ImGui activates on its next NewFrame (NavUpdate), as if by keyboard.
   for (uint32_t id : c.presses) ImGui::ActivateItem(id), c.acted = true;
   c.presses.clear();
@@ -501,6 +530,7 @@ std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines
 }  // namespace
 
 void skip_frame() {
+  stop_unclip();
   col().on = false;
   col().focus_to = 0;  // not drawn this frame: a control that went away
   hooks::item_sink() = {};
@@ -523,6 +553,7 @@ uint64_t frame_shape() {
 
 Tree end_frame(const std::string& narration, const std::string& status) {
   Collector& c = col();
+  stop_unclip();
   c.on = false;
   c.acted = false;
   c.focus_to = 0;

@@ -51,7 +51,7 @@ struct Node {
   double now = 0, lo = 0, hi = 0;  // a slider's or field's value and range (lo == hi: no range)
   int8_t checked = -1, expanded = -1;  // -1: not checkable / not openable; a nav entry: checked = current
   uint32_t controls = 0;               // a combo box: the listbox its open list is (0: closed)
-  bool visible = true;                 // inside its window's view (a scrolled-away control is still listed)
+  bool visible = true;                 // inside its window's view (a control scrolled away is listed too; text is not)
   bool main = false;                   // the region of the chapter's content (the page's skip link goes there)
   int x = 0, y = 0, w = 0, h = 0;      // where it is drawn, display pixels
   bool operator==(const Node&) const = default;

@@ -127,7 +127,9 @@ void App::write_address() {
 // top-level window hands it to the clipboard callback, which the headless tests read. Everything the
 // window draws is then laid out unclipped, so hidden text is caught too.
 static void capture_window_text(const ExplorerState& s) {
-  if (s.probe.capture_text) ImGui::LogToClipboard();
+  if (!s.probe.capture_text) return;
+  ImGui::LogFinish();  // the accessibility mirror's log mode (access.cpp unclip), whose text nobody reads
+  ImGui::LogToClipboard();
 }
 
 void App::handle_keys() {

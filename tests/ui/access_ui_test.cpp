@@ -395,6 +395,38 @@ TEST(Access, AtThreeHundredTwentyPixelsTheCatalogAndTheStatusBarFit) {
       << "the longest name is whole";
 }
 
+// A control scrolled out of its window's view is mirrored all the same (a screen reader's cursor and Tab go
+// through the whole page, not only what is on screen), marked not visible; focusing it from the page scrolls
+// it into view and gives it ImGui's keyboard focus. At 320 px the catalog's export buttons lie below the fold.
+TEST(Access, AControlScrolledOutOfViewIsMirroredAndFocusBringsItIntoView) {
+  Headless h(320, 640, true);
+  h.capture = false;  // the tests' text capture lays out clipped items too: this is the page's case
+  ImGuiIO& io = ImGui::GetIO();
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  io.KeyMap[ImGuiKey_Space] = 82;  // ImGui asserts that keyboard navigation has it
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  app.state().active_panel = "catalog";
+  for (int f = 0; f < 4; ++f) h.frame(app);
+  for (const char* name : {"Export CSV", "Export JSON"}) {
+    const Node* b = app.access_tree().find(name, Role::button);
+    ASSERT_NE(b, nullptr) << "'" << name << "' is below the fold and not in the tree";
+    EXPECT_FALSE(b->visible) << name << " at y " << b->y;
+  }
+  const uint32_t id = app.access_tree().find("Export CSV", Role::button)->id;
+  mc::ui::access::focus(id);
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  std::this_thread::sleep_for(std::chrono::milliseconds(110));  // the page reads a tree every 100 ms
+  h.frame(app);
+  const Node* b = app.access_tree().find("Export CSV", Role::button);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->visible) << "focus did not scroll it into view: y " << b->y;
+  EXPECT_LE(b->y + b->h, 640);
+  EXPECT_EQ(GImGui->NavId, id);
+  // Nothing the log mode could change is shown: no tree node opened, and ImGui's log is left off.
+  EXPECT_FALSE(GImGui->LogEnabled);
+}
+
 // Long work is announced as a status message (WCAG 4.1.3) now and then, not at every step: the lab says its step
 // and loss at most every 10 s of the app's clock while it trains, and at once that it finished.
 TEST(Access, TrainingProgressIsAnnouncedNowAndThen) {

@@ -71,7 +71,7 @@ struct Headless {
   // buttons, labels and tables render), so tests can read what the class would read.
   void frame(mc::ui::App& app) {
     ImGui::NewFrame();
-    app.state().probe.capture_text = true;  // each window's End() hands its text to set_clipboard below
+    app.state().probe.capture_text = capture;  // each window's End() hands its text to set_clipboard below
     logged().clear();
     app.frame();
     ImGui::Render();
@@ -92,6 +92,7 @@ struct Headless {
   static void set_clipboard(void*, const char* t) { logged() += std::string(t) + "\n"; }
   static const char* get_clipboard(void*) { return logged().c_str(); }
   std::string text;
+  bool capture = true;  // false: no text capture, whose log lays out every item as a test of clipping cannot
 };
 
 inline std::string assets() { return std::string(MC_SOURCE_DIR) + "/assets"; }
