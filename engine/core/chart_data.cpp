@@ -87,7 +87,7 @@ std::string chart_summary(const ChartData& d) {
   }
   if (drawn.empty()) return "No data.";
   std::string out;
-  if (d.categorical() && drawn.size() == 1) {
+  if (d.categorical() && drawn.size() == 1 && !d.levels) {
     // The parts of one whole (a memory or time budget): its total and the largest and smallest parts.
     const auto& [s, e] = drawn.front();
     out = std::to_string(e.count) + (e.count == 1 ? " part" : " parts") + ", " + amount(e.total, s->unit) +
@@ -104,7 +104,14 @@ std::string chart_summary(const ChartData& d) {
     if (d.categorical() && format_count(s->y[e.hi], 3) == format_count(s->y[e.lo], 3))
       out += name + " is " + amount(s->y[e.hi], s->unit) +
              (e.count > 1 ? " at every " + d.x_name : " at " + where(d, e.hi));
-    else if (d.categorical())
+    else if (d.categorical() && d.levels && s->y[e.lo] == 0) {
+      // Levels with several at zero (links idle at this moment): how many, not an arbitrary one of them.
+      int zeros = 0;
+      for (size_t i = 0; i < n; ++i) zeros += has(*s, i) && s->y[i] == 0;
+      out += name + " is highest at " + where(d, e.hi) + ", " + amount(s->y[e.hi], s->unit) + "; " +
+             (zeros == 1 ? "it is 0 at " + where(d, e.lo)
+                         : std::to_string(zeros) + " of " + std::to_string(e.count) + " are at 0");
+    } else if (d.categorical())
       out += name + " is highest at " + where(d, e.hi) + ", " + amount(s->y[e.hi], s->unit) + ", and lowest at " +
              where(d, e.lo) + ", " + amount(s->y[e.lo], s->unit);
     else

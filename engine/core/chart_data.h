@@ -28,13 +28,17 @@ struct ChartData {
   std::vector<double> x{};              // numeric positions (a line chart) ...
   std::vector<std::string> x_labels{};  // ... or categories (a bar chart): one of the two is used
   std::vector<ChartSeries> series{};
+  // A bar chart whose bars are levels, each of its own thing (a link's load, a node's NIC), not parts of one
+  // whole: its sentence gives the highest and the lowest, never a total.
+  bool levels = false;
   bool categorical() const { return !x_labels.empty(); }
   size_t rows() const { return categorical() ? x_labels.size() : x.size(); }
 };
 
 // One sentence. A line chart: for each series (the first three), where it starts and ends and, when they lie
 // between, its lowest and highest points. A bar chart of one series: the parts' total, the largest and the
-// smallest with their shares; of several series: each series' largest. "No data." when there is none.
+// smallest with their shares (levels: the highest, the lowest and how many are zero, no total); of several
+// series: each series' highest and lowest. "No data." when there is none.
 std::string chart_summary(const ChartData& d);
 
 struct ChartTable {

@@ -82,6 +82,13 @@ std::string format_seconds(double x) {
   return buf;
 }
 
+std::string format_short_time(double s) {
+  char b[32];
+  if (std::fabs(s) >= 1) return format_seconds(s);
+  std::snprintf(b, sizeof b, std::fabs(s) < 1e-3 ? "%.3g us" : "%.3g ms", std::fabs(s) < 1e-3 ? s * 1e6 : s * 1e3);
+  return b;
+}
+
 std::string format_duration(double s) {
   if (!std::isfinite(s)) return "-";
   char buf[64];

@@ -23,6 +23,9 @@ std::string format_gib(double bytes);
 // A duration in seconds as the panels and narrations both write it, four significant digits: 89.03 -> "89.03 s",
 // 0.28712 -> "0.2871 s", 217.64 -> "217.6 s", 12345 -> "12,345 s".
 std::string format_seconds(double seconds);
+// A collective's time, in the unit it is measured in: under a millisecond in microseconds, under a second in
+// milliseconds, three digits (3.83e-6 -> "3.83 us", 0.0125 -> "12.5 ms"); a second or more as format_seconds.
+std::string format_short_time(double seconds);
 // A duration a student reads without converting: seconds under two minutes, then minutes, hours, days
 // (18300 -> "5.1 h", not "18.3 ks"); "-" when it is not finite (no failure drawn, no interval).
 std::string format_duration(double seconds);

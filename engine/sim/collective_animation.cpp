@@ -323,6 +323,18 @@ CollectiveFrame frame_at(const CollectiveAnimation& a, double t) {
   return f;
 }
 
+ChartData link_load_chart(const CollectiveAnimation& a, const CollectiveFrame& f) {
+  ChartData d{.title = "Links of the collective", .x_name = "link", .levels = true};
+  ChartSeries load{"load at " + format_short_time(f.t_s), "%", {}};
+  for (size_t i = 0; i < a.links.size() && i < f.link_utilisation.size(); ++i) {
+    if (a.links[i].cls == LinkClass::spine) continue;  // a crossbar, never the bottleneck (topology.h passive)
+    d.x_labels.push_back(link_name(a.topology, a.links[i].link));
+    load.y.push_back(100 * f.link_utilisation[i]);
+  }
+  d.series.push_back(std::move(load));
+  return d;
+}
+
 std::vector<double> event_times(const CollectiveAnimation& a) {
   std::vector<double> t;
   for (const ChunkMove& m : a.moves) {

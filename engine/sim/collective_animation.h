@@ -22,6 +22,7 @@
 #pragma once
 
 #include "catalog/catalog.h"
+#include "core/chart_data.h"
 #include "sim/animation_kind.h"
 #include "sim/animation_settings.h"
 #include "sim/collectives.h"
@@ -113,6 +114,9 @@ struct CollectiveFrame {
   std::vector<double> link_utilisation;  // per CollectiveAnimation::links entry, load / capacity at t
 };
 CollectiveFrame frame_at(const CollectiveAnimation& a, double t_s);
+// The picture's links at frame `f` as a chart, its text alternative: each drawn link's load in % of its
+// capacity (the spine, a crossbar, is not a link of the picture).
+ChartData link_load_chart(const CollectiveAnimation& a, const CollectiveFrame& f);
 // What the collective does at step `step` (0-based): its phase's name, and in an all-reduce ring which half
 // runs ("ring all-reduce: all-gather, step 3 of 7"), so a class is told the moment the sums are complete and
 // start travelling back. "" outside every phase.

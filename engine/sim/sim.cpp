@@ -31,35 +31,6 @@ std::vector<SpanReport> spans_report(const WorkerTimeline& w, int max_spans) {
   return a;
 }
 
-// What a person calls a link: "GPU 12 NVLink up", "node 12 NIC up" ("node 12 NIC 3 up" with several NICs
-// per node), "leaf 2 down", "spine 5".
-std::string link_name(const Topology& topo, int link) {
-  const Link& L = topo.link(link);
-  const std::string i = std::to_string(L.index);
-  const int nics = topo.spec().nics_per_node;
-  auto nic = [&](const char* dir) {
-    return "node " + std::to_string(L.index / nics) + " NIC " + (nics > 1 ? std::to_string(L.index % nics) + " " : "") +
-           dir;
-  };
-  switch (L.cls) {
-    case LinkClass::nvlink_up:
-      return "GPU " + i + " NVLink up";
-    case LinkClass::nvlink_down:
-      return "GPU " + i + " NVLink down";
-    case LinkClass::nic_up:
-      return nic("up");
-    case LinkClass::nic_down:
-      return nic("down");
-    case LinkClass::leaf_up:
-      return "leaf " + i + " up";
-    case LinkClass::leaf_down:
-      return "leaf " + i + " down";
-    case LinkClass::spine:
-      return "spine " + i;
-  }
-  return "link " + std::to_string(link);
-}
-
 // A piecewise-constant series (v[i] from t[i] until t[i + 1], the last until `end`) in at most
 // `max_points` points: as it is when short enough; else the time-average over max_points equal bins of
 // [0, end], each bin holding exactly the area under the series inside it, so the integral (a link's

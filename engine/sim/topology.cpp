@@ -103,4 +103,33 @@ void Topology::path(int a, int b, std::vector<int>& out) const {
   out.push_back(nic_down(b));
 }
 
+// What a person calls a link (topology.h): "GPU 12 NVLink up", "node 12 NIC up" ("node 12 NIC 3 up" with several NICs
+// per node), "leaf 2 down", "spine 5".
+std::string link_name(const Topology& topo, int link) {
+  const Link& L = topo.link(link);
+  const std::string i = std::to_string(L.index);
+  const int nics = topo.spec().nics_per_node;
+  auto nic = [&](const char* dir) {
+    return "node " + std::to_string(L.index / nics) + " NIC " + (nics > 1 ? std::to_string(L.index % nics) + " " : "") +
+           dir;
+  };
+  switch (L.cls) {
+    case LinkClass::nvlink_up:
+      return "GPU " + i + " NVLink up";
+    case LinkClass::nvlink_down:
+      return "GPU " + i + " NVLink down";
+    case LinkClass::nic_up:
+      return nic("up");
+    case LinkClass::nic_down:
+      return nic("down");
+    case LinkClass::leaf_up:
+      return "leaf " + i + " up";
+    case LinkClass::leaf_down:
+      return "leaf " + i + " down";
+    case LinkClass::spine:
+      return "spine " + i;
+  }
+  return "link " + std::to_string(link);
+}
+
 }  // namespace mc::sim

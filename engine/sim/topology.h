@@ -105,4 +105,8 @@ class Topology {
   std::vector<Link> links_;
 };
 
+// What a person calls link `link`: "GPU 12 NVLink up", "node 12 NIC up" ("node 12 NIC 3 up" with several NICs
+// per node), "leaf 2 down", "spine 5". The simulation's busiest links and the collective's picture use it.
+std::string link_name(const Topology& topo, int link);
+
 }  // namespace mc::sim

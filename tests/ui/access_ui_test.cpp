@@ -498,8 +498,14 @@ TEST(Access, EveryChartIsAFigureWithASummaryAndItsData) {
     for (int f = 0; f < 400 && (f < 4 || mc::ui::panels_busy(app.state())); ++f) h.frame(app);
     h.frame(app);
     check_figures(p.id);
+    if (p.id != "sim") continue;
+    app.state().tab_request = "links";  // the simulation's other tab: its link charts
+    for (int f = 0; f < 3; ++f) h.frame(app);
+    check_figures("sim/links");
   }
-  for (const char* expected : {"Memory per GPU", "Time of one iteration", "Pipeline schedule"})
+  for (const char* expected :
+       {"Memory per GPU", "Time of one iteration", "Pipeline schedule", "Links of the collective",
+        "Link utilisation by class", "Busiest links over the iteration", "Node NIC utilisation"})
     EXPECT_TRUE(seen.count(expected)) << "no figure '" << expected << "'";
 
   // The memory bar: its parts sum to the estimate's total, in GiB as the panel writes it.

@@ -62,6 +62,22 @@ TEST(ChartSummary, BarsOfSeveralSeriesNameEachOnesHighestAndLowest) {
             "lowest at w2, 30 kB.");
 }
 
+TEST(ChartSummary, LevelsGiveTheHighestAndLowestNeverATotal) {
+  // Links' loads are not parts of one whole: 100 % + 40 % is no quantity a reader wants.
+  mc::ChartData d{
+      .title = "Links", .x_name = "link", .x_labels = {"GPU 0 up", "GPU 1 up", "leaf 0 up"}, .levels = true};
+  d.series.push_back({"load", "%", {100, 40, 25}});
+  EXPECT_EQ(mc::chart_summary(d), "load is highest at GPU 0 up, 100 %, and lowest at leaf 0 up, 25 %.");
+  // Idle links are counted, not one of them named as if it stood out.
+  d.x_labels.push_back("leaf 1 up");
+  d.series[0].y = {100, 0, 0, 60};
+  EXPECT_EQ(mc::chart_summary(d), "load is highest at GPU 0 up, 100 %; 2 of 4 are at 0.");
+  d.series[0].y = {100, 0, 30, 60};
+  EXPECT_EQ(mc::chart_summary(d), "load is highest at GPU 0 up, 100 %; it is 0 at GPU 1 up.");
+  d.series[0].y = {0, 0, 0, 0};
+  EXPECT_EQ(mc::chart_summary(d), "load is 0 % at every link.");
+}
+
 TEST(ChartTable, ALongSeriesKeepsItsEndsAndExtremesInOrder) {
   // 1,000 steps of a noisy fall with its minimum at step 700 and a spike at step 333.
   mc::ChartData d{.title = "Loss", .x_name = "step"};

@@ -67,6 +67,10 @@ TEST(FormatPanelsAndNarrations, SecondsAndPercent) {
   EXPECT_EQ(mc::format_seconds(89.0309), "89.03 s");
   EXPECT_EQ(mc::format_seconds(0.28712), "0.2871 s");
   EXPECT_EQ(mc::format_seconds(217.64), "217.6 s");
+  EXPECT_EQ(mc::format_short_time(3.83e-6), "3.83 us");
+  EXPECT_EQ(mc::format_short_time(0.0125), "12.5 ms");
+  EXPECT_EQ(mc::format_short_time(0.9994), "999 ms");
+  EXPECT_EQ(mc::format_short_time(2.5), "2.5 s");
   EXPECT_EQ(mc::format_seconds(12345.4), "12,345 s");
   EXPECT_EQ(mc::format_percent(0.29712), "29.7%");
   EXPECT_EQ(mc::format_percent(1.0), "100.0%");

@@ -9,8 +9,11 @@
 // - link loads never exceed capacity and integrate to the bytes each link carried.
 #include "sim/collective_animation.h"
 
+#include "core/format.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -213,6 +216,18 @@ TEST(CollectiveAnimation, LinkLoadsStayWithinCapacityAndCarryTheBytes) {
   for (double u : f.link_utilisation) most = std::max(most, u);
   EXPECT_NEAR(most, 1.0, 1e-9);
   EXPECT_EQ(frame_at(a, a.total_s + 1).step, a.steps);
+  // The picture's text alternative says the same moment: a row a drawn link (not the spine), named as the
+  // simulation names it, its load in %; the sentence names a link that runs full.
+  const mc::ChartData d = link_load_chart(a, f);
+  size_t drawn = 0;
+  for (const AnimatedLink& l : a.links) drawn += l.cls != LinkClass::spine;
+  ASSERT_EQ(d.x_labels.size(), drawn);
+  ASSERT_EQ(d.series.size(), 1u);
+  EXPECT_EQ(*std::max_element(d.series[0].y.begin(), d.series[0].y.end()), 100 * most);
+  const std::string said = mc::chart_summary(d);
+  EXPECT_EQ(said.rfind("load at " + mc::format_short_time(f.t_s) + " is highest at ", 0), 0u) << said;
+  EXPECT_NE(said.find(", 100 %"), std::string::npos) << said;
+  EXPECT_NE(said.find(" NIC "), std::string::npos) << said << " (the NIC is the bottleneck)";
 }
 
 TEST(CollectiveAnimation, BadInputIsRefusedSayingWhatToPick) {

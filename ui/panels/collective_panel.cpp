@@ -49,16 +49,7 @@ void refresh(ExplorerState& s) {
 }
 
 // A collective's time: microseconds to seconds, three significant digits ("412 us", "1.05 ms").
-std::string call_time(double s) {
-  char b[32];
-  if (s < 1e-3)
-    std::snprintf(b, sizeof b, "%.3g us", s * 1e6);
-  else if (s < 1)
-    std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
-  else
-    return format_seconds(s);
-  return b;
-}
+std::string call_time(double s) { return format_short_time(s); }
 
 // ---- the picture ------------------------------------------------------------------------------------
 
@@ -301,6 +292,7 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, const std
     dl->AddCircleFilled(at, r, chunk_colour(mv.chunk, rings ? p : 2));
     dl->AddCircle(at, r, IM_COL32(20, 20, 20, 255));
   }
+  describe_chart(sim::link_load_chart(a, f), p0, ImVec2(p0.x + size.x, p0.y + size.y));
 }
 
 // Each GPU's buffer as a row of its p pieces, large enough to read across a room (the picture's GPU boxes are

@@ -301,6 +301,14 @@ void lab_message_graph(const train::TrainerReport& t, ImVec2 size, double replay
     f.dl->AddText(ImVec2(x + 13, f.p0.y + 3), IM_COL32(190, 190, 200, 255), name);
     x += 18 + ImGui::CalcTextSize(name).x + gap;
   }
+  ChartData d{.title = "Messages between workers", .x_name = "from, to, what", .levels = true};
+  d.series = {{"bytes sent", "", {}}, {"messages", "", {}}};
+  for (const Arrow& ar : agg) {
+    d.x_labels.push_back("worker " + std::to_string(ar.src) + " to " + std::to_string(ar.dst) + ", " +
+                         train::to_string(train::Traffic(ar.tr)));
+    d.series[0].y.push_back(ar.bytes), d.series[1].y.push_back(ar.messages);
+  }
+  describe_chart(d, f.p0, f.p1);
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
     ImGui::TextUnformatted("Arrow width: bytes in the last step (square root scale)");

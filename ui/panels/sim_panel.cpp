@@ -514,6 +514,13 @@ void draw_hot_links(ExplorerState& s, const sim::SimReport& it) {
     for (int c = 0; c < cols; ++c) pts[size_t(c)] = ImVec2(x0 + float(c) + 0.5f, y_of(peaks[i][size_t(c)]));
     dl->AddPolyline(pts.data(), cols, hot_link_color(i), 0, 1.5f);
   }
+  ChartData d{.title = "Busiest links over the iteration", .x_name = "time", .x_unit = "s"};
+  for (int c = 0; c < cols; ++c) d.x.push_back(T * (c + 0.5) / cols);
+  for (size_t i = 0; i < peaks.size(); ++i) {
+    d.series.push_back({v.hot_links[i].name, "%", {}});
+    for (float u : peaks[i]) d.series.back().y.push_back(100.0 * u);
+  }
+  describe_chart(d, ImVec2(x0, y0), ImVec2(x0 + width, y0 + height));
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int c = int(m.x - x0);
@@ -538,6 +545,9 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
     for (int c = 0; c < sim::kLinkClasses; ++c) order[size_t(c)] = c;
     std::sort(order.begin(), order.end(),
               [](int a, int b) { return std::string(link_words(sim::LinkClass(a))) < link_words(sim::LinkClass(b)); });
+    ChartData d{.title = "Link utilisation by class", .x_name = "time", .x_unit = "s"};
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImVec2 p1 = p0;
     for (int c : order) {
       std::vector<float> vals;
       float mx = 0;
@@ -545,7 +555,14 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
       if (mx <= 0) continue;
       ImGui::PlotLines(link_words(sim::LinkClass(c)), vals.data(), int(vals.size()), 0, nullptr, 0.0f, 1.0f,
                        ImVec2(360, 36));
+      p1 = ImVec2(std::max(p1.x, ImGui::GetItemRectMax().x), ImGui::GetItemRectMax().y);
+      d.series.push_back({link_words(sim::LinkClass(c)), "%", {}});
+      for (size_t k = 0; k < vals.size(); ++k) {
+        if (d.x.size() <= k) d.x.push_back(links.series_bin_s * (double(k) + 0.5));
+        d.series.back().y.push_back(100 * links.class_series[size_t(c)][k]);
+      }
     }
+    if (!d.series.empty()) describe_chart(d, p0, p1);
   }
   track(s, "sim.link_series");
   draw_hot_links(s, it);
@@ -567,6 +584,15 @@ void draw_links(ExplorerState& s, const sim::SimReport& it) {
   }
   ImGui::Dummy(ImVec2(cols * cell, float((n + cols - 1) / cols) * cell));
   track(s, "sim.heatmap");
+  if (n > 0 && access::collecting()) {  // a name a node: a whole machine's thousand are not built every frame
+    ChartData heat{.title = "Node NIC utilisation", .x_name = "node", .levels = true};
+    heat.series.push_back({"NIC busy, mean over the iteration", "%", {}});
+    for (int i = 0; i < n; ++i) {
+      heat.x_labels.push_back("node " + std::to_string(i));
+      heat.series.back().y.push_back(100 * nodes[size_t(i)]);
+    }
+    describe_chart(heat, ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
+  }
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = int((m.y - p0.y) / cell) * cols + int((m.x - p0.x) / cell);
