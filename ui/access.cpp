@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -100,14 +102,27 @@ struct TableMark {
   ImVec2 group;
   std::string title;
   std::vector<float> row_tops;  // where each row began (table_row), top to bottom; empty: rows by line
+  // Each row's cells as ImGui's log wrote them, by column (log_cells): the text of cells scrolled out of view,
+  // whose glyphs the font culled. Empty when the log could not be read (see RowsSoFar).
+  std::vector<std::vector<std::string>> log_rows;
+};
+
+// A table's rows while it is drawn (table_row): where each began on screen and in ImGui's log, which the
+// mirror's log mode (unclip) or the tests' capture keeps on. A top-level window's End() inside the table (a
+// tooltip's) empties the log: the words before each row's start are kept to see that they are still there,
+// and where they are not the rows are read from glyphs alone.
+struct RowsSoFar {
+  std::vector<float> tops;
+  std::vector<int> log_at;         // the log's size when the row began; -1: the log was off
+  std::vector<std::string> marks;  // the log's last bytes then
 };
 
 struct Collector {
   bool on = false;
   std::vector<Figure> figures;
   std::vector<TableMark> tables;
-  std::map<uint32_t, std::vector<float>> row_tops;  // a table's id -> its rows' tops so far (table_row)
-  std::map<uint32_t, uint32_t> lists;               // a combo box's id -> the root window of its open list
+  std::map<uint32_t, RowsSoFar> row_tops;  // a table's id -> its rows so far (table_row)
+  std::map<uint32_t, uint32_t> lists;      // a combo box's id -> the root window of its open list
   std::vector<Item> items;
   std::unordered_map<uint32_t, size_t> at;
   bool has_next_role = false, has_next_name = false;
@@ -316,6 +331,32 @@ void figure(const std::string& title, const std::string& summary, const std::str
   c.figures.push_back(std::move(f));
 }
 
+// The cells ImGui's log wrote for one row, by column: TableBeginCell writes "|" before each cell and TableEndRow
+// one after the row, so the text between two is a cell (a button's "[ " and " ]" decoration taken off). Empty
+// when the row holds more cells than the table has columns (a "|" in a cell's text: not to be guessed at).
+std::vector<std::string> log_cells(const char* a, const char* b, int columns, bool ended) {
+  std::vector<std::string> cells;
+  const char* start = static_cast<const char*>(std::memchr(a, '|', size_t(b - a)));
+  if (!start) return cells;
+  for (const char* p = start + 1;; ++p) {
+    if (p < b && *p != '|') continue;
+    std::string cell;
+    for (const char* q = start + 1; q < p; ++q) cell += (*q == '\n' || *q == '\r' || *q == '\t') ? ' ' : *q;
+    std::string tidy;  // one space between words
+    for (char ch : cell)
+      if (ch != ' ' || (!tidy.empty() && tidy.back() != ' ')) tidy += ch;
+    while (!tidy.empty() && tidy.back() == ' ') tidy.pop_back();
+    if (tidy.size() >= 4 && tidy.rfind("[ ", 0) == 0 && tidy.compare(tidy.size() - 2, 2, " ]") == 0)
+      tidy = tidy.substr(2, tidy.size() - 4);
+    cells.push_back(std::move(tidy));
+    if (p >= b) break;
+    start = p;
+  }
+  if (ended && !cells.empty()) cells.pop_back();  // what follows TableEndRow's "|": the next row's
+  if (int(cells.size()) > columns) cells.clear();
+  return cells;
+}
+
 void table(const std::string& title) {
   Collector& c = col();
   const ImGuiTable* t = ImGui::GetCurrentTable();
@@ -325,14 +366,39 @@ void table(const std::string& title) {
   m.table = t->ID, m.root = w->RootWindow ? w->RootWindow->ID : w->ID;
   m.group = group_of(t->OuterWindow ? t->OuterWindow : w, t->OuterRect.Min);
   m.title = title;
-  if (auto r = c.row_tops.find(t->ID); r != c.row_tops.end()) m.row_tops = std::move(r->second), c.row_tops.erase(r);
+  if (auto r = c.row_tops.find(t->ID); r != c.row_tops.end()) {
+    const RowsSoFar& rows = r->second;
+    m.row_tops = rows.tops;
+    // The log's rows, where it ran unbroken from the first row to here (the last row's "|" comes in EndTable).
+    const ImGuiContext& g = *GImGui;
+    const int end = g.LogEnabled ? g.LogBuffer.size() : -1;
+    const char* base = g.LogBuffer.c_str();
+    bool whole = end >= 0;
+    for (size_t i = 0; whole && i < rows.log_at.size(); ++i) {
+      const int at = rows.log_at[i];
+      whole = at >= 0 && at <= (i + 1 < rows.log_at.size() ? rows.log_at[i + 1] : end) &&
+              std::string_view(base + at - rows.marks[i].size(), rows.marks[i].size()) == rows.marks[i];
+    }
+    for (size_t i = 0; whole && i < rows.log_at.size(); ++i) {
+      const bool last = i + 1 == rows.log_at.size();
+      m.log_rows.push_back(
+          log_cells(base + rows.log_at[i], base + (last ? end : rows.log_at[i + 1]), t->ColumnsCount, !last));
+    }
+    c.row_tops.erase(r);
+  }
   c.tables.push_back(std::move(m));
 }
 
 void table_row() {
   Collector& c = col();
   const ImGuiTable* t = ImGui::GetCurrentTable();
-  if (c.on && t) c.row_tops[t->ID].push_back(t->RowPosY1);
+  if (!c.on || !t) return;
+  const ImGuiContext& g = *GImGui;
+  RowsSoFar& r = c.row_tops[t->ID];
+  r.tops.push_back(t->RowPosY1);
+  const int at = g.LogEnabled ? g.LogBuffer.size() : -1;
+  r.log_at.push_back(at);
+  r.marks.push_back(at > 0 ? std::string(g.LogBuffer.c_str() + std::max(0, at - 24), g.LogBuffer.c_str() + at) : "");
 }
 
 void next_item(Role r, const std::string& name, const std::string& value) {
@@ -456,19 +522,31 @@ void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, cons
 }
 
 // A table's cells as tab-separated lines (core/chart_data.h's form): the glyphs drawn inside its rectangle,
-// each in the column whose span holds its centre, a row a drawn line (lines within 2 px are one row). The
-// header is the columns' names; a drawn header row that repeats them is not a row again.
-std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines, const std::vector<float>& row_tops) {
+// each in the column whose span holds its centre, a row a drawn line (lines within 2 px are one row) or, with
+// the rows' tops, the row begun at or above it. Where ImGui's log gave the rows (log_rows), every column and
+// row is there, those scrolled out of view too, each cell as the log wrote it (glyphs where it has none). The header
+// is the columns' names; a drawn header row that repeats them is not a row again.
+std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines, const std::vector<float>& row_tops,
+                        const std::vector<std::vector<std::string>>& log_rows) {
+  const bool logged = !log_rows.empty() && log_rows.size() == row_tops.size();
   std::vector<int> shown;
   std::vector<std::string> names;
   for (int c = 0; c < t.ColumnsCount; ++c) {
-    // Columns hidden or scrolled out of view are left out, as the class sees them (the table says so).
-    if (!t.Columns[c].IsEnabled || !t.Columns[c].IsVisibleX || t.Columns[c].MaxX <= t.Columns[c].MinX) continue;
+    // Hidden columns are left out; without the log, so are those scrolled out of view (the class's view).
+    if (!t.Columns[c].IsEnabled) continue;
+    if (!logged && (!t.Columns[c].IsVisibleX || t.Columns[c].MaxX <= t.Columns[c].MinX)) continue;
     shown.push_back(c);
     const char* name = ImGui::TableGetColumnName(&t, c);
     names.push_back(name ? shown_label(name) : std::string());
   }
+  // The row a line is in: the last one begun at or above it (a cell wrapped onto more lines, or holding
+  // two items, stays one row: the scenario gallery's titles and audiences).
+  const auto row_of = [&](float at) {
+    return int(std::upper_bound(row_tops.begin(), row_tops.end(), at + 1.0f) - row_tops.begin());
+  };
   std::vector<std::pair<float, std::vector<std::string>>> rows;  // (y, cells)
+  if (logged)
+    for (float top : row_tops) rows.push_back({top, std::vector<std::string>(shown.size())});
   for (const DrawnLine& line : lines) {
     std::vector<std::string> cells(shown.size());
     float y = -1;
@@ -490,21 +568,23 @@ std::string table_cells(const ImGuiTable& t, const std::vector<DrawnLine>& lines
       while (!cell.empty() && cell.back() == ' ') cell.pop_back();
       while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
     }
-    // The row a line is in: the last one begun at or above it (a cell wrapped onto more lines, or holding
-    // two items, stays one row: the scenario gallery's titles and audiences); without the rows' tops, a
-    // line within 2 px of the last.
-    const auto row_of = [&](float at) {
-      return int(std::upper_bound(row_tops.begin(), row_tops.end(), at + 1.0f) - row_tops.begin());
-    };
-    const bool same = !rows.empty() && (row_tops.empty() ? std::fabs(rows.back().first - y) <= 2
-                                                         : row_of(rows.back().first) == row_of(y));
+    const int r = logged ? row_of(y) - 1 : -1;
+    if (logged && r < 0) continue;  // above the first row: the header ImGui drew (TableHeadersRow)
+    const bool same = logged || (!rows.empty() && (row_tops.empty() ? std::fabs(rows.back().first - y) <= 2
+                                                                    : row_of(rows.back().first) == row_of(y)));
+    auto& into = logged ? rows[size_t(r)].second : rows.empty() ? cells : rows.back().second;
     if (same) {
       for (size_t k = 0; k < cells.size(); ++k)
-        if (!cells[k].empty()) rows.back().second[k] += (rows.back().second[k].empty() ? "" : " ") + cells[k];
+        if (!cells[k].empty()) into[k] += (into[k].empty() ? "" : " ") + cells[k];
     } else {
       rows.push_back({y, std::move(cells)});
     }
   }
+  if (logged)  // the log's words, whole where the glyphs are cut by the view's edge; a row it lost: the glyphs
+    for (size_t r = 0; r < rows.size(); ++r)
+      for (size_t k = 0; k < shown.size(); ++k)
+        if (size_t(shown[k]) < log_rows[r].size() && !log_rows[r].empty())
+          rows[r].second[k] = log_rows[r][size_t(shown[k])];
   const bool named = std::any_of(names.begin(), names.end(), [](const std::string& n) { return !n.empty(); });
   std::string out;
   auto add = [&](const std::vector<std::string>& cells) {
@@ -616,7 +696,7 @@ Tree end_frame(const std::string& narration, const std::string& status) {
       if (!tb) continue;
       Node n;
       n.id = ImHashStr(m.title.c_str(), 0, m.table), n.parent = w->ID, n.role = Role::table;
-      n.name = m.title, n.value = table_cells(*tb, lines, m.row_tops);
+      n.name = m.title, n.value = table_cells(*tb, lines, m.row_tops, m.log_rows);
       n.x = int(std::lround(tb->OuterRect.Min.x)), n.y = int(std::lround(tb->OuterRect.Min.y));
       n.w = int(std::lround(tb->OuterRect.GetWidth())), n.h = int(std::lround(tb->OuterRect.GetHeight()));
       table_rects.push_back(tb->OuterRect);

@@ -598,47 +598,60 @@ TEST(Access, AWrappedCellIsOneRowOfItsTable) {
 // Tables are tables (WCAG 1.3.1): the catalog's is read as a table whose header cells are its columns' names
 // and whose rows hold what each record's row shows, a value under its field's name.
 TEST(Access, TheCatalogIsATableWithHeaderCells) {
-  Headless h(1440, 900, true);
-  NullPlatform platform;
-  mc::ui::App app({assets(), &platform, ""});
-  app.state().active_panel = "catalog";
-  for (int f = 0; f < 4; ++f) h.frame(app);
-  const Node* table = nullptr;
-  for (const Node& n : app.access_tree().nodes)
-    if (n.role == Role::table && !table) table = &n;
-  ASSERT_NE(table, nullptr) << "the catalog's table is not a table";
-  const mc::Table* t = app.state().catalog->table(app.state().shown_tab);
-  ASSERT_NE(t, nullptr);
-  EXPECT_EQ(table->name, t->title);
-  const std::vector<std::vector<std::string>> rows = cells_of(*table);
-  ASSERT_GE(rows.size(), 4u) << table->value;
-  const auto& header = rows.front();
-  ASSERT_GE(header.size(), 3u);
-  EXPECT_EQ(header[0], "Name");
-  int checked = 0;
-  for (size_t r = 1; r < rows.size(); ++r) {
-    const mc::Record* rec = nullptr;
-    for (const mc::Record& x : t->records)
-      if (x.name == rows[r][0]) rec = &x;
-    ASSERT_NE(rec, nullptr) << "row " << r << " is no record's: " << rows[r][0];
-    for (size_t k = 1; k < rows[r].size() && k < header.size(); ++k) {
-      if (rows[r][k].empty()) continue;  // a column partly scrolled out of view
-      const mc::FieldDef* f = nullptr;
-      for (const mc::FieldDef& x : t->fields)
-        if (x.label == header[k]) f = &x;
-      ASSERT_NE(f, nullptr) << "a header cell that is no field's: " << header[k];
-      const mc::Sourced* v = rec->find(f->key);
-      const std::string drawn =
-          v ? mc::display_value(*v, f->unit) + mc::ui::confidence_mark(v->confidence) : std::string("n/a");
-      EXPECT_EQ(rows[r][k], drawn) << rec->name << ", " << f->label;
-      ++checked;
+  // At 1440x900 with the tests' text capture on; at a projector's 1280x720 as the page has it, where columns
+  // lie right of the table's view and rows below it: those are in the mirror too (ImGui's log gives them).
+  for (const auto& [w, hgt, capture] : {std::tuple{1440, 900, true}, std::tuple{1280, 720, false}}) {
+    SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(hgt));
+    Headless h(w, hgt, true);
+    h.capture = capture;
+    NullPlatform platform;
+    mc::ui::App app({assets(), &platform, ""});
+    app.state().active_panel = "catalog";
+    app.state().catalog_view.table = "models";  // the widest and longest: 21 fields, 28 records
+    for (int f = 0; f < 4; ++f) h.frame(app);
+    const Node* table = nullptr;
+    for (const Node& n : app.access_tree().nodes)
+      if (n.role == Role::table && !table) table = &n;
+    ASSERT_NE(table, nullptr) << "the catalog's table is not a table";
+    const mc::Table* t = app.state().catalog->table(app.state().shown_tab);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(table->name, t->title);
+    const std::vector<std::vector<std::string>> rows = cells_of(*table);
+    ASSERT_EQ(rows.size(), t->records.size() + 1) << "a row a record, and the header\n" << table->value;
+    const auto& header = rows.front();
+    EXPECT_EQ(header[0], "Name");
+    size_t fields = 0;  // the columns the panel draws: the fields some record has
+    for (const mc::FieldDef& f : t->fields)
+      fields += std::any_of(t->records.begin(), t->records.end(), [&](const mc::Record& r) { return r.find(f.key); });
+    ASSERT_EQ(header.size(), fields + 1) << table->value;
+    int checked = 0;
+    for (size_t r = 1; r < rows.size(); ++r) {
+      ASSERT_EQ(rows[r].size(), header.size()) << table->value;
+      const mc::Record* rec = nullptr;  // a long name is shortened to its column ("GPT-2 1.5B reproduced...")
+      for (const mc::Record& x : t->records) {
+        const std::string& cell = rows[r][0];
+        const bool cut = cell.size() > 3 && cell.compare(cell.size() - 3, 3, "...") == 0;
+        if (x.name == cell || (cut && x.name.rfind(cell.substr(0, cell.size() - 3), 0) == 0)) rec = &x;
+      }
+      ASSERT_NE(rec, nullptr) << "row " << r << " is no record's: " << rows[r][0];
+      for (size_t k = 1; k < header.size(); ++k) {
+        const mc::FieldDef* f = nullptr;
+        for (const mc::FieldDef& x : t->fields)
+          if (x.label == header[k]) f = &x;
+        ASSERT_NE(f, nullptr) << "a header cell that is no field's: " << header[k];
+        const mc::Sourced* v = rec->find(f->key);
+        const std::string drawn =
+            v ? mc::display_value(*v, f->unit) + mc::ui::confidence_mark(v->confidence) : std::string("n/a");
+        EXPECT_EQ(rows[r][k], drawn) << rec->name << ", " << f->label;
+        ++checked;
+      }
     }
+    EXPECT_EQ(checked, int(t->records.size() * fields));
+    // The header row ImGui drew is the header, not a row again; no text line repeats a cell.
+    for (size_t r = 1; r < rows.size(); ++r) EXPECT_NE(rows[r][0], "Name");
+    for (const Node& n : app.access_tree().nodes)
+      EXPECT_FALSE(n.role == Role::text && n.name.find(t->records.front().name) != std::string::npos) << n.name;
   }
-  EXPECT_GE(checked, 20) << table->value;
-  // The header row ImGui drew is the header, not a row again; no text line repeats a cell.
-  for (size_t r = 1; r < rows.size(); ++r) EXPECT_NE(rows[r][0], "Name");
-  for (const Node& n : app.access_tree().nodes)
-    EXPECT_FALSE(n.role == Role::text && n.name.find(t->records.front().name) != std::string::npos) << n.name;
 }
 
 // Definitions without a mouse (WCAG 1.4.13, 2.1.1): F3 opens a window with every glossary term the screen

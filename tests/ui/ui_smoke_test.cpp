@@ -146,6 +146,9 @@ void lab_start_pause_step_reset(bool threads) {
   auto& lab = app.state().lab;
   // The buttons' logic on a smaller model than the lab's own (its steps are ~30x slower under the sanitizers).
   lab.config.model.context = 16, lab.config.model.width = 16, lab.config.batch = 2;
+  // More steps than a click's four frames can train: a slice trains for 20 ms, which on an idle machine was a
+  // third of the 300 steps, so the run ended before Pause landed.
+  lab.config.steps = 100000;
   ASSERT_TRUE(frames_until(h, app, [&] { return lab.shown.report.step > 0 || !lab.error.empty(); })) << "no step";
   ASSERT_TRUE(lab.trainer) << lab.error;
   EXPECT_TRUE(lab.running);

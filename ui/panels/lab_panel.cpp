@@ -145,6 +145,9 @@ void drive_training(ExplorerState& s, LabView& v) {
   collect(s, v);
   if (!v.trainer) return;
   const int total = v.shown.report.config.steps, at = v.shown.report.step;
+  // Step on a running run pauses it first: its job stops between two steps, then one step is trained. (It
+  // used to wait for the job, which trained on to the run's end.)
+  if (v.step_once && v.running) v.running = false;
   if (v.train_job && !v.running && !v.stepping_once) v.train_job->cancel();
   if (v.train_job) return;
   if (v.step_once) {
