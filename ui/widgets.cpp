@@ -185,14 +185,33 @@ std::string drawn_value(const char* fmt, T v) {
   return buf;
 }
 
+// A control's label is drawn to its right; where the window is too narrow for both (a phone, a page zoomed to
+// 200 %) the label goes on its own line above and the control takes the line's width: at 320 px the
+// simulation's "NIC Gb/s per node" read "NIC Gb/s per no", cut at the window's edge (WCAG 1.4.10 reflow).
+// Returns the label to draw the control with: `label`, or "##" + `label` under the label drawn above (its
+// ImGui id is then another; its name to a screen reader stays the label, note_value).
+std::string placed_label(const char* label) {
+  const char* end = ImGui::FindRenderedTextEnd(label);
+  if (end == label) return label;
+  const float beside =
+      ImGui::CalcItemWidth() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, end).x;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  if (beside <= avail + 0.5f) return label;
+  wrapped_text(false, "%.*s", int(end - label), label);  // a label longer than the line wraps
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);  // the next line's whole width
+  return std::string("##") + label;
+}
+
 // A value the page's mirror set (access::set_value) lands as a confirmed entry would, within [lo, hi]; the
-// control drawn is then described to the mirror with its value and range.
+// control drawn is then described to the mirror with its value and range. `drawn` is the label the control
+// is drawn with (placed_label), `label` the one it is named by.
 template <class T, class Draw>
-bool mirrored(const char* label, T& v, double lo, double hi, access::Role role, const char* fmt, Draw&& draw) {
+bool mirrored(const char* label, const char* drawn, T& v, double lo, double hi, access::Role role, const char* fmt,
+              Draw&& draw) {
   // Not ImGui::GetID, which keeps the id alive: a field with step buttons has its text field under this very
   // id, and kept alive past a click away it was marked edited while no longer active (IM_ASSERT in
   // MarkItemEdited, PerfControls.NoPriceNamesThePriceControlThatSetsIt under the sanitizers).
-  const ImGuiID id = ImGui::GetCurrentWindow()->GetIDNoKeepAlive(label);
+  const ImGuiID id = ImGui::GetCurrentWindow()->GetIDNoKeepAlive(drawn);
   bool set = false;
   if (double want = 0; access::take_value(id, want) && std::isfinite(want)) {
     const T x = T(lo < hi ? std::clamp(want, lo, hi) : want);
@@ -207,29 +226,36 @@ bool mirrored(const char* label, T& v, double lo, double hi, access::Role role, 
 }  // namespace
 
 bool slider_int(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
-  return mirrored(label, v, lo, hi, access::Role::slider, fmt, [&](int& y) {
-    return apply_when_confirmed(label, y, [&](int& x) { return ImGui::SliderInt(label, &x, lo, hi, fmt, flags); });
+  const std::string placed = placed_label(label);
+  const char* l = placed.c_str();
+  return mirrored(label, l, v, lo, hi, access::Role::slider, fmt, [&](int& y) {
+    return apply_when_confirmed(l, y, [&](int& x) { return ImGui::SliderInt(l, &x, lo, hi, fmt, flags); });
   });
 }
 
 bool slider_float(const char* label, float& v, float lo, float hi, const char* fmt, ImGuiSliderFlags flags) {
-  return mirrored(label, v, lo, hi, access::Role::slider, fmt, [&](float& y) {
-    return apply_when_confirmed(label, y, [&](float& x) { return ImGui::SliderFloat(label, &x, lo, hi, fmt, flags); });
+  const std::string placed = placed_label(label);
+  const char* l = placed.c_str();
+  return mirrored(label, l, v, lo, hi, access::Role::slider, fmt, [&](float& y) {
+    return apply_when_confirmed(l, y, [&](float& x) { return ImGui::SliderFloat(l, &x, lo, hi, fmt, flags); });
   });
 }
 
 bool input_double(const char* label, double& v, double step, double step_fast, const char* fmt) {
   // applies as ImGui does: see widgets.h
-  return mirrored(label, v, 0, 0, access::Role::field, fmt,
-                  [&](double& x) { return ImGui::InputDouble(label, &x, step, step_fast, fmt); });
+  const std::string placed = placed_label(label);
+  const char* l = placed.c_str();
+  return mirrored(label, l, v, 0, 0, access::Role::field, fmt,
+                  [&](double& x) { return ImGui::InputDouble(l, &x, step, step_fast, fmt); });
 }
 
 bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int step_fast) {
-  return mirrored(label, v, lo, hi, access::Role::field, "%d", [&](int& y) {
+  const std::string placed = placed_label(label);
+  const char* l = placed.c_str();
+  return mirrored(label, l, v, lo, hi, access::Role::field, "%d", [&](int& y) {
     long long x = y;
     const long long s = step, sf = step_fast;
-    if (!ImGui::InputScalar(label, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr,
-                            "%lld"))
+    if (!ImGui::InputScalar(l, ImGuiDataType_S64, &x, step > 0 ? &s : nullptr, step_fast > 0 ? &sf : nullptr, "%lld"))
       return false;
     y = int(std::clamp<long long>(x, lo, hi));
     return true;
@@ -237,14 +263,15 @@ bool input_int_clamped(const char* label, int& v, int lo, int hi, int step, int 
 }
 
 bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* fmt, ImGuiSliderFlags flags) {
-  return mirrored(label, v, lo, hi, access::Role::slider, fmt, [&](int& y) {
+  const std::string placed = placed_label(label);
+  const char* l = placed.c_str();
+  return mirrored(label, l, v, lo, hi, access::Role::slider, fmt, [&](int& y) {
     long long x = y;
     const long long a = lo, b = hi;
     std::string f = fmt;  // "%d nodes" -> "%lld nodes"
     if (auto p = f.find("%d"); p != std::string::npos) f.replace(p, 2, "%lld");
-    if (!apply_when_confirmed(label, x, [&](long long& z) {
-          return ImGui::SliderScalar(label, ImGuiDataType_S64, &z, &a, &b, f.c_str(),
-                                     flags | ImGuiSliderFlags_AlwaysClamp);
+    if (!apply_when_confirmed(l, x, [&](long long& z) {
+          return ImGui::SliderScalar(l, ImGuiDataType_S64, &z, &a, &b, f.c_str(), flags | ImGuiSliderFlags_AlwaysClamp);
         }))
       return false;
     y = int(std::clamp<long long>(x, lo, hi));

@@ -395,6 +395,33 @@ TEST(Access, AtThreeHundredTwentyPixelsTheCatalogAndTheStatusBarFit) {
       << "the longest name is whole";
 }
 
+// At 320 px (WCAG 1.4.10) a chapter's view does not run past the window's right edge: a slider or field whose
+// label does not fit beside it has the label on its own line above ("NIC Gb/s per node" was cut to "NIC Gb/s
+// per no") and keeps its name for a screen reader; ZeRO's stages wrap; the run's failure profile fits its line.
+// Not yet: drawings of a fixed least width (the capital waterfall, the pipeline animation, the simulation's
+// GPU-by-GPU timeline, the analytic model's results beside their charts; the lab runs 2 px past, from an item
+// not yet found), listed so that no other chapter joins them unnoticed.
+TEST(Access, AtThreeHundredTwentyPixelsNoChapterRunsPastTheWindow) {
+  Headless h(320, 640, true);
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  const std::set<std::string> not_yet = {"capital", "pipeline", "sim", "perf", "lab"};
+  for (const auto& p : mc::ui::panel_registry()) {
+    app.state().active_panel = p.id;
+    for (int f = 0; f < 400 && (f < 4 || mc::ui::panels_busy(app.state())); ++f) h.frame(app);
+    if (not_yet.count(p.id)) continue;
+    for (const std::string& o : mc::test::overflowing_windows()) ADD_FAILURE() << p.id << ": " << o;
+  }
+  app.state().active_panel = "sim";
+  for (int f = 0; f < 3; ++f) h.frame(app);
+  for (const char* name : {"NIC Gb/s per node", "oversubscription"}) {
+    const Node* n = app.access_tree().find(name, Role::slider);
+    ASSERT_NE(n, nullptr) << "the slider whose label went above it lost its name: " << name;
+    EXPECT_LE(n->x + n->w, 320) << name;
+    EXPECT_NE(h.text.find(name), std::string::npos) << name << " is not drawn whole";
+  }
+}
+
 // A control scrolled out of its window's view is mirrored all the same (a screen reader's cursor and Tab go
 // through the whole page, not only what is on screen), marked not visible; focusing it from the page scrolls
 // it into view and gives it ImGui's keyboard focus. At 320 px the catalog's export buttons lie below the fold.

@@ -114,8 +114,11 @@ void knobs(ExplorerState& s) {
     const ImGuiStyle& st = ImGui::GetStyle();
     const float w = std::min(ImGui::GetFontSize() * 20,
                              ImGui::CalcTextSize(name.c_str()).x + ImGui::GetFrameHeight() + 2 * st.FramePadding.x);
-    same_line_if_fits(std::max(160.0f, w) + st.ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x);
-    ImGui::SetNextItemWidth(std::max(160.0f, w));
+    const float label_w = st.ItemInnerSpacing.x + ImGui::CalcTextSize("failure rates").x;
+    same_line_if_fits(std::max(160.0f, w) + label_w);
+    // No wider than the line leaves beside its label (a phone's 320 px: the box ran 40 px past the edge).
+    ImGui::SetNextItemWidth(
+        std::max(ImGui::GetFontSize() * 6, std::min(std::max(160.0f, w), ImGui::GetContentRegionAvail().x - label_w)));
     if (begin_combo("failure rates", combo_preview(name).c_str(), 0, nullptr, name.c_str())) {
       for (const Record& r : t->records)
         if (ImGui::Selectable(r.name.c_str(), r.id == profile)) written(c.failures).profile = r.id;

@@ -188,8 +188,11 @@ void draw_controls(ExplorerState& s) {
   using S = sim::ZeroSettings;
   S& v = s.zero.settings;
   for (int k = S::kStage.min; k <= S::kStage.max; ++k) {
-    if (k) ImGui::SameLine();
     const std::string label = k == 0 ? "no ZeRO" : "ZeRO-" + std::to_string(k);
+    // A radio is its circle, a gap and its label; the next stage wraps where it would run past the edge.
+    if (k)
+      same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                        ImGui::CalcTextSize(label.c_str()).x);
     if (radio(label.c_str(), v.stage == k)) v.stage = k;
   }
   track(s, "zero.stage");
