@@ -7,7 +7,9 @@
 // Where each part comes from:
 //   controls   ImGui's item hooks (ui/hooks/imgui_hooks.h): id, rectangle, label, checkable/checked,
 //              openable/open; the widget layer adds a slider's or field's value and range (note_value) and a
-//              role ImGui's flags cannot tell (next_role: a chapter entry is a navigation link)
+//              role ImGui's flags cannot tell (next_role: a chapter entry is a navigation link). Those scrolled
+//              out of view too: ImGui's log mode, on while the tree is collected, lays out clipped items
+//   tables     widgets.h end_table: each row's cells from ImGui's log (all rows and columns), else the glyphs
 //   regions    ImGui's visible top-level windows, named by their title
 //   text       the glyphs each window drew inside its clip rect (ui/drawn_text.h), a line at a time, less the
 //              lines inside a control (its name says them)
