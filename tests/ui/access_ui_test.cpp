@@ -397,15 +397,17 @@ TEST(Access, AtThreeHundredTwentyPixelsTheCatalogAndTheStatusBarFit) {
 
 // At 320 px (WCAG 1.4.10) a chapter's view does not run past the window's right edge: a slider or field whose
 // label does not fit beside it has the label on its own line above ("NIC Gb/s per node" was cut to "NIC Gb/s
-// per no") and keeps its name for a screen reader; ZeRO's stages wrap; the run's failure profile fits its line.
-// Not yet: drawings of a fixed least width (the capital waterfall, the pipeline animation, the simulation's
-// GPU-by-GPU timeline, the analytic model's results beside their charts; the lab runs 2 px past, from an item
-// not yet found), listed so that no other chapter joins them unnoticed.
+// per no") and keeps its name for a screen reader; ZeRO's stages wrap; the run's failure profile fits its line;
+// long notes wrap (capital's "Losses are on each paper's own data..." ran 335 px past, the pipeline's legend
+// 321 px); the simulation's timeline labels give way to its bars. Not yet: the analytic model's results pane
+// (39 px past, from a child window wider than its pane) and the lab (2 px, from an item not yet found), named
+// here so that no other chapter joins them unnoticed.
 TEST(Access, AtThreeHundredTwentyPixelsNoChapterRunsPastTheWindow) {
   Headless h(320, 640, true);
+  h.capture = false;  // the tests' capture opens every tree node (ImGui's log does): the page's view is wanted
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, ""});
-  const std::set<std::string> not_yet = {"capital", "pipeline", "sim", "perf", "lab"};
+  const std::set<std::string> not_yet = {"perf", "lab"};
   for (const auto& p : mc::ui::panel_registry()) {
     app.state().active_panel = p.id;
     for (int f = 0; f < 400 && (f < 4 || mc::ui::panels_busy(app.state())); ++f) h.frame(app);
@@ -418,7 +420,7 @@ TEST(Access, AtThreeHundredTwentyPixelsNoChapterRunsPastTheWindow) {
     const Node* n = app.access_tree().find(name, Role::slider);
     ASSERT_NE(n, nullptr) << "the slider whose label went above it lost its name: " << name;
     EXPECT_LE(n->x + n->w, 320) << name;
-    EXPECT_NE(h.text.find(name), std::string::npos) << name << " is not drawn whole";
+    EXPECT_NE(app.access_tree().find(name, Role::text), nullptr) << name << " is not drawn whole on its own line";
   }
 }
 

@@ -140,7 +140,7 @@ void draw_plan(ExplorerState& s, const Catalog& cat, capital::PlanConfig& c) {
   ImGui::EndGroup();
   track(s, "capital.plan");
   draw_screen_basis(s, "capital");
-  ImGui::TextDisabled("Losses are on each paper's own data and are not comparable between the two rules.");
+  wrapped_text(true, "Losses are on each paper's own data and are not comparable between the two rules.");
 
   // Chinchilla's three estimates for the same budget (engine: capital::allocate_chinchilla).
   ImGui::Spacing();

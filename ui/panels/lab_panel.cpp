@@ -659,7 +659,7 @@ void draw_train_tab(ExplorerState& s, LabView& v) {
     }
     track(s, "lab.memory");
     if (t.config.parallel.pp > 1) {
-      ImGui::TextUnformatted("Pipeline schedule of the last step (replica 0): F forward, B backward");
+      wrapped_text(false, "%s", "Pipeline schedule of the last step (replica 0): F forward, B backward");
       lab_schedule(t.schedule, t.config.parallel.pp, ImVec2(-1, 22.0f * float(t.config.parallel.pp) + 8));
     }
   }

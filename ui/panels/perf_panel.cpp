@@ -756,7 +756,7 @@ void draw_results(ExplorerState& s) {
                  schedule_name(v.parsed.layout.schedule), v.parsed.layout.pp, 100 * bubble, m, tail);
   if (v.gantt_micro_batches < m) wrapped_text(true, "m = %d shown", v.gantt_micro_batches);
   if (v.timeline.empty() && v.parsed.layout.pp > 0)
-    ImGui::TextDisabled("(too many operations to draw; lower the micro-batch count)");
+    wrapped_text(true, "%s", "(too many operations to draw; lower the micro-batch count)");
   else
     pipeline_gantt(v.timeline, v.parsed.layout.pp, std::clamp(16.0f * v.parsed.layout.pp, 60.0f, 220.0f));
   track(s, "perf.gantt");

@@ -135,10 +135,14 @@ void draw_picture(ExplorerState& s, const sim::PipelineAnimation& a, ImVec2 size
                     other ? IM_COL32(20, 20, 20, 110) : IM_COL32(20, 20, 20, 255), name.c_str());
     }
   }
-  // Time axis: the iteration in five ticks, and the playhead.
+  // Time axis: the iteration in five ticks (fewer where their labels would overlap: a phone's 320 px drew
+  // "0 s4.488 s8.975 s"), and the playhead.
   const float ya = g.p0.y + 4 + g.row_h * float(a.stages) + 2;
-  for (int k = 0; k <= 4; ++k) {
-    const double tk = g.total_s * k / 4;
+  const float widest = ImGui::CalcTextSize(format_seconds(g.total_s).c_str()).x + ImGui::GetFontSize();
+  const float room = size.x - g.label_w - 4;
+  const int parts = room >= 5 * widest ? 4 : room >= 3 * widest ? 2 : 1;
+  for (int k = 0; k <= parts; ++k) {
+    const double tk = g.total_s * k / parts;
     const std::string lab = format_seconds(tk);
     const float w = ImGui::CalcTextSize(lab.c_str()).x;
     const float x = std::clamp(g.x(tk) - w * 0.5f, g.p0.x + g.label_w, g.p0.x + size.x - w - 4);
@@ -212,7 +216,7 @@ void legend_swatch(const sim::PipeBlock& b, const char* label) {
 void draw_figures(ExplorerState& s, const sim::PipelineAnimation& a) {
   const PipelineView& v = s.pipeline;
   const sim::PipelineFrame f = sim::frame_at(a, v.t_s);
-  ImGui::TextDisabled("Blocks: F forward, B backward, then the micro-batch (' for each later model chunk).");
+  wrapped_text(true, "Blocks: F forward, B backward, then the micro-batch (' for each later model chunk).");
   legend_swatch({sim::PipeBlockKind::forward, 0, 0, 0, 0}, "forward");
   legend_swatch({sim::PipeBlockKind::backward, 0, 0, 0, 0}, "backward");
   legend_swatch({sim::PipeBlockKind::send, 0, 0, 0, 0}, "send");

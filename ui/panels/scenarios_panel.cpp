@@ -297,7 +297,7 @@ void draw_step_checks(ExplorerState& s, const scenario::StepOutcome& o) {
                  failed, o.expectations.size(), o.errors.size(), id.c_str());
     ImGui::PopStyleColor();
   } else if (!o.expectations.empty()) {
-    ImGui::TextDisabled("The engine's numbers in this step are within the ranges its author expected.");
+    wrapped_text(true, "%s", "The engine's numbers in this step are within the ranges its author expected.");
   }
   track(s, "scenarios.checks");
 }
@@ -356,7 +356,8 @@ void draw_player(ExplorerState& s) {
     wrapped_text(true, "Sources: %s", src.c_str());
   }
   draw_step_checks(s, *o);
-  if (!st.questions.empty()) ImGui::TextDisabled("Questions: in the narration pane, beside whatever panel is shown.");
+  if (!st.questions.empty())
+    wrapped_text(true, "%s", "Questions: in the narration pane, beside whatever panel is shown.");
 }
 
 void draw(ExplorerState& s) {

@@ -362,9 +362,12 @@ void draw_gantt(ExplorerState& s, const sim::SimReport& it) {
   if (v.gantt_label_w <= 0)
     for (const GanttRow& r : v.gantt)
       v.gantt_label_w = std::max(v.gantt_label_w, ImGui::CalcTextSize((r.label + "  slow").c_str()).x);
-  const float label_w = v.gantt_label_w + pad;
+  // Where the view is too narrow for both (a phone), the labels give way to the bars' least 100 px and are cut
+  // at their column (each row clips its own; the chart's figure, its text alternative, has them whole).
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float label_w = std::min(v.gantt_label_w + pad, std::max(avail * 0.45f, avail - 100.0f - pad));
   const float row_h = std::max(14.0f, ImGui::GetTextLineHeight() + 3);
-  const float width = std::max(100.0f, ImGui::GetContentRegionAvail().x - label_w - pad);
+  const float width = std::max(100.0f, avail - label_w - pad);
   const float height = row_h * float(v.gantt.size()) + 4;
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("gantt", ImVec2(label_w + width, height));
@@ -458,7 +461,7 @@ void draw_hot_links(ExplorerState& s, const sim::SimReport& it) {
   const SimView& v = s.sim;
   if (v.hot_links.empty()) return;
   const double T = std::max(1e-12, it.simulated.iteration_time_s);
-  ImGui::TextUnformatted("The busiest links over the iteration (fraction of each link's capacity):");
+  wrapped_text(false, "%s", "The busiest links over the iteration (fraction of each link's capacity):");
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled(
       "ranked by mean utilisation; each pixel shows the highest value within it. Spine switches "
@@ -538,7 +541,7 @@ void draw_hot_links(ExplorerState& s, const sim::SimReport& it) {
 
 void draw_links(ExplorerState& s, const sim::SimReport& it) {
   const sim::LinksReport& links = it.sim.links;
-  ImGui::TextUnformatted("Link utilisation over the iteration, by class (fraction of the class's capacity):");
+  wrapped_text(false, "%s", "Link utilisation over the iteration, by class (fraction of the class's capacity):");
   if (links.has_series) {
     // In the order of the class names (as the panel has always listed them).
     std::vector<int> order(sim::kLinkClasses);
