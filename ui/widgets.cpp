@@ -185,9 +185,9 @@ std::string drawn_value(const char* fmt, T v) {
   return buf;
 }
 
-// A control's label is drawn to its right; where the window is too narrow for both (a phone, a page zoomed to
-// 200 %) the label goes on its own line above and the control takes the line's width: at 320 px the
-// simulation's "NIC Gb/s per node" read "NIC Gb/s per no", cut at the window's edge (WCAG 1.4.10 reflow).
+// A control's label (a slider's, a field's, a combo box's) is drawn to its right; where the window is too narrow for
+// both (a phone, a page zoomed to 200 %) the label goes on its own line above and the control takes the line's width:
+// at 320 px the simulation's "NIC Gb/s per node" read "NIC Gb/s per no", cut at the window's edge (WCAG 1.4.10 reflow).
 // Returns the label to draw the control with: `label`, or "##" + `label` under the label drawn above (its
 // ImGui id is then another; its name to a screen reader stays the label, note_value).
 std::string placed_label(const char* label) {
@@ -197,7 +197,7 @@ std::string placed_label(const char* label) {
       ImGui::CalcItemWidth() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, end).x;
   const float avail = ImGui::GetContentRegionAvail().x;
   if (beside <= avail + 0.5f) return label;
-  wrapped_text(false, "%.*s", int(end - label), label);  // a label longer than the line wraps
+  wrapped_text(false, "%.*s", int(end - label), label);       // a label longer than the line wraps
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);  // the next line's whole width
   return std::string("##") + label;
 }
@@ -280,16 +280,18 @@ bool slider_int_clamped(const char* label, int& v, int lo, int hi, const char* f
 }
 
 bool begin_combo(const char* label, const char* preview, ImGuiComboFlags flags, const char* spoken, const char* value) {
+  const std::string placed = placed_label(label);
   access::next_item(access::Role::combo, spoken ? spoken : label, value ? value : preview ? preview : "");
-  const ImGuiID id = ImGui::GetCurrentWindow()->GetIDNoKeepAlive(label);
-  const bool open = ImGui::BeginCombo(label, preview, flags);
+  const ImGuiID id = ImGui::GetCurrentWindow()->GetIDNoKeepAlive(placed.c_str());
+  const bool open = ImGui::BeginCombo(placed.c_str(), preview, flags);
   if (open) access::list_open(id);  // the current window is now the list's
   return open;
 }
 
 bool combo(const char* label, int* current, const char* const items[], int count) {
+  const std::string placed = placed_label(label);
   access::next_item(access::Role::combo, label, *current >= 0 && *current < count ? items[*current] : "");
-  return ImGui::Combo(label, current, items, count);
+  return ImGui::Combo(placed.c_str(), current, items, count);
 }
 
 bool radio(const char* label, bool active, const char* spoken) {
@@ -306,8 +308,9 @@ bool radio(const char* label, int* v, int v_button) {
 bool combo(const char* label, int* current, const char* items_zero_separated) {
   const char* shown = items_zero_separated;
   for (int i = 0; i < *current && *shown; ++i) shown += std::strlen(shown) + 1;
+  const std::string placed = placed_label(label);
   access::next_item(access::Role::combo, label, shown);
-  return ImGui::Combo(label, current, items_zero_separated);
+  return ImGui::Combo(placed.c_str(), current, items_zero_separated);
 }
 
 void error_text(const char* fmt, ...) {
