@@ -8,6 +8,7 @@
 #include "catalog/accelerator.h"
 #include "core/format.h"
 #include "perf/fit_layout.h"
+#include "ui/access.h"
 #include "ui/explorer.h"
 #include "ui/panels/perf_charts.h"
 #include "ui/screen_basis.h"
@@ -575,7 +576,13 @@ void draw_stacks(ExplorerState& s) {
                k.elementwise_factor, mark("elementwise_factor").c_str(),
                k.flash_attention ? "flash attention" : "attention scores through HBM");
   track(s, "perf.stack");
-  if (v.by_stack.empty() || !ImGui::TreeNode("The same layout on every training stack")) return;
+  // The title shortened with "..." where the pane is narrower than it (a phone: it ran 39 px past the edge); the
+  // node keeps one id whatever it shows, and its whole title for a screen reader.
+  if (v.by_stack.empty()) return;
+  const char* title = "The same layout on every training stack";
+  const float room = ImGui::GetContentRegionAvail().x - ImGui::GetTreeNodeToLabelSpacing();
+  access::next_name(title);
+  if (!ImGui::TreeNode((shorten_to_width(title, room) + "###perf_stacks").c_str())) return;
   if (ImGui::BeginTable("##stacks", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("stack");
     ImGui::TableSetupColumn("iteration");
