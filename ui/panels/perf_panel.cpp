@@ -816,7 +816,9 @@ void draw_search(ExplorerState& s) {
   // wrapping before the checkbox moved the table (and a scenario's highlight on it) by a line.
   same_line_if_fits(ImGui::CalcTextSize("follow model/cluster").x + ImGui::GetFrameHeight() * 1.5f);
   if (ImGui::Checkbox("follow model/cluster", &v.search_auto) && v.search_auto) v.search_for.reset();
-  ImGui::TextDisabled("%s", progress);  // on its own line: one line whatever its digits
+  // On its own line: one line whatever its digits, wrapped only where the pane is narrower than it (a phone: the
+  // sanitizer build's slower search, "... 12,345 ms", ran 17 px past a 320 px window).
+  wrapped_text(true, "%s", progress);
   // An empty table reads as "nothing happened": say that every layout was refused, and where the reasons are.
   if (v.search_done && v.search.ranked.empty() && v.search.considered > 0)
     wrapped_text(false,
