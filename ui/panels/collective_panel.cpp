@@ -48,9 +48,6 @@ void refresh(ExplorerState& s) {
   });
 }
 
-// A collective's time: microseconds to seconds, three significant digits ("412 us", "1.05 ms").
-std::string call_time(double s) { return format_short_time(s); }
-
 // ---- the picture ------------------------------------------------------------------------------------
 
 ImU32 load_colour(double u) {  // idle grey -> amber -> red as a link fills
@@ -416,7 +413,7 @@ void draw_figures(ExplorerState& s, const sim::CollectiveAnimation& a) {
     wrapped_text(false, "Ring order, each GPU sending to the next: %s", order.c_str());
   }
   wrapped_text(false, "%s per GPU sent, %s for the call, algorithm bandwidth %s, bus bandwidth %s",
-               format_quantity(a.bytes_sent_per_gpu, "bytes").c_str(), call_time(a.total_s).c_str(),
+               format_quantity(a.bytes_sent_per_gpu, "bytes").c_str(), format_short_time(a.total_s).c_str(),
                format_quantity(a.algbw_GBps * 1e9, "B/s").c_str(), format_quantity(a.busbw_GBps * 1e9, "B/s").c_str());
   end_tracked(s, "collective.figures");
   begin_tracked(s);
