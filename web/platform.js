@@ -86,7 +86,13 @@ mergeInto(LibraryManager.library, {
   js_access_apply: function (ops_text) {
     const root = document.getElementById('a11y');
     if (!root) return;
-    if (!Module.a11y) Module.a11y = new Map();  // keys in the mirror: web/shell.html
+    if (!Module.a11y) {
+      Module.a11y = new Map();  // keys in the mirror: web/shell.html
+      // The mirror never scrolls: focusing a node below the fold (a control scrolled out of its window's view)
+      // made the browser scroll this box, and every node then lay 168 px above what it mirrors. ImGui scrolls
+      // its own window to the focused control; the mirror follows through the nodes' boxes.
+      root.addEventListener('scroll', () => { root.scrollTop = 0; root.scrollLeft = 0; });
+    }
     const nodes = Module.a11y;
     const press = (id) => () => Module._app_access_press(id);
     const set = (id, el) => () => {

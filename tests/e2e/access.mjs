@@ -244,6 +244,28 @@ try {
   const playing = (await still.evaluate(() => JSON.parse(UTF8ToString(Module._app_state_json())))).animations_playing;
   if (!Array.isArray(playing) || playing.some((p) => p)) fail(`with reduced motion the animations play: ${playing}`);
   await still.close();
+
+  // A control below the fold (the catalog's Export CSV at 320 px) is in the mirror; focused, ImGui scrolls it
+  // into view and its mirror node lies over it: the mirror itself never scrolls (it did, 168 px, and every
+  // node then lay above what it mirrors).
+  const narrow = await browser.newPage({ viewport: { width: 320, height: 640 } });
+  await narrow.goto(`${origin}/index.html?panel=catalog`);
+  await narrow.waitForFunction(appReady, null, { timeout: 90000 });
+  const exportNode = () => [...document.querySelectorAll("#a11y *")].find(
+      (x) => x.children.length === 0 && (x.textContent || "").trim() === "Export CSV");
+  const reachedExport = await narrow.evaluate((f) => { const e = eval(f)(); if (!e) return false; e.focus(); return true; },
+                                        exportNode.toString());
+  if (!reachedExport) fail("at 320 px the catalog's 'Export CSV', below the fold, is not in the mirror");
+  await narrow.waitForTimeout(1000);
+  const where = await narrow.evaluate((f) => {
+    const e = eval(f)();
+    const placed = parseFloat(e.style.top) / 100 * window.innerHeight;  // where the tree says ImGui drew it
+    return { top: e.getBoundingClientRect().top, placed, scrolled: document.getElementById("a11y").scrollTop };
+  }, exportNode.toString());
+  if (where.scrolled !== 0 || Math.abs(where.top - where.placed) > 2 || where.top < 0 || where.top > 640 - 20)
+    fail(`focused below the fold, 'Export CSV' lies at ${where.top} px, drawn at ${where.placed} px, the mirror ` +
+         `scrolled ${where.scrolled} px`);
+  await narrow.close();
   if (!process.exitCode) console.log("access: OK");
 } finally {
   await browser.close();
