@@ -385,6 +385,16 @@ void next_row(int row_flags) {
   access::table_row();
 }
 
+bool progress_and_cancel(float fraction) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float cancel_w = ImGui::CalcTextSize("Cancel").x + 2 * st.FramePadding.x;
+  ImGui::ProgressBar(fraction, ImVec2(std::clamp(ImGui::GetContentRegionAvail().x - cancel_w - st.ItemSpacing.x,
+                                                 ImGui::GetFontSize() * 4, 240.0f),
+                                      0));
+  same_line_if_fits_button("Cancel");
+  return ImGui::Button("Cancel");
+}
+
 void describe_chart(const ChartData& d, ImVec2 min, ImVec2 max) {
   if (!access::collecting()) return;
   access::figure(d.title, chart_summary(d), to_tsv(chart_table(d)), min.x, min.y, max.x, max.y);

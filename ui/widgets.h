@@ -153,6 +153,10 @@ void end_table(const char* title);
 // (access::table_row): a cell that wraps stays one row there.
 void next_row(int row_flags = 0);
 
+// A long job's progress bar with Cancel beside it, the bar (at most 240 px) leaving room for the button: at 320 px
+// a fixed 240 px bar ran Cancel 10 px past the window. Returns true when Cancel is pressed.
+bool progress_and_cancel(float fraction);
+
 // A chart's text alternative (WCAG 1.1.1) for the drawing just made over `min`-`max`: the engine's summary of
 // `d` and its data as a table, given to the accessibility tree as a figure. Costs nothing on a frame whose
 // tree is not collected.

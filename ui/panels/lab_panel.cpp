@@ -818,7 +818,7 @@ void draw_scaling_tab(ExplorerState& s, LabView& v) {
     track(s, "lab.scaling_chart");
     return;
   }
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFontSize() * 12);
   ImGui::ProgressBar(float(v.sweep_shown.progress), ImVec2(ImGui::GetFontSize() * 12, 0), v.sweep_shown.label.c_str());
   const train::ScalingResult& r = v.sweep_shown.result;
   // The chart with its figures below (the runs, the fit, the prediction and the trained loss): what a step

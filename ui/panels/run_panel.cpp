@@ -218,9 +218,7 @@ void draw(ExplorerState& s) {
                "Rates come from published large runs (hover the table in the catalog: failures).");
   knobs(s);
   if (v.run_job) {
-    ImGui::ProgressBar(float(v.run_job->progress()), ImVec2(240, 0));
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel")) v.run_job->cancel();
+    if (progress_and_cancel(float(v.run_job->progress()))) v.run_job->cancel();
     track(s, "run.cancel");
   } else {
     if (ImGui::Button("Simulate the run")) v.run_requested = true;

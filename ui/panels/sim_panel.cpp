@@ -631,12 +631,12 @@ void draw(ExplorerState& s) {
                "transfer sharing the links it crosses. Slow one GPU or one node's NIC and watch everyone wait.");
   draw_knobs(s);
   if (v.iteration_job) {
-    ImGui::ProgressBar(float(v.iteration_job->progress()), ImVec2(240, 0));
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel")) v.iteration_job->cancel();
+    if (progress_and_cancel(float(v.iteration_job->progress()))) v.iteration_job->cancel();
     track(s, "sim.cancel");
-    ImGui::SameLine();
-    ImGui::TextColored(accent_color(), "simulating %lld GPUs...", v.config.estimate.cluster.gpus.value_or(0));
+    char doing[64];
+    std::snprintf(doing, sizeof doing, "simulating %lld GPUs...", v.config.estimate.cluster.gpus.value_or(0));
+    same_line_if_fits(doing);
+    ImGui::TextColored(accent_color(), "%s", doing);
   } else if (v.iteration_cancelled) {
     ImGui::TextColored(accent_color(), "cancelled: the timeline below is the previous configuration's.");
     ImGui::SameLine();
