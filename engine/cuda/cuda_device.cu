@@ -77,13 +77,14 @@ class CudaDevice final : public device::Device {
   void attention_forward(DPtr<float> out, DPtr<float> state, DPtr<const float> qkv, int B, int T, int Hl,
                          int hs) override {
     OpTimer::Scope timed(&timer_, "attention_forward");
+    dev::set_precision(int(precision()));  // bf16 takes the tensor-core kernels (device/flash_mma.h)
     if (fused(hs)) return dev::flash_attention_forward(at(out), at(state), at(qkv), B, T, Hl, hs);
-    dev::set_precision(int(precision()));
     dev::attention_forward(at(out), at(state), at(qkv), B, T, Hl, hs);
   }
   void attention_backward(DPtr<float> dqkv, DPtr<const float> dout, DPtr<const float> qkv, DPtr<const float> out,
                           DPtr<const float> state, int B, int T, int Hl, int hs) override {
     OpTimer::Scope timed(&timer_, "attention_backward");
+    dev::set_precision(int(precision()));
     if (fused(hs)) return dev::flash_attention_backward(at(dqkv), at(dout), at(qkv), at(out), at(state), B, T, Hl, hs);
     const int64_t need = int64_t(Hl) * T * T;  // dP of one sequence's heads, on the GPU that runs it
     device::Buffer<float>& scratch = scratch_[thread_device()];
@@ -144,6 +145,22 @@ class CudaDevice final : public device::Device {
   void sum_squares(DPtr<double> acc, DPtr<const float> x, int64_t n) override {
     OpTimer::Scope timed(&timer_, "sum_squares");
     dev::sum_squares(at(acc), at(x), n);
+  }
+  void sum_squares_many(DPtr<double> acc, const std::vector<SquaresSlice>& slices) override {
+    OpTimer::Scope timed(&timer_, "sum_squares");
+    std::vector<dev::SquaresSlice> raw;
+    raw.reserve(slices.size());
+    for (const SquaresSlice& sl : slices) raw.push_back({at(sl.x), sl.n});
+    dev::sum_squares_many(at(acc), raw.data(), int(raw.size()));
+  }
+  void adamw_many(const std::vector<AdamWSlice>& slices, float lr, float b1, float b2, float c1, float c2, float eps,
+                  float cs) override {
+    OpTimer::Scope timed(&timer_, "adamw");
+    std::vector<dev::AdamWSlice> raw;
+    raw.reserve(slices.size());
+    for (const AdamWSlice& sl : slices)
+      raw.push_back({at(sl.params), at(sl.grads), at(sl.m), at(sl.v), sl.n, sl.weight_decay});
+    dev::adamw_many(raw.data(), int(raw.size()), lr, b1, b2, c1, c2, eps, cs);
   }
   void adamw(DPtr<float> params, DPtr<const float> grads, DPtr<float> m, DPtr<float> v, int64_t n, float lr, float b1,
              float b2, float c1, float c2, float eps, float wd, float cs) override {

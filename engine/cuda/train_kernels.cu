@@ -7,6 +7,7 @@
 // linear, softmax cross-entropy, AdamW); fused attention, per row (the fallback) and in 64 x 64 tiles
 // (device/flash_tiled.h); the kernels of what the trainer once did on the host between them
 // (embedding, residual, ring adds, norm partials, targets); device memory helpers; the dev:: entries.
+#include "cuda/blas_lt.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"
 #include "cuda/train_kernels.h"
@@ -14,6 +15,7 @@
 #include "device/elementwise.h"
 #include "device/embedding_grad.h"
 #include "device/flash_attention.h"
+#include "device/flash_mma.h"
 #include "device/flash_tiled.h"
 
 #include <cublas_v2.h>
@@ -23,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -89,7 +92,9 @@ struct Context {
   bool initialised = false;
   std::string error;  // set when initialisation failed: every later call reports it
   Cublas blas;
-  int smem_optin = 0;  // bytes of shared memory one block may opt in to (the tiled attention's test)
+  int smem_optin = 0;          // bytes of shared memory one block may opt in to (the tiled attention's test)
+  int cc_major = 0;            // compute capability: 8 and later have the bf16 matrix instruction (flash_mma.h)
+  std::unique_ptr<BlasLt> lt;  // products with the bias in their epilogue (blas_lt.h)
   std::vector<std::pair<void*, int64_t>> slots;  // grow-only device buffers for the host wrappers
 };
 
@@ -118,7 +123,9 @@ void init_locked(Context& c, int dev) {
     if (dev >= n) fail("cudaSetDevice", "device " + std::to_string(dev) + " of " + std::to_string(n));
     MC_CUDA(cudaSetDevice(dev));
     MC_CUDA(cudaDeviceGetAttribute(&c.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    MC_CUDA(cudaDeviceGetAttribute(&c.cc_major, cudaDevAttrComputeCapabilityMajor, dev));
     load_cublas(c.blas);
+    c.lt = std::make_unique<BlasLt>();
   } catch (const std::exception& e) {
     c.error = e.what();
     throw;
@@ -281,18 +288,36 @@ __global__ void column_finish_kernel(float* dw, float* db, const float* part_w, 
 }
 
 // GELU, tanh form (Hendrycks & Gimpel 2016, Sec. 2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-__global__ void gelu_forward_kernel(float* out, const float* x, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const float v = x[i];
-    const float t = tanhf(kGeluK * (v + 0.044715f * v * v * v));
-    out[i] = 0.5f * v * (1.0f + t);
-  }
+__device__ __forceinline__ float gelu_of(float v) {
+  const float t = tanhf(kGeluK * (v + 0.044715f * v * v * v));
+  return 0.5f * v * (1.0f + t);
 }
 // d/dx of the above in its cancellation-free form, the CPU's expression (device/elementwise.h).
+__device__ __forceinline__ float gelu_grad_of(float v, float d) {
+  return d * device::gelu_grad_from_z(v, expf(-fabsf(device::gelu_two_u(v))));
+}
+__global__ void gelu_forward_kernel(float* out, const float* x, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = gelu_of(x[i]);
+}
 __global__ void gelu_backward_kernel(float* dx, const float* x, const float* dout, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const float v = x[i];
-    dx[i] = dout[i] * device::gelu_grad_from_z(v, expf(-fabsf(device::gelu_two_u(v))));
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dx[i] = gelu_grad_of(x[i], dout[i]);
+}
+// The same element by element, four at a time (16-byte loads and stores), where every pointer is 16-byte
+// aligned and n a multiple of 4: one element per thread left the GELUs of the 12 x 768 model at 1.7 TB/s
+// on an H200 (MC_CUDA_PROFILE), 40 % of its copy rate.
+bool aligned16(const void* p) { return uintptr_t(p) % 16 == 0; }
+__global__ void gelu_forward4_kernel(float4* out, const float4* x, int64_t n4) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += int64_t(gridDim.x) * blockDim.x) {
+    const float4 v = x[i];
+    out[i] = make_float4(gelu_of(v.x), gelu_of(v.y), gelu_of(v.z), gelu_of(v.w));
+  }
+}
+__global__ void gelu_backward4_kernel(float4* dx, const float4* x, const float4* dout, int64_t n4) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += int64_t(gridDim.x) * blockDim.x) {
+    const float4 v = x[i], d = dout[i];
+    dx[i] = make_float4(gelu_grad_of(v.x, d.x), gelu_grad_of(v.y, d.y), gelu_grad_of(v.z, d.z), gelu_grad_of(v.w, d.w));
   }
 }
 
@@ -370,17 +395,27 @@ __global__ void fill_rows_kernel(float* y, const float* bias, int64_t n, int M) 
 }
 
 // AdamW (Loshchilov & Hutter 2019, Alg. 2, decoupled weight decay), the trainer's exact formula.
+__device__ __forceinline__ void adamw_element(float* P, const float* G, float* M, float* Vv, int64_t i, float lr,
+                                              float b1, float b2, float c1, float c2, float eps, float wd, float cs) {
+  const float g = G[i] * cs;
+  const float m = b1 * M[i] + (1 - b1) * g;
+  const float v = b2 * Vv[i] + (1 - b2) * g * g;
+  M[i] = m;
+  Vv[i] = v;
+  const float mh = m * c1, vh = v * c2;
+  P[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * P[i]);
+}
 __global__ void adamw_kernel(float* P, const float* G, float* M, float* Vv, int64_t n, float lr, float b1, float b2,
                              float c1, float c2, float eps, float wd, float cs) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const float g = G[i] * cs;
-    const float m = b1 * M[i] + (1 - b1) * g;
-    const float v = b2 * Vv[i] + (1 - b2) * g * g;
-    M[i] = m;
-    Vv[i] = v;
-    const float mh = m * c1, vh = v * c2;
-    P[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * P[i]);
-  }
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    adamw_element(P, G, M, Vv, i, lr, b1, b2, c1, c2, eps, wd, cs);
+}
+// adamw_many: row y of the grid updates slice y (AdamWSlice in train_kernels.h), its blocks striding over it.
+__global__ void adamw_many_kernel(const dev::AdamWSlice* slices, float lr, float b1, float b2, float c1, float c2,
+                                  float eps, float cs) {
+  const dev::AdamWSlice sl = slices[blockIdx.y];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < sl.n; i += int64_t(gridDim.x) * blockDim.x)
+    adamw_element(sl.params, sl.grads, sl.m, sl.v, i, lr, b1, b2, c1, c2, eps, sl.weight_decay, cs);
 }
 
 // ---- implementations on device pointers (caller holds the Session) ------------------------------------
@@ -409,8 +444,16 @@ const __nv_bfloat16* as_bf16(Context& c, size_t slot_i, const float* x, int64_t 
 // uses A + i*sA, B + i*sB, C + i*sC. fp32: plain SGEMM without tensor-op rounding; tf32: the same call
 // with TF32 tensor-op math (inputs rounded to 10 mantissa bits, fp32 accumulation); bf16: the operands
 // converted to bfloat16, multiplied with fp32 accumulation and fp32 output (cublasGemmStridedBatchedEx).
+// Operands a caller already converted to bf16 (a product's A or B), so one tensor used by two products of
+// a call is converted once.
+struct Bf16Pre {
+  const __nv_bfloat16* a = nullptr;
+  const __nv_bfloat16* b = nullptr;
+};
+
 void gemm_strided(Context& c, bool ta, bool tb, int M, int N, int K, const float* A, int lda, int64_t sA,
-                  const float* B, int ldb, int64_t sB, float* C, int ldc, int64_t sC, int batch, bool accumulate) {
+                  const float* B, int ldb, int64_t sB, float* C, int ldc, int64_t sC, int batch, bool accumulate,
+                  Bf16Pre pre = {}) {
   if (M <= 0 || N <= 0 || batch <= 0) return;
   const ColMajorGemm g = colmajor_gemm_for_rowmajor(ta, tb, M, N, K, A, lda, B, ldb, accumulate);
   const float alpha = 1.0f;
@@ -419,8 +462,8 @@ void gemm_strided(Context& c, bool ta, bool tb, int M, int N, int K, const float
   if (t_precision == 2) {
     const int64_t span_a = int64_t(batch - 1) * sA + rowmajor_span(ta ? K : M, ta ? M : K, lda);
     const int64_t span_b = int64_t(batch - 1) * sB + rowmajor_span(tb ? N : K, tb ? K : N, ldb);
-    const __nv_bfloat16* a16 = as_bf16(c, 8, A, span_a);
-    const __nv_bfloat16* b16 = as_bf16(c, 9, B, span_b);
+    const __nv_bfloat16* a16 = pre.a ? pre.a : as_bf16(c, 8, A, span_a);
+    const __nv_bfloat16* b16 = pre.b ? pre.b : as_bf16(c, 9, B, span_b);
     check_blas(
         c.blas,
         c.blas.gemm_strided_batched_ex(c.blas.handle, op_first, op_second, g.m, g.n, g.k, &alpha, b16, CUDA_R_16BF,
@@ -470,11 +513,24 @@ void layernorm_backward_impl(Context& c, float* dx, float* dw, float* db, const 
 
 void gelu_forward_impl(float* out, const float* x, int64_t n) {
   if (n <= 0) return;
+  if (n % 4 == 0 && aligned16(out) && aligned16(x)) {
+    gelu_forward4_kernel<<<blocks_for(n / 4), kBlock>>>(reinterpret_cast<float4*>(out),
+                                                        reinterpret_cast<const float4*>(x), n / 4);
+    MC_LAUNCHED(gelu_forward4_kernel);
+    return;
+  }
   gelu_forward_kernel<<<blocks_for(n), kBlock>>>(out, x, n);
   MC_LAUNCHED(gelu_forward_kernel);
 }
 void gelu_backward_impl(float* dx, const float* x, const float* dout, int64_t n) {
   if (n <= 0) return;
+  if (n % 4 == 0 && aligned16(dx) && aligned16(x) && aligned16(dout)) {
+    gelu_backward4_kernel<<<blocks_for(n / 4), kBlock>>>(reinterpret_cast<float4*>(dx),
+                                                         reinterpret_cast<const float4*>(x),
+                                                         reinterpret_cast<const float4*>(dout), n / 4);
+    MC_LAUNCHED(gelu_backward4_kernel);
+    return;
+  }
   gelu_backward_kernel<<<blocks_for(n), kBlock>>>(dx, x, dout, n);
   MC_LAUNCHED(gelu_backward_kernel);
 }
@@ -527,19 +583,29 @@ void attention_backward_impl(Context& c, float* dqkv, const float* dout, const f
 
 void linear_forward_impl(Context& c, float* y, const float* x, const float* w, const float* bias, int N, int K, int M) {
   if (N <= 0 || M <= 0) return;
+  Bf16Pre pre;
+  if (bias && c.lt) {
+    // One pass: y = x w + bias in the product's epilogue (blas_lt.h), where cuBLASLt can.
+    const void* xa = x;
+    const void* wa = w;
+    if (t_precision == 2) xa = pre.a = as_bf16(c, 8, x, int64_t(N) * K), wa = pre.b = as_bf16(c, 9, w, int64_t(K) * M);
+    if (c.lt->linear_bias(t_precision, y, xa, wa, bias, N, K, M, slot(c, 28, BlasLt::kWorkspaceBytes))) return;
+  }
   if (bias) {
     fill_rows_kernel<<<blocks_for(int64_t(N) * M), kBlock>>>(y, bias, int64_t(N) * M, M);
     MC_LAUNCHED(fill_rows_kernel);
   }
-  gemm_strided(c, false, false, N, M, K, x, K, 0, w, M, 0, y, M, 0, 1, bias != nullptr);
+  gemm_strided(c, false, false, N, M, K, x, K, 0, w, M, 0, y, M, 0, 1, bias != nullptr, pre);
 }
 
 void linear_backward_impl(Context& c, float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
                           int N, int K, int M, bool accumulate_dx) {
   if (N <= 0 || M <= 0) return;
-  gemm_strided(c, true, false, K, M, N, x, K, 0, dy, M, 0, dw, M, 0, 1, true);  // dw(K,M) += x^T dy
+  Bf16Pre as_b, as_a;  // bf16: dy converted once for both products
+  if (t_precision == 2) as_b.b = as_a.a = as_bf16(c, 24, dy, int64_t(N) * M);
+  gemm_strided(c, true, false, K, M, N, x, K, 0, dy, M, 0, dw, M, 0, 1, true, as_b);  // dw(K,M) += x^T dy
   if (db) column_grad(c, nullptr, db, dy, nullptr, nullptr, nullptr, N, M);
-  if (dx) gemm_strided(c, false, true, N, K, M, dy, M, 0, w, M, 0, dx, K, 0, 1, accumulate_dx);  // dx = dy w^T
+  if (dx) gemm_strided(c, false, true, N, K, M, dy, M, 0, w, M, 0, dx, K, 0, 1, accumulate_dx, as_a);  // dx = dy w^T
 }
 
 void softmax_xent_forward_impl(float* logits, const int32_t* targets, double* row_loss, int N, int V) {
@@ -754,19 +820,28 @@ __global__ void __launch_bounds__(flash_tiled::kThreads)
   flash_tiled::backward_q_block<HS>(cx, dqkv, dout, qkv, L, Drow, T, Hl, scale);
 }
 
-bool rows_asked() {
-  static const bool rows = [] {
+// MC_ATTENTION names a kernel family to measure one against another: rows, tiled (fp32 on the CUDA cores in
+// every precision), cublas (the materialised path; cuda_device.cu). Unset: the fastest the GPU runs.
+const std::string& attention_asked() {
+  static const std::string asked = [] {
     const char* a = std::getenv("MC_ATTENTION");
-    return a && std::string(a) == "rows";
+    return std::string(a ? a : "");
   }();
-  return rows;
+  return asked;
 }
+bool rows_asked() { return attention_asked() == "rows"; }
 template <int HS>
 bool tiled_fits(const Context& c) {
   constexpr int most =
       std::max(flash_tiled::forward_smem_floats<HS>(),
                std::max(flash_tiled::backward_kv_smem_floats<HS>(), flash_tiled::backward_q_smem_floats<HS>()));
   return !rows_asked() && int64_t(most) * int64_t(sizeof(float)) <= c.smem_optin;
+}
+// bf16 steps take the tensor-core kernels (flash_mma.h) on GPUs with the bf16 matrix instruction.
+bool mma_fits(const Context& c) {
+  constexpr int most = mc::device::flash_mma::backward_kv_smem_bytes<64>();  // the largest block (72 KiB)
+  return t_precision == 2 && c.cc_major >= 8 && most <= c.smem_optin && attention_asked() != "rows" &&
+         attention_asked() != "tiled";
 }
 template <class K>
 void allow_smem(K kernel, int floats) {
@@ -798,6 +873,139 @@ void tiled_backward_launch(float* dqkv, float* Drow, const float* dout, const fl
   tiled_backward_q_kernel<HS>
       <<<grid, flash_tiled::kThreads, q * sizeof(float)>>>(dqkv, dout, qkv, L, Drow, T, Hl, scale);
   MC_LAUNCHED(tiled_backward_q_kernel);
+}
+
+// ---- fused causal attention on tensor cores (device/flash_mma.h) ----------------------------------------
+// bf16 operands, fp32 accumulation and statistics; 128-thread blocks of 4 warps, each warp's products one
+// mma.sync.m16n8k16 instruction per 16 x 8 piece. Built for sm_80 and later; on older GPUs mma_fits() keeps
+// the fp32 kernels, and the instruction's place holds a trap.
+namespace flash_mma = mc::device::flash_mma;
+
+struct MmaCtx {
+  uint16_t* s;
+  __device__ int tid() const { return int(threadIdx.x); }
+  __device__ int block_x() const { return int(blockIdx.x); }
+  __device__ int block_y() const { return int(blockIdx.y); }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ float shfl_xor(float v, int o) const { return __shfl_xor_sync(0xffffffffu, v, o); }
+  __device__ uint16_t* smem16() const { return s; }
+  // cp.async.cg: 16 bytes from global memory into shared memory without a register in between, completing
+  // in the background; a src-size of 0 fills the 16 bytes with zeros (rows past the sequence's end).
+  __device__ void cp16(uint16_t* dst, const uint16_t* src, bool valid) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
+#else
+    *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+#endif
+  }
+  __device__ void commit() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+  }
+  template <int N>
+  __device__ void wait() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+  }
+  __device__ void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap();
+#endif
+  }
+};
+
+// The layout pass (flash_mma.h, "Inputs"): x (B, T, C) fp32 to bf16 transposed per sequence, (B, C, Tp),
+// zeros from T to Tp, through a 32 x 32 shared tile so that reads and writes are both coalesced. The
+// row-major copy is to_bf16_kernel's.
+__global__ void bf16_columns_kernel(uint16_t* cols, const float* x, int T, int Tp, int C) {
+  __shared__ float tile[32][33];
+  const int b = int(blockIdx.z), t0 = int(blockIdx.x) * 32, c0 = int(blockIdx.y) * 32;
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);  // 32 x 8 threads
+  for (int r = ty; r < 32; r += 8) {
+    const int t = t0 + r, c = c0 + tx;
+    tile[r][tx] = (t < T && c < C) ? x[(int64_t(b) * T + t) * C + c] : 0.0f;
+  }
+  __syncthreads();
+  for (int r = ty; r < 32; r += 8) {
+    const int c = c0 + r, t = t0 + tx;
+    if (c < C && t < Tp) cols[(int64_t(b) * C + c) * Tp + t] = flash_mma::bf16_bits(tile[tx][r]);
+  }
+}
+// x (B, T, C) into two scratch slots as flash_mma.h's inputs want it: rows (B, T, C) and columns (B, C, Tp).
+void bf16_layouts(Context& c, size_t slot_rows, size_t slot_cols, const float* x, int B, int T, int C,
+                  const uint16_t** rows, const uint16_t** cols) {
+  const int Tp = flash_mma::padded(T);
+  const int64_t n = int64_t(B) * T * C;
+  auto* r = static_cast<__nv_bfloat16*>(slot(c, slot_rows, n * 2));
+  auto* t = static_cast<uint16_t*>(slot(c, slot_cols, int64_t(B) * C * Tp * 2));
+  to_bf16_kernel<<<blocks_for(n), kBlock>>>(r, x, n);
+  MC_LAUNCHED(to_bf16_kernel);
+  const dim3 grid(unsigned(Tp / 32), unsigned((C + 31) / 32), unsigned(B));
+  bf16_columns_kernel<<<grid, dim3(32, 8)>>>(t, x, T, Tp, C);
+  MC_LAUNCHED(bf16_columns_kernel);
+  *rows = reinterpret_cast<const uint16_t*>(r), *cols = t;
+}
+
+template <int HS>
+__global__ void __launch_bounds__(flash_mma::kThreads)
+    mma_forward_kernel(float* out, float* L, flash_mma::Inputs in, float scale) {
+  extern __shared__ __align__(16) uint16_t mma_smem[];
+  MmaCtx cx{mma_smem};
+  flash_mma::forward_block<HS>(cx, out, L, in, scale);
+}
+template <int HS>
+__global__ void __launch_bounds__(flash_mma::kThreads)
+    mma_backward_kv_kernel(float* dqkv, flash_mma::Inputs in, const float* L, const float* Drow, float scale) {
+  extern __shared__ __align__(16) uint16_t mma_smem[];
+  MmaCtx cx{mma_smem};
+  flash_mma::backward_kv_block<HS>(cx, dqkv, in, L, Drow, scale);
+}
+template <int HS>
+__global__ void __launch_bounds__(flash_mma::kThreads)
+    mma_backward_q_kernel(float* dqkv, flash_mma::Inputs in, const float* L, const float* Drow, float scale) {
+  extern __shared__ __align__(16) uint16_t mma_smem[];
+  MmaCtx cx{mma_smem};
+  flash_mma::backward_q_block<HS>(cx, dqkv, in, L, Drow, scale);
+}
+
+template <int HS>
+void mma_forward_launch(Context& c, float* out, float* L, const float* qkv, int B, int T, int Hl) {
+  flash_mma::Inputs in;
+  in.T = T, in.Tp = flash_mma::padded(T), in.Hl = Hl;
+  bf16_layouts(c, 20, 21, qkv, B, T, 3 * Hl * HS, &in.qkv, &in.qkv_t);
+  constexpr int smem = flash_mma::forward_smem_bytes<HS>();
+  MC_CUDA(cudaFuncSetAttribute(mma_forward_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const dim3 grid(unsigned((T + flash_mma::kTile - 1) / flash_mma::kTile), unsigned(B * Hl));
+  mma_forward_kernel<HS><<<grid, flash_mma::kThreads, smem>>>(out, L, in, 1.0f / sqrtf(float(HS)));
+  MC_LAUNCHED(mma_forward_kernel);
+}
+template <int HS>
+void mma_backward_launch(Context& c, float* dqkv, float* Drow, const float* dout, const float* qkv, const float* out,
+                         const float* L, int B, int T, int Hl) {
+  const float scale = 1.0f / sqrtf(float(HS));
+  flash_rowdot_kernel<HS><<<blocks_for(int64_t(B) * Hl * T), kBlock>>>(Drow, dout, out, B, T, Hl);
+  MC_LAUNCHED(flash_rowdot_kernel);
+  flash_mma::Inputs in;
+  in.T = T, in.Tp = flash_mma::padded(T), in.Hl = Hl;
+  bf16_layouts(c, 20, 21, qkv, B, T, 3 * Hl * HS, &in.qkv, &in.qkv_t);
+  bf16_layouts(c, 22, 23, dout, B, T, Hl * HS, &in.dout, &in.dout_t);
+  constexpr int kv = flash_mma::backward_kv_smem_bytes<HS>(), q = flash_mma::backward_q_smem_bytes<HS>();
+  MC_CUDA(cudaFuncSetAttribute(mma_backward_kv_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize, kv));
+  MC_CUDA(cudaFuncSetAttribute(mma_backward_q_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize, q));
+  const dim3 grid(unsigned((T + flash_mma::kTile - 1) / flash_mma::kTile), unsigned(B * Hl));
+  mma_backward_kv_kernel<HS><<<grid, flash_mma::kThreads, kv>>>(dqkv, in, L, Drow, scale);
+  MC_LAUNCHED(mma_backward_kv_kernel);
+  mma_backward_q_kernel<HS><<<grid, flash_mma::kThreads, q>>>(dqkv, in, L, Drow, scale);
+  MC_LAUNCHED(mma_backward_q_kernel);
 }
 
 // ---- what the trainer did on the host between kernels ------------------------------------------------
@@ -848,6 +1056,14 @@ __global__ void residual_kernel(float* out, const float* x, const float* part, c
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     out[i] = x[i] + (part[i] + bias[i % C]);
 }
+// Four at a time where the pointers are 16-byte aligned and C a multiple of 4 (C4 = C / 4).
+__global__ void residual4_kernel(float4* out, const float4* x, const float4* part, const float4* bias, int64_t n4,
+                                 int C4) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += int64_t(gridDim.x) * blockDim.x) {
+    const float4 a = x[i], p = part[i], b = bias[i % C4];
+    out[i] = make_float4(a.x + (p.x + b.x), a.y + (p.y + b.y), a.z + (p.z + b.z), a.w + (p.w + b.w));
+  }
+}
 
 __global__ void add_kernel(float* dst, const float* src, int64_t n) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -856,10 +1072,10 @@ __global__ void add_kernel(float* dst, const float* src, int64_t n) {
 
 // Sum of squares in double: one block per piece (the CPU's pieces), a fixed tree inside the block, then
 // one thread adds the pieces in order into *acc.
-__global__ void sum_squares_pieces_kernel(double* part, const float* x, int64_t n, int pieces) {
-  __shared__ double sh[kBlock];
+// Piece `index` of `pieces` of x[0, n): its sum of squares in double, in thread 0 (a block of kBlock).
+__device__ __forceinline__ double square_piece(double* sh, const float* x, int64_t n, int pieces, int index) {
   const int64_t units = (n + 15) / 16;
-  const int64_t b = units * blockIdx.x / pieces * 16, e0 = units * (blockIdx.x + 1) / pieces * 16;
+  const int64_t b = units * index / pieces * 16, e0 = units * (index + 1) / pieces * 16;
   const int64_t e = e0 < n ? e0 : n;
   double a = 0;
   for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) a += double(x[i]) * double(x[i]);
@@ -869,7 +1085,24 @@ __global__ void sum_squares_pieces_kernel(double* part, const float* x, int64_t 
     if (int(threadIdx.x) < s) sh[threadIdx.x] += sh[threadIdx.x + s];
     __syncthreads();
   }
-  if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
+  return sh[0];
+}
+__global__ void sum_squares_pieces_kernel(double* part, const float* x, int64_t n, int pieces) {
+  __shared__ double sh[kBlock];
+  const double v = square_piece(sh, x, n, pieces, int(blockIdx.x));
+  if (threadIdx.x == 0) part[blockIdx.x] = v;
+}
+// sum_squares_many: block i computes piece table[i] (each slice's pieces as sum_squares makes them).
+struct SquaresPiece {
+  const float* x;
+  int64_t n;
+  int pieces, index;
+};
+__global__ void sum_squares_many_kernel(double* part, const SquaresPiece* table) {
+  __shared__ double sh[kBlock];
+  const SquaresPiece p = table[blockIdx.x];
+  const double v = square_piece(sh, p.x, p.n, p.pieces, p.index);
+  if (threadIdx.x == 0) part[blockIdx.x] = v;
 }
 __global__ void add_in_order_kernel(double* acc, const double* part, int64_t n) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
@@ -1031,6 +1264,13 @@ void residual(float* out, const float* x, const float* part, const float* bias, 
   Session s;
   const int64_t n = int64_t(N) * C;
   if (n <= 0) return;
+  if (C % 4 == 0 && aligned16(out) && aligned16(x) && aligned16(part) && aligned16(bias)) {
+    residual4_kernel<<<blocks_for(n / 4), kBlock>>>(reinterpret_cast<float4*>(out), reinterpret_cast<const float4*>(x),
+                                                    reinterpret_cast<const float4*>(part),
+                                                    reinterpret_cast<const float4*>(bias), n / 4, C / 4);
+    MC_LAUNCHED(residual4_kernel);
+    return;
+  }
   residual_kernel<<<blocks_for(n), kBlock>>>(out, x, part, bias, n, C);
   MC_LAUNCHED(residual_kernel);
 }
@@ -1040,11 +1280,47 @@ void add(float* dst, const float* src, int64_t n) {
   add_kernel<<<blocks_for(n), kBlock>>>(dst, src, n);
   MC_LAUNCHED(add_kernel);
 }
+int square_pieces(int64_t n) {
+  const int64_t p = n / 32768;
+  return int(p < 1 ? 1 : p > 64 ? 64 : p);
+}
+void sum_squares_many(double* acc, const SquaresSlice* slices, int count) {
+  Session s;
+  std::vector<SquaresPiece> table;
+  for (int i = 0; i < count; ++i) {
+    if (slices[i].n <= 0) continue;
+    const int pieces = square_pieces(slices[i].n);
+    for (int k = 0; k < pieces; ++k) table.push_back({slices[i].x, slices[i].n, pieces, k});
+  }
+  if (table.empty()) return;
+  const int64_t bytes = int64_t(table.size() * sizeof(SquaresPiece));
+  auto* dtable = static_cast<SquaresPiece*>(slot(s.ctx(), 25, bytes));
+  auto* part = static_cast<double*>(slot(s.ctx(), 26, int64_t(table.size() * sizeof(double))));
+  MC_CUDA(cudaMemcpyAsync(dtable, table.data(), size_t(bytes), cudaMemcpyHostToDevice, cudaStreamLegacy));
+  sum_squares_many_kernel<<<unsigned(table.size()), kBlock>>>(part, dtable);
+  MC_LAUNCHED(sum_squares_many_kernel);
+  add_in_order_kernel<<<1, 1>>>(acc, part, int64_t(table.size()));  // every piece in order, as one call each
+  MC_LAUNCHED(add_in_order_kernel);
+}
+void adamw_many(const AdamWSlice* slices, int count, float lr, float beta1, float beta2, float bias_correction1,
+                float bias_correction2, float eps, float grad_scale) {
+  Session s;
+  if (count <= 0) return;
+  int64_t most = 0;
+  for (int i = 0; i < count; ++i) most = std::max(most, slices[i].n);
+  if (most <= 0) return;
+  const int64_t bytes = int64_t(count) * int64_t(sizeof(AdamWSlice));
+  auto* dslices = static_cast<AdamWSlice*>(slot(s.ctx(), 27, bytes));
+  MC_CUDA(cudaMemcpyAsync(dslices, slices, size_t(bytes), cudaMemcpyHostToDevice, cudaStreamLegacy));
+  const unsigned per_slice = std::min(blocks_for(most), 64u);  // enough for the largest; small ones end early
+  adamw_many_kernel<<<dim3(per_slice, unsigned(count)), kBlock>>>(dslices, lr, beta1, beta2, bias_correction1,
+                                                                  bias_correction2, eps, grad_scale);
+  MC_LAUNCHED(adamw_many_kernel);
+}
 void sum_squares(double* acc, const float* x, int64_t n) {
   Session s;
   if (n <= 0) return;
-  const int64_t p = n / 32768;
-  const int pieces = int(p < 1 ? 1 : p > 64 ? 64 : p);
+  const int pieces = square_pieces(n);
   auto* part = static_cast<double*>(slot(s.ctx(), 10, int64_t(pieces) * int64_t(sizeof(double))));
   sum_squares_pieces_kernel<<<unsigned(pieces), kBlock>>>(part, x, n, pieces);
   MC_LAUNCHED(sum_squares_pieces_kernel);
@@ -1076,12 +1352,15 @@ void flash_attention_forward(float* out, float* L, const float* qkv, int B, int 
   if (B <= 0 || T <= 0 || Hl <= 0) return;
   switch (hs) {
     case 16:
+      if (mma_fits(s.ctx())) return mma_forward_launch<16>(s.ctx(), out, L, qkv, B, T, Hl);
       if (tiled_fits<16>(s.ctx())) return tiled_forward_launch<16>(out, L, qkv, B, T, Hl);
       return flash_forward_launch<16>(out, L, qkv, B, T, Hl);
     case 32:
+      if (mma_fits(s.ctx())) return mma_forward_launch<32>(s.ctx(), out, L, qkv, B, T, Hl);
       if (tiled_fits<32>(s.ctx())) return tiled_forward_launch<32>(out, L, qkv, B, T, Hl);
       return flash_forward_launch<32>(out, L, qkv, B, T, Hl);
     case 64:
+      if (mma_fits(s.ctx())) return mma_forward_launch<64>(s.ctx(), out, L, qkv, B, T, Hl);
       if (tiled_fits<64>(s.ctx())) return tiled_forward_launch<64>(out, L, qkv, B, T, Hl);
       return flash_forward_launch<64>(out, L, qkv, B, T, Hl);
   }
@@ -1094,12 +1373,15 @@ void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, 
   auto* Drow = static_cast<float*>(slot(s.ctx(), 12, int64_t(B) * Hl * T * int64_t(sizeof(float))));
   switch (hs) {
     case 16:
+      if (mma_fits(s.ctx())) return mma_backward_launch<16>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       if (tiled_fits<16>(s.ctx())) return tiled_backward_launch<16>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       return flash_backward_launch<16>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
     case 32:
+      if (mma_fits(s.ctx())) return mma_backward_launch<32>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       if (tiled_fits<32>(s.ctx())) return tiled_backward_launch<32>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       return flash_backward_launch<32>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
     case 64:
+      if (mma_fits(s.ctx())) return mma_backward_launch<64>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       if (tiled_fits<64>(s.ctx())) return tiled_backward_launch<64>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       return flash_backward_launch<64>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
   }

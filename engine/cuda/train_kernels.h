@@ -109,10 +109,29 @@ void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32
 void residual(float* out, const float* x, const float* part, const float* bias, int N, int C);
 void add(float* dst, const float* src, int64_t n);
 void sum_squares(double* acc, const float* x, int64_t n);
+// Device::sum_squares_many and adamw_many (device/compute.h): one launch for a list of slices, the same bits
+// as a call per slice.
+struct SquaresSlice {
+  const float* x;
+  int64_t n;
+};
+struct AdamWSlice {
+  float* params;
+  const float* grads;
+  float* m;
+  float* v;
+  int64_t n;
+  float weight_decay;
+};
+void sum_squares_many(double* acc, const SquaresSlice* slices, int count);
+void adamw_many(const AdamWSlice* slices, int count, float lr, float beta1, float beta2, float bias_correction1,
+                float bias_correction2, float eps, float grad_scale);
 // softmax_xent_forward, then *loss_sum += the rows' losses in row order (loss_sum may be null).
 void softmax_xent_forward_sum(float* logits, const int32_t* targets, double* loss_sum, int N, int V);
 // Fused causal attention (FlashAttention; train_kernels.cu): L(B, Hl, T) keeps each row's log-sum-exp
-// instead of the (T,T) probabilities; head sizes 16, 32 and 64.
+// instead of the (T,T) probabilities; head sizes 16, 32 and 64. Under set_precision(2) (bf16) on a GPU of
+// compute capability 8.0 or later, Q, K, V, dO, P and dS are multiplied as bf16 on the tensor cores
+// (device/flash_mma.h); otherwise in fp32.
 bool flash_attention_supports(int hs);
 void flash_attention_forward(float* out, float* L, const float* qkv, int B, int T, int Hl, int hs);
 void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L, int B,

@@ -22,14 +22,17 @@
 
 #ifdef __CUDACC__
 #define MC_EG __device__ __forceinline__
+#define MC_EG_UNROLL _Pragma("unroll")
 #else
 #define MC_EG inline
+#define MC_EG_UNROLL
 #endif
 
 namespace mc::device::embedding_grad {
 
 constexpr int kThreads = 256;    // columns per block, and tokens per shared-memory tile
 constexpr int kMaxVocab = 8192;  // above: V B T compares cost more than the column kernel's 3 ms
+constexpr int kAhead = 8;        // token rows loaded before they are added
 
 template <class Ctx>
 MC_EG void wte_row_block(Ctx& ctx, float* dwte, const float* dout, const int32_t* tokens, int B, int T, int C) {
@@ -45,9 +48,19 @@ MC_EG void wte_row_block(Ctx& ctx, float* dwte, const float* dout, const int32_t
     }
     ctx.sync();
     const int m = n - base < kThreads ? int(n - base) : kThreads;
+    // The rows of a run of kAhead tokens are loaded before any is added: the loads do not wait on each
+    // other, and the additions keep token order. One add after another, each waiting on its load, took
+    // 1.07 ms a step on an H200 (MC_CUDA_PROFILE, 12 x 768, B 8, T 1024, bytes as tokens: a common byte's
+    // block adds over a thousand rows).
     if (k < C)
-      for (int j = 0; j < m; ++j)
-        if (tile[j] == v) acc += dout[(base + j) * C + k];
+      for (int j = 0; j < m; j += kAhead) {
+        float row[kAhead];
+        MC_EG_UNROLL
+        for (int u = 0; u < kAhead; ++u) row[u] = (j + u < m && tile[j + u] == v) ? dout[(base + j + u) * C + k] : 0.0f;
+        MC_EG_UNROLL
+        for (int u = 0; u < kAhead; ++u)
+          if (j + u < m && tile[j + u] == v) acc += row[u];
+      }
     ctx.sync();  // the tile is read by all before the next one overwrites it
   }
   if (k < C) dwte[int64_t(v) * C + k] = acc;

@@ -1,11 +1,14 @@
 // block_shim.h - a CUDA thread block on the CPU, for kernel bodies written against a small context
-// (device/flash_tiled.h, device/embedding_grad.h): one std::thread per CUDA thread, __syncthreads as a
-// std::barrier, the warp shuffle through a slot array between two barriers, and shared memory poisoned
-// with NaN so that a read of a value no thread stored spreads into the result.
+// (device/flash_tiled.h, device/embedding_grad.h, device/flash_mma.h): one std::thread per CUDA thread,
+// __syncthreads as a std::barrier, the warp shuffle through a slot array between two barriers, a warp's
+// bf16 matrix instruction (mma.m16n8k16) from the fragments its 32 lanes hand in, and shared memory
+// poisoned with NaN so that a read of a value no thread stored spreads into the result.
 #pragma once
 
 #include <algorithm>
 #include <barrier>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -14,15 +17,30 @@
 
 namespace mc::test::shim {
 
-constexpr int kThreads = 256;  // the block size of every kernel run this way
+constexpr int kThreads = 256;        // the block size of launch()
+constexpr uint16_t kNaN16 = 0x7fc1;  // a bf16 quiet NaN: shared memory's poison for smem16()
 
 struct Block {
-  explicit Block(int smem_floats) : smem(size_t(smem_floats), std::numeric_limits<float>::quiet_NaN()) {}
-  std::barrier<> bar{kThreads};
+  Block(int smem_floats, int threads, int smem_bytes = 0)
+      : bar(threads),
+        smem(size_t(smem_floats), std::numeric_limits<float>::quiet_NaN()),
+        smem16(size_t(smem_bytes / 2), kNaN16),
+        slots(size_t(threads)),
+        frags(size_t(threads) * 6) {}
+  std::barrier<> bar;
   std::vector<float> smem;
-  float slots[kThreads] = {};
+  std::vector<uint16_t> smem16;
+  std::vector<float> slots;
+  std::vector<uint32_t> frags;  // each thread's mma operands: a[0..3], b[0..1]
   int x = 0, y = 0;
 };
+
+inline float bf16_value(uint32_t bits) {
+  const uint32_t u = (bits & 0xffffu) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 struct CpuCtx {
   Block* blk;
@@ -39,17 +57,54 @@ struct CpuCtx {
     return r;
   }
   float* smem() { return blk->smem.data(); }
+  uint16_t* smem16() { return blk->smem16.data(); }
+  // cp.async on the CPU: the copy happens at once, so commit and wait have nothing to do (what they order on
+  // a GPU, that no tile is read before its copy and none overwritten while read, is the kernels' syncs).
+  void cp16(uint16_t* dst, const uint16_t* src, bool valid) {
+    if (valid)
+      std::memcpy(dst, src, 16);
+    else
+      std::memset(dst, 0, 16);
+  }
+  void commit() {}
+  template <int N>
+  void wait() {}
+  // c += A B for the 16 x 16 A and 16 x 8 B that the calling thread's warp holds, laid out as the PTX ISA
+  // gives for mma.m16n8k16 with bf16 operands (device/flash_mma.h's header). Products of two bf16 are exact
+  // in fp32; the sum runs over k in order.
+  void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    uint32_t* mine = &blk->frags[size_t(t) * 6];
+    for (int i = 0; i < 4; ++i) mine[i] = a[i];
+    mine[4] = b[0], mine[5] = b[1];
+    sync();
+    const int w0 = t & ~31, lane = t & 31, g = lane >> 2, c2 = (lane & 3) * 2;
+    auto half = [&](int ln, int reg, int k) {
+      const uint32_t v = blk->frags[size_t(w0 + ln) * 6 + size_t(reg)];
+      return bf16_value(k % 2 ? v >> 16 : v);
+    };
+    auto A = [&](int r, int k) { return half((r % 8) * 4 + (k % 8) / 2, (r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0), k); };
+    auto B = [&](int k, int n) { return half(n * 4 + (k % 8) / 2, 4 + (k >= 8 ? 1 : 0), k); };
+    for (int e = 0; e < 4; ++e) {
+      const int r = g + (e >= 2 ? 8 : 0), n = c2 + (e & 1);
+      float acc = c[e];
+      for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);
+      c[e] = acc;
+    }
+    sync();
+  }
 };
 
 // Runs body(ctx) for every thread of every block of the (gx, gy) grid, one block at a time. The same
 // kThreads threads run every block (between two blocks all of them wait while thread 0 poisons the shared
 // memory again and names the next block): starting 256 threads per block was most of these tests' time, 34 s
 // of ColumnSums' under the sanitizers (issue 43).
-inline void launch(int gx, int gy, int smem_floats, const std::function<void(CpuCtx&)>& body) {
-  Block blk(smem_floats);
+// launch_with runs `threads` threads per block and gives each block smem_bytes of smem16() as well.
+inline void launch_with(int threads_per_block, int gx, int gy, int smem_floats, int smem_bytes,
+                        const std::function<void(CpuCtx&)>& body) {
+  Block blk(smem_floats, threads_per_block, smem_bytes);
   std::vector<std::thread> threads;
-  threads.reserve(kThreads);
-  for (int t = 0; t < kThreads; ++t)
+  threads.reserve(size_t(threads_per_block));
+  for (int t = 0; t < threads_per_block; ++t)
     threads.emplace_back([&blk, &body, gx, gy, t, smem_floats] {
       CpuCtx cx{&blk, t};
       for (int y = 0; y < gy; ++y)
@@ -58,13 +113,17 @@ inline void launch(int gx, int gy, int smem_floats, const std::function<void(Cpu
           if (t == 0) {
             blk.x = x, blk.y = y;
             blk.smem.assign(size_t(smem_floats), std::numeric_limits<float>::quiet_NaN());
-            std::fill(std::begin(blk.slots), std::end(blk.slots), 0.0f);
+            std::fill(blk.smem16.begin(), blk.smem16.end(), kNaN16);
+            std::fill(blk.slots.begin(), blk.slots.end(), 0.0f);
           }
           cx.sync();  // the next block is set up
           body(cx);
         }
     });
   for (auto& th : threads) th.join();
+}
+inline void launch(int gx, int gy, int smem_floats, const std::function<void(CpuCtx&)>& body) {
+  launch_with(kThreads, gx, gy, smem_floats, 0, body);
 }
 
 }  // namespace mc::test::shim

@@ -24,6 +24,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -365,6 +366,54 @@ TEST(CudaKernels, CausalAttentionForwardBackward) {
   }
 }
 
+// bf16 attention on the tensor cores (device/flash_mma.h, GPUs of compute capability 8.0 on): against the CPU
+// reference run on the same inputs rounded to bf16 (FlashMma.* checks the block code so on the CPU, with
+// the same bounds), and the same call twice gives the same bits. On older GPUs the call takes the fp32
+// kernels, which meet the same bounds.
+TEST(CudaKernels, BfloatAttentionOnTensorCores) {
+  REQUIRE_GPU(gpu);
+  HostOps cpu(cpu_device());
+  Rand r(25);
+  auto rounded = [&](size_t n) {
+    Vec v = r.vec(n);
+    for (float& x : v) x = mc::device::round_to(mc::device::Precision::bf16, x);
+    return v;
+  };
+  auto worst = [](const Vec& want, const Vec& got, size_t n) {
+    double scale = 0, err = 0;
+    for (size_t i = 0; i < n; ++i) scale = std::max(scale, double(std::fabs(want[i])));
+    for (size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(got[i])) return double(INFINITY);
+      err = std::max(err, double(std::fabs(want[i] - got[i])));
+    }
+    return err / scale;
+  };
+  struct Shape {
+    int B, T, Hl, hs;
+  };
+  gpu_dev->set_precision(mc::device::Precision::bf16);
+  for (Shape s : {Shape{2, 67, 2, 16}, Shape{1, 256, 4, 64}, Shape{2, 130, 3, 32}, Shape{1, 1024, 2, 64}}) {
+    const int D = s.Hl * s.hs;
+    const Vec qkv = rounded(size_t(s.B) * s.T * 3 * D), dout = rounded(size_t(s.B) * s.T * D);
+    Vec o1(size_t(s.B) * s.T * D), o2 = o1, o3 = o1, a1(size_t(s.B) * s.Hl * s.T * s.T), a2 = a1, a3 = a1;
+    cpu.attention_forward(o1.data(), a1.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
+    gpu->attention_forward(o2.data(), a2.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
+    gpu->attention_forward(o3.data(), a3.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
+    Vec g1(qkv.size(), 7.0f), g2(qkv.size(), -7.0f), g3(qkv.size(), 5.0f);
+    cpu.attention_backward(g1.data(), dout.data(), qkv.data(), o1.data(), a1.data(), s.B, s.T, s.Hl, s.hs);
+    gpu->attention_backward(g2.data(), dout.data(), qkv.data(), o2.data(), a2.data(), s.B, s.T, s.Hl, s.hs);
+    gpu->attention_backward(g3.data(), dout.data(), qkv.data(), o3.data(), a3.data(), s.B, s.T, s.Hl, s.hs);
+    const double eo = worst(o1, o2, o1.size()), eg = worst(g1, g2, g1.size());
+    std::printf("    bf16 attention T %d hs %d: out %.2e, dqkv %.2e of the largest\n", s.T, s.hs, eo, eg);
+    const std::string tag = " T=" + std::to_string(s.T) + " hs=" + std::to_string(s.hs);
+    EXPECT_LT(eo, 4e-3) << "attention out" << tag;
+    EXPECT_LT(eg, 8e-3) << "attention dqkv" << tag;
+    EXPECT_EQ(0, std::memcmp(o2.data(), o3.data(), o2.size() * sizeof(float))) << "out repeats" << tag;
+    EXPECT_EQ(0, std::memcmp(g2.data(), g3.data(), g2.size() * sizeof(float))) << "dqkv repeats" << tag;
+  }
+  gpu_dev->set_precision(mc::device::Precision::fp32);
+}
+
 TEST(CudaKernels, LinearForwardBackward) {
   REQUIRE_GPU(gpu);
   HostOps cpu(cpu_device());
@@ -489,6 +538,57 @@ TEST(CudaKernels, EmbeddingBackwardIsTheCpusToTheBit) {
     EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << "dwte, V " << V;
     EXPECT_EQ(std::memcmp(wpe.data(), got_wpe.data(), wpe.size() * sizeof(float)), 0) << "dwpe, V " << V;
   }
+}
+
+// The optimizer's one-launch passes over a worker's slices (sum_squares_many, adamw_many) give the bits
+// of one call per slice: the gradient norm and the update do not change when the launches do.
+TEST(CudaKernels, ManySlicesInOneLaunchAreTheCallsPerSlice) {
+  REQUIRE_GPU(gpu);
+  (void)gpu;
+  namespace cu = mc::cuda;
+  Rand r(43);
+  const std::vector<int64_t> sizes = {1, 700, 40000, 3000000, 100000, 32768};
+  int64_t total = 0;
+  for (int64_t n : sizes) total += n;
+  const Vec p0 = r.vec(size_t(total)), g0 = r.vec(size_t(total)), m0 = r.vec(size_t(total), 0.0f, 0.1f),
+            v0 = r.vec(size_t(total), 0.0f, 0.01f);
+  auto upload = [&](const Vec& h) {
+    float* d = cu::device_alloc(int64_t(h.size()));
+    cu::to_device(d, h.data(), int64_t(h.size() * sizeof(float)));
+    return d;
+  };
+  float *P1 = upload(p0), *P2 = upload(p0), *G = upload(g0), *M1 = upload(m0), *M2 = upload(m0), *V1 = upload(v0),
+        *V2 = upload(v0);
+  double* acc = reinterpret_cast<double*>(cu::device_alloc(4));
+  const double start[2] = {0.25, 0.25};
+  cu::to_device(acc, start, sizeof start);
+  std::vector<cu::dev::SquaresSlice> sq;
+  std::vector<cu::dev::AdamWSlice> ad;
+  int64_t off = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const float wd = i % 2 ? 0.1f : 0.0f;
+    cu::dev::sum_squares(acc, G + off, sizes[i]);
+    cu::dev::adamw(P1 + off, G + off, M1 + off, V1 + off, sizes[i], 1e-3f, 0.9f, 0.95f, 1.1f, 1.3f, 1e-8f, wd, 0.7f);
+    sq.push_back({G + off, sizes[i]});
+    ad.push_back({P2 + off, G + off, M2 + off, V2 + off, sizes[i], wd});
+    off += sizes[i];
+  }
+  cu::dev::sum_squares_many(acc + 1, sq.data(), int(sq.size()));
+  cu::dev::adamw_many(ad.data(), int(ad.size()), 1e-3f, 0.9f, 0.95f, 1.1f, 1.3f, 1e-8f, 0.7f);
+  double sums[2];
+  cu::to_host(sums, acc, sizeof sums);
+  EXPECT_EQ(sums[0], sums[1]) << "sum of squares, one call per slice against one launch";
+  double want = 0.25;
+  for (float g : g0) want += double(g) * double(g);
+  EXPECT_NEAR(sums[1], want, 1e-9 * want);
+  for (auto [a, b, before, what] : {std::tuple{P1, P2, &p0, "params"}, {M1, M2, &m0, "m"}, {V1, V2, &v0, "v"}}) {
+    Vec ha(static_cast<size_t>(total)), hb(static_cast<size_t>(total));
+    cu::to_host(ha.data(), a, total * int64_t(sizeof(float)));
+    cu::to_host(hb.data(), b, total * int64_t(sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(ha.data(), hb.data(), ha.size() * sizeof(float))) << what;
+    EXPECT_NE(0, std::memcmp(ha.data(), before->data(), ha.size() * sizeof(float))) << what << " was updated";
+  }
+  for (float* d : {P1, P2, G, M1, M2, V1, V2, reinterpret_cast<float*>(acc)}) cu::device_free(d);
 }
 
 TEST(CudaKernels, DevicePointerApiChainsWithoutCopies) {

@@ -318,21 +318,27 @@ double Trainer::Impl::optimizer_step(double clip_scale, double lr) {
   const float b1 = float(o.beta1), b2 = float(o.beta2);
   const float c1 = float(1.0 / (1.0 - std::pow(o.beta1, t))), c2 = float(1.0 / (1.0 - std::pow(o.beta2, t)));
   const float flr = float(lr), wd = float(o.weight_decay), eps = float(o.eps), cs = float(clip_scale);
+  std::vector<device::Device::AdamWSlice> slices;
   for (Worker& w : workers) {
     if (!local(w.id)) continue;  // updated by its own process
     dev->bind_worker(w.id);
+    slices.clear();
     for (const OwnedRange& own : w.owned) {
       for (const TensorSpec& ts : w.lay.tensors) {
         const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
         if (b <= a) continue;
         // The slice [a, b) in each buffer: full buffers by flat offset, shards from own.shard_off on.
         const int64_t sa = own.shard_off + (a - own.lo);
-        const DPtr<float> P = zero >= 3 ? w.param_shard + sa : w.params + a;
-        const DPtr<float> G = zero >= 2 ? w.grad_shard + sa : w.grads + a;
+        device::Device::AdamWSlice sl;
+        sl.params = zero >= 3 ? w.param_shard + sa : w.params + a;
+        sl.grads = zero >= 2 ? w.grad_shard + sa : w.grads + a;
+        sl.m = w.m + sa, sl.v = w.v + sa, sl.n = b - a;
         // AdamW (Loshchilov & Hutter 2019, Alg. 2): decoupled weight decay, none on gains and biases.
-        dev->adamw(P, G, w.m + sa, w.v + sa, b - a, flr, b1, b2, c1, c2, eps, ts.decay ? wd : 0.0f, cs);
+        sl.weight_decay = ts.decay ? wd : 0.0f;
+        slices.push_back(sl);
       }
     }
+    dev->adamw_many(slices, flr, b1, b2, c1, c2, eps, cs);
   }
   return lr;
 }
@@ -410,6 +416,7 @@ StepResult Trainer::step() {
     if (!s.local(w.id)) continue;  // its process adds its squares
     dev.bind_worker(w.id);
     const bool owner = pc.zero >= 1 || w.d == 0;
+    std::vector<device::Device::SquaresSlice> squares;
     if (owner)
       for (const OwnedRange& own : w.owned) {
         for (const TensorSpec& ts : w.lay.tensors) {
@@ -417,9 +424,10 @@ StepResult Trainer::step() {
           const int64_t a = std::max(own.lo, ts.offset), b = std::min(own.hi, ts.offset + ts.size());
           if (b <= a) continue;
           const DPtr<float> G = pc.zero >= 2 ? w.grad_shard + own.shard_off + (a - own.lo) : w.grads + a;
-          dev.sum_squares(w.scalars.ptr() + 1, G, b - a);
+          squares.push_back({G, b - a});
         }
       }
+    if (!squares.empty()) dev.sum_squares_many(w.scalars.ptr() + 1, squares);
     dev.download(ctl[size_t(w.id)].data(), DPtr<const double>(w.scalars.ptr()), 2);
   }
   std::vector<int> everyone;

@@ -1,0 +1,165 @@
+// The tensor-core attention kernels' block bodies (device/flash_mma.h), the code the GPU runs, executed on
+// the CPU: every block by 128 std::threads, the warp's bf16 matrix instruction emulated from the PTX ISA's
+// fragment layouts (tests/unit/block_shim.h). Compared with the reference attention (ops::attention_forward
+// and attention_backward, fp32, probabilities kept) run on the same inputs rounded to bf16, as the kernels
+// stage them: what remains is the kernels' rounding of P and dS to bf16 for their products. Outputs start as
+// NaN, so an element no thread writes fails. CudaKernels.BfloatAttentionOnTensorCores checks the same code
+// on a GPU against the fp32 kernels.
+#include "device/flash_mma.h"
+#include "block_shim.h"
+#include "device/compute.h"
+#include "train/kernels/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fm = mc::device::flash_mma;
+using Vec = std::vector<float>;
+using mc::test::shim::CpuCtx;
+using mc::test::shim::launch_with;
+
+double worst(const Vec& want, const Vec& got) {
+  double scale = 0, err = 0;
+  for (float v : want) scale = std::max(scale, double(std::fabs(v)));
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;  // unwritten (NaN) or broken
+    err = std::max(err, double(std::fabs(want[i] - got[i])));
+  }
+  return err / scale;  // relative to the tensor's largest value
+}
+
+Vec rounded(Vec v) {
+  for (float& x : v) x = mc::device::round_to(mc::device::Precision::bf16, x);
+  return v;
+}
+
+struct Errors {
+  double out = 0, prob = 0, dqkv = 0;
+};
+
+template <int HS>
+Errors run(int B, int T, int Hl) {
+  std::mt19937 g(uint32_t(HS * 1000 + T));
+  auto vec = [&](size_t n) {
+    Vec v(n);
+    for (float& x : v) x = float(int(g() % 2001) - 1000) * 2e-3f;
+    return v;
+  };
+  const int D = Hl * HS;
+  const float scale = 1.0f / std::sqrt(float(HS));
+  // The reference sees what the kernels stage: inputs rounded to bf16.
+  const Vec qkv = rounded(vec(size_t(B) * T * 3 * D)), dout = rounded(vec(size_t(B) * T * D));
+  Vec out_ref(size_t(B) * T * D), att(size_t(B) * Hl * T * T), dqkv_ref(qkv.size());
+  mc::train::ops::attention_forward(out_ref.data(), att.data(), qkv.data(), B, T, Hl, HS);
+  mc::train::ops::attention_backward(dqkv_ref.data(), dout.data(), qkv.data(), att.data(), nullptr, B, T, Hl, HS);
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int tiles = (T + fm::kTile - 1) / fm::kTile, Tp = fm::padded(T);
+  // The kernels' inputs: bf16 as laid out and transposed (the GPU's layout pass; here its CPU version).
+  std::vector<uint16_t> qkv16(qkv.size()), qkv_t(size_t(B) * 3 * D * Tp), dout16(dout.size()),
+      dout_t(size_t(B) * D * Tp);
+  fm::to_layouts(qkv16.data(), qkv_t.data(), qkv.data(), B, T, 3 * D);
+  fm::to_layouts(dout16.data(), dout_t.data(), dout.data(), B, T, D);
+  fm::Inputs in;
+  in.qkv = qkv16.data(), in.qkv_t = qkv_t.data(), in.dout = dout16.data(), in.dout_t = dout_t.data();
+  in.T = T, in.Tp = Tp, in.Hl = Hl;
+  Vec out(out_ref.size(), nan), L(size_t(B) * Hl * T, nan);
+  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::forward_smem_bytes<HS>(),
+              [&](CpuCtx& cx) { fm::forward_block<HS>(cx, out.data(), L.data(), in, scale); });
+  Errors e;
+  e.out = worst(out_ref, out);
+  // L is each row's log-sum-exp of its scaled scores: exp(s_ij - L_i) are the reference's probabilities.
+  for (int bh = 0; bh < B * Hl; ++bh)
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j <= i; ++j) {
+        const int b = bh / Hl, h = bh % Hl;
+        float sc = 0;
+        for (int d = 0; d < HS; ++d)
+          sc += qkv[size_t((int64_t(b) * T + i) * 3 * D + h * HS + d)] *
+                qkv[size_t((int64_t(b) * T + j) * 3 * D + D + h * HS + d)];
+        const double p = std::exp(double(sc) * scale - L[size_t(int64_t(bh) * T + i)]);
+        const double want = att[size_t((int64_t(bh) * T + i) * T + j)];
+        e.prob = std::max(e.prob, std::isfinite(p) ? std::fabs(p - want) : INFINITY);
+      }
+
+  Vec Drow(L.size());  // the rowdot kernel's D_i = dO_i . O_i, from the kernels' own output
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hl; ++h)
+      for (int i = 0; i < T; ++i) {
+        float s = 0;
+        for (int d = 0; d < HS; ++d) {
+          const size_t at = size_t((int64_t(b) * T + i) * D + h * HS + d);
+          s += dout[at] * out[at];
+        }
+        Drow[size_t((int64_t(b) * Hl + h) * T + i)] = s;
+      }
+  Vec dqkv(qkv.size(), nan);
+  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::backward_kv_smem_bytes<HS>(),
+              [&](CpuCtx& cx) { fm::backward_kv_block<HS>(cx, dqkv.data(), in, L.data(), Drow.data(), scale); });
+  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::backward_q_smem_bytes<HS>(),
+              [&](CpuCtx& cx) { fm::backward_q_block<HS>(cx, dqkv.data(), in, L.data(), Drow.data(), scale); });
+  e.dqkv = worst(dqkv_ref, dqkv);
+  return e;
+}
+
+// Bounds: P and dS rounded to bf16 (a relative step of 2^-8) before their products; the sums over up to
+// T terms average that rounding, so the worst element stays near 2^-9 of the tensor's largest.
+template <int HS>
+void check(int B, int T, int Hl) {
+  SCOPED_TRACE("B " + std::to_string(B) + ", T " + std::to_string(T) + ", heads " + std::to_string(Hl) + ", hs " +
+               std::to_string(HS));
+  const Errors e = run<HS>(B, T, Hl);
+  std::printf("    hs %d T %d: out %.2e, probabilities %.2e, dqkv %.2e\n", HS, T, e.out, e.prob, e.dqkv);
+  EXPECT_LT(e.out, 4e-3) << "attention output";
+  EXPECT_LT(e.prob, 1e-4) << "probabilities from L";
+  EXPECT_LT(e.dqkv, 8e-3) << "attention dqkv";
+}
+
+TEST(FlashMma, BlocksMatchTheReferenceAttentionOnBfloatInputs) {
+  check<16>(2, 67, 1);   // T not a multiple of the 64-row tiles
+  check<32>(1, 130, 1);  // three tiles, the last with two rows
+  check<64>(1, 128, 2);  // whole tiles
+}
+
+// The shim's instruction against a plain 16 x 16 by 16 x 8 product, so the fragment layout the kernels
+// assume is the one the emulation follows (the GPU test checks it against the hardware).
+TEST(FlashMma, FragmentsAreThePtxLayout) {
+  float A[16][16], Bm[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k) A[r][k] = float(r - k) * 0.25f;
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 8; ++n) Bm[k][n] = float((k * 3 + n) % 7) - 3.0f;
+  // A row-major (ld 16) and B^T row-major (ld 16), as the kernels stage them.
+  std::vector<uint16_t> a16(256), bt16(128);
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k) a16[size_t(r * 16 + k)] = fm::bf16_bits(A[r][k]);
+  for (int n = 0; n < 8; ++n)
+    for (int k = 0; k < 16; ++k) bt16[size_t(n * 16 + k)] = fm::bf16_bits(Bm[k][n]);
+  float C[16][8];
+  launch_with(32, 1, 1, 0, 0, [&](CpuCtx& cx) {
+    const int lane = cx.tid(), g = lane >> 2, c2 = (lane & 3) * 2;
+    uint32_t a[4], b[2];
+    fm::frag_a(a, a16.data(), 16, 0, 0, lane);
+    fm::frag_b(b, bt16.data(), 16, 0, 0, lane);
+    float c[4] = {0, 0, 0, 0};
+    cx.mma(c, a, b);
+    for (int e = 0; e < 4; ++e) C[g + (e >= 2 ? 8 : 0)][c2 + (e & 1)] = c[e];
+  });
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n) {
+      float want = 0;
+      for (int k = 0; k < 16; ++k) want += A[r][k] * Bm[k][n];
+      EXPECT_EQ(C[r][n], want) << "row " << r << " column " << n;
+    }
+}
+
+}  // namespace
