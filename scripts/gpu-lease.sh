@@ -45,7 +45,7 @@ case "${1:-}" in
       > "$out/tests.log" 2>&1
     echo "tests: exit $?"
     grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' "$out/tests.log" | grep -v -E 'OK .*/cpu|OK .*Conformance' | tail -40
-    grep -E 'bf16 attention|Failure|error' "$out/tests.log" | head -20
+    grep -E '    attention |Failure|error' "$out/tests.log" | head -20
     echo "== Profile (12 x 768, T 1024, B 8; 5 steps)"
     printf '{"model": {"layers": 12, "width": 768, "heads": 12, "context": 1024, "vocab": 256}, "batch": 8, "steps": 5}\n' \
       > "$out/gpt2s.json"
@@ -65,6 +65,12 @@ case "${1:-}" in
       MC_ATTENTION=$a timeout 60 "$cli" train "$out/gpt2s.json" --device cuda --precision bf16 --json --quiet \
         --memory-limit-GB 70 > "$out/attention-$a.json" 2> "$out/attention-$a.txt"
       echo "MC_ATTENTION=$a: exit $?; $(tps "$out/attention-$a.json") tokens/s"
+    done
+    echo "== Attention kernels (same model, tf32): tensor cores (default) or the fp32 tiles (MC_ATTENTION=tiled-tf32)"
+    for a in mma tiled-tf32; do
+      MC_ATTENTION=$a timeout 60 "$cli" train "$out/gpt2s.json" --device cuda --precision tf32 --json --quiet \
+        --memory-limit-GB 70 > "$out/tf32-$a.json" 2> "$out/tf32-$a.txt"
+      echo "MC_ATTENTION=$a: exit $?; $(tps "$out/tf32-$a.json") tokens/s"
     done
     echo "== Linear layers' bias: in the product's epilogue (cuBLASLt, the default) or a pass of its own"
     MC_CUBLASLT=off timeout 60 "$cli" train "$out/gpt2s.json" --device cuda --precision bf16 --json --quiet \

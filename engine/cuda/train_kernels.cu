@@ -821,7 +821,8 @@ __global__ void __launch_bounds__(flash_tiled::kThreads)
 }
 
 // MC_ATTENTION names a kernel family to measure one against another: rows, tiled (fp32 on the CUDA cores in
-// every precision), cublas (the materialised path; cuda_device.cu). Unset: the fastest the GPU runs.
+// every precision), tiled-tf32 (those in TF32 steps only), cublas (the materialised path; cuda_device.cu).
+// Unset: the fastest the GPU runs.
 const std::string& attention_asked() {
   static const std::string asked = [] {
     const char* a = std::getenv("MC_ATTENTION");
@@ -836,12 +837,6 @@ bool tiled_fits(const Context& c) {
       std::max(flash_tiled::forward_smem_floats<HS>(),
                std::max(flash_tiled::backward_kv_smem_floats<HS>(), flash_tiled::backward_q_smem_floats<HS>()));
   return !rows_asked() && int64_t(most) * int64_t(sizeof(float)) <= c.smem_optin;
-}
-// bf16 steps take the tensor-core kernels (flash_mma.h) on GPUs with the bf16 matrix instruction.
-bool mma_fits(const Context& c) {
-  constexpr int most = mc::device::flash_mma::backward_kv_smem_bytes<64>();  // the largest block (72 KiB)
-  return t_precision == 2 && c.cc_major >= 8 && most <= c.smem_optin && attention_asked() != "rows" &&
-         attention_asked() != "tiled";
 }
 template <class K>
 void allow_smem(K kernel, int floats) {
@@ -876,27 +871,28 @@ void tiled_backward_launch(float* dqkv, float* Drow, const float* dout, const fl
 }
 
 // ---- fused causal attention on tensor cores (device/flash_mma.h) ----------------------------------------
-// bf16 operands, fp32 accumulation and statistics; 128-thread blocks of 4 warps, each warp's products one
-// mma.sync.m16n8k16 instruction per 16 x 8 piece. Built for sm_80 and later; on older GPUs mma_fits() keeps
-// the fp32 kernels, and the instruction's place holds a trap.
+// bf16 (mma.sync.m16n8k16) or TF32 (m16n8k8) operands, fp32 accumulation and statistics; 128-thread blocks
+// of 4 warps. Built for sm_80 and later; on older GPUs mma_format() keeps the fp32 kernels, and the
+// instructions' place holds a trap.
 namespace flash_mma = mc::device::flash_mma;
 
 struct MmaCtx {
-  uint16_t* s;
+  void* s;
   __device__ int tid() const { return int(threadIdx.x); }
   __device__ int block_x() const { return int(blockIdx.x); }
   __device__ int block_y() const { return int(blockIdx.y); }
   __device__ void sync() const { __syncthreads(); }
   __device__ float shfl_xor(float v, int o) const { return __shfl_xor_sync(0xffffffffu, v, o); }
-  __device__ uint16_t* smem16() const { return s; }
+  __device__ float shfl(float v, int from) const { return __shfl_sync(0xffffffffu, v, from); }
+  __device__ void* smem_raw() const { return s; }
   // cp.async.cg: 16 bytes from global memory into shared memory without a register in between, completing
   // in the background; a src-size of 0 fills the 16 bytes with zeros (rows past the sequence's end).
-  __device__ void cp16(uint16_t* dst, const uint16_t* src, bool valid) const {
+  __device__ void cp16(void* dst, const void* src, bool valid) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned d = unsigned(__cvta_generic_to_shared(dst));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
 #else
-    *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+    *static_cast<uint4*>(dst) = valid ? *static_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
 #endif
   }
   __device__ void commit() const {
@@ -910,7 +906,7 @@ struct MmaCtx {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 #endif
   }
-  __device__ void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) const {
+  __device__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -921,12 +917,29 @@ struct MmaCtx {
     __trap();
 #endif
   }
+  __device__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    __trap();
+#endif
+  }
 };
 
-// The layout pass (flash_mma.h, "Inputs"): x (B, T, C) fp32 to bf16 transposed per sequence, (B, C, Tp),
-// zeros from T to Tp, through a 32 x 32 shared tile so that reads and writes are both coalesced. The
-// row-major copy is to_bf16_kernel's.
-__global__ void bf16_columns_kernel(uint16_t* cols, const float* x, int T, int Tp, int C) {
+// The layout pass (flash_mma.h, "Inputs"): x (B, T, C) fp32 rounded to the format, as it is and transposed
+// per sequence, (B, C, Tp) with zeros from T to Tp; the transpose goes through a 32 x 32 shared tile so
+// that reads and writes are both coalesced.
+template <class F>
+__global__ void format_rows_kernel(typename F::E* rows, const float* x, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    rows[i] = F::bits(x[i]);
+}
+template <class F>
+__global__ void format_columns_kernel(typename F::E* cols, const float* x, int T, int Tp, int C) {
   __shared__ float tile[32][33];
   const int b = int(blockIdx.z), t0 = int(blockIdx.x) * 32, c0 = int(blockIdx.y) * 32;
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);  // 32 x 8 threads
@@ -937,75 +950,113 @@ __global__ void bf16_columns_kernel(uint16_t* cols, const float* x, int T, int T
   __syncthreads();
   for (int r = ty; r < 32; r += 8) {
     const int c = c0 + r, t = t0 + tx;
-    if (c < C && t < Tp) cols[(int64_t(b) * C + c) * Tp + t] = flash_mma::bf16_bits(tile[tx][r]);
+    if (c < C && t < Tp) cols[(int64_t(b) * C + c) * Tp + t] = F::bits(tile[tx][r]);
   }
 }
 // x (B, T, C) into two scratch slots as flash_mma.h's inputs want it: rows (B, T, C) and columns (B, C, Tp).
-void bf16_layouts(Context& c, size_t slot_rows, size_t slot_cols, const float* x, int B, int T, int C,
-                  const uint16_t** rows, const uint16_t** cols) {
+template <class F>
+void format_layouts(Context& c, size_t slot_rows, size_t slot_cols, const float* x, int B, int T, int C,
+                    const typename F::E** rows, const typename F::E** cols) {
+  using E = typename F::E;
   const int Tp = flash_mma::padded(T);
   const int64_t n = int64_t(B) * T * C;
-  auto* r = static_cast<__nv_bfloat16*>(slot(c, slot_rows, n * 2));
-  auto* t = static_cast<uint16_t*>(slot(c, slot_cols, int64_t(B) * C * Tp * 2));
-  to_bf16_kernel<<<blocks_for(n), kBlock>>>(r, x, n);
-  MC_LAUNCHED(to_bf16_kernel);
+  auto* r = static_cast<E*>(slot(c, slot_rows, n * int64_t(sizeof(E))));
+  auto* t = static_cast<E*>(slot(c, slot_cols, int64_t(B) * C * Tp * int64_t(sizeof(E))));
+  format_rows_kernel<F><<<blocks_for(n), kBlock>>>(r, x, n);
+  MC_LAUNCHED(format_rows_kernel);
   const dim3 grid(unsigned(Tp / 32), unsigned((C + 31) / 32), unsigned(B));
-  bf16_columns_kernel<<<grid, dim3(32, 8)>>>(t, x, T, Tp, C);
-  MC_LAUNCHED(bf16_columns_kernel);
-  *rows = reinterpret_cast<const uint16_t*>(r), *cols = t;
+  format_columns_kernel<F><<<grid, dim3(32, 8)>>>(t, x, T, Tp, C);
+  MC_LAUNCHED(format_columns_kernel);
+  *rows = r, *cols = t;
 }
 
-template <int HS>
+template <int HS, class F>
 __global__ void __launch_bounds__(flash_mma::kThreads)
-    mma_forward_kernel(float* out, float* L, flash_mma::Inputs in, float scale) {
-  extern __shared__ __align__(16) uint16_t mma_smem[];
+    mma_forward_kernel(float* out, float* L, flash_mma::Inputs<F> in, float scale) {
+  extern __shared__ __align__(16) unsigned char mma_smem[];
   MmaCtx cx{mma_smem};
-  flash_mma::forward_block<HS>(cx, out, L, in, scale);
+  flash_mma::forward_block<HS, F>(cx, out, L, in, scale);
 }
-template <int HS>
+template <int HS, class F>
 __global__ void __launch_bounds__(flash_mma::kThreads)
-    mma_backward_kv_kernel(float* dqkv, flash_mma::Inputs in, const float* L, const float* Drow, float scale) {
-  extern __shared__ __align__(16) uint16_t mma_smem[];
+    mma_backward_kv_kernel(float* dqkv, flash_mma::Inputs<F> in, const float* L, const float* Drow, float scale) {
+  extern __shared__ __align__(16) unsigned char mma_smem[];
   MmaCtx cx{mma_smem};
-  flash_mma::backward_kv_block<HS>(cx, dqkv, in, L, Drow, scale);
+  flash_mma::backward_kv_block<HS, F>(cx, dqkv, in, L, Drow, scale);
 }
-template <int HS>
+template <int HS, class F>
 __global__ void __launch_bounds__(flash_mma::kThreads)
-    mma_backward_q_kernel(float* dqkv, flash_mma::Inputs in, const float* L, const float* Drow, float scale) {
-  extern __shared__ __align__(16) uint16_t mma_smem[];
+    mma_backward_q_kernel(float* dqkv, flash_mma::Inputs<F> in, const float* L, const float* Drow, float scale) {
+  extern __shared__ __align__(16) unsigned char mma_smem[];
   MmaCtx cx{mma_smem};
-  flash_mma::backward_q_block<HS>(cx, dqkv, in, L, Drow, scale);
+  flash_mma::backward_q_block<HS, F>(cx, dqkv, in, L, Drow, scale);
 }
 
-template <int HS>
+template <int HS, class F>
 void mma_forward_launch(Context& c, float* out, float* L, const float* qkv, int B, int T, int Hl) {
-  flash_mma::Inputs in;
+  flash_mma::Inputs<F> in;
   in.T = T, in.Tp = flash_mma::padded(T), in.Hl = Hl;
-  bf16_layouts(c, 20, 21, qkv, B, T, 3 * Hl * HS, &in.qkv, &in.qkv_t);
-  constexpr int smem = flash_mma::forward_smem_bytes<HS>();
-  MC_CUDA(cudaFuncSetAttribute(mma_forward_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  format_layouts<F>(c, 20, 21, qkv, B, T, 3 * Hl * HS, &in.qkv, &in.qkv_t);
+  constexpr int smem = flash_mma::forward_smem_bytes<HS, F>();
+  MC_CUDA(cudaFuncSetAttribute(mma_forward_kernel<HS, F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const dim3 grid(unsigned((T + flash_mma::kTile - 1) / flash_mma::kTile), unsigned(B * Hl));
-  mma_forward_kernel<HS><<<grid, flash_mma::kThreads, smem>>>(out, L, in, 1.0f / sqrtf(float(HS)));
+  mma_forward_kernel<HS, F><<<grid, flash_mma::kThreads, smem>>>(out, L, in, 1.0f / sqrtf(float(HS)));
   MC_LAUNCHED(mma_forward_kernel);
 }
-template <int HS>
+template <int HS, class F>
 void mma_backward_launch(Context& c, float* dqkv, float* Drow, const float* dout, const float* qkv, const float* out,
                          const float* L, int B, int T, int Hl) {
   const float scale = 1.0f / sqrtf(float(HS));
   flash_rowdot_kernel<HS><<<blocks_for(int64_t(B) * Hl * T), kBlock>>>(Drow, dout, out, B, T, Hl);
   MC_LAUNCHED(flash_rowdot_kernel);
-  flash_mma::Inputs in;
+  flash_mma::Inputs<F> in;
   in.T = T, in.Tp = flash_mma::padded(T), in.Hl = Hl;
-  bf16_layouts(c, 20, 21, qkv, B, T, 3 * Hl * HS, &in.qkv, &in.qkv_t);
-  bf16_layouts(c, 22, 23, dout, B, T, Hl * HS, &in.dout, &in.dout_t);
-  constexpr int kv = flash_mma::backward_kv_smem_bytes<HS>(), q = flash_mma::backward_q_smem_bytes<HS>();
-  MC_CUDA(cudaFuncSetAttribute(mma_backward_kv_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize, kv));
-  MC_CUDA(cudaFuncSetAttribute(mma_backward_q_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize, q));
+  format_layouts<F>(c, 20, 21, qkv, B, T, 3 * Hl * HS, &in.qkv, &in.qkv_t);
+  format_layouts<F>(c, 22, 23, dout, B, T, Hl * HS, &in.dout, &in.dout_t);
+  constexpr int kv = flash_mma::backward_kv_smem_bytes<HS, F>(), q = flash_mma::backward_q_smem_bytes<HS, F>();
+  MC_CUDA(cudaFuncSetAttribute(mma_backward_kv_kernel<HS, F>, cudaFuncAttributeMaxDynamicSharedMemorySize, kv));
+  MC_CUDA(cudaFuncSetAttribute(mma_backward_q_kernel<HS, F>, cudaFuncAttributeMaxDynamicSharedMemorySize, q));
   const dim3 grid(unsigned((T + flash_mma::kTile - 1) / flash_mma::kTile), unsigned(B * Hl));
-  mma_backward_kv_kernel<HS><<<grid, flash_mma::kThreads, kv>>>(dqkv, in, L, Drow, scale);
+  mma_backward_kv_kernel<HS, F><<<grid, flash_mma::kThreads, kv>>>(dqkv, in, L, Drow, scale);
   MC_LAUNCHED(mma_backward_kv_kernel);
-  mma_backward_q_kernel<HS><<<grid, flash_mma::kThreads, q>>>(dqkv, in, L, Drow, scale);
+  mma_backward_q_kernel<HS, F><<<grid, flash_mma::kThreads, q>>>(dqkv, in, L, Drow, scale);
   MC_LAUNCHED(mma_backward_q_kernel);
+}
+// The tensor-core kernels for this call's precision and head size HS, where they run: 2 bf16, 1 TF32, 0 none
+// (fp32 steps, GPUs before sm_80, too little shared memory, or MC_ATTENTION naming the fp32 kernels).
+template <int HS>
+int mma_format(const Context& c) {
+  if (c.cc_major < 8 || attention_asked() == "rows" || attention_asked() == "tiled") return 0;
+  if (t_precision == 2 && flash_mma::backward_kv_smem_bytes<HS, flash_mma::Bf16>() <= c.smem_optin) return 2;
+  if (t_precision == 1 && attention_asked() != "tiled-tf32" &&
+      flash_mma::backward_kv_smem_bytes<HS, flash_mma::Tf32>() <= c.smem_optin)
+    return 1;
+  return 0;
+}
+template <int HS>
+bool mma_forward(Context& c, float* out, float* L, const float* qkv, int B, int T, int Hl) {
+  switch (mma_format<HS>(c)) {
+    case 2:
+      mma_forward_launch<HS, flash_mma::Bf16>(c, out, L, qkv, B, T, Hl);
+      return true;
+    case 1:
+      mma_forward_launch<HS, flash_mma::Tf32>(c, out, L, qkv, B, T, Hl);
+      return true;
+  }
+  return false;
+}
+template <int HS>
+bool mma_backward(Context& c, float* dqkv, float* Drow, const float* dout, const float* qkv, const float* out,
+                  const float* L, int B, int T, int Hl) {
+  switch (mma_format<HS>(c)) {
+    case 2:
+      mma_backward_launch<HS, flash_mma::Bf16>(c, dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+      return true;
+    case 1:
+      mma_backward_launch<HS, flash_mma::Tf32>(c, dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+      return true;
+  }
+  return false;
 }
 
 // ---- what the trainer did on the host between kernels ------------------------------------------------
@@ -1352,15 +1403,15 @@ void flash_attention_forward(float* out, float* L, const float* qkv, int B, int 
   if (B <= 0 || T <= 0 || Hl <= 0) return;
   switch (hs) {
     case 16:
-      if (mma_fits(s.ctx())) return mma_forward_launch<16>(s.ctx(), out, L, qkv, B, T, Hl);
+      if (mma_forward<16>(s.ctx(), out, L, qkv, B, T, Hl)) return;
       if (tiled_fits<16>(s.ctx())) return tiled_forward_launch<16>(out, L, qkv, B, T, Hl);
       return flash_forward_launch<16>(out, L, qkv, B, T, Hl);
     case 32:
-      if (mma_fits(s.ctx())) return mma_forward_launch<32>(s.ctx(), out, L, qkv, B, T, Hl);
+      if (mma_forward<32>(s.ctx(), out, L, qkv, B, T, Hl)) return;
       if (tiled_fits<32>(s.ctx())) return tiled_forward_launch<32>(out, L, qkv, B, T, Hl);
       return flash_forward_launch<32>(out, L, qkv, B, T, Hl);
     case 64:
-      if (mma_fits(s.ctx())) return mma_forward_launch<64>(s.ctx(), out, L, qkv, B, T, Hl);
+      if (mma_forward<64>(s.ctx(), out, L, qkv, B, T, Hl)) return;
       if (tiled_fits<64>(s.ctx())) return tiled_forward_launch<64>(out, L, qkv, B, T, Hl);
       return flash_forward_launch<64>(out, L, qkv, B, T, Hl);
   }
@@ -1373,15 +1424,15 @@ void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, 
   auto* Drow = static_cast<float*>(slot(s.ctx(), 12, int64_t(B) * Hl * T * int64_t(sizeof(float))));
   switch (hs) {
     case 16:
-      if (mma_fits(s.ctx())) return mma_backward_launch<16>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+      if (mma_backward<16>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl)) return;
       if (tiled_fits<16>(s.ctx())) return tiled_backward_launch<16>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       return flash_backward_launch<16>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
     case 32:
-      if (mma_fits(s.ctx())) return mma_backward_launch<32>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+      if (mma_backward<32>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl)) return;
       if (tiled_fits<32>(s.ctx())) return tiled_backward_launch<32>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       return flash_backward_launch<32>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
     case 64:
-      if (mma_fits(s.ctx())) return mma_backward_launch<64>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl);
+      if (mma_backward<64>(s.ctx(), dqkv, Drow, dout, qkv, out, L, B, T, Hl)) return;
       if (tiled_fits<64>(s.ctx())) return tiled_backward_launch<64>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
       return flash_backward_launch<64>(dqkv, Drow, dout, qkv, out, L, B, T, Hl);
   }

@@ -1,8 +1,8 @@
 // block_shim.h - a CUDA thread block on the CPU, for kernel bodies written against a small context
 // (device/flash_tiled.h, device/embedding_grad.h, device/flash_mma.h): one std::thread per CUDA thread,
 // __syncthreads as a std::barrier, the warp shuffle through a slot array between two barriers, a warp's
-// bf16 matrix instruction (mma.m16n8k16) from the fragments its 32 lanes hand in, and shared memory
-// poisoned with NaN so that a read of a value no thread stored spreads into the result.
+// matrix instructions (mma.m16n8k16 with bf16, m16n8k8 with TF32) from the fragments its 32 lanes hand in, and shared
+// memory poisoned with NaN so that a read of a value no thread stored spreads into the result.
 #pragma once
 
 #include <algorithm>
@@ -17,19 +17,20 @@
 
 namespace mc::test::shim {
 
-constexpr int kThreads = 256;        // the block size of launch()
-constexpr uint16_t kNaN16 = 0x7fc1;  // a bf16 quiet NaN: shared memory's poison for smem16()
+constexpr int kThreads = 256;  // the block size of launch()
+// smem_raw()'s poison: a quiet NaN as fp32 and as each of its two bf16 halves.
+constexpr uint32_t kNaN32 = 0x7fc17fc1u;
 
 struct Block {
   Block(int smem_floats, int threads, int smem_bytes = 0)
       : bar(threads),
         smem(size_t(smem_floats), std::numeric_limits<float>::quiet_NaN()),
-        smem16(size_t(smem_bytes / 2), kNaN16),
+        raw(size_t((smem_bytes + 3) / 4), kNaN32),
         slots(size_t(threads)),
         frags(size_t(threads) * 6) {}
   std::barrier<> bar;
   std::vector<float> smem;
-  std::vector<uint16_t> smem16;
+  std::vector<uint32_t> raw;
   std::vector<float> slots;
   std::vector<uint32_t> frags;  // each thread's mma operands: a[0..3], b[0..1]
   int x = 0, y = 0;
@@ -57,10 +58,10 @@ struct CpuCtx {
     return r;
   }
   float* smem() { return blk->smem.data(); }
-  uint16_t* smem16() { return blk->smem16.data(); }
+  void* smem_raw() { return blk->raw.data(); }
   // cp.async on the CPU: the copy happens at once, so commit and wait have nothing to do (what they order on
   // a GPU, that no tile is read before its copy and none overwritten while read, is the kernels' syncs).
-  void cp16(uint16_t* dst, const uint16_t* src, bool valid) {
+  void cp16(void* dst, const void* src, bool valid) {
     if (valid)
       std::memcpy(dst, src, 16);
     else
@@ -69,10 +70,18 @@ struct CpuCtx {
   void commit() {}
   template <int N>
   void wait() {}
+  // __shfl_sync: v of lane `from` of the caller's warp.
+  float shfl(float v, int from) {
+    blk->slots[size_t(t)] = v;
+    sync();
+    const float r = blk->slots[size_t((t & ~31) | from)];
+    sync();
+    return r;
+  }
   // c += A B for the 16 x 16 A and 16 x 8 B that the calling thread's warp holds, laid out as the PTX ISA
   // gives for mma.m16n8k16 with bf16 operands (device/flash_mma.h's header). Products of two bf16 are exact
   // in fp32; the sum runs over k in order.
-  void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  void mma_bf16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
     uint32_t* mine = &blk->frags[size_t(t) * 6];
     for (int i = 0; i < 4; ++i) mine[i] = a[i];
     mine[4] = b[0], mine[5] = b[1];
@@ -92,13 +101,38 @@ struct CpuCtx {
     }
     sync();
   }
+  // mma.m16n8k8 with TF32 operands: A (16 x 8) a[0] = (g, t), a[1] = (g+8, t), a[2] = (g, t+4),
+  // a[3] = (g+8, t+4); B (8 x 8) b[0] = (t, g), b[1] = (t+4, g). The hardware reads each operand's top 19
+  // bits; the kernels hand it values already rounded, so the emulation multiplies them as they are (the
+  // products of two TF32 values are exact in fp32).
+  void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    uint32_t* mine = &blk->frags[size_t(t) * 6];
+    for (int i = 0; i < 4; ++i) mine[i] = a[i];
+    mine[4] = b[0], mine[5] = b[1];
+    sync();
+    const int w0 = t & ~31, lane = t & 31, g = lane >> 2, c2 = (lane & 3) * 2;
+    auto value = [&](int ln, int reg) {
+      float f;
+      std::memcpy(&f, &blk->frags[size_t(w0 + ln) * 6 + size_t(reg)], 4);
+      return f;
+    };
+    auto A = [&](int r, int k) { return value((r % 8) * 4 + k % 4, (r >= 8 ? 1 : 0) + (k >= 4 ? 2 : 0)); };
+    auto B = [&](int k, int n) { return value(n * 4 + k % 4, 4 + (k >= 4 ? 1 : 0)); };
+    for (int e = 0; e < 4; ++e) {
+      const int r = g + (e >= 2 ? 8 : 0), n = c2 + (e & 1);
+      float acc = c[e];
+      for (int k = 0; k < 8; ++k) acc += A(r, k) * B(k, n);
+      c[e] = acc;
+    }
+    sync();
+  }
 };
 
 // Runs body(ctx) for every thread of every block of the (gx, gy) grid, one block at a time. The same
 // kThreads threads run every block (between two blocks all of them wait while thread 0 poisons the shared
 // memory again and names the next block): starting 256 threads per block was most of these tests' time, 34 s
 // of ColumnSums' under the sanitizers (issue 43).
-// launch_with runs `threads` threads per block and gives each block smem_bytes of smem16() as well.
+// launch_with runs `threads` threads per block and gives each block smem_bytes of smem_raw() as well.
 inline void launch_with(int threads_per_block, int gx, int gy, int smem_floats, int smem_bytes,
                         const std::function<void(CpuCtx&)>& body) {
   Block blk(smem_floats, threads_per_block, smem_bytes);
@@ -113,7 +147,7 @@ inline void launch_with(int threads_per_block, int gx, int gy, int smem_floats, 
           if (t == 0) {
             blk.x = x, blk.y = y;
             blk.smem.assign(size_t(smem_floats), std::numeric_limits<float>::quiet_NaN());
-            std::fill(blk.smem16.begin(), blk.smem16.end(), kNaN16);
+            std::fill(blk.raw.begin(), blk.raw.end(), kNaN32);
             std::fill(blk.slots.begin(), blk.slots.end(), 0.0f);
           }
           cx.sync();  // the next block is set up

@@ -366,19 +366,14 @@ TEST(CudaKernels, CausalAttentionForwardBackward) {
   }
 }
 
-// bf16 attention on the tensor cores (device/flash_mma.h, GPUs of compute capability 8.0 on): against the CPU
-// reference run on the same inputs rounded to bf16 (FlashMma.* checks the block code so on the CPU, with
-// the same bounds), and the same call twice gives the same bits. On older GPUs the call takes the fp32
-// kernels, which meet the same bounds.
-TEST(CudaKernels, BfloatAttentionOnTensorCores) {
+// Attention on the tensor cores (device/flash_mma.h, GPUs of compute capability 8.0 on), bf16 and TF32:
+// against the CPU reference run on the same inputs rounded to the format (FlashMma.* checks the block code
+// so on the CPU, with the same bounds), and the same call twice gives the same bits. On older GPUs the calls
+// take the fp32 kernels, which meet the same bounds.
+TEST(CudaKernels, AttentionOnTensorCores) {
   REQUIRE_GPU(gpu);
   HostOps cpu(cpu_device());
   Rand r(25);
-  auto rounded = [&](size_t n) {
-    Vec v = r.vec(n);
-    for (float& x : v) x = mc::device::round_to(mc::device::Precision::bf16, x);
-    return v;
-  };
   auto worst = [](const Vec& want, const Vec& got, size_t n) {
     double scale = 0, err = 0;
     for (size_t i = 0; i < n; ++i) scale = std::max(scale, double(std::fabs(want[i])));
@@ -391,27 +386,36 @@ TEST(CudaKernels, BfloatAttentionOnTensorCores) {
   struct Shape {
     int B, T, Hl, hs;
   };
-  gpu_dev->set_precision(mc::device::Precision::bf16);
-  for (Shape s : {Shape{2, 67, 2, 16}, Shape{1, 256, 4, 64}, Shape{2, 130, 3, 32}, Shape{1, 1024, 2, 64}}) {
-    const int D = s.Hl * s.hs;
-    const Vec qkv = rounded(size_t(s.B) * s.T * 3 * D), dout = rounded(size_t(s.B) * s.T * D);
-    Vec o1(size_t(s.B) * s.T * D), o2 = o1, o3 = o1, a1(size_t(s.B) * s.Hl * s.T * s.T), a2 = a1, a3 = a1;
-    cpu.attention_forward(o1.data(), a1.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
-    gpu->attention_forward(o2.data(), a2.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
-    gpu->attention_forward(o3.data(), a3.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
-    Vec g1(qkv.size(), 7.0f), g2(qkv.size(), -7.0f), g3(qkv.size(), 5.0f);
-    cpu.attention_backward(g1.data(), dout.data(), qkv.data(), o1.data(), a1.data(), s.B, s.T, s.Hl, s.hs);
-    gpu->attention_backward(g2.data(), dout.data(), qkv.data(), o2.data(), a2.data(), s.B, s.T, s.Hl, s.hs);
-    gpu->attention_backward(g3.data(), dout.data(), qkv.data(), o3.data(), a3.data(), s.B, s.T, s.Hl, s.hs);
-    const double eo = worst(o1, o2, o1.size()), eg = worst(g1, g2, g1.size());
-    std::printf("    bf16 attention T %d hs %d: out %.2e, dqkv %.2e of the largest\n", s.T, s.hs, eo, eg);
-    const std::string tag = " T=" + std::to_string(s.T) + " hs=" + std::to_string(s.hs);
-    EXPECT_LT(eo, 4e-3) << "attention out" << tag;
-    EXPECT_LT(eg, 8e-3) << "attention dqkv" << tag;
-    EXPECT_EQ(0, std::memcmp(o2.data(), o3.data(), o2.size() * sizeof(float))) << "out repeats" << tag;
-    EXPECT_EQ(0, std::memcmp(g2.data(), g3.data(), g2.size() * sizeof(float))) << "dqkv repeats" << tag;
+  using mc::device::Precision;
+  for (auto [p, bound_out, bound_dqkv] : {std::tuple{Precision::bf16, 4e-3, 8e-3}, {Precision::tf32, 5e-4, 1e-3}}) {
+    auto rounded = [&](size_t n) {
+      Vec v = r.vec(n);
+      for (float& x : v) x = mc::device::round_to(p, x);
+      return v;
+    };
+    gpu_dev->set_precision(p);
+    for (Shape s : {Shape{2, 67, 2, 16}, Shape{1, 256, 4, 64}, Shape{2, 130, 3, 32}, Shape{1, 1024, 2, 64}}) {
+      const int D = s.Hl * s.hs;
+      const Vec qkv = rounded(size_t(s.B) * s.T * 3 * D), dout = rounded(size_t(s.B) * s.T * D);
+      Vec o1(size_t(s.B) * s.T * D), o2 = o1, o3 = o1, a1(size_t(s.B) * s.Hl * s.T * s.T), a2 = a1, a3 = a1;
+      cpu.attention_forward(o1.data(), a1.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
+      gpu->attention_forward(o2.data(), a2.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
+      gpu->attention_forward(o3.data(), a3.data(), qkv.data(), s.B, s.T, s.Hl, s.hs);
+      Vec g1(qkv.size(), 7.0f), g2(qkv.size(), -7.0f), g3(qkv.size(), 5.0f);
+      cpu.attention_backward(g1.data(), dout.data(), qkv.data(), o1.data(), a1.data(), s.B, s.T, s.Hl, s.hs);
+      gpu->attention_backward(g2.data(), dout.data(), qkv.data(), o2.data(), a2.data(), s.B, s.T, s.Hl, s.hs);
+      gpu->attention_backward(g3.data(), dout.data(), qkv.data(), o3.data(), a3.data(), s.B, s.T, s.Hl, s.hs);
+      const double eo = worst(o1, o2, o1.size()), eg = worst(g1, g2, g1.size());
+      const std::string tag =
+          std::string(" ") + mc::device::to_string(p) + " T=" + std::to_string(s.T) + " hs=" + std::to_string(s.hs);
+      std::printf("    attention%s: out %.2e, dqkv %.2e of the largest\n", tag.c_str(), eo, eg);
+      EXPECT_LT(eo, bound_out) << "attention out" << tag;
+      EXPECT_LT(eg, bound_dqkv) << "attention dqkv" << tag;
+      EXPECT_EQ(0, std::memcmp(o2.data(), o3.data(), o2.size() * sizeof(float))) << "out repeats" << tag;
+      EXPECT_EQ(0, std::memcmp(g2.data(), g3.data(), g2.size() * sizeof(float))) << "dqkv repeats" << tag;
+    }
   }
-  gpu_dev->set_precision(mc::device::Precision::fp32);
+  gpu_dev->set_precision(Precision::fp32);
 }
 
 TEST(CudaKernels, LinearForwardBackward) {

@@ -1,10 +1,10 @@
 // The tensor-core attention kernels' block bodies (device/flash_mma.h), the code the GPU runs, executed on
-// the CPU: every block by 128 std::threads, the warp's bf16 matrix instruction emulated from the PTX ISA's
-// fragment layouts (tests/unit/block_shim.h). Compared with the reference attention (ops::attention_forward
-// and attention_backward, fp32, probabilities kept) run on the same inputs rounded to bf16, as the kernels
-// stage them: what remains is the kernels' rounding of P and dS to bf16 for their products. Outputs start as
-// NaN, so an element no thread writes fails. CudaKernels.BfloatAttentionOnTensorCores checks the same code
-// on a GPU against the fp32 kernels.
+// the CPU: every block by 128 std::threads, the warp's matrix instructions emulated from the PTX ISA's
+// fragment layouts (tests/unit/block_shim.h). Compared, in both formats (bf16, TF32), with the reference
+// attention (ops::attention_forward and attention_backward, fp32, probabilities kept) run on the same inputs
+// rounded to the format, as the kernels stage them: what remains is the kernels' rounding of P and dS for
+// their products. Outputs start as NaN, so an element no thread writes fails.
+// CudaKernels.AttentionOnTensorCores checks the same code on a GPU.
 #include "device/flash_mma.h"
 #include "block_shim.h"
 #include "device/compute.h"
@@ -18,6 +18,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -37,8 +38,13 @@ double worst(const Vec& want, const Vec& got) {
   return err / scale;  // relative to the tensor's largest value
 }
 
+template <class F>
+constexpr mc::device::Precision precision_of() {
+  return std::is_same_v<F, fm::Bf16> ? mc::device::Precision::bf16 : mc::device::Precision::tf32;
+}
+template <class F>
 Vec rounded(Vec v) {
-  for (float& x : v) x = mc::device::round_to(mc::device::Precision::bf16, x);
+  for (float& x : v) x = mc::device::round_to(precision_of<F>(), x);
   return v;
 }
 
@@ -46,7 +52,7 @@ struct Errors {
   double out = 0, prob = 0, dqkv = 0;
 };
 
-template <int HS>
+template <int HS, class F>
 Errors run(int B, int T, int Hl) {
   std::mt19937 g(uint32_t(HS * 1000 + T));
   auto vec = [&](size_t n) {
@@ -57,24 +63,25 @@ Errors run(int B, int T, int Hl) {
   const int D = Hl * HS;
   const float scale = 1.0f / std::sqrt(float(HS));
   // The reference sees what the kernels stage: inputs rounded to bf16.
-  const Vec qkv = rounded(vec(size_t(B) * T * 3 * D)), dout = rounded(vec(size_t(B) * T * D));
+  const Vec qkv = rounded<F>(vec(size_t(B) * T * 3 * D)), dout = rounded<F>(vec(size_t(B) * T * D));
   Vec out_ref(size_t(B) * T * D), att(size_t(B) * Hl * T * T), dqkv_ref(qkv.size());
   mc::train::ops::attention_forward(out_ref.data(), att.data(), qkv.data(), B, T, Hl, HS);
   mc::train::ops::attention_backward(dqkv_ref.data(), dout.data(), qkv.data(), att.data(), nullptr, B, T, Hl, HS);
 
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const int tiles = (T + fm::kTile - 1) / fm::kTile, Tp = fm::padded(T);
-  // The kernels' inputs: bf16 as laid out and transposed (the GPU's layout pass; here its CPU version).
-  std::vector<uint16_t> qkv16(qkv.size()), qkv_t(size_t(B) * 3 * D * Tp), dout16(dout.size()),
-      dout_t(size_t(B) * D * Tp);
-  fm::to_layouts(qkv16.data(), qkv_t.data(), qkv.data(), B, T, 3 * D);
-  fm::to_layouts(dout16.data(), dout_t.data(), dout.data(), B, T, D);
-  fm::Inputs in;
-  in.qkv = qkv16.data(), in.qkv_t = qkv_t.data(), in.dout = dout16.data(), in.dout_t = dout_t.data();
+  // The kernels' inputs: the format's elements as laid out and transposed (the GPU's layout pass; here its
+  // CPU version).
+  using E = typename F::E;
+  std::vector<E> qkv_e(qkv.size()), qkv_t(size_t(B) * 3 * D * Tp), dout_e(dout.size()), dout_t(size_t(B) * D * Tp);
+  fm::to_layouts<F>(qkv_e.data(), qkv_t.data(), qkv.data(), B, T, 3 * D);
+  fm::to_layouts<F>(dout_e.data(), dout_t.data(), dout.data(), B, T, D);
+  fm::Inputs<F> in;
+  in.qkv = qkv_e.data(), in.qkv_t = qkv_t.data(), in.dout = dout_e.data(), in.dout_t = dout_t.data();
   in.T = T, in.Tp = Tp, in.Hl = Hl;
   Vec out(out_ref.size(), nan), L(size_t(B) * Hl * T, nan);
-  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::forward_smem_bytes<HS>(),
-              [&](CpuCtx& cx) { fm::forward_block<HS>(cx, out.data(), L.data(), in, scale); });
+  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::forward_smem_bytes<HS, F>(),
+              [&](CpuCtx& cx) { fm::forward_block<HS, F>(cx, out.data(), L.data(), in, scale); });
   Errors e;
   e.out = worst(out_ref, out);
   // L is each row's log-sum-exp of its scaled scores: exp(s_ij - L_i) are the reference's probabilities.
@@ -103,31 +110,39 @@ Errors run(int B, int T, int Hl) {
         Drow[size_t((int64_t(b) * Hl + h) * T + i)] = s;
       }
   Vec dqkv(qkv.size(), nan);
-  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::backward_kv_smem_bytes<HS>(),
-              [&](CpuCtx& cx) { fm::backward_kv_block<HS>(cx, dqkv.data(), in, L.data(), Drow.data(), scale); });
-  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::backward_q_smem_bytes<HS>(),
-              [&](CpuCtx& cx) { fm::backward_q_block<HS>(cx, dqkv.data(), in, L.data(), Drow.data(), scale); });
+  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::backward_kv_smem_bytes<HS, F>(),
+              [&](CpuCtx& cx) { fm::backward_kv_block<HS, F>(cx, dqkv.data(), in, L.data(), Drow.data(), scale); });
+  launch_with(fm::kThreads, tiles, B * Hl, 0, fm::backward_q_smem_bytes<HS, F>(),
+              [&](CpuCtx& cx) { fm::backward_q_block<HS, F>(cx, dqkv.data(), in, L.data(), Drow.data(), scale); });
   e.dqkv = worst(dqkv_ref, dqkv);
   return e;
 }
 
-// Bounds: P and dS rounded to bf16 (a relative step of 2^-8) before their products; the sums over up to
-// T terms average that rounding, so the worst element stays near 2^-9 of the tensor's largest.
-template <int HS>
-void check(int B, int T, int Hl) {
-  SCOPED_TRACE("B " + std::to_string(B) + ", T " + std::to_string(T) + ", heads " + std::to_string(Hl) + ", hs " +
-               std::to_string(HS));
-  const Errors e = run<HS>(B, T, Hl);
-  std::printf("    hs %d T %d: out %.2e, probabilities %.2e, dqkv %.2e\n", HS, T, e.out, e.prob, e.dqkv);
-  EXPECT_LT(e.out, 4e-3) << "attention output";
+// Bounds: P and dS rounded to the format (a relative step of 2^-8 in bf16, 2^-11 in TF32) before their
+// products; the sums over up to T terms average that rounding, so the worst element stays near half a step
+// of the tensor's largest.
+template <int HS, class F>
+void check(int B, int T, int Hl, double bound_out, double bound_dqkv) {
+  const char* name = std::is_same_v<F, fm::Bf16> ? "bf16" : "tf32";
+  SCOPED_TRACE(std::string(name) + ", B " + std::to_string(B) + ", T " + std::to_string(T) + ", heads " +
+               std::to_string(Hl) + ", hs " + std::to_string(HS));
+  const Errors e = run<HS, F>(B, T, Hl);
+  std::printf("    %s hs %d T %d: out %.2e, probabilities %.2e, dqkv %.2e\n", name, HS, T, e.out, e.prob, e.dqkv);
+  EXPECT_LT(e.out, bound_out) << "attention output";
   EXPECT_LT(e.prob, 1e-4) << "probabilities from L";
-  EXPECT_LT(e.dqkv, 8e-3) << "attention dqkv";
+  EXPECT_LT(e.dqkv, bound_dqkv) << "attention dqkv";
 }
 
 TEST(FlashMma, BlocksMatchTheReferenceAttentionOnBfloatInputs) {
-  check<16>(2, 67, 1);   // T not a multiple of the 64-row tiles
-  check<32>(1, 130, 1);  // three tiles, the last with two rows
-  check<64>(1, 128, 2);  // whole tiles
+  check<16, fm::Bf16>(2, 67, 1, 4e-3, 8e-3);   // T not a multiple of the 64-row tiles
+  check<32, fm::Bf16>(1, 130, 1, 4e-3, 8e-3);  // three tiles, the last with two rows
+  check<64, fm::Bf16>(1, 128, 2, 4e-3, 8e-3);  // whole tiles
+}
+
+TEST(FlashMma, BlocksMatchTheReferenceAttentionOnTf32Inputs) {
+  check<16, fm::Tf32>(2, 67, 1, 5e-4, 1e-3);
+  check<32, fm::Tf32>(1, 130, 1, 5e-4, 1e-3);
+  check<64, fm::Tf32>(1, 128, 1, 5e-4, 1e-3);
 }
 
 // The shim's instruction against a plain 16 x 16 by 16 x 8 product, so the fragment layout the kernels
@@ -148,10 +163,10 @@ TEST(FlashMma, FragmentsAreThePtxLayout) {
   launch_with(32, 1, 1, 0, 0, [&](CpuCtx& cx) {
     const int lane = cx.tid(), g = lane >> 2, c2 = (lane & 3) * 2;
     uint32_t a[4], b[2];
-    fm::frag_a(a, a16.data(), 16, 0, 0, lane);
-    fm::frag_b(b, bt16.data(), 16, 0, 0, lane);
+    fm::Bf16::frag_a(a, a16.data(), 16, 0, 0, lane);
+    fm::Bf16::frag_b(b, bt16.data(), 16, 0, 0, lane);
     float c[4] = {0, 0, 0, 0};
-    cx.mma(c, a, b);
+    cx.mma_bf16(c, a, b);
     for (int e = 0; e < 4; ++e) C[g + (e >= 2 ? 8 : 0)][c2 + (e & 1)] = c[e];
   });
   for (int r = 0; r < 16; ++r)
@@ -159,6 +174,46 @@ TEST(FlashMma, FragmentsAreThePtxLayout) {
       float want = 0;
       for (int k = 0; k < 16; ++k) want += A[r][k] * Bm[k][n];
       EXPECT_EQ(C[r][n], want) << "row " << r << " column " << n;
+    }
+}
+
+// TF32: the fragments and the instruction as above, and c_to_a, which moves a C tile into an A fragment
+// with shuffles: the A it makes, times a B, is the C tile's values (rounded) times that B.
+TEST(FlashMma, Tf32FragmentsAndTheShuffleIntoAAreThePtxLayout) {
+  float A[16][8], Bm[8][8];
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 8; ++k) A[r][k] = float(r - 2 * k) * 0.125f;
+  for (int k = 0; k < 8; ++k)
+    for (int n = 0; n < 8; ++n) Bm[k][n] = float((k * 5 + n) % 9) - 4.0f;
+  std::vector<uint32_t> a32(128), bt32(64);
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 8; ++k) a32[size_t(r * 8 + k)] = fm::tf32_bits(A[r][k]);
+  for (int n = 0; n < 8; ++n)
+    for (int k = 0; k < 8; ++k) bt32[size_t(n * 8 + k)] = fm::tf32_bits(Bm[k][n]);
+  float C[16][8], C2[16][8];
+  launch_with(32, 1, 1, 0, 0, [&](CpuCtx& cx) {
+    const int lane = cx.tid(), g = lane >> 2, c2 = (lane & 3) * 2;
+    uint32_t a[4], b[2];
+    fm::Tf32::frag_a(a, a32.data(), 8, 0, 0, lane);
+    fm::Tf32::frag_b(b, bt32.data(), 8, 0, 0, lane);
+    float c[4] = {0, 0, 0, 0};
+    cx.mma_tf32(c, a, b);
+    for (int e = 0; e < 4; ++e) C[g + (e >= 2 ? 8 : 0)][c2 + (e & 1)] = c[e];
+    // A itself as a C tile (its columns 0..7 are tile 3's here), moved into an A fragment by c_to_a.
+    float tiles[8][4] = {};
+    for (int e = 0; e < 4; ++e) tiles[3][e] = A[g + (e >= 2 ? 8 : 0)][c2 + (e & 1)];
+    uint32_t moved[4];
+    fm::Tf32::c_to_a(cx, moved, tiles, 3, lane);
+    float d[4] = {0, 0, 0, 0};
+    cx.mma_tf32(d, moved, b);
+    for (int e = 0; e < 4; ++e) C2[g + (e >= 2 ? 8 : 0)][c2 + (e & 1)] = d[e];
+  });
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n) {
+      float want = 0;
+      for (int k = 0; k < 8; ++k) want += A[r][k] * Bm[k][n];
+      EXPECT_EQ(C[r][n], want) << "row " << r << " column " << n;
+      EXPECT_EQ(C2[r][n], want) << "through c_to_a: row " << r << " column " << n;
     }
 }
 
