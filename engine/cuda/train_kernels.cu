@@ -1083,7 +1083,7 @@ __global__ void embedding_forward_kernel(float* out, const float* wte, const flo
 // dwpe: one thread per (position, column) adds the sequences in order.
 __global__ void __launch_bounds__(mc::device::embedding_grad::kThreads)
     embedding_backward_wte_rows_kernel(float* dwte, const float* dout, const int32_t* tok, int B, int T, int C) {
-  __shared__ float tile[mc::device::embedding_grad::kThreads];
+  __shared__ float tile[mc::device::embedding_grad::kSmemSlots];
   BlockCtx cx{tile};
   mc::device::embedding_grad::wte_row_block(cx, dwte, dout, tok, B, T, C);
 }

@@ -49,7 +49,7 @@ TEST(EmbeddingGrad, BlockBodyIsTheCpuDevicesResultToTheBit) {
     cpu.download(want.data(), mc::device::DPtr<const float>(wte.ptr()), int64_t(want.size()));
 
     std::vector<float> got = start;
-    mc::test::shim::launch((C + eg::kThreads - 1) / eg::kThreads, V, eg::kThreads, [&](mc::test::shim::CpuCtx& cx) {
+    mc::test::shim::launch((C + eg::kThreads - 1) / eg::kThreads, V, eg::kSmemSlots, [&](mc::test::shim::CpuCtx& cx) {
       eg::wte_row_block(cx, got.data(), dout.data(), tok.data(), B, T, C);
     });
     EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
