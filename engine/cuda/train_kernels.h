@@ -131,7 +131,8 @@ void softmax_xent_forward_sum(float* logits, const int32_t* targets, double* los
 // Fused causal attention (FlashAttention; train_kernels.cu): L(B, Hl, T) keeps each row's log-sum-exp
 // instead of the (T,T) probabilities; head sizes 16, 32 and 64. Under set_precision(2) (bf16) on a GPU of
 // compute capability 8.0 or later, Q, K, V, dO, P and dS are multiplied as bf16 on the tensor cores
-// (device/flash_mma.h); otherwise in fp32.
+// (device/flash_mma.h); under set_precision(1) as TF32 there when MC_ATTENTION_TF32=mma asks; otherwise in
+// fp32.
 bool flash_attention_supports(int hs);
 void flash_attention_forward(float* out, float* L, const float* qkv, int B, int T, int Hl, int hs);
 void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out, const float* L, int B,

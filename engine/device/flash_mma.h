@@ -1,7 +1,8 @@
 // flash_mma.h - fused causal attention on tensor cores (FlashAttention-2; Dao 2023, Alg. 1 forward, Alg. 2
 // backward) with fp32 accumulation and fp32 softmax statistics, in two operand formats: bf16 (mma.m16n8k16)
 // and TF32 (mma.m16n8k8). The block bodies are written once for two executors, as flash_tiled.h's are:
-// engine/cuda/train_kernels.cu runs them as __global__ kernels on GPUs of compute capability 8.0 and later;
+// engine/cuda/train_kernels.cu runs them as __global__ kernels on GPUs of compute capability 8.0 and later
+// (bf16 steps always; TF32 steps when MC_ATTENTION_TF32=mma asks, until the TF32 kernels have run on a GPU);
 // tests/unit/flash_mma_test.cpp runs the same code on the CPU (one std::thread per CUDA thread, the warp's
 // matrix instruction emulated from the fragment layouts of the PTX ISA, "Matrix Fragments for mma.m16n8k16"
 // and "for mma.m16n8k8"), so tile walks, masks, statistics and fragment indexing are checked without a GPU.

@@ -369,7 +369,8 @@ TEST(CudaKernels, CausalAttentionForwardBackward) {
 // Attention on the tensor cores (device/flash_mma.h, GPUs of compute capability 8.0 on), bf16 and TF32:
 // against the CPU reference run on the same inputs rounded to the format (FlashMma.* checks the block code
 // so on the CPU, with the same bounds), and the same call twice gives the same bits. On older GPUs the calls
-// take the fp32 kernels, which meet the same bounds.
+// take the fp32 kernels, which meet the same bounds; so do TF32 steps unless MC_ATTENTION_TF32=mma asks for
+// the tensor cores (scripts/gpu-lease.sh runs this test so).
 TEST(CudaKernels, AttentionOnTensorCores) {
   REQUIRE_GPU(gpu);
   HostOps cpu(cpu_device());
