@@ -78,53 +78,55 @@ struct CpuCtx {
     sync();
     return r;
   }
-  // c += A B for the 16 x 16 A and 16 x 8 B that the calling thread's warp holds, laid out as the PTX ISA
-  // gives for mma.m16n8k16 with bf16 operands (device/flash_mma.h's header). Products of two bf16 are exact
-  // in fp32; the sum runs over k in order.
-  void mma_bf16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  // A warp's matrix instruction, c += A B (16 x K by K x 8): every lane hands in its fragments, then each
+  // computes its four elements of C from the warp's, with A(frags, r, k) and B(frags, k, n) reading an
+  // operand's element out of the 32 lanes' fragments (6 words a lane: a[0..3], b[0..1]) by the PTX layout.
+  template <int K, class GetA, class GetB>
+  void warp_product(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], GetA A, GetB B) {
     uint32_t* mine = &blk->frags[size_t(t) * 6];
     for (int i = 0; i < 4; ++i) mine[i] = a[i];
     mine[4] = b[0], mine[5] = b[1];
     sync();
-    const int w0 = t & ~31, lane = t & 31, g = lane >> 2, c2 = (lane & 3) * 2;
-    auto half = [&](int ln, int reg, int k) {
-      const uint32_t v = blk->frags[size_t(w0 + ln) * 6 + size_t(reg)];
-      return bf16_value(k % 2 ? v >> 16 : v);
-    };
-    auto A = [&](int r, int k) { return half((r % 8) * 4 + (k % 8) / 2, (r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0), k); };
-    auto B = [&](int k, int n) { return half(n * 4 + (k % 8) / 2, 4 + (k >= 8 ? 1 : 0), k); };
+    const uint32_t* warp = &blk->frags[size_t(t & ~31) * 6];
+    const int lane = t & 31, g = lane >> 2, c2 = (lane & 3) * 2;
     for (int e = 0; e < 4; ++e) {
       const int r = g + (e >= 2 ? 8 : 0), n = c2 + (e & 1);
       float acc = c[e];
-      for (int k = 0; k < 16; ++k) acc += A(r, k) * B(k, n);
+      for (int k = 0; k < K; ++k) acc += A(warp, r, k) * B(warp, k, n);
       c[e] = acc;
     }
     sync();
+  }
+  // mma.m16n8k16 with bf16 operands, laid out as device/flash_mma.h's header gives. Products of two bf16
+  // are exact in fp32; the sum runs over k in order.
+  void mma_bf16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    auto half = [](const uint32_t* warp, int ln, int reg, int k) {
+      const uint32_t v = warp[size_t(ln) * 6 + size_t(reg)];
+      return bf16_value(k % 2 ? v >> 16 : v);
+    };
+    warp_product<16>(
+        c, a, b,
+        [&](const uint32_t* w, int r, int k) {
+          return half(w, (r % 8) * 4 + (k % 8) / 2, (r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0), k);
+        },
+        [&](const uint32_t* w, int k, int n) { return half(w, n * 4 + (k % 8) / 2, 4 + (k >= 8 ? 1 : 0), k); });
   }
   // mma.m16n8k8 with TF32 operands: A (16 x 8) a[0] = (g, t), a[1] = (g+8, t), a[2] = (g, t+4),
   // a[3] = (g+8, t+4); B (8 x 8) b[0] = (t, g), b[1] = (t+4, g). The hardware reads each operand's top 19
   // bits; the kernels hand it values already rounded, so the emulation multiplies them as they are (the
   // products of two TF32 values are exact in fp32).
   void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-    uint32_t* mine = &blk->frags[size_t(t) * 6];
-    for (int i = 0; i < 4; ++i) mine[i] = a[i];
-    mine[4] = b[0], mine[5] = b[1];
-    sync();
-    const int w0 = t & ~31, lane = t & 31, g = lane >> 2, c2 = (lane & 3) * 2;
-    auto value = [&](int ln, int reg) {
+    auto value = [](const uint32_t* warp, int ln, int reg) {
       float f;
-      std::memcpy(&f, &blk->frags[size_t(w0 + ln) * 6 + size_t(reg)], 4);
+      std::memcpy(&f, &warp[size_t(ln) * 6 + size_t(reg)], 4);
       return f;
     };
-    auto A = [&](int r, int k) { return value((r % 8) * 4 + k % 4, (r >= 8 ? 1 : 0) + (k >= 4 ? 2 : 0)); };
-    auto B = [&](int k, int n) { return value(n * 4 + k % 4, 4 + (k >= 4 ? 1 : 0)); };
-    for (int e = 0; e < 4; ++e) {
-      const int r = g + (e >= 2 ? 8 : 0), n = c2 + (e & 1);
-      float acc = c[e];
-      for (int k = 0; k < 8; ++k) acc += A(r, k) * B(k, n);
-      c[e] = acc;
-    }
-    sync();
+    warp_product<8>(
+        c, a, b,
+        [&](const uint32_t* w, int r, int k) {
+          return value(w, (r % 8) * 4 + k % 4, (r >= 8 ? 1 : 0) + (k >= 4 ? 2 : 0));
+        },
+        [&](const uint32_t* w, int k, int n) { return value(w, n * 4 + k % 4, 4 + (k >= 4 ? 1 : 0)); });
   }
 };
 

@@ -7,6 +7,7 @@
 // whole-step harness itself (against finite differences), so a GPU run compares the GPU with a harness
 // already known to be right. Every device, the CPU included, is also held to naive references kernel by
 // kernel in device_conformance_test.cpp.
+#include "attention_check.h"
 #include "cuda/train_kernels.h"  // plain C++ (no CUDA types): the mapping helpers are tested in every build
 #include "device/registry.h"
 #include "device_host_ops.h"
@@ -375,20 +376,18 @@ TEST(CudaKernels, AttentionOnTensorCores) {
   REQUIRE_GPU(gpu);
   HostOps cpu(cpu_device());
   Rand r(25);
-  auto worst = [](const Vec& want, const Vec& got, size_t n) {
-    double scale = 0, err = 0;
-    for (size_t i = 0; i < n; ++i) scale = std::max(scale, double(std::fabs(want[i])));
-    for (size_t i = 0; i < n; ++i) {
-      if (!std::isfinite(got[i])) return double(INFINITY);
-      err = std::max(err, double(std::fabs(want[i] - got[i])));
-    }
-    return err / scale;
-  };
+  using mc::test::attention::worst;
   struct Shape {
     int B, T, Hl, hs;
   };
   using mc::device::Precision;
-  for (auto [p, bound_out, bound_dqkv] : {std::tuple{Precision::bf16, 4e-3, 8e-3}, {Precision::tf32, 5e-4, 1e-3}}) {
+  struct Format {
+    Precision p;
+    double bound_out, bound_dqkv;
+  };
+  for (const Format f : {Format{Precision::bf16, 4e-3, 8e-3}, Format{Precision::tf32, 5e-4, 1e-3}}) {
+    const Precision p = f.p;  // (clang 14 lambdas take no structured bindings)
+    const double bound_out = f.bound_out, bound_dqkv = f.bound_dqkv;
     auto rounded = [&](size_t n) {
       Vec v = r.vec(n);
       for (float& x : v) x = mc::device::round_to(p, x);

@@ -6,6 +6,7 @@
 // their products. Outputs start as NaN, so an element no thread writes fails.
 // CudaKernels.AttentionOnTensorCores checks the same code on a GPU.
 #include "device/flash_mma.h"
+#include "attention_check.h"
 #include "block_shim.h"
 #include "device/compute.h"
 #include "train/kernels/ops.h"
@@ -25,18 +26,9 @@ namespace {
 
 namespace fm = mc::device::flash_mma;
 using Vec = std::vector<float>;
+using mc::test::attention::worst;
 using mc::test::shim::CpuCtx;
 using mc::test::shim::launch_with;
-
-double worst(const Vec& want, const Vec& got) {
-  double scale = 0, err = 0;
-  for (float v : want) scale = std::max(scale, double(std::fabs(v)));
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;  // unwritten (NaN) or broken
-    err = std::max(err, double(std::fabs(want[i] - got[i])));
-  }
-  return err / scale;  // relative to the tensor's largest value
-}
 
 template <class F>
 constexpr mc::device::Precision precision_of() {
@@ -84,31 +76,9 @@ Errors run(int B, int T, int Hl) {
               [&](CpuCtx& cx) { fm::forward_block<HS, F>(cx, out.data(), L.data(), in, scale); });
   Errors e;
   e.out = worst(out_ref, out);
-  // L is each row's log-sum-exp of its scaled scores: exp(s_ij - L_i) are the reference's probabilities.
-  for (int bh = 0; bh < B * Hl; ++bh)
-    for (int i = 0; i < T; ++i)
-      for (int j = 0; j <= i; ++j) {
-        const int b = bh / Hl, h = bh % Hl;
-        float sc = 0;
-        for (int d = 0; d < HS; ++d)
-          sc += qkv[size_t((int64_t(b) * T + i) * 3 * D + h * HS + d)] *
-                qkv[size_t((int64_t(b) * T + j) * 3 * D + D + h * HS + d)];
-        const double p = std::exp(double(sc) * scale - L[size_t(int64_t(bh) * T + i)]);
-        const double want = att[size_t((int64_t(bh) * T + i) * T + j)];
-        e.prob = std::max(e.prob, std::isfinite(p) ? std::fabs(p - want) : INFINITY);
-      }
+  e.prob = mc::test::attention::probabilities_from_L(qkv, L, att, B, T, Hl, HS);
 
-  Vec Drow(L.size());  // the rowdot kernel's D_i = dO_i . O_i, from the kernels' own output
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < Hl; ++h)
-      for (int i = 0; i < T; ++i) {
-        float s = 0;
-        for (int d = 0; d < HS; ++d) {
-          const size_t at = size_t((int64_t(b) * T + i) * D + h * HS + d);
-          s += dout[at] * out[at];
-        }
-        Drow[size_t((int64_t(b) * Hl + h) * T + i)] = s;
-      }
+  const Vec Drow = mc::test::attention::rowdot(dout, out, B, T, Hl, HS);  // from the kernels' own output
   Vec dqkv(qkv.size(), nan);
   launch_with(fm::kThreads, tiles, B * Hl, 0, fm::backward_kv_smem_bytes<HS, F>(),
               [&](CpuCtx& cx) { fm::backward_kv_block<HS, F>(cx, dqkv.data(), in, L.data(), Drow.data(), scale); });

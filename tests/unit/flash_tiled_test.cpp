@@ -5,6 +5,7 @@
 // and every thread's indices are checked here without a GPU; CudaKernels.CausalAttentionForwardBackward
 // checks the same kernels on one. Outputs start as NaN, so an element no thread writes fails.
 #include "device/flash_tiled.h"
+#include "attention_check.h"
 #include "block_shim.h"
 #include "train/kernels/ops.h"
 
@@ -22,20 +23,11 @@ namespace {
 
 namespace ft = mc::device::flash_tiled;
 using Vec = std::vector<float>;
+using mc::test::attention::worst;
 
 using mc::test::shim::CpuCtx;
 using mc::test::shim::launch;
 static_assert(ft::kThreads == mc::test::shim::kThreads, "the shim runs 256-thread blocks");
-
-double worst(const Vec& want, const Vec& got) {
-  double scale = 0, err = 0;
-  for (float v : want) scale = std::max(scale, double(std::fabs(v)));
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;  // unwritten (NaN) or broken
-    err = std::max(err, double(std::fabs(want[i] - got[i])));
-  }
-  return err / scale;  // relative to the tensor's largest value
-}
 
 template <int HS>
 void check(int B, int T, int Hl) {
@@ -60,32 +52,9 @@ void check(int B, int T, int Hl) {
   launch(tiles, B * Hl, ft::forward_smem_floats<HS>(),
          [&](CpuCtx& cx) { ft::forward_block<HS>(cx, out.data(), L.data(), qkv.data(), T, Hl, scale); });
   EXPECT_LT(worst(out_ref, out), 1e-5) << "attention output";
-  // L is each row's log-sum-exp of its scaled scores: exp(s_ij - L_i) are the reference's probabilities.
-  double most = 0;
-  for (int bh = 0; bh < B * Hl; ++bh)
-    for (int i = 0; i < T; ++i)
-      for (int j = 0; j <= i; ++j) {
-        const int b = bh / Hl, h = bh % Hl;
-        float sc = 0;
-        for (int d = 0; d < HS; ++d)
-          sc += qkv[size_t((int64_t(b) * T + i) * 3 * D + h * HS + d)] *
-                qkv[size_t((int64_t(b) * T + j) * 3 * D + D + h * HS + d)];
-        const double p = std::exp(double(sc) * scale - L[size_t(int64_t(bh) * T + i)]);
-        most = std::max(most, std::fabs(p - att[size_t((int64_t(bh) * T + i) * T + j)]));
-      }
-  EXPECT_LT(most, 1e-5) << "probabilities from L";
+  EXPECT_LT(mc::test::attention::probabilities_from_L(qkv, L, att, B, T, Hl, HS), 1e-5) << "probabilities from L";
 
-  Vec Drow(L.size());  // the rowdot kernel's D_i = dO_i . O_i
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < Hl; ++h)
-      for (int i = 0; i < T; ++i) {
-        float s = 0;
-        for (int d = 0; d < HS; ++d) {
-          const size_t at = size_t((int64_t(b) * T + i) * D + h * HS + d);
-          s += dout[at] * out[at];
-        }
-        Drow[size_t((int64_t(b) * Hl + h) * T + i)] = s;
-      }
+  const Vec Drow = mc::test::attention::rowdot(dout, out, B, T, Hl, HS);  // from the kernels' own output
   Vec dqkv(qkv.size(), nan);
   launch(tiles, B * Hl, ft::backward_kv_smem_floats<HS>(), [&](CpuCtx& cx) {
     ft::backward_kv_block<HS>(cx, dqkv.data(), dout.data(), qkv.data(), L.data(), Drow.data(), T, Hl, scale);
