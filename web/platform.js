@@ -136,7 +136,10 @@ mergeInto(LibraryManager.library, {
         // A chart: its caption says what it is and what it shows (the engine's summary, core/chart_data.h),
         // its data is the table inside it.
         el = document.createElement('figure');
-        el.appendChild(document.createElement('figcaption'));
+        const caption = el.appendChild(document.createElement('figcaption'));
+        // Named by its caption: Chromium gave figures an empty accessible name from the caption alone.
+        caption.id = 'a11y-cap' + id;
+        el.setAttribute('aria-labelledby', caption.id);
       } else if (role === 'table') {
         el = document.createElement('table');
       } else if (role === 'text') {

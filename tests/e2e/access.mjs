@@ -151,6 +151,11 @@ try {
   ax = await axTree();
   for (const role of ["figure", "table", "columnheader", "rowheader"])
     if (!ax.some((n) => n.role === role)) fail(`no ${role} in the accessibility tree of the perf panel`);
+  // A screen reader names a figure by what the tree gives it, not by the text inside it: the caption.
+  const figure = ax.find((n) => n.role === "figure" && n.name.startsWith("Memory per GPU"));
+  if (!figure)
+    fail(`the memory figure has no accessible name from its caption (figures: ${
+        JSON.stringify(ax.filter((n) => n.role === "figure").map((n) => n.name).slice(0, 3))})`);
 
   // A scenario step's narration is in a polite live region.
   await page.goto(`${origin}/index.html?scenario=dgx1-2016&step=2`);
