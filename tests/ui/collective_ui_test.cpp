@@ -85,7 +85,7 @@ TEST(CollectiveUi, EachGpusBufferEndsAsTheCollectiveSays) {
   using mc::sim::CollectiveKind;
   struct Case {
     CollectiveKind kind;
-    int complete_at_end;  // pieces summed over every GPU (all-gather: pieces held), per GPU
+    int complete_at_end;  // pieces complete: summing every GPU's data (all-gather: pieces held), per GPU
   };
   const int p = 8;
   for (const Case c : {Case{CollectiveKind::reduce_scatter, 1}, Case{CollectiveKind::all_reduce, p},
@@ -132,6 +132,14 @@ TEST(CollectiveUi, EachGpusBufferEndsAsTheCollectiveSays) {
         h.frame(app);
       };
       show(0);
+      // The figure's sentence at the call's start, as a screen reader gets it.
+      if (c.kind != CollectiveKind::all_gather) {
+        std::string summary;
+        for (const auto& n : app.access_tree().nodes)
+          if (n.role == mc::ui::access::Role::figure && n.name == "Each GPU's buffer") summary = n.value;
+        EXPECT_NE(summary.find("pieces complete is 0 at every GPU"), std::string::npos) << summary;
+        EXPECT_NE(summary.find("fewest GPUs in a piece is 1 at every GPU"), std::string::npos) << summary;
+      }
       auto start = rows();
       ASSERT_EQ(start.size(), size_t(p));
       for (const auto& r : start) {

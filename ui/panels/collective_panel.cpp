@@ -315,8 +315,9 @@ void draw_buffers(ExplorerState& s, const sim::CollectiveAnimation& a, const std
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), frame = ImGui::GetColorU32(ImGuiCol_FrameBg);
   ChartData d{.title = "Each GPU's buffer", .x_name = "GPU"};
-  // Counts named by their series (no unit), so the summary reads "fewest GPUs in a piece is 1 at every GPU".
-  d.series = {{gather ? "pieces held" : "pieces summed over every GPU", "", {}},
+  // Counts named by their series (no unit), so the summary reads "pieces complete is 0 at every GPU; fewest
+  // GPUs in a piece is 1 at every GPU" (a complete piece sums every GPU's data).
+  d.series = {{gather ? "pieces held" : "pieces complete", "", {}},
               {gather ? "" : "fewest GPUs in a piece", "", {}},
               {gather ? "" : "most GPUs in a piece", "", {}}};
   if (gather) d.series.resize(1);
