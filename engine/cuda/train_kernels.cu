@@ -4,9 +4,11 @@
 //
 // Sections: cuBLAS opened at run time; one context per GPU (handle, scratch slots, lock); uploads and
 // downloads; the __global__ kernels; their launches on device pointers (*_impl: LayerNorm, GELU, attention,
-// linear, softmax cross-entropy, AdamW); fused attention, per row (the fallback) and in 64 x 64 tiles
-// (device/flash_tiled.h); the kernels of what the trainer once did on the host between them
-// (embedding, residual, ring adds, norm partials, targets); device memory helpers; the dev:: entries.
+// linear (its bias in cuBLASLt's epilogue, cuda/blas_lt.h), softmax cross-entropy, AdamW); fused attention,
+// per row (the fallback), in 64 x 64 fp32 tiles (device/flash_tiled.h) and on tensor cores with its layout
+// pass (device/flash_mma.h: bf16, and TF32 when asked); the kernels of what the trainer once did on the host
+// between them (embedding, residual, ring adds, norm partials and the optimizer's one-launch passes,
+// targets); device memory helpers; the dev:: entries.
 #include "cuda/blas_lt.h"
 #include "cuda/cuda_check.h"
 #include "cuda/dl_open.h"

@@ -1,12 +1,16 @@
 // attention_check.h - what the fused attention kernels' CPU tests (flash_tiled_test.cpp, flash_mma_test.cpp)
 // and their GPU test (cuda_kernels_test.cpp) measure: the largest error relative to a tensor's largest
 // value, the probabilities a kernel's log-sum-exp L implies against the reference's, and the backward's
-// D_i = dO_i . O_i. Header-only.
+// D_i = dO_i . O_i; and the inputs with the reference's results (ops::attention_forward and
+// attention_backward, fp32, probabilities kept). Header-only.
 #pragma once
+
+#include "train/kernels/ops.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace mc::test::attention {
@@ -62,6 +66,30 @@ inline Vec rowdot(const Vec& dout, const Vec& out, int B, int T, int Hl, int HS)
         r[size_t((int64_t(b) * Hl + h) * T + i)] = s;
       }
   return r;
+}
+
+// Seeded qkv (B, T, 3D) and dout (B, T, D) in [-2, 2] with 2e-3 steps, passed through `round` (what the
+// kernels under test stage them as: bf16, TF32 or as they are), and the reference's output, probabilities
+// and dqkv on exactly those inputs.
+struct Case {
+  Vec qkv, dout, out, att, dqkv;
+};
+template <class Round>
+Case reference(uint32_t seed, int B, int T, int Hl, int HS, Round round) {
+  std::mt19937 g(seed);
+  auto vec = [&](size_t n) {
+    Vec v(n);
+    for (float& x : v) x = round(float(int(g() % 2001) - 1000) * 2e-3f);
+    return v;
+  };
+  const int D = Hl * HS;
+  Case c;
+  c.qkv = vec(size_t(B) * T * 3 * D);
+  c.dout = vec(size_t(B) * T * D);
+  c.out.resize(size_t(B) * T * D), c.att.resize(size_t(B) * Hl * T * T), c.dqkv.resize(c.qkv.size());
+  mc::train::ops::attention_forward(c.out.data(), c.att.data(), c.qkv.data(), B, T, Hl, HS);
+  mc::train::ops::attention_backward(c.dqkv.data(), c.dout.data(), c.qkv.data(), c.att.data(), nullptr, B, T, Hl, HS);
+  return c;
 }
 
 }  // namespace mc::test::attention

@@ -34,11 +34,6 @@ template <class F>
 constexpr mc::device::Precision precision_of() {
   return std::is_same_v<F, fm::Bf16> ? mc::device::Precision::bf16 : mc::device::Precision::tf32;
 }
-template <class F>
-Vec rounded(Vec v) {
-  for (float& x : v) x = mc::device::round_to(precision_of<F>(), x);
-  return v;
-}
 
 struct Errors {
   double out = 0, prob = 0, dqkv = 0;
@@ -46,19 +41,12 @@ struct Errors {
 
 template <int HS, class F>
 Errors run(int B, int T, int Hl) {
-  std::mt19937 g(uint32_t(HS * 1000 + T));
-  auto vec = [&](size_t n) {
-    Vec v(n);
-    for (float& x : v) x = float(int(g() % 2001) - 1000) * 2e-3f;
-    return v;
-  };
   const int D = Hl * HS;
   const float scale = 1.0f / std::sqrt(float(HS));
-  // The reference sees what the kernels stage: inputs rounded to bf16.
-  const Vec qkv = rounded<F>(vec(size_t(B) * T * 3 * D)), dout = rounded<F>(vec(size_t(B) * T * D));
-  Vec out_ref(size_t(B) * T * D), att(size_t(B) * Hl * T * T), dqkv_ref(qkv.size());
-  mc::train::ops::attention_forward(out_ref.data(), att.data(), qkv.data(), B, T, Hl, HS);
-  mc::train::ops::attention_backward(dqkv_ref.data(), dout.data(), qkv.data(), att.data(), nullptr, B, T, Hl, HS);
+  // The reference sees what the kernels stage: inputs rounded to the format.
+  const auto c = mc::test::attention::reference(uint32_t(HS * 1000 + T), B, T, Hl, HS,
+                                                [](float x) { return mc::device::round_to(precision_of<F>(), x); });
+  const Vec &qkv = c.qkv, &dout = c.dout, &out_ref = c.out, &att = c.att, &dqkv_ref = c.dqkv;
 
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const int tiles = (T + fm::kTile - 1) / fm::kTile, Tp = fm::padded(T);

@@ -33,18 +33,9 @@ template <int HS>
 void check(int B, int T, int Hl) {
   SCOPED_TRACE("B " + std::to_string(B) + ", T " + std::to_string(T) + ", heads " + std::to_string(Hl) + ", hs " +
                std::to_string(HS));
-  std::mt19937 g(uint32_t(HS * 1000 + T));
-  auto vec = [&](size_t n) {
-    Vec v(n);
-    for (float& x : v) x = float(int(g() % 2001) - 1000) * 2e-3f;
-    return v;
-  };
-  const int D = Hl * HS;
   const float scale = 1.0f / std::sqrt(float(HS));
-  const Vec qkv = vec(size_t(B) * T * 3 * D), dout = vec(size_t(B) * T * D);
-  Vec out_ref(size_t(B) * T * D), att(size_t(B) * Hl * T * T), dqkv_ref(qkv.size());
-  mc::train::ops::attention_forward(out_ref.data(), att.data(), qkv.data(), B, T, Hl, HS);
-  mc::train::ops::attention_backward(dqkv_ref.data(), dout.data(), qkv.data(), att.data(), nullptr, B, T, Hl, HS);
+  const auto c = mc::test::attention::reference(uint32_t(HS * 1000 + T), B, T, Hl, HS, [](float x) { return x; });
+  const Vec &qkv = c.qkv, &dout = c.dout, &out_ref = c.out, &att = c.att, &dqkv_ref = c.dqkv;
 
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const int tiles = (T + ft::kTile - 1) / ft::kTile;
