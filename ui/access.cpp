@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -97,6 +98,17 @@ struct Figure {
   std::string title, summary, table;
 };
 
+// A text item as ImGui's log wrote it (Text, TextWrapped, a progress bar's words: items without an id), with
+// where it was laid out and the view of the window it is in. Its lines are those of the text ('\n'); a
+// wrapped paragraph is one line.
+struct Logged {
+  const ImGuiWindow* window = nullptr;
+  uint32_t root = 0;
+  ImRect item, clip;
+  std::vector<std::string> lines;
+  bool newline = false;  // the log ended a line after the last piece: the next piece of this item starts one
+};
+
 struct TableMark {
   uint32_t table = 0, root = 0;  // ImGui's table id (looked up again at the frame's end), its window's root
   ImVec2 group;
@@ -137,6 +149,12 @@ struct Collector {
   uint32_t focus_to = 0;  // focus()'s control, waiting for the frame that draws it
   uint32_t main = 0;
   bool acted = false;  // a press or value applied since the last tree
+  // The mirror's log mode writes to `sink` (unclip), a stream whose every write is handed to log_write at
+  // once: `log` is what ImGui logged since it opened (the tables' rows are read from it), `texts` each text
+  // item logged this frame with where it lies.
+  FILE* sink = nullptr;
+  std::string log;
+  std::vector<Logged> texts;
 };
 
 Collector& col() {
@@ -167,22 +185,90 @@ ImVec2 group_of(const ImGuiWindow* w, ImVec2 own) {
 // clipped or not, so that "copy the window" gets all of it (imgui.cpp IsClippedEx, TextEx's "can't skip when
 // logging text"). The mirror turns that mode on while it collects, with its one side effect on what is shown
 // turned off: tree nodes are not opened for the log (LogDepthToExpand below any depth). Glyphs outside the
-// clip rect are still culled by the font, so the GPU draws the same pixels; the log's own text is dropped.
+// clip rect are still culled by the font, so the GPU draws the same pixels.
 // End() of a top-level window (a tooltip's too) ends the log, so each item's hook turns it on again before
 // ImGui's clipping test (on_add); the tests' own capture of each window's text (app.cpp) takes it over.
+//
+// Text scrolled out of view has no glyphs to read back (the font draws none outside the clip rect), but the
+// log has its words. The log is written to a stream of our own (fopencookie, in glibc and in musl, hence
+// Emscripten), unbuffered, so each piece reaches log_write while ImGui still holds where it goes: the
+// window, the item just laid out (a text item has no id) and the line's top (LogRenderedText's LogLinePosY).
+void log_write_text(const char* s, size_t n);
+
+ssize_t log_write(void*, const char* s, size_t n) {
+  col().log.append(s, n);
+  log_write_text(s, n);
+  return ssize_t(n);
+}
+
+int log_close(void*) {
+  col().sink = nullptr;
+  col().log.clear();  // as ImGui clears its buffer when End() ends a log: the tables see the break
+  return 0;
+}
+
 void unclip() {
   ImGuiContext& g = *GImGui;
-  if (!col().on || g.LogEnabled) return;
-  g.LogEnabled = true, g.LogType = ImGuiLogType_Buffer, g.LogFile = nullptr;
+  Collector& c = col();
+  if (!c.on || g.LogEnabled) return;
+  c.sink = fopencookie(nullptr, "w", cookie_io_functions_t{nullptr, log_write, nullptr, log_close});
+  if (c.sink) setvbuf(c.sink, nullptr, _IONBF, 0);
+  g.LogEnabled = true, g.LogType = c.sink ? ImGuiLogType_File : ImGuiLogType_Buffer, g.LogFile = c.sink;
   g.LogDepthRef = 0, g.LogDepthToExpand = -1, g.LogLinePosY = FLT_MAX, g.LogLineFirstItem = true;
   g.LogNextPrefix = g.LogNextSuffix = nullptr;
   g.LogBuffer.clear();
+  c.log.clear();
 }
 
 void stop_unclip() {
   ImGuiContext& g = *GImGui;
+  if (g.LogEnabled && g.LogType == ImGuiLogType_File && g.LogFile == col().sink) ImGui::LogFinish();  // closes it
   if (g.LogEnabled && g.LogType == ImGuiLogType_Buffer) g.LogEnabled = false, g.LogType = ImGuiLogType_None;
   g.LogBuffer.clear();
+}
+
+// What the log holds so far: the mirror's own (log mode), or ImGui's buffer (the tests' capture to the
+// clipboard); false when the log is off.
+bool log_so_far(std::string_view& out) {
+  const ImGuiContext& g = *GImGui;
+  if (!g.LogEnabled) return false;
+  if (g.LogType == ImGuiLogType_File && g.LogFile == col().sink && col().sink) return out = col().log, true;
+  if (g.LogType == ImGuiLogType_File) return false;  // somebody else's file: not ours to read
+  out = std::string_view(g.LogBuffer.c_str(), size_t(g.LogBuffer.size()));
+  return true;
+}
+
+// A piece of the log: the words of the text item ImGui just laid out (LastItemData: a text item has no id; a
+// control's label is its name in the tree, not text), appended to that item's entry. A piece logged where the
+// item is not (a window's title, which Begin draws without an item) and a separator's dashes are not text.
+void log_write_text(const char* s, size_t n) {
+  Collector& c = col();
+  const ImGuiContext& g = *GImGui;
+  const ImGuiWindow* w = g.CurrentWindow;
+  if (!c.on || !w) return;
+  if (n == 1 && s[0] == '\n') {
+    if (!c.texts.empty()) c.texts.back().newline = true;
+    return;
+  }
+  const ImGuiLastItemData& last = g.LastItemData;
+  if (last.ID != 0 || (w->RootWindow && (w->RootWindow->Flags & ImGuiWindowFlags_Tooltip))) return;
+  if (g.LogLinePosY < last.Rect.Min.y - 1 || g.LogLinePosY > last.Rect.Max.y + 1) return;
+  const std::string_view piece(s, n);
+  if (piece.find_first_not_of(" -|") == std::string_view::npos) return;  // indentation, a separator, a table's bars
+  Logged* e = c.texts.empty() ? nullptr : &c.texts.back();
+  if (!e || e->window != w || e->item.Min.x != last.Rect.Min.x || e->item.Min.y != last.Rect.Min.y ||
+      e->item.Max.x != last.Rect.Max.x || e->item.Max.y != last.Rect.Max.y) {
+    Logged next;
+    next.window = w, next.root = w->RootWindow ? w->RootWindow->ID : w->ID;
+    next.item = last.Rect, next.clip = w->ClipRect;
+    next.lines.emplace_back();
+    c.texts.push_back(std::move(next));
+    e = &c.texts.back();
+  } else if (e->newline) {
+    e->lines.emplace_back();
+  }
+  e->newline = false;
+  e->lines.back().append(piece);
 }
 
 void on_add(ImGuiID id, float x0, float y0, float x1, float y1) {
@@ -247,6 +333,7 @@ void begin_frame() {
   c.tables.clear();
   c.row_tops.clear();
   c.lists.clear();
+  c.texts.clear();
   c.has_next_role = c.has_next_name = c.has_spoken = false;
   c.main = 0;
   hooks::item_sink() = {.add = on_add, .info = on_info};
@@ -370,9 +457,9 @@ void table(const std::string& title) {
     const RowsSoFar& rows = r->second;
     m.row_tops = rows.tops;
     // The log's rows, where it ran unbroken from the first row to here (the last row's "|" comes in EndTable).
-    const ImGuiContext& g = *GImGui;
-    const int end = g.LogEnabled ? g.LogBuffer.size() : -1;
-    const char* base = g.LogBuffer.c_str();
+    std::string_view log;
+    const int end = log_so_far(log) ? int(log.size()) : -1;
+    const char* base = log.data();
     bool whole = end >= 0;
     for (size_t i = 0; whole && i < rows.log_at.size(); ++i) {
       const int at = rows.log_at[i];
@@ -393,12 +480,13 @@ void table_row() {
   Collector& c = col();
   const ImGuiTable* t = ImGui::GetCurrentTable();
   if (!c.on || !t) return;
-  const ImGuiContext& g = *GImGui;
   RowsSoFar& r = c.row_tops[t->ID];
   r.tops.push_back(t->RowPosY1);
-  const int at = g.LogEnabled ? g.LogBuffer.size() : -1;
+  std::string_view log;
+  const int at = log_so_far(log) ? int(log.size()) : -1;
   r.log_at.push_back(at);
-  r.marks.push_back(at > 0 ? std::string(g.LogBuffer.c_str() + std::max(0, at - 24), g.LogBuffer.c_str() + at) : "");
+  r.marks.push_back(at > 0 ? std::string(log.substr(size_t(std::max(0, at - 24)), size_t(at - std::max(0, at - 24))))
+                           : "");
 }
 
 void next_item(Role r, const std::string& name, const std::string& value) {
@@ -486,13 +574,47 @@ std::string region_name(const ImGuiWindow* w) {
   return name;
 }
 
-// The text lines of a window that are not inside one of its controls (a button's label is its name).
-void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, const std::vector<const Item*>& controls,
-              const std::vector<ImRect>& tables, std::vector<Node>& out, std::vector<ImVec2>& groups) {
+// The text lines of a window that are not inside one of its controls (a button's label is its name) or a
+// table (read as its cells): the glyphs it drew in view, and from ImGui's log the text items laid out beyond
+// the view (scrolled away, or cut by the window's edge), whole and marked not visible when none of a line shows.
+// A text item partly in view is read from the log alone: its words, not what the edge left of them.
+void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, const std::vector<Logged>& logged,
+              const std::vector<const Item*>& controls, const std::vector<ImRect>& tables, std::vector<Node>& out,
+              std::vector<ImVec2>& groups) {
+  const auto inside = [&](ImVec2 mid) {
+    for (const Item* c : controls)
+      if (c->bb.Contains(mid)) return true;
+    for (const ImRect& t : tables)
+      if (t.Contains(mid)) return true;
+    return false;
+  };
+  const auto add = [&](const std::string& text, const ImRect& box, bool visible, const ImGuiWindow* in) {
+    Node n;  // its id: its place in the region's reading order (end_frame)
+    n.parent = root->ID, n.role = Role::text, n.name = text, n.visible = visible;
+    n.x = int(std::lround(box.Min.x)), n.y = int(std::lround(box.Min.y));
+    n.w = int(std::lround(box.GetWidth())), n.h = int(std::lround(box.GetHeight()));
+    out.push_back(std::move(n));
+    groups.push_back(group_of(in, box.Min));
+  };
+  std::vector<ImRect> from_log;  // the text items read from the log: their glyphs are not read again
+  for (const Logged& e : logged) {
+    ImRect clip = e.clip;
+    clip.Expand(0.5f);
+    if (e.root != root->ID || clip.Contains(e.item) || inside(e.item.GetCenter())) continue;
+    from_log.push_back(e.item);
+    const float line_h = e.item.GetHeight() / float(e.lines.size());
+    for (size_t i = 0; i < e.lines.size(); ++i) {
+      const std::string_view line = e.lines[i];
+      const size_t a = line.find_first_not_of(' '), b = line.find_last_not_of(' ');
+      if (a == std::string_view::npos) continue;
+      const ImRect box(e.item.Min.x, e.item.Min.y + line_h * float(i), e.item.Max.x,
+                       e.item.Min.y + line_h * float(i + 1));
+      add(std::string(line.substr(a, b - a + 1)), box, box.Overlaps(e.clip), e.window);
+    }
+  }
   std::map<const ImDrawList*, const ImGuiWindow*> owner;
   for (const ImGuiWindow* w : GImGui->Windows)
     if (w->RootWindow == root) owner[w->DrawList] = w;
-  uint32_t k = 0;
   for (const DrawnLine& line : lines) {
     std::string text;
     ImRect box(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
@@ -506,18 +628,10 @@ void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, cons
     while (!text.empty() && text.back() == ' ') text.pop_back();
     if (text.empty()) continue;
     const ImVec2 mid = box.GetCenter();
-    bool in_control = false;
-    for (const Item* c : controls) in_control = in_control || c->bb.Contains(mid);
-    for (const ImRect& t : tables) in_control = in_control || t.Contains(mid);  // read as the table's cells
-    if (in_control) continue;
-    Node n;
-    n.id = ImHashData(&k, sizeof k, root->ID), ++k;
-    n.parent = root->ID, n.role = Role::text, n.name = text;
-    n.x = int(std::lround(box.Min.x)), n.y = int(std::lround(box.Min.y));
-    n.w = int(std::lround(box.GetWidth())), n.h = int(std::lround(box.GetHeight()));
-    out.push_back(std::move(n));
+    if (inside(mid) || std::any_of(from_log.begin(), from_log.end(), [&](const ImRect& r) { return r.Contains(mid); }))
+      continue;
     const auto o = owner.find(line.list);
-    groups.push_back(group_of(o == owner.end() ? root : o->second, box.Min));
+    add(text, box, true, o == owner.end() ? root : o->second);
   }
 }
 
@@ -702,13 +816,19 @@ Tree end_frame(const std::string& narration, const std::string& status) {
       table_rects.push_back(tb->OuterRect);
       in.push_back(std::move(n)), groups.push_back(m.group);
     }
-    add_text(w, lines, controls, table_rects, in, groups);
+    add_text(w, lines, c.texts, controls, table_rects, in, groups);
     // Reading order: column by column (group_of), then rows top to bottom (a row is 4 px: a label and its
     // control share one), then left to right.
     std::vector<size_t> order(in.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     auto key = [&](size_t i) { return std::make_tuple(int(groups[i].y) / 4, int(groups[i].x), in[i].y / 4, in[i].x); };
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    // A line of text is known by its place in the region's reading order: a line whose words change (a
+    // number) keeps its node, and a line added below the view is a node added at the end, not every line's
+    // node renamed (the page then moves no node, and a focused control keeps its focus).
+    uint32_t line = 0;
+    for (size_t i : order)
+      if (in[i].role == Role::text) in[i].id = ImHashData(&line, sizeof line, w->ID), ++line;
     // ARIA gives tabs and options a required parent: a tab bar's tabs are the children of a tablist, a list's
     // options (a combo box's, a menu's) of a listbox, each placed where its first member is read, over their
     // hull.

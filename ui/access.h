@@ -11,8 +11,9 @@
 //              out of view too: ImGui's log mode, on while the tree is collected, lays out clipped items
 //   tables     widgets.h end_table: each row's cells from ImGui's log (all rows and columns), else the glyphs
 //   regions    ImGui's visible top-level windows, named by their title
-//   text       the glyphs each window drew inside its clip rect (ui/drawn_text.h), a line at a time, less the
-//              lines inside a control (its name says them)
+//   text       the glyphs each window drew inside its clip rect (ui/drawn_text.h), a line at a time, and from
+//              ImGui's log each text item laid out beyond its window's view, whole (scrolled away: marked
+//              not visible); less the lines inside a control (its name says them) or a table
 // Built where something reads it (Platform::mirrors_access: the web page, the tests); the native shell builds none.
 #pragma once
 
@@ -53,7 +54,7 @@ struct Node {
   double now = 0, lo = 0, hi = 0;  // a slider's or field's value and range (lo == hi: no range)
   int8_t checked = -1, expanded = -1;  // -1: not checkable / not openable; a nav entry: checked = current
   uint32_t controls = 0;               // a combo box: the listbox its open list is (0: closed)
-  bool visible = true;                 // inside its window's view (a control scrolled away is listed too; text is not)
+  bool visible = true;                 // inside its window's view (a control or text scrolled away is listed too)
   bool main = false;                   // the region of the chapter's content (the page's skip link goes there)
   int x = 0, y = 0, w = 0, h = 0;      // where it is drawn, display pixels
   bool operator==(const Node&) const = default;

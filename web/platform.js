@@ -92,6 +92,34 @@ mergeInto(LibraryManager.library, {
       // made the browser scroll this box, and every node then lay 168 px above what it mirrors. ImGui scrolls
       // its own window to the focused control; the mirror follows through the nodes' boxes.
       root.addEventListener('scroll', () => { root.scrollTop = 0; root.scrollLeft = 0; });
+      // Puts `els`, children of `p`, in that order with as few moves as it takes: the longest run of them
+      // already in order stays where it is and the rest go between, because moving a node takes the focus off
+      // it (a slider being changed lost its focus when the lines around it were renumbered). The focused node
+      // is always in the run that stays. A section's heading or a figure's caption is not in `els` and stays
+      // first. (e2e.access calls it on its own nodes.)
+      Module.a11yOrder = (p, els) => {
+        const at = new Map();
+        for (let i = 0; i < p.children.length; ++i) at.set(p.children[i], i);
+        const focus = els.indexOf(document.activeElement), fat = focus >= 0 ? at.get(els[focus]) : undefined;
+        const tails = [], prev = new Array(els.length).fill(-1);  // longest increasing run of positions
+        els.forEach((el, i) => {
+          const v = at.has(el) ? at.get(el) : -1;
+          if (v < 0) return;
+          if (fat !== undefined && i !== focus && (i < focus ? v > fat : v < fat)) return;  // would move the focus
+          let lo = 0, hi = tails.length;
+          while (lo < hi) {
+            const mid = (lo + hi) >> 1;
+            if (at.get(els[tails[mid]]) < v) lo = mid + 1;
+            else hi = mid;
+          }
+          if (lo > 0) prev[i] = tails[lo - 1];
+          tails[lo] = i;
+        });
+        const keep = new Set();
+        for (let i = tails.length ? tails[tails.length - 1] : -1; i >= 0; i = prev[i]) keep.add(i);
+        for (let i = els.length - 1; i >= 0; --i)
+          if (!keep.has(i)) p.insertBefore(els[i], i + 1 < els.length ? els[i + 1] : null);
+      };
     }
     const nodes = Module.a11y;
     const press = (id) => () => Module._app_access_press(id);
@@ -186,14 +214,7 @@ mergeInto(LibraryManager.library, {
       if (o.op === 'order') {
         const p = o.id === 0 ? root : nodes.get(o.id) && nodes.get(o.id).el;
         if (!p) continue;
-        const first = p.tagName === 'SECTION' || p.tagName === 'FIGURE' ? 1 : 0;  // a heading or caption stays first
-        let i = first;
-        for (const id of o.ids) {
-          const e = nodes.get(id);
-          if (!e) continue;
-          if (p.children[i] !== e.el) p.insertBefore(e.el, p.children[i] || null);
-          ++i;
-        }
+        Module.a11yOrder(p, o.ids.map((id) => nodes.get(id)).filter((e) => e).map((e) => e.el));
         continue;
       }
       let e = nodes.get(o.id);

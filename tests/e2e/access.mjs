@@ -132,6 +132,25 @@ try {
   if (!followed || !followed.mirrored || followed.name === "nodes")
     fail(`ImGui's arrow navigation did not move the DOM's focus to another control: ${JSON.stringify(followed)}`);
 
+  // Reordering the mirror's nodes never takes the focus off one: [a b c d e f] to [a c b d e f] with c focused
+  // moves b, not c (moving c, as putting each node in place in turn did, blurs it).
+  const reorder = await page.evaluate(() => {
+    const p = document.createElement("div");
+    document.getElementById("a11y").appendChild(p);
+    const els = [..."abcdef"].map((ch) => {
+      const b = p.appendChild(document.createElement("button"));
+      b.textContent = ch;
+      return b;
+    });
+    els[2].focus();
+    Module.a11yOrder(p, [0, 2, 1, 3, 4, 5].map((i) => els[i]));
+    const out = { order: [...p.children].map((c) => c.textContent).join(""), focus: document.activeElement.textContent };
+    p.remove();
+    return out;
+  });
+  if (reorder.order !== "acbdef" || reorder.focus !== "c")
+    fail(`reordering the mirror moved the focused node: ${JSON.stringify(reorder)}`);
+
   // A chart is a figure whose caption is the engine's one-sentence summary, holding its data as a table with
   // header cells (WCAG 1.1.1): the perf panel's memory bar.
   const chart = await page.evaluate(() => {
