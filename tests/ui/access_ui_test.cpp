@@ -5,8 +5,10 @@
 #include "core/format.h"
 #include "tests/ui/headless.h"
 #include "ui/access.h"
+#include "ui/drawn_text.h"
 #include "ui/widgets.h"
 
+#include <imgui_internal.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -730,4 +732,116 @@ TEST(Access, F3ListsTheTermsOnTheScreenWithTheirDefinitions) {
   ImGui::GetIO().KeysDown[esc] = false;
   h.frame(app);
   EXPECT_FALSE(app.state().show_terms);
+}
+
+// Text scrolled out of its window's view is in the tree (a screen reader's cursor reads a whole chapter, not
+// what the window shows): the font draws no glyphs there, so the words come from ImGui's log, each line marked
+// not visible and placed where it is laid out, below the view. Scrolled into view, each is what the glyphs on
+// screen then say (drawn_text.h: the words the GPU draws, an independent reading).
+TEST(Access, TextScrolledOutOfViewIsMirroredAndReadsAsDrawnOnceInView) {
+  Headless h(320, 640, true);
+  h.capture = false;  // the tests' text capture lays out clipped items too: this is the page's case
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  const auto collapse = [](const std::string& s) {  // whitespace runs as one space
+    std::string out;
+    for (char ch : s)
+      if (!std::isspace(static_cast<unsigned char>(ch)))
+        out += ch;
+      else if (!out.empty() && out.back() != ' ')
+        out += ' ';
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  };
+  int chapters = 0;
+  for (const char* panel : {"capital", "run"}) {
+    app.state().active_panel = panel;
+    for (int f = 0; f < 400 && (f < 4 || mc::ui::panels_busy(app.state())); ++f) h.frame(app);
+    std::this_thread::sleep_for(std::chrono::milliseconds(110));  // the page reads a tree every 100 ms
+    h.frame(app);
+    const Node* main = nullptr;
+    std::vector<Node> hidden;
+    for (const Node& n : app.access_tree().nodes) {
+      if (n.role == Role::region && n.main) main = &n;
+      if (n.role == Role::text && !n.visible && main && n.parent == main->id) hidden.push_back(n);
+    }
+    ASSERT_NE(main, nullptr) << panel;
+    const Node region = *main;  // the next frames replace the tree
+    EXPECT_GE(hidden.size(), 10u) << panel << ": the chapter runs past the window, yet little of it is in the tree";
+    for (const Node& n : hidden)
+      EXPECT_GE(n.y, region.y + region.h - n.h) << panel << ": '" << n.name << "' is in view";
+    // Reading order: each hidden line after the one above it.
+    for (size_t i = 1; i < hidden.size(); ++i)
+      EXPECT_GE(hidden[i].y, hidden[i - 1].y) << panel << ": '" << hidden[i].name << "'";
+
+    // Scrolled to the end, the lines now in view are read from their glyphs: the log's words were theirs.
+    ImGuiWindow* w = ImGui::FindWindowByID(region.id);
+    ASSERT_NE(w, nullptr);
+    ImGui::SetScrollY(w, w->ScrollMax.y);
+    for (int f = 0; f < 3; ++f) h.frame(app);
+    std::this_thread::sleep_for(std::chrono::milliseconds(110));
+    h.frame(app);
+    const float scrolled = w->Scroll.y;
+    ASSERT_GT(scrolled, 0) << panel;
+    std::string drawn;
+    for (const Node& n : app.access_tree().nodes)
+      if (n.role == Role::text && n.visible && n.parent == region.id) drawn += n.name + " ";
+    drawn = collapse(drawn);
+    int checked = 0;
+    for (const Node& n : hidden) {
+      const float y = float(n.y) - scrolled;
+      if (y < float(region.y) + 30 || y + float(n.h) > float(region.y + region.h) - 30) continue;  // still out of view
+      ++checked;
+      EXPECT_NE(drawn.find(collapse(n.name)), std::string::npos)
+          << panel << ": '" << n.name << "' (from the log) is not what the screen shows once scrolled in";
+    }
+    EXPECT_GE(checked, 5) << panel;
+    ++chapters;
+  }
+  EXPECT_EQ(chapters, 2);
+}
+
+// At a phone's 320 px no chapter draws a word over another (WCAG 1.4.10: the page reflows, nothing is lost to
+// overlap): the story's run labels and years, ZeRO's GPU names and its memory chart's labels, the collective's
+// GPU numbers all ran together there. Read from the glyphs each window draws (ui/drawn_text.h), a window tall
+// enough that each chapter's charts are in view. ImGui's "..." of a shortened name overlaps its own dots by
+// design and is not counted.
+TEST(Access, AtThreeHundredTwentyPixelsNoWordIsDrawnOverAnother) {
+  Headless h(320, 1400, true);
+  h.capture = false;  // the page's view
+  NullPlatform platform;
+  mc::ui::App app({assets(), &platform, ""});
+  struct Glyph {
+    float x0, x1, y0, y1;
+    std::string text, line;
+  };
+  int chapters = 0;
+  for (const auto& p : mc::ui::panel_registry()) {
+    app.state().active_panel = p.id;
+    for (int f = 0; f < 400 && (f < 6 || mc::ui::panels_busy(app.state())); ++f) h.frame(app);
+    std::vector<Glyph> glyphs;
+    for (ImGuiWindow* w : GImGui->Windows) {
+      if (!w->WasActive || w->Hidden || w->RootWindow != w) continue;
+      for (const mc::ui::DrawnLine& line : mc::ui::drawn_lines(mc::ui::window_draw_lists(w)))
+        for (size_t i = 0; i < line.glyphs.size(); ++i) {
+          const mc::ui::DrawnGlyph& g = line.glyphs[i];
+          const size_t end = i + 1 < line.glyphs.size() ? line.glyphs[i + 1].at : line.text.size();
+          const std::string text = line.text.substr(g.at, end - g.at);
+          if (g.visible && text != " " && text != ".") glyphs.push_back({g.x0, g.x1, g.y0, g.y1, text, line.text});
+        }
+    }
+    EXPECT_GT(glyphs.size(), 300u) << p.id;
+    int overlaps = 0;
+    for (size_t i = 0; i < glyphs.size(); ++i)
+      for (size_t j = i + 1; j < glyphs.size(); ++j) {
+        const Glyph &a = glyphs[i], &b = glyphs[j];
+        const float x = std::min(a.x1, b.x1) - std::max(a.x0, b.x0), y = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
+        if (x > 1 && y > 1 && ++overlaps <= 3)
+          ADD_FAILURE() << p.id << ": '" << a.text << "' of '" << a.line << "' and '" << b.text << "' of '" << b.line
+                        << "' are drawn over each other at " << a.x0 << "," << a.y0;
+      }
+    EXPECT_EQ(overlaps, 0) << p.id;
+    ++chapters;
+  }
+  EXPECT_GE(chapters, 11);
 }

@@ -67,28 +67,63 @@ ImU32 chunk_colour(int chunk, int chunks) {
 struct Layout {
   std::map<int, ImVec2> gpu;   // GPU id -> centre
   std::map<int, ImVec2> hub;   // GPU id -> its NVLink port on the server's switch bar
-  std::map<int, ImVec2> nic;   // node -> its NIC, top of the server box
+  std::map<int, ImVec2> nic;   // node -> its NIC, top of the server box (stacked: its top right corner)
   std::map<int, ImVec2> leaf;  // leaf -> switch centre
   ImVec2 spine;
   float box = 30;
+  float leaf_half_w = 40;  // half a switch's width: narrower where switches sit closer than 80 px
+  bool stacked = false;
 };
 
-Layout layout(const sim::CollectiveAnimation& a, ImVec2 p0, ImVec2 size) {
+// Servers side by side, or, where that leaves a GPU narrower than about two digits (a 320 px page: 16 px each
+// for two servers), one server per row with the switches in a column at the right, so each GPU keeps a
+// readable box and number.
+bool stack_servers(const sim::CollectiveAnimation& a, float width) {
+  const sim::Topology& t = a.topology;
+  int servers = 0, last = -1;
+  for (int g : a.ranks)
+    if (t.node_of(g) != last) last = t.node_of(g), ++servers;
+  return servers > 1 && width / float(a.ranks.size()) < ImGui::GetFontSize() * 1.8f;
+}
+
+// The picture's height when its servers are stacked: a row each, as tall as a GPU's box, its number, the switch
+// bar and the server's name need.
+float stacked_height(const sim::CollectiveAnimation& a) {
+  const sim::Topology& t = a.topology;
+  int servers = 0, last = -1;
+  for (int g : a.ranks)
+    if (t.node_of(g) != last) last = t.node_of(g), ++servers;
+  return ImGui::GetFontSize() * (7 * float(servers) + 1);
+}
+
+Layout layout(const sim::CollectiveAnimation& a, ImVec2 p0, ImVec2 size, bool stacked) {
   Layout L;
+  L.stacked = stacked;
   const sim::Topology& t = a.topology;
   std::vector<int> nodes;
   for (int g : a.ranks)
     if (nodes.empty() || nodes.back() != t.node_of(g)) nodes.push_back(t.node_of(g));
+  std::vector<int> leaves;
+  for (int n : nodes)
+    if (std::find(leaves.begin(), leaves.end(), t.leaf_of_node(n)) == leaves.end()) leaves.push_back(t.leaf_of_node(n));
   const int per = t.spec().gpus_per_node;
-  const float node_w = size.x / float(nodes.size());
-  L.box = std::clamp(std::min(node_w / float(std::min(per, 16)) - 6, size.y * 0.16f), 10.0f, 44.0f);
+  const float fs = ImGui::GetFontSize();
+  // Stacked: the switches' column on the right, the servers' rows left of it.
+  const float column = stacked ? std::min(fs * 5, size.x * 0.3f) : 0;
+  const float node_w = stacked ? size.x - column - fs : size.x / float(nodes.size());
+  const float row_h = stacked ? size.y / float(nodes.size()) : size.y;
+  L.box = std::clamp(std::min(node_w / float(std::min(per, 16)) - 6, row_h * 0.16f), 10.0f, 44.0f);
   // A server's outline reaches 0.7 box beyond its outer GPUs' centres, which sit half a GPU spacing inside
   // its share of the width: kept within that share, so two servers' outlines never overlap (they did at
   // 1440x900, where the spacing, not the height, set the box).
-  L.box = std::max(6.0f, std::min(L.box, (node_w / float(2 * std::min(per, 16)) - 4) / 0.7f));
-  const float gpu_y = p0.y + size.y * 0.78f, hub_y = p0.y + size.y * 0.62f, nic_y = p0.y + size.y * 0.45f;
+  // Stacked, a server has its row to itself: only its own GPUs must not touch.
+  L.box = stacked ? std::max(6.0f, std::min(L.box, node_w / float(std::min(per, 16)) - 6))
+                  : std::max(6.0f, std::min(L.box, (node_w / float(2 * std::min(per, 16)) - 4) / 0.7f));
   for (size_t n = 0; n < nodes.size(); ++n) {
-    const float x0 = p0.x + node_w * float(n);
+    const float x0 = p0.x + (stacked ? 0 : node_w * float(n)), y0 = p0.y + (stacked ? row_h * float(n) : 0);
+    // Side by side the NIC sits high, below the switches; stacked, at the top of the row.
+    const float gpu_y = y0 + row_h * (stacked ? 0.62f : 0.78f), hub_y = y0 + row_h * (stacked ? 0.36f : 0.62f),
+                nic_y = y0 + row_h * (stacked ? 0.14f : 0.45f);
     std::vector<int> here;
     for (int g : a.ranks)
       if (t.node_of(g) == nodes[n]) here.push_back(g);
@@ -97,15 +132,36 @@ Layout layout(const sim::CollectiveAnimation& a, ImVec2 p0, ImVec2 size) {
       L.gpu[here[i]] = ImVec2(x, gpu_y);
       L.hub[here[i]] = ImVec2(x, hub_y);
     }
-    L.nic[nodes[n]] = ImVec2(x0 + node_w * 0.5f, nic_y);
+    // Stacked, the NIC is at the outline's right end, nearest the switches.
+    const float right = here.empty() ? x0 + node_w : L.gpu[here.back()].x + L.box * 0.7f;
+    L.nic[nodes[n]] = ImVec2(stacked ? right : x0 + node_w * 0.5f, nic_y);
   }
-  std::vector<int> leaves;
-  for (int n : nodes)
-    if (std::find(leaves.begin(), leaves.end(), t.leaf_of_node(n)) == leaves.end()) leaves.push_back(t.leaf_of_node(n));
+  if (stacked) {
+    // Each switch level with the servers under it; the spine, where there is one, at the top of the column.
+    const float x = p0.x + size.x - column * 0.5f;
+    for (int leaf : leaves) {
+      float y = 0;
+      int k = 0;
+      for (int n : nodes)
+        if (t.leaf_of_node(n) == leaf) y += L.nic[n].y, ++k;
+      L.leaf[leaf] = ImVec2(x, y / float(std::max(1, k)) + fs * 1.5f);
+    }
+    L.leaf_half_w = std::min(40.0f, column * 0.5f - 2);
+    L.spine = ImVec2(x, p0.y + fs * 0.5f);
+    return L;
+  }
   for (size_t i = 0; i < leaves.size(); ++i)
     L.leaf[leaves[i]] = ImVec2(p0.x + size.x * (float(i) + 0.5f) / float(leaves.size()), p0.y + size.y * 0.22f);
+  L.leaf_half_w = std::min(40.0f, size.x / float(leaves.size()) * 0.5f - 4);
   L.spine = ImVec2(p0.x + size.x * 0.5f, p0.y + size.y * 0.05f);
   return L;
+}
+
+// Words drawn centred on `x` only if they fit in `room` px: `full`, else `brief`, else nothing.
+const char* fitting(const std::string& full, const std::string& brief, float room) {
+  if (ImGui::CalcTextSize(full.c_str()).x <= room) return full.c_str();
+  if (ImGui::CalcTextSize(brief.c_str()).x <= room) return brief.c_str();
+  return nullptr;
 }
 
 // The waypoints a chunk passes from src to dst: its GPU, the switch bar, then (between servers) the NICs,
@@ -181,7 +237,7 @@ bool fills_pieces(const sim::CollectiveAnimation& a) {
 }
 
 void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, const std::vector<std::vector<int>>& filled,
-                  ImVec2 size) {
+                  ImVec2 size, bool stacked) {
   CollectiveView& v = s.collective;
   ImGui::InvisibleButton("##collective_picture", size);
   track(s, "collective.picture");
@@ -189,7 +245,7 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, const std
   const ImVec2 p0 = ImGui::GetItemRectMin();
   dl->AddRectFilled(p0, ImVec2(p0.x + size.x, p0.y + size.y), ImGui::GetColorU32(ImGuiCol_FrameBg));
   const ImVec2 inner(p0.x + 16, p0.y + 18);
-  const Layout L = layout(a, inner, ImVec2(size.x - 32, size.y - 36));
+  const Layout L = layout(a, inner, ImVec2(size.x - 32, size.y - 36), stacked);
   const sim::CollectiveFrame f = sim::frame_at(a, v.t_s);
   const sim::Topology& t = a.topology;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -233,35 +289,48 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, const std
       case sim::LinkClass::spine:
         continue;  // a crossbar: drawn as the spine box
     }
-    dl->AddLine(ImVec2(from.x + off, from.y), ImVec2(to.x + off, to.y), c, thick);
+    // Up and down side by side: offset across the link (vertical side by side, a stacked server's NIC link
+    // nearly horizontal).
+    const float len = std::max(1.0f, std::hypot(to.x - from.x, to.y - from.y));
+    const ImVec2 across(-(to.y - from.y) / len * off, (to.x - from.x) / len * off);
+    dl->AddLine(ImVec2(from.x + across.x, from.y + across.y), ImVec2(to.x + across.x, to.y + across.y), c, thick);
   }
   // Servers, switch bars, NICs, switches, GPUs.
   std::map<int, std::pair<float, float>> span;  // node -> x extent of its GPUs
+  std::map<int, int> first_gpu;                 // node -> its first GPU in the group
   for (const auto& [g, pos] : L.gpu) {
     auto& e = span.try_emplace(t.node_of(g), pos.x, pos.x).first->second;
     e.first = std::min(e.first, pos.x);
     e.second = std::max(e.second, pos.x);
+    first_gpu.try_emplace(t.node_of(g), g);
   }
   for (const auto& [n, e] : span) {
-    const float y = L.hub.begin()->second.y;
+    const int g = first_gpu.at(n);
+    const float y = L.hub.at(g).y;
     const ImVec2 a0(e.first - L.box * 0.7f, L.nic.at(n).y - 6),
-        a1(e.second + L.box * 0.7f, L.gpu.begin()->second.y + L.box * 0.5f + 18);
+        a1(e.second + L.box * 0.7f, L.gpu.at(g).y + L.box * 0.5f + 18);
     dl->AddRect(a0, a1, dim, 6);
     dl->AddLine(ImVec2(e.first - L.box * 0.5f, y), ImVec2(e.second + L.box * 0.5f, y), dim, thick * 1.5f);
-    const std::string label = "server " + std::to_string(n);
-    dl->AddText(ImVec2(a0.x + 8, a0.y + 4), dim, label.c_str());
+    const std::string name = "server " + std::to_string(n), number = std::to_string(n);
+    if (const char* label = fitting(name, number, a1.x - a0.x - 16 - thick * 4))
+      dl->AddText(ImVec2(a0.x + 8, a0.y + 4), dim, label);
     if (span.size() > 1) dl->AddCircleFilled(L.nic.at(n), thick * 2, dim);
   }
   for (const auto& [leaf, pos] : L.leaf) {
     if (span.size() < 2) break;  // one server: nothing leaves it
-    dl->AddRectFilled(ImVec2(pos.x - 40, pos.y - 9), ImVec2(pos.x + 40, pos.y + 9), dim, 3);
-    dl->AddText(ImVec2(pos.x - 36, pos.y - 8), IM_COL32(20, 20, 20, 255), ("leaf " + std::to_string(leaf)).c_str());
+    const float hw = L.leaf_half_w;
+    dl->AddRectFilled(ImVec2(pos.x - hw, pos.y - 9), ImVec2(pos.x + hw, pos.y + 9), dim, 3);
+    const std::string name = "leaf " + std::to_string(leaf), number = std::to_string(leaf);
+    if (const char* label = fitting(name, number, 2 * hw - 6))
+      dl->AddText(ImVec2(pos.x - ImGui::CalcTextSize(label).x * 0.5f, pos.y - 8), IM_COL32(20, 20, 20, 255), label);
   }
   if (L.leaf.size() > 1)
-    dl->AddRectFilled(ImVec2(L.spine.x - 40, L.spine.y - 9), ImVec2(L.spine.x + 40, L.spine.y + 9), dim, 3);
+    dl->AddRectFilled(ImVec2(L.spine.x - L.leaf_half_w, L.spine.y - 9),
+                      ImVec2(L.spine.x + L.leaf_half_w, L.spine.y + 9), dim, 3);
   const bool rings = fills_pieces(a);
   const bool gather = a.spec.kind == sim::CollectiveKind::all_gather;
   const int p = int(a.ranks.size());
+  float numbered_to = -FLT_MAX, numbered_y = 0;  // the right end of the last GPU number drawn, on its row
   for (size_t r = 0; r < a.ranks.size(); ++r) {
     const int g = a.ranks[r];
     const ImVec2 c = L.gpu.at(g);
@@ -278,8 +347,13 @@ void draw_picture(ExplorerState& s, const sim::CollectiveAnimation& a, const std
       }
     }
     dl->AddRect(b0, b1, text, 3);
+    // Its number, unless it would touch the one before (GPUs closer than two digits: every other one).
     const std::string id = std::to_string(g);
-    dl->AddText(ImVec2(c.x - ImGui::CalcTextSize(id.c_str()).x * 0.5f, b1.y + 2), text, id.c_str());
+    const float w = ImGui::CalcTextSize(id.c_str()).x, x = c.x - w * 0.5f;
+    if (c.y != numbered_y || x >= numbered_to + ImGui::GetFontSize() * 0.3f) {
+      dl->AddText(ImVec2(x, b1.y + 2), text, id.c_str());
+      numbered_to = x + w, numbered_y = c.y;
+    }
   }
   // Chunks in flight.
   for (const sim::MoveInFlight& m : f.in_flight) {
@@ -461,9 +535,13 @@ void draw(ExplorerState& s) {
   const bool beside = pieces && w >= fs * 60;
   const float strip_w = beside ? std::clamp(fs * (4 + 1.6f * float(p)), fs * 18, w * 0.4f) : w;
   const float below = pieces && !beside ? buffers_height(p) : 0;
-  const float h = std::clamp(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 6 - below,
-                             fs * (below > 0 ? 10 : 12), fs * 26);
-  draw_picture(s, a, filled, ImVec2(beside ? w - strip_w - gap : w, h));
+  const float picture_w = beside ? w - strip_w - gap : w;
+  const bool stacked = stack_servers(a, picture_w - 32);
+  const float h = stacked
+                      ? stacked_height(a)
+                      : std::clamp(ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 6 - below,
+                                   fs * (below > 0 ? 10 : 12), fs * 26);
+  draw_picture(s, a, filled, ImVec2(picture_w, h), stacked);
   if (beside) {
     ImGui::SameLine();
     draw_buffers(s, a, filled, ImVec2(strip_w, 0));

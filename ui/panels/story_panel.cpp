@@ -9,6 +9,7 @@
 #include "ui/widgets.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,7 +40,9 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
     std::snprintf(b, sizeof b, "1e%d", d);
     dl->AddText(ImVec2(p0.x + 6, y - 7), text, b);
   }
-  for (int yr = 2012; yr <= 2023; yr += 2) {
+  // A year every two, or every four where two years' labels would touch (a 320 px page).
+  const int every = X(2014) - X(2012) < ImGui::CalcTextSize("2012").x + 8 ? 4 : 2;
+  for (int yr = 2012; yr <= 2023; yr += every) {
     float x = X(yr);
     dl->AddLine(ImVec2(x, Y(std::pow(10.0, y0))), ImVec2(x, Y(std::pow(10.0, y1))), grid);
     dl->AddText(ImVec2(x - 14, p1.y - bottom + 6), text, std::to_string(yr).c_str());
@@ -57,9 +60,16 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
   char doubling[64];  // as the caption and the narrations write it ("%.1f": 3.4, never a cut "3.4000")
   std::snprintf(doubling, sizeof doubling, "doubling every %.1f months", t.doubling_months);
   const float dw = ImGui::CalcTextSize(doubling).x;  // kept inside the chart when it is narrow
-  dl->AddText(ImVec2(std::max(p0.x + left, std::min(X(2016.8), p1.x - right - dw)), Y(t.flops_at(2014.2))), trend_col,
-              doubling);
-  // The runs.
+  const ImVec2 doubling_at(std::max(p0.x + left, std::min(X(2016.8), p1.x - right - dw)), Y(t.flops_at(2014.2)));
+  dl->AddText(doubling_at, trend_col, doubling);
+  std::vector<ImRect> labels{
+      ImRect(doubling_at, ImVec2(doubling_at.x + dw, doubling_at.y + ImGui::GetTextLineHeight()))};
+  // The runs (`labels`: where the words drawn so far went; `dots`: every run's point).
+  std::vector<ImRect> dots;
+  for (const auto& r : runs) {
+    const ImVec2 c(X(r.year), Y(r.flops));
+    dots.emplace_back(ImVec2(c.x - 5, c.y - 5), ImVec2(c.x + 5, c.y + 5));
+  }
   for (const auto& r : runs) {
     const ImVec2 c(X(r.year), Y(r.flops));
     const ImVec4 col = r.flops_value ? confidence_color(r.flops_value->confidence) : ImVec4(1, 1, 1, 1);
@@ -68,20 +78,32 @@ void draw_chart(ExplorerState& s, const Catalog& cat, ImVec2 size) {
       dl->AddRect(ImVec2(c.x - 4, c.y - 4), ImVec2(c.x + 4, c.y + 4), u, 0, 0, 2);
     else
       dl->AddCircleFilled(c, 5, u);
-    // Short label ("GPT-3 175B", without the year in brackets) and its PF-days, left of points on the right half.
+    // Short label ("GPT-3 175B", without the year in brackets) and its PF-days.
     // PF-days as the timeline and the panels print them ("3,640 PF-days", core/format.h).
     const std::string name = r.name.substr(0, r.name.find(" (")),
                       pf = format_quantity(capital::flops_to_pf_days(r.flops), "PF-days");
     const std::string one_line = name + "  " + pf;
-    auto place = [&](float tw) { return c.x + 7 + tw > p1.x - right ? c.x - 7 - tw : c.x + 7; };
-    float lx = place(ImGui::CalcTextSize(one_line.c_str()).x);
-    if (lx >= p0.x + left) {
-      dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), one_line.c_str());
-    } else {  // too wide for either side: the PF-days on a second line, so every run shows its compute
-      const float tw = std::max(ImGui::CalcTextSize(name.c_str()).x, ImGui::CalcTextSize(pf.c_str()).x);
-      lx = std::max(place(tw), p0.x + left);
-      dl->AddText(ImVec2(lx, c.y - 7), ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
-      dl->AddText(ImVec2(lx, c.y - 7 + ImGui::GetTextLineHeight()), ImGui::GetColorU32(ImGuiCol_Text), pf.c_str());
+    // Beside the point, right or left, on one line or with the PF-days on a second, wherever no word or
+    // point drawn so far is covered (close runs on a narrow chart ran their labels together). A label with no
+    // free place is left out: the chart's table and the point's tooltip still give it.
+    const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
+    const float lh = ImGui::GetTextLineHeight();
+    bool placed = false;
+    for (const std::vector<std::string>& lines :
+         {std::vector<std::string>{one_line}, std::vector<std::string>{name, pf}}) {
+      float tw = 0;
+      for (const std::string& l : lines) tw = std::max(tw, ImGui::CalcTextSize(l.c_str()).x);
+      for (const float x : {c.x + 7, c.x - 7 - tw}) {
+        const ImRect box(ImVec2(x, c.y - 7), ImVec2(x + tw, c.y - 7 + lh * float(lines.size())));
+        if (placed || box.Min.x < p0.x + left || box.Max.x > p1.x - right || box.Max.y > p1.y - bottom + 4) continue;
+        const auto covers = [&](const ImRect& o) { return o.Overlaps(box); };
+        if (std::any_of(labels.begin(), labels.end(), covers) || std::any_of(dots.begin(), dots.end(), covers))
+          continue;
+        for (size_t i = 0; i < lines.size(); ++i)
+          dl->AddText(ImVec2(x, box.Min.y + lh * float(i)), ink, lines[i].c_str());
+        labels.push_back(box);
+        placed = true;
+      }
     }
     const ImVec2 m = ImGui::GetIO().MousePos;
     if (ImGui::IsItemHovered() && std::fabs(m.x - c.x) < 7 && std::fabs(m.y - c.y) < 7 && r.flops_value) {

@@ -109,8 +109,9 @@ float draw_gpus(const ExplorerState& s, const sim::ZeroAnimation& a, const sim::
       for (float xd = x; xd < x + bw; xd += 6)
         dl->AddLine(ImVec2(xd, yp), ImVec2(std::min(xd + 3, x + bw), yp), IM_COL32(230, 230, 230, 200), 1.5f);
     }
-    char n[16];
+    char n[16];  // "GPU 3", or "3" where that would run into the next bar's label (a 320 px page)
     std::snprintf(n, sizeof n, "GPU %d", g);
+    if (ImGui::CalcTextSize(n).x > bw + fs * 0.7f) std::snprintf(n, sizeof n, "%d", g);
     dl->AddText(ImVec2(x, p0.y + h + 2), IM_COL32(200, 200, 200, 255), n);
   }
   if (shown < a.spec.gpus)
@@ -157,6 +158,13 @@ float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
   lo = std::max(0.0, lo - pad), hi = std::max(hi + pad, lo + 1.0);
   const double T = std::max(a.total_s, 1e-12);
   const float x0 = p0.x + fs * 5, pw = w - fs * 6;
+  // The GPU's memory is written inside the chart, at its right; where the chart is too narrow for the words
+  // (a 320 px page, where they ran over the axis' labels), on a line of their own above it.
+  const std::string hbm_label = "GPU memory " + gib(a.hbm_bytes) + (hbm_in_range ? "" : ", above the chart");
+  const bool label_above = a.hbm_bytes > 0 && ImGui::CalcTextSize(hbm_label.c_str()).x > pw - fs;
+  const float above = label_above ? fs * 1.3f : 0;
+  if (label_above) dl->AddText(p0, IM_COL32(230, 110, 110, 255), hbm_label.c_str());
+  p0.y += above;
   dl->AddRect(ImVec2(x0, p0.y), ImVec2(x0 + pw, p0.y + h), IM_COL32(90, 90, 90, 255));
   auto X = [&](double ts) { return x0 + float(ts / T) * pw; };
   auto Y = [&](double b) { return p0.y + h - float((b - lo) / (hi - lo)) * h; };
@@ -167,19 +175,20 @@ float draw_memory(const sim::ZeroAnimation& a, double t, ImVec2 p0, float w) {
       dl->AddLine(ImVec2(X(t1), Y(a.memory_bytes[i])), ImVec2(X(t1), Y(a.memory_bytes[i + 1])), kActs, 2);
   }
   dl->AddLine(ImVec2(X(t), p0.y), ImVec2(X(t), p0.y + h), IM_COL32(240, 240, 240, 200), 1.5f);
-  const std::string hbm_label = "GPU memory " + gib(a.hbm_bytes) + (hbm_in_range ? "" : ", above the chart");
   const float label_x = x0 + pw - ImGui::CalcTextSize(hbm_label.c_str()).x - fs * 0.5f;
   if (hbm_in_range) {
     dl->AddLine(ImVec2(x0, Y(a.hbm_bytes)), ImVec2(x0 + pw, Y(a.hbm_bytes)), IM_COL32(230, 70, 70, 255), 1.5f);
-    dl->AddText(ImVec2(label_x, Y(a.hbm_bytes) + 2), IM_COL32(230, 110, 110, 255), hbm_label.c_str());
-  } else if (a.hbm_bytes > 0) {
+    if (!label_above) dl->AddText(ImVec2(label_x, Y(a.hbm_bytes) + 2), IM_COL32(230, 110, 110, 255), hbm_label.c_str());
+  } else if (a.hbm_bytes > 0 && !label_above) {
     dl->AddText(ImVec2(label_x, p0.y + 2), IM_COL32(230, 110, 110, 255), hbm_label.c_str());
   }
   dl->AddText(ImVec2(p0.x, p0.y), IM_COL32(200, 200, 200, 255), gib(hi).c_str());
   dl->AddText(ImVec2(p0.x, p0.y + h - fs), IM_COL32(200, 200, 200, 255), gib(lo).c_str());
-  dl->AddText(ImVec2(x0, p0.y + h + 2), IM_COL32(150, 150, 150, 255),
-              "memory of one GPU over the step (the axis spans the step's own range)");
-  return h + fs * 1.6f;
+  // The caption under the chart, wrapped to its width.
+  const char* caption = "memory of one GPU over the step (the axis spans the step's own range)";
+  const float wrap = std::max(pw, fs * 8);
+  dl->AddText(ImGui::GetFont(), fs, ImVec2(x0, p0.y + h + 2), IM_COL32(150, 150, 150, 255), caption, nullptr, wrap);
+  return above + h + 2 + ImGui::CalcTextSize(caption, nullptr, false, wrap).y + fs * 0.6f;
 }
 
 // ---- controls and figures -------------------------------------------------------------------------------
