@@ -79,6 +79,7 @@ namespace {
 struct Item {
   uint32_t id = 0, root = 0;
   ImRect bb;
+  ImRect full;  // with its label (a slider's words beside its frame): text drawn there is its name, not a line
   bool visible = true, has_info = false, has_role = false, has_value = false, in_popup = false, has_spoken = false;
   std::string spoken;
   std::string label;
@@ -293,6 +294,8 @@ void on_add(ImGuiID id, float x0, float y0, float x1, float y1) {
   it.id = id;
   it.root = w->RootWindow ? w->RootWindow->ID : w->ID;
   it.bb = ImRect(x0, y0, x1, y1);
+  it.full = g.LastItemData.ID == id ? g.LastItemData.Rect : it.bb;  // ItemAdd's whole rectangle, label and all
+  it.full.Add(it.bb);
   it.visible = it.bb.Overlaps(w->ClipRect);
   it.in_popup = w->RootWindow && (w->RootWindow->Flags & ImGuiWindowFlags_Popup);
   it.group = group_of(w, it.bb.Min);
@@ -579,12 +582,15 @@ std::string region_name(const ImGuiWindow* w) {
 // the view (scrolled away, or cut by the window's edge), whole and marked not visible when none of a line shows.
 // A text item partly in view is read from the log alone: its words, not what the edge left of them.
 void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, const std::vector<Logged>& logged,
-              const std::vector<const Item*>& controls, const std::vector<ImRect>& tables, std::vector<Node>& out,
+              const std::vector<const Item*>& controls, const std::vector<ImRect>& covered, std::vector<Node>& out,
               std::vector<ImVec2>& groups) {
+  // Words inside a control (its label: a slider's words beside its frame too) or over a table or a chart (read
+  // as its cells or its data) are said there; a screen reader heard them twice ("tensor (tp) slider 8", then "8
+  // tensor (tp)"; a chart's table, then its axis labels).
   const auto inside = [&](ImVec2 mid) {
     for (const Item* c : controls)
-      if (c->bb.Contains(mid)) return true;
-    for (const ImRect& t : tables)
+      if (c->full.Contains(mid)) return true;
+    for (const ImRect& t : covered)
       if (t.Contains(mid)) return true;
     return false;
   };
@@ -620,16 +626,17 @@ void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, cons
     ImRect box(FLT_MAX, FLT_MAX, -FLT_MAX, -FLT_MAX);
     for (size_t i = 0; i < line.glyphs.size(); ++i) {
       const DrawnGlyph& gl = line.glyphs[i];
-      if (!gl.visible) continue;
+      const ImRect cell(gl.x0, gl.y0, gl.x1, gl.y1);
+      if (!gl.visible || inside(cell.GetCenter())) continue;
       const size_t end = i + 1 < line.glyphs.size() ? line.glyphs[i + 1].at : line.text.size();
+      if (text.empty() && line.text.compare(gl.at, end - gl.at, " ") == 0) continue;
       text += line.text.substr(gl.at, end - gl.at);
-      box.Add(ImRect(gl.x0, gl.y0, gl.x1, gl.y1));
+      box.Add(cell);
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     if (text.empty()) continue;
     const ImVec2 mid = box.GetCenter();
-    if (inside(mid) || std::any_of(from_log.begin(), from_log.end(), [&](const ImRect& r) { return r.Contains(mid); }))
-      continue;
+    if (std::any_of(from_log.begin(), from_log.end(), [&](const ImRect& r) { return r.Contains(mid); })) continue;
     const auto o = owner.find(line.list);
     add(text, box, true, o == owner.end() ? root : o->second);
   }
@@ -804,7 +811,7 @@ Tree end_frame(const std::string& narration, const std::string& status) {
     }
     // A table drawn with ImGui's tables is a table node over it, its cells read from what it drew.
     const std::vector<DrawnLine> lines = drawn_lines(window_draw_lists(w));
-    std::vector<ImRect> table_rects;
+    std::vector<ImRect> covered;
     for (const TableMark& m : c.tables) {
       const ImGuiTable* tb = m.root == w->ID ? g.Tables.GetByKey(m.table) : nullptr;
       if (!tb) continue;
@@ -813,10 +820,12 @@ Tree end_frame(const std::string& narration, const std::string& status) {
       n.name = m.title, n.value = table_cells(*tb, lines, m.row_tops, m.log_rows);
       n.x = int(std::lround(tb->OuterRect.Min.x)), n.y = int(std::lround(tb->OuterRect.Min.y));
       n.w = int(std::lround(tb->OuterRect.GetWidth())), n.h = int(std::lround(tb->OuterRect.GetHeight()));
-      table_rects.push_back(tb->OuterRect);
+      covered.push_back(tb->OuterRect);
       in.push_back(std::move(n)), groups.push_back(m.group);
     }
-    add_text(w, lines, c.texts, controls, table_rects, in, groups);
+    for (const Figure& f : c.figures)
+      if (f.root == w->ID) covered.push_back(f.bb);
+    add_text(w, lines, c.texts, controls, covered, in, groups);
     // Reading order: column by column (group_of), then rows top to bottom (a row is 4 px: a label and its
     // control share one), then left to right.
     std::vector<size_t> order(in.size());

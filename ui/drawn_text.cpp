@@ -83,9 +83,16 @@ std::vector<Found> glyphs_of(const ImDrawList* list, const std::map<UvKey, FontG
       const float scale = g.X1 > g.X0   ? (p2.pos.x - p0.pos.x) / (g.X1 - g.X0)
                           : g.Y1 > g.Y0 ? (p2.pos.y - p0.pos.y) / (g.Y1 - g.Y0)
                                         : 1.0f;
+      // Shown: at least 70% of its width and of its height inside the clip rect and the display. A glyph cut by
+      // a pixel is still read: a child window without a border clips 1 px inside where its text starts, and the
+      // first letter of each line there ("This screen assumes") was lost to the mirror and the tests.
       const ImVec4& c = cmd.ClipRect;
-      const bool visible = p0.pos.x >= std::max(c.x, 0.0f) - 0.5f && p0.pos.y >= std::max(c.y, 0.0f) - 0.5f &&
-                           p2.pos.x <= std::min(c.z, display.x) + 0.5f && p2.pos.y <= std::min(c.w, display.y) + 0.5f;
+      const float cx0 = std::max(c.x, 0.0f), cy0 = std::max(c.y, 0.0f), cx1 = std::min(c.z, display.x),
+                  cy1 = std::min(c.w, display.y);
+      const float qw = std::max(p2.pos.x - p0.pos.x, 1e-3f), qh = std::max(p2.pos.y - p0.pos.y, 1e-3f);
+      const float in_x = std::min(p2.pos.x, cx1) - std::max(p0.pos.x, cx0),
+                  in_y = std::min(p2.pos.y, cy1) - std::max(p0.pos.y, cy0);
+      const bool visible = in_x >= 0.7f * qw - 0.5f && in_y >= 0.7f * qh - 0.5f;
       out.push_back({unsigned(g.Codepoint), v, visible, p0.pos.x - g.X0 * scale, p0.pos.y - g.Y0 * scale,
                      g.AdvanceX * scale, it->second.space_advance * scale, it->second.font_size * scale});
       i += 3;

@@ -16,7 +16,7 @@ namespace mc::ui {
 struct DrawnGlyph {
   size_t at = 0;         // its first byte in DrawnLine::text
   unsigned vtx = 0;      // its first vertex (of 4) in the line's draw list
-  bool visible = false;  // wholly inside its draw command's clip rect and the display (what the GPU shows)
+  bool visible = false;  // 70% of it or more inside its draw command's clip rect and the display (read as shown)
   float x0 = 0, x1 = 0, y0 = 0, y1 = 0;  // its cell: pen position to advance, the font's line height
 };
 

@@ -165,8 +165,11 @@ mergeInto(LibraryManager.library, {
         // its data is the table inside it.
         el = document.createElement('figure');
         const caption = el.appendChild(document.createElement('figcaption'));
-        // Named by its caption: Chromium gave figures an empty accessible name from the caption alone.
+        // Named by its caption: Chromium gave figures an empty accessible name from the caption alone. The
+        // caption itself is hidden from the tree, or Orca read the summary twice: as the figure's name on
+        // entering it and again as the caption's text (aria-labelledby still reads a hidden element).
         caption.id = 'a11y-cap' + id;
+        caption.setAttribute('aria-hidden', 'true');
         el.setAttribute('aria-labelledby', caption.id);
       } else if (role === 'table') {
         el = document.createElement('table');
@@ -239,6 +242,11 @@ mergeInto(LibraryManager.library, {
         el.replaceChildren();
         const caption = document.createElement('caption');
         caption.textContent = e.name || '';
+        // The table is named by its caption, which is then hidden from the tree: Orca read it twice, as the
+        // table's name and again as the caption's text (as with a figure's caption above).
+        caption.id = 'a11y-tcap' + o.id;
+        caption.setAttribute('aria-hidden', 'true');
+        el.setAttribute('aria-labelledby', caption.id);
         el.appendChild(caption);
         const head = document.createElement('thead'), body = document.createElement('tbody');
         lines.forEach((line, i) => {
@@ -299,6 +307,20 @@ mergeInto(LibraryManager.library, {
         el.style.width = w + '%';
         el.style.height = h + '%';
       }
+    }
+    // Once, when the chapter's content is first in the mirror: said as a status message. A screen reader reads
+    // the page when it has loaded, before the app has drawn anything; Orca then said only "canvas" and
+    // nothing of the chapter until a key was pressed.
+    const main = !Module.a11yReady && document.getElementById('a11y-main');
+    if (main && main.firstChild && main.firstChild.textContent) {
+      Module.a11yReady = true;
+      const ready = document.createElement('div');
+      ready.className = 'live';
+      ready.id = 'a11y-ready';
+      ready.setAttribute('role', 'status');
+      root.appendChild(ready);
+      const chapter = main.firstChild.textContent;
+      setTimeout(() => { ready.textContent = `Megacluster Explorer is ready: ${chapter}. Tab moves through its controls.`; }, 300);
     }
   },
 

@@ -132,6 +132,15 @@ try {
   if (!followed || !followed.mirrored || followed.name === "nodes")
     fail(`ImGui's arrow navigation did not move the DOM's focus to another control: ${JSON.stringify(followed)}`);
 
+  // The page says once that the app is ready, naming the chapter (a screen reader reads the page on load,
+  // before the app has drawn).
+  const ready = await page.evaluate(() => {
+    const e = document.getElementById("a11y-ready");
+    return e && { role: e.getAttribute("role"), text: e.textContent };
+  });
+  if (!ready || ready.role !== "status" || !/^Megacluster Explorer is ready: .+\. Tab moves/.test(ready.text))
+    fail(`no status message says the app is ready: ${JSON.stringify(ready)}`);
+
   // Reordering the mirror's nodes never takes the focus off one: [a b c d e f] to [a c b d e f] with c focused
   // moves b, not c (moving c, as putting each node in place in turn did, blurs it).
   const reorder = await page.evaluate(() => {
@@ -175,6 +184,16 @@ try {
   if (!figure)
     fail(`the memory figure has no accessible name from its caption (figures: ${
         JSON.stringify(ax.filter((n) => n.role === "figure").map((n) => n.name).slice(0, 3))})`);
+  // Its table is named by its caption too, and neither caption is read again as text of its own (Orca read
+  // each twice: as the name, then as the caption).
+  if (!ax.some((n) => n.role === "table" && n.name === "Memory per GPU: data"))
+    fail("the memory figure's table is not named 'Memory per GPU: data'");
+  if (figure) {
+    const again = ax.filter((n) => n.role !== "figure" && n.name === figure.name).map((n) => n.role);
+    if (again.length) fail(`the memory figure's caption is in the tree again as ${JSON.stringify(again)}`);
+  }
+  const tableAgain = ax.filter((n) => n.role !== "table" && n.name === "Memory per GPU: data").map((n) => n.role);
+  if (tableAgain.length) fail(`the memory table's caption is in the tree again as ${JSON.stringify(tableAgain)}`);
 
   // A scenario step's narration is in a polite live region.
   await page.goto(`${origin}/index.html?scenario=dgx1-2016&step=2`);

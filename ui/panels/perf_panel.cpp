@@ -847,6 +847,10 @@ void draw_search(ExplorerState& s) {
       ImGui::TableSetColumnIndex(0);
       char id[32];
       std::snprintf(id, sizeof id, "%d##rank%d", rank, rank);
+      // Its cell shows the rank; a screen reader hears what pressing it does ("1" alone told nothing).
+      access::next_name("Load layout " + std::to_string(rank) + ": tp " + std::to_string(L.tp) +
+                        (L.cp > 1 ? " x cp " + std::to_string(L.cp) : std::string()) + " x pp " + std::to_string(L.pp) +
+                        " x dp " + std::to_string(L.dp));
       if (ImGui::Selectable(id, false, ImGuiSelectableFlags_SpanAllColumns)) apply_layout(v, L);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("click to load this layout");
       if (rank == 1) track(s, "perf.search.best");
