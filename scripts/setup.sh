@@ -27,6 +27,9 @@ native_pkgs+=(openmpi-bin libopenmpi-dev)
 web_pkgs=(emscripten)
 # clang-format: scripts/format.sh --check, run by scripts/test.sh.
 test_pkgs=(chromium xvfb xauth nodejs clang-format)
+# A screen reader, Orca, reading the web build (scripts/screen-reader.sh, CTest's e2e.screen_reader): its
+# accessibility bus, a session bus to start it on, and xdotool to press keys in the browser.
+test_pkgs+=(orca python3-pyatspi at-spi2-core dbus-x11 xdotool)
 # The fuzz preset (tests/fuzz, scripts/fuzz.sh): clang 14 and its runtime libraries (libFuzzer, ASan, UBSan).
 fuzz_pkgs=(clang libclang-rt-14-dev)
 
