@@ -253,6 +253,7 @@ void log_write_text(const char* s, size_t n) {
   }
   const ImGuiLastItemData& last = g.LastItemData;
   if (last.ID != 0 || (w->RootWindow && (w->RootWindow->Flags & ImGuiWindowFlags_Tooltip))) return;
+  if (g.CurrentTable) return;  // a table's cell: read as the table's (end_table), columns scrolled away too
   if (g.LogLinePosY < last.Rect.Min.y - 1 || g.LogLinePosY > last.Rect.Max.y + 1) return;
   const std::string_view piece(s, n);
   if (piece.find_first_not_of(" -|") == std::string_view::npos) return;  // indentation, a separator, a table's bars
@@ -579,8 +580,9 @@ std::string region_name(const ImGuiWindow* w) {
 
 // The text lines of a window that are not inside one of its controls (a button's label is its name) or a
 // table (read as its cells): the glyphs it drew in view, and from ImGui's log the text items laid out beyond
-// the view (scrolled away, or cut by the window's edge), whole and marked not visible when none of a line shows.
-// A text item partly in view is read from the log alone: its words, not what the edge left of them.
+// the view (scrolled away, or cut by the window's edge), whole and marked not visible when none of it shows,
+// and those of several lines, a node each. A text item partly in view is read from the log alone: its words,
+// not what the edge left of them.
 void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, const std::vector<Logged>& logged,
               const std::vector<const Item*>& controls, const std::vector<ImRect>& covered, std::vector<Node>& out,
               std::vector<ImVec2>& groups) {
@@ -606,17 +608,18 @@ void add_text(const ImGuiWindow* root, const std::vector<DrawnLine>& lines, cons
   for (const Logged& e : logged) {
     ImRect clip = e.clip;
     clip.Expand(0.5f);
-    if (e.root != root->ID || clip.Contains(e.item) || inside(e.item.GetCenter())) continue;
-    from_log.push_back(e.item);
-    const float line_h = e.item.GetHeight() / float(e.lines.size());
-    for (size_t i = 0; i < e.lines.size(); ++i) {
-      const std::string_view line = e.lines[i];
+    // A text item of one line wholly in view is read from its glyphs, as drawn. One of several lines (a
+    // paragraph wrapped by the widget layer) is one node, its lines joined, wherever it is: Orca read such a
+    // paragraph a drawn line at a time.
+    if (e.root != root->ID || (clip.Contains(e.item) && e.lines.size() < 2) || inside(e.item.GetCenter())) continue;
+    std::string text;
+    for (const std::string& line : e.lines) {
       const size_t a = line.find_first_not_of(' '), b = line.find_last_not_of(' ');
-      if (a == std::string_view::npos) continue;
-      const ImRect box(e.item.Min.x, e.item.Min.y + line_h * float(i), e.item.Max.x,
-                       e.item.Min.y + line_h * float(i + 1));
-      add(std::string(line.substr(a, b - a + 1)), box, box.Overlaps(e.clip), e.window);
+      if (a != std::string::npos) text += (text.empty() ? "" : " ") + line.substr(a, b - a + 1);
     }
+    if (text.empty()) continue;
+    from_log.push_back(e.item);
+    add(text, e.item, e.item.Overlaps(e.clip), e.window);
   }
   std::map<const ImDrawList*, const ImGuiWindow*> owner;
   for (const ImGuiWindow* w : GImGui->Windows)
