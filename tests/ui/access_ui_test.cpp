@@ -808,36 +808,17 @@ TEST(Access, AtThreeHundredTwentyPixelsNoWordIsDrawnOverAnother) {
   h.capture = false;  // the page's view
   NullPlatform platform;
   mc::ui::App app({assets(), &platform, ""});
-  struct Glyph {
-    float x0, x1, y0, y1;
-    std::string text, line;
-  };
   int chapters = 0;
   for (const auto& p : mc::ui::panel_registry()) {
     app.state().active_panel = p.id;
     for (int f = 0; f < 400 && (f < 6 || mc::ui::panels_busy(app.state())); ++f) h.frame(app);
-    std::vector<Glyph> glyphs;
-    for (ImGuiWindow* w : GImGui->Windows) {
-      if (!w->WasActive || w->Hidden || w->RootWindow != w) continue;
-      for (const mc::ui::DrawnLine& line : mc::ui::drawn_lines(mc::ui::window_draw_lists(w)))
-        for (size_t i = 0; i < line.glyphs.size(); ++i) {
-          const mc::ui::DrawnGlyph& g = line.glyphs[i];
-          const size_t end = i + 1 < line.glyphs.size() ? line.glyphs[i + 1].at : line.text.size();
-          const std::string text = line.text.substr(g.at, end - g.at);
-          if (g.visible && text != " " && text != ".") glyphs.push_back({g.x0, g.x1, g.y0, g.y1, text, line.text});
-        }
-    }
-    EXPECT_GT(glyphs.size(), 300u) << p.id;
-    int overlaps = 0;
-    for (size_t i = 0; i < glyphs.size(); ++i)
-      for (size_t j = i + 1; j < glyphs.size(); ++j) {
-        const Glyph &a = glyphs[i], &b = glyphs[j];
-        const float x = std::min(a.x1, b.x1) - std::max(a.x0, b.x0), y = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
-        if (x > 1 && y > 1 && ++overlaps <= 3)
-          ADD_FAILURE() << p.id << ": '" << a.text << "' of '" << a.line << "' and '" << b.text << "' of '" << b.line
-                        << "' are drawn over each other at " << a.x0 << "," << a.y0;
-      }
-    EXPECT_EQ(overlaps, 0) << p.id;
+    std::vector<ImDrawList*> lists;
+    for (ImGuiWindow* w : GImGui->Windows)
+      if (w->WasActive && !w->Hidden && w->RootWindow == w)
+        for (ImDrawList* l : mc::ui::window_draw_lists(w)) lists.push_back(l);
+    EXPECT_GT(mc::test::visible_glyphs(lists), 300u) << p.id;
+    for (const std::string& o : mc::test::glyphs_over_each_other(lists))
+      ADD_FAILURE() << p.id << ": " << o << " are drawn over each other";
     ++chapters;
   }
   EXPECT_GE(chapters, 11);

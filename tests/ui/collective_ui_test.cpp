@@ -170,10 +170,6 @@ TEST(CollectiveUi, EachGpusBufferEndsAsTheCollectiveSays) {
 // stack, a row each, and a number that would touch its neighbour's is left out; at 1280 and 1440 px nothing
 // changes. Read from the glyphs the frame draws (ui/drawn_text.h), for two servers and for three.
 TEST(CollectiveUi, NoWordOfThePictureIsDrawnOverAnotherAtAnyWidth) {
-  struct Glyph {
-    float x0, x1, y0, y1;
-    std::string text;
-  };
   for (auto [w, hgt] : {std::pair{320.f, 1600.f}, std::pair{1280.f, 720.f}, std::pair{1440.f, 900.f}}) {
     for (int first : {0, 4}) {
       SCOPED_TRACE(std::to_string(int(w)) + " px, from GPU " + std::to_string(first));
@@ -190,22 +186,10 @@ TEST(CollectiveUi, NoWordOfThePictureIsDrawnOverAnotherAtAnyWidth) {
       ASSERT_NE(r, s.probe.widget_rects.end());
       const ImRect picture(r->second.x, r->second.y, r->second.x + r->second.w, r->second.y + r->second.h);
       ASSERT_LE(picture.Max.y, hgt) << "the picture is below the fold: nothing to read";
-      std::vector<Glyph> glyphs;
-      for (const mc::ui::DrawnLine& line : mc::ui::drawn_lines(mc::test::window_lists("###main")))
-        for (size_t i = 0; i < line.glyphs.size(); ++i) {
-          const mc::ui::DrawnGlyph& g = line.glyphs[i];
-          if (!g.visible || !picture.Contains(ImVec2((g.x0 + g.x1) / 2, (g.y0 + g.y1) / 2))) continue;
-          const size_t end = i + 1 < line.glyphs.size() ? line.glyphs[i + 1].at : line.text.size();
-          glyphs.push_back({g.x0, g.x1, g.y0, g.y1, line.text.substr(g.at, end - g.at)});
-        }
-      EXPECT_GE(glyphs.size(), 20u) << "the GPUs' numbers and the servers' names";
-      for (size_t i = 0; i < glyphs.size(); ++i)
-        for (size_t j = i + 1; j < glyphs.size(); ++j) {
-          const Glyph &a = glyphs[i], &b = glyphs[j];
-          const float x = std::min(a.x1, b.x1) - std::max(a.x0, b.x0), y = std::min(a.y1, b.y1) - std::max(a.y0, b.y0);
-          EXPECT_FALSE(x > 0.5f && y > 0.5f) << "'" << a.text << "' at " << a.x0 << "," << a.y0 << " and '" << b.text
-                                             << "' at " << b.x0 << "," << b.y0 << " overlap";
-        }
+      const auto lists = mc::test::window_lists("###main");
+      EXPECT_GE(mc::test::visible_glyphs(lists, picture), 20u) << "the GPUs' numbers and the servers' names";
+      for (const std::string& o : mc::test::glyphs_over_each_other(lists, picture))
+        ADD_FAILURE() << o << " are drawn over each other in the picture";
     }
   }
 }

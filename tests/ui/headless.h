@@ -171,6 +171,45 @@ inline std::string drawn_text(const std::vector<ImDrawList*>& lists) {
   return out;
 }
 
+// Glyphs drawn over one another in the last frame: among the visible glyphs of `lists` whose centre lies in
+// `area`, each pair whose cells overlap by more than 1 px both ways, as "'a' of 'its line' and 'b' of 'its
+// line' at x,y" (at most `most`). Spaces and ImGui's "..." (its dots overlap by design) are not counted.
+inline std::vector<std::string> glyphs_over_each_other(const std::vector<ImDrawList*>& lists,
+                                                       ImRect area = ImRect(-1e9f, -1e9f, 1e9f, 1e9f),
+                                                       size_t most = 3) {
+  struct Glyph {
+    float x0, x1, y0, y1;
+    std::string text, line;
+  };
+  std::vector<Glyph> glyphs;
+  for (const mc::ui::DrawnLine& line : mc::ui::drawn_lines(lists))
+    for (size_t i = 0; i < line.glyphs.size(); ++i) {
+      const mc::ui::DrawnGlyph& g = line.glyphs[i];
+      const size_t end = i + 1 < line.glyphs.size() ? line.glyphs[i + 1].at : line.text.size();
+      const std::string text = line.text.substr(g.at, end - g.at);
+      if (g.visible && text != " " && text != "." && area.Contains(ImVec2((g.x0 + g.x1) / 2, (g.y0 + g.y1) / 2)))
+        glyphs.push_back({g.x0, g.x1, g.y0, g.y1, text, line.text});
+    }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < glyphs.size() && out.size() < most; ++i)
+    for (size_t j = i + 1; j < glyphs.size() && out.size() < most; ++j) {
+      const Glyph &a = glyphs[i], &b = glyphs[j];
+      if (std::min(a.x1, b.x1) - std::max(a.x0, b.x0) > 1 && std::min(a.y1, b.y1) - std::max(a.y0, b.y0) > 1)
+        out.push_back("'" + a.text + "' of '" + a.line + "' and '" + b.text + "' of '" + b.line + "' at " +
+                      std::to_string(int(a.x0)) + "," + std::to_string(int(a.y0)));
+    }
+  return out;
+}
+
+// How many glyphs `lists` drew visibly in the last frame with their centre in `area`.
+inline size_t visible_glyphs(const std::vector<ImDrawList*>& lists, ImRect area = ImRect(-1e9f, -1e9f, 1e9f, 1e9f)) {
+  size_t n = 0;
+  for (const mc::ui::DrawnLine& line : mc::ui::drawn_lines(lists))
+    for (const mc::ui::DrawnGlyph& g : line.glyphs)
+      n += g.visible && area.Contains(ImVec2((g.x0 + g.x1) / 2, (g.y0 + g.y1) / 2));
+  return n;
+}
+
 // The ids of scenarios/index.json, in gallery order.
 inline std::vector<std::string> shipped_scenarios() {
   std::ifstream idx(std::string(MC_SOURCE_DIR) + "/scenarios/index.json");
